@@ -1,0 +1,91 @@
+/**
+ * The storage contract of the authorization server.
+ *
+ * One interface, three implementations (memory for tests, SQLite by default, PostgreSQL for
+ * several instances). Everything the AS must not forget across restarts goes through it:
+ * oidc-provider's models (clients, grants, codes, refresh tokens, sessions, interactions…),
+ * local accounts, signing and cookie keys, and small expiring records (CIMD cache, rate
+ * limits, login-failure counters).
+ */
+import type { Adapter } from 'oidc-provider';
+import type { JWK } from 'jose';
+
+export type StorageConfig =
+  | { kind: 'memory' }
+  /** `file` is the SQLite database path (created with its folder if missing). */
+  | { kind: 'sqlite'; file: string }
+  /** `schema` isolates one deployment (or one test run) inside a shared database. */
+  | { kind: 'postgres'; url: string; schema?: string };
+
+export interface AccountRecord {
+  /** Stable subject (`sub`) of the account; never reused. */
+  id: string;
+  username: string;
+  /** Encoded password hash (algorithm and parameters inside), or null for upstream-only accounts. */
+  passwordHash: string | null;
+  displayName?: string;
+  disabled: boolean;
+  /** Upstream identities mapped to this account: `${issuer} ${subject}` strings. */
+  upstreamIdentities?: string[];
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface AccountStore {
+  create(account: Omit<AccountRecord, 'createdAt' | 'updatedAt'>): Promise<AccountRecord>;
+  findById(id: string): Promise<AccountRecord | undefined>;
+  /** Usernames compare case-insensitively. */
+  findByUsername(username: string): Promise<AccountRecord | undefined>;
+  findByUpstreamIdentity(issuer: string, subject: string): Promise<AccountRecord | undefined>;
+  list(): Promise<AccountRecord[]>;
+  update(id: string, patch: Partial<Omit<AccountRecord, 'id' | 'createdAt' | 'updatedAt'>>): Promise<AccountRecord>;
+}
+
+/** A persisted signing key: the private JWK (with `kid`, `alg`, `use: "sig"`). */
+export interface StoredSigningKey {
+  jwk: JWK;
+  /**
+   * `next`: published in the JWKS, not yet used to sign (rotation step 1);
+   * `current`: signs new tokens; `retired`: published until `retireAfter` (epoch seconds),
+   * so tokens it signed keep validating until they expire.
+   */
+  status: 'next' | 'current' | 'retired';
+  createdAt: number;
+  retireAfter?: number;
+}
+
+export interface KeyStore {
+  /** Every key to publish/use, current signer first; generates and persists one on first use. */
+  signingKeys(): Promise<StoredSigningKey[]>;
+  /**
+   * Rotation: the `next` key (created by a previous call if none) becomes `current`, the old
+   * `current` becomes `retired` until now + `retireAfterSeconds`, a fresh `next` is published.
+   */
+  rotateSigningKeys(retireAfterSeconds: number): Promise<StoredSigningKey[]>;
+  /** Cookie signing keys, newest first; generated and persisted on first use. */
+  cookieKeys(): Promise<string[]>;
+  rotateCookieKeys(): Promise<string[]>;
+}
+
+/** Small expiring records shared by every instance (CIMD documents, rate limits, lockouts). */
+export interface KeyValueStore {
+  get<T = unknown>(namespace: string, key: string): Promise<T | undefined>;
+  set(namespace: string, key: string, value: unknown, ttlSeconds: number): Promise<void>;
+  /** Atomically adds `by` to a counter that expires `ttlSeconds` after it was created; returns the new value. */
+  increment(namespace: string, key: string, by: number, ttlSeconds: number): Promise<number>;
+  delete(namespace: string, key: string): Promise<void>;
+}
+
+export interface Store {
+  readonly kind: StorageConfig['kind'];
+  /** oidc-provider adapter factory: one adapter per model name ("Client", "Grant", …). */
+  adapter(name: string): Adapter;
+  readonly accounts: AccountStore;
+  readonly keys: KeyStore;
+  readonly kv: KeyValueStore;
+  /** Resolves when the backing store answers (readiness). */
+  ping(): Promise<void>;
+  /** Deletes expired rows; returns how many. */
+  cleanup(): Promise<number>;
+  close(): Promise<void>;
+}

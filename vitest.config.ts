@@ -1,0 +1,19 @@
+import { defineConfig } from 'vitest/config';
+
+// One runner for the whole monorepo. Tests import packages by their public names, which
+// resolve to the built `dist/` (npm test builds first), so every test exercises what users get.
+export default defineConfig({
+  test: {
+    include: [
+      'packages/*/test/**/*.test.ts',
+      'apps/*/test/**/*.test.ts',
+      'test/**/*.test.ts',
+    ],
+    exclude: ['**/node_modules/**', '**/dist/**'],
+    pool: 'forks',
+    maxWorkers: 2,
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    reporters: process.env.CI ? ['default'] : ['default'],
+  },
+});

@@ -1,0 +1,102 @@
+import { McpServer, requireScopes, type AuthInfo, type CallToolResult } from '@modelcontextprotocol/server';
+import * as z from 'zod';
+import { callerFrom, type Caller } from './caller.js';
+import type { NotesStore } from './notes-store.js';
+import { NOTES_READ, NOTES_WRITE } from './scopes.js';
+
+export const SERVER_INFO = { name: 'mcp-auth-kit-demo', version: '0.1.0' } as const;
+
+/** Longest note accepted by `add_note` (characters). */
+export const MAX_NOTE_LENGTH = 2000;
+
+function jsonResult(value: Record<string, unknown>): CallToolResult {
+  return { content: [{ type: 'text', text: JSON.stringify(value) }], structuredContent: value };
+}
+
+function unauthenticated(): CallToolResult {
+  return { isError: true, content: [{ type: 'text', text: 'This tool needs an authenticated caller.' }] };
+}
+
+function withCaller(authInfo: AuthInfo | undefined, run: (caller: Caller) => CallToolResult): CallToolResult {
+  const caller = callerFrom(authInfo);
+  return caller ? run(caller) : unauthenticated();
+}
+
+const noteSchema = z.object({ id: z.string(), text: z.string(), createdAt: z.string() });
+
+/**
+ * Builds one MCP server instance with the demo tools. The SDK calls this once per HTTP request
+ * (both the 2026-07-28 stateless wire and the stateless 2025-11-25 fallback), so all state
+ * lives in the shared `store`. Tools are registered in a fixed (alphabetical) order so
+ * `tools/list` is deterministic (MCP 2026-07-28 changelog, minor change 3).
+ */
+export function createNotesMcpServer(store: NotesStore): McpServer {
+  const server = new McpServer(
+    { ...SERVER_INFO },
+    {
+      capabilities: { tools: {} },
+      instructions: 'Demo notes server: whoami, list_notes (notes:read), add_note (notes:write).',
+      // The tool list never varies per caller or over time, but it sits behind auth: private.
+      cacheHints: { 'tools/list': { ttlMs: 300_000, cacheScope: 'private' } },
+    },
+  );
+
+  server.registerTool(
+    'add_note',
+    {
+      title: 'Add note',
+      description: `Stores a note for the calling user. Requires scope ${NOTES_WRITE}.`,
+      inputSchema: z.object({ text: z.string().min(1).max(MAX_NOTE_LENGTH).describe('The note text') }),
+      outputSchema: z.object({ note: noteSchema }),
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+      scopeChallenge: requireScopes(NOTES_WRITE),
+    },
+    ({ text }, ctx) =>
+      withCaller(ctx.http?.authInfo, (caller) => jsonResult({ note: { ...store.add(caller.subject, text) } })),
+  );
+
+  server.registerTool(
+    'list_notes',
+    {
+      title: 'List notes',
+      description: `Lists the calling user's notes, oldest first. Requires scope ${NOTES_READ}.`,
+      outputSchema: z.object({ notes: z.array(noteSchema) }),
+      annotations: { readOnlyHint: true, openWorldHint: false },
+      scopeChallenge: requireScopes(NOTES_READ),
+    },
+    (ctx) =>
+      withCaller(ctx.http?.authInfo, (caller) =>
+        jsonResult({ notes: store.list(caller.subject).map((note) => ({ ...note })) }),
+      ),
+  );
+
+  server.registerTool(
+    'whoami',
+    {
+      title: 'Who am I',
+      description: 'Returns the subject, client_id and granted scopes of the access token used for this call.',
+      outputSchema: z.object({
+        sub: z.string(),
+        client_id: z.string(),
+        scopes: z.array(z.string()),
+        iss: z.string().optional(),
+        resource: z.string().optional(),
+        expires_at: z.number().optional(),
+      }),
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    (ctx) =>
+      withCaller(ctx.http?.authInfo, (caller) =>
+        jsonResult({
+          sub: caller.subject,
+          client_id: caller.clientId,
+          scopes: caller.scopes,
+          ...(caller.issuer !== undefined && { iss: caller.issuer }),
+          ...(caller.resource !== undefined && { resource: caller.resource }),
+          ...(caller.expiresAt !== undefined && { expires_at: caller.expiresAt }),
+        }),
+      ),
+  );
+
+  return server;
+}

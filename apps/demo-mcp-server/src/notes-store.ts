@@ -1,0 +1,44 @@
+/** One note, owned by the subject (user or client) that wrote it. */
+export interface Note {
+  id: string;
+  text: string;
+  createdAt: string;
+}
+
+export interface NotesStoreOptions {
+  /** Upper bound of notes kept per subject; the oldest note is dropped beyond it (demo memory guard). */
+  maxNotesPerSubject?: number;
+  /** Clock, injectable for deterministic tests. */
+  now?: () => Date;
+}
+
+/**
+ * In-memory notes, partitioned by token subject so one caller can never read another's notes.
+ * Demo only: nothing survives a restart.
+ */
+export class NotesStore {
+  private readonly bySubject = new Map<string, { nextId: number; notes: Note[] }>();
+  private readonly maxNotes: number;
+  private readonly now: () => Date;
+
+  constructor(options: NotesStoreOptions = {}) {
+    this.maxNotes = options.maxNotesPerSubject ?? 100;
+    this.now = options.now ?? (() => new Date());
+  }
+
+  list(subject: string): readonly Note[] {
+    return [...(this.bySubject.get(subject)?.notes ?? [])];
+  }
+
+  add(subject: string, text: string): Note {
+    let entry = this.bySubject.get(subject);
+    if (!entry) {
+      entry = { nextId: 1, notes: [] };
+      this.bySubject.set(subject, entry);
+    }
+    const note: Note = { id: `note-${entry.nextId++}`, text, createdAt: this.now().toISOString() };
+    entry.notes.push(note);
+    if (entry.notes.length > this.maxNotes) entry.notes.splice(0, entry.notes.length - this.maxNotes);
+    return note;
+  }
+}

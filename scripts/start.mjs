@@ -1,0 +1,190 @@
+#!/usr/bin/env node
+// One-command start of the demo stack (runtime contract: `npm start`): the authorization server
+// and the demo MCP server as child processes, output prefixed, both awaited until they answer,
+// both stopped on Ctrl-C / SIGTERM. If one child dies, the other is stopped and we exit non-zero.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const READY_TIMEOUT_MS = Number(process.env.START_READY_TIMEOUT_MS ?? 60_000);
+const STOP_TIMEOUT_MS = Number(process.env.START_STOP_TIMEOUT_MS ?? 10_000);
+
+function log(message) {
+  process.stdout.write(`[start] ${message}\n`);
+}
+
+function fail(message) {
+  process.stderr.write(`[start] ${message}\n`);
+  process.exit(1);
+}
+
+/** The runtime contract's defaults, filled in where the environment leaves them unset. */
+function resolveEnvironment(env) {
+  const asPort = env.AS_PORT || '9000';
+  const mcpPort = env.MCP_PORT || '3000';
+  for (const [name, value] of [['AS_PORT', asPort], ['MCP_PORT', mcpPort]]) {
+    if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 65535) fail(`${name} must be a port number (1-65535)`);
+  }
+  const resolved = {
+    ...env,
+    AS_PORT: asPort,
+    MCP_PORT: mcpPort,
+    AS_ISSUER: env.AS_ISSUER || `http://localhost:${asPort}`,
+    MCP_RESOURCE: env.MCP_RESOURCE || `http://localhost:${mcpPort}/mcp`,
+    DATA_DIR: resolve(process.cwd(), env.DATA_DIR || '.data'),
+  };
+  for (const name of ['AS_ISSUER', 'MCP_RESOURCE']) {
+    try {
+      new URL(resolved[name]);
+    } catch {
+      fail(`${name} must be an absolute URL`);
+    }
+  }
+  return resolved;
+}
+
+const env = resolveEnvironment(process.env);
+
+const children = [
+  { name: 'auth', label: 'authorization server', entry: resolve(root, 'apps/auth-server/dist/main.js') },
+  { name: 'mcp', label: 'demo MCP server', entry: resolve(root, 'apps/demo-mcp-server/dist/main.js') },
+];
+for (const child of children) {
+  if (!existsSync(child.entry)) fail(`${child.entry} is missing: run \`npm run build\` first (npm start does).`);
+}
+
+/** Copies a child's stream line by line with a `[name]` prefix. */
+function pipeWithPrefix(stream, target, prefix) {
+  const lines = createInterface({ input: stream, crlfDelay: Infinity });
+  lines.on('line', (line) => target.write(`${prefix} ${line}\n`));
+}
+
+let stopping = false;
+let forced = false;
+
+for (const child of children) {
+  const proc = spawn(process.execPath, [child.entry], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.proc = proc;
+  child.exited = new Promise((resolveExit) => {
+    proc.on('close', (code, signal) => {
+      child.exit = { code, signal };
+      resolveExit();
+    });
+  });
+  proc.on('error', (error) => {
+    process.stderr.write(`[start] could not start the ${child.label}: ${error.message}\n`);
+  });
+  pipeWithPrefix(proc.stdout, process.stdout, `[${child.name}]`);
+  pipeWithPrefix(proc.stderr, process.stderr, `[${child.name}]`);
+  void child.exited.then(() => {
+    if (stopping) return;
+    const { code, signal } = child.exit;
+    process.stderr.write(`[start] the ${child.label} exited unexpectedly (${signal ?? `code ${code}`}); stopping\n`);
+    void stop(typeof code === 'number' && code !== 0 ? code : 1);
+  });
+}
+
+function isRunning(child) {
+  return child.exit === undefined && child.proc.exitCode === null && child.proc.signalCode === null;
+}
+
+/** Stops every running child (SIGTERM, then SIGKILL after a grace period) and exits. */
+async function stop(exitCode) {
+  if (stopping) return;
+  stopping = true;
+  for (const child of children) if (isRunning(child)) child.proc.kill('SIGTERM');
+  const timer = setTimeout(() => {
+    for (const child of children) {
+      if (isRunning(child)) {
+        forced = true;
+        process.stderr.write(`[start] the ${child.label} did not stop in time; killing it\n`);
+        child.proc.kill('SIGKILL');
+      }
+    }
+  }, STOP_TIMEOUT_MS);
+  await Promise.all(children.map((child) => child.exited));
+  clearTimeout(timer);
+  const code = exitCode === 0 && forced ? 1 : exitCode;
+  if (code === 0) log('stopped');
+  process.exit(code);
+}
+
+function onSignal(signal) {
+  if (stopping) {
+    // A second Ctrl-C: do not wait for a graceful shutdown any longer.
+    for (const child of children) if (isRunning(child)) child.proc.kill('SIGKILL');
+    return;
+  }
+  log(`${signal} received; stopping both servers`);
+  void stop(0);
+}
+process.on('SIGINT', onSignal);
+process.on('SIGTERM', onSignal);
+
+/** RFC 8414 §3.1 / OIDC Discovery well-known URLs of an issuer, served on the local AS port. */
+function asMetadataUrls(issuer, port) {
+  const path = new URL(issuer).pathname.replace(/\/$/, '');
+  const local = `http://localhost:${port}`;
+  return [
+    `${local}/.well-known/oauth-authorization-server${path}`,
+    `${local}/.well-known/openid-configuration${path}`,
+    `${local}${path}/.well-known/openid-configuration`,
+  ];
+}
+
+/** RFC 9728 §3.1 well-known URL of the resource's metadata, served on the local MCP port. */
+function prmUrl(resource, port) {
+  const path = new URL(resource).pathname.replace(/\/$/, '');
+  return `http://localhost:${port}/.well-known/oauth-protected-resource${path}`;
+}
+
+async function answers(url) {
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+    if (!res.ok) return undefined;
+    return await res.json();
+  } catch {
+    return undefined;
+  }
+}
+
+async function waitFor(description, check) {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  while (!stopping) {
+    const result = await check();
+    if (result !== undefined) return result;
+    if (Date.now() > deadline) {
+      process.stderr.write(`[start] the ${description} did not answer within ${READY_TIMEOUT_MS} ms; stopping\n`);
+      await stop(1);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return undefined;
+}
+
+const [asMetadata, prm] = await Promise.all([
+  waitFor('authorization server', async () => {
+    for (const url of asMetadataUrls(env.AS_ISSUER, env.AS_PORT)) {
+      const metadata = await answers(url);
+      if (metadata && typeof metadata.issuer === 'string') return metadata;
+    }
+    return undefined;
+  }),
+  waitFor('demo MCP server', async () => {
+    const metadata = await answers(prmUrl(env.MCP_RESOURCE, env.MCP_PORT));
+    return metadata && typeof metadata.resource === 'string' ? metadata : undefined;
+  }),
+]);
+
+if (!stopping && asMetadata && prm) {
+  if (asMetadata.issuer !== env.AS_ISSUER) {
+    process.stderr.write(`[start] warning: the AS reports issuer ${asMetadata.issuer}, expected ${env.AS_ISSUER}\n`);
+  }
+  log('ready');
+  log(`  authorization server  ${asMetadata.issuer}`);
+  log(`  demo MCP server       ${prm.resource}`);
+  log('press Ctrl-C to stop');
+}

@@ -1,0 +1,57 @@
+/**
+ * What an oidc-provider model row looks like once its payload has been indexed, and the
+ * backend operations every implementation provides. The adapter semantics live once in
+ * `adapter.ts`; backends only store, look up and delete rows.
+ */
+import type { AdapterPayload } from 'oidc-provider';
+
+/**
+ * Models that belong to a grant: `revokeByGrantId` deletes every row of these models
+ * carrying the grant's id (the same set oidc-provider's own memory adapter tracks).
+ */
+export const GRANTABLE_MODELS: ReadonlySet<string> = new Set([
+  'AccessToken',
+  'AuthorizationCode',
+  'RefreshToken',
+  'DeviceCode',
+  'BackchannelAuthenticationRequest',
+  'PreAuthorizedCode',
+]);
+
+export interface ModelRow {
+  model: string;
+  id: string;
+  payload: AdapterPayload;
+  grantId: string | null;
+  uid: string | null;
+  userCode: string | null;
+  /** Epoch milliseconds; null = never expires (e.g. `Client`). */
+  expiresAt: number | null;
+}
+
+export type IndexedField = 'uid' | 'userCode';
+
+/** Every read takes `now` (epoch ms): a row with `expiresAt <= now` is never returned. */
+export interface ModelBackend {
+  upsert(row: ModelRow): Promise<void>;
+  find(model: string, id: string, now: number): Promise<AdapterPayload | undefined>;
+  findBy(model: string, field: IndexedField, value: string, now: number): Promise<AdapterPayload | undefined>;
+  /** Sets `payload.consumed = consumedAt` on a live row. */
+  consume(model: string, id: string, consumedAt: number, now: number): Promise<void>;
+  destroy(model: string, id: string): Promise<void>;
+  /** Deletes every grantable row of the grant, whatever its model. */
+  revokeByGrantId(grantId: string): Promise<void>;
+}
+
+export function toRow(model: string, id: string, payload: AdapterPayload, expiresIn: number | undefined, now: number): ModelRow {
+  const grantId = GRANTABLE_MODELS.has(model) && typeof payload.grantId === 'string' ? payload.grantId : null;
+  return {
+    model,
+    id,
+    payload,
+    grantId,
+    uid: typeof payload.uid === 'string' ? payload.uid : null,
+    userCode: typeof payload.userCode === 'string' ? payload.userCode : null,
+    expiresAt: typeof expiresIn === 'number' && Number.isFinite(expiresIn) ? now + expiresIn * 1000 : null,
+  };
+}

@@ -1,0 +1,22 @@
+import { assembleStore, type BackendParts, type OpenStoreOptions } from './assemble.js';
+import { systemClock } from './clock.js';
+import { StorageError } from './errors.js';
+import { openMemoryBackend } from './memory.js';
+import type { StorageConfig, Store } from './types.js';
+
+/**
+ * Opens (and migrates) the configured store. SQLite and PostgreSQL drivers are loaded only
+ * when chosen, so a memory-only user never loads a native module.
+ */
+export async function openStore(config: StorageConfig, options: OpenStoreOptions = {}): Promise<Store> {
+  const clock = options.clock ?? systemClock;
+  let parts: BackendParts;
+  switch (config.kind) {
+    case 'memory':
+      parts = openMemoryBackend(clock);
+      break;
+    default:
+      throw new StorageError(`storage kind ${(config as { kind: string }).kind} is not supported yet`, 'misconfigured');
+  }
+  return assembleStore(parts, clock, options);
+}

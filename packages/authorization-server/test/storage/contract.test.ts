@@ -1,3 +1,7 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll } from 'vitest';
 import { openStore } from '../../src/storage/index.js';
 import { storeContract } from './contract.js';
 
@@ -6,4 +10,20 @@ storeContract({
   durable: false,
   open: (options) => openStore({ kind: 'memory' }, options),
   reset: async () => {},
+});
+
+const sqliteDir = mkdtempSync(join(tmpdir(), 'mcp-auth-kit-storage-'));
+let sqliteFile = '';
+let sqliteRun = 0;
+afterAll(() => rmSync(sqliteDir, { recursive: true, force: true }));
+
+storeContract({
+  name: 'sqlite',
+  durable: true,
+  open: (options) => openStore({ kind: 'sqlite', file: sqliteFile }, options),
+  // A fresh database file (in a not-yet-existing sub-folder) for every test.
+  reset: async () => {
+    sqliteRun++;
+    sqliteFile = join(sqliteDir, `run-${sqliteRun}`, 'nested', 'auth.sqlite');
+  },
 });

@@ -1,0 +1,102 @@
+/**
+ * Client ID Metadata Documents on top of oidc-provider's draft-02 feature: the MCP trust
+ * policy (allowed / denied hosts), the dev-only private-network allowance (NOTES gotcha 1) and
+ * the document adjustments that must happen before oidc-provider validates it.
+ */
+import { rootCertificates } from 'node:tls';
+import type { CimdConfig } from './config.js';
+import type { Logger } from './logger.js';
+import { hostMatches, isLoopbackHost, looksNative, parseUrl } from './urls.js';
+
+export type FetchLike = (url: string | URL, options: Omit<RequestInit, 'dispatcher'> & { dispatcher?: unknown }) => Promise<Response>;
+
+/** Why a client_id URL is refused by the trust policy, or undefined when it may be fetched. */
+export function cimdRefusal(clientId: string, config: CimdConfig): string | undefined {
+  const url = parseUrl(clientId);
+  if (!url || url.protocol !== 'https:') return 'client_id URL must use https';
+  if (url.pathname === '/' || url.pathname === '') return 'client_id URL must contain a path';
+  if (url.username || url.password) return 'client_id URL must not contain credentials';
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (config.deniedHosts?.some((p) => hostMatches(p, host))) return `host ${host} is denied by policy`;
+  if (config.allowedHosts?.length && !config.allowedHosts.some((p) => hostMatches(p, host))) {
+    return `host ${host} is not in the allowed hosts`;
+  }
+  if (!config.allowPrivateNetwork && (isLoopbackHost(host) || isPrivateAddressLiteral(host))) {
+    return `host ${host} is a loopback or private address`;
+  }
+  return undefined;
+}
+
+/** IP literals of private/special ranges (checked up front; sockets are also checked by oidc-provider). */
+export function isPrivateAddressLiteral(host: string): boolean {
+  const h = host.toLowerCase();
+  const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(h);
+  if (v4) {
+    const [a, b] = [Number(v4[1]), Number(v4[2])];
+    return (
+      a === 0 || a === 10 || a === 127 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) ||
+      (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127) || a >= 224
+    );
+  }
+  if (h.includes(':')) {
+    return h === '::' || h === '::1' || h.startsWith('fc') || h.startsWith('fd') || h.startsWith('fe8') ||
+      h.startsWith('fe9') || h.startsWith('fea') || h.startsWith('feb') || h.startsWith('::ffff:');
+  }
+  return false;
+}
+
+/**
+ * Adjusts a fetched CIMD document: clients publishing only loopback / custom-scheme redirect
+ * URIs without `application_type` are native (NOTES gotcha 2, RFC 8252 §7.3 any-port loopback).
+ */
+export function adjustDocument(doc: Record<string, unknown>): Record<string, unknown> {
+  const uris = Array.isArray(doc.redirect_uris) ? (doc.redirect_uris as unknown[]) : [];
+  if (doc.application_type === undefined && uris.every((u) => typeof u === 'string') && looksNative(uris as string[])) {
+    return { ...doc, application_type: 'native' };
+  }
+  return doc;
+}
+
+function undiciAgentClass(): (new (opts: unknown) => unknown) | undefined {
+  // Node's bundled undici is not importable by name; its Agent is the global dispatcher's class.
+  void Response;
+  const g = globalThis as Record<symbol, { constructor: new (opts: unknown) => unknown } | undefined>;
+  return (g[Symbol.for('undici.globalDispatcher.2')] ?? g[Symbol.for('undici.globalDispatcher.1')])?.constructor;
+}
+
+/** The `fetch` given to oidc-provider: every outgoing request of the provider goes through it. */
+export function createProviderFetch(config: CimdConfig, logger: Logger): FetchLike {
+  let devDispatcher: unknown;
+  if (config.allowPrivateNetwork && config.extraCaCertificates) {
+    const Agent = undiciAgentClass();
+    if (Agent) devDispatcher = new Agent({ connect: { ca: [...rootCertificates, config.extraCaCertificates] } });
+  }
+
+  return async (input, options) => {
+    const url = String(input);
+    if (config.allowPrivateNetwork) {
+      // Dev only (loopback issuer enforced at start-up): drop oidc-provider's SSRF dispatcher.
+      delete options.dispatcher;
+      if (devDispatcher) options.dispatcher = devDispatcher;
+    }
+    const response = await fetch(url, options as unknown as RequestInit);
+    const type = response.headers.get('content-type') ?? '';
+    if (response.status !== 200 || !/json/i.test(type)) return response;
+    const text = await response.text();
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      return new Response(text, { status: response.status, headers: response.headers });
+    }
+    if (body && typeof body === 'object' && !Array.isArray(body) && (body as { client_id?: unknown }).client_id === url) {
+      const adjusted = adjustDocument(body as Record<string, unknown>);
+      logger.info('fetched client_id metadata document', { client_id: url });
+      const headers = new Headers(response.headers);
+      headers.delete('content-length');
+      headers.delete('content-encoding');
+      return new Response(JSON.stringify(adjusted), { status: 200, headers });
+    }
+    return new Response(text, { status: response.status, headers: response.headers });
+  };
+}

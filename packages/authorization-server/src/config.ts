@@ -1,0 +1,198 @@
+import type { ClientMetadata } from 'oidc-provider';
+import type { StorageConfig, Store } from './storage/types.js';
+import { isLoopbackHost, isValidResourceIndicator, parseUrl } from './urls.js';
+import type { Logger } from './logger.js';
+
+/** A protected resource (an MCP server) this AS issues tokens for. */
+export interface ResourceConfig {
+  /** Canonical URI of the MCP server (RFC 8707 §2), e.g. `https://mcp.example.com/mcp`. */
+  resource: string;
+  /** Scope → human description shown on the consent page. */
+  scopes: Record<string, string>;
+  /** Access token lifetime in seconds for this resource (default: the server-wide `accessTokenTTL`). */
+  accessTokenTTL?: number;
+}
+
+export interface RegistrationConfig {
+  /** RFC 7591 Dynamic Client Registration (default true). */
+  enabled?: boolean;
+  /** When set, POST /reg requires `Authorization: Bearer <initialAccessToken>`. */
+  initialAccessToken?: string;
+  /** Registrations allowed per client address per window (default 20 per 3600 s); false disables. */
+  rateLimit?: { max: number; windowSeconds: number } | false;
+  /** Lifetime of confidential clients' secrets in seconds (default 30 days; 0 = never expires). */
+  clientSecretTTL?: number;
+  /** RFC 7592 client configuration endpoint (default true). */
+  management?: boolean;
+}
+
+export interface CimdConfig {
+  /** Client ID Metadata Documents (default true). */
+  enabled?: boolean;
+  /**
+   * Dev only (refused unless the issuer host is loopback): let the AS fetch documents from
+   * loopback / private addresses, which the SSRF defence refuses otherwise.
+   */
+  allowPrivateNetwork?: boolean;
+  /** Host patterns (`example.com`, `*.example.com`) whose documents may be fetched; empty = any. */
+  allowedHosts?: string[];
+  /** Host patterns that are always refused (checked before `allowedHosts`). */
+  deniedHosts?: string[];
+  /** Dev only, with `allowPrivateNetwork`: extra PEM CA certificates trusted for document fetches. */
+  extraCaCertificates?: string;
+}
+
+export interface UserSeed {
+  username: string;
+  password: string;
+  displayName?: string;
+}
+
+export interface RefreshTokenConfig {
+  /** Issue refresh tokens to clients registered with the `refresh_token` grant (default true). */
+  enabled?: boolean;
+  /** Refresh token lifetime in seconds (default 14 days). */
+  ttl?: number;
+}
+
+export interface AuthorizationServerConfig {
+  /** Issuer identifier: https URL (http only for loopback hosts), no query or fragment. */
+  issuer: string;
+  resources: ResourceConfig[];
+  /** Pre-registered clients (oidc-provider / RFC 7591 client metadata). */
+  clients?: ClientMetadata[];
+  registration?: RegistrationConfig;
+  cimd?: CimdConfig;
+  /** Dev only: log this user in and grant requested scopes without pages (loopback issuer only). */
+  devAutoLogin?: string;
+  storage: StorageConfig | Store;
+  /** Accounts created at start-up when their username does not exist yet. */
+  users?: UserSeed[];
+  /** Default access token lifetime in seconds (default 300). */
+  accessTokenTTL?: number;
+  refreshTokens?: RefreshTokenConfig;
+  /** Browser session lifetime in seconds (default 1 day). */
+  sessionTTL?: number;
+  /** Trust X-Forwarded-* headers (behind a TLS-terminating proxy). Default false. */
+  trustProxy?: boolean;
+  /** Name shown on the login and consent pages. */
+  serviceName?: string;
+  logger?: Logger;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid authorization server configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
+const RESERVED_SCOPES = new Set(['openid', 'offline_access', 'profile', 'email', 'address', 'phone']);
+
+function positiveInt(value: unknown): boolean {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
+}
+
+export function issuerIsLoopback(issuer: string): boolean {
+  const url = parseUrl(issuer);
+  return !!url && isLoopbackHost(url.hostname);
+}
+
+/** Checks the whole configuration and throws one ConfigError listing every problem. */
+export function validateConfig(config: AuthorizationServerConfig): void {
+  const problems: string[] = [];
+  const c = (config ?? {}) as Partial<AuthorizationServerConfig>;
+
+  const issuerUrl = typeof c.issuer === 'string' ? parseUrl(c.issuer) : undefined;
+  if (!issuerUrl) {
+    problems.push('issuer: must be an absolute URL, e.g. "https://auth.example.com"');
+  } else {
+    if (issuerUrl.protocol !== 'https:' && !(issuerUrl.protocol === 'http:' && isLoopbackHost(issuerUrl.hostname))) {
+      problems.push(`issuer: must use https (http is only allowed for loopback hosts), got "${c.issuer}"`);
+    }
+    if (issuerUrl.search || issuerUrl.hash || c.issuer!.includes('?') || c.issuer!.includes('#')) {
+      problems.push('issuer: must not contain a query or fragment (RFC 8414 §2)');
+    }
+    if (c.issuer!.endsWith('/')) problems.push('issuer: must not end with "/"');
+  }
+  const loopback = !!issuerUrl && isLoopbackHost(issuerUrl.hostname);
+
+  if (!Array.isArray(c.resources) || c.resources.length === 0) {
+    problems.push('resources: at least one protected resource is required');
+  } else {
+    const seen = new Set<string>();
+    c.resources.forEach((r, i) => {
+      const where = `resources[${i}]`;
+      if (!r || typeof r.resource !== 'string' || !isValidResourceIndicator(r.resource)) {
+        problems.push(`${where}.resource: must be an absolute http(s) URI without a fragment (RFC 8707 §2)`);
+        return;
+      }
+      if (seen.has(r.resource)) problems.push(`${where}.resource: duplicate "${r.resource}"`);
+      seen.add(r.resource);
+      if (!r.scopes || typeof r.scopes !== 'object' || Object.keys(r.scopes).length === 0) {
+        problems.push(`${where}.scopes: must map at least one scope to its description`);
+      } else {
+        for (const [scope, description] of Object.entries(r.scopes)) {
+          if (!SCOPE_TOKEN.test(scope)) problems.push(`${where}.scopes: "${scope}" is not a valid scope token (RFC 6749 §3.3)`);
+          if (RESERVED_SCOPES.has(scope)) problems.push(`${where}.scopes: "${scope}" is reserved for OpenID Connect`);
+          if (typeof description !== 'string') problems.push(`${where}.scopes.${scope}: description must be a string`);
+        }
+      }
+      if (r.accessTokenTTL !== undefined && !positiveInt(r.accessTokenTTL)) {
+        problems.push(`${where}.accessTokenTTL: must be a positive integer (seconds)`);
+      }
+    });
+  }
+
+  if (c.accessTokenTTL !== undefined && !positiveInt(c.accessTokenTTL)) problems.push('accessTokenTTL: must be a positive integer (seconds)');
+  if (c.sessionTTL !== undefined && !positiveInt(c.sessionTTL)) problems.push('sessionTTL: must be a positive integer (seconds)');
+  if (c.refreshTokens?.ttl !== undefined && !positiveInt(c.refreshTokens.ttl)) problems.push('refreshTokens.ttl: must be a positive integer (seconds)');
+
+  if (c.devAutoLogin !== undefined) {
+    if (typeof c.devAutoLogin !== 'string' || !c.devAutoLogin.trim()) problems.push('devAutoLogin: must be a username');
+    else if (issuerUrl && !loopback) {
+      problems.push(`devAutoLogin: refused because the issuer host "${issuerUrl.hostname}" is not loopback (dev-only switch)`);
+    }
+  }
+  if (c.cimd?.allowPrivateNetwork && issuerUrl && !loopback) {
+    problems.push(`cimd.allowPrivateNetwork: refused because the issuer host "${issuerUrl.hostname}" is not loopback (dev-only switch)`);
+  }
+  if (c.cimd?.extraCaCertificates && !c.cimd.allowPrivateNetwork) {
+    problems.push('cimd.extraCaCertificates: only allowed together with cimd.allowPrivateNetwork (dev only)');
+  }
+  for (const key of ['allowedHosts', 'deniedHosts'] as const) {
+    const list = c.cimd?.[key];
+    if (list !== undefined && (!Array.isArray(list) || list.some((h) => typeof h !== 'string' || !h.trim()))) {
+      problems.push(`cimd.${key}: must be an array of host patterns`);
+    }
+  }
+
+  const reg = c.registration;
+  if (reg?.rateLimit && (!positiveInt(reg.rateLimit.max) || !positiveInt(reg.rateLimit.windowSeconds))) {
+    problems.push('registration.rateLimit: max and windowSeconds must be positive integers');
+  }
+  if (reg?.clientSecretTTL !== undefined && !(Number.isSafeInteger(reg.clientSecretTTL) && reg.clientSecretTTL >= 0)) {
+    problems.push('registration.clientSecretTTL: must be a non-negative integer (seconds; 0 = never)');
+  }
+  if (reg?.initialAccessToken !== undefined && (typeof reg.initialAccessToken !== 'string' || reg.initialAccessToken.length < 16)) {
+    problems.push('registration.initialAccessToken: must be a string of at least 16 characters');
+  }
+
+  if (c.users !== undefined) {
+    if (!Array.isArray(c.users)) problems.push('users: must be an array');
+    else c.users.forEach((u, i) => {
+      if (!u || typeof u.username !== 'string' || !u.username.trim()) problems.push(`users[${i}].username: required`);
+      if (!u || typeof u.password !== 'string' || u.password.length < 8) problems.push(`users[${i}].password: at least 8 characters`);
+    });
+  }
+
+  if (c.clients !== undefined && !Array.isArray(c.clients)) problems.push('clients: must be an array of client metadata');
+  else c.clients?.forEach((client, i) => {
+    if (!client || typeof client.client_id !== 'string' || !client.client_id) problems.push(`clients[${i}].client_id: required`);
+  });
+
+  if (!c.storage || typeof c.storage !== 'object') problems.push('storage: required ({ kind: "memory" | "sqlite" | "postgres", … } or a Store)');
+
+  if (problems.length) throw new ConfigError(problems);
+}

@@ -1,0 +1,33 @@
+/**
+ * Double-submit CSRF protection for the interaction forms: a random token in an httpOnly,
+ * SameSite=Strict cookie scoped to the interaction path, echoed in a hidden form field.
+ */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Request, Response } from 'express';
+
+export const CSRF_COOKIE = 'mcp_csrf';
+
+export function issueCsrfToken(res: Response, path: string, secure: boolean): string {
+  const token = randomBytes(24).toString('base64url');
+  res.cookie(CSRF_COOKIE, token, { httpOnly: true, sameSite: 'strict', secure, path });
+  return token;
+}
+
+function readCookie(req: Request, name: string): string | undefined {
+  const header = req.headers.cookie;
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const [k, ...v] = part.trim().split('=');
+    if (k === name) return decodeURIComponent(v.join('='));
+  }
+  return undefined;
+}
+
+export function checkCsrfToken(req: Request): boolean {
+  const fromCookie = readCookie(req, CSRF_COOKIE);
+  const fromForm = typeof req.body?.csrf === 'string' ? req.body.csrf : undefined;
+  if (!fromCookie || !fromForm) return false;
+  const a = Buffer.from(fromCookie);
+  const b = Buffer.from(fromForm);
+  return a.length === b.length && timingSafeEqual(a, b);
+}

@@ -1,0 +1,195 @@
+/** Builds the oidc-provider instance with the MCP authorization rules. */
+import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import type { AuthorizationServerConfig } from './config.js';
+import type { Store } from './storage/types.js';
+import type { Logger } from './logger.js';
+import { ResourceRegistry } from './resources.js';
+import { createClientPolicy, RESOURCE_SCOPE_PROPERTY } from './client-policy.js';
+import { cimdRefusal, createProviderFetch } from './cimd.js';
+import { escapeHtml, page } from './html.js';
+
+export const OIDC_SCOPES = ['openid', 'offline_access', 'profile'];
+
+export interface ProviderParts {
+  provider: Provider;
+  resources: ResourceRegistry;
+  /** Path of the issuer ("" for a path-less issuer). */
+  mountPath: string;
+}
+
+export async function buildProvider(
+  config: AuthorizationServerConfig,
+  store: Store,
+  logger: Logger,
+): Promise<ProviderParts> {
+  const resources = new ResourceRegistry(config.resources);
+  const issuerUrl = new URL(config.issuer);
+  const mountPath = issuerUrl.pathname === '/' ? '' : issuerUrl.pathname.replace(/\/$/, '');
+  const accessTokenTTL = config.accessTokenTTL ?? 300;
+  const refreshEnabled = config.refreshTokens?.enabled ?? true;
+  const refreshTTL = config.refreshTokens?.ttl ?? 14 * 24 * 3600;
+  const registration = config.registration ?? {};
+  const cimd = config.cimd ?? {};
+
+  const signingKeys = await store.keys.signingKeys();
+  const current = signingKeys.find((k) => k.status === 'current') ?? signingKeys[0];
+  if (!current) throw new Error('the key store returned no signing key');
+  // Order matters: oidc-provider signs with the first key matching the algorithm.
+  const ordered = [current, ...signingKeys.filter((k) => k !== current)];
+  const signingAlg = (current.jwk.alg as string | undefined) ?? 'ES256';
+  const cookieKeys = await store.keys.cookieKeys();
+
+  const clientPolicy = createClientPolicy({
+    resources,
+    clientSecretTTL: registration.clientSecretTTL ?? 30 * 24 * 3600,
+  });
+
+  const configuration: Configuration = {
+    adapter: ((name: string) => store.adapter(name)) as unknown as Configuration['adapter'],
+    clients: config.clients ?? [],
+    jwks: { keys: ordered.map((k) => k.jwk) } as Configuration['jwks'],
+    cookies: {
+      keys: cookieKeys,
+      long: { signed: true, httpOnly: true, sameSite: 'lax' },
+      short: { signed: true, httpOnly: true, sameSite: 'lax' },
+    },
+    scopes: OIDC_SCOPES,
+    claims: { openid: ['sub'], profile: ['name', 'preferred_username'] },
+    clientDefaults: {
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'client_secret_basic',
+      id_token_signed_response_alg: signingAlg,
+      // Left undefined so the client policy can tell "omitted" from "web" (NOTES gotcha 2).
+      application_type: undefined,
+    } as Configuration['clientDefaults'],
+    extraClientMetadata: {
+      properties: [RESOURCE_SCOPE_PROPERTY],
+      validator: clientPolicy as unknown as NonNullable<Configuration['extraClientMetadata']>['validator'],
+    },
+    // OAuth 2.1 §4.1.1 / MCP security §PKCE: every client, S256 only (v9 refuses `plain`).
+    pkce: { required: () => true },
+    async findAccount(_ctx: KoaContextWithOIDC, sub: string) {
+      const account = await store.accounts.findById(sub);
+      if (!account || account.disabled) return undefined;
+      return {
+        accountId: account.id,
+        async claims() {
+          return { sub: account.id, preferred_username: account.username, name: account.displayName ?? account.username };
+        },
+      };
+    },
+    interactions: {
+      url: (_ctx: KoaContextWithOIDC, interaction: { uid: string }) => `${mountPath}/interaction/${interaction.uid}`,
+    },
+    ttl: {
+      AccessToken: (_ctx: KoaContextWithOIDC, token: { resourceServer?: { accessTokenTTL?: number } }) =>
+        token.resourceServer?.accessTokenTTL ?? accessTokenTTL,
+      ClientCredentials: (_ctx: KoaContextWithOIDC, token: { resourceServer?: { accessTokenTTL?: number } }) =>
+        token.resourceServer?.accessTokenTTL ?? accessTokenTTL,
+      AuthorizationCode: 60,
+      IdToken: 3600,
+      Interaction: 600,
+      Session: config.sessionTTL ?? 24 * 3600,
+      Grant: refreshTTL,
+      RefreshToken: refreshTTL,
+    } as Configuration['ttl'],
+    // NOTES gotcha 4: MCP clients rarely ask for offline_access; the `refresh_token` grant in the
+    // client's registration is what decides. Refresh tokens outlive the browser session.
+    expiresWithSession: async () => false,
+    issueRefreshToken: async (_ctx, client) => refreshEnabled && client.grantTypeAllowed('refresh_token'),
+    // MCP security §Token theft / OAuth 2.1 §4.3.1: rotate on every use; oidc-provider revokes the
+    // whole grant when a rotated (consumed) refresh token is presented again.
+    rotateRefreshToken: () => true,
+    features: {
+      devInteractions: { enabled: false },
+      rpInitiatedLogout: { enabled: false },
+      revocation: { enabled: true },
+      introspection: { enabled: true },
+      clientCredentials: { enabled: true },
+      registration: {
+        enabled: registration.enabled ?? true,
+        initialAccessToken: registration.initialAccessToken ?? false,
+      },
+      registrationManagement: {
+        enabled: (registration.enabled ?? true) && (registration.management ?? true),
+        rotateRegistrationAccessToken: true,
+      },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: async (_ctx: KoaContextWithOIDC, _client: unknown, oneOf?: string[]) => {
+          if (oneOf) return oneOf.length === 1 ? oneOf[0]! : oneOf;
+          return resources.defaultResource!;
+        },
+        useGrantedResource: async () => true,
+        getResourceServerInfo: async (ctx: KoaContextWithOIDC, indicator: string, client: { [k: string]: unknown }) => {
+          const resource = resources.get(indicator);
+          if (!resource) throw new errors.InvalidTarget();
+          let scopes = Object.keys(resource.scopes);
+          if (ctx.oidc.params?.grant_type === 'client_credentials') {
+            // Machine clients only get the resource scopes they were registered with.
+            const registered = new Set(String(client[RESOURCE_SCOPE_PROPERTY] ?? '').split(' '));
+            scopes = scopes.filter((s) => registered.has(s));
+          }
+          return {
+            scope: scopes.join(' '),
+            audience: indicator,
+            accessTokenTTL: resource.accessTokenTTL ?? accessTokenTTL,
+            accessTokenFormat: 'jwt',
+            jwt: { sign: { alg: signingAlg } },
+          };
+        },
+      },
+      clientIdMetadataDocument: {
+        enabled: cimd.enabled ?? true,
+        ack: 'draft-02',
+        allowFetch: async (_ctx: KoaContextWithOIDC, clientId: string) => {
+          const refusal = cimdRefusal(clientId, cimd);
+          if (refusal) logger.warn('client_id metadata document refused', { client_id: clientId, reason: refusal });
+          return !refusal;
+        },
+        allowClient: async (_ctx: KoaContextWithOIDC, client: { clientId: string }) => !cimdRefusal(client.clientId, cimd),
+        cacheDuration: { min: 30, max: 3600 },
+      },
+    } as unknown as Configuration['features'],
+    fetch: createProviderFetch(cimd, logger) as unknown as Configuration['fetch'],
+    async renderError(ctx, out) {
+      ctx.type = 'html';
+      ctx.set('cache-control', 'no-store');
+      ctx.body = page(
+        'Authorization error',
+        `<h1>Authorization error</h1><p class="error"><code>${escapeHtml(out.error)}</code>${
+          out.error_description ? ` — ${escapeHtml(out.error_description)}` : ''
+        }</p><p>You can close this window and return to the application.</p>`,
+      );
+    },
+  } as Configuration;
+
+  const provider = new Provider(config.issuer, configuration);
+  provider.proxy = !!config.trustProxy;
+
+  // RFC 8414 §2 scopes_supported: the OIDC scopes plus every resource scope (NOTES gotcha 3 keeps
+  // resource scopes out of oidc-provider's static list so they never become a client allowlist).
+  provider.use(async (ctx, next) => {
+    await next();
+    if (ctx.oidc?.route === 'discovery' && ctx.status === 200 && ctx.body && typeof ctx.body === 'object') {
+      const body = ctx.body as Record<string, unknown>;
+      body.scopes_supported = [...OIDC_SCOPES, ...resources.allScopes];
+    }
+  });
+
+  const logError = (event: string) => (ctx: KoaContextWithOIDC | undefined, err: Error & { error?: string; error_detail?: string; status?: number }) => {
+    const fields = { event, error: err.error ?? err.name, detail: err.error_detail ?? err.message, client_id: ctx?.oidc?.client?.clientId };
+    if (err.status && err.status < 500) logger.warn('request refused', fields);
+    else logger.error('server error', { ...fields, detail: err.message });
+  };
+  for (const event of ['server_error', 'authorization.error', 'grant.error', 'registration_create.error', 'introspection.error', 'revocation.error', 'discovery.error', 'jwks.error', 'registration_read.error', 'registration_update.error', 'registration_delete.error']) {
+    (provider.on as (e: string, l: (...args: unknown[]) => void) => void)(event, (...args: unknown[]) => {
+      const err = args.find((a) => a instanceof Error) as Error & { status?: number };
+      const ctx = args.find((a) => a && typeof a === 'object' && 'oidc' in (a as object)) as KoaContextWithOIDC | undefined;
+      if (err) logError(event)(ctx, err);
+    });
+  }
+
+  return { provider, resources, mountPath };
+}

@@ -1,0 +1,31 @@
+/** Fixed-window rate limit on an express route, counted in the shared store's kv. */
+import type { Request, Response, NextFunction, RequestHandler } from 'express';
+import type { KeyValueStore } from './storage/types.js';
+import type { Logger } from './logger.js';
+
+export function rateLimit(
+  kv: KeyValueStore,
+  namespace: string,
+  limit: { max: number; windowSeconds: number },
+  logger: Logger,
+): RequestHandler {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    try {
+      const key = req.ip ?? req.socket.remoteAddress ?? 'unknown';
+      const count = await kv.increment(namespace, key, 1, limit.windowSeconds);
+      if (count > limit.max) {
+        logger.warn('rate limit exceeded', { namespace, address: key });
+        res.set('Retry-After', String(limit.windowSeconds));
+        res.set('Cache-Control', 'no-store');
+        res.status(429).json({
+          error: 'invalid_request',
+          error_description: 'too many requests from this address; retry later',
+        });
+        return;
+      }
+      next();
+    } catch (err) {
+      next(err);
+    }
+  };
+}

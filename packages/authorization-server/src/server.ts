@@ -1,0 +1,101 @@
+import express, { type Express, type Request, type Response, type NextFunction } from 'express';
+import type Provider from 'oidc-provider';
+import { validateConfig, type AuthorizationServerConfig } from './config.js';
+import { openStore } from './storage/index.js';
+import type { Store } from './storage/types.js';
+import { consoleLogger } from './logger.js';
+import { buildProvider } from './provider.js';
+import { createInteractionRouter } from './interactions/router.js';
+import { ensureAccount, seedUsers } from './accounts.js';
+import { rateLimit } from './rate-limit.js';
+
+export interface AuthorizationServer {
+  issuer: string;
+  /** The whole AS as an express app (mount at the issuer's origin). */
+  app: Express;
+  provider: Provider;
+  store: Store;
+  close(): Promise<void>;
+}
+
+function isStore(value: unknown): value is Store {
+  return !!value && typeof (value as Store).adapter === 'function' && typeof (value as Store).close === 'function';
+}
+
+export async function createAuthorizationServer(config: AuthorizationServerConfig): Promise<AuthorizationServer> {
+  validateConfig(config);
+  const logger = config.logger ?? consoleLogger();
+  const ownsStore = !isStore(config.storage);
+  const store = isStore(config.storage) ? config.storage : await openStore(config.storage);
+
+  try {
+    if (config.users?.length) await seedUsers(store, config.users);
+    const devAccount = config.devAutoLogin ? await ensureAccount(store, config.devAutoLogin.trim()) : undefined;
+    if (devAccount) logger.warn('DEV_AUTO_LOGIN is on: every authorization request is approved without a page', { username: devAccount.username });
+    if (config.cimd?.allowPrivateNetwork) logger.warn('CIMD may fetch loopback/private addresses (dev only)');
+
+    const { provider, resources, mountPath } = await buildProvider(config, store, logger);
+    const issuerUrl = new URL(config.issuer);
+
+    const app = express();
+    app.disable('x-powered-by');
+    app.set('trust proxy', !!config.trustProxy);
+
+    // RFC 8414 §3.1: an issuer with a path is discovered at the path-inserted well-known URL
+    // (NOTES gotcha 7). The OIDC path-insertion form is served the same way for MCP clients.
+    const callback = provider.callback();
+    if (mountPath) {
+      for (const wellKnown of ['oauth-authorization-server', 'openid-configuration']) {
+        app.get(`/.well-known/${wellKnown}${mountPath}`, (req: Request, res: Response) => {
+          req.originalUrl = `${mountPath}/.well-known/${wellKnown}`;
+          req.url = `/.well-known/${wellKnown}`;
+          callback(req, res);
+        });
+      }
+    }
+
+    const registration = config.registration ?? {};
+    if ((registration.enabled ?? true) && registration.rateLimit !== false) {
+      app.post(`${mountPath}/reg`, rateLimit(store.kv, 'dcr-rate', registration.rateLimit ?? { max: 20, windowSeconds: 3600 }, logger));
+    }
+
+    app.use(
+      `${mountPath}/interaction`,
+      createInteractionRouter({
+        provider,
+        store,
+        resources,
+        logger,
+        mountPath,
+        secureCookies: issuerUrl.protocol === 'https:',
+        serviceName: config.serviceName ?? issuerUrl.host,
+        staticClientIds: new Set((config.clients ?? []).map((c) => c.client_id)),
+        devAutoLoginAccountId: devAccount?.id,
+      }),
+    );
+
+    if (mountPath) app.use(mountPath, callback);
+    else app.use(callback);
+
+    app.use((err: Error, _req: Request, res: Response, _next: NextFunction) => {
+      logger.error('unhandled error', { error: err.name, detail: err.message });
+      if (!res.headersSent) res.status(500).json({ error: 'server_error' });
+    });
+
+    let closed = false;
+    return {
+      issuer: config.issuer,
+      app,
+      provider,
+      store,
+      async close() {
+        if (closed) return;
+        closed = true;
+        if (ownsStore) await store.close();
+      },
+    };
+  } catch (err) {
+    if (ownsStore) await store.close().catch(() => {});
+    throw err;
+  }
+}

@@ -17,8 +17,11 @@ export interface OpenStoreOptions {
   cleanupIntervalSeconds?: number;
   /** Called after each automatic clean-up with the number of rows it deleted (for logs/metrics). */
   onCleanup?: (removed: number) => void;
-  /** Called when an automatic clean-up fails (default: ignored; the next run retries). */
-  onCleanupError?: (error: unknown) => void;
+  /**
+   * Called with background failures: a failed automatic clean-up (the next run retries) or
+   * an idle PostgreSQL connection dropped by the server (the pool reconnects). Default: ignored.
+   */
+  onError?: (error: unknown) => void;
 }
 
 export const DEFAULT_CLEANUP_INTERVAL_SECONDS = 600;
@@ -67,7 +70,7 @@ export function assembleStore(parts: BackendParts, clock: Clock, options: OpenSt
           if (closed || running) return;
           running = cleanup()
             .then((removed) => options.onCleanup?.(removed))
-            .catch((error: unknown) => options.onCleanupError?.(error))
+            .catch((error: unknown) => options.onError?.(error))
             .finally(() => {
               running = undefined;
             });

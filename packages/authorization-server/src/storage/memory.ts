@@ -3,7 +3,7 @@
  * copied in and out as JSON so callers see exactly what a database would give back.
  */
 import type { AdapterPayload } from 'oidc-provider';
-import { checkAccountInput, conflict, duplicateIdentities, notFound, upstreamIdentityKey, usernameKey } from './accounts.js';
+import { conflict, newAccount, notFound, patchAccount, upstreamIdentityKey, usernameKey } from './accounts.js';
 import type { BackendParts } from './assemble.js';
 import { type Clock, epochSeconds } from './clock.js';
 import { isLive, type CookieKeyRecord, type KeyBackend } from './keys.js';
@@ -101,17 +101,14 @@ class MemoryAccounts implements AccountStore {
     const key = usernameKey(candidate.username);
     if (this.findOther(candidate.id, (a) => usernameKey(a.username) === key)) throw conflict('username');
     const ids = candidate.upstreamIdentities ?? [];
-    if (duplicateIdentities(ids)) throw conflict('upstream identity');
     if (this.findOther(candidate.id, (a) => (a.upstreamIdentities ?? []).some((i) => ids.includes(i)))) {
       throw conflict('upstream identity');
     }
   }
 
   async create(account: Omit<AccountRecord, 'createdAt' | 'updatedAt'>): Promise<AccountRecord> {
-    checkAccountInput(account);
-    if (this.byId.has(account.id)) throw conflict('account id');
-    const now = epochSeconds(this.clock());
-    const record: AccountRecord = { ...copy(account), createdAt: now, updatedAt: now };
+    const record = newAccount(copy(account), epochSeconds(this.clock()));
+    if (this.byId.has(record.id)) throw conflict('account id');
     this.checkUnique(record);
     this.byId.set(record.id, record);
     return copy(record);
@@ -135,14 +132,13 @@ class MemoryAccounts implements AccountStore {
   }
 
   async list() {
-    return [...this.byId.values()].sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id)).map(copy);
+    return [...this.byId.values()].sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).map(copy);
   }
 
   async update(id: string, patch: Partial<Omit<AccountRecord, 'id' | 'createdAt' | 'updatedAt'>>) {
-    checkAccountInput(patch);
     const existing = this.byId.get(id);
     if (!existing) throw notFound();
-    const record: AccountRecord = { ...existing, ...copy(patch), id, createdAt: existing.createdAt, updatedAt: epochSeconds(this.clock()) };
+    const record = patchAccount(existing, copy(patch), epochSeconds(this.clock()));
     this.checkUnique(record);
     this.byId.set(id, record);
     return copy(record);

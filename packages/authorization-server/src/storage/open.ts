@@ -15,6 +15,11 @@ export async function openStore(config: StorageConfig, options: OpenStoreOptions
     case 'memory':
       parts = openMemoryBackend(clock);
       break;
+    case 'sqlite': {
+      const { openSqliteBackend } = await import('./sqlite.js');
+      parts = await openSqliteBackend(config.file, clock);
+      break;
+    }
     default:
       throw new StorageError(`storage kind ${(config as { kind: string }).kind} is not supported yet`, 'misconfigured');
   }

@@ -1,0 +1,153 @@
+/**
+ * Versioned schema migrations. Each backend applies, at start-up and under its own lock, the
+ * steps whose version is not yet recorded in `schema_migrations`; a step never changes once
+ * released (add a new one instead). A database newer than this build is refused rather than
+ * half-understood.
+ */
+import { StorageError } from './errors.js';
+
+export interface Migration {
+  version: number;
+  name: string;
+  /** One or more statements (executed as a script). */
+  sql: string;
+}
+
+export function pendingMigrations(all: readonly Migration[], applied: readonly number[]): Migration[] {
+  const latest = Math.max(0, ...all.map((m) => m.version));
+  const newest = Math.max(0, ...applied);
+  if (newest > latest) {
+    throw new StorageError(
+      `database schema version ${newest} is newer than this build supports (${latest}); upgrade the server`,
+      'misconfigured',
+    );
+  }
+  const done = new Set(applied);
+  return all.filter((m) => !done.has(m.version)).sort((a, b) => a.version - b.version);
+}
+
+/** SQLite: `expires_at`/timestamps in epoch ms (models, kv) or seconds (keys, accounts). */
+export const SQLITE_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'initial',
+    sql: `
+CREATE TABLE oidc_models (
+  model TEXT NOT NULL,
+  id TEXT NOT NULL,
+  payload TEXT NOT NULL,
+  grant_id TEXT,
+  uid TEXT,
+  user_code TEXT,
+  expires_at INTEGER,
+  PRIMARY KEY (model, id)
+);
+CREATE INDEX oidc_models_grant_id ON oidc_models (grant_id) WHERE grant_id IS NOT NULL;
+CREATE INDEX oidc_models_uid ON oidc_models (model, uid) WHERE uid IS NOT NULL;
+CREATE INDEX oidc_models_user_code ON oidc_models (model, user_code) WHERE user_code IS NOT NULL;
+CREATE INDEX oidc_models_expires_at ON oidc_models (expires_at) WHERE expires_at IS NOT NULL;
+
+CREATE TABLE accounts (
+  id TEXT PRIMARY KEY,
+  username TEXT NOT NULL,
+  username_key TEXT NOT NULL UNIQUE,
+  password_hash TEXT,
+  display_name TEXT,
+  disabled INTEGER NOT NULL DEFAULT 0,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+);
+CREATE TABLE account_identities (
+  identity TEXT PRIMARY KEY,
+  account_id TEXT NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+  position INTEGER NOT NULL
+);
+CREATE INDEX account_identities_account_id ON account_identities (account_id);
+
+CREATE TABLE signing_keys (
+  kid TEXT PRIMARY KEY,
+  jwk TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('next', 'current', 'retired')),
+  created_at INTEGER NOT NULL,
+  retire_after INTEGER
+);
+CREATE TABLE cookie_keys (
+  position INTEGER PRIMARY KEY,
+  key TEXT NOT NULL,
+  created_at INTEGER NOT NULL
+);
+
+CREATE TABLE kv (
+  namespace TEXT NOT NULL,
+  key TEXT NOT NULL,
+  value TEXT NOT NULL,
+  expires_at INTEGER NOT NULL,
+  PRIMARY KEY (namespace, key)
+);
+CREATE INDEX kv_expires_at ON kv (expires_at);
+`,
+  },
+];
+
+/** PostgreSQL: `{schema}` is replaced by the quoted schema name. */
+export const POSTGRES_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'initial',
+    sql: `
+CREATE TABLE {schema}.oidc_models (
+  model TEXT NOT NULL,
+  id TEXT NOT NULL,
+  payload TEXT NOT NULL,
+  grant_id TEXT,
+  uid TEXT,
+  user_code TEXT,
+  expires_at BIGINT,
+  PRIMARY KEY (model, id)
+);
+CREATE INDEX oidc_models_grant_id ON {schema}.oidc_models (grant_id) WHERE grant_id IS NOT NULL;
+CREATE INDEX oidc_models_uid ON {schema}.oidc_models (model, uid) WHERE uid IS NOT NULL;
+CREATE INDEX oidc_models_user_code ON {schema}.oidc_models (model, user_code) WHERE user_code IS NOT NULL;
+CREATE INDEX oidc_models_expires_at ON {schema}.oidc_models (expires_at) WHERE expires_at IS NOT NULL;
+
+CREATE TABLE {schema}.accounts (
+  id TEXT PRIMARY KEY,
+  username TEXT NOT NULL,
+  username_key TEXT NOT NULL UNIQUE,
+  password_hash TEXT,
+  display_name TEXT,
+  disabled BOOLEAN NOT NULL DEFAULT FALSE,
+  created_at BIGINT NOT NULL,
+  updated_at BIGINT NOT NULL
+);
+CREATE TABLE {schema}.account_identities (
+  identity TEXT PRIMARY KEY,
+  account_id TEXT NOT NULL REFERENCES {schema}.accounts (id) ON DELETE CASCADE,
+  position INTEGER NOT NULL
+);
+CREATE INDEX account_identities_account_id ON {schema}.account_identities (account_id);
+
+CREATE TABLE {schema}.signing_keys (
+  kid TEXT PRIMARY KEY,
+  jwk TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('next', 'current', 'retired')),
+  created_at BIGINT NOT NULL,
+  retire_after BIGINT
+);
+CREATE TABLE {schema}.cookie_keys (
+  position INTEGER PRIMARY KEY,
+  key TEXT NOT NULL,
+  created_at BIGINT NOT NULL
+);
+
+CREATE TABLE {schema}.kv (
+  namespace TEXT NOT NULL,
+  key TEXT NOT NULL,
+  value TEXT NOT NULL,
+  expires_at BIGINT NOT NULL,
+  PRIMARY KEY (namespace, key)
+);
+CREATE INDEX kv_expires_at ON {schema}.kv (expires_at);
+`,
+  },
+];

@@ -1,0 +1,327 @@
+/**
+ * Embedded store: one SQLite file (WAL mode), the default for a single AS instance.
+ * better-sqlite3 is synchronous, so each method is one short synchronous step and every
+ * read-modify-write runs in an IMMEDIATE transaction (safe across processes sharing the file).
+ */
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type BetterSqlite3 from 'better-sqlite3';
+import type { AdapterPayload } from 'oidc-provider';
+import {
+  type AccountRow,
+  accountFromRow,
+  conflict,
+  newAccount,
+  notFound,
+  patchAccount,
+  upstreamIdentityKey,
+  usernameKey,
+} from './accounts.js';
+import type { BackendParts } from './assemble.js';
+import { type Clock, epochSeconds } from './clock.js';
+import { StorageError } from './errors.js';
+import type { CookieKeyRecord, KeyBackend } from './keys.js';
+import { pendingMigrations, SQLITE_MIGRATIONS } from './migrations.js';
+import type { IndexedField, ModelBackend, ModelRow } from './model-rows.js';
+import type { AccountRecord, AccountStore, KeyValueStore, StoredSigningKey } from './types.js';
+
+type Db = BetterSqlite3.Database;
+
+const LIVE = '(expires_at IS NULL OR expires_at > @now)';
+
+function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
+function migrate(db: Db): void {
+  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
+  db.transaction(() => {
+    const applied = (db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version);
+    for (const m of pendingMigrations(SQLITE_MIGRATIONS, applied)) {
+      db.exec(m.sql);
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, Date.now());
+    }
+  }).immediate();
+}
+
+class SqliteModels implements ModelBackend {
+  constructor(private readonly db: Db) {}
+
+  async upsert(row: ModelRow): Promise<void> {
+    this.db
+      .prepare(
+        `INSERT INTO oidc_models (model, id, payload, grant_id, uid, user_code, expires_at)
+         VALUES (@model, @id, @payload, @grantId, @uid, @userCode, @expiresAt)
+         ON CONFLICT (model, id) DO UPDATE SET payload = excluded.payload, grant_id = excluded.grant_id,
+           uid = excluded.uid, user_code = excluded.user_code, expires_at = excluded.expires_at`,
+      )
+      .run({ ...row, payload: JSON.stringify(row.payload) });
+  }
+
+  private one(sql: string, params: Record<string, unknown>): AdapterPayload | undefined {
+    const row = this.db.prepare(sql).get(params) as { payload: string } | undefined;
+    return row ? (JSON.parse(row.payload) as AdapterPayload) : undefined;
+  }
+
+  async find(model: string, id: string, now: number) {
+    return this.one(`SELECT payload FROM oidc_models WHERE model = @model AND id = @id AND ${LIVE}`, { model, id, now });
+  }
+
+  async findBy(model: string, field: IndexedField, value: string, now: number) {
+    const column = field === 'uid' ? 'uid' : 'user_code';
+    return this.one(`SELECT payload FROM oidc_models WHERE model = @model AND ${column} = @value AND ${LIVE} LIMIT 1`, { model, value, now });
+  }
+
+  async consume(model: string, id: string, consumedAt: number, now: number) {
+    this.db
+      .prepare(`UPDATE oidc_models SET payload = json_set(payload, '$.consumed', @consumedAt) WHERE model = @model AND id = @id AND ${LIVE}`)
+      .run({ model, id, consumedAt, now });
+  }
+
+  async destroy(model: string, id: string) {
+    this.db.prepare('DELETE FROM oidc_models WHERE model = ? AND id = ?').run(model, id);
+  }
+
+  async revokeByGrantId(grantId: string) {
+    this.db.prepare('DELETE FROM oidc_models WHERE grant_id = ?').run(grantId);
+  }
+}
+
+interface SigningRow {
+  jwk: string;
+  status: StoredSigningKey['status'];
+  created_at: number;
+  retire_after: number | null;
+}
+
+function signingFromRow(r: SigningRow): StoredSigningKey {
+  const key: StoredSigningKey = { jwk: JSON.parse(r.jwk) as StoredSigningKey['jwk'], status: r.status, createdAt: Number(r.created_at) };
+  if (r.retire_after !== null) key.retireAfter = Number(r.retire_after);
+  return key;
+}
+
+class SqliteKeys implements KeyBackend {
+  constructor(private readonly db: Db) {}
+
+  private signing(): StoredSigningKey[] {
+    return (this.db.prepare('SELECT jwk, status, created_at, retire_after FROM signing_keys ORDER BY created_at, kid').all() as SigningRow[]).map(signingFromRow);
+  }
+
+  private cookie(): CookieKeyRecord[] {
+    return (this.db.prepare('SELECT key, created_at FROM cookie_keys ORDER BY position').all() as { key: string; created_at: number }[]).map((r) => ({
+      key: r.key,
+      createdAt: Number(r.created_at),
+    }));
+  }
+
+  async readSigningKeys() {
+    return this.signing();
+  }
+
+  async mutateSigningKeys(change: (rows: StoredSigningKey[]) => StoredSigningKey[] | undefined) {
+    return this.db
+      .transaction(() => {
+        const next = change(this.signing());
+        if (next) {
+          this.db.prepare('DELETE FROM signing_keys').run();
+          const insert = this.db.prepare('INSERT INTO signing_keys (kid, jwk, status, created_at, retire_after) VALUES (?, ?, ?, ?, ?)');
+          for (const k of next) insert.run(k.jwk.kid, JSON.stringify(k.jwk), k.status, k.createdAt, k.retireAfter ?? null);
+        }
+        return this.signing();
+      })
+      .immediate();
+  }
+
+  async readCookieKeys() {
+    return this.cookie();
+  }
+
+  async mutateCookieKeys(change: (rows: CookieKeyRecord[]) => CookieKeyRecord[] | undefined) {
+    return this.db
+      .transaction(() => {
+        const next = change(this.cookie());
+        if (next) {
+          this.db.prepare('DELETE FROM cookie_keys').run();
+          const insert = this.db.prepare('INSERT INTO cookie_keys (position, key, created_at) VALUES (?, ?, ?)');
+          next.forEach((k, i) => insert.run(i, k.key, k.createdAt));
+        }
+        return this.cookie();
+      })
+      .immediate();
+  }
+}
+
+class SqliteAccounts implements AccountStore {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+  ) {}
+
+  private load(row: AccountRow | undefined): AccountRecord | undefined {
+    if (!row) return undefined;
+    const ids = this.db.prepare('SELECT identity FROM account_identities WHERE account_id = ? ORDER BY position').all(row.id) as { identity: string }[];
+    return accountFromRow(row, ids.map((r) => r.identity));
+  }
+
+  private write(record: AccountRecord, insert: boolean): void {
+    const params = {
+      id: record.id,
+      username: record.username,
+      usernameKey: usernameKey(record.username),
+      passwordHash: record.passwordHash,
+      displayName: record.displayName ?? null,
+      disabled: record.disabled ? 1 : 0,
+      createdAt: record.createdAt,
+      updatedAt: record.updatedAt,
+    };
+    try {
+      this.db
+        .transaction(() => {
+          if (insert) {
+            this.db
+              .prepare(
+                `INSERT INTO accounts (id, username, username_key, password_hash, display_name, disabled, created_at, updated_at)
+                 VALUES (@id, @username, @usernameKey, @passwordHash, @displayName, @disabled, @createdAt, @updatedAt)`,
+              )
+              .run(params);
+          } else {
+            this.db
+              .prepare(
+                `UPDATE accounts SET username = @username, username_key = @usernameKey, password_hash = @passwordHash,
+                 display_name = @displayName, disabled = @disabled, updated_at = @updatedAt WHERE id = @id`,
+              )
+              .run(params);
+            this.db.prepare('DELETE FROM account_identities WHERE account_id = ?').run(record.id);
+          }
+          const add = this.db.prepare('INSERT INTO account_identities (identity, account_id, position) VALUES (?, ?, ?)');
+          (record.upstreamIdentities ?? []).forEach((identity, i) => add.run(identity, record.id, i));
+        })
+        .immediate();
+    } catch (error) {
+      if (isUniqueViolation(error)) throw conflict('account (id, username or upstream identity)', error);
+      throw error;
+    }
+  }
+
+  async create(account: Omit<AccountRecord, 'createdAt' | 'updatedAt'>) {
+    const record = newAccount(account, epochSeconds(this.clock()));
+    this.write(record, true);
+    return record;
+  }
+
+  async findById(id: string) {
+    return this.load(this.db.prepare('SELECT * FROM accounts WHERE id = ?').get(id) as AccountRow | undefined);
+  }
+
+  async findByUsername(username: string) {
+    return this.load(this.db.prepare('SELECT * FROM accounts WHERE username_key = ?').get(usernameKey(username)) as AccountRow | undefined);
+  }
+
+  async findByUpstreamIdentity(issuer: string, subject: string) {
+    const row = this.db
+      .prepare('SELECT a.* FROM accounts a JOIN account_identities i ON i.account_id = a.id WHERE i.identity = ?')
+      .get(upstreamIdentityKey(issuer, subject)) as AccountRow | undefined;
+    return this.load(row);
+  }
+
+  async list() {
+    const rows = this.db.prepare('SELECT * FROM accounts ORDER BY created_at, id').all() as AccountRow[];
+    return rows.map((r) => this.load(r)!);
+  }
+
+  async update(id: string, patch: Partial<Omit<AccountRecord, 'id' | 'createdAt' | 'updatedAt'>>) {
+    const existing = await this.findById(id);
+    if (!existing) throw notFound();
+    const record = patchAccount(existing, patch, epochSeconds(this.clock()));
+    this.write(record, false);
+    return record;
+  }
+}
+
+class SqliteKv implements KeyValueStore {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+  ) {}
+
+  async get<T = unknown>(namespace: string, key: string): Promise<T | undefined> {
+    const row = this.db.prepare('SELECT value FROM kv WHERE namespace = ? AND key = ? AND expires_at > ?').get(namespace, key, this.clock()) as
+      | { value: string }
+      | undefined;
+    return row ? (JSON.parse(row.value) as T) : undefined;
+  }
+
+  async set(namespace: string, key: string, value: unknown, ttlSeconds: number) {
+    this.db
+      .prepare(
+        `INSERT INTO kv (namespace, key, value, expires_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at`,
+      )
+      .run(namespace, key, JSON.stringify(value ?? null), this.clock() + ttlSeconds * 1000);
+  }
+
+  async increment(namespace: string, key: string, by: number, ttlSeconds: number) {
+    const now = this.clock();
+    // One statement: a live numeric counter grows, anything else (absent, expired, not a number) restarts at `by`.
+    const row = this.db
+      .prepare(
+        `INSERT INTO kv (namespace, key, value, expires_at) VALUES (@namespace, @key, @initial, @expiresAt)
+         ON CONFLICT (namespace, key) DO UPDATE SET
+           value = CASE WHEN kv.expires_at > @now AND json_type(kv.value) IN ('integer', 'real')
+                        THEN CAST(kv.value + @by AS TEXT) ELSE excluded.value END,
+           expires_at = CASE WHEN kv.expires_at > @now AND json_type(kv.value) IN ('integer', 'real')
+                        THEN kv.expires_at ELSE excluded.expires_at END
+         RETURNING value`,
+      )
+      .get({ namespace, key, initial: JSON.stringify(by), expiresAt: now + ttlSeconds * 1000, now, by }) as { value: string };
+    return Number(JSON.parse(row.value));
+  }
+
+  async delete(namespace: string, key: string) {
+    this.db.prepare('DELETE FROM kv WHERE namespace = ? AND key = ?').run(namespace, key);
+  }
+}
+
+export async function openSqliteBackend(file: string, clock: Clock): Promise<BackendParts> {
+  if (typeof file !== 'string' || file === '') throw new StorageError('sqlite storage needs a file path', 'misconfigured');
+  const { default: Database } = await import('better-sqlite3');
+  const dir = dirname(file);
+  // The file holds private signing keys: keep the folder and file private to this user.
+  if (!existsSync(dir)) mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const created = !existsSync(file);
+  const db = new Database(file);
+  try {
+    if (created) chmodSync(file, 0o600);
+    db.pragma('journal_mode = WAL');
+    db.pragma('busy_timeout = 5000');
+    db.pragma('foreign_keys = ON');
+    db.pragma('synchronous = NORMAL');
+    migrate(db);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+
+  return {
+    kind: 'sqlite',
+    models: new SqliteModels(db),
+    keys: new SqliteKeys(db),
+    accounts: new SqliteAccounts(db, clock),
+    kv: new SqliteKv(db, clock),
+    ping: async () => {
+      db.prepare('SELECT 1').get();
+    },
+    async cleanup(now: number) {
+      return db.transaction(() => {
+        const models = db.prepare('DELETE FROM oidc_models WHERE expires_at IS NOT NULL AND expires_at <= ?').run(now).changes;
+        const kv = db.prepare('DELETE FROM kv WHERE expires_at <= ?').run(now).changes;
+        const keys = db.prepare("DELETE FROM signing_keys WHERE status = 'retired' AND retire_after <= ?").run(epochSeconds(now)).changes;
+        return models + kv + keys;
+      })();
+    },
+    close: async () => {
+      db.close();
+    },
+  };
+}

@@ -1,1 +1,42 @@
-export {};
+export { createResourceServer, type ResourceServer } from './resource_server.js';
+export { createResourceServerCore, type ResourceServerCore } from './resource_server_core.js';
+export type { ResourceServerOptions } from './options.js';
+export { createAccessTokenVerifier, type AccessTokenVerifier } from './access_token_verifier.js';
+export {
+  verifyJwtAccessToken,
+  verifyJwtAccessToken as verifyAccessToken,
+  DEFAULT_ALGORITHMS,
+  REQUIRED_CLAIMS,
+  type JwtVerifyOptions,
+} from './verify_jwt.js';
+export { introspectAccessToken, type IntrospectionOptions } from './introspection.js';
+export { buildChallenge, buildChallenge as buildWwwAuthenticate, quoteValue, isScopeToken, type ChallengeParams } from './challenge.js';
+export { extractBearerToken, MAX_TOKEN_LENGTH, type BearerSources } from './bearer.js';
+export {
+  protectedResourceMetadata,
+  protectedResourceMetadataUrl,
+  type ProtectedResourceMetadata,
+  type ProtectedResourceMetadataOptions,
+} from './metadata.js';
+export {
+  requiredScopes,
+  missingScopes,
+  expandScopes,
+  checkScopes,
+  type ScopePolicy,
+  type ScopeHierarchy,
+  type ChallengeScopeStrategy,
+} from './scope_policy.js';
+export { canonicalResource, audienceIncludes } from './resource_uri.js';
+export { checkOrigin, checkHost, normalizeOrigin } from './origin.js';
+export { metadataUrlsFor, processMetadata, type AuthorizationServerMetadata } from './as_metadata.js';
+export { renderError, type ErrorResponse } from './respond.js';
+export { TokenCache, tokenHash } from './token_cache.js';
+export {
+  ResourceServerError,
+  reasonToWire,
+  type RejectionReason,
+  type BearerErrorCode,
+  type WireError,
+} from './errors.js';
+export type { VerifiedAccessToken, McpAuthInfo, ResourceServerLogger } from './types.js';

@@ -1,0 +1,74 @@
+import { ResourceServerError } from './errors.js';
+import { introspectAccessToken } from './introspection.js';
+import { KeyStore } from './key_store.js';
+import { TokenCache } from './token_cache.js';
+import { verifyJwtAccessToken } from './verify_jwt.js';
+import type { ResolvedOptions } from './options.js';
+import type { VerifiedAccessToken } from './types.js';
+
+/** Validates access tokens for one resource: cache, then JWT (RFC 9068) or introspection (RFC 7662). */
+export interface AccessTokenVerifier {
+  /** @throws {ResourceServerError} 401 `invalid_token` family. */
+  verify(token: string): Promise<VerifiedAccessToken>;
+  /** Drops cached tokens, metadata and keys. */
+  clear(): void;
+  /** Entries in the validated-token cache (0 when turned off). */
+  readonly cacheSize: number;
+}
+
+const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+
+export function createAccessTokenVerifier(options: ResolvedOptions): AccessTokenVerifier {
+  const keys = new KeyStore({
+    fetch: options.fetch,
+    timeoutMs: options.jwks.timeoutMs,
+    cooldownMs: options.jwks.cooldownMs,
+    cacheMaxAgeMs: options.jwks.cacheMaxAgeMs,
+    failureCooldownMs: options.jwks.failureCooldownMs,
+    jwksUris: options.jwks.uris,
+    now: options.now,
+  });
+  const cache = new TokenCache(options.cacheMaxEntries, options.now);
+
+  async function verifyUncached(token: string): Promise<VerifiedAccessToken> {
+    if (JWT_SHAPE.test(token)) {
+      return verifyJwtAccessToken(token, {
+        resource: options.resource,
+        issuers: options.authorizationServers,
+        getKeys: (issuer) => keys.keys(issuer),
+        algorithms: options.algorithms,
+        clockTolerance: options.clockTolerance,
+        now: options.now,
+      });
+    }
+    if (options.introspection === undefined) throw new ResourceServerError('opaque_token_unsupported');
+    return introspectAccessToken(token, options.introspection, {
+      resource: options.resource,
+      issuers: options.authorizationServers,
+      clockTolerance: options.clockTolerance,
+      now: options.now,
+      fetch: options.fetch,
+      timeoutMs: options.jwks.timeoutMs,
+    });
+  }
+
+  return {
+    async verify(token) {
+      const cached = cache.get(token);
+      if (cached !== undefined) return cached;
+      const verified = await verifyUncached(token);
+      cache.set(
+        verified,
+        verified.source === 'introspection' ? (options.introspection?.cacheTtlSeconds ?? 60) * 1000 : undefined,
+      );
+      return verified;
+    },
+    clear() {
+      cache.clear();
+      keys.clear();
+    },
+    get cacheSize() {
+      return cache.size;
+    },
+  };
+}

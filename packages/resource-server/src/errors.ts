@@ -1,0 +1,137 @@
+/**
+ * Internal reasons a request is refused. They are logged (never sent); {@link reasonToWire}
+ * collapses each one into a registered OAuth error code so the wire never says which check failed.
+ */
+export type RejectionReason =
+  | 'missing_credentials'
+  | 'malformed_authorization_header'
+  | 'unsupported_authorization_scheme'
+  | 'token_in_query'
+  | 'token_in_body'
+  | 'token_malformed'
+  | 'token_too_large'
+  | 'alg_not_allowed'
+  | 'typ_invalid'
+  | 'signature_invalid'
+  | 'unknown_kid'
+  | 'keys_unavailable'
+  | 'iss_untrusted'
+  | 'aud_mismatch'
+  | 'expired'
+  | 'not_yet_valid'
+  | 'missing_claim'
+  | 'claim_invalid'
+  | 'opaque_token_unsupported'
+  | 'introspection_inactive'
+  | 'introspection_failed'
+  | 'insufficient_scope'
+  | 'origin_forbidden'
+  | 'host_forbidden'
+  | 'internal_error';
+
+/** Registered codes we may put on the wire (RFC 6750 §3.1). */
+export type BearerErrorCode = 'invalid_request' | 'invalid_token' | 'insufficient_scope';
+
+export interface WireError {
+  status: 400 | 401 | 403;
+  /** Absent when no credentials were presented (RFC 6750 §3.1: no error information then). */
+  error?: BearerErrorCode;
+  description: string;
+  /** `true` for the DNS-rebinding guards: not an OAuth error, answered with a JSON-RPC body. */
+  transport?: boolean;
+}
+
+/** Exhaustive map from internal reason to wire shape; adding a reason without a case fails to compile. */
+export function reasonToWire(reason: RejectionReason): WireError {
+  switch (reason) {
+    case 'missing_credentials':
+      return { status: 401, description: 'This resource requires a bearer access token' };
+    case 'malformed_authorization_header':
+    case 'unsupported_authorization_scheme':
+      return {
+        status: 400,
+        error: 'invalid_request',
+        description: 'The Authorization header must be "Bearer <token>"',
+      };
+    case 'token_in_query':
+      return {
+        status: 400,
+        error: 'invalid_request',
+        description: 'Access tokens must be sent in the Authorization header, never in the URI',
+      };
+    case 'token_in_body':
+      return {
+        status: 400,
+        error: 'invalid_request',
+        description: 'Access tokens must be sent in the Authorization header, never in the body',
+      };
+    case 'expired':
+      return { status: 401, error: 'invalid_token', description: 'The access token expired' };
+    case 'keys_unavailable':
+    case 'introspection_failed':
+      return {
+        status: 401,
+        error: 'invalid_token',
+        description: 'The access token could not be verified',
+      };
+    case 'token_malformed':
+    case 'token_too_large':
+    case 'alg_not_allowed':
+    case 'typ_invalid':
+    case 'signature_invalid':
+    case 'unknown_kid':
+    case 'iss_untrusted':
+    case 'aud_mismatch':
+    case 'not_yet_valid':
+    case 'missing_claim':
+    case 'claim_invalid':
+    case 'opaque_token_unsupported':
+    case 'introspection_inactive':
+    case 'internal_error':
+      return { status: 401, error: 'invalid_token', description: 'The access token is invalid' };
+    case 'insufficient_scope':
+      return {
+        status: 403,
+        error: 'insufficient_scope',
+        description: 'The access token lacks the scope this request needs',
+      };
+    case 'origin_forbidden':
+      return { status: 403, description: 'Forbidden: Origin not allowed', transport: true };
+    case 'host_forbidden':
+      return { status: 403, description: 'Forbidden: Host not allowed', transport: true };
+  }
+}
+
+/**
+ * A refused request. `reason` and `detail` are private (log them); only {@link reasonToWire}
+ * of `reason` (plus `scope` for `insufficient_scope`) reaches the client.
+ */
+export class ResourceServerError extends Error {
+  readonly reason: RejectionReason;
+  readonly status: 400 | 401 | 403;
+  readonly error: BearerErrorCode | undefined;
+  readonly description: string;
+  /** Scopes the request needs (challenge `scope`), set for `insufficient_scope`. */
+  readonly scope: readonly string[] | undefined;
+  /** Private diagnostics (expected/actual values). Never contains the token. */
+  readonly detail: Readonly<Record<string, unknown>> | undefined;
+
+  constructor(
+    reason: RejectionReason,
+    options: { detail?: Record<string, unknown>; scope?: readonly string[]; cause?: unknown } = {},
+  ) {
+    const wire = reasonToWire(reason);
+    super(wire.error ?? reason, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'ResourceServerError';
+    this.reason = reason;
+    this.status = wire.status;
+    this.error = wire.error;
+    this.description = wire.description;
+    this.scope = options.scope;
+    this.detail = options.detail;
+  }
+
+  get transport(): boolean {
+    return reasonToWire(this.reason).transport === true;
+  }
+}

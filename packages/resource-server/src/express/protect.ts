@@ -1,0 +1,74 @@
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { ResourceServerError } from '../errors.js';
+import type { ResourceServerCore } from '../resource_server_core.js';
+import { BodyError, bodyAlreadyRead, isFormContentType, isJsonContentType, readRawBody } from './read_body.js';
+
+/** Sends a JSON-RPC error without `id` (we do not know it) — same shape the SDK uses. */
+function sendJsonRpcError(res: Response, status: number, code: number, message: string): void {
+  res.status(status).set('cache-control', 'no-store').json({ jsonrpc: '2.0', id: null, error: { code, message } });
+}
+
+/**
+ * express adapter of {@link ResourceServerCore}: Origin/Host guard, bearer extraction, token
+ * validation, JSON body parsing (only once the token is valid, and only when no body parser ran),
+ * MCP scope policy; then `req.auth` (SDK `AuthInfo`) and `next()`. Refusals never reach the MCP
+ * handler.
+ */
+export function createProtectHandler(core: ResourceServerCore): RequestHandler {
+  return async function protectMcpEndpoint(req: Request, res: Response, next: NextFunction): Promise<void> {
+    let token: string | undefined;
+    try {
+      core.checkTransport({ origin: req.headers.origin, host: req.headers.host });
+
+      let tokenInBody = false;
+      const contentType = req.headers['content-type'];
+      if (isFormContentType(contentType)) {
+        // RFC 6750 §2.2 form-body tokens are refused, not ignored; the form is read to tell.
+        let form: unknown = req.body;
+        if (form === undefined && !bodyAlreadyRead(req)) {
+          form = new URLSearchParams((await readRawBody(req, core.options.maxBodyBytes)).toString('utf8'));
+          req.body = Object.fromEntries(form as URLSearchParams);
+        }
+        tokenInBody =
+          form instanceof URLSearchParams
+            ? form.has('access_token')
+            : typeof form === 'object' && form !== null && Object.hasOwn(form, 'access_token');
+      }
+      token = core.extractToken({
+        authorization: req.headers.authorization,
+        url: req.originalUrl ?? req.url,
+        tokenInBody,
+      });
+      const verified = await core.verifyAccessToken(token);
+
+      let body: unknown = req.body;
+      if (body === undefined && req.method === 'POST' && isJsonContentType(contentType) && !bodyAlreadyRead(req)) {
+        const raw = await readRawBody(req, core.options.maxBodyBytes);
+        try {
+          body = raw.length === 0 ? undefined : (JSON.parse(raw.toString('utf8')) as unknown);
+        } catch {
+          throw new BodyError('parse_error');
+        }
+        // the SDK transports accept this pre-parsed body (handleRequest(req, res, req.body))
+        req.body = body;
+      }
+      core.checkScopes(verified, body);
+      (req as Request & { auth?: unknown }).auth = core.toAuthInfo(verified);
+      next();
+    } catch (err) {
+      if (res.headersSent) return;
+      if (err instanceof BodyError) {
+        if (err.kind === 'too_large') sendJsonRpcError(res, 413, -32600, 'Request body too large');
+        else if (err.kind === 'parse_error') sendJsonRpcError(res, 400, -32700, 'Parse error: invalid JSON');
+        else sendJsonRpcError(res, 400, -32600, 'Request body could not be read');
+        return;
+      }
+      const refusal =
+        err instanceof ResourceServerError
+          ? err
+          : new ResourceServerError('internal_error', { cause: err, detail: { message: String(err) } });
+      const response = core.refuse(refusal, token);
+      res.status(response.status).set(response.headers).json(response.body);
+    }
+  };
+}

@@ -1,0 +1,222 @@
+import { isScopeToken } from './challenge.js';
+import { DEFAULT_ALGORITHMS } from './verify_jwt.js';
+import { canonicalResource, isLoopbackHost } from './resource_uri.js';
+import { normalizeHost, normalizeOrigin } from './origin.js';
+import type { IntrospectionOptions } from './introspection.js';
+import type { ChallengeScopeStrategy, ScopeHierarchy, ScopePolicy } from './scope_policy.js';
+import type { ResourceServerLogger } from './types.js';
+
+/** Options of {@link createResourceServer}. */
+export interface ResourceServerOptions {
+  /** Canonical resource URI of the MCP endpoint (RFC 8707 §2, RFC 9728 `resource`). */
+  resource: string;
+  /** Issuer identifiers of the trusted authorization servers (all listed in the metadata). */
+  authorizationServers: readonly string[];
+  /** RFC 9728 `scopes_supported`: the minimal scopes for basic use (never `offline_access`). */
+  scopesSupported?: readonly string[];
+  /** Which scopes each request needs; `default` is also the 401 challenge `scope`. */
+  scopePolicy?: ScopePolicy;
+  /** Broader scopes that imply narrower ones, e.g. `{ 'notes:write': ['notes:read'] }`. */
+  scopeHierarchy?: ScopeHierarchy;
+  /** Scopes put in a 403 challenge: what the operation needs (default), or that plus known granted ones. */
+  challengeScopes?: ChallengeScopeStrategy;
+  /** Allowed `Origin` values for the MCP endpoint (default: the origin of `resource`). */
+  allowedOrigins?: readonly string[];
+  /** Optional `Host` allowlist (`host[:port]`); unset means no Host check. */
+  allowedHosts?: readonly string[];
+  /** RFC 9728 `resource_name`. */
+  resourceName?: string;
+  /** RFC 9728 `resource_documentation` (URL). */
+  resourceDocumentation?: string;
+  /** Extra RFC 9728 members for the metadata document. */
+  extraMetadata?: Readonly<Record<string, unknown>>;
+  /** Also serve the metadata at the root well-known URL (default `true`). */
+  serveRootMetadata?: boolean;
+  /** `realm` auth-param for challenges (default: none). */
+  realm?: string;
+  /** JWS algorithms accepted (asymmetric only; default RS/PS/ES 256-512 and EdDSA). */
+  algorithms?: readonly string[];
+  /** Leeway in seconds for `exp`/`nbf` (default 30, at most 300). */
+  clockTolerance?: number;
+  /** Validated-token cache (LRU keyed by SHA-256 of the token); `false` turns it off. */
+  cache?: false | { maxEntries?: number };
+  /** JWKS and metadata fetching. */
+  jwks?: {
+    /** Min time between refetches caused by an unknown `kid` (default 30 000 ms). */
+    cooldownMs?: number;
+    /** Max age of a fetched JWKS before it is refetched (default 600 000 ms). */
+    cacheMaxAgeMs?: number;
+    /** Timeout of each metadata/JWKS/introspection request (default 5 000 ms). */
+    timeoutMs?: number;
+    /** How long a failed metadata discovery is remembered (default 5 000 ms). */
+    failureCooldownMs?: number;
+    /** Skip discovery: `{ [issuer]: jwksUri }`. */
+    uris?: Readonly<Record<string, string>>;
+  };
+  /** RFC 7662 introspection for opaque (non-JWT) tokens; unset means opaque tokens are refused. */
+  introspection?: IntrospectionOptions;
+  /** Largest JSON body `protect` reads itself (default 4 MiB). */
+  maxBodyBytes?: number;
+  /** Receives rejection reasons and details (never tokens). */
+  logger?: ResourceServerLogger;
+  /** fetch used for metadata, JWKS and introspection (default global `fetch`). */
+  fetch?: typeof fetch;
+  /** Clock in ms (default `Date.now`); used for token times and cache expiry. */
+  now?: () => number;
+}
+
+export interface ResolvedOptions {
+  resource: string;
+  canonicalResource: string;
+  resourceUrl: URL;
+  authorizationServers: string[];
+  scopesSupported: string[] | undefined;
+  policy: ScopePolicy;
+  hierarchy: ScopeHierarchy;
+  challengeScopes: ChallengeScopeStrategy;
+  knownScopes: Set<string>;
+  allowedOrigins: Set<string>;
+  allowedHosts: Set<string> | undefined;
+  algorithms: string[];
+  clockTolerance: number;
+  cacheMaxEntries: number;
+  jwks: { cooldownMs: number; cacheMaxAgeMs: number; timeoutMs: number; failureCooldownMs: number; uris: Record<string, string> };
+  introspection: IntrospectionOptions | undefined;
+  maxBodyBytes: number;
+  serveRootMetadata: boolean;
+  logger: ResourceServerLogger | undefined;
+  fetch: typeof fetch;
+  now: () => number;
+}
+
+function invalid(message: string): TypeError {
+  return Object.assign(new TypeError(message), { code: 'ERR_INVALID_ARG_VALUE' });
+}
+
+function scopeList(name: string, value: readonly string[] | undefined): string[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) throw invalid(`${name} must be an array of scope strings`);
+  for (const s of value) {
+    if (typeof s !== 'string' || !isScopeToken(s)) throw invalid(`${name} contains an invalid scope: ${JSON.stringify(s)}`);
+  }
+  return [...value];
+}
+
+function nonNegative(name: string, value: number | undefined, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > max) {
+    throw invalid(`${name} must be a number between 0 and ${max}`);
+  }
+  return value;
+}
+
+/** Checks options once, at startup (a bad configuration never reaches a request). */
+export function resolveOptions(options: ResourceServerOptions): ResolvedOptions {
+  if (typeof options !== 'object' || options === null) throw invalid('options are required');
+  const canonical = typeof options.resource === 'string' ? canonicalResource(options.resource) : undefined;
+  if (canonical === undefined) {
+    throw invalid('resource must be an absolute http(s) URI without fragment or userinfo');
+  }
+  const resourceUrl = new URL(options.resource);
+  if (resourceUrl.protocol !== 'https:' && !isLoopbackHost(resourceUrl.hostname)) {
+    options.logger?.warn?.('resource is not https; only acceptable behind a TLS-terminating proxy', {
+      resource: options.resource,
+    });
+  }
+  if (!Array.isArray(options.authorizationServers) || options.authorizationServers.length === 0) {
+    throw invalid('authorizationServers must list at least one issuer');
+  }
+  for (const issuer of options.authorizationServers) {
+    if (typeof issuer !== 'string' || !URL.canParse(issuer) || issuer.includes('#') || issuer.includes('?')) {
+      throw invalid(`authorizationServers contains an invalid issuer: ${JSON.stringify(issuer)}`);
+    }
+  }
+  const scopesSupported =
+    options.scopesSupported === undefined ? undefined : scopeList('scopesSupported', options.scopesSupported);
+  if (scopesSupported?.includes('offline_access')) {
+    throw invalid('scopesSupported must not contain offline_access (MCP §Refresh Tokens)');
+  }
+  const policy = options.scopePolicy ?? {};
+  const knownScopes = new Set(scopesSupported ?? []);
+  for (const s of scopeList('scopePolicy.default', policy.default)) knownScopes.add(s);
+  for (const [table, name] of [
+    [policy.methods, 'scopePolicy.methods'],
+    [policy.tools, 'scopePolicy.tools'],
+  ] as const) {
+    for (const [key, list] of Object.entries(table ?? {})) {
+      for (const s of scopeList(`${name}[${JSON.stringify(key)}]`, list)) knownScopes.add(s);
+    }
+  }
+  if (knownScopes.has('offline_access')) {
+    throw invalid('scopePolicy must not require offline_access (MCP §Refresh Tokens)');
+  }
+  const hierarchy = options.scopeHierarchy ?? {};
+  for (const [key, list] of Object.entries(hierarchy)) scopeList(`scopeHierarchy[${JSON.stringify(key)}]`, list);
+
+  const algorithms = options.algorithms === undefined ? [...DEFAULT_ALGORITHMS] : [...options.algorithms];
+  if (algorithms.length === 0) throw invalid('algorithms must not be empty');
+  for (const alg of algorithms) {
+    if (!DEFAULT_ALGORITHMS.includes(alg)) {
+      throw invalid(`algorithm ${JSON.stringify(alg)} is not allowed (asymmetric JWS algorithms only)`);
+    }
+  }
+
+  const allowedOrigins = new Set<string>();
+  for (const origin of options.allowedOrigins ?? [resourceUrl.origin]) {
+    const normalized = typeof origin === 'string' ? normalizeOrigin(origin) : undefined;
+    if (normalized === undefined) throw invalid(`allowedOrigins contains an invalid origin: ${JSON.stringify(origin)}`);
+    allowedOrigins.add(normalized);
+  }
+  let allowedHosts: Set<string> | undefined;
+  if (options.allowedHosts !== undefined) {
+    allowedHosts = new Set();
+    for (const host of options.allowedHosts) {
+      const normalized = typeof host === 'string' ? normalizeHost(host, resourceUrl.protocol as 'http:' | 'https:') : undefined;
+      if (normalized === undefined) throw invalid(`allowedHosts contains an invalid host: ${JSON.stringify(host)}`);
+      allowedHosts.add(normalized);
+    }
+  }
+
+  const introspection = options.introspection;
+  if (introspection !== undefined) {
+    if (typeof introspection.endpoint !== 'string' || !URL.canParse(introspection.endpoint)) {
+      throw invalid('introspection.endpoint must be a URL');
+    }
+    if (typeof introspection.clientId !== 'string' || typeof introspection.clientSecret !== 'string') {
+      throw invalid('introspection.clientId and introspection.clientSecret are required');
+    }
+  }
+  if (options.resourceDocumentation !== undefined && !URL.canParse(options.resourceDocumentation)) {
+    throw invalid('resourceDocumentation must be a URL');
+  }
+
+  return {
+    resource: options.resource,
+    canonicalResource: canonical,
+    resourceUrl,
+    authorizationServers: [...options.authorizationServers],
+    scopesSupported,
+    policy,
+    hierarchy,
+    challengeScopes: options.challengeScopes ?? 'required',
+    knownScopes,
+    allowedOrigins,
+    allowedHosts,
+    algorithms,
+    clockTolerance: nonNegative('clockTolerance', options.clockTolerance, 30, 300),
+    cacheMaxEntries: options.cache === false ? 0 : nonNegative('cache.maxEntries', options.cache?.maxEntries, 1000),
+    jwks: {
+      cooldownMs: nonNegative('jwks.cooldownMs', options.jwks?.cooldownMs, 30_000),
+      cacheMaxAgeMs: nonNegative('jwks.cacheMaxAgeMs', options.jwks?.cacheMaxAgeMs, 600_000),
+      timeoutMs: nonNegative('jwks.timeoutMs', options.jwks?.timeoutMs, 5_000),
+      failureCooldownMs: nonNegative('jwks.failureCooldownMs', options.jwks?.failureCooldownMs, 5_000),
+      uris: { ...(options.jwks?.uris ?? {}) },
+    },
+    introspection,
+    maxBodyBytes: nonNegative('maxBodyBytes', options.maxBodyBytes, 4 * 1024 * 1024),
+    serveRootMetadata: options.serveRootMetadata ?? true,
+    logger: options.logger,
+    fetch: options.fetch ?? globalThis.fetch.bind(globalThis),
+    now: options.now ?? Date.now,
+  };
+}

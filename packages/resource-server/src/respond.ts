@@ -1,0 +1,64 @@
+import { buildChallenge } from './challenge.js';
+import { ResourceServerError } from './errors.js';
+import { tokenHash } from './token_cache.js';
+import type { ResourceServerLogger } from './types.js';
+
+export interface ErrorResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: Record<string, unknown>;
+}
+
+export interface RenderContext {
+  resourceMetadataUrl: string;
+  /** `scope` for challenges that carry no operation-specific scope (the 401s). */
+  defaultScope: readonly string[];
+  realm?: string;
+}
+
+/**
+ * The one place a refusal becomes a response: status, `WWW-Authenticate` (RFC 6750 §3,
+ * RFC 9728 §5.1) and a JSON body with the same registered `error` and a safe description.
+ * DNS-rebinding refusals get a JSON-RPC error without `id` (Streamable HTTP §Security).
+ */
+export function renderError(err: ResourceServerError, ctx: RenderContext): ErrorResponse {
+  const headers: Record<string, string> = {
+    'cache-control': 'no-store',
+    'content-type': 'application/json; charset=utf-8',
+  };
+  if (err.transport) {
+    return { status: err.status, headers, body: { jsonrpc: '2.0', error: { code: -32000, message: err.description } } };
+  }
+  const scope = err.scope ?? ctx.defaultScope;
+  headers['www-authenticate'] = buildChallenge({
+    ...(ctx.realm !== undefined ? { realm: ctx.realm } : {}),
+    resourceMetadata: ctx.resourceMetadataUrl,
+    scope,
+    ...(err.error !== undefined ? { error: err.error, errorDescription: err.description } : {}),
+  });
+  const body: Record<string, unknown> =
+    err.error === undefined
+      ? { error_description: err.description }
+      : { error: err.error, error_description: err.description };
+  if (err.error === 'insufficient_scope' && scope.length > 0) body.scope = scope.join(' ');
+  return { status: err.status, headers, body };
+}
+
+/** Logs a refusal with its private reason; the token appears only as a short hash prefix. */
+export function logRejection(
+  logger: ResourceServerLogger | undefined,
+  err: ResourceServerError,
+  token: string | undefined,
+): void {
+  if (logger === undefined) return;
+  const details: Record<string, unknown> = {
+    reason: err.reason,
+    status: err.status,
+    ...(err.error !== undefined ? { error: err.error } : {}),
+    ...(err.detail ?? {}),
+  };
+  if (token !== undefined) details.token_sha256_prefix = tokenHash(token).slice(0, 12);
+  const serious = err.reason === 'keys_unavailable' || err.reason === 'introspection_failed' || err.reason === 'internal_error';
+  const log = serious ? (logger.warn ?? logger.info) : (logger.info ?? logger.debug);
+  log?.call(logger, 'mcp-auth-kit resource-server: request refused', details);
+}

@@ -1,0 +1,55 @@
+import { createHash } from 'node:crypto';
+import type { VerifiedAccessToken } from './types.js';
+
+/** SHA-256 of the token, so the cache never holds a usable credential as a key. */
+export function tokenHash(token: string): string {
+  return createHash('sha256').update(token).digest('base64url');
+}
+
+/**
+ * Bounded LRU of validated tokens keyed by token hash. An entry is never returned at or past its
+ * expiry (`expiresAt` in seconds, also capped by `ttlMs` for introspected tokens).
+ */
+export class TokenCache {
+  readonly #entries = new Map<string, { value: VerifiedAccessToken; until: number }>();
+  constructor(
+    private readonly maxEntries: number,
+    private readonly now: () => number,
+  ) {}
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  get(token: string): VerifiedAccessToken | undefined {
+    const key = tokenHash(token);
+    const entry = this.#entries.get(key);
+    if (entry === undefined) return undefined;
+    if (this.now() >= entry.until) {
+      this.#entries.delete(key);
+      return undefined;
+    }
+    // refresh recency
+    this.#entries.delete(key);
+    this.#entries.set(key, entry);
+    return entry.value;
+  }
+
+  set(value: VerifiedAccessToken, ttlMs?: number): void {
+    if (this.maxEntries <= 0) return;
+    let until = value.expiresAt * 1000;
+    if (ttlMs !== undefined) until = Math.min(until, this.now() + ttlMs);
+    if (!(until > this.now())) return;
+    const key = tokenHash(value.token);
+    this.#entries.delete(key);
+    this.#entries.set(key, { value, until });
+    while (this.#entries.size > this.maxEntries) {
+      const oldest = this.#entries.keys().next().value as string;
+      this.#entries.delete(oldest);
+    }
+  }
+
+  clear(): void {
+    this.#entries.clear();
+  }
+}

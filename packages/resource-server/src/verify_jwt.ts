@@ -1,0 +1,180 @@
+import {
+  decodeJwt,
+  decodeProtectedHeader,
+  errors,
+  jwtVerify,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+} from 'jose';
+import { ResourceServerError, type RejectionReason } from './errors.js';
+import { audienceIncludes } from './resource_uri.js';
+import type { VerifiedAccessToken } from './types.js';
+
+/** Asymmetric JWS algorithms accepted by default (never `none`, never HMAC). */
+export const DEFAULT_ALGORITHMS: readonly string[] = [
+  'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512',
+  'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519',
+];
+
+/** RFC 9068 §2.2 claims plus `client_id`, all required. */
+export const REQUIRED_CLAIMS = ['iss', 'sub', 'aud', 'exp', 'iat', 'jti', 'client_id'] as const;
+
+export interface JwtVerifyOptions {
+  /** Canonical resource URI this server is (the expected audience). */
+  resource: string;
+  /** Trusted issuers (exact strings, RFC 8414 §3.3). */
+  issuers: readonly string[];
+  /** Resolves the verification keys of an issuer (typically its JWKS). */
+  getKeys: (issuer: string) => Promise<JWTVerifyGetKey>;
+  algorithms?: readonly string[];
+  /** Seconds of leeway for `exp`/`nbf` (default 30). */
+  clockTolerance?: number;
+  /** Current time in ms (default `Date.now`). */
+  now?: () => number;
+}
+
+/**
+ * Validates a JWT access token (RFC 9068 §4) in this order: JWS header `alg` in the asymmetric
+ * allowlist, `typ` = `at+jwt`, `iss` one of the configured issuers (all three before any network
+ * I/O), signature with the issuer's keys, `exp`/`nbf` with tolerance, required claims,
+ * `aud` contains `resource` (canonical comparison, see {@link audienceIncludes}).
+ *
+ * Does NOT check scope (that is the caller's policy), `jti` replay, or DPoP binding.
+ * @throws {ResourceServerError} with a private `reason` and a 401 `invalid_token` wire code.
+ */
+export async function verifyJwtAccessToken(
+  token: string,
+  options: JwtVerifyOptions,
+): Promise<VerifiedAccessToken> {
+  const algorithms = options.algorithms ?? DEFAULT_ALGORITHMS;
+  const now = options.now ?? Date.now;
+
+  let header: ReturnType<typeof decodeProtectedHeader>;
+  let unverified: JWTPayload;
+  try {
+    header = decodeProtectedHeader(token);
+    unverified = decodeJwt(token);
+  } catch (cause) {
+    throw new ResourceServerError('token_malformed', { cause });
+  }
+  if (typeof header.alg !== 'string' || !algorithms.includes(header.alg)) {
+    throw new ResourceServerError('alg_not_allowed', { detail: { alg: header.alg } });
+  }
+  if (typeof header.typ !== 'string' || normalizeTyp(header.typ) !== 'at+jwt') {
+    throw new ResourceServerError('typ_invalid', { detail: { typ: header.typ } });
+  }
+  const issuer = unverified.iss;
+  if (typeof issuer !== 'string' || !options.issuers.includes(issuer)) {
+    throw new ResourceServerError(issuer === undefined ? 'missing_claim' : 'iss_untrusted', {
+      detail: { claim: 'iss', expected: options.issuers, actual: issuer },
+    });
+  }
+
+  let getKey: JWTVerifyGetKey;
+  try {
+    getKey = await options.getKeys(issuer);
+  } catch (cause) {
+    throw new ResourceServerError('keys_unavailable', { cause, detail: { issuer, ...detailOf(cause) } });
+  }
+
+  let payload: JWTPayload;
+  try {
+    ({ payload } = await jwtVerify(token, getKey, {
+      algorithms: [...algorithms],
+      issuer,
+      typ: 'at+jwt',
+      clockTolerance: options.clockTolerance ?? 30,
+      currentDate: new Date(now()),
+      requiredClaims: [...REQUIRED_CLAIMS],
+    }));
+  } catch (cause) {
+    throw mapJoseError(cause, issuer);
+  }
+
+  if (!audienceIncludes(payload.aud, options.resource)) {
+    throw new ResourceServerError('aud_mismatch', {
+      detail: { expected: options.resource, actual: payload.aud },
+    });
+  }
+  for (const claim of ['sub', 'jti', 'client_id'] as const) {
+    if (typeof payload[claim] !== 'string' || payload[claim] === '') {
+      throw new ResourceServerError('claim_invalid', { detail: { claim } });
+    }
+  }
+  if (typeof payload.iat !== 'number') {
+    throw new ResourceServerError('claim_invalid', { detail: { claim: 'iat' } });
+  }
+  if (payload.scope !== undefined && typeof payload.scope !== 'string') {
+    throw new ResourceServerError('claim_invalid', { detail: { claim: 'scope' } });
+  }
+
+  return {
+    token,
+    source: 'jwt',
+    issuer,
+    subject: payload.sub as string,
+    clientId: payload.client_id as string,
+    jti: payload.jti as string,
+    scopes: splitScope(payload.scope),
+    expiresAt: payload.exp as number,
+    resource: options.resource,
+    claims: payload as Record<string, unknown>,
+  };
+}
+
+/** RFC 9068 §4 allows `application/at+jwt` as well; media types are case-insensitive. */
+function normalizeTyp(typ: string): string {
+  const lower = typ.toLowerCase();
+  return lower.startsWith('application/') ? lower.slice('application/'.length) : lower;
+}
+
+export function splitScope(scope: unknown): string[] {
+  if (typeof scope !== 'string') return [];
+  return [...new Set(scope.split(' ').filter((s) => s !== ''))];
+}
+
+function detailOf(cause: unknown): Record<string, unknown> {
+  if (cause instanceof Error) {
+    const detail = (cause as { detail?: Record<string, unknown> }).detail;
+    return { message: cause.message, ...(detail ?? {}) };
+  }
+  return {};
+}
+
+function mapJoseError(cause: unknown, issuer: string): ResourceServerError {
+  let reason: RejectionReason = 'internal_error';
+  let detail: Record<string, unknown> = { issuer };
+  if (cause instanceof errors.JWTExpired) {
+    reason = 'expired';
+  } else if (cause instanceof errors.JWTClaimValidationFailed) {
+    detail = { ...detail, claim: cause.claim, check: cause.reason };
+    if (cause.reason === 'missing') reason = 'missing_claim';
+    else if (cause.claim === 'nbf') reason = 'not_yet_valid';
+    else if (cause.claim === 'typ') reason = 'typ_invalid';
+    else if (cause.claim === 'iss') reason = 'iss_untrusted';
+    else reason = 'claim_invalid';
+  } else if (cause instanceof errors.JWSSignatureVerificationFailed) {
+    reason = 'signature_invalid';
+  } else if (cause instanceof errors.JWKSNoMatchingKey) {
+    reason = 'unknown_kid';
+  } else if (cause instanceof errors.JWKSMultipleMatchingKeys) {
+    reason = 'signature_invalid';
+  } else if (cause instanceof errors.JOSEAlgNotAllowed || cause instanceof errors.JOSENotSupported) {
+    reason = 'alg_not_allowed';
+  } else if (cause instanceof errors.JWKSTimeout || cause instanceof errors.JWKSInvalid) {
+    reason = 'keys_unavailable';
+  } else if (
+    cause instanceof errors.JWSInvalid ||
+    cause instanceof errors.JWTInvalid ||
+    cause instanceof errors.JWKInvalid
+  ) {
+    reason = 'token_malformed';
+  } else if (cause instanceof errors.JOSEError) {
+    reason = 'token_malformed';
+  } else if (cause instanceof Error) {
+    // fetch failures (network, abort) while loading the JWKS
+    reason = 'keys_unavailable';
+  }
+  if (cause instanceof Error) detail = { ...detail, message: cause.message };
+  return new ResourceServerError(reason, { cause, detail });
+}

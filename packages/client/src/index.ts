@@ -1,1 +1,37 @@
-export {};
+export { ERR, McpAuthError, type McpAuthErrorCode, type McpAuthErrorOptions } from './errors.js';
+export { parseWwwAuthenticate, bearerChallenge, type Challenge } from './www-authenticate.js';
+export { assertAllowedUrl, isLoopbackHost, isNativeRedirectUri, resourceMatchesServer, serverKey, type UrlPolicy } from './url.js';
+export type { FetchLike } from './http.js';
+export {
+  protectedResourceMetadataUrls,
+  processProtectedResourceMetadataResponse,
+  discoverProtectedResource,
+  authorizationServerMetadataUrls,
+  processAuthorizationServerMetadataResponse,
+  discoverAuthorizationServer,
+  assertPkceS256,
+  type ProtectedResourceMetadata,
+  type AuthorizationServerMetadata,
+} from './discovery.js';
+export { selectScope, unionScope, splitScope, scopeCovers, type ScopeSelectionInput } from './scope.js';
+export {
+  MemoryStore,
+  DataStore,
+  type AuthStore,
+  type ClientInformation,
+  type StoredTokens,
+  type ServerBinding,
+  type StoreData,
+} from './store.js';
+export { FileStore, defaultStoreDir, defaultStorePath } from './file-store.js';
+export { startLoopbackListener, type LoopbackListener, type LoopbackListenerOptions } from './loopback.js';
+export { validateAuthorizationResponse, type PrivateKeyInput } from './oauth.js';
+export { resolveClient, dynamicRegistration, chooseAuthMethod, type PreRegisteredClient, type RegistrationContext } from './registration.js';
+export {
+  McpAuthClient,
+  createAuthFetch,
+  type McpAuthClientOptions,
+  type McpAuthEvent,
+  type ClientCredentialsConfig,
+  type ServerStatus,
+} from './client.js';

@@ -1,0 +1,517 @@
+import { ERR, McpAuthError } from './errors.js';
+import {
+  assertPkceS256,
+  discoverAuthorizationServer,
+  discoverProtectedResource,
+  type ProtectedResourceMetadata,
+} from './discovery.js';
+import type { FetchLike, HttpDeps } from './http.js';
+import { startLoopbackListener, type LoopbackListenerOptions } from './loopback.js';
+import {
+  clientCredentialsGrant,
+  codeChallengeS256,
+  exchangeAuthorizationCode,
+  generateCodeVerifier,
+  generateState,
+  refreshGrant,
+  validateAuthorizationResponse,
+  type GrantContext,
+  type PrivateKeyInput,
+  type TokenEndpointResponse,
+} from './oauth.js';
+import { resolveClient, type PreRegisteredClient, type RegistrationContext } from './registration.js';
+import { scopeCovers, selectScope, splitScope, unionScope } from './scope.js';
+import { MemoryStore, tokenKey, type AuthStore, type ClientInformation, type ServerBinding, type StoredTokens } from './store.js';
+import { assertAllowedUrl, serverKey } from './url.js';
+import { bearerChallenge, type Challenge } from './www-authenticate.js';
+
+/** Progress notifications (for CLIs and logs); never carry tokens, codes or secrets. */
+export type McpAuthEvent =
+  | { type: 'discovered'; server: string; resource: string; issuer: string }
+  | { type: 'authorization_server_changed'; server: string; from: string; to: string }
+  | { type: 'registered'; issuer: string; client_id: string; source: ClientInformation['source'] }
+  | { type: 'authorization_url'; url: URL }
+  | { type: 'waiting_for_callback'; redirectUri: string }
+  | { type: 'authorized'; issuer: string; resource: string; scope?: string | undefined }
+  | { type: 'refreshed'; issuer: string; resource: string }
+  | { type: 'step_up'; resource: string; scope: string | undefined };
+
+/** Client credentials grant configuration (extension `io.modelcontextprotocol/oauth-client-credentials`). */
+export interface ClientCredentialsConfig {
+  client_id: string;
+  client_secret?: string;
+  token_endpoint_auth_method?: 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt';
+  privateKey?: PrivateKeyInput;
+  /** When set, the credentials are used only with this AS `issuer`. */
+  issuer?: string;
+  /** Scope to request when the MCP server gives no guidance. */
+  scope?: string;
+}
+
+export interface McpAuthClientOptions {
+  /** `client_name` for DCR and shown on consent pages. */
+  clientName: string;
+  /** Where client registrations and tokens live. Default: a new {@link MemoryStore}. */
+  store?: AuthStore;
+  /**
+   * Shows the authorization URL to the user (open a browser, print it, or — in tests — follow it
+   * headlessly). The URL has already been checked to be https (or http on loopback).
+   * Without it, interactive authorization fails with `MCP_AUTH_INTERACTION_REQUIRED`.
+   */
+  openAuthorizationUrl?: (url: URL) => Promise<void>;
+  /** Loopback redirect listener settings (default `http://127.0.0.1:<ephemeral>/callback`). */
+  loopback?: LoopbackListenerOptions;
+  /** How long to wait for the authorization callback. Default 300 000 ms. */
+  authorizationTimeoutMs?: number;
+  /** HTTPS URL of this client's Client ID Metadata Document, used when the AS supports CIMD. */
+  clientMetadataUrl?: string;
+  /** Pre-registered credentials, each bound to one AS issuer. */
+  preRegistered?: PreRegisteredClient[];
+  /** Extra RFC 7591 metadata for DCR. */
+  clientMetadata?: Record<string, unknown>;
+  /** Override the DCR `application_type` (default: native for loopback/custom-scheme redirects). */
+  applicationType?: 'native' | 'web';
+  /** Last resort of registration: ask the host/user for a client_id. */
+  onRegistrationNeeded?: (ctx: RegistrationContext) => Promise<Omit<ClientInformation, 'issuer' | 'source'> | undefined>;
+  /** Use the client credentials grant instead of the interactive flow. */
+  clientCredentials?: ClientCredentialsConfig;
+  /** Ask for refresh tokens (`refresh_token` grant in DCR, `offline_access` when the AS lists it). Default true. */
+  refreshTokens?: boolean;
+  /** Re-authorizations allowed for step-up within one request. Default 2. */
+  maxStepUpAttempts?: number;
+  /** Seconds before `expires_at` at which a token counts as expired. Default 30. */
+  expirySkewSeconds?: number;
+  /** fetch implementation for every request. Default `globalThis.fetch`. */
+  fetch?: FetchLike;
+  /** Allow plain http to non-loopback hosts. Default false. */
+  allowInsecureRequests?: boolean;
+  /** Progress callback. */
+  onEvent?: (event: McpAuthEvent) => void;
+}
+
+/** What {@link McpAuthClient.status} reports per server (no secrets). */
+export interface ServerStatus {
+  server: string;
+  resource: string;
+  issuer: string;
+  client_id?: string | undefined;
+  scope?: string | undefined;
+  expires_at?: number | undefined;
+  has_refresh_token: boolean;
+  authenticated: boolean;
+}
+
+function nowSeconds() {
+  return Math.floor(Date.now() / 1000);
+}
+
+function tokensFrom(
+  res: TokenEndpointResponse,
+  binding: ServerBinding,
+  client: ClientInformation,
+  requestedScope: string | undefined,
+  previous?: StoredTokens,
+): StoredTokens {
+  const scope = res.scope ?? requestedScope ?? previous?.scope;
+  const refresh = res.refresh_token ?? previous?.refresh_token;
+  return {
+    issuer: binding.issuer,
+    resource: binding.resource,
+    access_token: res.access_token,
+    token_type: res.token_type,
+    client_id: client.client_id,
+    ...(refresh !== undefined && { refresh_token: refresh }),
+    ...(typeof res.expires_in === 'number' && { expires_at: nowSeconds() + res.expires_in }),
+    ...(scope !== undefined && { scope }),
+    ...((requestedScope ?? previous?.requested_scope) !== undefined && { requested_scope: requestedScope ?? previous?.requested_scope }),
+  };
+}
+
+/**
+ * An MCP authorization client: discovery (RFC 9728, RFC 8414/OIDC), registration (pre-registered,
+ * CIMD, DCR), authorization code + PKCE with RFC 9207 `iss` validation, RFC 8707 `resource` on
+ * every request, refresh with rotation, single-flight refresh and step-up.
+ *
+ * @example
+ * const client = new McpAuthClient({ clientName: 'My host', openAuthorizationUrl: async (u) => open(u) });
+ * const res = await client.fetch('https://mcp.example.com/mcp', { method: 'POST', body });
+ */
+export class McpAuthClient {
+  readonly store: AuthStore;
+  private readonly opts: McpAuthClientOptions;
+  private readonly deps: HttpDeps;
+  private readonly refreshing = new Map<string, Promise<StoredTokens | undefined>>();
+  private readonly authorizing = new Map<string, Promise<StoredTokens>>();
+  /** (resource, scope set) pairs whose step-up did not help: never retried in this client. */
+  private readonly failedStepUps = new Set<string>();
+
+  constructor(options: McpAuthClientOptions) {
+    if (!options || typeof options.clientName !== 'string' || !options.clientName) {
+      throw new McpAuthError(ERR.INVALID_ARGUMENT, '"clientName" is required');
+    }
+    if (options.clientMetadataUrl) {
+      const u = new URL(options.clientMetadataUrl);
+      if (u.protocol !== 'https:' || u.pathname === '/' || !u.pathname) {
+        throw new McpAuthError(ERR.INVALID_ARGUMENT, '"clientMetadataUrl" must be an https URL with a path');
+      }
+    }
+    this.opts = options;
+    this.store = options.store ?? new MemoryStore();
+    const baseFetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+    this.deps = { fetch: baseFetch, ...(options.allowInsecureRequests && { allowInsecureRequests: true }) };
+    this.fetch = this.fetch.bind(this);
+  }
+
+  private emit(event: McpAuthEvent) {
+    try {
+      this.opts.onEvent?.(event);
+    } catch {
+      // A faulty progress listener must not break authorization.
+    }
+  }
+
+  private get wantRefresh() {
+    return this.opts.refreshTokens !== false;
+  }
+
+  /**
+   * Discovers the PRM and AS metadata of an MCP server and records the binding. `resourceMetadata`
+   * is the challenge's `resource_metadata` URL when there is one.
+   */
+  async discover(serverUrl: string | URL, resourceMetadata?: string): Promise<ServerBinding & { prm: ProtectedResourceMetadata }> {
+    const server = serverKey(serverUrl);
+    const { metadata: prm, url } = await discoverProtectedResource(server, this.deps, resourceMetadata);
+    const pre = new Set((this.opts.preRegistered ?? []).map((p) => p.issuer));
+    const issuer = prm.authorization_servers.find((s) => pre.has(s)) ?? prm.authorization_servers[0]!;
+    assertAllowedUrl(issuer, 'authorization server issuer', this.deps);
+    const asMeta = await discoverAuthorizationServer(issuer, this.deps);
+    const binding: ServerBinding = {
+      server,
+      resource: prm.resource,
+      issuer,
+      resource_metadata_url: url.href,
+      as_metadata: asMeta,
+      ...(prm.scopes_supported && { scopes_supported: prm.scopes_supported }),
+    };
+    const previous = await this.store.getServer(server);
+    if (previous && previous.issuer !== issuer) {
+      this.emit({ type: 'authorization_server_changed', server, from: previous.issuer, to: issuer });
+    }
+    await this.store.setServer(binding);
+    this.emit({ type: 'discovered', server, resource: binding.resource, issuer });
+    return { ...binding, prm };
+  }
+
+  /** A valid access token for the server, refreshing it when expired; undefined when none. */
+  async getTokens(serverUrl: string | URL): Promise<StoredTokens | undefined> {
+    const binding = await this.store.getServer(serverKey(serverUrl));
+    return binding ? this.validTokens(binding) : undefined;
+  }
+
+  private async validTokens(binding: ServerBinding): Promise<StoredTokens | undefined> {
+    const tokens = await this.store.getTokens(binding.issuer, binding.resource);
+    if (!tokens) return undefined;
+    const skew = this.opts.expirySkewSeconds ?? 30;
+    if (tokens.expires_at === undefined || tokens.expires_at - skew > nowSeconds()) return tokens;
+    if (!tokens.refresh_token) return undefined;
+    return this.refresh(binding, tokens.access_token);
+  }
+
+  /**
+   * Refreshes the tokens of a binding. Concurrent callers share one refresh (single flight), so a
+   * rotating refresh token is redeemed once. Returns undefined when refresh is impossible or
+   * refused (the stale tokens are then dropped).
+   */
+  async refresh(binding: ServerBinding, staleAccessToken?: string): Promise<StoredTokens | undefined> {
+    const key = tokenKey(binding.issuer, binding.resource);
+    const pending = this.refreshing.get(key);
+    if (pending) return pending;
+    const run = (async () => {
+      const current = await this.store.getTokens(binding.issuer, binding.resource);
+      if (!current) return undefined;
+      // Someone else already refreshed (another caller or process): use the newer token.
+      if (staleAccessToken && current.access_token !== staleAccessToken) return current;
+      if (!current.refresh_token) return undefined;
+      const client = await this.clientFor(binding);
+      if (!client || client.client_id !== current.client_id) return undefined;
+      try {
+        const res = await refreshGrant(this.grantContext(binding, client), current.refresh_token, binding.resource);
+        const next = tokensFrom(res, binding, client, current.requested_scope, current);
+        await this.store.setTokens(next);
+        this.emit({ type: 'refreshed', issuer: binding.issuer, resource: binding.resource });
+        return next;
+      } catch (err) {
+        if (err instanceof McpAuthError && err.code === ERR.TOKEN_REQUEST_FAILED && err.error) {
+          // invalid_grant & co: the refresh token is dead; a new authorization is needed.
+          await this.store.deleteTokens(binding.issuer, binding.resource);
+          return undefined;
+        }
+        throw err;
+      }
+    })();
+    this.refreshing.set(key, run);
+    try {
+      return await run;
+    } finally {
+      this.refreshing.delete(key);
+    }
+  }
+
+  private async clientFor(binding: ServerBinding): Promise<ClientInformation | undefined> {
+    const cc = this.opts.clientCredentials;
+    if (cc) return this.ccClient(binding);
+    const pre = this.opts.preRegistered?.find((p) => p.issuer === binding.issuer);
+    if (pre) return { ...pre, source: 'pre-registered' };
+    const stored = await this.store.getClient(binding.issuer);
+    return stored?.issuer === binding.issuer ? stored : undefined;
+  }
+
+  private ccClient(binding: ServerBinding): ClientInformation {
+    const cc = this.opts.clientCredentials!;
+    if (cc.issuer && cc.issuer !== binding.issuer) {
+      throw new McpAuthError(
+        ERR.AS_MISMATCH,
+        `client credentials are for ${cc.issuer}, but the MCP server uses the authorization server ${binding.issuer}`,
+      );
+    }
+    const method = cc.token_endpoint_auth_method ?? (cc.privateKey ? 'private_key_jwt' : 'client_secret_basic');
+    return {
+      issuer: binding.issuer,
+      client_id: cc.client_id,
+      ...(cc.client_secret !== undefined && { client_secret: cc.client_secret }),
+      token_endpoint_auth_method: method,
+      source: 'pre-registered',
+    };
+  }
+
+  private grantContext(binding: ServerBinding, client: ClientInformation): GrantContext {
+    const privateKey =
+      this.opts.clientCredentials?.privateKey ??
+      this.opts.preRegistered?.find((p) => p.issuer === binding.issuer && p.client_id === client.client_id)?.privateKey;
+    return { as: binding.as_metadata, client, privateKey, deps: this.deps };
+  }
+
+  /**
+   * Runs a full authorization for an MCP server (discovery when needed, registration, browser
+   * flow or client credentials grant) and stores the tokens. Concurrent calls for the same server
+   * and scope share one flow.
+   */
+  async authorize(serverUrl: string | URL, options: { scope?: string; challenge?: Challenge } = {}): Promise<StoredTokens> {
+    const binding = await this.discover(serverUrl, options.challenge?.params.resource_metadata);
+    const scope =
+      options.scope ??
+      selectScope({
+        challengeScope: options.challenge?.params.scope,
+        scopesSupported: binding.prm.scopes_supported,
+        asScopesSupported: binding.as_metadata.scopes_supported,
+        wantRefreshToken: this.wantRefresh && !this.opts.clientCredentials,
+      });
+    return this.authorizeBinding(binding, scope);
+  }
+
+  private authorizeBinding(binding: ServerBinding, scope: string | undefined): Promise<StoredTokens> {
+    const key = JSON.stringify([binding.issuer, binding.resource, splitScope(scope).sort()]);
+    const pending = this.authorizing.get(key);
+    if (pending) return pending;
+    const run = this.opts.clientCredentials ? this.clientCredentialsFlow(binding, scope) : this.authorizationCodeFlow(binding, scope);
+    this.authorizing.set(key, run);
+    return run.finally(() => this.authorizing.delete(key));
+  }
+
+  private async clientCredentialsFlow(binding: ServerBinding, scope: string | undefined): Promise<StoredTokens> {
+    const client = this.ccClient(binding);
+    const requested = scope ?? this.opts.clientCredentials?.scope;
+    const res = await clientCredentialsGrant(this.grantContext(binding, client), binding.resource, requested);
+    const tokens = tokensFrom(res, binding, client, requested);
+    await this.store.setTokens(tokens);
+    this.emit({ type: 'authorized', issuer: binding.issuer, resource: binding.resource, scope: tokens.scope });
+    return tokens;
+  }
+
+  private async authorizationCodeFlow(binding: ServerBinding, scope: string | undefined): Promise<StoredTokens> {
+    const as = binding.as_metadata;
+    assertPkceS256(as);
+    if (!as.authorization_endpoint) {
+      throw new McpAuthError(ERR.AS_METADATA_INVALID, `authorization server ${as.issuer} has no authorization_endpoint`);
+    }
+    const open = this.opts.openAuthorizationUrl;
+    if (!open) {
+      throw new McpAuthError(ERR.INTERACTION_REQUIRED, 'authorization requires a user, but no openAuthorizationUrl callback is configured');
+    }
+    const stored = await this.store.getClient(as.issuer);
+    const listener = await this.listen(stored);
+    try {
+      const client = await resolveClient(
+        {
+          clientName: this.opts.clientName,
+          preRegistered: this.opts.preRegistered,
+          clientMetadataUrl: this.opts.clientMetadataUrl,
+          clientMetadata: this.opts.clientMetadata,
+          applicationType: this.opts.applicationType,
+          wantRefreshToken: this.wantRefresh,
+          onRegistrationNeeded: this.opts.onRegistrationNeeded,
+        },
+        { as, redirectUri: listener.redirectUri },
+        stored,
+        this.deps,
+      );
+      if (client.source !== 'pre-registered' && (stored?.client_id !== client.client_id || stored.issuer !== client.issuer)) {
+        await this.store.setClient(client);
+        this.emit({ type: 'registered', issuer: as.issuer, client_id: client.client_id, source: client.source });
+      }
+      const verifier = generateCodeVerifier();
+      const state = generateState();
+      const url = new URL(as.authorization_endpoint);
+      url.searchParams.set('response_type', 'code');
+      url.searchParams.set('client_id', client.client_id);
+      url.searchParams.set('redirect_uri', listener.redirectUri);
+      url.searchParams.set('code_challenge', await codeChallengeS256(verifier));
+      url.searchParams.set('code_challenge_method', 'S256');
+      url.searchParams.set('state', state);
+      url.searchParams.set('resource', binding.resource);
+      if (scope) url.searchParams.set('scope', scope);
+      // OIDC Core §11: offline_access is only honoured together with prompt=consent.
+      if (splitScope(scope).includes('offline_access')) url.searchParams.set('prompt', 'consent');
+      // Security Best Practices: only http(s) authorization URLs are ever opened.
+      assertAllowedUrl(url, 'authorization URL', this.deps);
+      this.emit({ type: 'authorization_url', url });
+      const callback = listener.waitForCallback({ timeoutMs: this.opts.authorizationTimeoutMs ?? 300_000 });
+      callback.catch(() => undefined);
+      await open(url);
+      this.emit({ type: 'waiting_for_callback', redirectUri: listener.redirectUri });
+      const response = await callback;
+      // The issuer recorded with the verifier and state is the validated metadata's issuer.
+      const params = validateAuthorizationResponse(as, client.client_id, response, state);
+      const res = await exchangeAuthorizationCode(this.grantContext(binding, client), params, listener.redirectUri, verifier, binding.resource);
+      const tokens = tokensFrom(res, binding, client, scope);
+      await this.store.setTokens(tokens);
+      this.emit({ type: 'authorized', issuer: binding.issuer, resource: binding.resource, scope: tokens.scope });
+      return tokens;
+    } finally {
+      await listener.close();
+    }
+  }
+
+  private async listen(stored: ClientInformation | undefined) {
+    const base = this.opts.loopback ?? {};
+    // Reuse the port registered by DCR so the exact registered redirect URI keeps working.
+    if (stored?.redirect_uri && base.port === undefined) {
+      try {
+        const port = Number(new URL(stored.redirect_uri).port);
+        if (port) return await startLoopbackListener({ ...base, port });
+      } catch {
+        // Port taken: fall back to an ephemeral one (RFC 8252 §7.3 lets loopback ports vary).
+      }
+    }
+    return startLoopbackListener(base);
+  }
+
+  /**
+   * fetch with MCP authorization: attaches the bound access token, refreshes it when expired or
+   * on 401 `invalid_token`, runs discovery + authorization on 401, steps up on 403
+   * `insufficient_scope` with the scope union (bounded retries), and retries the request.
+   * The final response is returned as is (e.g. a 403 when step-up is exhausted).
+   */
+  async fetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+    const original = new Request(input, init);
+    const server = serverKey(original.url);
+    const maxStepUps = this.opts.maxStepUpAttempts ?? 2;
+    let refreshed = false;
+    let authorized = false;
+    let stepUps = 0;
+    let lastStepUpKey: string | undefined;
+    for (;;) {
+      const binding = await this.store.getServer(server);
+      const tokens = binding ? await this.validTokens(binding) : undefined;
+      const headers = new Headers(original.headers);
+      if (tokens) headers.set('authorization', `Bearer ${tokens.access_token}`);
+      const res = await this.deps.fetch(new Request(original.clone(), { headers }));
+
+      if (res.status === 401) {
+        const challenge = bearerChallenge(res);
+        const fresh = await this.discover(server, challenge?.params.resource_metadata);
+        const known = await this.store.getTokens(fresh.issuer, fresh.resource);
+        if (known && known.access_token !== tokens?.access_token) {
+          await res.body?.cancel();
+          continue; // tokens for this (issuer, resource) exist but were not sent: use them
+        }
+        if (known?.refresh_token && !refreshed && !authorized) {
+          refreshed = true;
+          if (await this.refresh(fresh, known.access_token)) {
+            await res.body?.cancel();
+            continue;
+          }
+        }
+        if (authorized) return res;
+        const scope = selectScope({
+          challengeScope: challenge?.params.scope,
+          scopesSupported: fresh.prm.scopes_supported,
+          asScopesSupported: fresh.as_metadata.scopes_supported,
+          wantRefreshToken: this.wantRefresh && !this.opts.clientCredentials,
+        });
+        await res.body?.cancel();
+        await this.authorizeBinding(fresh, scope);
+        authorized = true;
+        continue;
+      }
+
+      if (res.status === 403 && binding && tokens) {
+        const challenge = bearerChallenge(res);
+        if (challenge?.params.error !== 'insufficient_scope') return res;
+        const wanted = unionScope(tokens.requested_scope ?? tokens.scope, challenge.params.scope);
+        const key = JSON.stringify([binding.resource, splitScope(wanted).sort()]);
+        if (lastStepUpKey === key || (tokens.scope && scopeCovers(tokens.scope, wanted) && stepUps > 0)) {
+          this.failedStepUps.add(key);
+        }
+        if (stepUps >= maxStepUps || this.failedStepUps.has(key)) return res;
+        stepUps++;
+        lastStepUpKey = key;
+        this.emit({ type: 'step_up', resource: binding.resource, scope: wanted });
+        await res.body?.cancel();
+        // Refresh cannot widen scope (RFC 6749 §6): step-up always re-authorizes.
+        let scope = wanted;
+        if (this.wantRefresh && !this.opts.clientCredentials && binding.as_metadata.scopes_supported?.includes('offline_access')) {
+          scope = unionScope(scope, 'offline_access');
+        }
+        await this.authorizeBinding(binding, scope);
+        continue;
+      }
+      return res;
+    }
+  }
+
+  /** Forgets tokens (and the discovery binding) of one server, or of every server. */
+  async logout(serverUrl?: string | URL): Promise<void> {
+    const bindings = serverUrl
+      ? [await this.store.getServer(serverKey(serverUrl))].filter((b): b is ServerBinding => !!b)
+      : await this.store.listServers();
+    for (const b of bindings) {
+      await this.store.deleteTokens(b.issuer, b.resource);
+      await this.store.deleteServer(b.server);
+    }
+  }
+
+  /** What the store knows, without secrets. */
+  async status(): Promise<ServerStatus[]> {
+    const out: ServerStatus[] = [];
+    for (const b of await this.store.listServers()) {
+      const t = await this.store.getTokens(b.issuer, b.resource);
+      out.push({
+        server: b.server,
+        resource: b.resource,
+        issuer: b.issuer,
+        client_id: t?.client_id,
+        scope: t?.scope,
+        expires_at: t?.expires_at,
+        has_refresh_token: !!t?.refresh_token,
+        authenticated: !!t && (t.expires_at === undefined || t.expires_at > nowSeconds() || !!t.refresh_token),
+      });
+    }
+    return out;
+  }
+}
+
+/** An authenticated fetch bound to a client (for the MCP SDK transports' `fetch` option). */
+export function createAuthFetch(client: McpAuthClient): FetchLike {
+  return (input, init) => client.fetch(input, init);
+}

@@ -1,0 +1,188 @@
+import { ERR, McpAuthError } from './errors.js';
+import { guardedGet, readJsonObject, type HttpDeps } from './http.js';
+import { resourceMatchesServer } from './url.js';
+
+/** RFC 9728 Protected Resource Metadata (the fields the client uses; others are kept). */
+export interface ProtectedResourceMetadata {
+  resource: string;
+  authorization_servers: string[];
+  scopes_supported?: string[];
+  [key: string]: unknown;
+}
+
+/** RFC 8414 / OIDC Discovery metadata (the fields the client uses; others are kept). */
+export interface AuthorizationServerMetadata {
+  issuer: string;
+  authorization_endpoint?: string;
+  token_endpoint?: string;
+  registration_endpoint?: string;
+  scopes_supported?: string[];
+  code_challenge_methods_supported?: string[];
+  token_endpoint_auth_methods_supported?: string[];
+  grant_types_supported?: string[];
+  authorization_response_iss_parameter_supported?: boolean;
+  client_id_metadata_document_supported?: boolean;
+  [key: string]: unknown;
+}
+
+/**
+ * RFC 9728 §3.1 + MCP Authorization Server Discovery: the PRM URLs to try, in order — the
+ * challenge's `resource_metadata` when present, else the path-based well-known URL, else the root.
+ */
+export function protectedResourceMetadataUrls(serverUrl: string | URL, resourceMetadata?: string): URL[] {
+  if (resourceMetadata) return [new URL(resourceMetadata)];
+  const server = new URL(serverUrl);
+  const path = server.pathname.replace(/\/$/, '');
+  const urls: URL[] = [];
+  if (path) urls.push(new URL(`/.well-known/oauth-protected-resource${path}`, server.origin));
+  urls.push(new URL('/.well-known/oauth-protected-resource', server.origin));
+  return urls;
+}
+
+/**
+ * Validates a PRM response: JSON object, `resource` string that identifies `serverUrl`
+ * (RFC 9728 §3.3), at least one `authorization_servers` entry (MCP). `resource` is returned as
+ * published: it is the exact `resource` parameter to send (RFC 8707).
+ */
+export async function processProtectedResourceMetadataResponse(
+  serverUrl: string | URL,
+  response: Response,
+): Promise<ProtectedResourceMetadata> {
+  if (response.status !== 200) {
+    throw new McpAuthError(ERR.PRM_NOT_FOUND, `protected resource metadata request answered HTTP ${response.status}`, { status: response.status });
+  }
+  const body = await readJsonObject(response);
+  if (!body) throw new McpAuthError(ERR.PRM_INVALID, 'protected resource metadata is not a JSON object');
+  const { resource, authorization_servers: servers, scopes_supported: scopes } = body;
+  if (typeof resource !== 'string' || !resource) {
+    throw new McpAuthError(ERR.PRM_INVALID, 'protected resource metadata has no "resource"');
+  }
+  if (!resourceMatchesServer(resource, serverUrl)) {
+    throw new McpAuthError(
+      ERR.PRM_RESOURCE_MISMATCH,
+      `protected resource metadata "resource" (${resource}) does not identify the MCP server ${String(serverUrl)}`,
+    );
+  }
+  if (!Array.isArray(servers) || servers.length === 0 || !servers.every((s) => typeof s === 'string' && s)) {
+    throw new McpAuthError(ERR.PRM_INVALID, 'protected resource metadata lists no "authorization_servers"');
+  }
+  if (scopes !== undefined && (!Array.isArray(scopes) || !scopes.every((s) => typeof s === 'string'))) {
+    throw new McpAuthError(ERR.PRM_INVALID, 'protected resource metadata "scopes_supported" is not a string array');
+  }
+  return body as ProtectedResourceMetadata;
+}
+
+/** Fetches and validates the PRM, trying the URLs of {@link protectedResourceMetadataUrls} in order. */
+export async function discoverProtectedResource(
+  serverUrl: string | URL,
+  deps: HttpDeps,
+  resourceMetadata?: string,
+): Promise<{ metadata: ProtectedResourceMetadata; url: URL }> {
+  const candidates = protectedResourceMetadataUrls(serverUrl, resourceMetadata);
+  if (resourceMetadata) candidates.push(...protectedResourceMetadataUrls(serverUrl));
+  let last: unknown;
+  for (const url of candidates) {
+    let res: Response;
+    try {
+      res = await guardedGet(url, deps, 'protected resource metadata URL');
+    } catch (err) {
+      if (err instanceof McpAuthError) throw err;
+      last = err;
+      continue;
+    }
+    // Only an HTTP failure moves on to the next URL; a document that fails validation is final.
+    if (res.status !== 200) {
+      await res.body?.cancel();
+      last = new McpAuthError(ERR.PRM_NOT_FOUND, `HTTP ${res.status} from ${url.href}`);
+      continue;
+    }
+    return { metadata: await processProtectedResourceMetadataResponse(serverUrl, res), url };
+  }
+  throw new McpAuthError(ERR.PRM_NOT_FOUND, `no protected resource metadata found for ${String(serverUrl)}`, { cause: last });
+}
+
+/**
+ * MCP Authorization Server Metadata Discovery order. Issuer with a path: RFC 8414 path insertion,
+ * OIDC path insertion, OIDC path append. Issuer without a path: RFC 8414, then OIDC.
+ */
+export function authorizationServerMetadataUrls(issuer: string | URL): URL[] {
+  const u = new URL(issuer);
+  const path = u.pathname.replace(/\/$/, '');
+  if (!path) {
+    return [
+      new URL('/.well-known/oauth-authorization-server', u.origin),
+      new URL('/.well-known/openid-configuration', u.origin),
+    ];
+  }
+  return [
+    new URL(`/.well-known/oauth-authorization-server${path}`, u.origin),
+    new URL(`/.well-known/openid-configuration${path}`, u.origin),
+    new URL(`${path}/.well-known/openid-configuration`, u.origin),
+  ];
+}
+
+/**
+ * Validates an AS metadata response. RFC 8414 §3.3 / OIDC Discovery §4.3: `issuer` must be
+ * identical (simple string comparison) to the issuer identifier the URL was built from.
+ */
+export async function processAuthorizationServerMetadataResponse(
+  expectedIssuer: string,
+  response: Response,
+): Promise<AuthorizationServerMetadata> {
+  if (response.status !== 200) {
+    throw new McpAuthError(ERR.AS_METADATA_NOT_FOUND, `authorization server metadata request answered HTTP ${response.status}`, { status: response.status });
+  }
+  const body = await readJsonObject(response);
+  if (!body) throw new McpAuthError(ERR.AS_METADATA_INVALID, 'authorization server metadata is not a JSON object');
+  if (body.issuer !== expectedIssuer) {
+    throw new McpAuthError(
+      ERR.AS_ISSUER_MISMATCH,
+      `authorization server metadata "issuer" (${String(body.issuer)}) is not the expected issuer ${expectedIssuer}`,
+    );
+  }
+  for (const key of ['authorization_endpoint', 'token_endpoint', 'registration_endpoint'] as const) {
+    if (body[key] !== undefined && typeof body[key] !== 'string') {
+      throw new McpAuthError(ERR.AS_METADATA_INVALID, `authorization server metadata "${key}" is not a string`);
+    }
+  }
+  if (typeof body.token_endpoint !== 'string') {
+    throw new McpAuthError(ERR.AS_METADATA_INVALID, 'authorization server metadata has no "token_endpoint"');
+  }
+  return body as AuthorizationServerMetadata;
+}
+
+/**
+ * Security Considerations, Authorization Code Protection: refuse an AS whose metadata does not
+ * list `S256` in `code_challenge_methods_supported` (absent means no PKCE).
+ */
+export function assertPkceS256(as: AuthorizationServerMetadata): void {
+  const methods = as.code_challenge_methods_supported;
+  if (!Array.isArray(methods) || !methods.includes('S256')) {
+    throw new McpAuthError(
+      ERR.PKCE_NOT_SUPPORTED,
+      `authorization server ${as.issuer} does not advertise PKCE S256 in code_challenge_methods_supported; refusing to proceed`,
+    );
+  }
+}
+
+/** Fetches AS metadata trying {@link authorizationServerMetadataUrls} in order. */
+export async function discoverAuthorizationServer(issuer: string, deps: HttpDeps): Promise<AuthorizationServerMetadata> {
+  let last: unknown;
+  for (const url of authorizationServerMetadataUrls(issuer)) {
+    let res: Response;
+    try {
+      res = await guardedGet(url, deps, 'authorization server metadata URL');
+    } catch (err) {
+      if (err instanceof McpAuthError) throw err;
+      last = err;
+      continue;
+    }
+    if (res.status !== 200) {
+      await res.body?.cancel();
+      last = new McpAuthError(ERR.AS_METADATA_NOT_FOUND, `HTTP ${res.status} from ${url.href}`);
+      continue;
+    }
+    return processAuthorizationServerMetadataResponse(issuer, res);
+  }
+  throw new McpAuthError(ERR.AS_METADATA_NOT_FOUND, `no authorization server metadata found for ${issuer}`, { cause: last });
+}

@@ -1,0 +1,70 @@
+/**
+ * Library error codes (on `.code`). OAuth error codes sent by a server stay on `.error`.
+ */
+export const ERR = {
+  /** A `WWW-Authenticate` header could not be parsed. */
+  WWW_AUTHENTICATE_PARSE: 'MCP_AUTH_WWW_AUTHENTICATE_PARSE',
+  /** No Protected Resource Metadata document could be found (RFC 9728). */
+  PRM_NOT_FOUND: 'MCP_AUTH_PRM_NOT_FOUND',
+  /** The PRM document is malformed (not JSON, missing `resource` or `authorization_servers`). */
+  PRM_INVALID: 'MCP_AUTH_PRM_INVALID',
+  /** The PRM `resource` does not identify the MCP server that was called (RFC 9728 §3.3). */
+  PRM_RESOURCE_MISMATCH: 'MCP_AUTH_PRM_RESOURCE_MISMATCH',
+  /** No authorization server metadata could be found at any well-known URL. */
+  AS_METADATA_NOT_FOUND: 'MCP_AUTH_AS_METADATA_NOT_FOUND',
+  /** The AS metadata is malformed. */
+  AS_METADATA_INVALID: 'MCP_AUTH_AS_METADATA_INVALID',
+  /** The AS metadata `issuer` differs from the issuer identifier (RFC 8414 §3.3). */
+  AS_ISSUER_MISMATCH: 'MCP_AUTH_AS_ISSUER_MISMATCH',
+  /** The AS does not advertise PKCE S256 (`code_challenge_methods_supported`). */
+  PKCE_NOT_SUPPORTED: 'MCP_AUTH_PKCE_NOT_SUPPORTED',
+  /** A URL is not allowed: not https (http only for loopback), or a scheme like `javascript:`. */
+  URL_FORBIDDEN: 'MCP_AUTH_URL_FORBIDDEN',
+  /** Pre-registered credentials exist, but for another authorization server. */
+  AS_MISMATCH: 'MCP_AUTH_AS_MISMATCH',
+  /** No way to obtain a client_id for this authorization server. */
+  REGISTRATION_UNAVAILABLE: 'MCP_AUTH_REGISTRATION_UNAVAILABLE',
+  /** Dynamic Client Registration was refused by the authorization server. */
+  REGISTRATION_REJECTED: 'MCP_AUTH_REGISTRATION_REJECTED',
+  /** The authorization response failed validation (state, RFC 9207 `iss`). */
+  AUTHORIZATION_RESPONSE_INVALID: 'MCP_AUTH_AUTHORIZATION_RESPONSE_INVALID',
+  /** The authorization server answered the authorization request with an error (iss validated). */
+  AUTHORIZATION_DENIED: 'MCP_AUTH_AUTHORIZATION_DENIED',
+  /** Waiting for the authorization callback timed out or was aborted. */
+  AUTHORIZATION_TIMEOUT: 'MCP_AUTH_AUTHORIZATION_TIMEOUT',
+  /** The token endpoint answered with an error or a malformed response. */
+  TOKEN_REQUEST_FAILED: 'MCP_AUTH_TOKEN_REQUEST_FAILED',
+  /** Step-up authorization was attempted too often for the same resource and scope set. */
+  STEP_UP_LIMIT: 'MCP_AUTH_STEP_UP_LIMIT',
+  /** Interactive authorization is needed but the client is configured without a way to open URLs. */
+  INTERACTION_REQUIRED: 'MCP_AUTH_INTERACTION_REQUIRED',
+  /** A caller passed a bad argument. */
+  INVALID_ARGUMENT: 'MCP_AUTH_INVALID_ARGUMENT',
+} as const;
+
+export type McpAuthErrorCode = (typeof ERR)[keyof typeof ERR];
+
+export interface McpAuthErrorOptions {
+  cause?: unknown;
+  /** OAuth `error` code reported by a server, when there is one. */
+  error?: string;
+  /** OAuth `error_description` reported by a server (only kept after issuer validation). */
+  error_description?: string;
+  status?: number;
+}
+
+/** Every error thrown by this library. `code` is one of {@link ERR}; `error` is the server's OAuth code. */
+export class McpAuthError extends Error {
+  readonly code: McpAuthErrorCode;
+  readonly error?: string;
+  readonly error_description?: string;
+  readonly status?: number;
+  constructor(code: McpAuthErrorCode, message: string, options: McpAuthErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'McpAuthError';
+    this.code = code;
+    if (options.error !== undefined) this.error = options.error;
+    if (options.error_description !== undefined) this.error_description = options.error_description;
+    if (options.status !== undefined) this.status = options.status;
+  }
+}

@@ -1,0 +1,183 @@
+import * as oauth from 'oauth4webapi';
+import { importPKCS8, importJWK, type JWK } from 'jose';
+import { ERR, McpAuthError, type McpAuthErrorCode } from './errors.js';
+import { policyFetch, type HttpDeps } from './http.js';
+import type { AuthorizationServerMetadata } from './discovery.js';
+import type { ClientInformation } from './store.js';
+
+type CryptoKey = oauth.PrivateKey['key'];
+
+/** A private key for `private_key_jwt` (RFC 7523): a CryptoKey, a PKCS#8 PEM or a private JWK. */
+export interface PrivateKeyInput {
+  key: CryptoKey | string | JWK;
+  /** JWS algorithm, e.g. `ES256`, `RS256`. Required for PEM input; default `ES256`. */
+  alg?: string;
+  kid?: string;
+}
+
+export type TokenEndpointResponse = oauth.TokenEndpointResponse;
+
+export function asServer(meta: AuthorizationServerMetadata): oauth.AuthorizationServer {
+  return meta as unknown as oauth.AuthorizationServer;
+}
+
+export function requestOptions(deps: HttpDeps) {
+  // The policy fetch applies https-or-loopback itself, so oauth4webapi's own https check is relaxed.
+  return { [oauth.customFetch]: policyFetch(deps), [oauth.allowInsecureRequests]: true } as const;
+}
+
+async function toCryptoKey(input: PrivateKeyInput): Promise<oauth.PrivateKey> {
+  const alg = input.alg ?? 'ES256';
+  let key: CryptoKey;
+  if (typeof input.key === 'string') key = (await importPKCS8(input.key, alg)) as CryptoKey;
+  else if ('type' in input.key && 'algorithm' in input.key) key = input.key as CryptoKey;
+  else key = (await importJWK(input.key as JWK, alg)) as CryptoKey;
+  return input.kid ? { key, kid: input.kid } : { key };
+}
+
+/** Token endpoint client authentication: none, client_secret_basic, client_secret_post, private_key_jwt. */
+export async function clientAuthentication(info: ClientInformation, privateKey?: PrivateKeyInput): Promise<oauth.ClientAuth> {
+  const method = info.token_endpoint_auth_method ?? (info.client_secret ? 'client_secret_basic' : 'none');
+  switch (method) {
+    case 'none':
+      return oauth.None();
+    case 'client_secret_basic':
+      if (!info.client_secret) break;
+      return oauth.ClientSecretBasic(info.client_secret);
+    case 'client_secret_post':
+      if (!info.client_secret) break;
+      return oauth.ClientSecretPost(info.client_secret);
+    case 'private_key_jwt':
+      if (!privateKey) break;
+      return oauth.PrivateKeyJwt(await toCryptoKey(privateKey));
+    default:
+      throw new McpAuthError(ERR.INVALID_ARGUMENT, `unsupported token_endpoint_auth_method "${method}"`);
+  }
+  throw new McpAuthError(ERR.INVALID_ARGUMENT, `token_endpoint_auth_method "${method}" needs a secret or key that is not configured`);
+}
+
+function mapError(err: unknown, code: McpAuthErrorCode, what: string): never {
+  if (err instanceof McpAuthError) throw err;
+  if (err instanceof oauth.ResponseBodyError) {
+    throw new McpAuthError(code, `${what} failed: ${err.error}`, {
+      cause: err,
+      error: err.error,
+      ...(err.error_description !== undefined && { error_description: err.error_description }),
+      status: err.status,
+    });
+  }
+  if (err instanceof oauth.WWWAuthenticateChallengeError) {
+    throw new McpAuthError(code, `${what} failed with HTTP ${err.status}`, { cause: err, status: err.status });
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  throw new McpAuthError(code, `${what} failed: ${message}`, { cause: err });
+}
+
+/**
+ * MCP Authorization Response Validation (RFC 9207 §2.4 table) and `state` check, done by
+ * oauth4webapi's `validateAuthResponse`: `iss` is compared with the recorded issuer by exact
+ * string comparison, required when the AS advertises `authorization_response_iss_parameter_supported`,
+ * and checked BEFORE an `error` is looked at — so an error whose `iss` mismatches is never acted on.
+ */
+export function validateAuthorizationResponse(
+  as: AuthorizationServerMetadata,
+  clientId: string,
+  callback: URL | URLSearchParams,
+  expectedState: string,
+): URLSearchParams {
+  try {
+    return oauth.validateAuthResponse(asServer(as), { client_id: clientId }, callback, expectedState);
+  } catch (err) {
+    if (err instanceof oauth.AuthorizationResponseError) {
+      throw new McpAuthError(ERR.AUTHORIZATION_DENIED, `authorization server refused: ${err.error}`, {
+        cause: err,
+        error: err.error,
+        ...(err.error_description !== undefined && { error_description: err.error_description }),
+      });
+    }
+    const message = err instanceof Error ? err.message : String(err);
+    // The parameters are deliberately not echoed: they may hold a code or an attacker's text.
+    throw new McpAuthError(ERR.AUTHORIZATION_RESPONSE_INVALID, `authorization response rejected: ${message}`);
+  }
+}
+
+export interface GrantContext {
+  as: AuthorizationServerMetadata;
+  client: ClientInformation;
+  privateKey?: PrivateKeyInput | undefined;
+  deps: HttpDeps;
+}
+
+/** RFC 8707 §2: `resource` goes on every token request. */
+export async function exchangeAuthorizationCode(
+  ctx: GrantContext,
+  params: URLSearchParams,
+  redirectUri: string,
+  codeVerifier: string,
+  resource: string,
+): Promise<TokenEndpointResponse> {
+  const as = asServer(ctx.as);
+  const client = { client_id: ctx.client.client_id };
+  try {
+    const auth = await clientAuthentication(ctx.client, ctx.privateKey);
+    const res = await oauth.authorizationCodeGrantRequest(as, client, auth, params, redirectUri, codeVerifier, {
+      ...requestOptions(ctx.deps),
+      additionalParameters: { resource },
+    });
+    return await oauth.processAuthorizationCodeResponse(as, client, res);
+  } catch (err) {
+    return mapError(err, ERR.TOKEN_REQUEST_FAILED, 'authorization code exchange');
+  }
+}
+
+export async function refreshGrant(ctx: GrantContext, refreshToken: string, resource: string): Promise<TokenEndpointResponse> {
+  const as = asServer(ctx.as);
+  const client = { client_id: ctx.client.client_id };
+  try {
+    const auth = await clientAuthentication(ctx.client, ctx.privateKey);
+    const res = await oauth.refreshTokenGrantRequest(as, client, auth, refreshToken, {
+      ...requestOptions(ctx.deps),
+      additionalParameters: { resource },
+    });
+    return await oauth.processRefreshTokenResponse(as, client, res);
+  } catch (err) {
+    return mapError(err, ERR.TOKEN_REQUEST_FAILED, 'refresh token grant');
+  }
+}
+
+/** OAuth client credentials grant (MCP extension `io.modelcontextprotocol/oauth-client-credentials`). */
+export async function clientCredentialsGrant(
+  ctx: GrantContext,
+  resource: string,
+  scope: string | undefined,
+): Promise<TokenEndpointResponse> {
+  const as = asServer(ctx.as);
+  const client = { client_id: ctx.client.client_id };
+  try {
+    const auth = await clientAuthentication(ctx.client, ctx.privateKey);
+    const params: Record<string, string> = { resource };
+    if (scope) params.scope = scope;
+    const res = await oauth.clientCredentialsGrantRequest(as, client, auth, params, requestOptions(ctx.deps));
+    return await oauth.processClientCredentialsResponse(as, client, res);
+  } catch (err) {
+    return mapError(err, ERR.TOKEN_REQUEST_FAILED, 'client credentials grant');
+  }
+}
+
+/** RFC 7591 registration request + response. */
+export async function registerClient(
+  as: AuthorizationServerMetadata,
+  metadata: Record<string, unknown>,
+  deps: HttpDeps,
+): Promise<Record<string, unknown>> {
+  try {
+    const res = await oauth.dynamicClientRegistrationRequest(asServer(as), metadata as Partial<oauth.Client>, requestOptions(deps));
+    return (await oauth.processDynamicClientRegistrationResponse(res)) as Record<string, unknown>;
+  } catch (err) {
+    return mapError(err, ERR.REGISTRATION_REJECTED, 'dynamic client registration');
+  }
+}
+
+export const generateCodeVerifier = oauth.generateRandomCodeVerifier;
+export const generateState = oauth.generateRandomState;
+export const codeChallengeS256 = oauth.calculatePKCECodeChallenge;

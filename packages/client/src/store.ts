@@ -1,0 +1,149 @@
+import type { AuthorizationServerMetadata } from './discovery.js';
+
+/** Client credentials for one authorization server (keyed by its `issuer`). */
+export interface ClientInformation {
+  /** The AS `issuer` these credentials belong to (MCP Authorization Server Binding). */
+  issuer: string;
+  client_id: string;
+  client_secret?: string;
+  /** `none`, `client_secret_basic`, `client_secret_post` or `private_key_jwt`. */
+  token_endpoint_auth_method?: string;
+  /** The redirect URI registered by DCR, reused so the loopback listener keeps its port. */
+  redirect_uri?: string;
+  /** How the credentials were obtained. */
+  source: 'pre-registered' | 'cimd' | 'dcr' | 'host';
+  [key: string]: unknown;
+}
+
+/** Tokens for one (issuer, resource) pair. */
+export interface StoredTokens {
+  issuer: string;
+  resource: string;
+  access_token: string;
+  token_type: string;
+  refresh_token?: string;
+  /** Epoch seconds. */
+  expires_at?: number;
+  /** Granted scope when the AS said so, else the requested scope. */
+  scope?: string;
+  /** The scope that was requested (basis of the step-up union). */
+  requested_scope?: string;
+  client_id: string;
+}
+
+/** What the client learned about an MCP server: which resource identifier and AS it uses. */
+export interface ServerBinding {
+  /** MCP server URL (no query, no fragment). */
+  server: string;
+  /** PRM `resource`, exactly as published. */
+  resource: string;
+  issuer: string;
+  resource_metadata_url?: string;
+  as_metadata: AuthorizationServerMetadata;
+  scopes_supported?: string[];
+}
+
+/**
+ * Persistent state of the client. Implementations must keep secrets confidential (MCP Token
+ * Theft: secure token storage). All methods may be async.
+ */
+export interface AuthStore {
+  getClient(issuer: string): Promise<ClientInformation | undefined>;
+  setClient(info: ClientInformation): Promise<void>;
+  deleteClient(issuer: string): Promise<void>;
+  getTokens(issuer: string, resource: string): Promise<StoredTokens | undefined>;
+  setTokens(tokens: StoredTokens): Promise<void>;
+  deleteTokens(issuer: string, resource: string): Promise<void>;
+  getServer(server: string): Promise<ServerBinding | undefined>;
+  setServer(binding: ServerBinding): Promise<void>;
+  deleteServer(server: string): Promise<void>;
+  listServers(): Promise<ServerBinding[]>;
+}
+
+/** Serializable content of a store (used by {@link MemoryStore} and the file store). */
+export interface StoreData {
+  version: 1;
+  clients: Record<string, ClientInformation>;
+  tokens: Record<string, StoredTokens>;
+  servers: Record<string, ServerBinding>;
+}
+
+export function emptyStoreData(): StoreData {
+  return { version: 1, clients: {}, tokens: {}, servers: {} };
+}
+
+export function tokenKey(issuer: string, resource: string): string {
+  return JSON.stringify([issuer, resource]);
+}
+
+/** Applies store operations to a {@link StoreData}; shared by the memory and file stores. */
+export abstract class DataStore implements AuthStore {
+  protected abstract read(): Promise<StoreData>;
+  protected abstract write(data: StoreData): Promise<void>;
+  /** Serializes read-modify-write cycles within this process. */
+  private queue: Promise<unknown> = Promise.resolve();
+
+  private update(fn: (d: StoreData) => void): Promise<void> {
+    const next = this.queue.then(async () => {
+      const data = await this.read();
+      fn(data);
+      await this.write(data);
+    });
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  async getClient(issuer: string) {
+    return (await this.read()).clients[issuer];
+  }
+  setClient(info: ClientInformation) {
+    return this.update((d) => {
+      d.clients[info.issuer] = info;
+    });
+  }
+  deleteClient(issuer: string) {
+    return this.update((d) => {
+      delete d.clients[issuer];
+    });
+  }
+  async getTokens(issuer: string, resource: string) {
+    return (await this.read()).tokens[tokenKey(issuer, resource)];
+  }
+  setTokens(tokens: StoredTokens) {
+    return this.update((d) => {
+      d.tokens[tokenKey(tokens.issuer, tokens.resource)] = tokens;
+    });
+  }
+  deleteTokens(issuer: string, resource: string) {
+    return this.update((d) => {
+      delete d.tokens[tokenKey(issuer, resource)];
+    });
+  }
+  async getServer(server: string) {
+    return (await this.read()).servers[server];
+  }
+  setServer(binding: ServerBinding) {
+    return this.update((d) => {
+      d.servers[binding.server] = binding;
+    });
+  }
+  deleteServer(server: string) {
+    return this.update((d) => {
+      delete d.servers[server];
+    });
+  }
+  async listServers() {
+    return Object.values((await this.read()).servers);
+  }
+}
+
+/** In-memory store: nothing survives the process. */
+export class MemoryStore extends DataStore {
+  private data: StoreData = emptyStoreData();
+  protected async read() {
+    return structuredClone(this.data);
+  }
+  protected async write(data: StoreData) {
+    this.data = structuredClone(data);
+  }
+}

@@ -15,3 +15,4 @@ export { hashPassword, verifyPassword } from './passwords.js';
 export { isLoopbackHost } from './urls.js';
 export { openStore, storageConfigFromEnv, defaultSqliteFile } from './storage/index.js';
 export type { Store, StorageConfig, AccountRecord } from './storage/index.js';
+export { StorageError } from './storage/index.js';

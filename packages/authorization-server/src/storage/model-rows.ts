@@ -52,6 +52,6 @@ export function toRow(model: string, id: string, payload: AdapterPayload, expire
     grantId,
     uid: typeof payload.uid === 'string' ? payload.uid : null,
     userCode: typeof payload.userCode === 'string' ? payload.userCode : null,
-    expiresAt: typeof expiresIn === 'number' && Number.isFinite(expiresIn) ? now + expiresIn * 1000 : null,
+    expiresAt: typeof expiresIn === 'number' && Number.isFinite(expiresIn) ? Math.round(now + expiresIn * 1000) : null,
   };
 }

@@ -20,6 +20,11 @@ export async function openStore(config: StorageConfig, options: OpenStoreOptions
       parts = await openSqliteBackend(config.file, clock);
       break;
     }
+    case 'postgres': {
+      const { openPostgresBackend } = await import('./postgres.js');
+      parts = await openPostgresBackend(config.url, config.schema, clock, options);
+      break;
+    }
     default:
       throw new StorageError(`storage kind ${(config as { kind: string }).kind} is not supported yet`, 'misconfigured');
   }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll } from 'vitest';
 import { openStore } from '../../src/storage/index.js';
 import { storeContract } from './contract.js';
+import { dropSchema, randomSchema, TEST_DATABASE_URL } from './pg-helpers.js';
 
 storeContract({
   name: 'memory',
@@ -26,4 +27,15 @@ storeContract({
     sqliteRun++;
     sqliteFile = join(sqliteDir, `run-${sqliteRun}`, 'nested', 'auth.sqlite');
   },
+});
+
+const pgSchema = randomSchema();
+afterAll(() => dropSchema(pgSchema));
+
+storeContract({
+  name: 'postgres',
+  durable: true,
+  open: (options) => openStore({ kind: 'postgres', url: TEST_DATABASE_URL, schema: pgSchema }, options),
+  // Dropping the schema also re-runs the migrations on the next open.
+  reset: () => dropSchema(pgSchema),
 });

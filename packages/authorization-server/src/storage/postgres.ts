@@ -1,0 +1,365 @@
+/**
+ * Shared store on PostgreSQL, for several AS instances behind one load balancer.
+ *
+ * Everything lives in one schema (created if missing) so deployments and test runs can share
+ * a database. Start-up migrations and key changes take transaction-scoped advisory locks, so
+ * instances starting together apply each migration once and end with the same keys.
+ */
+import type { Pool, PoolClient } from 'pg';
+import type { AdapterPayload } from 'oidc-provider';
+import {
+  type AccountRow,
+  accountFromRow,
+  conflict,
+  newAccount,
+  notFound,
+  patchAccount,
+  upstreamIdentityKey,
+  usernameKey,
+} from './accounts.js';
+import type { BackendParts, OpenStoreOptions } from './assemble.js';
+import { type Clock, epochSeconds } from './clock.js';
+import { checkSchemaName, DEFAULT_PG_SCHEMA } from './config.js';
+import type { CookieKeyRecord, KeyBackend } from './keys.js';
+import { pendingMigrations, POSTGRES_MIGRATIONS } from './migrations.js';
+import type { IndexedField, ModelBackend, ModelRow } from './model-rows.js';
+import type { AccountRecord, AccountStore, KeyValueStore, StoredSigningKey } from './types.js';
+
+const LIVE = '(expires_at IS NULL OR expires_at > $NOW)';
+
+function isUniqueViolation(error: unknown): boolean {
+  return (error as { code?: unknown })?.code === '23505';
+}
+
+/** Runs `fn` in a transaction; with `lock`, first takes that advisory lock for the transaction. */
+async function inTransaction<T>(pool: Pool, lock: string | undefined, fn: (client: PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    if (lock) await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [lock]);
+    const result = await fn(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+async function migrate(pool: Pool, schema: string, q: string): Promise<void> {
+  await inTransaction(pool, `mcp-auth-kit:migrate:${schema}`, async (client) => {
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${q}`);
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS ${q}.schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`,
+    );
+    const applied = (await client.query<{ version: number }>(`SELECT version FROM ${q}.schema_migrations`)).rows.map((r) => r.version);
+    for (const m of pendingMigrations(POSTGRES_MIGRATIONS, applied)) {
+      await client.query(m.sql.replaceAll('{schema}', q));
+      await client.query(`INSERT INTO ${q}.schema_migrations (version, name) VALUES ($1, $2)`, [m.version, m.name]);
+    }
+  });
+}
+
+class PgModels implements ModelBackend {
+  constructor(
+    private readonly pool: Pool,
+    private readonly q: string,
+  ) {}
+
+  async upsert(row: ModelRow): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO ${this.q}.oidc_models (model, id, payload, grant_id, uid, user_code, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7)
+       ON CONFLICT (model, id) DO UPDATE SET payload = EXCLUDED.payload, grant_id = EXCLUDED.grant_id,
+         uid = EXCLUDED.uid, user_code = EXCLUDED.user_code, expires_at = EXCLUDED.expires_at`,
+      [row.model, row.id, JSON.stringify(row.payload), row.grantId, row.uid, row.userCode, row.expiresAt],
+    );
+  }
+
+  private async one(sql: string, params: unknown[]): Promise<AdapterPayload | undefined> {
+    const { rows } = await this.pool.query<{ payload: string }>(sql, params);
+    return rows[0] ? (JSON.parse(rows[0].payload) as AdapterPayload) : undefined;
+  }
+
+  async find(model: string, id: string, now: number) {
+    return this.one(`SELECT payload FROM ${this.q}.oidc_models WHERE model = $1 AND id = $2 AND ${LIVE.replace('$NOW', '$3')}`, [model, id, now]);
+  }
+
+  async findBy(model: string, field: IndexedField, value: string, now: number) {
+    const column = field === 'uid' ? 'uid' : 'user_code';
+    return this.one(
+      `SELECT payload FROM ${this.q}.oidc_models WHERE model = $1 AND ${column} = $2 AND ${LIVE.replace('$NOW', '$3')} LIMIT 1`,
+      [model, value, now],
+    );
+  }
+
+  async consume(model: string, id: string, consumedAt: number, now: number) {
+    // Payloads are stored as JSON text (jsonb would refuse a \u0000 in a string), so the
+    // stamp is a locked read-modify-write rather than jsonb_set.
+    await inTransaction(this.pool, undefined, async (client) => {
+      const { rows } = await client.query<{ payload: string }>(
+        `SELECT payload FROM ${this.q}.oidc_models WHERE model = $1 AND id = $2 AND ${LIVE.replace('$NOW', '$3')} FOR UPDATE`,
+        [model, id, now],
+      );
+      if (!rows[0]) return;
+      const payload = { ...(JSON.parse(rows[0].payload) as AdapterPayload), consumed: consumedAt };
+      await client.query(`UPDATE ${this.q}.oidc_models SET payload = $3 WHERE model = $1 AND id = $2`, [model, id, JSON.stringify(payload)]);
+    });
+  }
+
+  async destroy(model: string, id: string) {
+    await this.pool.query(`DELETE FROM ${this.q}.oidc_models WHERE model = $1 AND id = $2`, [model, id]);
+  }
+
+  async revokeByGrantId(grantId: string) {
+    await this.pool.query(`DELETE FROM ${this.q}.oidc_models WHERE grant_id = $1`, [grantId]);
+  }
+}
+
+interface SigningRow {
+  jwk: string;
+  status: StoredSigningKey['status'];
+  created_at: string;
+  retire_after: string | null;
+}
+
+function signingFromRow(r: SigningRow): StoredSigningKey {
+  const key: StoredSigningKey = { jwk: JSON.parse(r.jwk) as StoredSigningKey['jwk'], status: r.status, createdAt: Number(r.created_at) };
+  if (r.retire_after !== null) key.retireAfter = Number(r.retire_after);
+  return key;
+}
+
+class PgKeys implements KeyBackend {
+  constructor(
+    private readonly pool: Pool,
+    private readonly q: string,
+    private readonly lock: string,
+  ) {}
+
+  private async signing(client: Pool | PoolClient): Promise<StoredSigningKey[]> {
+    const { rows } = await client.query<SigningRow>(`SELECT jwk, status, created_at, retire_after FROM ${this.q}.signing_keys ORDER BY created_at, kid`);
+    return rows.map(signingFromRow);
+  }
+
+  private async cookie(client: Pool | PoolClient): Promise<CookieKeyRecord[]> {
+    const { rows } = await client.query<{ key: string; created_at: string }>(`SELECT key, created_at FROM ${this.q}.cookie_keys ORDER BY position`);
+    return rows.map((r) => ({ key: r.key, createdAt: Number(r.created_at) }));
+  }
+
+  readSigningKeys() {
+    return this.signing(this.pool);
+  }
+
+  mutateSigningKeys(change: (rows: StoredSigningKey[]) => StoredSigningKey[] | undefined) {
+    return inTransaction(this.pool, `${this.lock}:signing`, async (client) => {
+      const next = change(await this.signing(client));
+      if (next) {
+        await client.query(`DELETE FROM ${this.q}.signing_keys`);
+        for (const k of next) {
+          await client.query(`INSERT INTO ${this.q}.signing_keys (kid, jwk, status, created_at, retire_after) VALUES ($1, $2, $3, $4, $5)`, [
+            k.jwk.kid,
+            JSON.stringify(k.jwk),
+            k.status,
+            k.createdAt,
+            k.retireAfter ?? null,
+          ]);
+        }
+      }
+      return this.signing(client);
+    });
+  }
+
+  readCookieKeys() {
+    return this.cookie(this.pool);
+  }
+
+  mutateCookieKeys(change: (rows: CookieKeyRecord[]) => CookieKeyRecord[] | undefined) {
+    return inTransaction(this.pool, `${this.lock}:cookie`, async (client) => {
+      const next = change(await this.cookie(client));
+      if (next) {
+        await client.query(`DELETE FROM ${this.q}.cookie_keys`);
+        for (const [i, k] of next.entries()) {
+          await client.query(`INSERT INTO ${this.q}.cookie_keys (position, key, created_at) VALUES ($1, $2, $3)`, [i, k.key, k.createdAt]);
+        }
+      }
+      return this.cookie(client);
+    });
+  }
+}
+
+class PgAccounts implements AccountStore {
+  constructor(
+    private readonly pool: Pool,
+    private readonly q: string,
+    private readonly clock: Clock,
+  ) {}
+
+  private async load(client: Pool | PoolClient, rows: AccountRow[]): Promise<AccountRecord[]> {
+    if (rows.length === 0) return [];
+    const ids = await client.query<{ account_id: string; identity: string }>(
+      `SELECT account_id, identity FROM ${this.q}.account_identities WHERE account_id = ANY($1) ORDER BY account_id, position`,
+      [rows.map((r) => r.id)],
+    );
+    return rows.map((r) =>
+      accountFromRow(
+        r,
+        ids.rows.filter((i) => i.account_id === r.id).map((i) => i.identity),
+      ),
+    );
+  }
+
+  private async first(sql: string, params: unknown[]): Promise<AccountRecord | undefined> {
+    const { rows } = await this.pool.query<AccountRow>(sql, params);
+    return (await this.load(this.pool, rows.slice(0, 1)))[0];
+  }
+
+  private async writeIdentities(client: PoolClient, record: AccountRecord): Promise<void> {
+    for (const [i, identity] of (record.upstreamIdentities ?? []).entries()) {
+      await client.query(`INSERT INTO ${this.q}.account_identities (identity, account_id, position) VALUES ($1, $2, $3)`, [identity, record.id, i]);
+    }
+  }
+
+  private async write(fn: (client: PoolClient) => Promise<AccountRecord>): Promise<AccountRecord> {
+    try {
+      return await inTransaction(this.pool, undefined, fn);
+    } catch (error) {
+      if (isUniqueViolation(error)) throw conflict('account (id, username or upstream identity)', error);
+      throw error;
+    }
+  }
+
+  create(account: Omit<AccountRecord, 'createdAt' | 'updatedAt'>) {
+    const record = newAccount(account, epochSeconds(this.clock()));
+    return this.write(async (client) => {
+      await client.query(
+        `INSERT INTO ${this.q}.accounts (id, username, username_key, password_hash, display_name, disabled, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+        [record.id, record.username, usernameKey(record.username), record.passwordHash, record.displayName ?? null, record.disabled, record.createdAt, record.updatedAt],
+      );
+      await this.writeIdentities(client, record);
+      return record;
+    });
+  }
+
+  findById(id: string) {
+    return this.first(`SELECT * FROM ${this.q}.accounts WHERE id = $1`, [id]);
+  }
+
+  findByUsername(username: string) {
+    return this.first(`SELECT * FROM ${this.q}.accounts WHERE username_key = $1`, [usernameKey(username)]);
+  }
+
+  findByUpstreamIdentity(issuer: string, subject: string) {
+    return this.first(
+      `SELECT a.* FROM ${this.q}.accounts a JOIN ${this.q}.account_identities i ON i.account_id = a.id WHERE i.identity = $1`,
+      [upstreamIdentityKey(issuer, subject)],
+    );
+  }
+
+  async list() {
+    const { rows } = await this.pool.query<AccountRow>(`SELECT * FROM ${this.q}.accounts ORDER BY created_at, id COLLATE "C"`);
+    return this.load(this.pool, rows);
+  }
+
+  update(id: string, patch: Partial<Omit<AccountRecord, 'id' | 'createdAt' | 'updatedAt'>>) {
+    return this.write(async (client) => {
+      const { rows } = await client.query<AccountRow>(`SELECT * FROM ${this.q}.accounts WHERE id = $1 FOR UPDATE`, [id]);
+      const [existing] = await this.load(client, rows);
+      if (!existing) throw notFound();
+      const record = patchAccount(existing, patch, epochSeconds(this.clock()));
+      await client.query(
+        `UPDATE ${this.q}.accounts SET username = $2, username_key = $3, password_hash = $4, display_name = $5, disabled = $6, updated_at = $7 WHERE id = $1`,
+        [id, record.username, usernameKey(record.username), record.passwordHash, record.displayName ?? null, record.disabled, record.updatedAt],
+      );
+      await client.query(`DELETE FROM ${this.q}.account_identities WHERE account_id = $1`, [id]);
+      await this.writeIdentities(client, record);
+      return record;
+    });
+  }
+}
+
+/** JSON number text, as `JSON.stringify` writes it (so `::numeric` cannot fail). */
+const JSON_NUMBER = `'^-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][-+]?[0-9]+)?$'`;
+
+class PgKv implements KeyValueStore {
+  constructor(
+    private readonly pool: Pool,
+    private readonly q: string,
+    private readonly clock: Clock,
+  ) {}
+
+  async get<T = unknown>(namespace: string, key: string): Promise<T | undefined> {
+    const { rows } = await this.pool.query<{ value: string }>(
+      `SELECT value FROM ${this.q}.kv WHERE namespace = $1 AND key = $2 AND expires_at > $3`,
+      [namespace, key, this.clock()],
+    );
+    return rows[0] ? (JSON.parse(rows[0].value) as T) : undefined;
+  }
+
+  async set(namespace: string, key: string, value: unknown, ttlSeconds: number) {
+    await this.pool.query(
+      `INSERT INTO ${this.q}.kv (namespace, key, value, expires_at) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (namespace, key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at`,
+      [namespace, key, JSON.stringify(value ?? null), Math.round(this.clock() + ttlSeconds * 1000)],
+    );
+  }
+
+  async increment(namespace: string, key: string, by: number, ttlSeconds: number) {
+    const now = this.clock();
+    // One statement (row-locked by ON CONFLICT): a live numeric counter grows, anything else restarts at `by`.
+    const live = `kv.expires_at > $5 AND kv.value ~ ${JSON_NUMBER}`;
+    const { rows } = await this.pool.query<{ value: string }>(
+      `INSERT INTO ${this.q}.kv AS kv (namespace, key, value, expires_at) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (namespace, key) DO UPDATE SET
+         value = CASE WHEN ${live} THEN (kv.value::numeric + $6::numeric)::text ELSE EXCLUDED.value END,
+         expires_at = CASE WHEN ${live} THEN kv.expires_at ELSE EXCLUDED.expires_at END
+       RETURNING value`,
+      [namespace, key, JSON.stringify(by), Math.round(now + ttlSeconds * 1000), now, by],
+    );
+    return Number(rows[0]!.value);
+  }
+
+  async delete(namespace: string, key: string) {
+    await this.pool.query(`DELETE FROM ${this.q}.kv WHERE namespace = $1 AND key = $2`, [namespace, key]);
+  }
+}
+
+export async function openPostgresBackend(
+  url: string,
+  schemaOption: string | undefined,
+  clock: Clock,
+  options: OpenStoreOptions,
+): Promise<BackendParts> {
+  const schema = checkSchemaName(schemaOption ?? DEFAULT_PG_SCHEMA);
+  const q = `"${schema}"`;
+  const { default: pg } = await import('pg');
+  const pool = new pg.Pool({ connectionString: url, max: 10, idleTimeoutMillis: 30_000, application_name: 'mcp-auth-kit' });
+  // An idle client dropped by the server must not crash the process; the pool replaces it.
+  pool.on('error', (error) => options.onError?.(error));
+  try {
+    await migrate(pool, schema, q);
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw error;
+  }
+
+  return {
+    kind: 'postgres',
+    models: new PgModels(pool, q),
+    keys: new PgKeys(pool, q, `mcp-auth-kit:keys:${schema}`),
+    accounts: new PgAccounts(pool, q, clock),
+    kv: new PgKv(pool, q, clock),
+    ping: async () => {
+      await pool.query('SELECT 1');
+    },
+    async cleanup(now: number) {
+      const models = await pool.query(`DELETE FROM ${q}.oidc_models WHERE expires_at IS NOT NULL AND expires_at <= $1`, [now]);
+      const kv = await pool.query(`DELETE FROM ${q}.kv WHERE expires_at <= $1`, [now]);
+      const keys = await pool.query(`DELETE FROM ${q}.signing_keys WHERE status = 'retired' AND retire_after <= $1`, [epochSeconds(now)]);
+      return (models.rowCount ?? 0) + (kv.rowCount ?? 0) + (keys.rowCount ?? 0);
+    },
+    close: () => pool.end(),
+  };
+}

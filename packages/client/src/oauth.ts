@@ -1,7 +1,7 @@
 import * as oauth from 'oauth4webapi';
 import { importPKCS8, importJWK, type JWK } from 'jose';
 import { ERR, McpAuthError, type McpAuthErrorCode } from './errors.js';
-import { policyFetch, type HttpDeps } from './http.js';
+import { policyFetch, readJsonObject, type HttpDeps } from './http.js';
 import type { AuthorizationServerMetadata } from './discovery.js';
 import type { ClientInformation } from './store.js';
 
@@ -43,7 +43,7 @@ export async function clientAuthentication(info: ClientInformation, privateKey?:
       return oauth.None();
     case 'client_secret_basic':
       if (!info.client_secret) break;
-      return oauth.ClientSecretBasic(info.client_secret);
+      return clientSecretBasic(info.client_id, info.client_secret);
     case 'client_secret_post':
       if (!info.client_secret) break;
       return oauth.ClientSecretPost(info.client_secret);
@@ -54,6 +54,19 @@ export async function clientAuthentication(info: ClientInformation, privateKey?:
       throw new McpAuthError(ERR.INVALID_ARGUMENT, `unsupported token_endpoint_auth_method "${method}"`);
   }
   throw new McpAuthError(ERR.INVALID_ARGUMENT, `token_endpoint_auth_method "${method}" needs a secret or key that is not configured`);
+}
+
+/**
+ * RFC 6749 §2.3.1 Basic authentication. Credentials are application/x-www-form-urlencoded
+ * before base64 (so `-`, `.`, `_`, `*` stay as they are; oauth4webapi also escapes those, which
+ * servers that skip the decoding step then reject).
+ */
+function clientSecretBasic(clientId: string, secret: string): oauth.ClientAuth {
+  const enc = (v: string) => new URLSearchParams({ v }).toString().slice(2);
+  const value = Buffer.from(`${enc(clientId)}:${enc(secret)}`).toString('base64');
+  return (_as, _client, _body, headers) => {
+    headers.set('authorization', `Basic ${value}`);
+  };
 }
 
 function mapError(err: unknown, code: McpAuthErrorCode, what: string): never {
@@ -164,18 +177,42 @@ export async function clientCredentialsGrant(
   }
 }
 
-/** RFC 7591 registration request + response. */
+/**
+ * RFC 7591 registration. Processed by hand rather than by oauth4webapi because deployed
+ * servers often omit `client_secret_expires_at` next to a secret; only `client_id` is required here.
+ */
 export async function registerClient(
   as: AuthorizationServerMetadata,
   metadata: Record<string, unknown>,
   deps: HttpDeps,
 ): Promise<Record<string, unknown>> {
+  const endpoint = as.registration_endpoint;
+  if (!endpoint) throw new McpAuthError(ERR.REGISTRATION_UNAVAILABLE, `authorization server ${as.issuer} has no registration_endpoint`);
+  let res: Response;
   try {
-    const res = await oauth.dynamicClientRegistrationRequest(asServer(as), metadata as Partial<oauth.Client>, requestOptions(deps));
-    return (await oauth.processDynamicClientRegistrationResponse(res)) as Record<string, unknown>;
+    res = await policyFetch(deps)(endpoint, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify(metadata),
+      redirect: 'manual',
+    });
   } catch (err) {
     return mapError(err, ERR.REGISTRATION_REJECTED, 'dynamic client registration');
   }
+  const body = await readJsonObject(res);
+  if (res.status !== 201 && res.status !== 200) {
+    const error = typeof body?.error === 'string' ? body.error : undefined;
+    const description = typeof body?.error_description === 'string' ? body.error_description : undefined;
+    throw new McpAuthError(ERR.REGISTRATION_REJECTED, `dynamic client registration refused (HTTP ${res.status}${error ? `, ${error}` : ''})`, {
+      status: res.status,
+      ...(error !== undefined && { error }),
+      ...(description !== undefined && { error_description: description }),
+    });
+  }
+  if (!body || typeof body.client_id !== 'string' || !body.client_id) {
+    throw new McpAuthError(ERR.REGISTRATION_REJECTED, 'registration response has no client_id');
+  }
+  return body;
 }
 
 export const generateCodeVerifier = oauth.generateRandomCodeVerifier;

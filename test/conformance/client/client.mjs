@@ -1,0 +1,69 @@
+#!/usr/bin/env node
+// Conformance client for @modelcontextprotocol/conformance client scenarios.
+// It only wires @mcp-auth-kit/client (built dist) to the scenario: the server URL is the last
+// argument, optional credentials come from MCP_CONFORMANCE_CONTEXT. No per-scenario OAuth logic.
+import { McpAuthClient, MemoryStore, createAuthFetch } from '@mcp-auth-kit/client';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+
+const serverUrl = process.argv[process.argv.length - 1];
+const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT || '{}');
+const protocolVersion = process.env.MCP_CONFORMANCE_PROTOCOL_VERSION;
+
+/** Headless "browser": follow the AS redirect to our loopback listener. */
+async function openAuthorizationUrl(url) {
+  let target = url;
+  for (let hop = 0; hop < 5; hop++) {
+    const res = await fetch(target, { redirect: 'manual' });
+    const location = res.headers.get('location');
+    await res.body?.cancel();
+    if (!location) throw new Error(`authorization endpoint answered HTTP ${res.status} without a redirect`);
+    target = new URL(location, target);
+    if (target.hostname === '127.0.0.1' && target.pathname === '/callback') {
+      await (await fetch(target)).text();
+      return;
+    }
+  }
+  throw new Error('too many redirects');
+}
+
+const options = {
+  clientName: 'mcp-auth-kit conformance client',
+  store: new MemoryStore(),
+  clientMetadataUrl: 'https://conformance-test.local/client-metadata.json',
+  openAuthorizationUrl,
+  authorizationTimeoutMs: 20_000,
+  onEvent: (e) => console.error('[auth]', e.type, e.type === 'authorization_url' ? '' : JSON.stringify(e)),
+};
+// Credentials the scenario hands over: with an issuer they are pre-registered for that AS,
+// without one they are machine credentials for the client credentials grant (extension).
+if (context.private_key_pem) {
+  options.clientCredentials = {
+    client_id: context.client_id,
+    token_endpoint_auth_method: 'private_key_jwt',
+    privateKey: { key: context.private_key_pem, alg: context.signing_algorithm ?? 'ES256' },
+  };
+} else if (context.client_id && context.client_secret && context.issuer) {
+  options.preRegistered = [{ issuer: context.issuer, client_id: context.client_id, client_secret: context.client_secret }];
+} else if (context.client_id && context.client_secret) {
+  options.clientCredentials = { client_id: context.client_id, client_secret: context.client_secret };
+}
+
+const auth = new McpAuthClient(options);
+const mcp = new Client(
+  { name: 'mcp-auth-kit-conformance', version: '0.1.0' },
+  // Dated revisions through 2025-11-25 use the initialize handshake; 2026-07-28+ is stateless.
+  protocolVersion && protocolVersion >= '2026-07-28' ? { versionNegotiation: { mode: { pin: protocolVersion } } } : {},
+);
+const transport = new StreamableHTTPClientTransport(new URL(serverUrl), { fetch: createAuthFetch(auth) });
+try {
+  await mcp.connect(transport);
+  const { tools } = await mcp.listTools();
+  console.error('[mcp] tools:', tools.map((t) => t.name).join(', '));
+  if (tools.some((t) => t.name === 'test-tool')) await mcp.callTool({ name: 'test-tool', arguments: {} });
+  await mcp.close();
+  process.exit(0);
+} catch (err) {
+  console.error('[mcp] failed:', err?.code ?? '', err?.message ?? err);
+  await mcp.close().catch(() => {});
+  process.exit(1);
+}

@@ -2,8 +2,12 @@
 export class StorageError extends Error {
   constructor(
     message: string,
-    /** Stable machine-readable reason. */
-    readonly code: 'closed' | 'conflict' | 'not_found' | 'invalid_input' | 'misconfigured',
+    /**
+     * Stable machine-readable reason. `misconfigured`: bad configuration or a database from a
+     * newer build (never fall back silently); `unavailable`: the driver cannot be loaded here
+     * (e.g. better-sqlite3's native module was built for another Node.js version).
+     */
+    readonly code: 'closed' | 'conflict' | 'not_found' | 'invalid_input' | 'misconfigured' | 'unavailable',
     options?: { cause?: unknown },
   ) {
     super(message, options);

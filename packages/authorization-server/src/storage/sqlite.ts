@@ -283,14 +283,34 @@ class SqliteKv implements KeyValueStore {
   }
 }
 
+/** Opens the file; a native module that cannot load becomes an `unavailable` StorageError. */
+async function loadDatabase(file: string): Promise<Db> {
+  let Database: typeof BetterSqlite3;
+  try {
+    ({ default: Database } = await import('better-sqlite3'));
+  } catch (error) {
+    throw new StorageError('the SQLite driver (better-sqlite3) is not installed', 'unavailable', { cause: error });
+  }
+  try {
+    return new Database(file);
+  } catch (error) {
+    // The binding is loaded lazily by the constructor: an ABI mismatch surfaces here.
+    const code = (error as { code?: unknown }).code;
+    const message = String((error as Error).message ?? '');
+    if (code === 'ERR_DLOPEN_FAILED' || /NODE_MODULE_VERSION|bindings file|better_sqlite3\.node/.test(message)) {
+      throw new StorageError(`the SQLite driver cannot load on Node.js ${process.version}: ${message.split('\n')[0]}`, 'unavailable', { cause: error });
+    }
+    throw error;
+  }
+}
+
 export async function openSqliteBackend(file: string, clock: Clock): Promise<BackendParts> {
   if (typeof file !== 'string' || file === '') throw new StorageError('sqlite storage needs a file path', 'misconfigured');
-  const { default: Database } = await import('better-sqlite3');
   const dir = dirname(file);
   // The file holds private signing keys: keep the folder and file private to this user.
   if (!existsSync(dir)) mkdirSync(dir, { recursive: true, mode: 0o700 });
   const created = !existsSync(file);
-  const db = new Database(file);
+  const db = await loadDatabase(file);
   try {
     if (created) chmodSync(file, 0o600);
     db.pragma('journal_mode = WAL');

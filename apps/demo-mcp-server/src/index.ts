@@ -1,3 +1,5 @@
+export { createDemoApp, type DemoApp, type DemoAppOptions } from './app.js';
+export { startDemoServer, type DemoServer, type StartDemoServerOptions } from './server.js';
 export { createNotesMcpServer, SERVER_INFO, MAX_NOTE_LENGTH } from './mcp-server.js';
 export { NotesStore, type Note, type NotesStoreOptions } from './notes-store.js';
 export { callerFrom, type Caller } from './caller.js';

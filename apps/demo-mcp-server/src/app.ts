@@ -1,0 +1,153 @@
+import { createResourceServer } from '@mcp-auth-kit/resource-server';
+import { toNodeHandler } from '@modelcontextprotocol/node';
+import { createMcpHandler, getOAuthProtectedResourceMetadataUrl, validateHostHeader, type AuthInfo } from '@modelcontextprotocol/server';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import helmet from 'helmet';
+import { createNotesMcpServer } from './mcp-server.js';
+import { NotesStore } from './notes-store.js';
+import { DEFAULT_SCOPES, SCOPES_SUPPORTED, TOOL_SCOPES } from './scopes.js';
+
+export interface DemoAppOptions {
+  /** Canonical resource URI (RFC 8707), e.g. `http://localhost:3000/mcp`; the MCP endpoint is served at its path. */
+  resource: string;
+  /** Issuer of the authorization server whose tokens are accepted. */
+  issuer: string;
+  /** Browser origins allowed to call the endpoint (Streamable HTTP §Security); default: the resource's origin. */
+  allowedOrigins?: string[];
+  /** Extra `Host` header hostnames to accept (DNS-rebinding guard); the resource's hostname and loopback names always are. */
+  allowedHostnames?: string[];
+  /** `scopes_supported` of the Protected Resource Metadata; default `['notes:read']` (minimal set, write by step-up). */
+  scopesSupported?: string[];
+  /** Notes storage; default a fresh in-memory store. */
+  store?: NotesStore;
+  /** Out-of-band errors of the MCP layer (never sent to clients). Default: written to stderr without request data. */
+  onError?: (error: Error) => void;
+}
+
+export interface DemoApp {
+  app: Express;
+  resource: string;
+  /** Path of the MCP endpoint (the resource's path). */
+  mcpPath: string;
+  store: NotesStore;
+  /** Stops in-flight MCP exchanges and releases the middleware (JWKS cache, timers). */
+  close(): Promise<void>;
+}
+
+const LOOPBACK_HOSTNAMES = ['localhost', '127.0.0.1', '[::1]'];
+
+function defaultOnError(error: Error): void {
+  process.stderr.write(`demo-mcp-server: ${error.message}\n`);
+}
+
+/** An express request after `rs.protect`: `auth` holds the validated token. */
+type AuthenticatedRequest = Request & { auth?: AuthInfo };
+
+/**
+ * The middleware's `req.auth` in the exact shape the SDK expects: `resource` as a URL and the
+ * PRM URL attached, so the SDK's own per-tool scope challenges advertise the same metadata.
+ */
+function sdkAuthInfo(auth: AuthInfo, resourceMetadataUrl: string): AuthInfo {
+  const resource: unknown = auth.resource;
+  const info: AuthInfo = { ...auth, resourceMetadataUrl: auth.resourceMetadataUrl ?? resourceMetadataUrl };
+  if (typeof resource === 'string') info.resource = new URL(resource);
+  return info;
+}
+
+function parseAbsoluteUrl(value: string, name: string): URL {
+  try {
+    return new URL(value);
+  } catch {
+    throw new TypeError(`${name} must be an absolute URL`);
+  }
+}
+
+/**
+ * The demo MCP server as an express app: Protected Resource Metadata, `/healthz`, and the MCP
+ * endpoint behind `@mcp-auth-kit/resource-server`. The endpoint answers the 2026-07-28 stateless
+ * wire and, through the SDK's stateless fallback, the 2025-11-25 wire (initialize handshake, no
+ * `Mcp-Session-Id`) from one server factory.
+ */
+export function createDemoApp(options: DemoAppOptions): DemoApp {
+  const resourceUrl = parseAbsoluteUrl(options.resource, 'resource');
+  parseAbsoluteUrl(options.issuer, 'issuer');
+  if (resourceUrl.hash) throw new TypeError('resource must not contain a fragment (RFC 8707 §2)');
+  const resource = resourceUrl.href;
+  const mcpPath = resourceUrl.pathname === '' ? '/' : resourceUrl.pathname;
+  const store = options.store ?? new NotesStore();
+  const onError = options.onError ?? defaultOnError;
+  const resourceMetadataUrl = getOAuthProtectedResourceMetadataUrl(resourceUrl);
+
+  const rs = createResourceServer({
+    resource,
+    authorizationServers: [options.issuer],
+    scopesSupported: options.scopesSupported ?? [...SCOPES_SUPPORTED],
+    scopePolicy: {
+      default: [...DEFAULT_SCOPES],
+      tools: { add_note: [...TOOL_SCOPES.add_note], list_notes: [...TOOL_SCOPES.list_notes] },
+    },
+    allowedOrigins: options.allowedOrigins ?? [resourceUrl.origin],
+  });
+
+  const mcp = createMcpHandler(() => createNotesMcpServer(store), { legacy: 'stateless', onerror: onError });
+  const mcpNode = toNodeHandler(mcp, { onerror: onError });
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', false);
+  // A JSON API: nothing may be rendered, framed or loaded from its responses.
+  app.use(
+    helmet({
+      contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
+    }),
+  );
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+
+  // DNS rebinding (Streamable HTTP §Security): only our own names may be in Host, whatever the Origin.
+  const allowedHostnames = [
+    ...new Set([resourceUrl.hostname.toLowerCase(), ...LOOPBACK_HOSTNAMES, ...(options.allowedHostnames ?? [])]),
+  ];
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const result = validateHostHeader(req.headers.host, allowedHostnames);
+    if (result.ok) return next();
+    res.status(403).json({ jsonrpc: '2.0', error: { code: -32000, message: 'Forbidden: Host not allowed' }, id: null });
+  });
+
+  app.use(rs.metadataRouter);
+
+  app.all(mcpPath, rs.protect, (req: AuthenticatedRequest, res: Response) => {
+    if (req.auth) req.auth = sdkAuthInfo(req.auth, resourceMetadataUrl);
+    void mcpNode(req, res, req.body);
+  });
+
+  // Unknown paths: a plain 404, never express's HTML page.
+  app.use((_req: Request, res: Response) => {
+    res.status(404).json({ error: 'not_found' });
+  });
+
+  // Bad input (e.g. malformed JSON caught by a body parser) must never surface as a stack or a 500.
+  app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const status = typeof (error as { status?: unknown }).status === 'number' ? (error as { status: number }).status : 500;
+    if (status >= 500) onError(error instanceof Error ? error : new Error(String(error)));
+    if (res.headersSent) return;
+    res.status(status >= 400 && status < 600 ? status : 500).json({
+      jsonrpc: '2.0',
+      error: { code: status < 500 ? -32700 : -32603, message: status < 500 ? 'Parse error' : 'Internal error' },
+      id: null,
+    });
+  });
+
+  return {
+    app,
+    resource,
+    mcpPath,
+    store,
+    async close() {
+      await mcp.close();
+      await rs.close();
+    },
+  };
+}

@@ -1,0 +1,60 @@
+#!/usr/bin/env node
+// Runnable demo MCP server. Environment (runtime contract): MCP_PORT (3000), MCP_RESOURCE
+// (http://localhost:<MCP_PORT>/mcp), AS_ISSUER (http://localhost:9000); optional MCP_HOST
+// (comma-separated listen addresses, default loopback 127.0.0.1 and ::1) and
+// MCP_ALLOWED_ORIGINS (comma-separated browser origins, default the resource's origin).
+import { startDemoServer } from './server.js';
+
+function list(value: string | undefined): string[] | undefined {
+  const items = value
+    ?.split(',')
+    .map((item) => item.trim())
+    .filter((item) => item.length > 0);
+  return items && items.length > 0 ? items : undefined;
+}
+
+function port(value: string | undefined): number {
+  if (value === undefined || value === '') return 3000;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 0 || parsed > 65535) throw new Error('MCP_PORT must be a port number');
+  return parsed;
+}
+
+async function main(): Promise<void> {
+  const env = process.env;
+  const hosts = list(env.MCP_HOST);
+  const allowedOrigins = list(env.MCP_ALLOWED_ORIGINS);
+  const server = await startDemoServer({
+    port: port(env.MCP_PORT),
+    ...(hosts && { hosts }),
+    ...(env.MCP_RESOURCE && { resource: env.MCP_RESOURCE }),
+    issuer: env.AS_ISSUER || 'http://localhost:9000',
+    ...(allowedOrigins && { allowedOrigins }),
+  });
+  process.stdout.write(
+    `demo MCP server listening on ${server.hosts.map((h) => (h.includes(':') ? `[${h}]` : h)).join(', ')} port ${server.port}\n` +
+      `  MCP endpoint (resource): ${server.resource}\n` +
+      `  accepts tokens from:     ${env.AS_ISSUER || 'http://localhost:9000'}\n`,
+  );
+
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    process.stdout.write(`${signal} received, stopping\n`);
+    server.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        process.stderr.write(`error while stopping: ${(error as Error).message}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`demo MCP server failed to start: ${(error as Error).message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,134 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createDemoApp, type DemoAppOptions } from './app.js';
+import type { NotesStore } from './notes-store.js';
+
+export interface StartDemoServerOptions extends Omit<DemoAppOptions, 'resource'> {
+  /** TCP port; `0` picks a free one. Default 3000. */
+  port?: number;
+  /** One address to listen on. Default: loopback only, `127.0.0.1` and (when available) `::1`. */
+  host?: string;
+  /** Several addresses on the same port (the first is required, the others optional); overrides `host`. */
+  hosts?: string[];
+  /** Canonical resource URI; default `http://localhost:<port>/mcp`. */
+  resource?: string;
+}
+
+export interface DemoServer {
+  /** URL of the MCP endpoint on this machine. */
+  url: string;
+  /** Canonical resource URI (the tokens' audience). */
+  resource: string;
+  port: number;
+  /** Addresses actually listened on. */
+  hosts: string[];
+  store: NotesStore;
+  close(): Promise<void>;
+}
+
+const DEFAULT_HOSTS = ['127.0.0.1', '::1'];
+const LOOPBACK = new Set(['127.0.0.1', '[::1]', 'localhost']);
+
+function listen(server: Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const onError = (error: Error) => {
+      server.off('listening', onListening);
+      reject(error);
+    };
+    const onListening = () => {
+      server.off('error', onError);
+      resolve((server.address() as AddressInfo).port);
+    };
+    server.once('error', onError);
+    server.once('listening', onListening);
+    server.listen(port, host);
+  });
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    if (!server.listening) return resolve();
+    server.close(() => resolve());
+    // Open SSE responses and idle keep-alive sockets would otherwise hold close() open.
+    server.closeAllConnections();
+  });
+}
+
+/** An IPv6 address is unavailable on hosts without IPv6 loopback; that address is then skipped. */
+function isAddressUnavailable(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === 'EADDRNOTAVAIL' || code === 'EAFNOSUPPORT';
+}
+
+function urlHost(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+/**
+ * Starts the demo MCP server. The resource defaults to `http://localhost:<port>/mcp` with the
+ * port actually bound, so `port: 0` works. Resolves once every address is listening.
+ */
+export async function startDemoServer(options: StartDemoServerOptions): Promise<DemoServer> {
+  const hosts = options.hosts ?? (options.host !== undefined ? [options.host] : DEFAULT_HOSTS);
+  if (hosts.length === 0) throw new TypeError('hosts must name at least one address');
+  const servers: Server[] = [];
+  const listened: string[] = [];
+  // The app needs the bound port (default resource), so it is created after listening; a
+  // request arriving in between gets a 503 instead of hanging.
+  let app: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
+    if (app) return app(req, res);
+    res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' }).end('{"error":"starting"}');
+  };
+  let port = options.port ?? 3000;
+  try {
+    for (const [index, host] of hosts.entries()) {
+      const server = createServer(onRequest);
+      try {
+        port = await listen(server, port, host);
+        servers.push(server);
+        listened.push(host);
+      } catch (error) {
+        if (index > 0 && isAddressUnavailable(error)) continue;
+        throw error;
+      }
+    }
+  } catch (error) {
+    await Promise.all(servers.map(closeServer));
+    throw error;
+  }
+
+  const resource = options.resource ?? `http://localhost:${port}/mcp`;
+  let demo: ReturnType<typeof createDemoApp>;
+  try {
+    const { port: _port, host: _host, hosts: _hosts, resource: _resource, ...appOptions } = options;
+    demo = createDemoApp({ ...appOptions, resource });
+  } catch (error) {
+    await Promise.all(servers.map(closeServer));
+    throw error;
+  }
+  app = demo.app;
+
+  const resourceUrl = new URL(demo.resource);
+  const servesResourceLocally =
+    LOOPBACK.has(resourceUrl.hostname) && resourceUrl.protocol === 'http:' && Number(resourceUrl.port || 80) === port;
+  const url = servesResourceLocally
+    ? demo.resource
+    : `http://${urlHost(listened[0]!)}:${port}${demo.mcpPath}`;
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    resource: demo.resource,
+    port,
+    hosts: listened,
+    store: demo.store,
+    close() {
+      closing ??= (async () => {
+        await Promise.all(servers.map(closeServer));
+        await demo.close();
+      })();
+      return closing;
+    },
+  };
+}

@@ -170,7 +170,8 @@ function mapJoseError(cause: unknown, issuer: string): ResourceServerError {
   ) {
     reason = 'token_malformed';
   } else if (cause instanceof errors.JOSEError) {
-    reason = 'token_malformed';
+    // the base class is what jose throws for a JWKS response that is not 200 OK
+    reason = cause.code === 'ERR_JOSE_GENERIC' ? 'keys_unavailable' : 'token_malformed';
   } else if (cause instanceof Error) {
     // fetch failures (network, abort) while loading the JWKS
     reason = 'keys_unavailable';

@@ -1,0 +1,198 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
+import express, { type Express, type Request } from 'express';
+import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
+import { createResourceServer, type ResourceServer, type ResourceServerOptions } from '../src/index.js';
+
+export const RESOURCE = 'http://localhost:3000/mcp';
+
+export interface SigningKey {
+  kid: string;
+  alg: string;
+  privateKey: CryptoKey;
+  publicJwk: JWK;
+}
+
+export async function makeKey(alg = 'ES256', kid: string = randomUUID()): Promise<SigningKey> {
+  const { privateKey, publicKey } = await generateKeyPair(alg, { extractable: true });
+  const publicJwk = { ...(await exportJWK(publicKey)), kid, alg, use: 'sig' };
+  return { kid, alg, privateKey, publicJwk };
+}
+
+export interface TestAsOptions {
+  /** Issuer path, e.g. '/tenant1' (default none). */
+  path?: string;
+  /** Which discovery document is served (default 'oauth'). */
+  discovery?: 'oauth' | 'oidc-insert' | 'oidc-append' | 'none';
+  /** Overrides the `issuer` member of the served metadata (mix-up tests). */
+  advertisedIssuer?: string;
+}
+
+/** A loopback authorization server: RFC 8414 metadata, JWKS, RFC 7662 introspection; counts hits. */
+export class TestAuthorizationServer {
+  server!: Server;
+  issuer!: string;
+  keys: SigningKey[] = [];
+  hits = { metadata: 0, jwks: 0, introspection: 0 };
+  jwksStatus = 200;
+  introspectionResponses = new Map<string, Record<string, unknown>>();
+  introspectionStatus = 200;
+  lastIntrospectionAuth: string | undefined;
+  lastIntrospectionBody: string | undefined;
+
+  constructor(private readonly options: TestAsOptions = {}) {}
+
+  async start(): Promise<this> {
+    this.server = createServer((req, res) => void this.handle(req, res));
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    const { port } = this.server.address() as AddressInfo;
+    this.issuer = `http://127.0.0.1:${port}${this.options.path ?? ''}`;
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  get origin(): string {
+    return new URL(this.issuer).origin;
+  }
+
+  private metadataPath(): string | undefined {
+    const path = this.options.path ?? '';
+    switch (this.options.discovery ?? 'oauth') {
+      case 'oauth':
+        return `/.well-known/oauth-authorization-server${path}`;
+      case 'oidc-insert':
+        return `/.well-known/openid-configuration${path}`;
+      case 'oidc-append':
+        return `${path}/.well-known/openid-configuration`;
+      case 'none':
+        return undefined;
+    }
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', this.origin);
+    const json = (status: number, body: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    };
+    if (url.pathname === this.metadataPath()) {
+      this.hits.metadata++;
+      return json(200, {
+        issuer: this.options.advertisedIssuer ?? this.issuer,
+        jwks_uri: `${this.origin}/jwks`,
+        introspection_endpoint: `${this.origin}/introspect`,
+        code_challenge_methods_supported: ['S256'],
+      });
+    }
+    if (url.pathname === '/jwks') {
+      this.hits.jwks++;
+      return json(this.jwksStatus, { keys: this.keys.map((k) => k.publicJwk) });
+    }
+    if (url.pathname === '/introspect' && req.method === 'POST') {
+      this.hits.introspection++;
+      let body = '';
+      for await (const chunk of req) body += chunk;
+      this.lastIntrospectionAuth = req.headers.authorization;
+      this.lastIntrospectionBody = body;
+      const token = new URLSearchParams(body).get('token') ?? '';
+      return json(this.introspectionStatus, this.introspectionResponses.get(token) ?? { active: false });
+    }
+    json(404, { error: 'not_found' });
+  }
+}
+
+export interface SignOptions {
+  key: SigningKey;
+  issuer: string;
+  /** Claims to set (undefined values remove the default claim). */
+  claims?: Record<string, unknown>;
+  /** Header overrides (undefined removes `typ`). */
+  header?: Record<string, unknown>;
+  /** Seconds since the epoch used for iat/exp defaults. */
+  now?: number;
+}
+
+export async function signToken(options: SignOptions): Promise<string> {
+  const now = options.now ?? Math.floor(Date.now() / 1000);
+  const claims: JWTPayload = {
+    iss: options.issuer,
+    sub: 'user-1',
+    aud: RESOURCE,
+    exp: now + 300,
+    iat: now,
+    jti: randomUUID(),
+    client_id: 'client-1',
+    scope: 'notes:read',
+  };
+  for (const [k, v] of Object.entries(options.claims ?? {})) {
+    if (v === undefined) delete claims[k];
+    else claims[k] = v;
+  }
+  const header: Record<string, unknown> = { alg: options.key.alg, kid: options.key.kid, typ: 'at+jwt' };
+  for (const [k, v] of Object.entries(options.header ?? {})) {
+    if (v === undefined) delete header[k];
+    else header[k] = v;
+  }
+  return new SignJWT(claims)
+    .setProtectedHeader(header as { alg: string })
+    .sign(options.key.privateKey);
+}
+
+export function b64url(value: unknown): string {
+  return Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
+}
+
+export interface TestApp {
+  app: Express;
+  rs: ResourceServer;
+  logs: Array<{ message: string; details?: Record<string, unknown> }>;
+}
+
+/** An express app: PRM router + `app.all('/mcp', rs.protect, echo)` where echo returns req.auth and req.body. */
+export function makeApp(options: Partial<ResourceServerOptions> & { authorizationServers: string[] }, preParse = false): TestApp {
+  const logs: TestApp['logs'] = [];
+  const record = (message: string, details?: Record<string, unknown>) => {
+    logs.push({ message, ...(details !== undefined ? { details } : {}) });
+  };
+  const rs = createResourceServer({
+    resource: RESOURCE,
+    scopesSupported: ['notes:read', 'notes:write'],
+    scopePolicy: { default: ['notes:read'], tools: { add_note: ['notes:write'] } },
+    allowedOrigins: ['http://localhost:3000'],
+    logger: { info: record, warn: record, debug: record },
+    ...options,
+  });
+  const app = express();
+  app.use(rs.metadataRouter);
+  if (preParse) app.use(express.json());
+  app.all('/mcp', rs.protect, (req: Request & { auth?: unknown }, res) => {
+    res.json({ auth: req.auth, body: req.body ?? null });
+  });
+  return { app, rs, logs };
+}
+
+export function rpc(method: string, params?: Record<string, unknown>, id: number | string = 1): Record<string, unknown> {
+  return { jsonrpc: '2.0', id, method, ...(params !== undefined ? { params } : {}) };
+}
+
+/** Parses `Bearer a="b", c="d"` into a map (reference parser for tests; handles quoted-pairs). */
+export function parseChallenge(header: string): { scheme: string; params: Record<string, string> } {
+  const m = /^(\S+)(?: (.*))?$/s.exec(header);
+  if (m === null) throw new Error('bad challenge');
+  const params: Record<string, string> = {};
+  const rest = m[2] ?? '';
+  const re = /\s*([A-Za-z0-9_!#$%&'*+.^`|~-]+)="((?:[^"\\]|\\.)*)"\s*(?:,|$)/gy;
+  let match: RegExpExecArray | null;
+  let consumed = 0;
+  while ((match = re.exec(rest)) !== null) {
+    params[match[1]!] = match[2]!.replace(/\\(.)/g, '$1');
+    consumed = re.lastIndex;
+    if (consumed >= rest.length) break;
+  }
+  if (consumed !== rest.length) throw new Error(`unparsed challenge tail: ${rest.slice(consumed)}`);
+  return { scheme: m[1]!, params };
+}

@@ -1,0 +1,358 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import request from 'supertest';
+import { generateSecret, SignJWT, exportSPKI } from 'jose';
+import { b64url, parseChallenge, makeApp, makeKey, RESOURCE, rpc, signToken, TestAuthorizationServer, type SigningKey, type TestApp } from './_helpers.js';
+
+let as: TestAuthorizationServer;
+let other: TestAuthorizationServer;
+let key: SigningKey;
+let t: TestApp;
+
+beforeAll(async () => {
+  as = await new TestAuthorizationServer().start();
+  other = await new TestAuthorizationServer().start();
+  key = await makeKey('ES256');
+  as.keys = [key];
+  other.keys = [await makeKey('ES256')];
+  t = makeApp({ authorizationServers: [as.issuer], cache: false });
+});
+afterAll(async () => {
+  await t.rs.close();
+  await as.stop();
+  await other.stop();
+});
+
+const now = () => Math.floor(Date.now() / 1000);
+
+function call(token: string) {
+  return request(t.app).post('/mcp').set('Authorization', `Bearer ${token}`).send(rpc('tools/list'));
+}
+
+function lastReason(): unknown {
+  return t.logs.at(-1)?.details?.reason;
+}
+
+async function expectInvalidToken(token: string, reason: string) {
+  const res = await call(token);
+  expect(res.status).toBe(401);
+  expect(res.headers['www-authenticate']).toMatch(/^Bearer /);
+  expect(res.headers['www-authenticate']).toContain('error="invalid_token"');
+  expect(res.headers['www-authenticate']).toContain(
+    'resource_metadata="http://localhost:3000/.well-known/oauth-protected-resource/mcp"',
+  );
+  expect(res.body.error).toBe('invalid_token');
+  // only the registered code and a fixed description reach the wire
+  expect(Object.keys(res.body).sort()).toEqual(['error', 'error_description']);
+  expect(['The access token is invalid', 'The access token expired', 'The access token could not be verified']).toContain(
+    res.body.error_description,
+  );
+  expect(Object.keys(parseChallenge(res.headers['www-authenticate'] as string).params)).toEqual([
+    'error',
+    'error_description',
+    'scope',
+    'resource_metadata',
+  ]);
+  expect(lastReason()).toBe(reason);
+  // the token never reaches the logs
+  expect(JSON.stringify(t.logs)).not.toContain(token);
+  return res;
+}
+
+describe('JWT access token validation (RFC 9068 §4, MCP §Token Handling)', () => {
+  it('accepts a valid token and sets req.auth in the MCP SDK AuthInfo shape', async () => {
+    const token = await signToken({ key, issuer: as.issuer, claims: { scope: 'notes:read notes:write', jti: 'jti-1' } });
+    const res = await call(token).expect(200);
+    const payload = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>;
+    expect(res.body.auth).toEqual({
+      token,
+      clientId: 'client-1',
+      scopes: ['notes:read', 'notes:write'],
+      expiresAt: payload.exp,
+      resource: RESOURCE, // URL serialises to its href
+      resourceMetadataUrl: 'http://localhost:3000/.well-known/oauth-protected-resource/mcp',
+      extra: { sub: 'user-1', iss: as.issuer, jti: 'jti-1', claims: payload, tokenType: 'jwt' },
+    });
+    expect(res.body.body).toEqual(rpc('tools/list'));
+  });
+
+  it('accepts typ "application/at+jwt" (RFC 9068 §4)', async () => {
+    await call(await signToken({ key, issuer: as.issuer, header: { typ: 'application/at+jwt' } })).expect(200);
+  });
+
+  it('RFC 8725 §3.1: alg "none" is refused', async () => {
+    const token = `${b64url({ alg: 'none', typ: 'at+jwt' })}.${b64url({ iss: as.issuer, sub: 'u', aud: RESOURCE, exp: now() + 60, iat: now(), jti: 'x', client_id: 'c' })}.`;
+    await expectInvalidToken(token, 'alg_not_allowed');
+  });
+
+  it('RFC 8725 §2.1: HS256 signed with the public key bytes (algorithm confusion) is refused', async () => {
+    const rsa = await makeKey('RS256');
+    as.keys = [key, rsa];
+    try {
+      const pem = await exportSPKI((await import('node:crypto')).createPublicKey({ key: rsa.publicJwk as never, format: 'jwk' }) as never);
+      const token = await new SignJWT({ sub: 'u', aud: RESOURCE, jti: 'x', client_id: 'c', scope: 'notes:read' })
+        .setProtectedHeader({ alg: 'HS256', typ: 'at+jwt', kid: rsa.kid })
+        .setIssuer(as.issuer)
+        .setIssuedAt()
+        .setExpirationTime('5m')
+        .sign(new TextEncoder().encode(pem));
+      await expectInvalidToken(token, 'alg_not_allowed');
+      const hs = await new SignJWT({ sub: 'u', aud: RESOURCE, jti: 'x', client_id: 'c' })
+        .setProtectedHeader({ alg: 'HS256', typ: 'at+jwt' })
+        .setIssuer(as.issuer)
+        .setIssuedAt()
+        .setExpirationTime('5m')
+        .sign(await generateSecret('HS256'));
+      await expectInvalidToken(hs, 'alg_not_allowed');
+    } finally {
+      as.keys = [key];
+    }
+  });
+
+  it('RFC 9068 §4: missing typ is refused', async () => {
+    await expectInvalidToken(await signToken({ key, issuer: as.issuer, header: { typ: undefined } }), 'typ_invalid');
+  });
+
+  it.each(['JWT', 'jwt', 'application/jwt', 'at+jwt2'])('RFC 9068 §4: typ %j is refused', async (typ) => {
+    await expectInvalidToken(await signToken({ key, issuer: as.issuer, header: { typ } }), 'typ_invalid');
+  });
+
+  it('a foreign key with the same kid fails the signature check', async () => {
+    const impostor = await makeKey('ES256', key.kid);
+    await expectInvalidToken(await signToken({ key: impostor, issuer: as.issuer }), 'signature_invalid');
+  });
+
+  it('a tampered payload fails the signature check', async () => {
+    const token = await signToken({ key, issuer: as.issuer });
+    const [h, , s] = token.split('.');
+    const forged = `${h}.${b64url({ iss: as.issuer, sub: 'admin', aud: RESOURCE, exp: now() + 60, iat: now(), jti: 'x', client_id: 'c', scope: 'notes:write' })}.${s}`;
+    await expectInvalidToken(forged, 'signature_invalid');
+  });
+
+  it('RFC 8414 §3.3 / MCP §Token Handling: a token from another issuer is refused without contacting it', async () => {
+    const before = other.hits.metadata;
+    await expectInvalidToken(await signToken({ key: other.keys[0]!, issuer: other.issuer }), 'iss_untrusted');
+    expect(other.hits.metadata).toBe(before);
+  });
+
+  it('a token claiming our issuer but signed by another AS key is refused', async () => {
+    await expectInvalidToken(await signToken({ key: other.keys[0]!, issuer: as.issuer }), 'unknown_kid');
+  });
+
+  it('MCP §Token Handling / RFC 8707 §2: a token for another audience is refused (no token passthrough)', async () => {
+    await expectInvalidToken(await signToken({ key, issuer: as.issuer, claims: { aud: 'http://localhost:4000/mcp' } }), 'aud_mismatch');
+    await expectInvalidToken(await signToken({ key, issuer: as.issuer, claims: { aud: ['https://api.example.com'] } }), 'aud_mismatch');
+  });
+
+  it.each(['http://localhost:3000/mcp/other', 'http://localhost:3000/MCP', 'http://localhost:3000/mcp2', 'http://localhost:3000', 'https://localhost:3000/mcp'])(
+    'MCP §Canonical Server URI: aud %j is a different resource',
+    async (aud) => {
+      await expectInvalidToken(await signToken({ key, issuer: as.issuer, claims: { aud } }), 'aud_mismatch');
+    },
+  );
+
+  it.each(['http://localhost:3000/mcp/', 'HTTP://LocalHost:3000/mcp'])(
+    'MCP §Canonical Server URI: aud %j is this resource (case of scheme/host, trailing slash, arrays)',
+    async (aud) => {
+      const r = await call(await signToken({ key, issuer: as.issuer, claims: { aud } }));
+      expect(r.status, JSON.stringify([aud, t.logs.at(-1)])).toBe(200);
+    },
+  );
+
+  it('RFC 7519 §4.1.3: an aud array that contains this resource is accepted', async () => {
+    const aud = ['https://other.example/api', 'http://localhost:3000/mcp'];
+    const res = await call(await signToken({ key, issuer: as.issuer, claims: { aud } })).expect(200);
+    expect(res.body.auth.extra.claims.aud).toEqual(aud);
+  });
+
+  it('MCP §Token Handling: an expired token gets 401 invalid_token', async () => {
+    const res = await expectInvalidToken(await signToken({ key, issuer: as.issuer, claims: { exp: now() - 31, iat: now() - 600 } }), 'expired');
+    expect(res.body.error_description).toBe('The access token expired');
+  });
+
+  it('exp within the 30 s clock tolerance is still accepted', async () => {
+    await call(await signToken({ key, issuer: as.issuer, claims: { exp: now() - 10, iat: now() - 600 } })).expect(200);
+  });
+
+  it('a not-yet-valid token (nbf beyond tolerance) is refused', async () => {
+    await expectInvalidToken(await signToken({ key, issuer: as.issuer, claims: { nbf: now() + 120 } }), 'not_yet_valid');
+  });
+
+  it.each(['iss', 'sub', 'aud', 'exp', 'iat', 'jti', 'client_id'])('RFC 9068 §2.2: missing %s is refused', async (claim) => {
+    const res = await call(await signToken({ key, issuer: as.issuer, claims: { [claim]: undefined } }));
+    expect(res.status).toBe(401);
+    expect(res.body.error).toBe('invalid_token');
+    expect(['missing_claim', 'aud_mismatch', 'claim_invalid']).toContain(lastReason());
+  });
+
+  it.each([
+    ['client_id', 42],
+    ['sub', ''],
+    ['scope', ['notes:read']],
+    ['exp', 'tomorrow'],
+  ])('claim %s = %j is refused', async (claim, value) => {
+    const res = await call(await signToken({ key, issuer: as.issuer, claims: { [claim]: value } }));
+    expect(res.status).toBe(401);
+    expect(res.body.error).toBe('invalid_token');
+  });
+
+  it.each(['not-a-jwt', 'a.b.c', 'e30.e30.', `${b64url('{')}.${b64url('{}')}.sig`])('malformed token %j → 401 invalid_token', async (token) => {
+    const res = await call(token);
+    expect(res.status).toBe(401);
+    expect(res.body.error).toBe('invalid_token');
+  });
+
+  it('opaque tokens are refused when no introspection is configured', async () => {
+    await expectInvalidToken('opaque-token-value', 'opaque_token_unsupported');
+  });
+});
+
+describe('JWKS retrieval (RFC 8414 jwks_uri, cached, refetch on unknown kid, fail closed)', () => {
+  it('unknown kid triggers one refetch; a key added at the AS is then accepted', async () => {
+    const server = await new TestAuthorizationServer().start();
+    const first = await makeKey('ES256');
+    server.keys = [first];
+    const app = makeApp({ authorizationServers: [server.issuer], cache: false, jwks: { cooldownMs: 0 } });
+    try {
+      await request(app.app).post('/mcp').set('Authorization', `Bearer ${await signToken({ key: first, issuer: server.issuer })}`).send(rpc('ping')).expect(200);
+      expect(server.hits.jwks).toBe(1);
+      await request(app.app).post('/mcp').set('Authorization', `Bearer ${await signToken({ key: first, issuer: server.issuer })}`).send(rpc('ping')).expect(200);
+      expect(server.hits.jwks).toBe(1); // cached
+      const rotated = await makeKey('ES256');
+      server.keys = [first, rotated];
+      await request(app.app).post('/mcp').set('Authorization', `Bearer ${await signToken({ key: rotated, issuer: server.issuer })}`).send(rpc('ping')).expect(200);
+      expect(server.hits.jwks).toBe(2);
+      expect(server.hits.metadata).toBe(1);
+    } finally {
+      await app.rs.close();
+      await server.stop();
+    }
+  });
+
+  it('within the cooldown an unknown kid does not refetch (no JWKS hammering) and is refused', async () => {
+    const server = await new TestAuthorizationServer().start();
+    const first = await makeKey('ES256');
+    server.keys = [first];
+    const app = makeApp({ authorizationServers: [server.issuer], cache: false });
+    try {
+      await request(app.app).post('/mcp').set('Authorization', `Bearer ${await signToken({ key: first, issuer: server.issuer })}`).send(rpc('ping')).expect(200);
+      const stranger = await makeKey('ES256');
+      for (let i = 0; i < 3; i++) {
+        const res = await request(app.app).post('/mcp').set('Authorization', `Bearer ${await signToken({ key: stranger, issuer: server.issuer })}`).send(rpc('ping'));
+        expect(res.status).toBe(401);
+        expect(app.logs.at(-1)?.details?.reason).toBe('unknown_kid');
+      }
+      expect(server.hits.jwks).toBe(1);
+    } finally {
+      await app.rs.close();
+      await server.stop();
+    }
+  });
+
+  it('fail closed: JWKS endpoint failing → 401 invalid_token, never accepted', async () => {
+    const server = await new TestAuthorizationServer().start();
+    const k = await makeKey('ES256');
+    server.keys = [k];
+    server.jwksStatus = 500;
+    const app = makeApp({ authorizationServers: [server.issuer], cache: false });
+    try {
+      const res = await request(app.app).post('/mcp').set('Authorization', `Bearer ${await signToken({ key: k, issuer: server.issuer })}`).send(rpc('ping'));
+      expect(res.status).toBe(401);
+      expect(res.body.error).toBe('invalid_token');
+      expect(app.logs.at(-1)?.details?.reason).toBe('keys_unavailable');
+    } finally {
+      await app.rs.close();
+      await server.stop();
+    }
+  });
+
+  it('fail closed: authorization server unreachable → 401 invalid_token', async () => {
+    const server = await new TestAuthorizationServer().start();
+    const k = await makeKey('ES256');
+    const issuer = server.issuer;
+    await server.stop();
+    const app = makeApp({ authorizationServers: [issuer], cache: false, jwks: { timeoutMs: 2000 } });
+    try {
+      const res = await request(app.app).post('/mcp').set('Authorization', `Bearer ${await signToken({ key: k, issuer })}`).send(rpc('ping'));
+      expect(res.status).toBe(401);
+      expect(app.logs.at(-1)?.details?.reason).toBe('keys_unavailable');
+    } finally {
+      await app.rs.close();
+    }
+  });
+
+  it.each(['oauth', 'oidc-insert', 'oidc-append'] as const)(
+    'MCP §Authorization Server Metadata Discovery: issuer with a path, %s document',
+    async (discovery) => {
+      const server = await new TestAuthorizationServer({ path: '/tenant1', discovery }).start();
+      const k = await makeKey('ES256');
+      server.keys = [k];
+      const app = makeApp({ authorizationServers: [server.issuer], cache: false });
+      try {
+        await request(app.app).post('/mcp').set('Authorization', `Bearer ${await signToken({ key: k, issuer: server.issuer })}`).send(rpc('ping')).expect(200);
+      } finally {
+        await app.rs.close();
+        await server.stop();
+      }
+    },
+  );
+
+  it('OIDC fallback for a root issuer', async () => {
+    const server = await new TestAuthorizationServer({ discovery: 'oidc-insert' }).start();
+    const k = await makeKey('ES256');
+    server.keys = [k];
+    const app = makeApp({ authorizationServers: [server.issuer], cache: false });
+    try {
+      await request(app.app).post('/mcp').set('Authorization', `Bearer ${await signToken({ key: k, issuer: server.issuer })}`).send(rpc('ping')).expect(200);
+    } finally {
+      await app.rs.close();
+      await server.stop();
+    }
+  });
+
+  it('RFC 8414 §3.3: metadata whose issuer differs from the configured one is not used (fail closed)', async () => {
+    const server = await new TestAuthorizationServer({ advertisedIssuer: 'https://honest.example' }).start();
+    const k = await makeKey('ES256');
+    server.keys = [k];
+    const app = makeApp({ authorizationServers: [server.issuer], cache: false });
+    try {
+      const res = await request(app.app).post('/mcp').set('Authorization', `Bearer ${await signToken({ key: k, issuer: server.issuer })}`).send(rpc('ping'));
+      expect(res.status).toBe(401);
+      expect(app.logs.at(-1)?.details?.reason).toBe('keys_unavailable');
+      expect(server.hits.jwks).toBe(0);
+    } finally {
+      await app.rs.close();
+      await server.stop();
+    }
+  });
+
+  it('several authorization servers: each token is checked with its own issuer keys', async () => {
+    const a = await new TestAuthorizationServer().start();
+    const b = await new TestAuthorizationServer().start();
+    a.keys = [await makeKey('ES256')];
+    b.keys = [await makeKey('RS256')];
+    const app = makeApp({ authorizationServers: [a.issuer, b.issuer], cache: false });
+    try {
+      for (const s of [a, b]) {
+        await request(app.app).post('/mcp').set('Authorization', `Bearer ${await signToken({ key: s.keys[0]!, issuer: s.issuer })}`).send(rpc('ping')).expect(200);
+      }
+      // b's key presented as a's token
+      const res = await request(app.app).post('/mcp').set('Authorization', `Bearer ${await signToken({ key: b.keys[0]!, issuer: a.issuer })}`).send(rpc('ping'));
+      expect(res.status).toBe(401);
+    } finally {
+      await app.rs.close();
+      await a.stop();
+      await b.stop();
+    }
+  });
+
+  it('algorithm allowlist option narrows what is accepted', async () => {
+    const app = makeApp({ authorizationServers: [as.issuer], cache: false, algorithms: ['RS256'] });
+    try {
+      const res = await request(app.app).post('/mcp').set('Authorization', `Bearer ${await signToken({ key, issuer: as.issuer })}`).send(rpc('ping'));
+      expect(res.status).toBe(401);
+      expect(app.logs.at(-1)?.details?.reason).toBe('alg_not_allowed');
+    } finally {
+      await app.rs.close();
+    }
+  });
+});

@@ -1,0 +1,252 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import request from 'supertest';
+import { makeApp, makeKey, parseChallenge, rpc, signToken, TestAuthorizationServer, type SigningKey, type TestApp } from './_helpers.js';
+
+let as: TestAuthorizationServer;
+let key: SigningKey;
+let t: TestApp;
+let readToken: string;
+let writeToken: string;
+
+const PRM = 'http://localhost:3000/.well-known/oauth-protected-resource/mcp';
+
+beforeAll(async () => {
+  as = await new TestAuthorizationServer().start();
+  key = await makeKey('ES256');
+  as.keys = [key];
+  t = makeApp({ authorizationServers: [as.issuer], allowedHosts: ['localhost:3000', '127.0.0.1'] });
+  readToken = await signToken({ key, issuer: as.issuer, claims: { scope: 'notes:read' } });
+  writeToken = await signToken({ key, issuer: as.issuer, claims: { scope: 'notes:read notes:write' } });
+});
+afterAll(async () => {
+  await t.rs.close();
+  await as.stop();
+});
+
+function post(body: unknown, token?: string) {
+  const r = request(t.app).post('/mcp').set('Host', 'localhost:3000');
+  if (token !== undefined) r.set('Authorization', `Bearer ${token}`);
+  return r.send(body as object);
+}
+
+describe('rs.protect: challenges (RFC 6750 §3, RFC 9728 §5.1, MCP §Error Handling)', () => {
+  it('RFC 6750 §3.1 / RFC 9728 §5.1: no credentials → 401 with resource_metadata and scope, and no error', async () => {
+    const res = await post(rpc('initialize')).expect(401);
+    const header = res.headers['www-authenticate'] as string;
+    expect(header).not.toContain('error');
+    expect(parseChallenge(header)).toEqual({
+      scheme: 'Bearer',
+      params: { scope: 'notes:read', resource_metadata: PRM },
+    });
+    expect(res.body).toEqual({ error_description: 'This resource requires a bearer access token' });
+    expect(res.headers['cache-control']).toBe('no-store');
+  });
+
+  it('the MCP handler never runs for a refused request', async () => {
+    const res = await post(rpc('tools/list')).expect(401);
+    expect(res.body.auth).toBeUndefined();
+  });
+
+  it.each([
+    ['Bearer'],
+    ['Bearer  a b'],
+    ['Basic dXNlcjpwYXNz'],
+    ['Bearer a,b'],
+    ['Token abc'],
+  ])('RFC 6750 §3.1: malformed Authorization %j → 400 invalid_request', async (header) => {
+    const res = await request(t.app).post('/mcp').set('Host', 'localhost:3000').set('Authorization', header).send(rpc('ping')).expect(400);
+    const challenge = parseChallenge(res.headers['www-authenticate'] as string);
+    expect(challenge.params.error).toBe('invalid_request');
+    expect(challenge.params.resource_metadata).toBe(PRM);
+    expect(res.body.error).toBe('invalid_request');
+  });
+
+  it('MCP §Token Requirements: a token in the query string is refused (400 invalid_request), even if valid', async () => {
+    const res = await request(t.app).post(`/mcp?access_token=${readToken}`).set('Host', 'localhost:3000').send(rpc('ping')).expect(400);
+    expect(res.body.error).toBe('invalid_request');
+    expect(JSON.stringify(t.logs.at(-1))).not.toContain(readToken);
+    await request(t.app)
+      .get(`/mcp?access_token=${readToken}`)
+      .set('Host', 'localhost:3000')
+      .set('Authorization', `Bearer ${readToken}`)
+      .expect(400);
+  });
+
+  it('RFC 6750 §2.2: a token in a form body is refused (400 invalid_request)', async () => {
+    const res = await request(t.app)
+      .post('/mcp')
+      .set('Host', 'localhost:3000')
+      .type('form')
+      .send({ access_token: readToken, method: 'ping' })
+      .expect(400);
+    expect(res.body.error).toBe('invalid_request');
+    expect(t.logs.at(-1)?.details?.reason).toBe('token_in_body');
+  });
+
+  it('a form body without a token is not mistaken for one', async () => {
+    const res = await request(t.app)
+      .post('/mcp')
+      .set('Host', 'localhost:3000')
+      .set('Authorization', `Bearer ${readToken}`)
+      .type('form')
+      .send({ a: '1' })
+      .expect(200);
+    expect(res.body.body).toEqual({ a: '1' });
+  });
+
+  it('Streamable HTTP §Security: a bad Origin → 403 before any token work (DNS rebinding)', async () => {
+    const res = await request(t.app)
+      .post('/mcp')
+      .set('Host', 'localhost:3000')
+      .set('Origin', 'http://evil.example')
+      .set('Authorization', `Bearer ${readToken}`)
+      .send(rpc('ping'))
+      .expect(403);
+    expect(res.body).toEqual({ jsonrpc: '2.0', error: { code: -32000, message: 'Forbidden: Origin not allowed' } });
+    expect(res.headers['www-authenticate']).toBeUndefined();
+  });
+
+  it.each(['null', 'http://localhost:3001', 'https://localhost:3000', 'not a url'])('Origin %j → 403', async (origin) => {
+    await request(t.app).post('/mcp').set('Host', 'localhost:3000').set('Origin', origin).send(rpc('ping')).expect(403);
+  });
+
+  it('an allowed Origin (any case, default port) and a missing Origin pass', async () => {
+    await request(t.app).post('/mcp').set('Host', 'localhost:3000').set('Origin', 'HTTP://LOCALHOST:3000').set('Authorization', `Bearer ${readToken}`).send(rpc('ping')).expect(200);
+    await post(rpc('ping'), readToken).expect(200);
+  });
+
+  it('Host allowlist (DNS rebinding without Origin): unknown Host → 403', async () => {
+    await request(t.app).post('/mcp').set('Host', 'attacker.example:3000').set('Authorization', `Bearer ${readToken}`).send(rpc('ping')).expect(403);
+    expect(t.logs.at(-1)?.details?.reason).toBe('host_forbidden');
+    await request(t.app).post('/mcp').set('Host', '127.0.0.1:80').set('Authorization', `Bearer ${readToken}`).send(rpc('ping')).expect(200);
+  });
+});
+
+describe('rs.protect: MCP scope policy (MCP §Scope Challenge Handling)', () => {
+  it('a read token may list tools', async () => {
+    await post(rpc('tools/list'), readToken).expect(200);
+  });
+
+  it('per-tool policy: add_note without notes:write → 403 insufficient_scope listing every needed scope', async () => {
+    const res = await post(rpc('tools/call', { name: 'add_note', arguments: { text: 'x' } }), readToken).expect(403);
+    const challenge = parseChallenge(res.headers['www-authenticate'] as string);
+    expect(challenge.params).toEqual({
+      error: 'insufficient_scope',
+      error_description: 'The access token lacks the scope this request needs',
+      scope: 'notes:read notes:write',
+      resource_metadata: PRM,
+    });
+    expect(res.body).toEqual({
+      error: 'insufficient_scope',
+      error_description: 'The access token lacks the scope this request needs',
+      scope: 'notes:read notes:write',
+    });
+  });
+
+  it('the same call with notes:write passes, and the handler gets the parsed body', async () => {
+    const body = rpc('tools/call', { name: 'add_note', arguments: { text: 'x' } });
+    const res = await post(body, writeToken).expect(200);
+    expect(res.body.body).toEqual(body);
+  });
+
+  it('JSON-RPC batch: the union of needs decides (one write call in the batch → 403)', async () => {
+    const batch = [rpc('tools/list', {}, 1), rpc('tools/call', { name: 'add_note' }, 2)];
+    const res = await post(batch, readToken).expect(403);
+    expect(parseChallenge(res.headers['www-authenticate'] as string).params.scope).toBe('notes:read notes:write');
+    const ok = await post(batch, writeToken).expect(200);
+    expect(ok.body.body).toEqual(batch);
+    await post([rpc('tools/list', {}, 1), rpc('ping', {}, 2)], readToken).expect(200);
+  });
+
+  it('default scope is needed for every request (a token without notes:read → 403)', async () => {
+    const none = await signToken({ key, issuer: as.issuer, claims: { scope: 'other' } });
+    const res = await post(rpc('ping'), none).expect(403);
+    expect(parseChallenge(res.headers['www-authenticate'] as string).params.scope).toBe('notes:read');
+    const noScope = await signToken({ key, issuer: as.issuer, claims: { scope: undefined } });
+    await post(rpc('ping'), noScope).expect(403);
+  });
+
+  it('GET (SSE stream) and DELETE need the default scope only', async () => {
+    await request(t.app).get('/mcp').set('Host', 'localhost:3000').set('Authorization', `Bearer ${readToken}`).expect(200);
+    await request(t.app).delete('/mcp').set('Host', 'localhost:3000').set('Authorization', `Bearer ${readToken}`).expect(200);
+  });
+
+  it('per-method policy and scope hierarchy', async () => {
+    const h = makeApp({
+      authorizationServers: [as.issuer],
+      scopePolicy: { default: ['notes:read'], methods: { 'resources/subscribe': ['notes:watch'] }, tools: { add_note: ['notes:write'] } },
+      scopeHierarchy: { 'notes:write': ['notes:read', 'notes:watch'] },
+    });
+    try {
+      const writer = await signToken({ key, issuer: as.issuer, claims: { scope: 'notes:write' } });
+      await request(h.app).post('/mcp').set('Authorization', `Bearer ${writer}`).send(rpc('resources/subscribe', { uri: 'x' })).expect(200);
+      const res = await request(h.app).post('/mcp').set('Authorization', `Bearer ${readToken}`).send(rpc('resources/subscribe', { uri: 'x' })).expect(403);
+      expect(parseChallenge(res.headers['www-authenticate'] as string).params.scope).toBe('notes:read notes:watch');
+    } finally {
+      await h.rs.close();
+    }
+  });
+
+  it("challengeScopes 'required-and-granted' repeats known granted scopes", async () => {
+    const g = makeApp({
+      authorizationServers: [as.issuer],
+      challengeScopes: 'required-and-granted',
+      scopesSupported: ['notes:read', 'notes:write', 'notes:share'],
+      scopePolicy: { default: [], tools: { add_note: ['notes:write'] } },
+    });
+    try {
+      const tok = await signToken({ key, issuer: as.issuer, claims: { scope: 'notes:share offline_access openid' } });
+      const res = await request(g.app).post('/mcp').set('Authorization', `Bearer ${tok}`).send(rpc('tools/call', { name: 'add_note' })).expect(403);
+      expect(parseChallenge(res.headers['www-authenticate'] as string).params.scope).toBe('notes:write notes:share');
+    } finally {
+      await g.rs.close();
+    }
+  });
+});
+
+describe('rs.protect: body handling', () => {
+  it('works behind express.json() (pre-parsed body is used as is)', async () => {
+    const pre = makeApp({ authorizationServers: [as.issuer] }, true);
+    try {
+      const body = rpc('tools/call', { name: 'add_note' });
+      await request(pre.app).post('/mcp').set('Authorization', `Bearer ${readToken}`).send(body).expect(403);
+      const res = await request(pre.app).post('/mcp').set('Authorization', `Bearer ${writeToken}`).send(body).expect(200);
+      expect(res.body.body).toEqual(body);
+    } finally {
+      await pre.rs.close();
+    }
+  });
+
+  it('invalid JSON from an authenticated client → 400 JSON-RPC parse error (not 500)', async () => {
+    const res = await request(t.app)
+      .post('/mcp')
+      .set('Host', 'localhost:3000')
+      .set('Authorization', `Bearer ${writeToken}`)
+      .set('Content-Type', 'application/json')
+      .send('{"jsonrpc":')
+      .expect(400);
+    expect(res.body).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: invalid JSON' } });
+  });
+
+  it('the body of an unauthenticated request is not read (401 first)', async () => {
+    await request(t.app).post('/mcp').set('Host', 'localhost:3000').set('Content-Type', 'application/json').send('{"jsonrpc":').expect(401);
+  });
+
+  it('a body larger than maxBodyBytes → 413', async () => {
+    const small = makeApp({ authorizationServers: [as.issuer], maxBodyBytes: 100 });
+    try {
+      await request(small.app)
+        .post('/mcp')
+        .set('Authorization', `Bearer ${writeToken}`)
+        .send(rpc('tools/call', { name: 'x', arguments: { text: 'y'.repeat(200) } }))
+        .expect(413);
+    } finally {
+      await small.rs.close();
+    }
+  });
+
+  it('a tool name hidden in a prototype key does not escape the policy', async () => {
+    const body = JSON.parse('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add_note","__proto__":{"name":"x"}}}') as object;
+    await post(body, readToken).expect(403);
+  });
+});

@@ -1,0 +1,200 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import request from 'supertest';
+import { TokenCache, tokenHash, type VerifiedAccessToken } from '../src/index.js';
+import { makeApp, makeKey, RESOURCE, rpc, signToken, TestAuthorizationServer, type SigningKey } from './_helpers.js';
+
+let as: TestAuthorizationServer;
+let key: SigningKey;
+beforeAll(async () => {
+  as = await new TestAuthorizationServer().start();
+  key = await makeKey('ES256');
+  as.keys = [key];
+});
+afterAll(() => as.stop());
+
+function entry(token: string, expiresAt: number): VerifiedAccessToken {
+  return { token, source: 'jwt', issuer: 'i', subject: 's', clientId: 'c', jti: 'j', scopes: [], expiresAt, resource: RESOURCE, claims: {} };
+}
+
+describe('TokenCache', () => {
+  it('is keyed by SHA-256 of the token, never the token itself', () => {
+    expect(tokenHash('abc')).toBe('ungWv48Bz-pBQUDeXa4iI7ADYaOWF3qctBD_YfIAFa0');
+  });
+
+  it('never returns an entry at or past its exp', () => {
+    let clock = 1_000_000;
+    const cache = new TokenCache(10, () => clock);
+    cache.set(entry('t', 1_000 + 60));
+    clock = 1_059_999;
+    expect(cache.get('t')?.token).toBe('t');
+    clock = 1_060_000;
+    expect(cache.get('t')).toBeUndefined();
+    expect(cache.size).toBe(0);
+  });
+
+  it('a ttl bound shortens the life of an entry (introspection)', () => {
+    let clock = 0;
+    const cache = new TokenCache(10, () => clock);
+    cache.set(entry('t', 3600), 1000);
+    clock = 999;
+    expect(cache.get('t')).toBeDefined();
+    clock = 1000;
+    expect(cache.get('t')).toBeUndefined();
+  });
+
+  it('does not store already-expired entries and evicts the least recently used', () => {
+    const cache = new TokenCache(2, () => 10_000);
+    cache.set(entry('old', 5));
+    expect(cache.size).toBe(0);
+    cache.set(entry('a', 100));
+    cache.set(entry('b', 100));
+    cache.get('a');
+    cache.set(entry('c', 100));
+    expect(cache.get('b')).toBeUndefined();
+    expect(cache.get('a')).toBeDefined();
+    expect(cache.get('c')).toBeDefined();
+  });
+
+  it('maxEntries 0 disables it', () => {
+    const cache = new TokenCache(0, () => 0);
+    cache.set(entry('a', 100));
+    expect(cache.size).toBe(0);
+  });
+});
+
+describe('validated-token cache through rs.protect', () => {
+  it('caches by default, and a cached token is refused once the clock reaches exp', async () => {
+    let clock = Date.now();
+    const t = makeApp({ authorizationServers: [as.issuer], clockTolerance: 0, now: () => clock });
+    try {
+      const iat = Math.floor(clock / 1000);
+      const token = await signToken({ key, issuer: as.issuer, now: iat, claims: { exp: iat + 60 } });
+      await request(t.app).post('/mcp').set('Authorization', `Bearer ${token}`).send(rpc('ping')).expect(200);
+      expect(t.rs.core.verifier.cacheSize).toBe(1);
+      clock += 59_000;
+      await request(t.app).post('/mcp').set('Authorization', `Bearer ${token}`).send(rpc('ping')).expect(200);
+      clock = (iat + 60) * 1000;
+      const res = await request(t.app).post('/mcp').set('Authorization', `Bearer ${token}`).send(rpc('ping')).expect(401);
+      expect(res.body.error).toBe('invalid_token');
+      expect(t.logs.at(-1)?.details?.reason).toBe('expired');
+    } finally {
+      await t.rs.close();
+    }
+  });
+
+  it('cache: false turns it off (for benchmarks)', async () => {
+    const t = makeApp({ authorizationServers: [as.issuer], cache: false });
+    try {
+      const token = await signToken({ key, issuer: as.issuer });
+      await request(t.app).post('/mcp').set('Authorization', `Bearer ${token}`).send(rpc('ping')).expect(200);
+      expect(t.rs.core.verifier.cacheSize).toBe(0);
+    } finally {
+      await t.rs.close();
+    }
+  });
+
+  it('a cached token still goes through the scope policy on every request', async () => {
+    const t = makeApp({ authorizationServers: [as.issuer] });
+    try {
+      const token = await signToken({ key, issuer: as.issuer, claims: { scope: 'notes:read' } });
+      await request(t.app).post('/mcp').set('Authorization', `Bearer ${token}`).send(rpc('tools/list')).expect(200);
+      await request(t.app).post('/mcp').set('Authorization', `Bearer ${token}`).send(rpc('tools/call', { name: 'add_note' })).expect(403);
+    } finally {
+      await t.rs.close();
+    }
+  });
+});
+
+describe('opaque tokens via RFC 7662 introspection', () => {
+  const introspection = () => ({ endpoint: `${as.origin}/introspect`, clientId: 'rs client', clientSecret: 's3cr:t' });
+
+  function active(extra: Record<string, unknown> = {}): Record<string, unknown> {
+    return {
+      active: true,
+      client_id: 'client-9',
+      scope: 'notes:read notes:write',
+      sub: 'user-9',
+      iss: as.issuer,
+      aud: RESOURCE,
+      exp: Math.floor(Date.now() / 1000) + 300,
+      token_type: 'Bearer',
+      ...extra,
+    };
+  }
+
+  it('RFC 7662 §2: an active token for this resource is accepted; the RS authenticates with client_secret_basic', async () => {
+    as.introspectionResponses.set('opaque-ok', active({ jti: 'op-1' }));
+    const t = makeApp({ authorizationServers: [as.issuer], introspection: introspection() });
+    try {
+      const res = await request(t.app).post('/mcp').set('Authorization', 'Bearer opaque-ok').send(rpc('tools/call', { name: 'add_note' })).expect(200);
+      expect(res.body.auth).toMatchObject({
+        token: 'opaque-ok',
+        clientId: 'client-9',
+        scopes: ['notes:read', 'notes:write'],
+        resource: RESOURCE,
+        extra: { sub: 'user-9', iss: as.issuer, jti: 'op-1', tokenType: 'introspection' },
+      });
+      expect(as.lastIntrospectionAuth).toBe(`Basic ${Buffer.from('rs%20client:s3cr%3At').toString('base64')}`);
+      expect(new URLSearchParams(as.lastIntrospectionBody).get('token_type_hint')).toBe('access_token');
+    } finally {
+      await t.rs.close();
+    }
+  });
+
+  it.each([
+    ['inactive', { active: false }, 'introspection_inactive'],
+    ['other audience', { aud: 'http://localhost:3000/other' }, 'aud_mismatch'],
+    ['no audience', { aud: undefined }, 'aud_mismatch'],
+    ['foreign issuer', { iss: 'https://evil.example' }, 'iss_untrusted'],
+    ['expired', { exp: Math.floor(Date.now() / 1000) - 60 }, 'expired'],
+    ['no client_id', { client_id: undefined }, 'missing_claim'],
+    ['refresh token', { token_type: 'refresh_token' }, 'claim_invalid'],
+  ])('%s → 401 invalid_token', async (_name, patch, reason) => {
+    const response = active(patch);
+    for (const [k, v] of Object.entries(patch)) if (v === undefined) delete response[k];
+    as.introspectionResponses.set(`opaque-${reason}`, response);
+    const t = makeApp({ authorizationServers: [as.issuer], introspection: introspection() });
+    try {
+      const res = await request(t.app).post('/mcp').set('Authorization', `Bearer opaque-${reason}`).send(rpc('ping')).expect(401);
+      expect(res.body.error).toBe('invalid_token');
+      expect(t.logs.at(-1)?.details?.reason).toBe(reason);
+    } finally {
+      await t.rs.close();
+    }
+  });
+
+  it('fail closed: introspection endpoint error → 401 invalid_token', async () => {
+    as.introspectionResponses.set('opaque-down', active());
+    as.introspectionStatus = 503;
+    const t = makeApp({ authorizationServers: [as.issuer], introspection: introspection() });
+    try {
+      await request(t.app).post('/mcp').set('Authorization', 'Bearer opaque-down').send(rpc('ping')).expect(401);
+      expect(t.logs.at(-1)?.details?.reason).toBe('introspection_failed');
+    } finally {
+      as.introspectionStatus = 200;
+      await t.rs.close();
+    }
+  });
+
+  it('active results are cached no longer than exp and cacheTtlSeconds', async () => {
+    let clock = Date.now();
+    const exp = Math.floor(clock / 1000) + 30;
+    as.introspectionResponses.set('opaque-cached', active({ exp }));
+    const t = makeApp({ authorizationServers: [as.issuer], introspection: { ...introspection(), cacheTtlSeconds: 10 }, now: () => clock, clockTolerance: 0 });
+    try {
+      const hit = () => request(t.app).post('/mcp').set('Authorization', 'Bearer opaque-cached').send(rpc('ping'));
+      const before = as.hits.introspection;
+      await hit().expect(200);
+      await hit().expect(200);
+      expect(as.hits.introspection - before).toBe(1);
+      clock += 10_000; // ttl bound reached: asks again
+      await hit().expect(200);
+      expect(as.hits.introspection - before).toBe(2);
+      clock = exp * 1000; // exp reached: the AS still says active, but the token is expired
+      await hit().expect(401);
+      expect(t.logs.at(-1)?.details?.reason).toBe('expired');
+    } finally {
+      await t.rs.close();
+    }
+  });
+});

@@ -1,0 +1,88 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import express, { type Request, type Response } from 'express';
+import request from 'supertest';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { createResourceServer, type ResourceServer } from '../src/index.js';
+import { makeKey, RESOURCE, rpc, signToken, TestAuthorizationServer, type SigningKey } from './_helpers.js';
+
+let as: TestAuthorizationServer;
+let key: SigningKey;
+let rs: ResourceServer;
+let app: express.Express;
+
+function mcpServer(): McpServer {
+  const server = new McpServer({ name: 'notes', version: '1.0.0' });
+  server.registerTool('whoami', { description: 'echo the auth info' }, (extra) => ({
+    content: [{ type: 'text', text: JSON.stringify(extra.authInfo) }],
+  }));
+  server.registerTool('add_note', { description: 'write' }, () => ({ content: [{ type: 'text', text: 'added' }] }));
+  return server;
+}
+
+beforeAll(async () => {
+  as = await new TestAuthorizationServer().start();
+  key = await makeKey('ES256');
+  as.keys = [key];
+  rs = createResourceServer({
+    resource: RESOURCE,
+    authorizationServers: [as.issuer],
+    scopesSupported: ['notes:read', 'notes:write'],
+    scopePolicy: { default: ['notes:read'], tools: { add_note: ['notes:write'] } },
+  });
+  app = express();
+  app.use(rs.metadataRouter);
+  // stateless SDK v1 endpoint, exactly as an existing express MCP server would mount it
+  app.post('/mcp', rs.protect, async (req: Request, res: Response) => {
+    const server = mcpServer();
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    res.on('close', () => void transport.close().then(() => server.close()));
+    await server.connect(transport);
+    await transport.handleRequest(req, res, req.body);
+  });
+});
+afterAll(async () => {
+  await rs.close();
+  await as.stop();
+});
+
+const init = rpc('initialize', {
+  protocolVersion: '2025-06-18',
+  capabilities: {},
+  clientInfo: { name: 'test', version: '1' },
+});
+
+function mcp(body: unknown, token: string) {
+  return request(app)
+    .post('/mcp')
+    .set('Authorization', `Bearer ${token}`)
+    .set('Accept', 'application/json, text/event-stream')
+    .send(body as object);
+}
+
+describe('interop with @modelcontextprotocol/sdk (v1) StreamableHTTPServerTransport', () => {
+  it('the SDK reads the body protect parsed and hands req.auth to tools as extra.authInfo', async () => {
+    const token = await signToken({ key, issuer: as.issuer, claims: { scope: 'notes:read', jti: 'sdk-1' } });
+    const initRes = await mcp(init, token).expect(200);
+    expect(initRes.body.result.serverInfo.name).toBe('notes');
+    const res = await mcp(rpc('tools/call', { name: 'whoami', arguments: {} }, 2), token).expect(200);
+    const authInfo = JSON.parse(res.body.result.content[0].text) as Record<string, unknown>;
+    expect(authInfo).toMatchObject({
+      token,
+      clientId: 'client-1',
+      scopes: ['notes:read'],
+      resource: RESOURCE,
+      extra: { sub: 'user-1', iss: as.issuer, jti: 'sdk-1' },
+    });
+    expect(typeof authInfo.expiresAt).toBe('number');
+  });
+
+  it('per-tool 403 is sent before the SDK handler; with the scope the SDK runs the tool', async () => {
+    const reader = await signToken({ key, issuer: as.issuer, claims: { scope: 'notes:read' } });
+    const denied = await mcp(rpc('tools/call', { name: 'add_note', arguments: {} }, 3), reader).expect(403);
+    expect(denied.headers['www-authenticate']).toContain('scope="notes:read notes:write"');
+    const writer = await signToken({ key, issuer: as.issuer, claims: { scope: 'notes:read notes:write' } });
+    const ok = await mcp(rpc('tools/call', { name: 'add_note', arguments: {} }, 4), writer).expect(200);
+    expect(ok.body.result.content[0].text).toBe('added');
+  });
+});

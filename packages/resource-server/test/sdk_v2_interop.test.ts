@@ -1,0 +1,66 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import express, { type Request, type Response } from 'express';
+import request from 'supertest';
+import { McpServer } from '@modelcontextprotocol/server';
+import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
+import { createResourceServer, type ResourceServer } from '../src/index.js';
+import { makeKey, RESOURCE, rpc, signToken, TestAuthorizationServer, type SigningKey } from './_helpers.js';
+
+let as: TestAuthorizationServer;
+let key: SigningKey;
+let rs: ResourceServer;
+let app: express.Express;
+
+beforeAll(async () => {
+  as = await new TestAuthorizationServer().start();
+  key = await makeKey('ES256');
+  as.keys = [key];
+  rs = createResourceServer({
+    resource: RESOURCE,
+    authorizationServers: [as.issuer],
+    scopesSupported: ['notes:read', 'notes:write'],
+    scopePolicy: { default: ['notes:read'], tools: { add_note: ['notes:write'] } },
+  });
+  app = express();
+  app.use(rs.metadataRouter);
+  app.post('/mcp', rs.protect, async (req: Request, res: Response) => {
+    const server = new McpServer({ name: 'notes-v2', version: '1.0.0' });
+    server.registerTool('whoami', { description: 'echo the auth info' }, (ctx) => ({
+      content: [{ type: 'text', text: JSON.stringify(ctx.http?.authInfo) }],
+    }));
+    const transport = new NodeStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    res.on('close', () => void transport.close().then(() => server.close()));
+    await server.connect(transport);
+    await transport.handleRequest(req, res, req.body);
+  });
+});
+afterAll(async () => {
+  await rs.close();
+  await as.stop();
+});
+
+describe('interop with @modelcontextprotocol/server + node (SDK v2)', () => {
+  it('NodeStreamableHTTPServerTransport passes req.auth to tools as ctx.http.authInfo', async () => {
+    const token = await signToken({ key, issuer: as.issuer, claims: { scope: 'notes:read', jti: 'v2-1' } });
+    const send = (body: object) =>
+      request(app)
+        .post('/mcp')
+        .set('Authorization', `Bearer ${token}`)
+        .set('Accept', 'application/json, text/event-stream')
+        .set('MCP-Protocol-Version', '2025-11-25')
+        .send(body);
+    const init = await send(rpc('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } }));
+    expect(init.status, init.text).toBe(200);
+    const res = await send(rpc('tools/call', { name: 'whoami', arguments: {} }, 2));
+    expect(res.status, res.text).toBe(200);
+    const authInfo = JSON.parse(res.body.result.content[0].text) as Record<string, unknown>;
+    expect(authInfo).toMatchObject({
+      token,
+      clientId: 'client-1',
+      scopes: ['notes:read'],
+      resource: RESOURCE,
+      resourceMetadataUrl: 'http://localhost:3000/.well-known/oauth-protected-resource/mcp',
+      extra: { sub: 'user-1', iss: as.issuer, jti: 'v2-1' },
+    });
+  });
+});

@@ -1,0 +1,80 @@
+/**
+ * Clients, grants, refresh tokens and keys survive an AS restart (SQLite file, PostgreSQL
+ * schema): the restarted AS has nothing in memory but what it reads back from its store.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { StorageConfig } from '../../src/storage/index.js';
+import { registerClient, RESOURCE, tokenRequest } from '../helpers/as.js';
+import { authorizeAuto, exchangeCode } from '../helpers/flow.js';
+import { getJwks, startInstance, verifyAccessToken } from './as-harness.js';
+import { dropSchema, randomSchema, TEST_DATABASE_URL } from './pg-helpers.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'mcp-auth-kit-restart-'));
+const schema = randomSchema('storage_restart');
+afterAll(async () => {
+  rmSync(dir, { recursive: true, force: true });
+  await dropSchema(schema);
+});
+
+const targets: [string, StorageConfig][] = [
+  ['sqlite', { kind: 'sqlite', file: join(dir, 'as.sqlite') }],
+  ['postgres', { kind: 'postgres', url: TEST_DATABASE_URL, schema }],
+];
+
+describe.each(targets)('AS restart on %s', (_name, storage) => {
+  it('keeps keys (identical JWKS), registered clients, grants and refresh tokens', async () => {
+    const instance = await startInstance(storage);
+    try {
+      const issuer = instance.as().issuer;
+      const reg = await registerClient(instance.url);
+      expect(reg.status).toBe(201);
+      const clientId = reg.body.client_id as string;
+      const flow = await authorizeAuto(instance.url, clientId);
+      const first = await exchangeCode(instance.url, clientId, flow);
+      expect(first.status).toBe(200);
+      const jwksBefore = await getJwks(instance.url);
+
+      await instance.restart();
+
+      const jwksAfter = await getJwks(instance.url);
+      expect(jwksAfter).toEqual(jwksBefore);
+      // A token signed before the restart still verifies against the JWKS after it.
+      expect((await verifyAccessToken(first.body.access_token, jwksAfter, issuer)).client_id).toBe(clientId);
+
+      // The grant and the rotating refresh token were read back from the store.
+      const refreshed = await tokenRequest(instance.url, {
+        grant_type: 'refresh_token',
+        refresh_token: first.body.refresh_token,
+        client_id: clientId,
+        resource: RESOURCE,
+      });
+      expect(refreshed.status, JSON.stringify(refreshed.body)).toBe(200);
+      expect(refreshed.body.refresh_token).not.toBe(first.body.refresh_token);
+      const claims = await verifyAccessToken(refreshed.body.access_token, jwksAfter, issuer);
+      expect(claims.sub).toBe(decodeSub(first.body.access_token));
+
+      // The dynamically registered client is still known: a new authorization works.
+      const again = await authorizeAuto(instance.url, clientId);
+      expect((await exchangeCode(instance.url, clientId, again)).status).toBe(200);
+
+      // The old (rotated) refresh token stays spent across the restart.
+      await instance.restart();
+      const reuse = await tokenRequest(instance.url, {
+        grant_type: 'refresh_token',
+        refresh_token: first.body.refresh_token,
+        client_id: clientId,
+      });
+      expect(reuse.status).toBe(400);
+      expect(reuse.body.error).toBe('invalid_grant');
+    } finally {
+      await instance.close();
+    }
+  });
+});
+
+function decodeSub(jwt: string): string {
+  return JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString()).sub as string;
+}

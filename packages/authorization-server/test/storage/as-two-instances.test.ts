@@ -1,0 +1,113 @@
+/**
+ * Two AS instances behind one (imaginary) load balancer: separate HTTP servers on different
+ * loopback ports, separate providers and connection pools, one PostgreSQL schema, one issuer.
+ * Every step of a client's life may land on either instance.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registerClient, RESOURCE, tokenRequest } from '../helpers/as.js';
+import { authorizeAuto, exchangeCode } from '../helpers/flow.js';
+import { getJwks, listenLoopback, startInstance, verifyAccessToken, type Instance } from './as-harness.js';
+import { dropSchema, randomSchema, TEST_DATABASE_URL } from './pg-helpers.js';
+
+describe('two AS instances sharing one PostgreSQL schema', () => {
+  const schema = randomSchema('storage_two');
+  let a: Instance;
+  let b: Instance;
+  let issuer: string;
+
+  beforeAll(async () => {
+    // The shared public issuer (the load balancer's URL); nothing listens behind it in this test.
+    const lb = await listenLoopback();
+    issuer = lb.url;
+    await new Promise<void>((resolve) => lb.server.close(() => resolve()));
+    const storage = { kind: 'postgres', url: TEST_DATABASE_URL, schema } as const;
+    // B starts while A is serving (a rolling deploy); the same-moment start is tested below.
+    a = await startInstance(storage, issuer);
+    b = await startInstance(storage, issuer);
+  });
+  afterAll(async () => {
+    await Promise.all([a?.close(), b?.close()]);
+    await dropSchema(schema);
+  });
+
+  it('publish identical JWKS', async () => {
+    const [ja, jb] = await Promise.all([getJwks(a.url), getJwks(b.url)]);
+    expect(ja.keys.length).toBeGreaterThanOrEqual(2);
+    expect(jb).toEqual(ja);
+  });
+
+  it('register on A, authorize on A, redeem the code on B, refresh on A, revoke on B', async () => {
+    const reg = await registerClient(a.url);
+    expect(reg.status).toBe(201);
+    const clientId = reg.body.client_id as string;
+    const jwks = await getJwks(b.url);
+
+    const flow = await authorizeAuto(a.url, clientId);
+    expect(flow.callback.searchParams.get('iss')).toBe(issuer);
+    const token = await exchangeCode(b.url, clientId, flow);
+    expect(token.status, JSON.stringify(token.body)).toBe(200);
+    expect((await verifyAccessToken(token.body.access_token, jwks, issuer)).client_id).toBe(clientId);
+
+    const refreshed = await tokenRequest(a.url, {
+      grant_type: 'refresh_token',
+      refresh_token: token.body.refresh_token,
+      client_id: clientId,
+      resource: RESOURCE,
+    });
+    expect(refreshed.status, JSON.stringify(refreshed.body)).toBe(200);
+    await verifyAccessToken(refreshed.body.access_token, jwks, issuer);
+
+    const revoke = await fetch(`${b.url}/token/revocation`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: refreshed.body.refresh_token, token_type_hint: 'refresh_token', client_id: clientId }),
+    });
+    expect(revoke.status).toBe(200);
+
+    const afterRevoke = await tokenRequest(a.url, {
+      grant_type: 'refresh_token',
+      refresh_token: refreshed.body.refresh_token,
+      client_id: clientId,
+      resource: RESOURCE,
+    });
+    expect(afterRevoke.status).toBe(400);
+    expect(afterRevoke.body.error).toBe('invalid_grant');
+  });
+
+  it('OAuth 2.1 §4.1.3: a code redeemed on A is refused on B, and the replay revokes the tokens A issued', async () => {
+    const reg = await registerClient(b.url);
+    const clientId = reg.body.client_id as string;
+    const flow = await authorizeAuto(b.url, clientId);
+    const first = await exchangeCode(a.url, clientId, flow);
+    expect(first.status).toBe(200);
+    const second = await exchangeCode(b.url, clientId, flow);
+    expect(second.status).toBe(400);
+    expect(second.body.error).toBe('invalid_grant');
+    const refresh = await tokenRequest(a.url, {
+      grant_type: 'refresh_token',
+      refresh_token: first.body.refresh_token,
+      client_id: clientId,
+      resource: RESOURCE,
+    });
+    expect(refresh.status, 'the grant was revoked in the shared store').toBe(400);
+    expect(refresh.body.error).toBe('invalid_grant');
+  });
+
+  // KNOWN BUG (AS core, not storage): createAuthorizationServer seeds users / the dev
+  // auto-login account with find-then-create, so two instances starting together on an empty
+  // schema race and one dies with StorageError `conflict`. Fix: treat `conflict` from
+  // accounts.create as "already exists" and re-read. Then turn `it.fails` into `it`.
+  it.fails('instances starting at the same moment on an empty schema both come up with the same keys', async () => {
+    const fresh = randomSchema('storage_two_race');
+    const storage = { kind: 'postgres', url: TEST_DATABASE_URL, schema: fresh } as const;
+    const started = await Promise.allSettled([startInstance(storage, issuer), startInstance(storage, issuer)]);
+    try {
+      expect(started.map((s) => s.status)).toEqual(['fulfilled', 'fulfilled']);
+      const [x, y] = started.map((s) => (s as PromiseFulfilledResult<Instance>).value);
+      expect(await getJwks(y!.url)).toEqual(await getJwks(x!.url));
+    } finally {
+      await Promise.all(started.map((s) => (s.status === 'fulfilled' ? s.value.close() : undefined)));
+      await dropSchema(fresh);
+    }
+  });
+});

@@ -131,6 +131,13 @@ export function resolveOptions(options: ResourceServerOptions): ResolvedOptions 
       throw invalid(`authorizationServers contains an invalid issuer: ${JSON.stringify(issuer)}`);
     }
   }
+  for (const issuer of options.authorizationServers) {
+    const url = new URL(issuer);
+    if (url.protocol !== 'https:' && !isLoopbackHost(url.hostname)) {
+      // MCP §Communication Security: authorization server endpoints MUST be served over HTTPS
+      options.logger?.warn?.('authorization server issuer is not https', { issuer });
+    }
+  }
   const scopesSupported =
     options.scopesSupported === undefined ? undefined : scopeList('scopesSupported', options.scopesSupported);
   if (scopesSupported?.includes('offline_access')) {

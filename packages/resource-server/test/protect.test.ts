@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
+import express from 'express';
 import { makeApp, makeKey, parseChallenge, rpc, signToken, TestAuthorizationServer, type SigningKey, type TestApp } from './_helpers.js';
 
 let as: TestAuthorizationServer;
@@ -242,6 +243,30 @@ describe('rs.protect: body handling', () => {
         .expect(413);
     } finally {
       await small.rs.close();
+    }
+  });
+
+  it('Streamable HTTP Mcp-Method/Mcp-Name headers cannot downgrade the policy: the body decides', async () => {
+    await post(rpc('tools/call', { name: 'add_note' }), readToken)
+      .set('Mcp-Method', 'tools/list')
+      .set('Mcp-Name', 'list_notes')
+      .expect(403);
+  });
+
+  it('a body left as text by express.text() is still parsed for the policy', async () => {
+    const text = makeApp({ authorizationServers: [as.issuer] });
+    const app = express();
+    app.use(express.text({ type: 'application/json' }));
+    app.all('/mcp', text.rs.protect, (req, res) => void res.json({ body: req.body }));
+    try {
+      await request(app)
+        .post('/mcp')
+        .set('Authorization', `Bearer ${readToken}`)
+        .set('Content-Type', 'application/json')
+        .send(JSON.stringify(rpc('tools/call', { name: 'add_note' })))
+        .expect(403);
+    } finally {
+      await text.rs.close();
     }
   });
 

@@ -52,6 +52,15 @@ export function createProtectHandler(core: ResourceServerCore): RequestHandler {
         // the SDK transports accept this pre-parsed body (handleRequest(req, res, req.body))
         req.body = body;
       }
+      // express.text()/express.raw() leave a string or Buffer: parse a copy so the policy sees
+      // the messages the MCP handler will see
+      if ((typeof body === 'string' || Buffer.isBuffer(body)) && isJsonContentType(contentType)) {
+        try {
+          body = JSON.parse(body.toString()) as unknown;
+        } catch {
+          throw new BodyError('parse_error');
+        }
+      }
       core.checkScopes(verified, body);
       (req as Request & { auth?: unknown }).auth = core.toAuthInfo(verified);
       next();

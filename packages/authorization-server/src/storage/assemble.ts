@@ -7,6 +7,7 @@ import { ModelAdapter } from './adapter.js';
 import type { Clock } from './clock.js';
 import { closedError } from './errors.js';
 import { createKeyStore, type KeyBackend } from './keys.js';
+import { validatingKv } from './kv-input.js';
 import type { ModelBackend } from './model-rows.js';
 import type { AccountStore, KeyValueStore, StorageConfig, Store } from './types.js';
 
@@ -91,7 +92,7 @@ export function assembleStore(parts: BackendParts, clock: Clock, options: OpenSt
     },
     accounts: guard(parts.accounts, isClosed),
     keys: guard(createKeyStore(parts.keys, clock), isClosed),
-    kv: guard(parts.kv, isClosed),
+    kv: guard(validatingKv(parts.kv), isClosed),
     ping: () => (closed ? Promise.reject(closedError()) : parts.ping()),
     cleanup,
     async close(): Promise<void> {

@@ -323,6 +323,22 @@ export function storeContract(target: ContractTarget): void {
         expect(await store.kv.increment('rate', 'ip', 1, 60), 'a new window starts').toBe(1);
       });
 
+      it('refuses bad input the same way everywhere (invalid_input)', async () => {
+        await expect(store.kv.set('ns', 'k', 1, 0)).rejects.toMatchObject({ code: 'invalid_input' });
+        await expect(store.kv.set('ns', 'k', 1, Number.NaN)).rejects.toMatchObject({ code: 'invalid_input' });
+        await expect(store.kv.set('ns', 'k', undefined, 10)).rejects.toMatchObject({ code: 'invalid_input' });
+        await expect(store.kv.set('', 'k', 1, 10)).rejects.toMatchObject({ code: 'invalid_input' });
+        await expect(store.kv.increment('ns', 'k', Number.POSITIVE_INFINITY, 10)).rejects.toMatchObject({ code: 'invalid_input' });
+        await expect(store.kv.increment('ns', 'k', 1, -5)).rejects.toMatchObject({ code: 'invalid_input' });
+        expect(await store.kv.get('ns', 'k')).toBeUndefined();
+      });
+
+      it('a non-numeric value under a counter key restarts the counter instead of failing', async () => {
+        await store.kv.set('ns', 'k', { not: 'a number' }, 60);
+        expect(await store.kv.increment('ns', 'k', 2, 60)).toBe(2);
+        expect(await store.kv.increment('ns', 'k', 3, 60)).toBe(5);
+      });
+
       it('increment is atomic under concurrency: 40 parallel increments give 1..40', async () => {
         const results = await Promise.all(Array.from({ length: 40 }, () => store.kv.increment('lockout', 'alice', 1, 300)));
         expect([...results].sort((a, b) => a - b)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));

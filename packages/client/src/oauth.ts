@@ -72,7 +72,7 @@ function clientSecretBasic(clientId: string, secret: string): oauth.ClientAuth {
 function mapError(err: unknown, code: McpAuthErrorCode, what: string): never {
   if (err instanceof McpAuthError) throw err;
   if (err instanceof oauth.ResponseBodyError) {
-    throw new McpAuthError(code, `${what} failed: ${err.error}`, {
+    throw new McpAuthError(code, `${what} failed: ${err.error}${err.error_description ? ` (${err.error_description})` : ''}`, {
       cause: err,
       error: err.error,
       ...(err.error_description !== undefined && { error_description: err.error_description }),
@@ -203,7 +203,7 @@ export async function registerClient(
   if (res.status !== 201 && res.status !== 200) {
     const error = typeof body?.error === 'string' ? body.error : undefined;
     const description = typeof body?.error_description === 'string' ? body.error_description : undefined;
-    throw new McpAuthError(ERR.REGISTRATION_REJECTED, `dynamic client registration refused (HTTP ${res.status}${error ? `, ${error}` : ''})`, {
+    throw new McpAuthError(ERR.REGISTRATION_REJECTED, `dynamic client registration refused (HTTP ${res.status}${error ? `, ${error}` : ''}${description ? `: ${description}` : ''})`, {
       status: res.status,
       ...(error !== undefined && { error }),
       ...(description !== undefined && { error_description: description }),

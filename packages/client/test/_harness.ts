@@ -1,0 +1,227 @@
+// Test helpers: a real authorization server (oidc-provider 9), a small MCP resource server that
+// verifies JWT access tokens and challenges per RFC 6750/RFC 9728, and a headless "browser".
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import { createRemoteJWKSet, jwtVerify, generateKeyPair, exportJWK } from 'jose';
+
+export async function listen(server: Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+export function close(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.closeAllConnections?.();
+    server.close(() => resolve());
+  });
+}
+
+export interface TestAs {
+  issuer: string;
+  provider: Provider;
+  /** Number of requests per path seen by the AS. */
+  hits: Map<string, number>;
+  /** Token endpoint request bodies (parsed) in order. */
+  tokenRequests: URLSearchParams[];
+  authorizationRequests: URLSearchParams[];
+  registrations: Record<string, unknown>[];
+  close(): Promise<void>;
+}
+
+/** oidc-provider with DCR, PKCE, resource indicators (JWT access tokens) and rotating refresh tokens. */
+export async function startOidcProvider(resources: Record<string, string[]>, opts: { refresh?: boolean } = {}): Promise<TestAs> {
+  const server = createServer();
+  const issuer = await listen(server);
+  const { privateKey } = await generateKeyPair('ES256', { extractable: true });
+  const jwk = { ...(await exportJWK(privateKey)), kid: 'k1', alg: 'ES256', use: 'sig' };
+  const configuration: Configuration = {
+    clients: [],
+    jwks: { keys: [jwk as never] },
+    scopes: ['openid', 'offline_access'],
+    pkce: { required: () => true },
+    clientDefaults: { grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none', id_token_signed_response_alg: 'ES256' } as never,
+    interactions: { url: (_ctx: KoaContextWithOIDC, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
+    findAccount: async (_ctx: KoaContextWithOIDC, sub: string) => ({ accountId: sub, claims: async () => ({ sub }) }),
+    issueRefreshToken: async (_ctx: KoaContextWithOIDC, client: { grantTypeAllowed(t: string): boolean }) =>
+      opts.refresh !== false && client.grantTypeAllowed('refresh_token'),
+    rotateRefreshToken: () => true,
+    expiresWithSession: async () => false,
+    features: {
+      devInteractions: { enabled: false },
+      registration: { enabled: true, initialAccessToken: false },
+      clientCredentials: { enabled: true },
+      resourceIndicators: {
+        enabled: true,
+        useGrantedResource: async () => true,
+        defaultResource: async () => Object.keys(resources)[0]!,
+        getResourceServerInfo: async (_ctx: KoaContextWithOIDC, indicator: string) => {
+          const scopes = resources[indicator];
+          if (!scopes) throw new errors.InvalidTarget();
+          return { scope: scopes.join(' '), audience: indicator, accessTokenTTL: 3600, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'ES256' } } };
+        },
+      },
+    } as never,
+  } as Configuration;
+  const provider = new Provider(issuer, configuration);
+  // Advertise the resource scopes too (and offline_access), as an MCP AS would.
+  provider.use(async (ctx, next) => {
+    await next();
+    if (ctx.oidc?.route === 'discovery' && ctx.status === 200 && ctx.body && typeof ctx.body === 'object') {
+      (ctx.body as Record<string, unknown>).scopes_supported = ['openid', 'offline_access', ...new Set(Object.values(resources).flat())];
+    }
+  });
+  const hits = new Map<string, number>();
+  const tokenRequests: URLSearchParams[] = [];
+  const authorizationRequests: URLSearchParams[] = [];
+  const registrations: Record<string, unknown>[] = [];
+  const callback = provider.callback();
+  provider.on('registration_create.success', (ctx: KoaContextWithOIDC) => {
+    registrations.push({ ...((ctx.oidc as unknown as { body: Record<string, unknown> }).body) });
+  });
+  const onToken = (ctx: KoaContextWithOIDC) => {
+    const params = new URLSearchParams();
+    for (const [k, v] of Object.entries((ctx.oidc.params ?? {}) as Record<string, unknown>)) if (typeof v === 'string') params.set(k, v);
+    tokenRequests.push(params);
+  };
+  provider.on('grant.success', onToken);
+  provider.on('grant.error', onToken);
+  server.on('request', async (req: IncomingMessage, res: ServerResponse) => {
+    const url = new URL(req.url ?? '/', issuer);
+    hits.set(url.pathname, (hits.get(url.pathname) ?? 0) + 1);
+    if (url.pathname === '/auth') authorizationRequests.push(url.searchParams);
+    if (url.pathname.startsWith('/interaction/')) {
+      // Headless login + consent: user "alice" grants every requested scope for the resource.
+      try {
+        const details = await provider.interactionDetails(req, res);
+        const params = details.params as Record<string, string>;
+        const grant = new provider.Grant({ accountId: 'alice', clientId: params.client_id! });
+        const requested = (params.scope ?? '').split(' ').filter(Boolean);
+        const oidcScopes = requested.filter((s) => s === 'openid' || s === 'offline_access');
+        if (oidcScopes.length) grant.addOIDCScope(oidcScopes.join(' '));
+        const resourceScopes = requested.filter((s) => s !== 'openid' && s !== 'offline_access');
+        const resource = params.resource ?? Object.keys(resources)[0]!;
+        grant.addResourceScope(resource, resourceScopes.join(' ') || (resources[resource] ?? []).join(' '));
+        const grantId = await grant.save();
+        await provider.interactionFinished(req, res, { login: { accountId: 'alice' }, consent: { grantId } }, { mergeWithLastSubmission: false });
+      } catch (err) {
+        res.statusCode = 500;
+        res.end(String(err));
+      }
+      return;
+    }
+    return callback(req, res);
+  });
+  return { issuer, provider, hits, tokenRequests, authorizationRequests, registrations, close: () => close(server) };
+}
+
+/** Minimal cookie jar (cookies sent to the same origin regardless of path: enough for tests). */
+class Jar {
+  private cookies = new Map<string, string>();
+  store(res: Response) {
+    for (const c of res.headers.getSetCookie()) {
+      const [pair] = c.split(';');
+      const i = pair!.indexOf('=');
+      this.cookies.set(pair!.slice(0, i).trim(), pair!.slice(i + 1));
+    }
+  }
+  header() {
+    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
+}
+
+/**
+ * Follows the authorization URL like a browser with no user (the AS logs in and consents by
+ * itself), until the redirect reaches the loopback callback, which it then requests.
+ */
+export async function headlessBrowser(url: URL): Promise<void> {
+  const jar = new Jar();
+  let target = url;
+  for (let hop = 0; hop < 10; hop++) {
+    const res = await fetch(target, { redirect: 'manual', headers: { cookie: jar.header() } });
+    jar.store(res);
+    const location = res.headers.get('location');
+    const text = await res.text();
+    if (!location) throw new Error(`browser stopped at ${target.pathname}: HTTP ${res.status} ${text.slice(0, 200)}`);
+    target = new URL(location, target);
+    if (target.pathname === '/callback') {
+      await (await fetch(target)).text();
+      return;
+    }
+  }
+  throw new Error('too many redirects');
+}
+
+export interface TestRs {
+  url: string;
+  /** MCP endpoint = canonical resource URI. */
+  mcpUrl: string;
+  requests: { authorization: string | undefined; body: string }[];
+  /** Access tokens to reject with 401 invalid_token even if valid (simulates revocation). */
+  revoked: Set<string>;
+  close(): Promise<void>;
+}
+
+/**
+ * A resource server at /mcp: 401 with `resource_metadata` + `scope` without a token, 401
+ * `invalid_token` for bad tokens, 403 `insufficient_scope` when the JSON-RPC body names the tool
+ * "write" and the token lacks `writeScope`. Answers JSON-RPC with a fixed result otherwise.
+ */
+export async function startResourceServer(issuerOf: () => string, opts: { basicScope: string; writeScope: string; prmPath?: 'path' | 'root' }): Promise<TestRs> {
+  const server = createServer();
+  const url = await listen(server);
+  const mcpUrl = `${url}/mcp`;
+  const prmUrl = opts.prmPath === 'root' ? `${url}/.well-known/oauth-protected-resource` : `${url}/.well-known/oauth-protected-resource/mcp`;
+  const requests: TestRs['requests'] = [];
+  const revoked = new Set<string>();
+  server.on('request', async (req, res) => {
+    const u = new URL(req.url ?? '/', url);
+    if (req.method === 'GET' && u.href === prmUrl) {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ resource: mcpUrl, authorization_servers: [issuerOf()], scopes_supported: [opts.basicScope] }));
+      return;
+    }
+    if (u.pathname !== '/mcp') {
+      res.statusCode = 404;
+      res.end();
+      return;
+    }
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const body = Buffer.concat(chunks).toString();
+    const authorization = req.headers.authorization;
+    requests.push({ authorization, body });
+    const challenge = (extra: string) => `Bearer resource_metadata="${prmUrl}", scope="${opts.basicScope}"${extra}`;
+    if (!authorization?.startsWith('Bearer ')) {
+      res.writeHead(401, { 'www-authenticate': challenge('') }).end();
+      return;
+    }
+    const token = authorization.slice(7);
+    let scope: string[];
+    try {
+      if (revoked.has(token)) throw new Error('revoked');
+      const { payload } = await jwtVerify(token, createRemoteJWKSet(new URL(`${issuerOf()}/jwks`)), {
+        issuer: issuerOf(),
+        audience: mcpUrl,
+        typ: 'at+jwt',
+      });
+      scope = String(payload.scope ?? '').split(' ');
+    } catch {
+      res.writeHead(401, { 'www-authenticate': challenge(', error="invalid_token"') }).end();
+      return;
+    }
+    const needsWrite = body.includes('"write"');
+    const needed = needsWrite ? [opts.basicScope, opts.writeScope] : [opts.basicScope];
+    if (!needed.every((s) => scope.includes(s))) {
+      res
+        .writeHead(403, {
+          'www-authenticate': `Bearer error="insufficient_scope", scope="${needsWrite ? opts.writeScope : opts.basicScope}", resource_metadata="${prmUrl}"`,
+        })
+        .end();
+      return;
+    }
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ ok: true, scope }));
+  });
+  return { url, mcpUrl, requests, revoked, close: () => close(server) };
+}

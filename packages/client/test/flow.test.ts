@@ -1,0 +1,127 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { McpAuthClient, MemoryStore, type McpAuthEvent } from '../src/index.js';
+import { headlessBrowser, startOidcProvider, startResourceServer, type TestAs, type TestRs } from './_harness.js';
+
+let as: TestAs;
+let rs: TestRs;
+
+beforeAll(async () => {
+  rs = await startResourceServer(() => as.issuer, { basicScope: 'notes:read', writeScope: 'notes:write' });
+  as = await startOidcProvider({ [rs.mcpUrl]: ['notes:read', 'notes:write'] });
+});
+afterAll(async () => {
+  await rs?.close();
+  await as?.close();
+});
+
+function newClient(events: McpAuthEvent[] = []) {
+  return new McpAuthClient({
+    clientName: 'flow test',
+    store: new MemoryStore(),
+    openAuthorizationUrl: headlessBrowser,
+    onEvent: (e) => events.push(e),
+  });
+}
+
+const call = (tool: string) => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: tool } }),
+});
+
+describe('end-to-end against oidc-provider', () => {
+  it('401 → PRM → AS metadata → DCR (native) → PKCE authorization with resource + iss → token → retried request', async () => {
+    const events: McpAuthEvent[] = [];
+    const client = newClient(events);
+    const res = await client.fetch(rs.mcpUrl, call('read'));
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { scope: string[] }).scope).toContain('notes:read');
+    const reg = as.registrations.at(-1)!;
+    expect(reg.application_type).toBe('native');
+    expect(reg.redirect_uris).toEqual([expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/callback$/)]);
+    expect(reg.grant_types).toContain('refresh_token');
+    const authz = as.authorizationRequests.at(-1)!;
+    expect(authz.get('code_challenge_method')).toBe('S256');
+    expect(authz.get('resource')).toBe(rs.mcpUrl);
+    expect(authz.get('scope')).toBe('notes:read offline_access');
+    expect(authz.get('state')).toBeTruthy();
+    const tokenReq = as.tokenRequests.at(-1)!;
+    expect(tokenReq.get('grant_type')).toBe('authorization_code');
+    expect(tokenReq.get('resource')).toBe(rs.mcpUrl);
+    expect(tokenReq.get('code_verifier')).toBeTruthy();
+    expect(events.map((e) => e.type)).toEqual(['discovered', 'registered', 'authorization_url', 'waiting_for_callback', 'authorized']);
+    const last = rs.requests.at(-1)!;
+    expect(last.authorization).toMatch(/^Bearer /);
+  });
+
+  it('refresh: rotation is persisted and RFC 8707 resource is sent on the refresh request', async () => {
+    const store = new MemoryStore();
+    const client = new McpAuthClient({ clientName: 'refresh test', store, openAuthorizationUrl: headlessBrowser });
+    expect((await client.fetch(rs.mcpUrl, call('read'))).status).toBe(200);
+    const binding = (await store.getServer(rs.mcpUrl))!;
+    const before = (await store.getTokens(binding.issuer, binding.resource))!;
+    expect(before.refresh_token).toBeTruthy();
+    // Expire the access token locally: the next call must refresh first.
+    await store.setTokens({ ...before, expires_at: Math.floor(Date.now() / 1000) - 1 });
+    const n = as.tokenRequests.length;
+    expect((await client.fetch(rs.mcpUrl, call('read'))).status).toBe(200);
+    const refreshReq = as.tokenRequests[n]!;
+    expect(refreshReq.get('grant_type')).toBe('refresh_token');
+    expect(refreshReq.get('resource')).toBe(rs.mcpUrl);
+    const after = (await store.getTokens(binding.issuer, binding.resource))!;
+    expect(after.refresh_token).toBeTruthy();
+    expect(after.refresh_token).not.toBe(before.refresh_token);
+    expect(after.access_token).not.toBe(before.access_token);
+  });
+
+  it('single-flight refresh: concurrent callers share one refresh request (a rotated refresh token is redeemed once)', async () => {
+    const store = new MemoryStore();
+    const client = new McpAuthClient({ clientName: 'sf test', store, openAuthorizationUrl: headlessBrowser });
+    expect((await client.fetch(rs.mcpUrl, call('read'))).status).toBe(200);
+    const binding = (await store.getServer(rs.mcpUrl))!;
+    const t = (await store.getTokens(binding.issuer, binding.resource))!;
+    await store.setTokens({ ...t, expires_at: 0 });
+    const n = as.tokenRequests.length;
+    const results = await Promise.all(Array.from({ length: 5 }, () => client.fetch(rs.mcpUrl, call('read'))));
+    expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    const refreshes = as.tokenRequests.slice(n).filter((p) => p.get('grant_type') === 'refresh_token');
+    expect(refreshes).toHaveLength(1);
+  });
+
+  it('401 invalid_token with a refresh token → refresh and retry (no new authorization)', async () => {
+    const store = new MemoryStore();
+    const events: McpAuthEvent[] = [];
+    const client = new McpAuthClient({ clientName: '401 test', store, openAuthorizationUrl: headlessBrowser, onEvent: (e) => events.push(e) });
+    expect((await client.fetch(rs.mcpUrl, call('read'))).status).toBe(200);
+    const binding = (await store.getServer(rs.mcpUrl))!;
+    const t = (await store.getTokens(binding.issuer, binding.resource))!;
+    rs.revoked.add(t.access_token);
+    events.length = 0;
+    expect((await client.fetch(rs.mcpUrl, call('read'))).status).toBe(200);
+    expect(events.map((e) => e.type)).toContain('refreshed');
+    expect(events.map((e) => e.type)).not.toContain('authorization_url');
+  });
+
+  it('MCP Step-Up Authorization Flow: 403 insufficient_scope → re-authorize with the union of scopes → retry', async () => {
+    const client = newClient();
+    expect((await client.fetch(rs.mcpUrl, call('read'))).status).toBe(200);
+    const n = as.authorizationRequests.length;
+    const res = await client.fetch(rs.mcpUrl, call('write'));
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { scope: string[] }).scope).toEqual(expect.arrayContaining(['notes:read', 'notes:write']));
+    const stepUp = as.authorizationRequests[n]!;
+    expect(stepUp.get('scope')!.split(' ')).toEqual(expect.arrayContaining(['notes:read', 'notes:write']));
+    expect(stepUp.get('resource')).toBe(rs.mcpUrl);
+  });
+
+  it('credentials are reused from the store for the same issuer (no second registration)', async () => {
+    const store = new MemoryStore();
+    const a = new McpAuthClient({ clientName: 'reuse', store, openAuthorizationUrl: headlessBrowser });
+    expect((await a.fetch(rs.mcpUrl, call('read'))).status).toBe(200);
+    const regs = as.registrations.length;
+    await a.logout(rs.mcpUrl);
+    expect(await a.status()).toEqual([]);
+    expect((await a.fetch(rs.mcpUrl, call('read'))).status).toBe(200);
+    expect(as.registrations.length).toBe(regs);
+  });
+});

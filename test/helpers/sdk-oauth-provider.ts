@@ -68,6 +68,16 @@ export class HeadlessSdkOAuthProvider {
     return this.verifier;
   }
 
+  // SDK v2 (SEP-2352): the discovery result recorded at redirect time binds the callback
+  // leg to the same authorization server. SDK v1 never calls these.
+  private discovery: unknown;
+  saveDiscoveryState(state: unknown) {
+    this.discovery = state;
+  }
+  discoveryState() {
+    return this.discovery as never;
+  }
+
   get accessToken(): string | undefined {
     return this.tokenSet?.access_token as string | undefined;
   }

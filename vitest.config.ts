@@ -8,6 +8,7 @@ export default defineConfig({
       'packages/*/test/**/*.test.ts',
       'apps/*/test/**/*.test.ts',
       'test/**/*.test.ts',
+      'examples/*/test/**/*.test.ts',
     ],
     exclude: ['**/node_modules/**', '**/dist/**'],
     pool: 'forks',

@@ -59,6 +59,11 @@ export function logRejection(
   };
   if (token !== undefined) details.token_sha256_prefix = tokenHash(token).slice(0, 12);
   const serious = err.reason === 'keys_unavailable' || err.reason === 'introspection_failed' || err.reason === 'internal_error';
-  const log = serious ? (logger.warn ?? logger.info) : (logger.info ?? logger.debug);
+  // a request without credentials is the normal first step of discovery: debug, not info
+  const log = serious
+    ? (logger.warn ?? logger.info)
+    : err.reason === 'missing_credentials'
+      ? logger.debug
+      : (logger.info ?? logger.debug);
   log?.call(logger, 'mcp-auth-kit resource-server: request refused', details);
 }

@@ -36,6 +36,7 @@ export class TestAuthorizationServer {
   keys: SigningKey[] = [];
   hits = { metadata: 0, jwks: 0, introspection: 0 };
   jwksStatus = 200;
+  metadataStatus = 200;
   introspectionResponses = new Map<string, Record<string, unknown>>();
   introspectionStatus = 200;
   lastIntrospectionAuth: string | undefined;
@@ -81,6 +82,7 @@ export class TestAuthorizationServer {
     };
     if (url.pathname === this.metadataPath()) {
       this.hits.metadata++;
+      if (this.metadataStatus !== 200) return json(this.metadataStatus, { error: 'unavailable' });
       return json(200, {
         issuer: this.options.advertisedIssuer ?? this.issuer,
         jwks_uri: `${this.origin}/jwks`,

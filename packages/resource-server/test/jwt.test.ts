@@ -280,6 +280,29 @@ describe('JWKS retrieval (RFC 8414 jwks_uri, cached, refetch on unknown kid, fai
     }
   });
 
+  it('a failed discovery is remembered for failureCooldownMs, then retried', async () => {
+    const server = await new TestAuthorizationServer().start();
+    const k = await makeKey('ES256');
+    server.keys = [k];
+    server.metadataStatus = 503;
+    let clock = Date.now();
+    const app = makeApp({ authorizationServers: [server.issuer], cache: false, now: () => clock, jwks: { failureCooldownMs: 5000 } });
+    const send = async () =>
+      request(app.app).post('/mcp').set('Authorization', `Bearer ${await signToken({ key: k, issuer: server.issuer, now: Math.floor(clock / 1000) })}`).send(rpc('ping'));
+    try {
+      expect((await send()).status).toBe(401);
+      const hitsAfterFailure = server.hits.metadata; // both discovery URLs were tried
+      server.metadataStatus = 200;
+      expect((await send()).status).toBe(401); // still cooling down: AS not asked again
+      expect(server.hits.metadata).toBe(hitsAfterFailure);
+      clock += 5000;
+      expect((await send()).status).toBe(200);
+    } finally {
+      await app.rs.close();
+      await server.stop();
+    }
+  });
+
   it.each(['oauth', 'oidc-insert', 'oidc-append'] as const)(
     'MCP §Authorization Server Metadata Discovery: issuer with a path, %s document',
     async (discovery) => {

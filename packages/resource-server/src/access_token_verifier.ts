@@ -1,7 +1,7 @@
 import { ResourceServerError } from './errors.js';
 import { introspectAccessToken } from './introspection.js';
 import { KeyStore } from './key_store.js';
-import { TokenCache } from './token_cache.js';
+import { TokenCache, tokenHash } from './token_cache.js';
 import { verifyJwtAccessToken } from './verify_jwt.js';
 import type { ResolvedOptions } from './options.js';
 import type { VerifiedAccessToken } from './types.js';
@@ -52,16 +52,29 @@ export function createAccessTokenVerifier(options: ResolvedOptions): AccessToken
     });
   }
 
+  // concurrent requests with the same uncached token share one verification (one introspection call)
+  const inFlight = new Map<string, Promise<VerifiedAccessToken>>();
+
   return {
     async verify(token) {
       const cached = cache.get(token);
       if (cached !== undefined) return cached;
-      const verified = await verifyUncached(token);
-      cache.set(
-        verified,
-        verified.source === 'introspection' ? (options.introspection?.cacheTtlSeconds ?? 60) * 1000 : undefined,
-      );
-      return verified;
+      const key = tokenHash(token);
+      const pending = inFlight.get(key);
+      if (pending !== undefined) return pending;
+      const verification = verifyUncached(token).then((verified) => {
+        cache.set(
+          verified,
+          verified.source === 'introspection' ? (options.introspection?.cacheTtlSeconds ?? 60) * 1000 : undefined,
+        );
+        return verified;
+      });
+      inFlight.set(key, verification);
+      try {
+        return await verification;
+      } finally {
+        inFlight.delete(key);
+      }
     },
     clear() {
       cache.clear();

@@ -176,6 +176,21 @@ describe('opaque tokens via RFC 7662 introspection', () => {
     }
   });
 
+  it('concurrent requests with the same token share one introspection call', async () => {
+    as.introspectionResponses.set('opaque-burst', active());
+    const t = makeApp({ authorizationServers: [as.issuer], introspection: introspection(), cache: false });
+    try {
+      const before = as.hits.introspection;
+      const results = await Promise.all(Array.from({ length: 5 }, () => t.rs.verifyAccessToken('opaque-burst')));
+      expect(results.map((r) => r.clientId)).toEqual(Array(5).fill('client-9'));
+      expect(as.hits.introspection - before).toBe(1);
+      await t.rs.verifyAccessToken('opaque-burst'); // cache off: a later call asks again
+      expect(as.hits.introspection - before).toBe(2);
+    } finally {
+      await t.rs.close();
+    }
+  });
+
   it('active results are cached no longer than exp and cacheTtlSeconds', async () => {
     let clock = Date.now();
     const exp = Math.floor(clock / 1000) + 30;

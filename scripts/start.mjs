@@ -9,6 +9,13 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+// Under `npm start`, `node` on the script PATH may be a different binary than the one running npm
+// (node_modules/.bin can hold a `node`, e.g. the conformance suite's Node 22), and native modules
+// (better-sqlite3) are built for the Node that ran the install: run the children with npm's Node.
+const nodeBinary =
+  process.env.npm_node_execpath && existsSync(process.env.npm_node_execpath)
+    ? process.env.npm_node_execpath
+    : process.execPath;
 const READY_TIMEOUT_MS = Number(process.env.START_READY_TIMEOUT_MS ?? 60_000);
 const STOP_TIMEOUT_MS = Number(process.env.START_STOP_TIMEOUT_MS ?? 10_000);
 
@@ -66,8 +73,9 @@ let stopping = false;
 let forced = false;
 
 for (const child of children) {
-  const proc = spawn(process.execPath, [child.entry], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(nodeBinary, [child.entry], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   child.proc = proc;
+  if (proc.pid !== undefined) log(`started the ${child.label} (pid ${proc.pid})`);
   child.exited = new Promise((resolveExit) => {
     proc.on('close', (code, signal) => {
       child.exit = { code, signal };

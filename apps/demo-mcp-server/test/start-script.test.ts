@@ -59,10 +59,35 @@ describe.skipIf(missing.length > 0)(`scripts/start.mjs${skipReason}`, () => {
     expect(await isListening(mcpPort)).toBe(false);
   });
 
+  it('when a running child dies, stops the other and exits non-zero', async () => {
+    const asPort = await freePort();
+    const mcpPort = await freePort();
+    const proc = run(
+      process.execPath,
+      [script],
+      cleanEnv({ AS_PORT: String(asPort), MCP_PORT: String(mcpPort), DATA_DIR: tempDataDir() }),
+      root,
+    );
+    try {
+      await proc.waitForOutput(/\[start\] ready/, 90_000);
+      expect(await isListening(asPort)).toBe(true);
+      const mcpPid = Number(/started the demo MCP server \(pid (\d+)\)/.exec(proc.output())?.[1]);
+      expect(mcpPid).toBeGreaterThan(0);
+      process.kill(mcpPid, 'SIGKILL');
+      const { code } = await proc.exited;
+      expect(code).not.toBe(0);
+      expect(proc.output()).toMatch(/demo MCP server exited unexpectedly \(SIGKILL\)/);
+      expect(await isListening(asPort)).toBe(false);
+    } finally {
+      proc.child.kill('SIGKILL');
+    }
+  });
+
   it('when one child dies (MCP port taken), stops the other and exits non-zero', async () => {
     const asPort = await freePort();
     const mcpPort = await freePort();
-    const blocker: Server = createServer();
+    // Something else owns the MCP port; it drops every connection (including readiness probes).
+    const blocker: Server = createServer((socket) => socket.destroy());
     await new Promise<void>((resolve) => blocker.listen(mcpPort, '127.0.0.1', resolve));
     try {
       const proc = run(

@@ -1,0 +1,173 @@
+import { generateKeyPair, exportPKCS8, jwtVerify } from 'jose';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ERR, McpAuthClient, MemoryStore, type McpAuthClientOptions } from '../src/index.js';
+import { startFakeAs, startFakeRs, type FakeAs, type FakeRs } from './_fake.js';
+import { headlessBrowser } from './_harness.js';
+
+const cleanups: { close(): Promise<void> }[] = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!.close();
+});
+async function pair(asOpts: Parameters<typeof startFakeAs>[0] = {}, rsOpts: Parameters<typeof startFakeRs>[1] = {}): Promise<[FakeAs, FakeRs]> {
+  const as = await startFakeAs(asOpts);
+  const rs = await startFakeRs(as, rsOpts);
+  cleanups.push(as, rs);
+  return [as, rs];
+}
+const client = (o: Partial<McpAuthClientOptions> = {}) =>
+  new McpAuthClient({ clientName: 'reg test', store: new MemoryStore(), openAuthorizationUrl: headlessBrowser, ...o });
+
+describe('MCP Client Registration priority', () => {
+  it('pre-registered credentials for the issuer win over CIMD and DCR', async () => {
+    const [as, rs] = await pair({ metadata: { client_id_metadata_document_supported: true } });
+    const c = client({ preRegistered: [{ issuer: as.issuer, client_id: 'pre', client_secret: 's3cret' }], clientMetadataUrl: 'https://app.example/client.json' });
+    expect((await c.fetch(rs.mcpUrl)).status).toBe(200);
+    expect(as.registrations).toHaveLength(0);
+    expect(as.authorizations[0]!.get('client_id')).toBe('pre');
+    expect(as.tokenRequests[0]!.authorization).toBe(`Basic ${Buffer.from('pre:s3cret').toString('base64')}`);
+  });
+
+  it('CIMD: the https client_id URL is used when the AS advertises client_id_metadata_document_supported', async () => {
+    const [as, rs] = await pair({ metadata: { client_id_metadata_document_supported: true } });
+    const c = client({ clientMetadataUrl: 'https://app.example/oauth/client.json' });
+    expect((await c.fetch(rs.mcpUrl)).status).toBe(200);
+    expect(as.registrations).toHaveLength(0);
+    expect(as.authorizations[0]!.get('client_id')).toBe('https://app.example/oauth/client.json');
+    expect(as.tokenRequests[0]!.body.get('client_id')).toBe('https://app.example/oauth/client.json');
+  });
+
+  it('CIMD is not used when the AS does not advertise it: DCR instead', async () => {
+    const [as, rs] = await pair();
+    const c = client({ clientMetadataUrl: 'https://app.example/oauth/client.json' });
+    expect((await c.fetch(rs.mcpUrl)).status).toBe(200);
+    expect(as.registrations).toHaveLength(1);
+  });
+
+  it('clientMetadataUrl must be https with a path (CIMD §client requirements)', () => {
+    expect(() => client({ clientMetadataUrl: 'http://app.example/client.json' })).toThrowError(expect.objectContaining({ code: ERR.INVALID_ARGUMENT }));
+    expect(() => client({ clientMetadataUrl: 'https://app.example/' })).toThrowError(expect.objectContaining({ code: ERR.INVALID_ARGUMENT }));
+  });
+
+  it('DCR: application_type native for the loopback redirect, refresh_token grant, token auth none', async () => {
+    const [as, rs] = await pair();
+    expect((await client().fetch(rs.mcpUrl)).status).toBe(200);
+    const reg = as.registrations[0]!;
+    expect(reg).toMatchObject({ application_type: 'native', token_endpoint_auth_method: 'none', response_types: ['code'], client_name: 'reg test' });
+    expect(reg.grant_types).toEqual(['authorization_code', 'refresh_token']);
+  });
+
+  it('DCR: a rejection is surfaced with the AS error code (MUST handle registration failures)', async () => {
+    const [, rs] = await pair({ registration: () => [400, { error: 'invalid_redirect_uri', error_description: 'no loopback' }] });
+    await expect(client().fetch(rs.mcpUrl)).rejects.toMatchObject({ code: ERR.REGISTRATION_REJECTED, error: 'invalid_redirect_uri' });
+  });
+
+  it('DCR: retries once with the other application_type after a redirect-URI refusal (MAY)', async () => {
+    const [as, rs] = await pair({
+      registration: (b) => (b.application_type === 'native' ? [400, { error: 'invalid_redirect_uri' }] : [201, { client_id: 'web-client' }]),
+    });
+    expect((await client().fetch(rs.mcpUrl)).status).toBe(200);
+    expect(as.registrations.map((r) => r.application_type)).toEqual(['native', 'web']);
+  });
+
+  it('no CIMD, no DCR: the host callback provides the client', async () => {
+    const [as, rs] = await pair({ metadata: { registration_endpoint: undefined } });
+    const asked: string[] = [];
+    const c = client({
+      onRegistrationNeeded: async ({ as: md }) => {
+        asked.push(md.issuer);
+        return { client_id: 'typed-in' };
+      },
+    });
+    expect((await c.fetch(rs.mcpUrl)).status).toBe(200);
+    expect(asked).toEqual([as.issuer]);
+    expect(as.authorizations[0]!.get('client_id')).toBe('typed-in');
+  });
+
+  it('no way to register → MCP_AUTH_REGISTRATION_UNAVAILABLE', async () => {
+    const [, rs] = await pair({ metadata: { registration_endpoint: undefined } });
+    await expect(client().fetch(rs.mcpUrl)).rejects.toMatchObject({ code: ERR.REGISTRATION_UNAVAILABLE });
+  });
+});
+
+describe('MCP Authorization Server Binding', () => {
+  it('pre-registered credentials for another AS → clear error, nothing sent to the AS', async () => {
+    const [as, rs] = await pair();
+    const c = client({ preRegistered: [{ issuer: 'https://other-as.example', client_id: 'pre', client_secret: 'x' }] });
+    await expect(c.fetch(rs.mcpUrl)).rejects.toMatchObject({ code: ERR.AS_MISMATCH });
+    expect(as.authorizations).toHaveLength(0);
+    expect(as.tokenRequests).toHaveLength(0);
+  });
+
+  it('PRM names another AS → re-register with it; the first AS client_id and tokens are never sent to the second', async () => {
+    const [as1, rs] = await pair();
+    const as2 = await startFakeAs();
+    cleanups.push(as2);
+    const store = new MemoryStore();
+    const c = client({ store });
+    expect((await c.fetch(rs.mcpUrl)).status).toBe(200);
+    const first = (await store.getClient(as1.issuer))!;
+    rs.setAs(as2);
+    expect((await c.fetch(rs.mcpUrl)).status).toBe(200);
+    expect(as2.registrations).toHaveLength(1);
+    const second = (await store.getClient(as2.issuer))!;
+    expect(second.client_id).not.toBe(first.client_id);
+    for (const a of as2.authorizations) expect(a.get('client_id')).not.toBe(first.client_id);
+    for (const t of as2.tokenRequests) {
+      expect(t.body.get('client_id')).not.toBe(first.client_id);
+      expect(t.body.get('refresh_token')).toBeNull();
+    }
+    // Credentials stay keyed by issuer.
+    expect((await store.getClient(as1.issuer))!.client_id).toBe(first.client_id);
+  });
+});
+
+describe('token endpoint client authentication', () => {
+  it('client_secret_post sends the secret in the body, not in a header', async () => {
+    const [as, rs] = await pair();
+    const c = client({ preRegistered: [{ issuer: as.issuer, client_id: 'p', client_secret: 'sec', token_endpoint_auth_method: 'client_secret_post' }] });
+    expect((await c.fetch(rs.mcpUrl)).status).toBe(200);
+    expect(as.tokenRequests[0]!.body.get('client_secret')).toBe('sec');
+    expect(as.tokenRequests[0]!.authorization).toBeUndefined();
+  });
+
+  it('RFC 6749 §2.3.1: Basic credentials are form-encoded before base64', async () => {
+    const [as, rs] = await pair();
+    const c = client({ preRegistered: [{ issuer: as.issuer, client_id: 'a b:c', client_secret: 'p&ss+' }] });
+    expect((await c.fetch(rs.mcpUrl)).status).toBe(200);
+    expect(as.tokenRequests[0]!.authorization).toBe(`Basic ${Buffer.from('a+b%3Ac:p%26ss%2B').toString('base64')}`);
+  });
+
+  it('private_key_jwt (RFC 7523) signs a client assertion with iss = sub = client_id and aud = issuer', async () => {
+    const [as, rs] = await pair();
+    const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
+    const c = client({
+      preRegistered: [{ issuer: as.issuer, client_id: 'jwt-client', token_endpoint_auth_method: 'private_key_jwt', privateKey: { key: await exportPKCS8(privateKey), alg: 'ES256' } }],
+    });
+    expect((await c.fetch(rs.mcpUrl)).status).toBe(200);
+    const body = as.tokenRequests[0]!.body;
+    expect(body.get('client_assertion_type')).toBe('urn:ietf:params:oauth:client-assertion-type:jwt-bearer');
+    const { payload } = await jwtVerify(body.get('client_assertion')!, publicKey, { audience: as.issuer });
+    expect(payload.iss).toBe('jwt-client');
+    expect(payload.sub).toBe('jwt-client');
+  });
+});
+
+describe('client credentials grant (extension io.modelcontextprotocol/oauth-client-credentials)', () => {
+  it('gets a token without any browser, with resource and the challenged scope', async () => {
+    const [as, rs] = await pair({}, { scope: 'basic' });
+    const c = new McpAuthClient({ clientName: 'm2m', clientCredentials: { client_id: 'svc', client_secret: 'sec' } });
+    expect((await c.fetch(rs.mcpUrl)).status).toBe(200);
+    const t = as.tokenRequests[0]!;
+    expect(t.body.get('grant_type')).toBe('client_credentials');
+    expect(t.body.get('resource')).toBe(rs.mcpUrl);
+    expect(t.body.get('scope')).toBe('basic');
+    expect(as.authorizations).toHaveLength(0);
+  });
+
+  it('credentials bound to another issuer are refused', async () => {
+    const [as, rs] = await pair();
+    const c = new McpAuthClient({ clientName: 'm2m', clientCredentials: { client_id: 'svc', client_secret: 'sec', issuer: 'https://elsewhere.example' } });
+    await expect(c.fetch(rs.mcpUrl)).rejects.toMatchObject({ code: ERR.AS_MISMATCH });
+    expect(as.tokenRequests).toHaveLength(0);
+  });
+});

@@ -1,0 +1,130 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { defaultStoreDir, FileStore, MemoryStore, startLoopbackListener, type AuthStore, type StoredTokens } from '../src/index.js';
+
+const dirs: string[] = [];
+afterEach(() => {
+  while (dirs.length) rmSync(dirs.pop()!, { recursive: true, force: true });
+});
+function tmp() {
+  const d = mkdtempSync(join(tmpdir(), 'mak-store-'));
+  dirs.push(d);
+  return d;
+}
+const tokens = (issuer: string, resource: string, at: string): StoredTokens => ({
+  issuer,
+  resource,
+  access_token: at,
+  token_type: 'bearer',
+  client_id: 'c',
+  refresh_token: `rt-${at}`,
+});
+
+for (const [name, make] of [
+  ['MemoryStore', () => new MemoryStore()],
+  ['FileStore', () => new FileStore(join(tmp(), 'sub', 'store.json'))],
+] as Array<[string, () => AuthStore]>) {
+  describe(name, () => {
+    it('MCP Authorization Server Discovery: tokens are keyed by (issuer, resource)', async () => {
+      const s = make();
+      await s.setTokens(tokens('https://as1', 'https://rs/mcp', 'a'));
+      await s.setTokens(tokens('https://as2', 'https://rs/mcp', 'b'));
+      await s.setTokens(tokens('https://as1', 'https://rs2/mcp', 'c'));
+      expect((await s.getTokens('https://as1', 'https://rs/mcp'))!.access_token).toBe('a');
+      expect((await s.getTokens('https://as2', 'https://rs/mcp'))!.access_token).toBe('b');
+      expect((await s.getTokens('https://as1', 'https://rs2/mcp'))!.access_token).toBe('c');
+      expect(await s.getTokens('https://as3', 'https://rs/mcp')).toBeUndefined();
+      await s.deleteTokens('https://as1', 'https://rs/mcp');
+      expect(await s.getTokens('https://as1', 'https://rs/mcp')).toBeUndefined();
+      expect((await s.getTokens('https://as2', 'https://rs/mcp'))!.access_token).toBe('b');
+    });
+
+    it('MCP Authorization Server Binding: client credentials are keyed by issuer', async () => {
+      const s = make();
+      await s.setClient({ issuer: 'https://as1', client_id: 'one', source: 'dcr' });
+      await s.setClient({ issuer: 'https://as2', client_id: 'two', source: 'dcr' });
+      expect((await s.getClient('https://as1'))!.client_id).toBe('one');
+      expect((await s.getClient('https://as2'))!.client_id).toBe('two');
+      await s.deleteClient('https://as1');
+      expect(await s.getClient('https://as1')).toBeUndefined();
+    });
+
+    it('concurrent writes are all kept (read-modify-write is serialized)', async () => {
+      const s = make();
+      await Promise.all(Array.from({ length: 20 }, (_, i) => s.setTokens(tokens('https://as', `https://rs/${i}`, `t${i}`))));
+      for (let i = 0; i < 20; i++) expect((await s.getTokens('https://as', `https://rs/${i}`))!.access_token).toBe(`t${i}`);
+    });
+
+    it('returned objects are copies: mutating them does not change the store', async () => {
+      const s = make();
+      await s.setTokens(tokens('https://as', 'https://rs', 'orig'));
+      const t = (await s.getTokens('https://as', 'https://rs'))!;
+      t.access_token = 'mutated';
+      expect((await s.getTokens('https://as', 'https://rs'))!.access_token).toBe('orig');
+    });
+  });
+}
+
+describe('FileStore specifics (OAuth 2.1 §7.1 secure token storage)', () => {
+  it('the file is 0600 in a 0700 directory and survives a new instance', async () => {
+    const dir = join(tmp(), 'home');
+    const path = join(dir, 'store.json');
+    await new FileStore(path).setTokens(tokens('https://as', 'https://rs', 'persisted'));
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    expect((await new FileStore(path).getTokens('https://as', 'https://rs'))!.access_token).toBe('persisted');
+  });
+
+  it('atomic replace: no temporary files are left behind and the previous content is never half-written', async () => {
+    const dir = tmp();
+    const path = join(dir, 'store.json');
+    const s = new FileStore(path);
+    for (let i = 0; i < 5; i++) await s.setTokens(tokens('https://as', 'https://rs', `v${i}`));
+    expect(readdirSync(dir)).toEqual(['store.json']);
+    expect(JSON.parse(readFileSync(path, 'utf8')).version).toBe(1);
+  });
+
+  it('a corrupt or foreign file is reported, not silently overwritten', async () => {
+    const path = join(tmp(), 'store.json');
+    writeFileSync(path, JSON.stringify({ version: 99 }));
+    await expect(new FileStore(path).getTokens('a', 'b')).rejects.toThrow(/unsupported store file format/);
+  });
+
+  it('default location: $MCP_AUTH_KIT_HOME, else $XDG_CONFIG_HOME/mcp-auth-kit, else ~/.config/mcp-auth-kit', () => {
+    expect(defaultStoreDir({ MCP_AUTH_KIT_HOME: '/x/home' })).toBe('/x/home');
+    expect(defaultStoreDir({ XDG_CONFIG_HOME: '/xdg' })).toBe('/xdg/mcp-auth-kit');
+    expect(defaultStoreDir({})).toMatch(/\.config\/mcp-auth-kit$/);
+  });
+});
+
+describe('loopback redirect listener (RFC 8252 §7.3)', () => {
+  it('binds 127.0.0.1 on an ephemeral port and resolves with the first callback on /callback', async () => {
+    const l = await startLoopbackListener();
+    try {
+      expect(l.redirectUri).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/callback$/);
+      const waiting = l.waitForCallback({ timeoutMs: 5000 });
+      expect((await fetch(new URL('/other', l.redirectUri))).status).toBe(404);
+      const page = await fetch(`${l.redirectUri}?code=c&state=s`);
+      expect(page.status).toBe(200);
+      expect(page.headers.get('cache-control')).toBe('no-store');
+      expect(await page.text()).not.toContain('code=c');
+      const url = await waiting;
+      expect(url.searchParams.get('code')).toBe('c');
+      // Only one response is accepted.
+      expect((await fetch(`${l.redirectUri}?code=second`)).status).toBe(404);
+    } finally {
+      await l.close();
+    }
+  });
+
+  it('waitForCallback can be aborted', async () => {
+    const l = await startLoopbackListener();
+    const ac = new AbortController();
+    const p = l.waitForCallback({ signal: ac.signal });
+    ac.abort();
+    await expect(p).rejects.toMatchObject({ code: 'MCP_AUTH_AUTHORIZATION_TIMEOUT' });
+    await l.close();
+  });
+});

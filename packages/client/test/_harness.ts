@@ -167,7 +167,16 @@ export interface TestRs {
  * `invalid_token` for bad tokens, 403 `insufficient_scope` when the JSON-RPC body names the tool
  * "write" and the token lacks `writeScope`. Answers JSON-RPC with a fixed result otherwise.
  */
-export async function startResourceServer(issuerOf: () => string, opts: { basicScope: string; writeScope: string; prmPath?: 'path' | 'root' }): Promise<TestRs> {
+export async function startResourceServer(
+  issuerOf: () => string,
+  opts: {
+    basicScope: string;
+    writeScope: string;
+    prmPath?: 'path' | 'root';
+    /** Serves authorized requests (e.g. an MCP server); default answers fixed JSON. */
+    handler?: (req: IncomingMessage, res: ServerResponse, body: string) => void | Promise<void>;
+  },
+): Promise<TestRs> {
   const server = createServer();
   const url = await listen(server);
   const mcpUrl = `${url}/mcp`;
@@ -210,7 +219,7 @@ export async function startResourceServer(issuerOf: () => string, opts: { basicS
       res.writeHead(401, { 'www-authenticate': challenge(', error="invalid_token"') }).end();
       return;
     }
-    const needsWrite = body.includes('"write"');
+    const needsWrite = body.includes('"name":"write"');
     const needed = needsWrite ? [opts.basicScope, opts.writeScope] : [opts.basicScope];
     if (!needed.every((s) => scope.includes(s))) {
       res
@@ -220,6 +229,7 @@ export async function startResourceServer(issuerOf: () => string, opts: { basicS
         .end();
       return;
     }
+    if (opts.handler) return opts.handler(req, res, body);
     res.setHeader('content-type', 'application/json');
     res.end(JSON.stringify({ ok: true, scope }));
   });

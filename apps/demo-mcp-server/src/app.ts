@@ -3,6 +3,7 @@ import { toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, getOAuthProtectedResourceMetadataUrl, validateHostHeader, type AuthInfo } from '@modelcontextprotocol/server';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import helmet from 'helmet';
+import { mcpCors } from './cors.js';
 import { createNotesMcpServer } from './mcp-server.js';
 import { NotesStore } from './notes-store.js';
 import { DEFAULT_SCOPES, SCOPES_SUPPORTED, TOOL_SCOPES } from './scopes.js';
@@ -78,6 +79,7 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
   const onError = options.onError ?? defaultOnError;
   const resourceMetadataUrl = getOAuthProtectedResourceMetadataUrl(resourceUrl);
 
+  const allowedOrigins = options.allowedOrigins ?? [resourceUrl.origin];
   const rs = createResourceServer({
     resource,
     authorizationServers: [options.issuer],
@@ -86,7 +88,7 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
       default: [...DEFAULT_SCOPES],
       tools: { add_note: [...TOOL_SCOPES.add_note], list_notes: [...TOOL_SCOPES.list_notes] },
     },
-    allowedOrigins: options.allowedOrigins ?? [resourceUrl.origin],
+    allowedOrigins,
   });
 
   const mcp = createMcpHandler(() => createNotesMcpServer(store), { legacy: 'stateless', onerror: onError });
@@ -118,7 +120,7 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
 
   app.use(rs.metadataRouter);
 
-  app.all(mcpPath, rs.protect, (req: AuthenticatedRequest, res: Response) => {
+  app.all(mcpPath, mcpCors(allowedOrigins), rs.protect, (req: AuthenticatedRequest, res: Response) => {
     if (req.auth) req.auth = sdkAuthInfo(req.auth, resourceMetadataUrl);
     void mcpNode(req, res, req.body);
   });

@@ -52,7 +52,7 @@ export function createNotesMcpServer(store: NotesStore): McpServer {
       scopeChallenge: requireScopes(NOTES_WRITE),
     },
     ({ text }, ctx) =>
-      withCaller(ctx.http?.authInfo, (caller) => jsonResult({ note: { ...store.add(caller.subject, text) } })),
+      withCaller(ctx.http?.authInfo, (caller) => jsonResult({ note: store.add(caller.subject, text) })),
   );
 
   server.registerTool(
@@ -66,7 +66,7 @@ export function createNotesMcpServer(store: NotesStore): McpServer {
     },
     (ctx) =>
       withCaller(ctx.http?.authInfo, (caller) =>
-        jsonResult({ notes: store.list(caller.subject).map((note) => ({ ...note })) }),
+        jsonResult({ notes: store.list(caller.subject) }),
       ),
   );
 

@@ -27,7 +27,7 @@ export class NotesStore {
   }
 
   list(subject: string): readonly Note[] {
-    return [...(this.bySubject.get(subject)?.notes ?? [])];
+    return (this.bySubject.get(subject)?.notes ?? []).map((note) => ({ ...note }));
   }
 
   add(subject: string, text: string): Note {
@@ -37,7 +37,7 @@ export class NotesStore {
       this.bySubject.set(subject, entry);
     }
     const note: Note = { id: `note-${entry.nextId++}`, text, createdAt: this.now().toISOString() };
-    entry.notes.push(note);
+    entry.notes.push({ ...note });
     if (entry.notes.length > this.maxNotes) entry.notes.splice(0, entry.notes.length - this.maxNotes);
     return note;
   }

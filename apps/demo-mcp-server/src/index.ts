@@ -3,4 +3,4 @@ export { startDemoServer, type DemoServer, type StartDemoServerOptions } from '.
 export { createNotesMcpServer, SERVER_INFO, MAX_NOTE_LENGTH } from './mcp-server.js';
 export { NotesStore, type Note, type NotesStoreOptions } from './notes-store.js';
 export { callerFrom, type Caller } from './caller.js';
-export { NOTES_READ, NOTES_WRITE, TOOL_SCOPES, DEFAULT_SCOPES, SCOPES_SUPPORTED } from './scopes.js';
+export { NOTES_READ, NOTES_WRITE, TOOL_SCOPES, DEFAULT_SCOPES, SCOPES_SUPPORTED, scopesForTool, type DemoToolName } from './scopes.js';

@@ -2,7 +2,7 @@ import { McpServer, requireScopes, type AuthInfo, type CallToolResult } from '@m
 import * as z from 'zod';
 import { callerFrom, type Caller } from './caller.js';
 import type { NotesStore } from './notes-store.js';
-import { NOTES_READ, NOTES_WRITE } from './scopes.js';
+import { NOTES_READ, NOTES_WRITE, scopesForTool } from './scopes.js';
 
 export const SERVER_INFO = { name: 'mcp-auth-kit-demo', version: '0.1.0' } as const;
 
@@ -49,7 +49,7 @@ export function createNotesMcpServer(store: NotesStore): McpServer {
       inputSchema: z.object({ text: z.string().min(1).max(MAX_NOTE_LENGTH).describe('The note text') }),
       outputSchema: z.object({ note: noteSchema }),
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-      scopeChallenge: requireScopes(NOTES_WRITE),
+      scopeChallenge: requireScopes(...scopesForTool('add_note')),
     },
     ({ text }, ctx) =>
       withCaller(ctx.http?.authInfo, (caller) => jsonResult({ note: store.add(caller.subject, text) })),
@@ -62,7 +62,7 @@ export function createNotesMcpServer(store: NotesStore): McpServer {
       description: `Lists the calling user's notes, oldest first. Requires scope ${NOTES_READ}.`,
       outputSchema: z.object({ notes: z.array(noteSchema) }),
       annotations: { readOnlyHint: true, openWorldHint: false },
-      scopeChallenge: requireScopes(NOTES_READ),
+      scopeChallenge: requireScopes(...scopesForTool('list_notes')),
     },
     (ctx) =>
       withCaller(ctx.http?.authInfo, (caller) =>
@@ -84,6 +84,7 @@ export function createNotesMcpServer(store: NotesStore): McpServer {
         expires_at: z.number().optional(),
       }),
       annotations: { readOnlyHint: true, openWorldHint: false },
+      scopeChallenge: requireScopes(...scopesForTool('whoami')),
     },
     (ctx) =>
       withCaller(ctx.http?.authInfo, (caller) =>

@@ -81,12 +81,19 @@ describe('SDK-level scope checks (defence in depth, no middleware policy)', () =
     expect(res.status).toBe(403);
     const challenge = res.headers.get('www-authenticate') ?? '';
     expect(challenge).toMatch(/error="insufficient_scope"/);
-    expect(challenge).toMatch(/scope="notes:write"/);
+    // All scopes of the operation in one challenge, as the middleware does.
+    expect(challenge).toMatch(/scope="notes:read notes:write"/);
     expect(challenge).toContain('resource_metadata="http://localhost:3000/.well-known/oauth-protected-resource/mcp"');
   });
 
   it('list_notes without notes:read → 403 insufficient_scope', async () => {
     const res = await as('notes:write').callTool('list_notes');
+    expect(res.status).toBe(403);
+    expect(res.headers.get('www-authenticate')).toMatch(/scope="notes:read"/);
+  });
+
+  it('whoami without notes:read → 403 insufficient_scope', async () => {
+    const res = await as('notes:write').callTool('whoami');
     expect(res.status).toBe(403);
     expect(res.headers.get('www-authenticate')).toMatch(/scope="notes:read"/);
   });

@@ -12,10 +12,12 @@ COPY package.json package-lock.json ./
 COPY packages/authorization-server/package.json packages/authorization-server/
 COPY packages/resource-server/package.json packages/resource-server/
 COPY packages/client/package.json packages/client/
+COPY packages/testing/package.json packages/testing/
 COPY apps/auth-server/package.json apps/auth-server/
 COPY apps/demo-mcp-server/package.json apps/demo-mcp-server/
 COPY test/package.json test/
 COPY bench/package.json bench/
+COPY examples/protected-mcp-server/package.json examples/protected-mcp-server/
 RUN npm ci
 COPY tsconfig.base.json tsconfig.json ./
 COPY packages packages

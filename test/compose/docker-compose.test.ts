@@ -134,6 +134,16 @@ describe('Dockerfile', () => {
     for (const ws of rootPkg.workspaces) expect(beforeCi, ws).toContain(`COPY ${ws}/package.json ${ws}/`);
   });
 
+  it('copies the sources of every project `npm run build` (tsc -b) builds before running it', () => {
+    const refs = (JSON.parse(readFileSync(resolve(root, 'tsconfig.json'), 'utf8')) as { references: { path: string }[] }).references;
+    const beforeBuild = dockerfile.slice(0, dockerfile.indexOf('npm run build'));
+    const copied = [...beforeBuild.matchAll(/^COPY (\S+) \1$/gm)].map((m) => m[1]!);
+    expect(beforeBuild).toMatch(/^COPY tsconfig\.base\.json tsconfig\.json/m);
+    for (const { path } of refs) {
+      expect(copied.some((dir) => path === dir || path.startsWith(`${dir}/`)), path).toBe(true);
+    }
+  });
+
   it('runs as the unprivileged node user', () => {
     const runtime = dockerfile.slice(dockerfile.lastIndexOf('FROM '));
     expect(runtime).toMatch(/^USER node$/m);

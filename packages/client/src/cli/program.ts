@@ -1,0 +1,194 @@
+import { Command, CommanderError, Option } from 'commander';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { McpAuthClient, createAuthFetch, type McpAuthClientOptions, type McpAuthEvent } from '../client.js';
+import { McpAuthError } from '../errors.js';
+import { FileStore, defaultStoreDir } from '../file-store.js';
+import { join } from 'node:path';
+import { inCi, openBrowser } from './browser.js';
+
+export interface CliIo {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  env: NodeJS.ProcessEnv;
+  /** Replaces the browser opener (tests). */
+  open?: (url: URL) => Promise<boolean>;
+}
+
+interface GlobalOpts {
+  home?: string;
+  browser: boolean;
+  clientMetadataUrl?: string;
+  clientId?: string;
+  clientSecret?: string;
+  issuer?: string;
+  timeout: string;
+}
+
+function describeEvent(e: McpAuthEvent): string | undefined {
+  switch (e.type) {
+    case 'discovered':
+      return `Discovered ${e.resource} (authorization server ${e.issuer})`;
+    case 'authorization_server_changed':
+      return `Authorization server changed from ${e.from} to ${e.to}: registering again`;
+    case 'registered':
+      return `Client ${e.source === 'cimd' ? 'metadata document' : 'registration'} ready at ${e.issuer}`;
+    case 'waiting_for_callback':
+      return 'Waiting for the authorization response in the browser…';
+    case 'authorized':
+      return `Authorized${e.scope ? ` (scope: ${e.scope})` : ''}`;
+    case 'refreshed':
+      return 'Access token refreshed';
+    case 'step_up':
+      return `More permissions needed: requesting ${e.scope ?? 'a new authorization'}`;
+    default:
+      return undefined;
+  }
+}
+
+function makeClient(opts: GlobalOpts, io: CliIo): McpAuthClient {
+  const home = opts.home ?? defaultStoreDir(io.env);
+  const openUrl = io.open ?? ((u: URL) => openBrowser(u));
+  const options: McpAuthClientOptions = {
+    clientName: 'mcp-auth-kit CLI',
+    store: new FileStore(join(home, 'store.json')),
+    authorizationTimeoutMs: Number(opts.timeout) * 1000,
+    onEvent: (e) => {
+      const text = describeEvent(e);
+      if (text) io.stderr(`${text}\n`);
+    },
+    openAuthorizationUrl: async (url) => {
+      io.stderr(`Open this URL to authorize:\n\n  ${url.href}\n\n`);
+      if (opts.browser && !inCi(io.env)) {
+        const opened = await openUrl(url);
+        if (!opened) io.stderr('(Could not open a browser; open the URL above yourself.)\n');
+      }
+    },
+  };
+  if (opts.clientMetadataUrl) options.clientMetadataUrl = opts.clientMetadataUrl;
+  const secret = opts.clientSecret ?? io.env.MCP_AUTH_KIT_CLIENT_SECRET;
+  if (opts.clientId) {
+    if (!opts.issuer) throw new McpAuthError('MCP_AUTH_INVALID_ARGUMENT', '--client-id needs --issuer (credentials are bound to one authorization server)');
+    options.preRegistered = [
+      { issuer: opts.issuer, client_id: opts.clientId, ...(secret !== undefined && { client_secret: secret }) },
+    ];
+  }
+  return new McpAuthClient(options);
+}
+
+async function withMcp<T>(url: string, auth: McpAuthClient, fn: (c: Client) => Promise<T>): Promise<T> {
+  const client = new Client({ name: 'mcp-auth-kit', version: '0.1.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { fetch: createAuthFetch(auth) }));
+  try {
+    return await fn(client);
+  } finally {
+    await client.close().catch(() => undefined);
+  }
+}
+
+/** Builds the `mcp-auth-kit` command line program. */
+export function createProgram(io: CliIo, setExitCode: (code: number) => void = () => undefined): Command {
+  const program = new Command('mcp-auth-kit');
+  program
+    .description('Log in to OAuth-protected MCP servers and call their tools')
+    .option('--home <dir>', 'where tokens are stored (default: $MCP_AUTH_KIT_HOME or $XDG_CONFIG_HOME/mcp-auth-kit)')
+    .option('--no-browser', 'only print the authorization URL, never open a browser')
+    .option('--client-metadata-url <url>', 'https URL of this client\'s Client ID Metadata Document')
+    .option('--client-id <id>', 'pre-registered client_id (with --issuer)')
+    .option('--client-secret <secret>', 'pre-registered client secret (prefer $MCP_AUTH_KIT_CLIENT_SECRET: arguments are visible to other users)')
+    .option('--issuer <issuer>', 'authorization server issuer the pre-registered client belongs to')
+    .addOption(new Option('--timeout <seconds>', 'how long to wait for the browser').default('300'))
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
+    .exitOverride()
+    .showHelpAfterError();
+
+  const globals = () => program.opts<GlobalOpts>();
+
+  program
+    .command('login')
+    .description('authorize against an MCP server and store the tokens')
+    .argument('<mcp-url>', 'MCP server URL, e.g. http://localhost:3000/mcp')
+    .option('--scope <scope>', 'scope to request instead of the server\'s guidance')
+    .action(async (url: string, cmd: { scope?: string }) => {
+      const auth = makeClient(globals(), io);
+      const tokens = await auth.authorize(url, cmd.scope ? { scope: cmd.scope } : {});
+      io.stdout(`Logged in to ${tokens.resource} via ${tokens.issuer}${tokens.scope ? ` (scope: ${tokens.scope})` : ''}\n`);
+    });
+
+  program
+    .command('status')
+    .description('list the servers with stored tokens')
+    .option('--json', 'machine-readable output')
+    .action(async (cmd: { json?: boolean }) => {
+      const rows = await makeClient(globals(), io).status();
+      if (cmd.json) return io.stdout(`${JSON.stringify(rows, null, 2)}\n`);
+      if (rows.length === 0) return io.stdout('Not logged in to any MCP server.\n');
+      for (const r of rows) {
+        const exp = r.expires_at ? new Date(r.expires_at * 1000).toISOString() : 'no expiry';
+        io.stdout(
+          `${r.server}\n  resource: ${r.resource}\n  issuer:   ${r.issuer}\n  status:   ${r.authenticated ? 'logged in' : 'logged out'}` +
+            `${r.scope ? `\n  scope:    ${r.scope}` : ''}\n  expires:  ${exp}${r.has_refresh_token ? ' (refreshable)' : ''}\n`,
+        );
+      }
+    });
+
+  program
+    .command('logout')
+    .description('forget the tokens of one MCP server, or of all')
+    .argument('[mcp-url]', 'MCP server URL (default: all)')
+    .action(async (url?: string) => {
+      await makeClient(globals(), io).logout(url);
+      io.stdout(url ? `Logged out of ${url}\n` : 'Logged out of every MCP server\n');
+    });
+
+  program
+    .command('tools')
+    .description('list the tools of an MCP server (logs in when needed)')
+    .argument('<mcp-url>')
+    .option('--json', 'print the raw tools/list result')
+    .action(async (url: string, cmd: { json?: boolean }) => {
+      const { tools } = await withMcp(url, makeClient(globals(), io), (c) => c.listTools());
+      if (cmd.json) return io.stdout(`${JSON.stringify(tools, null, 2)}\n`);
+      for (const t of tools) io.stdout(`${t.name}${t.description ? ` — ${t.description}` : ''}\n`);
+    });
+
+  program
+    .command('call')
+    .description('call a tool with JSON arguments (logs in and steps up when needed)')
+    .argument('<mcp-url>')
+    .argument('<tool>')
+    .argument('[json]', 'arguments as a JSON object', '{}')
+    .action(async (url: string, tool: string, json: string) => {
+      let args: unknown;
+      try {
+        args = JSON.parse(json);
+      } catch {
+        throw new McpAuthError('MCP_AUTH_INVALID_ARGUMENT', 'tool arguments must be a JSON object');
+      }
+      if (!args || typeof args !== 'object' || Array.isArray(args)) {
+        throw new McpAuthError('MCP_AUTH_INVALID_ARGUMENT', 'tool arguments must be a JSON object');
+      }
+      const result = await withMcp(url, makeClient(globals(), io), (c) => c.callTool({ name: tool, arguments: args as Record<string, unknown> }));
+      io.stdout(`${JSON.stringify(result, null, 2)}\n`);
+      if ((result as { isError?: boolean }).isError) setExitCode(1);
+    });
+
+  return program;
+}
+
+/** Runs the CLI; returns the exit code. Errors are printed without stacks or secrets. */
+export async function run(argv: string[], io: CliIo): Promise<number> {
+  let exitCode = 0;
+  const program = createProgram(io, (c) => (exitCode = c));
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return exitCode;
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode;
+    if (err instanceof McpAuthError) {
+      io.stderr(`error: ${err.message} [${err.code}${err.error ? `, ${err.error}` : ''}]\n`);
+    } else {
+      io.stderr(`error: ${err instanceof Error ? err.message : String(err)}\n`);
+    }
+    return 1;
+  }
+}

@@ -1,0 +1,144 @@
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { run, type CliIo } from '../src/cli/program.js';
+import { inCi } from '../src/cli/browser.js';
+import { headlessBrowser, startOidcProvider, startResourceServer, type TestAs, type TestRs } from './_harness.js';
+
+let as: TestAs;
+let rs: TestRs;
+let home: string;
+
+beforeAll(async () => {
+  home = mkdtempSync(join(tmpdir(), 'mak-cli-'));
+  rs = await startResourceServer(() => as.issuer, {
+    basicScope: 'notes:read',
+    writeScope: 'notes:write',
+    handler: async (req, res, body) => {
+      const server = new McpServer({ name: 'notes', version: '1.0.0' });
+      server.registerTool('read', { description: 'read notes' }, async () => ({ content: [{ type: 'text', text: 'notes' }] }));
+      server.registerTool('write', { description: 'write a note' }, async () => ({ content: [{ type: 'text', text: 'written' }] }));
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      res.on('close', () => void transport.close());
+      await server.connect(transport);
+      await transport.handleRequest(req, res, body ? JSON.parse(body) : undefined);
+    },
+  });
+  as = await startOidcProvider({ [rs.mcpUrl]: ['notes:read', 'notes:write'] });
+});
+afterAll(async () => {
+  await rs?.close();
+  await as?.close();
+  rmSync(home, { recursive: true, force: true });
+});
+
+function io(extra: Partial<CliIo> = {}, env: NodeJS.ProcessEnv = {}) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const opened: URL[] = [];
+  const value: CliIo = {
+    stdout: (t) => void out.push(t),
+    stderr: (t) => void err.push(t),
+    env: { MCP_AUTH_KIT_HOME: home, ...env },
+    open: async (u) => (opened.push(u), await headlessBrowser(u), true),
+    ...extra,
+  };
+  return { io: value, out: () => out.join(''), err: () => err.join(''), opened };
+}
+
+describe('mcp-auth-kit CLI', () => {
+  it('login opens the browser, shows progress, stores tokens in a 0600 file under $MCP_AUTH_KIT_HOME', async () => {
+    const t = io();
+    expect(await run(['login', rs.mcpUrl], t.io)).toBe(0);
+    expect(t.opened).toHaveLength(1);
+    expect(t.err()).toContain('Open this URL to authorize');
+    expect(t.err()).toContain(t.opened[0]!.href);
+    expect(t.err()).toContain('Waiting for the authorization response');
+    expect(t.out()).toContain(`Logged in to ${rs.mcpUrl} via ${as.issuer}`);
+    expect(statSync(join(home, 'store.json')).mode & 0o777).toBe(0o600);
+  });
+
+  it('status lists the server without printing any token', async () => {
+    const t = io();
+    expect(await run(['status'], t.io)).toBe(0);
+    expect(t.out()).toContain(rs.mcpUrl);
+    expect(t.out()).toContain('logged in');
+    const j = io();
+    expect(await run(['status', '--json'], j.io)).toBe(0);
+    const rows = JSON.parse(j.out()) as Array<Record<string, unknown>>;
+    expect(rows[0]).toMatchObject({ server: rs.mcpUrl, issuer: as.issuer, authenticated: true, has_refresh_token: true });
+    expect(j.out()).not.toMatch(/"access_token"|"refresh_token"/);
+    expect(j.out()).not.toMatch(/eyJ/); // no JWT in the output
+  });
+
+  it('tools lists the tools with the stored token (no new authorization)', async () => {
+    const n = as.authorizationRequests.length;
+    const t = io();
+    expect(await run(['tools', rs.mcpUrl], t.io)).toBe(0);
+    expect(t.out()).toContain('read — read notes');
+    expect(t.out()).toContain('write — write a note');
+    expect(as.authorizationRequests.length).toBe(n);
+  });
+
+  it('call steps up for a tool that needs more scope and prints the result', async () => {
+    const t = io();
+    expect(await run(['call', rs.mcpUrl, 'write', '{"text":"hi"}'], t.io)).toBe(0);
+    expect(JSON.parse(t.out()).content).toEqual([{ type: 'text', text: 'written' }]);
+    expect(t.err()).toContain('More permissions needed');
+  });
+
+  it('call with arguments that are not a JSON object fails with a clear message', async () => {
+    const t = io();
+    expect(await run(['call', rs.mcpUrl, 'write', '[1,2]'], t.io)).toBe(1);
+    expect(t.err()).toContain('tool arguments must be a JSON object');
+  });
+
+  it('logout forgets the server; status then reports nothing', async () => {
+    const t = io();
+    expect(await run(['logout', rs.mcpUrl], t.io)).toBe(0);
+    const s = io();
+    await run(['status'], s.io);
+    expect(s.out()).toContain('Not logged in');
+  });
+
+  it('--no-browser only prints the URL; the user completes the flow elsewhere', async () => {
+    const t = io({ open: async () => expect.unreachable('must not open a browser') });
+    const done = run(['--no-browser', 'login', rs.mcpUrl], t.io);
+    let url: string | undefined;
+    for (let i = 0; i < 200 && !url; i++) {
+      url = /https?:\/\/\S+\/auth\?\S+/.exec(t.err())?.[0];
+      if (!url) await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(url).toBeDefined();
+    await headlessBrowser(new URL(url!));
+    expect(await done).toBe(0);
+  });
+
+  it('in CI no browser is opened', async () => {
+    expect(inCi({ CI: 'true' })).toBe(true);
+    expect(inCi({ CI: 'false' })).toBe(false);
+    expect(inCi({})).toBe(false);
+    const t = io({ open: async () => expect.unreachable('must not open a browser in CI') }, { CI: 'true' });
+    expect(await run(['--timeout', '1', 'login', `${rs.mcpUrl}`], t.io)).toBe(1);
+    expect(t.err()).toContain('MCP_AUTH_AUTHORIZATION_TIMEOUT');
+  });
+
+  it('--client-id without --issuer is refused (credentials are bound to one AS)', async () => {
+    const t = io();
+    expect(await run(['--client-id', 'x', 'login', rs.mcpUrl], t.io)).toBe(1);
+    expect(t.err()).toContain('--client-id needs --issuer');
+  });
+
+  it('the built bin starts with a shebang and prints help', async () => {
+    const bin = join(dirname(fileURLToPath(import.meta.url)), '../dist/cli/main.js');
+    expect(existsSync(bin), 'build the package first: npx tsc -b packages/client').toBe(true);
+    const { stdout } = await promisify(execFile)(process.execPath, [bin, '--help']);
+    expect(stdout).toContain('Usage: mcp-auth-kit');
+  });
+});

@@ -275,4 +275,102 @@ describe('2026-07-28 wire (stateless: _meta envelope, Mcp-Method / Mcp-Name head
     });
     expect(res.status).toBe(405);
   });
+
+  it('Streamable HTTP §Protocol Version Header: an unsupported version → 400 UnsupportedProtocolVersion (-32022) listing 2026-07-28', async () => {
+    const res = await post(
+      demo.url,
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/list',
+        params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2099-01-01', 'io.modelcontextprotocol/clientCapabilities': {} } },
+      },
+      { ...bearer(await token()), 'mcp-protocol-version': '2099-01-01', 'mcp-method': 'tools/list' },
+    );
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe(-32022);
+    expect(JSON.stringify(res.body.error.data)).toContain(MODERN_VERSION);
+  });
+
+  it('Streamable HTTP §Server Validation: MCP-Protocol-Version header disagreeing with _meta → 400 -32020', async () => {
+    const res = await post(
+      demo.url,
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/list',
+        params: { _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN_VERSION, 'io.modelcontextprotocol/clientCapabilities': {} } },
+      },
+      { ...bearer(await token()), 'mcp-protocol-version': LEGACY_VERSION, 'mcp-method': 'tools/list' },
+    );
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe(-32020);
+  });
+
+  it('Streamable HTTP §Standard Request Headers: a missing Mcp-Method → 400 -32020', async () => {
+    const res = await post(
+      demo.url,
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/list',
+        params: { _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN_VERSION, 'io.modelcontextprotocol/clientCapabilities': {} } },
+      },
+      { ...bearer(await token()), 'mcp-protocol-version': MODERN_VERSION },
+    );
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe(-32020);
+  });
+
+  it('2026-07-28 Backward Compatibility: a client-sent Mcp-Session-Id is ignored, none is minted', async () => {
+    const client = modernClient(demo.url, await token());
+    const res = await post(
+      demo.url,
+      {
+        jsonrpc: '2.0',
+        id: 9,
+        method: 'tools/list',
+        params: { _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN_VERSION, 'io.modelcontextprotocol/clientCapabilities': {} } },
+      },
+      { ...bearer(await token()), 'mcp-protocol-version': MODERN_VERSION, 'mcp-method': 'tools/list', 'mcp-session-id': 'stale-session' },
+    );
+    expect(res.status).toBe(200);
+    expect(res.headers.get('mcp-session-id')).toBeNull();
+    expect((await client.request('tools/list')).status).toBe(200);
+  });
+
+  it('2026-07-28 Backward Compatibility: DELETE /mcp with a valid token → 405', async () => {
+    const res = await fetch(demo.url, { method: 'DELETE', headers: { ...bearer(await token()), 'mcp-session-id': 'x' } });
+    expect(res.status).toBe(405);
+  });
+});
+
+describe('bearer token handling at the demo endpoint', () => {
+  it('MCP Token Requirements: a token in the query string is refused, never accepted', async () => {
+    const url = `${demo.url}?access_token=${encodeURIComponent(await token())}`;
+    const res = await post(url, { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }, { 'mcp-protocol-version': LEGACY_VERSION });
+    expect([400, 401]).toContain(res.status);
+    expect(JSON.stringify(res.body ?? {})).not.toContain('tools');
+  });
+
+  it('RFC 9068 §4: a token signed by a key the issuer does not publish → 401 invalid_token', async () => {
+    const stranger = await startFakeAuthorizationServer();
+    try {
+      const forged = await stranger.sign({ aud: demo.resource, iss: as.issuer });
+      const res = await post(demo.url, { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }, bearer(forged));
+      expect(res.status).toBe(401);
+      expect(res.headers.get('www-authenticate')).toMatch(/error="invalid_token"/);
+    } finally {
+      await stranger.close();
+    }
+  });
+
+  it('2025-11-25 Protocol Version Header: an unsupported MCP-Protocol-Version on the legacy wire → 400', async () => {
+    const res = await post(
+      demo.url,
+      { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} },
+      { ...bearer(await token()), 'mcp-protocol-version': '1999-01-01' },
+    );
+    expect(res.status).toBe(400);
+  });
 });

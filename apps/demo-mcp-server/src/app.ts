@@ -1,6 +1,6 @@
 import { createResourceServer } from '@mcp-auth-kit/resource-server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
-import { createMcpHandler, getOAuthProtectedResourceMetadataUrl, validateHostHeader, type AuthInfo } from '@modelcontextprotocol/server';
+import { createMcpHandler, validateHostHeader, type AuthInfo } from '@modelcontextprotocol/server';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import helmet from 'helmet';
 import { mcpCors } from './cors.js';
@@ -73,11 +73,11 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
   const resourceUrl = parseAbsoluteUrl(options.resource, 'resource');
   parseAbsoluteUrl(options.issuer, 'issuer');
   if (resourceUrl.hash) throw new TypeError('resource must not contain a fragment (RFC 8707 §2)');
-  const resource = resourceUrl.href;
+  // Kept verbatim: it is the audience the AS puts in tokens (RFC 8707), so no re-serialisation.
+  const resource = options.resource;
   const mcpPath = resourceUrl.pathname === '' ? '/' : resourceUrl.pathname;
   const store = options.store ?? new NotesStore();
   const onError = options.onError ?? defaultOnError;
-  const resourceMetadataUrl = getOAuthProtectedResourceMetadataUrl(resourceUrl);
 
   const allowedOrigins = options.allowedOrigins ?? [resourceUrl.origin];
   const rs = createResourceServer({
@@ -90,6 +90,7 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
     },
     allowedOrigins,
   });
+  const resourceMetadataUrl = rs.metadataUrl;
 
   const mcp = createMcpHandler(() => createNotesMcpServer(store), { legacy: 'stateless', onerror: onError });
   const mcpNode = toNodeHandler(mcp, { onerror: onError });
@@ -122,7 +123,10 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
 
   app.all(mcpPath, mcpCors(allowedOrigins), rs.protect, (req: AuthenticatedRequest, res: Response) => {
     if (req.auth) req.auth = sdkAuthInfo(req.auth, resourceMetadataUrl);
-    void mcpNode(req, res, req.body);
+    mcpNode(req, res, req.body).catch((error: unknown) => {
+      onError(error instanceof Error ? error : new Error(String(error)));
+      if (!res.headersSent) res.status(500).end();
+    });
   });
 
   // Unknown paths: a plain 404, never express's HTML page.
@@ -130,14 +134,19 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
     res.status(404).json({ error: 'not_found' });
   });
 
-  // Bad input (e.g. malformed JSON caught by a body parser) must never surface as a stack or a 500.
+  // Bad input (e.g. a body a parser refused) must never surface as a stack or a 500.
   app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    const status = typeof (error as { status?: unknown }).status === 'number' ? (error as { status: number }).status : 500;
+    const raw = (error as { status?: unknown }).status;
+    const status = typeof raw === 'number' && raw >= 400 && raw < 600 ? raw : 500;
     if (status >= 500) onError(error instanceof Error ? error : new Error(String(error)));
     if (res.headersSent) return;
-    res.status(status >= 400 && status < 600 ? status : 500).json({
+    const parseError = (error as { type?: unknown }).type === 'entity.parse.failed';
+    res.status(status).json({
       jsonrpc: '2.0',
-      error: { code: status < 500 ? -32700 : -32603, message: status < 500 ? 'Parse error' : 'Internal error' },
+      error:
+        status >= 500
+          ? { code: -32603, message: 'Internal error' }
+          : { code: parseError ? -32700 : -32600, message: parseError ? 'Parse error' : 'Invalid request' },
       id: null,
     });
   });

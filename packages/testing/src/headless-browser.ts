@@ -1,0 +1,92 @@
+/**
+ * A headless user agent for authorization flows: follows redirects by hand with a path-aware
+ * cookie jar (oidc-provider scopes `_interaction` and `_interaction_resume` to their own paths)
+ * and stops at the client's redirect URI instead of requesting it.
+ */
+import { CookieJar } from 'tough-cookie';
+
+export interface BrowserPage {
+  url: string;
+  status: number;
+  headers: Headers;
+  body: string;
+}
+
+export type FollowResult = { kind: 'redirect'; url: URL } | { kind: 'page'; page: BrowserPage };
+
+export class HeadlessBrowser {
+  readonly jar = new CookieJar();
+
+  async request(url: string, init: RequestInit = {}): Promise<BrowserPage> {
+    const headers = new Headers(init.headers);
+    const cookie = await this.jar.getCookieString(url);
+    if (cookie) headers.set('cookie', cookie);
+    const res = await fetch(url, { ...init, headers, redirect: 'manual' });
+    for (const line of res.headers.getSetCookie()) {
+      await this.jar.setCookie(line, url, { ignoreError: true });
+    }
+    return { url, status: res.status, headers: res.headers, body: await res.text() };
+  }
+
+  /** Follows redirects until one points at `stopAt` (returned, not requested) or a page answers. */
+  async follow(url: string, stopAt: string, init: RequestInit = {}, maxHops = 20): Promise<FollowResult> {
+    let page = await this.request(url, init);
+    for (let hop = 0; hop < maxHops; hop++) {
+      const location = page.headers.get('location');
+      if (!location || page.status < 300 || page.status >= 400) return { kind: 'page', page };
+      const next = new URL(location, page.url);
+      if (sameEndpoint(next, stopAt)) return { kind: 'redirect', url: next };
+      page = await this.request(next.href);
+    }
+    throw new Error(`authorization flow: more than ${maxHops} redirects`);
+  }
+
+  /** Submits the first form of `page`, keeping its hidden fields (CSRF) and adding `fields`. */
+  async submit(page: BrowserPage, fields: Record<string, string>, stopAt: string): Promise<FollowResult> {
+    const form = parseForm(page.body);
+    if (!form) throw new Error(`authorization flow: no form on the page at ${new URL(page.url).pathname}`);
+    return this.follow(new URL(form.action, page.url).href, stopAt, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ ...form.hidden, ...fields }),
+    });
+  }
+}
+
+function sameEndpoint(url: URL, redirectUri: string): boolean {
+  const target = new URL(redirectUri);
+  return url.origin === target.origin && url.pathname === target.pathname;
+}
+
+export interface ParsedForm {
+  action: string;
+  hidden: Record<string, string>;
+  fieldNames: string[];
+}
+
+/** Reads the first `<form>` of a page rendered by the authorization server (no scripts involved). */
+export function parseForm(html: string): ParsedForm | undefined {
+  const form = /<form\b[^>]*>([\s\S]*?)<\/form>/i.exec(html);
+  if (!form) return undefined;
+  const action = /\baction="([^"]*)"/i.exec(form[0])?.[1];
+  if (action === undefined) return undefined;
+  const hidden: Record<string, string> = {};
+  const fieldNames: string[] = [];
+  for (const input of form[1]!.matchAll(/<input\b[^>]*>/gi)) {
+    const name = /\bname="([^"]*)"/i.exec(input[0])?.[1];
+    if (!name) continue;
+    fieldNames.push(decodeEntities(name));
+    if (/\btype="hidden"/i.test(input[0])) hidden[decodeEntities(name)] = decodeEntities(/\bvalue="([^"]*)"/i.exec(input[0])?.[1] ?? '');
+  }
+  return { action: decodeEntities(action), hidden, fieldNames };
+}
+
+function decodeEntities(value: string): string {
+  return value
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&#x27;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
+}

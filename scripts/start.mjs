@@ -89,9 +89,14 @@ for (const child of children) {
   pipeWithPrefix(proc.stderr, process.stderr, `[${child.name}]`);
   void child.exited.then(() => {
     if (stopping) return;
-    const { code, signal } = child.exit;
-    process.stderr.write(`[start] the ${child.label} exited unexpectedly (${signal ?? `code ${code}`}); stopping\n`);
-    void stop(typeof code === 'number' && code !== 0 ? code : 1);
+    // Ctrl-C in a terminal signals the whole process group: a child may exit before our own
+    // SIGINT handler ran. Give that signal a moment to arrive before calling this a crash.
+    setTimeout(() => {
+      if (stopping) return;
+      const { code, signal } = child.exit;
+      process.stderr.write(`[start] the ${child.label} exited unexpectedly (${signal ?? `code ${code}`}); stopping\n`);
+      void stop(typeof code === 'number' && code !== 0 ? code : 1);
+    }, 250);
   });
 }
 

@@ -59,6 +59,33 @@ describe.skipIf(missing.length > 0)(`scripts/start.mjs${skipReason}`, () => {
     expect(await isListening(mcpPort)).toBe(false);
   });
 
+  it('Ctrl-C in a terminal (SIGINT to the whole process group) stops everything with exit code 0', async () => {
+    const asPort = await freePort();
+    const mcpPort = await freePort();
+    const proc = run(
+      process.execPath,
+      [script],
+      cleanEnv({ AS_PORT: String(asPort), MCP_PORT: String(mcpPort), DATA_DIR: tempDataDir() }),
+      root,
+      { detached: true },
+    );
+    try {
+      await proc.waitForOutput(/\[start\] ready/, 90_000);
+      process.kill(-proc.child.pid!, 'SIGINT');
+      const { code } = await proc.exited;
+      expect(code).toBe(0);
+      expect(proc.output()).not.toMatch(/exited unexpectedly/);
+      expect(await isListening(asPort)).toBe(false);
+      expect(await isListening(mcpPort)).toBe(false);
+    } finally {
+      try {
+        process.kill(-proc.child.pid!, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  });
+
   it('when a running child dies, stops the other and exits non-zero', async () => {
     const asPort = await freePort();
     const mcpPort = await freePort();

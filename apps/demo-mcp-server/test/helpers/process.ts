@@ -29,8 +29,15 @@ export function cleanEnv(overrides: Record<string, string>): NodeJS.ProcessEnv {
   return { ...env, ...overrides };
 }
 
-export function run(command: string, args: string[], env: NodeJS.ProcessEnv, cwd?: string): RunningProcess {
-  const child = spawn(command, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+/** `detached` puts the child in its own process group, so a test can signal the group like a terminal's Ctrl-C. */
+export function run(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd?: string,
+  options: { detached?: boolean } = {},
+): RunningProcess {
+  const child = spawn(command, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: options.detached ?? false });
   let output = '';
   const waiters = new Set<() => void>();
   const onData = (chunk: Buffer) => {

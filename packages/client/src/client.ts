@@ -13,7 +13,9 @@ import {
   exchangeAuthorizationCode,
   generateCodeVerifier,
   generateState,
+  jwtBearerGrant,
   refreshGrant,
+  requestIdJag,
   validateAuthorizationResponse,
   type GrantContext,
   type PrivateKeyInput,
@@ -48,6 +50,22 @@ export interface ClientCredentialsConfig {
   scope?: string;
 }
 
+/**
+ * RFC 7523 JWT bearer grant configuration: workload identity federation, or enterprise-managed
+ * authorization with {@link enterpriseManagedAssertion} as `assertion`.
+ */
+export interface JwtBearerConfig {
+  client_id: string;
+  client_secret?: string;
+  token_endpoint_auth_method?: 'none' | 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt';
+  privateKey?: PrivateKeyInput;
+  /** When set, the credentials are used only with this AS `issuer`. */
+  issuer?: string;
+  scope?: string;
+  /** Supplies the assertion for an authorization server and resource. */
+  assertion: (ctx: { issuer: string; resource: string; scope?: string | undefined }) => Promise<string>;
+}
+
 export interface McpAuthClientOptions {
   /** `client_name` for DCR and shown on consent pages. */
   clientName: string;
@@ -75,6 +93,8 @@ export interface McpAuthClientOptions {
   onRegistrationNeeded?: (ctx: RegistrationContext) => Promise<Omit<ClientInformation, 'issuer' | 'source'> | undefined>;
   /** Use the client credentials grant instead of the interactive flow. */
   clientCredentials?: ClientCredentialsConfig;
+  /** Use the RFC 7523 JWT bearer grant instead of the interactive flow. */
+  jwtBearer?: JwtBearerConfig;
   /** Ask for refresh tokens (`refresh_token` grant in DCR, `offline_access` when the AS lists it). Default true. */
   refreshTokens?: boolean;
   /** Re-authorizations allowed for step-up within one request. Default 2. */
@@ -174,6 +194,11 @@ export class McpAuthClient {
     return this.opts.refreshTokens !== false;
   }
 
+  /** The non-interactive grant configured, if any. */
+  private get machine(): ClientCredentialsConfig | JwtBearerConfig | undefined {
+    return this.opts.jwtBearer ?? this.opts.clientCredentials;
+  }
+
   /**
    * Discovers the PRM and AS metadata of an MCP server and records the binding. `resourceMetadata`
    * is the challenge's `resource_metadata` URL when there is one.
@@ -258,8 +283,7 @@ export class McpAuthClient {
   }
 
   private async clientFor(binding: ServerBinding): Promise<ClientInformation | undefined> {
-    const cc = this.opts.clientCredentials;
-    if (cc) return this.ccClient(binding);
+    if (this.machine) return this.ccClient(binding);
     const pre = this.opts.preRegistered?.find((p) => p.issuer === binding.issuer);
     if (pre) return { ...pre, source: 'pre-registered' };
     const stored = await this.store.getClient(binding.issuer);
@@ -267,14 +291,14 @@ export class McpAuthClient {
   }
 
   private ccClient(binding: ServerBinding): ClientInformation {
-    const cc = this.opts.clientCredentials!;
+    const cc = this.machine!;
     if (cc.issuer && cc.issuer !== binding.issuer) {
       throw new McpAuthError(
         ERR.AS_MISMATCH,
         `client credentials are for ${cc.issuer}, but the MCP server uses the authorization server ${binding.issuer}`,
       );
     }
-    const method = cc.token_endpoint_auth_method ?? (cc.privateKey ? 'private_key_jwt' : 'client_secret_basic');
+    const method = cc.token_endpoint_auth_method ?? (cc.privateKey ? 'private_key_jwt' : cc.client_secret ? 'client_secret_basic' : 'none');
     return {
       issuer: binding.issuer,
       client_id: cc.client_id,
@@ -286,7 +310,7 @@ export class McpAuthClient {
 
   private grantContext(binding: ServerBinding, client: ClientInformation): GrantContext {
     const privateKey =
-      this.opts.clientCredentials?.privateKey ??
+      this.machine?.privateKey ??
       this.opts.preRegistered?.find((p) => p.issuer === binding.issuer && p.client_id === client.client_id)?.privateKey;
     return { as: binding.as_metadata, client, privateKey, deps: this.deps };
   }
@@ -304,7 +328,7 @@ export class McpAuthClient {
         challengeScope: options.challenge?.params.scope,
         scopesSupported: binding.prm.scopes_supported,
         asScopesSupported: binding.as_metadata.scopes_supported,
-        wantRefreshToken: this.wantRefresh && !this.opts.clientCredentials,
+        wantRefreshToken: this.wantRefresh && !this.machine,
       });
     return this.authorizeBinding(binding, scope);
   }
@@ -313,15 +337,24 @@ export class McpAuthClient {
     const key = JSON.stringify([binding.issuer, binding.resource, splitScope(scope).sort()]);
     const pending = this.authorizing.get(key);
     if (pending) return pending;
-    const run = this.opts.clientCredentials ? this.clientCredentialsFlow(binding, scope) : this.authorizationCodeFlow(binding, scope);
+    const run = this.machine ? this.machineFlow(binding, scope) : this.authorizationCodeFlow(binding, scope);
     this.authorizing.set(key, run);
     return run.finally(() => this.authorizing.delete(key));
   }
 
-  private async clientCredentialsFlow(binding: ServerBinding, scope: string | undefined): Promise<StoredTokens> {
+  /** Client credentials or JWT bearer grant: no user, no browser. Errors are final (no fallback grant). */
+  private async machineFlow(binding: ServerBinding, scope: string | undefined): Promise<StoredTokens> {
     const client = this.ccClient(binding);
-    const requested = scope ?? this.opts.clientCredentials?.scope;
-    const res = await clientCredentialsGrant(this.grantContext(binding, client), binding.resource, requested);
+    const requested = scope ?? this.machine?.scope;
+    const jb = this.opts.jwtBearer;
+    const res = jb
+      ? await jwtBearerGrant(
+          this.grantContext(binding, client),
+          await jb.assertion({ issuer: binding.issuer, resource: binding.resource, scope: requested }),
+          binding.resource,
+          requested,
+        )
+      : await clientCredentialsGrant(this.grantContext(binding, client), binding.resource, requested);
     const tokens = tokensFrom(res, binding, client, requested);
     await this.store.setTokens(tokens);
     this.emit({ type: 'authorized', issuer: binding.issuer, resource: binding.resource, scope: tokens.scope });
@@ -447,7 +480,7 @@ export class McpAuthClient {
           challengeScope: challenge?.params.scope,
           scopesSupported: fresh.prm.scopes_supported,
           asScopesSupported: fresh.as_metadata.scopes_supported,
-          wantRefreshToken: this.wantRefresh && !this.opts.clientCredentials,
+          wantRefreshToken: this.wantRefresh && !this.machine,
         });
         await res.body?.cancel();
         await this.authorizeBinding(fresh, scope);
@@ -470,7 +503,7 @@ export class McpAuthClient {
         await res.body?.cancel();
         // Refresh cannot widen scope (RFC 6749 §6): step-up always re-authorizes.
         let scope = wanted;
-        if (this.wantRefresh && !this.opts.clientCredentials && binding.as_metadata.scopes_supported?.includes('offline_access')) {
+        if (this.wantRefresh && !this.machine && binding.as_metadata.scopes_supported?.includes('offline_access')) {
           scope = unionScope(scope, 'offline_access');
         }
         await this.authorizeBinding(binding, scope);
@@ -509,6 +542,44 @@ export class McpAuthClient {
     }
     return out;
   }
+}
+
+/** Settings of {@link enterpriseManagedAssertion}. */
+export interface EnterpriseManagedOptions {
+  /** Enterprise IdP token endpoint (RFC 8693 token exchange). */
+  idpTokenEndpoint: string;
+  /** This client's client_id at the IdP. */
+  idpClientId: string;
+  idpClientSecret?: string;
+  /** The user's ID Token from the SSO login (or a function returning a fresh one). */
+  idToken: string | (() => Promise<string>);
+  fetch?: FetchLike;
+  allowInsecureRequests?: boolean;
+}
+
+/**
+ * Enterprise-Managed Authorization: an `assertion` callback for {@link JwtBearerConfig} that
+ * exchanges the user's ID Token for an ID-JAG (audience = the MCP AS issuer, resource = the MCP
+ * server) at the enterprise IdP, without sending the user to the MCP authorization server.
+ */
+export function enterpriseManagedAssertion(options: EnterpriseManagedOptions): JwtBearerConfig['assertion'] {
+  const deps: HttpDeps = {
+    fetch: options.fetch ?? ((i, init) => globalThis.fetch(i, init)),
+    ...(options.allowInsecureRequests && { allowInsecureRequests: true }),
+  };
+  return async ({ issuer, resource, scope }) =>
+    requestIdJag(
+      {
+        tokenEndpoint: options.idpTokenEndpoint,
+        clientId: options.idpClientId,
+        clientSecret: options.idpClientSecret,
+        idToken: typeof options.idToken === 'string' ? options.idToken : await options.idToken(),
+        audience: issuer,
+        resource,
+        scope,
+      },
+      deps,
+    );
 }
 
 /** An authenticated fetch bound to a client (for the MCP SDK transports' `fetch` option). */

@@ -25,11 +25,14 @@ export {
 } from './store.js';
 export { FileStore, defaultStoreDir, defaultStorePath } from './file-store.js';
 export { startLoopbackListener, type LoopbackListener, type LoopbackListenerOptions } from './loopback.js';
-export { validateAuthorizationResponse, type PrivateKeyInput } from './oauth.js';
+export { validateAuthorizationResponse, requestIdJag, JWT_BEARER_GRANT, type PrivateKeyInput, type IdJagRequest } from './oauth.js';
 export { resolveClient, dynamicRegistration, chooseAuthMethod, type PreRegisteredClient, type RegistrationContext } from './registration.js';
 export {
   McpAuthClient,
   createAuthFetch,
+  enterpriseManagedAssertion,
+  type EnterpriseManagedOptions,
+  type JwtBearerConfig,
   type McpAuthClientOptions,
   type McpAuthEvent,
   type ClientCredentialsConfig,

@@ -177,6 +177,88 @@ export async function clientCredentialsGrant(
   }
 }
 
+export const JWT_BEARER_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
+
+/**
+ * RFC 7523 §2.1 JWT bearer authorization grant: exchanges an assertion (a workload identity JWT,
+ * or an ID-JAG from an enterprise IdP) for an access token bound to `resource`.
+ */
+export async function jwtBearerGrant(
+  ctx: GrantContext,
+  assertion: string,
+  resource: string,
+  scope: string | undefined,
+): Promise<TokenEndpointResponse> {
+  const as = asServer(ctx.as);
+  const client = { client_id: ctx.client.client_id };
+  try {
+    const auth = await clientAuthentication(ctx.client, ctx.privateKey);
+    const params: Record<string, string> = { assertion, resource };
+    if (scope) params.scope = scope;
+    const res = await oauth.genericTokenEndpointRequest(as, client, auth, JWT_BEARER_GRANT, params, requestOptions(ctx.deps));
+    return await oauth.processGenericTokenEndpointResponse(as, client, res);
+  } catch (err) {
+    return mapError(err, ERR.TOKEN_REQUEST_FAILED, 'JWT bearer grant');
+  }
+}
+
+/** Parameters of an RFC 8693 token exchange for an Identity Assertion JWT Authorization Grant. */
+export interface IdJagRequest {
+  /** The enterprise IdP token endpoint. */
+  tokenEndpoint: string;
+  /** The MCP client's client_id at the IdP. */
+  clientId: string;
+  clientSecret?: string | undefined;
+  /** The identity assertion (OpenID ID Token) from the user's SSO login. */
+  idToken: string;
+  /** The MCP authorization server issuer (the ID-JAG audience). */
+  audience: string;
+  /** The MCP server resource identifier. */
+  resource: string;
+  scope?: string | undefined;
+}
+
+/**
+ * Enterprise-Managed Authorization (extension `io.modelcontextprotocol/enterprise-managed-authorization`):
+ * RFC 8693 token exchange of an ID Token for an ID-JAG at the enterprise IdP.
+ */
+export async function requestIdJag(req: IdJagRequest, deps: HttpDeps): Promise<string> {
+  const body = new URLSearchParams({
+    grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+    requested_token_type: 'urn:ietf:params:oauth:token-type:id-jag',
+    subject_token_type: 'urn:ietf:params:oauth:token-type:id_token',
+    subject_token: req.idToken,
+    audience: req.audience,
+    resource: req.resource,
+  });
+  if (req.scope) body.set('scope', req.scope);
+  const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
+  if (req.clientSecret) {
+    const enc = (v: string) => new URLSearchParams({ v }).toString().slice(2);
+    headers.authorization = `Basic ${Buffer.from(`${enc(req.clientId)}:${enc(req.clientSecret)}`).toString('base64')}`;
+  } else {
+    body.set('client_id', req.clientId);
+  }
+  let res: Response;
+  try {
+    res = await policyFetch(deps)(req.tokenEndpoint, { method: 'POST', headers, body, redirect: 'manual' });
+  } catch (err) {
+    return mapError(err, ERR.TOKEN_REQUEST_FAILED, 'ID-JAG token exchange');
+  }
+  const json = await readJsonObject(res);
+  if (res.status !== 200 || !json || typeof json.access_token !== 'string') {
+    const error = typeof json?.error === 'string' ? json.error : undefined;
+    throw new McpAuthError(ERR.TOKEN_REQUEST_FAILED, `ID-JAG token exchange failed (HTTP ${res.status}${error ? `, ${error}` : ''})`, {
+      status: res.status,
+      ...(error !== undefined && { error }),
+    });
+  }
+  if (json.issued_token_type !== undefined && json.issued_token_type !== 'urn:ietf:params:oauth:token-type:id-jag') {
+    throw new McpAuthError(ERR.TOKEN_REQUEST_FAILED, `ID-JAG token exchange returned ${String(json.issued_token_type)}`);
+  }
+  return json.access_token;
+}
+
 /**
  * RFC 7591 registration. Processed by hand rather than by oauth4webapi because deployed
  * servers often omit `client_secret_expires_at` next to a secret; only `client_id` is required here.

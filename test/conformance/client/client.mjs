@@ -2,7 +2,7 @@
 // Conformance client for @modelcontextprotocol/conformance client scenarios.
 // It only wires @mcp-auth-kit/client (built dist) to the scenario: the server URL is the last
 // argument, optional credentials come from MCP_CONFORMANCE_CONTEXT. No per-scenario OAuth logic.
-import { McpAuthClient, MemoryStore, createAuthFetch } from '@mcp-auth-kit/client';
+import { McpAuthClient, MemoryStore, createAuthFetch, enterpriseManagedAssertion } from '@mcp-auth-kit/client';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
 const serverUrl = process.argv[process.argv.length - 1];
@@ -34,9 +34,22 @@ const options = {
   authorizationTimeoutMs: 20_000,
   onEvent: (e) => console.error('[auth]', e.type, e.type === 'authorization_url' ? '' : JSON.stringify(e)),
 };
-// Credentials the scenario hands over: with an issuer they are pre-registered for that AS,
-// without one they are machine credentials for the client credentials grant (extension).
-if (context.private_key_pem) {
+// Credentials the scenario hands over: an enterprise IdP → ID-JAG + JWT bearer grant; a workload
+// JWT → JWT bearer grant; a private key or secret without issuer → client credentials grant;
+// a secret with an issuer → pre-registered client for that AS.
+if (context.idp_token_endpoint) {
+  options.jwtBearer = {
+    client_id: context.client_id,
+    client_secret: context.client_secret,
+    assertion: enterpriseManagedAssertion({
+      idpTokenEndpoint: context.idp_token_endpoint,
+      idpClientId: context.idp_client_id,
+      idToken: context.idp_id_token,
+    }),
+  };
+} else if (context.valid_jwt) {
+  options.jwtBearer = { client_id: context.client_id, assertion: async () => context.valid_jwt };
+} else if (context.private_key_pem) {
   options.clientCredentials = {
     client_id: context.client_id,
     token_endpoint_auth_method: 'private_key_jwt',

@@ -171,3 +171,82 @@ describe('client credentials grant (extension io.modelcontextprotocol/oauth-clie
     expect(as.tokenRequests).toHaveLength(0);
   });
 });
+
+describe('JWT bearer grant (RFC 7523) and enterprise-managed authorization (ID-JAG, RFC 8693)', () => {
+  it('workload identity: the host assertion is sent as a jwt-bearer grant with resource; no browser', async () => {
+    const [as, rs] = await pair({}, { scope: 'basic' });
+    const seen: unknown[] = [];
+    const c = new McpAuthClient({
+      clientName: 'wif',
+      jwtBearer: { client_id: 'workload', assertion: async (ctx) => (seen.push(ctx), 'workload.jwt.value') },
+    });
+    expect((await c.fetch(rs.mcpUrl)).status).toBe(200);
+    expect(seen).toEqual([{ issuer: as.issuer, resource: rs.mcpUrl, scope: 'basic' }]);
+    const t = as.tokenRequests[0]!.body;
+    expect(t.get('grant_type')).toBe('urn:ietf:params:oauth:grant-type:jwt-bearer');
+    expect(t.get('assertion')).toBe('workload.jwt.value');
+    expect(t.get('resource')).toBe(rs.mcpUrl);
+    expect(t.get('client_id')).toBe('workload');
+    expect(as.authorizations).toHaveLength(0);
+  });
+
+  it('a refused jwt-bearer grant is surfaced once: no retry, no switch to another grant', async () => {
+    const as = await startFakeAs();
+    const rs = await startFakeRs(as);
+    cleanups.push(as, rs);
+    const c = new McpAuthClient({
+      clientName: 'wif',
+      jwtBearer: { client_id: 'workload', assertion: async () => 'x' },
+      fetch: async (i, init) => {
+        const req = new Request(i, init);
+        if (req.url.endsWith('/token')) {
+          as.tokenRequests.push({ body: new URLSearchParams(await req.text()), authorization: undefined });
+          return new Response(JSON.stringify({ error: 'invalid_grant' }), { status: 400, headers: { 'content-type': 'application/json' } });
+        }
+        return fetch(req);
+      },
+    });
+    await expect(c.fetch(rs.mcpUrl)).rejects.toMatchObject({ code: ERR.TOKEN_REQUEST_FAILED, error: 'invalid_grant' });
+    expect(as.tokenRequests).toHaveLength(1);
+    expect(as.authorizations).toHaveLength(0);
+  });
+
+  it('enterprise-managed: ID Token → ID-JAG at the IdP (audience = AS issuer, resource = MCP server), then jwt-bearer at the AS', async () => {
+    const [as, rs] = await pair();
+    const { createServer } = await import('node:http');
+    const { listen, close } = await import('./_harness.js');
+    const idpRequests: URLSearchParams[] = [];
+    const idp = createServer(async (req, res) => {
+      let body = '';
+      for await (const chunk of req) body += chunk;
+      idpRequests.push(new URLSearchParams(body));
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({ access_token: 'id-jag.jwt', issued_token_type: 'urn:ietf:params:oauth:token-type:id-jag', token_type: 'N_A' }),
+      );
+    });
+    const idpUrl = await listen(idp);
+    cleanups.push({ close: () => close(idp) });
+    const { enterpriseManagedAssertion } = await import('../src/index.js');
+    const c = new McpAuthClient({
+      clientName: 'ema',
+      jwtBearer: {
+        client_id: 'mcp-client',
+        client_secret: 'mcp-secret',
+        assertion: enterpriseManagedAssertion({ idpTokenEndpoint: `${idpUrl}/token`, idpClientId: 'idp-client', idToken: 'user.id.token' }),
+      },
+    });
+    expect((await c.fetch(rs.mcpUrl)).status).toBe(200);
+    const x = idpRequests[0]!;
+    expect(x.get('grant_type')).toBe('urn:ietf:params:oauth:grant-type:token-exchange');
+    expect(x.get('requested_token_type')).toBe('urn:ietf:params:oauth:token-type:id-jag');
+    expect(x.get('subject_token_type')).toBe('urn:ietf:params:oauth:token-type:id_token');
+    expect(x.get('subject_token')).toBe('user.id.token');
+    expect(x.get('audience')).toBe(as.issuer);
+    expect(x.get('resource')).toBe(rs.mcpUrl);
+    expect(x.get('client_id')).toBe('idp-client');
+    const t = as.tokenRequests[0]!;
+    expect(t.body.get('grant_type')).toBe('urn:ietf:params:oauth:grant-type:jwt-bearer');
+    expect(t.body.get('assertion')).toBe('id-jag.jwt');
+    expect(t.authorization).toBe(`Basic ${Buffer.from('mcp-client:mcp-secret').toString('base64')}`);
+  });
+});

@@ -107,6 +107,7 @@ export async function startFakeRs(as: FakeAs, opts: { scope?: string; insufficie
       return res.writeHead(403, { 'www-authenticate': `Bearer error="insufficient_scope", scope="${need}", resource_metadata="${prm}"` }).end();
     }
     res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+    return undefined;
   });
   return { mcpUrl: `${base}/mcp`, setAs: (a) => (current = a), seenTokens, close: () => close(server) };
 }

@@ -140,7 +140,7 @@ export async function startAuthServer(options: StartAuthServerOptions = {}): Pro
     const resource = options.resource ?? DEFAULT_RESOURCE;
     server = await createAuthorizationServer({
       issuer,
-      resources: [{ resource, scopes: DEMO_SCOPES }],
+      resources: [{ resource, scopes: DEMO_SCOPES, defaultScopes: ['notes:read'] }],
       storage: store,
       users: issuerLoopback ? [DEMO_USER] : [],
       devAutoLogin: options.devAutoLogin || undefined,

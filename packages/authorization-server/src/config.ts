@@ -11,6 +11,12 @@ export interface ResourceConfig {
   scopes: Record<string, string>;
   /** Access token lifetime in seconds for this resource (default: the server-wide `accessTokenTTL`). */
   accessTokenTTL?: number;
+  /**
+   * Scopes requested on the client's behalf when an authorization request names this resource
+   * but no scope (e.g. clients that found no `scopes_supported`). Default: none, and such a
+   * request gets `invalid_scope`.
+   */
+  defaultScopes?: string[];
 }
 
 export interface RegistrationConfig {
@@ -138,6 +144,9 @@ export function validateConfig(config: AuthorizationServerConfig): void {
           if (RESERVED_SCOPES.has(scope)) problems.push(`${where}.scopes: "${scope}" is reserved for OpenID Connect`);
           if (typeof description !== 'string') problems.push(`${where}.scopes.${scope}: description must be a string`);
         }
+      }
+      if (r.defaultScopes !== undefined && (!Array.isArray(r.defaultScopes) || r.defaultScopes.some((d) => !r.scopes || !(d in r.scopes)))) {
+        problems.push(`${where}.defaultScopes: must list scopes of this resource`);
       }
       if (r.accessTokenTTL !== undefined && !positiveInt(r.accessTokenTTL)) {
         problems.push(`${where}.accessTokenTTL: must be a positive integer (seconds)`);

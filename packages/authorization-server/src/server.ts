@@ -8,6 +8,7 @@ import { buildProvider } from './provider.js';
 import { createInteractionRouter } from './interactions/router.js';
 import { ensureAccount, seedUsers } from './accounts.js';
 import { rateLimit } from './rate-limit.js';
+import { defaultScopeMiddleware } from './default-scope.js';
 
 export interface AuthorizationServer {
   issuer: string;
@@ -53,6 +54,8 @@ export async function createAuthorizationServer(config: AuthorizationServerConfi
         });
       }
     }
+
+    app.get(`${mountPath}/auth`, defaultScopeMiddleware(resources));
 
     const registration = config.registration ?? {};
     if ((registration.enabled ?? true) && registration.rateLimit !== false) {

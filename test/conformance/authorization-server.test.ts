@@ -1,0 +1,69 @@
+/**
+ * Official MCP conformance suite (`conformance authorization`) against our authorization
+ * server with DEV_AUTO_LOGIN: scenarios authorization-server-metadata-endpoint and
+ * authorization-code-grant, with and without `--resource` (RFC 8707).
+ */
+import { createServer } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startAuthServer, type RunningAuthServer } from '@mcp-auth-kit/auth-server';
+import { silentLogger } from '@mcp-auth-kit/authorization-server';
+import { runAuthorizationConformance, type CliResult } from './as/run-cli.js';
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+const EXPECTED = ['authorization-server-metadata', 'authorization-server-metadata-cimd', 'authorization-code-grant'];
+
+function expectAllPassed(result: CliResult) {
+  const summary = result.checks.map((c) => `${c.id}:${c.status}${c.errorMessage ? ` (${c.errorMessage})` : ''}`);
+  expect(result.checks.map((c) => c.id).sort(), result.stdout).toEqual([...EXPECTED].sort());
+  expect(result.checks.every((c) => c.status === 'SUCCESS'), `${summary.join(', ')}\n${result.browserTrace.join('\n')}`).toBe(true);
+  expect(result.stdout).toMatch(/Total: 3 passed, 0 failed/);
+  expect(result.exitCode).toBe(0);
+}
+
+describe('official conformance: conformance authorization', () => {
+  let as: RunningAuthServer;
+  const resource = 'http://localhost:3000/mcp';
+
+  beforeAll(async () => {
+    as = await startAuthServer({ port: 0, devAutoLogin: 'demo', storage: { kind: 'memory' }, resource, logger: silentLogger });
+  });
+  afterAll(() => as?.close());
+
+  async function registerFor(port: number): Promise<string> {
+    const res = await fetch(`${as.issuer}/reg`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        client_name: 'conformance',
+        application_type: 'native',
+        redirect_uris: [`http://127.0.0.1:${port}/callback`],
+        token_endpoint_auth_method: 'none',
+        grant_types: ['authorization_code'],
+      }),
+    });
+    expect(res.status).toBe(201);
+    return ((await res.json()) as { client_id: string }).client_id;
+  }
+
+  it('metadata endpoint + authorization code grant with --resource (RFC 8707)', async () => {
+    const port = await freePort();
+    const result = await runAuthorizationConformance({ issuer: as.issuer, clientId: await registerFor(port), callbackPort: port, resource });
+    expectAllPassed(result);
+  }, 60_000);
+
+  it('metadata endpoint + authorization code grant without --resource (single default resource)', async () => {
+    const port = await freePort();
+    const result = await runAuthorizationConformance({ issuer: as.issuer, clientId: await registerFor(port), callbackPort: port });
+    expectAllPassed(result);
+  }, 60_000);
+});

@@ -15,7 +15,7 @@ import {
   type ResourceConfig,
   type Store,
 } from '@mcp-auth-kit/authorization-server';
-import { fetchAsEndpoints, postForm, runCodeFlow, tokenRequest, type AsEndpoints, type TokenResponse } from './code-flow.js';
+import { AuthorizationFlowError, fetchAsEndpoints, postForm, runCodeFlow, tokenRequest, type AsEndpoints, type TokenResponse } from './code-flow.js';
 import { decodeAccessToken, type AccessTokenClaims } from './jwt.js';
 import { startLoopbackServer, type LoopbackServer } from './loopback-server.js';
 import { createLoopbackCertificate, type LoopbackCertificate } from './loopback-certificate.js';
@@ -110,9 +110,12 @@ export interface TestAuthorizationServer {
   issueAccessToken(options?: TokenRequestOptions): Promise<string>;
   /** refresh_token grant (the refresh token rotates). */
   refresh(refreshToken: string, options?: { client?: string | TestClient; resource?: string; scopes?: readonly string[] }): Promise<IssuedTokens>;
-  /** RFC 7009 revocation at the AS. */
+  /**
+   * RFC 7009 revocation at the AS. Refresh tokens (and their grant) are revoked; the AS's JWT
+   * access tokens cannot be (rejects with error `unsupported_token_type`).
+   */
   revoke(token: string, options?: { client?: string | TestClient; hint?: 'access_token' | 'refresh_token' }): Promise<void>;
-  /** RFC 7662 introspection (through a confidential introspection client of the kit). */
+  /** RFC 7662 introspection of a refresh token (the AS does not introspect JWT access tokens). */
   introspect(token: string): Promise<Record<string, unknown>>;
   /** Rotates the signing keys in the store and restarts the AS in place (same port, same store). */
   rotateKeys(options?: { retireAfterSeconds?: number }): Promise<RotatedKeys>;
@@ -321,7 +324,14 @@ export async function startTestAuthorizationServer(options: StartTestAuthorizati
         if (!metadata.revocation_endpoint) throw new Error('the AS advertises no revocation_endpoint');
         const client = resolveClient(o.client);
         const res = await postForm(metadata.revocation_endpoint, client, { token, ...(o.hint && { token_type_hint: o.hint }) });
-        if (res.status !== 200) throw new Error(`revocation endpoint: HTTP ${res.status}`);
+        if (res.status === 200) return;
+        const body = (await res.json().catch(() => ({}))) as { error?: string };
+        if (body.error === 'unsupported_token_type') {
+          // RFC 7009 §2.2.1: the AS issues self-contained JWT access tokens and cannot revoke
+          // them; they stay valid at resource servers until `exp` (use a short `lifetime`).
+          throw new AuthorizationFlowError('revocation endpoint: the AS cannot revoke JWT access tokens (unsupported_token_type); revoke the refresh token or use a short lifetime', body.error);
+        }
+        throw new AuthorizationFlowError(`revocation endpoint: HTTP ${res.status} ${body.error ?? ''}`.trim(), body.error);
       },
       async introspect(token) {
         if (!metadata.introspection_endpoint) throw new Error('the AS advertises no introspection_endpoint');

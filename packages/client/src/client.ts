@@ -105,6 +105,12 @@ export interface McpAuthClientOptions {
   fetch?: FetchLike;
   /** Allow plain http to non-loopback hosts. Default false. */
   allowInsecureRequests?: boolean;
+  /**
+   * SSRF protection for clients deployed on servers: refuse OAuth-related URLs (PRM, AS metadata,
+   * token, registration endpoints, redirects) whose host is or resolves to a private, loopback,
+   * link-local or reserved address. Default false (desktop/CLI hosts talk to localhost servers).
+   */
+  blockPrivateNetworks?: boolean;
   /** Progress callback. */
   onEvent?: (event: McpAuthEvent) => void;
 }
@@ -178,7 +184,11 @@ export class McpAuthClient {
     this.opts = options;
     this.store = options.store ?? new MemoryStore();
     const baseFetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
-    this.deps = { fetch: baseFetch, ...(options.allowInsecureRequests && { allowInsecureRequests: true }) };
+    this.deps = {
+      fetch: baseFetch,
+      ...(options.allowInsecureRequests && { allowInsecureRequests: true }),
+      ...(options.blockPrivateNetworks && { blockPrivateNetworks: true }),
+    };
     this.fetch = this.fetch.bind(this);
   }
 

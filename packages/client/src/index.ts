@@ -2,6 +2,7 @@ export { ERR, McpAuthError, type McpAuthErrorCode, type McpAuthErrorOptions } fr
 export { parseWwwAuthenticate, bearerChallenge, type Challenge } from './www-authenticate.js';
 export { assertAllowedUrl, isLoopbackHost, isNativeRedirectUri, resourceMatchesServer, serverKey, type UrlPolicy } from './url.js';
 export type { FetchLike } from './http.js';
+export { isPrivateAddress, assertPublicHost, type Resolver } from './network.js';
 export {
   protectedResourceMetadataUrls,
   processProtectedResourceMetadataResponse,

@@ -13,7 +13,7 @@ export interface DemoAppOptions {
   resource: string;
   /** Issuer of the authorization server whose tokens are accepted. */
   issuer: string;
-  /** Browser origins allowed to call the endpoint (Streamable HTTP §Security); default: the resource's origin. */
+  /** Browser origins allowed to call the endpoint (Streamable HTTP §Security); default: {@link defaultAllowedOrigins}. */
   allowedOrigins?: string[];
   /** Extra `Host` header hostnames to accept (DNS-rebinding guard); the resource's hostname and loopback names always are. */
   allowedHostnames?: string[];
@@ -36,6 +36,20 @@ export interface DemoApp {
 }
 
 const LOOPBACK_HOSTNAMES = ['localhost', '127.0.0.1', '[::1]'];
+
+/**
+ * Default browser origins: the resource's own origin and, for a loopback resource, the same
+ * server under its other loopback names (same scheme and port): `http://127.0.0.1:3000` is the
+ * same server as `http://localhost:3000`, while other local ports stay refused.
+ */
+export function defaultAllowedOrigins(resourceUrl: URL): string[] {
+  const origins = [resourceUrl.origin];
+  if (LOOPBACK_HOSTNAMES.includes(resourceUrl.hostname)) {
+    const port = resourceUrl.port ? `:${resourceUrl.port}` : '';
+    for (const host of LOOPBACK_HOSTNAMES) origins.push(`${resourceUrl.protocol}//${host}${port}`);
+  }
+  return [...new Set(origins)];
+}
 
 function defaultOnError(error: Error): void {
   process.stderr.write(`demo-mcp-server: ${error.message}\n`);
@@ -79,7 +93,7 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
   const store = options.store ?? new NotesStore();
   const onError = options.onError ?? defaultOnError;
 
-  const allowedOrigins = options.allowedOrigins ?? [resourceUrl.origin];
+  const allowedOrigins = options.allowedOrigins ?? defaultAllowedOrigins(resourceUrl);
   const rs = createResourceServer({
     resource,
     authorizationServers: [options.issuer],

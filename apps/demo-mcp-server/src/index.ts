@@ -1,4 +1,4 @@
-export { createDemoApp, type DemoApp, type DemoAppOptions } from './app.js';
+export { createDemoApp, defaultAllowedOrigins, type DemoApp, type DemoAppOptions } from './app.js';
 export { startDemoServer, type DemoServer, type StartDemoServerOptions } from './server.js';
 export { createNotesMcpServer, SERVER_INFO, MAX_NOTE_LENGTH } from './mcp-server.js';
 export { NotesStore, type Note, type NotesStoreOptions } from './notes-store.js';

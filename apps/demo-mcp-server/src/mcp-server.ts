@@ -34,7 +34,8 @@ export function createNotesMcpServer(store: NotesStore): McpServer {
   const server = new McpServer(
     { ...SERVER_INFO },
     {
-      capabilities: { tools: {} },
+      // The tool set is fixed: promising list-changed notifications would be untrue.
+      capabilities: { tools: { listChanged: false } },
       instructions: 'Demo notes server: whoami, list_notes (notes:read), add_note (notes:write).',
       // The tool list never varies per caller or over time, but it sits behind auth: private.
       cacheHints: { 'tools/list': { ttlMs: 300_000, cacheScope: 'private' } },

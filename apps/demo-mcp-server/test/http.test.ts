@@ -103,6 +103,16 @@ describe('protected resource', () => {
     expect(res.status).toBe(403);
   });
 
+  it('Streamable HTTP §Security: the same loopback server under another name is an allowed Origin, another port is not', async () => {
+    const body = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} };
+    const headers = { ...bearer(await token()), 'mcp-protocol-version': LEGACY_VERSION };
+    for (const origin of [`http://localhost:${demo.port}`, `http://127.0.0.1:${demo.port}`, `http://[::1]:${demo.port}`]) {
+      expect((await post(demo.url, body, { ...headers, origin })).status).toBe(200);
+    }
+    expect((await post(demo.url, body, { ...headers, origin: `http://localhost:${demo.port + 1}` })).status).toBe(403);
+    expect((await post(demo.url, body, { ...headers, origin: 'null' })).status).toBe(403);
+  });
+
   it('Streamable HTTP §Security: a foreign Host header → 403 even without Origin (DNS rebinding)', async () => {
     const res = await rawRequest(demo.url, {
       method: 'POST',
@@ -198,7 +208,8 @@ describe('2026-07-28 wire (stateless: _meta envelope, Mcp-Method / Mcp-Name head
     const res = await client.request('server/discover');
     expect(res.status).toBe(200);
     expect(res.body.result.supportedVersions).toContain(MODERN_VERSION);
-    expect(res.body.result.capabilities.tools).toBeDefined();
+    // A fixed tool set: no list-changed promise.
+    expect(res.body.result.capabilities.tools).toEqual({ listChanged: false });
     expect(res.body.result._meta['io.modelcontextprotocol/serverInfo'].name).toBe('mcp-auth-kit-demo');
   });
 

@@ -117,9 +117,14 @@ export async function buildProvider(
       },
       resourceIndicators: {
         enabled: true,
-        defaultResource: async (_ctx: KoaContextWithOIDC, _client: unknown, oneOf?: string[]) => {
+        defaultResource: async (ctx: KoaContextWithOIDC, _client: unknown, oneOf?: string[]) => {
           if (oneOf) return oneOf.length === 1 ? oneOf[0]! : oneOf;
-          return resources.defaultResource!;
+          if (resources.defaultResource) return resources.defaultResource;
+          // MCP clients MUST send `resource`; with several resources there is no safe default.
+          if (ctx.oidc.route === 'authorization' || ctx.oidc.route === 'pushed_authorization_request') {
+            throw new errors.InvalidTarget('resource parameter is required: this server protects several resources');
+          }
+          return undefined as unknown as string;
         },
         useGrantedResource: async () => true,
         getResourceServerInfo: async (ctx: KoaContextWithOIDC, indicator: string, client: { [k: string]: unknown }) => {

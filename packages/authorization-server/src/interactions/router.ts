@@ -50,7 +50,7 @@ export function createInteractionRouter(o: InteractionOptions): Router {
     res.set('Pragma', 'no-cache');
     next();
   });
-  router.use(
+  const securityHeaders = (withFormTargets: boolean) =>
     helmet({
       contentSecurityPolicy: {
         useDefaults: true,
@@ -59,14 +59,18 @@ export function createInteractionRouter(o: InteractionOptions): Router {
           styleSrc: ["'unsafe-inline'"],
           imgSrc: ["'self'"],
           scriptSrc: ["'none'"],
-          formAction: ["'self'", (_req, res) => ((res as Response).locals.formTargets as string[] | undefined)?.slice(1).join(' ') ?? ''],
+          // A form post ends in a redirect to the client; browsers apply form-action to it.
+          formAction: withFormTargets
+            ? ["'self'", (_req, res) => ((res as Response).locals.formTargets as string[] | undefined)?.slice(1).join(' ') ?? '']
+            : ["'self'"],
           frameAncestors: ["'none'"],
           upgradeInsecureRequests: null,
         },
       },
       referrerPolicy: { policy: 'no-referrer' },
-    }),
-  );
+    });
+  const pageSecurity = securityHeaders(true);
+  router.use(securityHeaders(false));
   router.use(express.urlencoded({ extended: false, limit: '8kb' }));
 
   const action = (uid: string) => `${o.mountPath}/interaction/${encodeURIComponent(uid)}`;
@@ -137,7 +141,7 @@ export function createInteractionRouter(o: InteractionOptions): Router {
     }
   };
 
-  router.get('/:uid', load, async (req, res, next) => {
+  router.get('/:uid', load, pageSecurity, async (req, res, next) => {
     try {
       const details = res.locals.details as Details;
       if (o.devAutoLoginAccountId) {
@@ -156,7 +160,7 @@ export function createInteractionRouter(o: InteractionOptions): Router {
     }
   });
 
-  router.post('/:uid', load, async (req, res, next) => {
+  router.post('/:uid', load, pageSecurity, async (req, res, next) => {
     try {
       const details = res.locals.details as Details;
       if (!checkCsrfToken(req)) {

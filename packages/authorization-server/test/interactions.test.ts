@@ -1,0 +1,160 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { authorizeUrl, decodeJwt, pkce, REDIRECT, registerClient, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
+import { UserAgent, isUrl, type Page } from './helpers/user-agent.js';
+
+describe('login and consent pages', () => {
+  let t: RunningAs;
+  let clientId: string;
+  beforeAll(async () => {
+    t = await startAs({
+      clients: [
+        {
+          client_id: 'operator-client',
+          client_name: 'Operator Client',
+          redirect_uris: ['https://app.example/cb'],
+          token_endpoint_auth_method: 'none',
+        },
+      ],
+    });
+    clientId = (await registerClient(t.url, { client_name: 'Evil <script>alert(1)</script> App' })).body.client_id;
+  });
+  afterAll(() => t.close());
+
+  async function start(ua: UserAgent, scope = 'notes:read notes:write', client = clientId, redirect = REDIRECT) {
+    const { verifier, challenge } = pkce();
+    const page = await ua.follow(
+      authorizeUrl(t.url, { client_id: client, response_type: 'code', redirect_uri: redirect, code_challenge: challenge, code_challenge_method: 'S256', scope, resource: RESOURCE, state: 'st' }),
+      redirect,
+    );
+    if (isUrl(page)) throw new Error(`unexpected redirect ${page.href}`);
+    return { page, verifier };
+  }
+
+  async function login(ua: UserAgent, page: Page) {
+    const next = await ua.submit(page, { username: 'alice', password: 'alice-password', action: 'login' }, REDIRECT);
+    if (isUrl(next)) throw new Error('expected the consent page');
+    return next;
+  }
+
+  it('renders a login page with no-store, CSP and frame protection', async () => {
+    const { page } = await start(new UserAgent());
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('name="password"');
+    expect(page.body).toMatch(/name="csrf" value="[^"]{20,}"/);
+    expect(page.headers.get('cache-control')).toBe('no-store');
+    const csp = page.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).toContain("script-src 'none'");
+    expect(csp).toContain('form-action');
+    expect(page.headers.get('x-frame-options')).toBe('SAMEORIGIN');
+  });
+
+  it('escapes the self-asserted client name (no HTML injection)', async () => {
+    const { page } = await start(new UserAgent());
+    expect(page.body).not.toContain('<script>alert(1)</script>');
+    expect(page.body).toContain('&lt;script&gt;');
+  });
+
+  it('refuses a wrong password with a generic message and no redirect', async () => {
+    const ua = new UserAgent();
+    const { page } = await start(ua);
+    const next = await ua.submit(page, { username: 'alice', password: 'wrong-password', action: 'login' }, REDIRECT);
+    expect(isUrl(next)).toBe(false);
+    if (!isUrl(next)) {
+      expect(next.status).toBe(401);
+      expect(next.body).toContain('Invalid username or password.');
+      expect(next.body).not.toContain('wrong-password');
+    }
+  });
+
+  it('refuses an unknown user with the same message', async () => {
+    const ua = new UserAgent();
+    const { page } = await start(ua);
+    const next = await ua.submit(page, { username: 'mallory', password: 'whatever-password', action: 'login' }, REDIRECT);
+    expect(!isUrl(next) && next.status).toBe(401);
+    expect(!isUrl(next) && next.body).toContain('Invalid username or password.');
+  });
+
+  it('CSRF: a login post without the form token is refused (403)', async () => {
+    const ua = new UserAgent();
+    const { page } = await start(ua);
+    const action = new URL(/action="([^"]+)"/.exec(page.body)![1]!, page.url).href;
+    const res = await ua.request(action, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ username: 'alice', password: 'alice-password', action: 'login', csrf: 'forged' }),
+    });
+    expect(res.status).toBe(403);
+  });
+
+  it('MCP security §CIMD/§consent: consent shows client id, unverified name, redirect host, loopback warning, resource and scope descriptions', async () => {
+    const ua = new UserAgent();
+    const { page } = await start(ua);
+    const consent = await login(ua, page);
+    expect(consent.status).toBe(200);
+    expect(consent.body).toContain(clientId);
+    expect(consent.body).toContain('unverified');
+    expect(consent.body).toContain('127.0.0.1:7777');
+    expect(consent.body).toContain('localhost');
+    expect(consent.body).toContain(RESOURCE);
+    expect(consent.body).toContain('notes:write');
+    expect(consent.body).toContain('Change your notes');
+    expect(consent.headers.get('cache-control')).toBe('no-store');
+    expect(consent.headers.get('content-security-policy')).toContain('form-action \'self\' http://127.0.0.1:7777');
+  });
+
+  it('operator-registered clients are not marked unverified and get no loopback warning', async () => {
+    const ua = new UserAgent();
+    const { page } = await start(ua, 'notes:read', 'operator-client', 'https://app.example/cb');
+    const next = await ua.submit(page, { username: 'alice', password: 'alice-password', action: 'login' }, 'https://app.example/cb');
+    if (isUrl(next)) throw new Error('expected consent');
+    expect(next.body).toContain('Operator Client');
+    expect(next.body).not.toContain('unverified');
+    expect(next.body).not.toContain('only redirects to your own computer');
+    expect(next.body).toContain('app.example');
+  });
+
+  it('RFC 6749 §4.1.2.1: deny → access_denied with iss (RFC 9207) and state', async () => {
+    const ua = new UserAgent();
+    const { page } = await start(ua);
+    const consent = await login(ua, page);
+    const result = await ua.submit(consent, { action: 'deny' }, REDIRECT);
+    expect(isUrl(result)).toBe(true);
+    if (isUrl(result)) {
+      expect(result.searchParams.get('error')).toBe('access_denied');
+      expect(result.searchParams.get('iss')).toBe(t.as.issuer);
+      expect(result.searchParams.get('state')).toBe('st');
+      expect(result.searchParams.get('code')).toBeNull();
+    }
+  });
+
+  it('approve → code → JWT for the logged-in account with the approved scopes', async () => {
+    const ua = new UserAgent();
+    const { page, verifier } = await start(ua);
+    const consent = await login(ua, page);
+    const result = await ua.submit(consent, { action: 'approve' }, REDIRECT);
+    if (!isUrl(result)) throw new Error(`no redirect: ${result.status} ${result.body.slice(0, 200)}`);
+    expect(result.searchParams.get('iss')).toBe(t.as.issuer);
+    const token = await tokenRequest(t.url, {
+      grant_type: 'authorization_code',
+      code: result.searchParams.get('code')!,
+      redirect_uri: REDIRECT,
+      code_verifier: verifier,
+      client_id: clientId,
+      resource: RESOURCE,
+    });
+    expect(token.status).toBe(200);
+    const { payload } = decodeJwt(token.body.access_token);
+    const alice = await t.as.store.accounts.findByUsername('alice');
+    expect(payload.sub).toBe(alice!.id);
+    expect(payload.scope).toBe('notes:read notes:write');
+  });
+
+  it('an expired or unknown interaction shows an error page, not a stack', async () => {
+    const res = await new UserAgent().request(`${t.url}/interaction/does-not-exist`);
+    expect(res.status).toBe(400);
+    expect(res.body).toContain('expired or is invalid');
+    expect(res.body).not.toMatch(/at .*\.js:\d+/);
+  });
+});

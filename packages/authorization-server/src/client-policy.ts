@@ -23,7 +23,7 @@ type Metadata = Record<string, unknown> & {
 };
 
 interface Ctx {
-  oidc?: { route?: string };
+  oidc?: { route?: string; body?: Record<string, unknown> };
 }
 
 export interface ClientPolicyOptions {
@@ -68,7 +68,11 @@ export function createClientPolicy(options: ClientPolicyOptions) {
 
     // NOTES gotcha 2: a client that omitted application_type but only has loopback / custom-scheme
     // redirect URIs can only be native; that gives it RFC 8252 §7.3 any-port loopback matching.
-    if (metadata.application_type === undefined) {
+    // oidc-provider fills its default ("web") before this hook runs, so "omitted" is read from
+    // the raw registration body (CIMD documents are adjusted before parsing, see cimd.ts).
+    const rawBody = ctx?.oidc?.body;
+    const omitted = metadata.application_type === undefined || (registering && rawBody !== undefined && rawBody.application_type === undefined);
+    if (omitted) {
       metadata.application_type = looksNative(redirectUris) ? 'native' : 'web';
     }
 

@@ -1,0 +1,160 @@
+/**
+ * Case 1 — resource-server overhead. One loopback server, one token, one MCP handler (the demo
+ * server's tools on the SDK's stateless handler); only the auth layer in front of it changes
+ * between variants, and variants are interleaved within each round.
+ */
+import express from 'express';
+import helmet from 'helmet';
+import { createRemoteJWKSet, jwtVerify, decodeJwt } from 'jose';
+import { createResourceServer } from '@mcp-auth-kit/resource-server';
+import { createDemoApp, createNotesMcpServer, NotesStore } from '@mcp-auth-kit/demo-mcp-server';
+import { createMcpHandler } from '@modelcontextprotocol/server';
+import { toNodeHandler } from '@modelcontextprotocol/node';
+import { requireBearerAuth } from '@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js';
+import { startBenchAs } from '../lib/as.mjs';
+import { closeAll, listen } from '../lib/servers.mjs';
+import { runAutocannon } from '../lib/load.mjs';
+
+const VERSION = '2026-07-28';
+const TOOL = 'whoami';
+
+function toolsCallRequest(token) {
+  return {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      authorization: `Bearer ${token}`,
+      'mcp-protocol-version': VERSION,
+      'mcp-method': 'tools/call',
+      'mcp-name': TOOL,
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: {
+        name: TOOL,
+        arguments: {},
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': VERSION,
+          'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1.0.0' },
+          'io.modelcontextprotocol/clientCapabilities': {},
+        },
+      },
+    }),
+  };
+}
+
+/** The same express shell for every variant: helmet as in the demo app, auth layer, SDK handler. */
+function appWith(authLayers, resourceMetadataUrl) {
+  const store = new NotesStore();
+  // Autocannon cuts connections at the end of a run ("aborted"): expected, not worth a line.
+  const onError = (error) => {
+    if (!/aborted|ECONNRESET/i.test(error.message)) process.stderr.write(`bench mcp error: ${error.message}\n`);
+  };
+  const mcp = createMcpHandler(() => createNotesMcpServer(store), { legacy: 'stateless', onerror: onError });
+  const mcpNode = toNodeHandler(mcp, { onerror: onError });
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(helmet({ contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } } }));
+  app.all('/mcp', ...authLayers, (req, res) => {
+    if (req.auth) req.auth = { ...req.auth, resourceMetadataUrl: req.auth.resourceMetadataUrl ?? resourceMetadataUrl };
+    mcpNode(req, res, req.body).catch((error) => {
+      onError(error);
+      if (!res.headersSent) res.status(500).end();
+    });
+  });
+  return { app, close: () => mcp.close() };
+}
+
+export async function runRsOverhead({ rounds, duration, connections }) {
+  const server = await listen();
+  const resource = `${server.origin}/mcp`;
+  const as = await startBenchAs({ resource });
+  const closers = [() => as.close(), () => server.close()];
+  try {
+    const { access_token: token } = await as.issueTokens('notes:read');
+    const claims = decodeJwt(token);
+    const resourceMetadataUrl = `${server.origin}/.well-known/oauth-protected-resource/mcp`;
+    const policy = { default: ['notes:read'], tools: { add_note: ['notes:write'], list_notes: ['notes:read'] } };
+
+    // Unprotected: the handler gets the caller the middleware would have produced, unverified.
+    const staticAuth = {
+      token,
+      clientId: claims.client_id,
+      scopes: String(claims.scope).split(' '),
+      expiresAt: claims.exp,
+      resource: new URL(resource),
+      extra: { sub: claims.sub, iss: claims.iss },
+    };
+    const rsCache = createResourceServer({ resource, authorizationServers: [as.issuer], scopesSupported: ['notes:read'], scopePolicy: policy });
+    const rsCold = createResourceServer({ resource, authorizationServers: [as.issuer], scopesSupported: ['notes:read'], scopePolicy: policy, cache: false });
+    closers.push(() => rsCache.close(), () => rsCold.close());
+
+    // The MCP SDK v1 recipe: requireBearerAuth with a jose verifier on the AS's remote JWKS.
+    const jwks = createRemoteJWKSet(new URL(as.metadata.jwks_uri));
+    const joseVerifier = {
+      async verifyAccessToken(t) {
+        const { payload } = await jwtVerify(t, jwks, { issuer: as.issuer, audience: resource, typ: 'at+jwt', algorithms: ['ES256'] });
+        return {
+          token: t,
+          clientId: payload.client_id,
+          scopes: typeof payload.scope === 'string' ? payload.scope.split(' ') : [],
+          expiresAt: payload.exp,
+          resource: new URL(resource),
+          extra: { sub: payload.sub, iss: payload.iss },
+        };
+      },
+    };
+
+    const variants = [
+      ['unprotected (same handler, fixed caller)', appWith([(req, _res, next) => ((req.auth = staticAuth), next())], resourceMetadataUrl)],
+      ['ours, cache on', appWith([rsCache.protect], resourceMetadataUrl)],
+      ['ours, cache off', appWith([rsCold.protect], resourceMetadataUrl)],
+      ['SDK requireBearerAuth + jose', appWith([requireBearerAuth({ verifier: joseVerifier, requiredScopes: ['notes:read'], resourceMetadataUrl })], resourceMetadataUrl)],
+    ];
+    const demo = createDemoApp({ resource, issuer: as.issuer });
+    variants.push(['demo app as shipped (cache on)', { app: demo.app, close: () => demo.close() }]);
+    for (const [, v] of variants) closers.push(v.close);
+
+    const request = toolsCallRequest(token);
+    // Each variant must answer the tool call correctly before it is measured.
+    for (const [label, v] of variants) {
+      server.setHandler(v.app);
+      const res = await fetch(resource, request);
+      const text = await res.text();
+      if (res.status !== 200 || !text.includes(String(claims.sub))) throw new Error(`${label}: tools/call answered HTTP ${res.status}: ${text.slice(0, 200)}`);
+      await runAutocannon({ url: resource, connections, duration: 1, ...request });
+    }
+
+    const rows = variants.map(([label]) => ({ label, unit: 'req/s', values: [] }));
+    for (let round = 0; round < rounds; round++) {
+      // Rotate the starting variant so no variant always runs first after a pause.
+      for (let k = 0; k < variants.length; k++) {
+        const i = (k + round) % variants.length;
+        server.setHandler(variants[i][1].app);
+        const result = await runAutocannon({ url: resource, connections, duration, ...request });
+        rows[i].values[round] = result.rps;
+      }
+    }
+    const [unprotected, cacheOn, cacheOff, sdk, shipped] = rows.map((r) => r.label);
+    return {
+      title: `1. resource-server overhead — tools/call "${TOOL}", ${VERSION} stateless wire, ${connections} connections, ${rounds} rounds × ${duration} s`,
+      notes: [
+        'One server and one ES256 token from our AS; only the auth layer changes. "unprotected" hands the handler a fixed caller.',
+        '"ours, cache off" still coalesces concurrent verifications of the same token (single-flight).',
+      ],
+      rows,
+      ratios: [
+        { label: 'ours cache on / unprotected', of: [cacheOn, unprotected], target: { op: '>=', value: 0.9 } },
+        { label: 'ours cache off / unprotected', of: [cacheOff, unprotected] },
+        { label: 'SDK + jose / unprotected', of: [sdk, unprotected] },
+        { label: 'ours cache on / SDK + jose', of: [cacheOn, sdk] },
+        { label: 'demo as shipped / unprotected', of: [shipped, unprotected] },
+      ],
+    };
+  } finally {
+    await closeAll(closers);
+  }
+}

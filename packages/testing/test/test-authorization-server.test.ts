@@ -142,3 +142,32 @@ describe('startTestAuthorizationServer (autoLogin: false: the real login and con
     await expect(as.clientMetadataHost()).rejects.toThrow(/cimd: false/);
   });
 });
+
+describe('startTestAuthorizationServer options', () => {
+  it('hostname "localhost" gives an http://localhost:<port> issuer that issues tokens', async () => {
+    const as = await startTestAuthorizationServer({ hostname: 'localhost', resources: { 'http://localhost:4300/mcp': ['a'] }, cimd: false });
+    try {
+      expect(as.issuer).toBe(`http://localhost:${as.port}`);
+      const { claims } = await as.authorize();
+      expect(claims.iss).toBe(as.issuer);
+      expect(claims.aud).toBe('http://localhost:4300/mcp');
+    } finally {
+      await as.close();
+    }
+  });
+
+  it('autoLogin: "<username>" picks the default subject', async () => {
+    const as = await startTestAuthorizationServer({ resources: { [RESOURCE]: ['a'] }, users: ['x', 'y'], autoLogin: 'y', cimd: false });
+    try {
+      expect((await as.authorize()).claims.sub).toBe('y');
+    } finally {
+      await as.close();
+    }
+  });
+
+  it('an invalid configuration is refused with the AS\'s ConfigError (RFC 8707 §2: resource without fragment)', async () => {
+    await expect(startTestAuthorizationServer({ resources: { 'http://127.0.0.1:4400/mcp#x': ['a'] }, cimd: false })).rejects.toThrow(
+      /RFC 8707/,
+    );
+  });
+});

@@ -137,6 +137,19 @@ function onSignal(signal) {
 process.on('SIGINT', onSignal);
 process.on('SIGTERM', onSignal);
 
+// Under `npm start` we run below `npm` and a `sh -c`; a signal sent to npm alone may kill that
+// shell without reaching us. Once orphaned, nobody can stop us any more: stop on our own. (Not
+// when started directly, so `nohup node scripts/start.mjs &` keeps running.)
+if (process.env.npm_lifecycle_event) {
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent && !stopping) {
+      log('the parent process is gone; stopping both servers');
+      void stop(0);
+    }
+  }, 1_000).unref();
+}
+
 /** RFC 8414 §3.1 / OIDC Discovery well-known URLs of an issuer, served on the local AS port. */
 function asMetadataUrls(issuer, port) {
   const path = new URL(issuer).pathname.replace(/\/$/, '');

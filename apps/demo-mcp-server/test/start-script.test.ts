@@ -86,6 +86,29 @@ describe.skipIf(missing.length > 0)(`scripts/start.mjs${skipReason}`, () => {
     }
   });
 
+  it('under npm, if its parent shell is killed (signal sent to npm only), it stops both by itself', async () => {
+    const asPort = await freePort();
+    const mcpPort = await freePort();
+    // Like `npm start`: npm → sh -c → node scripts/start.mjs (`; true` keeps sh from exec'ing node).
+    const proc = run(
+      '/bin/sh',
+      ['-c', `"${process.execPath}" "${script}"; true`],
+      cleanEnv({
+        AS_PORT: String(asPort),
+        MCP_PORT: String(mcpPort),
+        DATA_DIR: tempDataDir(),
+        npm_lifecycle_event: 'start',
+      }),
+      root,
+    );
+    await proc.waitForOutput(/\[start\] ready/, 90_000);
+    proc.child.kill('SIGKILL');
+    await proc.waitForOutput(/\[start\] stopped/, 30_000).catch(() => undefined);
+    expect(proc.output()).toMatch(/parent process is gone/);
+    expect(await isListening(asPort)).toBe(false);
+    expect(await isListening(mcpPort)).toBe(false);
+  });
+
   it('when a running child dies, stops the other and exits non-zero', async () => {
     const asPort = await freePort();
     const mcpPort = await freePort();

@@ -60,14 +60,14 @@ export async function exchangeCode(metadata, { clientId, redirectUri, resource }
   });
 }
 
-/** Runs `task(i)` for i in [0, count) with at most `concurrency` in flight. */
+/** Runs `task(i, worker)` for i in [0, count) with at most `concurrency` in flight (worker: 0…concurrency-1). */
 export async function pool(count, concurrency, task) {
   let next = 0;
   const results = new Array(count);
-  const worker = async () => {
+  const worker = async (_, w) => {
     while (next < count) {
       const i = next++;
-      results[i] = await task(i);
+      results[i] = await task(i, w);
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));

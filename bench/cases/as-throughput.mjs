@@ -1,0 +1,107 @@
+/**
+ * Case 3 — authorization server throughput: authorization-code exchanges and refreshes per
+ * second on the memory, SQLite and PostgreSQL stores, same configuration. The AS instances run
+ * in this process; the driver runs in a child process (same Node binary).
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { BENCH_CLIENT, startBenchAs } from '../lib/as.mjs';
+import { closeAll } from '../lib/servers.mjs';
+
+const DRIVER = fileURLToPath(new URL('../lib/as-driver.mjs', import.meta.url));
+export const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test';
+
+function drive(input) {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [DRIVER, JSON.stringify(input)], { maxBuffer: 1 << 20 }, (error, stdout, stderr) => {
+      if (error) {
+        const reason = stderr.split('\n').find((line) => /^\w*Error:/.test(line)) ?? error.message;
+        return reject(new Error(`AS driver failed: ${reason.trim()}`));
+      }
+      try {
+        resolve(JSON.parse(stdout.trim().split('\n').at(-1)));
+      } catch {
+        reject(new Error(`AS driver printed no result: ${stdout.slice(0, 200)}`));
+      }
+    });
+  });
+}
+
+export async function runAsThroughput({ rounds, codes, refreshes, concurrency }) {
+  const resource = 'http://localhost:3000/mcp';
+  const closers = [];
+  const notes = [];
+  const schema = `bench_${randomBytes(4).toString('hex')}`;
+  const dir = await mkdtemp(join(tmpdir(), 'mcp-auth-kit-bench-'));
+  closers.push(() => rm(dir, { recursive: true, force: true }));
+  try {
+    const stores = [
+      ['memory', { kind: 'memory' }],
+      ['SQLite', { kind: 'sqlite', file: join(dir, 'as.sqlite') }],
+      ['PostgreSQL', { kind: 'postgres', url: PG_URL, schema }],
+    ];
+    const servers = [];
+    for (const [name, storage] of stores) {
+      if (storage.kind === 'postgres') {
+        // Dropped afterwards even if the AS failed to start half-way through its migrations.
+        closers.push(async () => {
+          const client = new pg.Client({ connectionString: PG_URL });
+          await client.connect();
+          try {
+            await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+          } finally {
+            await client.end();
+          }
+        });
+      }
+      const as = await startBenchAs({ resource, storage, accessTokenTTL: 300 });
+      closers.push(() => as.close());
+      servers.push([name, as]);
+    }
+    notes.push(`PostgreSQL: ${PG_URL.replace(/\/\/[^@]*@/, '//')} schema ${schema} (dropped afterwards); SQLite in a temporary directory.`);
+
+    const rows = [];
+    for (const [name] of servers) {
+      rows.push({ label: `code exchanges, ${name}`, unit: 'ops/s', values: [] });
+      rows.push({ label: `refreshes, ${name}`, unit: 'ops/s', values: [] });
+    }
+    const input = (as) => ({
+      issuer: as.issuer,
+      ...BENCH_CLIENT,
+      resource,
+      scope: 'notes:read',
+      codes,
+      batch: Math.min(codes, 50),
+      concurrency,
+      refreshes,
+    });
+    // Warm-up: one small pass per store (JIT, prepared statements, pool connections).
+    for (const [, as] of servers) await drive({ ...input(as), codes: Math.min(20, codes), refreshes: Math.min(20, refreshes) });
+    for (let round = 0; round < rounds; round++) {
+      for (let k = 0; k < servers.length; k++) {
+        const i = (k + round) % servers.length;
+        const result = await drive(input(servers[i][1]));
+        rows[2 * i].values[round] = result.exchangesPerSec;
+        rows[2 * i + 1].values[round] = result.refreshesPerSec;
+      }
+    }
+    return {
+      title: `3. AS throughput — ${codes} code exchanges and ${refreshes} refreshes per store per round, concurrency ${concurrency}, ${rounds} rounds`,
+      notes: [...notes, 'Codes come from the real /authorize flow with DEV_AUTO_LOGIN (untimed); only token requests are timed.'],
+      rows,
+      ratios: [
+        { label: 'exchanges SQLite / memory', of: ['code exchanges, SQLite', 'code exchanges, memory'], target: { op: '>=', value: 0.8 } },
+        { label: 'exchanges PostgreSQL / memory', of: ['code exchanges, PostgreSQL', 'code exchanges, memory'], target: { op: '>=', value: 0.8 } },
+        { label: 'refreshes SQLite / memory', of: ['refreshes, SQLite', 'refreshes, memory'] },
+        { label: 'refreshes PostgreSQL / memory', of: ['refreshes, PostgreSQL', 'refreshes, memory'] },
+      ],
+    };
+  } finally {
+    await closeAll(closers);
+  }
+}

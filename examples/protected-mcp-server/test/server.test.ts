@@ -28,7 +28,8 @@ afterAll(async () => {
 });
 
 it('401 without a token → token → tool call', async () => {
-  assertUnauthorized(await callTool(resource, { name: 'whoami' }), { scopes: ['notes:read'] });
+  const prm = `${mcp.origin}/.well-known/oauth-protected-resource/mcp`;
+  assertUnauthorized(await callTool(resource, { name: 'whoami' }), { scopes: ['notes:read'], resourceMetadata: prm });
   const token = await as.issueAccessToken({ resource, scopes: ['notes:read'] });
   const res = await callTool(resource, { token, name: 'whoami' });
   assertAuthorized(res);

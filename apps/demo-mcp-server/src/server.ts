@@ -60,8 +60,34 @@ function isAddressUnavailable(error: unknown): boolean {
   return code === 'EADDRNOTAVAIL' || code === 'EAFNOSUPPORT';
 }
 
+/** How to reach an address from this machine (the unspecified addresses mean loopback too). */
 function urlHost(host: string): string {
+  if (host === '0.0.0.0') return '127.0.0.1';
+  if (host === '::') return '[::1]';
   return host.includes(':') ? `[${host}]` : host;
+}
+
+/** Listens on every host on one port (the first host's, when `port` is 0); returns the port. */
+async function listenAll(
+  hosts: string[],
+  port: number,
+  onRequest: (req: IncomingMessage, res: ServerResponse) => void,
+  servers: Server[],
+  listened: string[],
+): Promise<number> {
+  for (const [index, host] of hosts.entries()) {
+    const server = createServer(onRequest);
+    try {
+      port = await listen(server, port, host);
+      servers.push(server);
+      listened.push(host);
+    } catch (error) {
+      // An optional address (IPv6 loopback on a host without IPv6) is skipped.
+      if (index > 0 && isAddressUnavailable(error)) continue;
+      throw error;
+    }
+  }
+  return port;
 }
 
 /**
@@ -80,22 +106,19 @@ export async function startDemoServer(options: StartDemoServerOptions): Promise<
     if (app) return app(req, res);
     res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' }).end('{"error":"starting"}');
   };
-  let port = options.port ?? 3000;
-  try {
-    for (const [index, host] of hosts.entries()) {
-      const server = createServer(onRequest);
-      try {
-        port = await listen(server, port, host);
-        servers.push(server);
-        listened.push(host);
-      } catch (error) {
-        if (index > 0 && isAddressUnavailable(error)) continue;
-        throw error;
-      }
+  const requestedPort = options.port ?? 3000;
+  let port = requestedPort;
+  // With port 0 the first address picks the port; should the others have it taken, pick anew.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      port = await listenAll(hosts, requestedPort, onRequest, servers, listened);
+      break;
+    } catch (error) {
+      await Promise.all(servers.splice(0).map(closeServer));
+      listened.length = 0;
+      const retry = requestedPort === 0 && attempt < 3 && (error as NodeJS.ErrnoException).code === 'EADDRINUSE';
+      if (!retry) throw error;
     }
-  } catch (error) {
-    await Promise.all(servers.map(closeServer));
-    throw error;
   }
 
   const resource = options.resource ?? `http://localhost:${port}/mcp`;

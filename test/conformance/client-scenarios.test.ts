@@ -20,8 +20,6 @@ afterAll(() => rmSync(outDir, { recursive: true, force: true }));
 
 /** Scenarios that fail on purpose, each with its reason. Everything else must pass. */
 const EXPECTED_FAILURES: Record<string, string> = {
-  'auth/dpop': 'DPoP (RFC 9449) is not implemented by @mcp-auth-kit/client yet; tokens are Bearer only',
-  'auth/dpop-nonce': 'DPoP (RFC 9449) is not implemented by @mcp-auth-kit/client yet; tokens are Bearer only',
   'auth/2025-03-26-oauth-metadata-backcompat':
     'protocol 2025-03-26 discovery without Protected Resource Metadata: the client requires RFC 9728 PRM (MUST since 2025-06-18) and never treats the MCP server origin as its authorization server',
   'auth/2025-03-26-oauth-endpoint-fallback':

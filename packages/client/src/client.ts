@@ -25,7 +25,8 @@ import { resolveClient, type PreRegisteredClient, type RegistrationContext } fro
 import { scopeCovers, selectScope, splitScope, unionScope } from './scope.js';
 import { MemoryStore, tokenKey, type AuthStore, type ClientInformation, type ServerBinding, type StoredTokens } from './store.js';
 import { assertAllowedUrl, serverKey } from './url.js';
-import { bearerChallenge, type Challenge } from './www-authenticate.js';
+import { oauthChallenge, type Challenge } from './www-authenticate.js';
+import { createDpopKey, dpopAlgorithm, dpopResourceRequest, type DpopKey } from './dpop.js';
 
 /** Progress notifications (for CLIs and logs); never carry tokens, codes or secrets. */
 export type McpAuthEvent =
@@ -111,6 +112,14 @@ export interface McpAuthClientOptions {
    * link-local or reserved address. Default false (desktop/CLI hosts talk to localhost servers).
    */
   blockPrivateNetworks?: boolean;
+  /**
+   * RFC 9449 DPoP (extension SEP-1932). `'auto'` (default): sender-constrained tokens when both the
+   * AS (`dpop_signing_alg_values_supported`) and the MCP server's PRM (`dpop_signing_alg_values_supported`
+   * or `dpop_bound_access_tokens_required`) announce DPoP — an AS alone cannot vouch that the
+   * resource server accepts the `DPoP` scheme. `'always'`: whenever the AS supports it.
+   * `'never'`: Bearer only. DPoP keys live in memory: a new process re-authorizes.
+   */
+  dpop?: 'auto' | 'always' | 'never';
   /** Progress callback. */
   onEvent?: (event: McpAuthEvent) => void;
 }
@@ -137,6 +146,7 @@ function tokensFrom(
   client: ClientInformation,
   requestedScope: string | undefined,
   previous?: StoredTokens,
+  dpop?: DpopKey,
 ): StoredTokens {
   const scope = res.scope ?? requestedScope ?? previous?.scope;
   const refresh = res.refresh_token ?? previous?.refresh_token;
@@ -150,6 +160,7 @@ function tokensFrom(
     ...(typeof res.expires_in === 'number' && { expires_at: nowSeconds() + res.expires_in }),
     ...(scope !== undefined && { scope }),
     ...((requestedScope ?? previous?.requested_scope) !== undefined && { requested_scope: requestedScope ?? previous?.requested_scope }),
+    ...(res.token_type.toLowerCase() === 'dpop' && dpop && { dpop_jkt: dpop.jkt }),
   };
 }
 
@@ -170,6 +181,8 @@ export class McpAuthClient {
   private readonly authorizing = new Map<string, Promise<StoredTokens>>();
   /** (resource, scope set) pairs whose step-up did not help: never retried in this client. */
   private readonly failedStepUps = new Set<string>();
+  /** One DPoP key per authorization server issuer, per client instance. */
+  private readonly dpopKeys = new Map<string, Promise<DpopKey>>();
 
   constructor(options: McpAuthClientOptions) {
     if (!options || typeof options.clientName !== 'string' || !options.clientName) {
@@ -227,6 +240,8 @@ export class McpAuthClient {
       resource_metadata_url: url.href,
       as_metadata: asMeta,
       ...(prm.scopes_supported && { scopes_supported: prm.scopes_supported }),
+      ...(((Array.isArray(prm.dpop_signing_alg_values_supported) && prm.dpop_signing_alg_values_supported.length > 0) ||
+        prm.dpop_bound_access_tokens_required === true) && { dpop_supported: true }),
     };
     const previous = await this.store.getServer(server);
     if (previous && previous.issuer !== issuer) {
@@ -245,11 +260,31 @@ export class McpAuthClient {
 
   private async validTokens(binding: ServerBinding): Promise<StoredTokens | undefined> {
     const tokens = await this.store.getTokens(binding.issuer, binding.resource);
-    if (!tokens) return undefined;
+    if (!tokens || !(await this.usable(tokens, binding))) return undefined;
     const skew = this.opts.expirySkewSeconds ?? 30;
     if (tokens.expires_at === undefined || tokens.expires_at - skew > nowSeconds()) return tokens;
     if (!tokens.refresh_token) return undefined;
     return this.refresh(binding, tokens.access_token);
+  }
+
+  /** DPoP-bound tokens are usable only with the key they are bound to (kept in memory). */
+  private async usable(tokens: StoredTokens, binding: ServerBinding): Promise<boolean> {
+    if (tokens.token_type.toLowerCase() !== 'dpop') return true;
+    const key = await this.dpopKey(binding, tokens.client_id);
+    return !!key && key.jkt === tokens.dpop_jkt;
+  }
+
+  private dpopKey(binding: ServerBinding, clientId: string): Promise<DpopKey | undefined> {
+    const mode = this.opts.dpop ?? 'auto';
+    if (mode === 'never' || (mode === 'auto' && !binding.dpop_supported)) return Promise.resolve(undefined);
+    const alg = dpopAlgorithm(binding.as_metadata);
+    if (!alg) return Promise.resolve(undefined);
+    let key = this.dpopKeys.get(binding.issuer);
+    if (!key) {
+      key = createDpopKey(alg, clientId);
+      this.dpopKeys.set(binding.issuer, key);
+    }
+    return key;
   }
 
   /**
@@ -266,12 +301,13 @@ export class McpAuthClient {
       if (!current) return undefined;
       // Someone else already refreshed (another caller or process): use the newer token.
       if (staleAccessToken && current.access_token !== staleAccessToken) return current;
-      if (!current.refresh_token) return undefined;
+      if (!current.refresh_token || !(await this.usable(current, binding))) return undefined;
       const client = await this.clientFor(binding);
       if (!client || client.client_id !== current.client_id) return undefined;
       try {
-        const res = await refreshGrant(this.grantContext(binding, client), current.refresh_token, binding.resource);
-        const next = tokensFrom(res, binding, client, current.requested_scope, current);
+        const ctx = await this.grantContext(binding, client);
+        const res = await refreshGrant(ctx, current.refresh_token, binding.resource);
+        const next = tokensFrom(res, binding, client, current.requested_scope, current, ctx.dpopKey);
         await this.store.setTokens(next);
         this.emit({ type: 'refreshed', issuer: binding.issuer, resource: binding.resource });
         return next;
@@ -318,11 +354,12 @@ export class McpAuthClient {
     };
   }
 
-  private grantContext(binding: ServerBinding, client: ClientInformation): GrantContext {
+  private async grantContext(binding: ServerBinding, client: ClientInformation): Promise<GrantContext & { dpopKey?: DpopKey | undefined }> {
     const privateKey =
       this.machine?.privateKey ??
       this.opts.preRegistered?.find((p) => p.issuer === binding.issuer && p.client_id === client.client_id)?.privateKey;
-    return { as: binding.as_metadata, client, privateKey, deps: this.deps };
+    const dpopKey = await this.dpopKey(binding, client.client_id);
+    return { as: binding.as_metadata, client, privateKey, deps: this.deps, dpop: dpopKey?.handle, dpopKey };
   }
 
   /**
@@ -357,15 +394,16 @@ export class McpAuthClient {
     const client = this.ccClient(binding);
     const requested = scope ?? this.machine?.scope;
     const jb = this.opts.jwtBearer;
+    const ctx = await this.grantContext(binding, client);
     const res = jb
       ? await jwtBearerGrant(
-          this.grantContext(binding, client),
+          ctx,
           await jb.assertion({ issuer: binding.issuer, resource: binding.resource, scope: requested }),
           binding.resource,
           requested,
         )
-      : await clientCredentialsGrant(this.grantContext(binding, client), binding.resource, requested);
-    const tokens = tokensFrom(res, binding, client, requested);
+      : await clientCredentialsGrant(ctx, binding.resource, requested);
+    const tokens = tokensFrom(res, binding, client, requested, undefined, ctx.dpopKey);
     await this.store.setTokens(tokens);
     this.emit({ type: 'authorized', issuer: binding.issuer, resource: binding.resource, scope: tokens.scope });
     return tokens;
@@ -415,6 +453,9 @@ export class McpAuthClient {
       if (scope) url.searchParams.set('scope', scope);
       // OIDC Core §11: offline_access is only honoured together with prompt=consent.
       if (splitScope(scope).includes('offline_access')) url.searchParams.set('prompt', 'consent');
+      const ctx = await this.grantContext(binding, client);
+      // RFC 9449 §10: bind the authorization code to the DPoP key.
+      if (ctx.dpopKey) url.searchParams.set('dpop_jkt', ctx.dpopKey.jkt);
       // Security Best Practices: only http(s) authorization URLs are ever opened.
       assertAllowedUrl(url, 'authorization URL', this.deps);
       this.emit({ type: 'authorization_url', url });
@@ -425,8 +466,8 @@ export class McpAuthClient {
       const response = await callback;
       // The issuer recorded with the verifier and state is the validated metadata's issuer.
       const params = validateAuthorizationResponse(as, client.client_id, response, state);
-      const res = await exchangeAuthorizationCode(this.grantContext(binding, client), params, listener.redirectUri, verifier, binding.resource);
-      const tokens = tokensFrom(res, binding, client, scope);
+      const res = await exchangeAuthorizationCode(ctx, params, listener.redirectUri, verifier, binding.resource);
+      const tokens = tokensFrom(res, binding, client, scope, undefined, ctx.dpopKey);
       await this.store.setTokens(tokens);
       this.emit({ type: 'authorized', issuer: binding.issuer, resource: binding.resource, scope: tokens.scope });
       return tokens;
@@ -466,14 +507,21 @@ export class McpAuthClient {
     for (;;) {
       const binding = await this.store.getServer(server);
       const tokens = binding ? await this.validTokens(binding) : undefined;
-      const headers = new Headers(original.headers);
-      if (tokens) headers.set('authorization', `Bearer ${tokens.access_token}`);
-      const res = await this.deps.fetch(new Request(original.clone(), { headers }));
+      let res: Response;
+      const dpopKey = tokens?.dpop_jkt && binding ? await this.dpopKey(binding, tokens.client_id) : undefined;
+      if (tokens && dpopKey) {
+        res = await dpopResourceRequest(original, tokens.access_token, dpopKey, this.deps);
+      } else {
+        const headers = new Headers(original.headers);
+        if (tokens) headers.set('authorization', `Bearer ${tokens.access_token}`);
+        res = await this.deps.fetch(new Request(original.clone(), { headers }));
+      }
 
       if (res.status === 401) {
-        const challenge = bearerChallenge(res);
+        const challenge = oauthChallenge(res);
         const fresh = await this.discover(server, challenge?.params.resource_metadata);
-        const known = await this.store.getTokens(fresh.issuer, fresh.resource);
+        const stored = await this.store.getTokens(fresh.issuer, fresh.resource);
+        const known = stored && (await this.usable(stored, fresh)) ? stored : undefined;
         if (known && known.access_token !== tokens?.access_token) {
           await res.body?.cancel();
           continue; // tokens for this (issuer, resource) exist but were not sent: use them
@@ -499,7 +547,7 @@ export class McpAuthClient {
       }
 
       if (res.status === 403 && binding && tokens) {
-        const challenge = bearerChallenge(res);
+        const challenge = oauthChallenge(res);
         if (challenge?.params.error !== 'insufficient_scope') return res;
         const wanted = unionScope(tokens.requested_scope ?? tokens.scope, challenge.params.scope);
         const key = JSON.stringify([binding.resource, splitScope(wanted).sort()]);

@@ -1,5 +1,6 @@
 export { ERR, McpAuthError, type McpAuthErrorCode, type McpAuthErrorOptions } from './errors.js';
-export { parseWwwAuthenticate, bearerChallenge, type Challenge } from './www-authenticate.js';
+export { parseWwwAuthenticate, bearerChallenge, oauthChallenge, type Challenge } from './www-authenticate.js';
+export { dpopAlgorithm } from './dpop.js';
 export { assertAllowedUrl, isLoopbackHost, isNativeRedirectUri, resourceMatchesServer, serverKey, type UrlPolicy } from './url.js';
 export type { FetchLike } from './http.js';
 export { isPrivateAddress, assertPublicHost, type Resolver } from './network.js';

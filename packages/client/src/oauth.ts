@@ -119,62 +119,80 @@ export interface GrantContext {
   client: ClientInformation;
   privateKey?: PrivateKeyInput | undefined;
   deps: HttpDeps;
+  /** RFC 9449: sender-constrain the tokens with this DPoP key. */
+  dpop?: oauth.DPoPHandle | undefined;
+}
+
+/**
+ * Runs one token endpoint request/response pair. With DPoP, a `use_dpop_nonce` answer is retried
+ * once with the server's nonce (RFC 9449 §8), which oauth4webapi caches on the handle.
+ */
+async function tokenCall(
+  ctx: GrantContext,
+  what: string,
+  send: (as: oauth.AuthorizationServer, client: oauth.Client, auth: oauth.ClientAuth, options: oauth.TokenEndpointRequestOptions) => Promise<Response>,
+  process: (as: oauth.AuthorizationServer, client: oauth.Client, res: Response) => Promise<TokenEndpointResponse>,
+  additionalParameters?: Record<string, string>,
+): Promise<TokenEndpointResponse> {
+  const as = asServer(ctx.as);
+  const client = { client_id: ctx.client.client_id };
+  try {
+    const auth = await clientAuthentication(ctx.client, ctx.privateKey);
+    const options: oauth.TokenEndpointRequestOptions = {
+      ...requestOptions(ctx.deps),
+      ...(additionalParameters && { additionalParameters }),
+      ...(ctx.dpop && { DPoP: ctx.dpop }),
+    };
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await process(as, client, await send(as, client, auth, options));
+      } catch (err) {
+        if (ctx.dpop && attempt === 0 && oauth.isDPoPNonceError(err)) continue;
+        throw err;
+      }
+    }
+  } catch (err) {
+    return mapError(err, ERR.TOKEN_REQUEST_FAILED, what);
+  }
 }
 
 /** RFC 8707 §2: `resource` goes on every token request. */
-export async function exchangeAuthorizationCode(
+export function exchangeAuthorizationCode(
   ctx: GrantContext,
   params: URLSearchParams,
   redirectUri: string,
   codeVerifier: string,
   resource: string,
 ): Promise<TokenEndpointResponse> {
-  const as = asServer(ctx.as);
-  const client = { client_id: ctx.client.client_id };
-  try {
-    const auth = await clientAuthentication(ctx.client, ctx.privateKey);
-    const res = await oauth.authorizationCodeGrantRequest(as, client, auth, params, redirectUri, codeVerifier, {
-      ...requestOptions(ctx.deps),
-      additionalParameters: { resource },
-    });
-    return await oauth.processAuthorizationCodeResponse(as, client, res);
-  } catch (err) {
-    return mapError(err, ERR.TOKEN_REQUEST_FAILED, 'authorization code exchange');
-  }
+  return tokenCall(
+    ctx,
+    'authorization code exchange',
+    (as, client, auth, options) => oauth.authorizationCodeGrantRequest(as, client, auth, params, redirectUri, codeVerifier, options),
+    (as, client, res) => oauth.processAuthorizationCodeResponse(as, client, res),
+    { resource },
+  );
 }
 
-export async function refreshGrant(ctx: GrantContext, refreshToken: string, resource: string): Promise<TokenEndpointResponse> {
-  const as = asServer(ctx.as);
-  const client = { client_id: ctx.client.client_id };
-  try {
-    const auth = await clientAuthentication(ctx.client, ctx.privateKey);
-    const res = await oauth.refreshTokenGrantRequest(as, client, auth, refreshToken, {
-      ...requestOptions(ctx.deps),
-      additionalParameters: { resource },
-    });
-    return await oauth.processRefreshTokenResponse(as, client, res);
-  } catch (err) {
-    return mapError(err, ERR.TOKEN_REQUEST_FAILED, 'refresh token grant');
-  }
+export function refreshGrant(ctx: GrantContext, refreshToken: string, resource: string): Promise<TokenEndpointResponse> {
+  return tokenCall(
+    ctx,
+    'refresh token grant',
+    (as, client, auth, options) => oauth.refreshTokenGrantRequest(as, client, auth, refreshToken, options),
+    (as, client, res) => oauth.processRefreshTokenResponse(as, client, res),
+    { resource },
+  );
 }
 
 /** OAuth client credentials grant (MCP extension `io.modelcontextprotocol/oauth-client-credentials`). */
-export async function clientCredentialsGrant(
-  ctx: GrantContext,
-  resource: string,
-  scope: string | undefined,
-): Promise<TokenEndpointResponse> {
-  const as = asServer(ctx.as);
-  const client = { client_id: ctx.client.client_id };
-  try {
-    const auth = await clientAuthentication(ctx.client, ctx.privateKey);
-    const params: Record<string, string> = { resource };
-    if (scope) params.scope = scope;
-    const res = await oauth.clientCredentialsGrantRequest(as, client, auth, params, requestOptions(ctx.deps));
-    return await oauth.processClientCredentialsResponse(as, client, res);
-  } catch (err) {
-    return mapError(err, ERR.TOKEN_REQUEST_FAILED, 'client credentials grant');
-  }
+export function clientCredentialsGrant(ctx: GrantContext, resource: string, scope: string | undefined): Promise<TokenEndpointResponse> {
+  const params: Record<string, string> = { resource };
+  if (scope) params.scope = scope;
+  return tokenCall(
+    ctx,
+    'client credentials grant',
+    (as, client, auth, options) => oauth.clientCredentialsGrantRequest(as, client, auth, params, options),
+    (as, client, res) => oauth.processClientCredentialsResponse(as, client, res),
+  );
 }
 
 export const JWT_BEARER_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
@@ -183,23 +201,20 @@ export const JWT_BEARER_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
  * RFC 7523 §2.1 JWT bearer authorization grant: exchanges an assertion (a workload identity JWT,
  * or an ID-JAG from an enterprise IdP) for an access token bound to `resource`.
  */
-export async function jwtBearerGrant(
+export function jwtBearerGrant(
   ctx: GrantContext,
   assertion: string,
   resource: string,
   scope: string | undefined,
 ): Promise<TokenEndpointResponse> {
-  const as = asServer(ctx.as);
-  const client = { client_id: ctx.client.client_id };
-  try {
-    const auth = await clientAuthentication(ctx.client, ctx.privateKey);
-    const params: Record<string, string> = { assertion, resource };
-    if (scope) params.scope = scope;
-    const res = await oauth.genericTokenEndpointRequest(as, client, auth, JWT_BEARER_GRANT, params, requestOptions(ctx.deps));
-    return await oauth.processGenericTokenEndpointResponse(as, client, res);
-  } catch (err) {
-    return mapError(err, ERR.TOKEN_REQUEST_FAILED, 'JWT bearer grant');
-  }
+  const params: Record<string, string> = { assertion, resource };
+  if (scope) params.scope = scope;
+  return tokenCall(
+    ctx,
+    'JWT bearer grant',
+    (as, client, auth, options) => oauth.genericTokenEndpointRequest(as, client, auth, JWT_BEARER_GRANT, params, options),
+    (as, client, res) => oauth.processGenericTokenEndpointResponse(as, client, res),
+  );
 }
 
 /** Parameters of an RFC 8693 token exchange for an Identity Assertion JWT Authorization Grant. */

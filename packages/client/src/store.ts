@@ -29,6 +29,8 @@ export interface StoredTokens {
   /** The scope that was requested (basis of the step-up union). */
   requested_scope?: string;
   client_id: string;
+  /** RFC 9449: JWK thumbprint of the DPoP key the tokens are bound to. */
+  dpop_jkt?: string;
 }
 
 /** What the client learned about an MCP server: which resource identifier and AS it uses. */
@@ -41,6 +43,8 @@ export interface ServerBinding {
   resource_metadata_url?: string;
   as_metadata: AuthorizationServerMetadata;
   scopes_supported?: string[];
+  /** RFC 9728 §2: the resource announces DPoP (`dpop_signing_alg_values_supported` or `dpop_bound_access_tokens_required`). */
+  dpop_supported?: boolean;
 }
 
 /**

@@ -3,7 +3,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
-import { createRemoteJWKSet, jwtVerify, generateKeyPair, exportJWK } from 'jose';
+import { createRemoteJWKSet, jwtVerify, generateKeyPair, exportJWK, EmbeddedJWK, calculateJwkThumbprint, decodeProtectedHeader, type JWK } from 'jose';
+import { createHash } from 'node:crypto';
 
 export async function listen(server: Server): Promise<string> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
@@ -156,7 +157,7 @@ export interface TestRs {
   url: string;
   /** MCP endpoint = canonical resource URI. */
   mcpUrl: string;
-  requests: { authorization: string | undefined; body: string }[];
+  requests: { authorization: string | undefined; body: string; dpop?: string | undefined }[];
   /** Access tokens to reject with 401 invalid_token even if valid (simulates revocation). */
   revoked: Set<string>;
   close(): Promise<void>;
@@ -173,6 +174,8 @@ export async function startResourceServer(
     basicScope: string;
     writeScope: string;
     prmPath?: 'path' | 'root';
+    /** Accept DPoP-bound tokens (RFC 9449) and announce DPoP in the PRM; `nonce` makes proofs carry it. */
+    dpop?: { nonce?: string };
     /** Serves authorized requests (e.g. an MCP server); default answers fixed JSON. */
     handler?: (req: IncomingMessage, res: ServerResponse, body: string) => void | Promise<void>;
   },
@@ -187,7 +190,14 @@ export async function startResourceServer(
     const u = new URL(req.url ?? '/', url);
     if (req.method === 'GET' && u.href === prmUrl) {
       res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ resource: mcpUrl, authorization_servers: [issuerOf()], scopes_supported: [opts.basicScope] }));
+      res.end(
+        JSON.stringify({
+          resource: mcpUrl,
+          authorization_servers: [issuerOf()],
+          scopes_supported: [opts.basicScope],
+          ...(opts.dpop && { dpop_signing_alg_values_supported: ['ES256'] }),
+        }),
+      );
       return;
     }
     if (u.pathname !== '/mcp') {
@@ -199,16 +209,34 @@ export async function startResourceServer(
     for await (const c of req) chunks.push(c as Buffer);
     const body = Buffer.concat(chunks).toString();
     const authorization = req.headers.authorization;
-    requests.push({ authorization, body });
+    const proof = req.headers.dpop as string | undefined;
+    requests.push({ authorization, body, dpop: proof });
     const challenge = (extra: string) => `Bearer resource_metadata="${prmUrl}", scope="${opts.basicScope}"${extra}`;
-    if (!authorization?.startsWith('Bearer ')) {
+    const scheme = authorization?.split(' ')[0]?.toLowerCase();
+    if (scheme !== 'bearer' && !(opts.dpop && scheme === 'dpop')) {
       res.writeHead(401, { 'www-authenticate': challenge('') }).end();
       return;
     }
-    const token = authorization.slice(7);
+    const token = authorization!.slice(authorization!.indexOf(' ') + 1);
     let scope: string[];
     try {
       if (revoked.has(token)) throw new Error('revoked');
+      const claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as { cnf?: { jkt?: string } };
+      if (claims.cnf?.jkt) {
+        // RFC 9449 §7.1/§4.3: DPoP scheme, proof over this request, key matching cnf.jkt, ath.
+        if (scheme !== 'dpop' || !proof) throw new Error('DPoP-bound token without DPoP');
+        const { payload } = await jwtVerify(proof, EmbeddedJWK, { typ: 'dpop+jwt', maxTokenAge: '60s' });
+        const jwk = decodeProtectedHeader(proof).jwk as JWK;
+        if ((await calculateJwkThumbprint(jwk)) !== claims.cnf.jkt) throw new Error('wrong key');
+        if (payload.htm !== req.method || payload.htu !== mcpUrl) throw new Error('htm/htu');
+        if (payload.ath !== createHash('sha256').update(token).digest('base64url')) throw new Error('ath');
+        if (opts.dpop?.nonce && payload.nonce !== opts.dpop.nonce) {
+          res
+            .writeHead(401, { 'www-authenticate': 'DPoP error="use_dpop_nonce", algs="ES256"', 'dpop-nonce': opts.dpop.nonce })
+            .end();
+          return;
+        }
+      } else if (scheme !== 'bearer') throw new Error('DPoP scheme for a bearer token');
       const { payload } = await jwtVerify(token, createRemoteJWKSet(new URL(`${issuerOf()}/jwks`)), {
         issuer: issuerOf(),
         audience: mcpUrl,

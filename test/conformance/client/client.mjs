@@ -32,6 +32,9 @@ const options = {
   clientMetadataUrl: 'https://conformance-test.local/client-metadata.json',
   openAuthorizationUrl,
   authorizationTimeoutMs: 20_000,
+  // A DPoP-capable host: sender-constrain tokens whenever the AS offers DPoP (the library default,
+  // 'auto', also waits for the MCP server's PRM to announce DPoP).
+  dpop: 'always',
   onEvent: (e) => console.error('[auth]', e.type, e.type === 'authorization_url' ? '' : JSON.stringify(e)),
 };
 // Credentials the scenario hands over: an enterprise IdP → ID-JAG + JWT bearer grant; a workload

@@ -1,0 +1,60 @@
+import * as oauth from 'oauth4webapi';
+import type { AuthorizationServerMetadata } from './discovery.js';
+import type { HttpDeps } from './http.js';
+
+/** DPoP algorithms this client can generate keys for, in order of preference. */
+const SUPPORTED = ['ES256', 'EdDSA', 'PS256', 'RS256'] as const;
+
+/**
+ * RFC 9449: the algorithm to use with an AS, or undefined when it does not advertise DPoP
+ * (`dpop_signing_alg_values_supported`) or no advertised algorithm is supported.
+ */
+export function dpopAlgorithm(as: AuthorizationServerMetadata): string | undefined {
+  const algs = as.dpop_signing_alg_values_supported;
+  if (!Array.isArray(algs)) return undefined;
+  return SUPPORTED.find((a) => algs.includes(a));
+}
+
+export interface DpopKey {
+  handle: oauth.DPoPHandle;
+  jkt: string;
+}
+
+export async function createDpopKey(alg: string, clientId: string): Promise<DpopKey> {
+  const keyPair = await oauth.generateKeyPair(alg, { extractable: false });
+  const handle = oauth.DPoP({ client_id: clientId } as oauth.Client, keyPair);
+  return { handle, jkt: await handle.calculateThumbprint() };
+}
+
+/**
+ * Sends a request to the MCP server with a DPoP-bound access token: `Authorization: DPoP …` and a
+ * fresh proof (htm, htu, iat, jti, ath) per request (RFC 9449 §7.1). A `use_dpop_nonce`
+ * challenge is retried once with the server's nonce (RFC 9449 §9). Other challenges are returned
+ * as the response for the caller's 401/403 handling.
+ */
+export async function dpopResourceRequest(original: Request, accessToken: string, key: DpopKey, deps: HttpDeps): Promise<Response> {
+  const method = original.method.toUpperCase();
+  const body = method === 'GET' || method === 'HEAD' ? null : await original.clone().arrayBuffer();
+  const headers = new Headers(original.headers);
+  headers.delete('authorization');
+  headers.delete('dpop');
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await oauth.protectedResourceRequest(accessToken, method, new URL(original.url), headers, body, {
+        DPoP: key.handle,
+        [oauth.customFetch]: (url, init) => deps.fetch(url, init as RequestInit),
+        [oauth.allowInsecureRequests]: true,
+        signal: original.signal,
+      });
+    } catch (err) {
+      if (err instanceof oauth.WWWAuthenticateChallengeError) {
+        if (attempt === 0 && oauth.isDPoPNonceError(err)) {
+          await err.response.body?.cancel();
+          continue;
+        }
+        return err.response;
+      }
+      throw err;
+    }
+  }
+}

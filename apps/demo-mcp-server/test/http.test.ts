@@ -9,13 +9,15 @@ import { bearer, legacyClient, LEGACY_VERSION, modernClient, MODERN_VERSION, pos
 let as: FakeAuthorizationServer;
 let demo: DemoServer;
 let prmUrl: string;
+/** Out-of-band errors of the MCP layer (client rejections are reported there too). */
+const reported: Error[] = [];
 
 const TOOL_NAMES = ['add_note', 'list_notes', 'whoami'];
 
 beforeAll(async () => {
   as = await startFakeAuthorizationServer();
   // Port 0: the default resource names the bound port; tokens are minted for it below.
-  demo = await startDemoServer({ port: 0, host: '127.0.0.1', issuer: as.issuer });
+  demo = await startDemoServer({ port: 0, host: '127.0.0.1', issuer: as.issuer, onError: (e) => reported.push(e) });
   const mcp = new URL(demo.resource);
   prmUrl = `${mcp.origin}/.well-known/oauth-protected-resource${mcp.pathname}`;
 });
@@ -383,5 +385,15 @@ describe('bearer token handling at the demo endpoint', () => {
       { ...bearer(await token()), 'mcp-protocol-version': '1999-01-01' },
     );
     expect(res.status).toBe(400);
+  });
+});
+
+describe('server health after all of the above', () => {
+  it('the MCP layer reported only client-side rejections, never an internal error', () => {
+    const internal = reported.filter(
+      (error) => !/^(Rejected inbound request|Unsupported protocol version)/.test(error.message),
+    );
+    expect(internal).toEqual([]);
+    expect(reported.length).toBeGreaterThan(0);
   });
 });

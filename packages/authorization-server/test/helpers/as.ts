@@ -31,14 +31,20 @@ export async function startAs(overrides: TestConfig = {}): Promise<RunningAs> {
   const { port } = server.address() as AddressInfo;
   const url = `http://127.0.0.1:${port}`;
   const { issuerPath, ...rest } = overrides;
-  const as = await createAuthorizationServer({
-    issuer: `${url}${issuerPath ?? ''}`,
-    resources: [{ resource: RESOURCE, scopes: { 'notes:read': 'Read your notes', 'notes:write': 'Change your notes' } }],
-    storage: { kind: 'memory' },
-    logger: silentLogger,
-    users: [{ username: 'alice', password: 'alice-password' }],
-    ...rest,
-  });
+  let as: AuthorizationServer;
+  try {
+    as = await createAuthorizationServer({
+      issuer: `${url}${issuerPath ?? ''}`,
+      resources: [{ resource: RESOURCE, scopes: { 'notes:read': 'Read your notes', 'notes:write': 'Change your notes' } }],
+      storage: { kind: 'memory' },
+      logger: silentLogger,
+      users: [{ username: 'alice', password: 'alice-password' }],
+      ...rest,
+    });
+  } catch (err) {
+    server.close();
+    throw err;
+  }
   handler = as.app as unknown as typeof handler;
   return {
     url,

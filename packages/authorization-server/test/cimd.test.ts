@@ -1,0 +1,175 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adjustDocument, cimdRefusal, isPrivateAddressLiteral } from '../src/cimd.js';
+import { authorizeUrl, decodeJwt, pkce, REDIRECT, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
+import { authorizeAuto, exchangeCode } from './helpers/flow.js';
+import { startHttpsHost, type HttpsHost } from './helpers/https-host.js';
+import { UserAgent, isUrl } from './helpers/user-agent.js';
+
+const base = (url: string, extra: Record<string, unknown> = {}) => ({
+  client_id: url,
+  client_name: 'CIMD Test Client',
+  redirect_uris: ['http://127.0.0.1/callback'],
+  token_endpoint_auth_method: 'none',
+  grant_types: ['authorization_code', 'refresh_token'],
+  response_types: ['code'],
+  ...extra,
+});
+
+describe('CIMD trust policy (pure functions)', () => {
+  it('MCP client-registration §CIMD: the client_id must be an https URL with a path', () => {
+    expect(cimdRefusal('http://app.example/client.json', {})).toMatch(/https/);
+    expect(cimdRefusal('https://app.example/', {})).toMatch(/path/);
+    expect(cimdRefusal('https://user:pw@app.example/c.json', {})).toMatch(/credentials/);
+    expect(cimdRefusal('https://app.example/client.json', {})).toBeUndefined();
+  });
+
+  it('MCP security §CIMD SSRF: loopback and private addresses are refused unless the dev switch is on', () => {
+    for (const id of ['https://127.0.0.1/c.json', 'https://localhost/c.json', 'https://10.1.2.3/c.json', 'https://192.168.1.1/c.json', 'https://[::1]/c.json', 'https://169.254.169.254/c.json', 'https://[fd00::1]/c.json']) {
+      expect(cimdRefusal(id, {}), id).toBeTruthy();
+    }
+    expect(cimdRefusal('https://127.0.0.1/c.json', { allowPrivateNetwork: true })).toBeUndefined();
+    expect(isPrivateAddressLiteral('8.8.8.8')).toBe(false);
+    expect(isPrivateAddressLiteral('172.20.0.1')).toBe(true);
+  });
+
+  it('MCP security §CIMD trust policy: denied hosts win, allowed hosts restrict', () => {
+    const policy = { allowedHosts: ['*.trusted.example', 'app.example'], deniedHosts: ['bad.trusted.example'] };
+    expect(cimdRefusal('https://app.example/c.json', policy)).toBeUndefined();
+    expect(cimdRefusal('https://x.trusted.example/c.json', policy)).toBeUndefined();
+    expect(cimdRefusal('https://trusted.example/c.json', policy)).toMatch(/not in the allowed/);
+    expect(cimdRefusal('https://bad.trusted.example/c.json', policy)).toMatch(/denied/);
+    expect(cimdRefusal('https://other.example/c.json', policy)).toMatch(/not in the allowed/);
+  });
+
+  it('NOTES gotcha 2: documents with only loopback/custom-scheme redirects and no application_type become native', () => {
+    expect(adjustDocument({ redirect_uris: ['http://localhost/cb', 'myapp:/cb'] }).application_type).toBe('native');
+    expect(adjustDocument({ redirect_uris: ['https://app.example/cb'] }).application_type).toBeUndefined();
+    expect(adjustDocument({ redirect_uris: ['http://localhost/cb'], application_type: 'web' }).application_type).toBe('web');
+  });
+});
+
+describe('CIMD end to end (HTTPS document host on loopback, dev private-network switch)', () => {
+  let host: HttpsHost;
+  let t: RunningAs;
+  let manual: RunningAs;
+  beforeAll(async () => {
+    host = await startHttpsHost();
+    host.documents.set('/good.json', (o) => base(`${o}/good.json`));
+    host.documents.set('/no-name.json', (o) => base(`${o}/no-name.json`, { client_name: undefined }));
+    host.documents.set('/no-redirects.json', (o) => base(`${o}/no-redirects.json`, { redirect_uris: undefined }));
+    host.documents.set('/mismatch.json', (o) => base(`${o}/other.json`));
+    host.documents.set('/secret.json', (o) => base(`${o}/secret.json`, { token_endpoint_auth_method: 'client_secret_basic' }));
+    host.documents.set('/web.json', (o) => base(`${o}/web.json`, { redirect_uris: ['https://app.example/cb'] }));
+    const cimd = { allowPrivateNetwork: true, extraCaCertificates: host.caPem };
+    t = await startAs({ devAutoLogin: 'alice', cimd });
+    manual = await startAs({ cimd });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await manual?.close();
+    await host?.close();
+  });
+
+  async function errorPageFor(clientId: string, redirect = REDIRECT) {
+    const { challenge } = pkce();
+    const result = await new UserAgent().follow(
+      authorizeUrl(t.url, { client_id: clientId, response_type: 'code', redirect_uri: redirect, code_challenge: challenge, code_challenge_method: 'S256', scope: 'notes:read', resource: RESOURCE }),
+      redirect,
+    );
+    if (isUrl(result)) throw new Error(`unexpected redirect to ${result.href}`);
+    return result;
+  }
+
+  it('MCP client-registration §CIMD: a URL client_id is fetched and completes the flow (portless loopback → any port)', async () => {
+    const clientId = `${host.origin}/good.json`;
+    const flow = await authorizeAuto(t.url, clientId);
+    expect(flow.callback.searchParams.get('error')).toBeNull();
+    const res = await exchangeCode(t.url, clientId, flow);
+    expect(res.status).toBe(200);
+    const { payload } = decodeJwt(res.body.access_token);
+    expect(payload.client_id).toBe(clientId);
+    expect(payload.aud).toBe(RESOURCE);
+    expect(res.body.refresh_token).toBeTypeOf('string');
+  });
+
+  it('MCP client-registration §CIMD: redirect_uri not in the document → error page, no redirect', async () => {
+    const page = await errorPageFor(`${host.origin}/good.json`, 'http://evil.example/cb');
+    expect(page.status).toBe(400);
+    expect(page.body).toContain('redirect_uri');
+  });
+
+  it('MCP client-registration §CIMD: client_name is required', async () => {
+    const page = await errorPageFor(`${host.origin}/no-name.json`);
+    expect(page.status).toBeGreaterThanOrEqual(400);
+    expect(page.body).toMatch(/invalid_client/);
+  });
+
+  it('MCP client-registration §CIMD: redirect_uris are required', async () => {
+    const page = await errorPageFor(`${host.origin}/no-redirects.json`);
+    expect(page.body).toMatch(/invalid_client/);
+  });
+
+  it('CIMD §4.1: the document client_id must equal its URL exactly', async () => {
+    const page = await errorPageFor(`${host.origin}/mismatch.json`);
+    expect(page.body).toMatch(/invalid_client/);
+  });
+
+  it('CIMD §4.1: shared-secret authentication is refused in a document', async () => {
+    const page = await errorPageFor(`${host.origin}/secret.json`);
+    expect(page.body).toMatch(/invalid_client/);
+  });
+
+  it('CIMD: a document that cannot be fetched (404) → invalid_client', async () => {
+    const page = await errorPageFor(`${host.origin}/missing.json`);
+    expect(page.body).toMatch(/invalid_client/);
+  });
+
+  it('MCP security §CIMD: the consent page marks the name unverified and shows the document host and redirect host', async () => {
+    const ua = new UserAgent();
+    const { challenge } = pkce();
+    const login = await ua.follow(
+      authorizeUrl(manual.url, { client_id: `${host.origin}/good.json`, response_type: 'code', redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', scope: 'notes:read', resource: RESOURCE }),
+      REDIRECT,
+    );
+    if (isUrl(login)) throw new Error('expected login');
+    const consent = await ua.submit(login, { username: 'alice', password: 'alice-password', action: 'login' }, REDIRECT);
+    if (isUrl(consent)) throw new Error('expected consent');
+    expect(consent.body).toContain('CIMD Test Client');
+    expect(consent.body).toContain('unverified');
+    expect(consent.body).toContain(new URL(host.origin).host);
+    expect(consent.body).toContain('127.0.0.1:7777');
+    expect(consent.body).toContain('only redirects to your own computer');
+  });
+});
+
+describe('CIMD without the dev switch', () => {
+  let t: RunningAs;
+  beforeAll(async () => {
+    t = await startAs({ devAutoLogin: 'alice', cimd: { deniedHosts: ['blocked.example'] } });
+  });
+  afterAll(() => t.close());
+
+  it('MCP security §CIMD SSRF: a loopback client_id URL is refused before any fetch', async () => {
+    const { challenge } = pkce();
+    const result = await new UserAgent().follow(
+      authorizeUrl(t.url, { client_id: 'https://127.0.0.1:1/client.json', response_type: 'code', redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', scope: 'notes:read', resource: RESOURCE }),
+      REDIRECT,
+    );
+    expect(isUrl(result)).toBe(false);
+    if (!isUrl(result)) {
+      expect(result.status).toBe(400);
+      expect(result.body).toMatch(/invalid_client/);
+    }
+  });
+
+  it('the token endpoint refuses a refused CIMD client_id with invalid_client', async () => {
+    const res = await tokenRequest(t.url, { grant_type: 'authorization_code', code: 'x', redirect_uri: REDIRECT, code_verifier: 'y', client_id: 'https://blocked.example/client.json' });
+    // RFC 6749 §5.2: 400 is right when no Authorization header was used.
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_client');
+  });
+
+  it('config: allowPrivateNetwork is refused for a non-loopback issuer', async () => {
+    await expect(startAs({ issuerPath: '', cimd: { allowPrivateNetwork: true }, issuer: 'https://auth.example.com' } as never)).rejects.toThrow(/allowPrivateNetwork/);
+  });
+});

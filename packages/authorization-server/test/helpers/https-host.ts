@@ -1,0 +1,60 @@
+/** A loopback HTTPS host with a throw-away CA (openssl), for CIMD documents in tests. */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface HttpsHost {
+  origin: string;
+  caPem: string;
+  /** Path → JSON document (or a function of the origin). */
+  documents: Map<string, (origin: string) => unknown>;
+  hits: string[];
+  close(): Promise<void>;
+}
+
+function openssl(args: string[], cwd: string) {
+  execFileSync('openssl', args, { cwd, stdio: 'ignore' });
+}
+
+export async function startHttpsHost(): Promise<HttpsHost> {
+  const dir = mkdtempSync(join(tmpdir(), 'cimd-tls-'));
+  openssl(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '1', '-subj', '/CN=test CA'], dir);
+  writeFileSync(join(dir, 'ext.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n');
+  openssl(['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'srv.key', '-out', 'srv.csr', '-subj', '/CN=127.0.0.1'], dir);
+  openssl(['x509', '-req', '-in', 'srv.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'srv.pem', '-days', '1', '-extfile', 'ext.cnf'], dir);
+  const caPem = readFileSync(join(dir, 'ca.pem'), 'utf8');
+  const key = readFileSync(join(dir, 'srv.key'));
+  const cert = readFileSync(join(dir, 'srv.pem'));
+  rmSync(dir, { recursive: true, force: true });
+
+  const documents = new Map<string, (origin: string) => unknown>();
+  const hits: string[] = [];
+  let origin = '';
+  const server: Server = createServer({ key, cert }, (req, res) => {
+    hits.push(req.url ?? '');
+    const doc = documents.get(req.url ?? '');
+    if (!doc) {
+      res.statusCode = 404;
+      res.end();
+      return;
+    }
+    res.setHeader('content-type', 'application/json');
+    res.setHeader('cache-control', 'max-age=60');
+    res.end(JSON.stringify(doc(origin)));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  origin = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    origin,
+    caPem,
+    documents,
+    hits,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -10,9 +10,12 @@ export async function listen({ onRequest } = {}) {
     res.end();
   };
   const counts = { client: 0, userAgent: 0 };
+  /** `METHOD path` of every request since the last reset (query strings dropped: they may carry codes). */
+  const log = [];
   const server = createServer((req, res) => {
     if (req.headers[UA_HEADER]) counts.userAgent++;
     else counts.client++;
+    log.push(`${req.headers[UA_HEADER] ? 'browser ' : ''}${req.method} ${(req.url ?? '').split('?')[0]}`);
     onRequest?.(req);
     handler(req, res);
   });
@@ -26,9 +29,11 @@ export async function listen({ onRequest } = {}) {
     port,
     origin: `http://127.0.0.1:${port}`,
     counts,
+    log,
     resetCounts() {
       counts.client = 0;
       counts.userAgent = 0;
+      log.length = 0;
     },
     setHandler(next) {
       handler = next;

@@ -1,0 +1,208 @@
+/**
+ * Case 4 — the whole first contact, from the first 401 to the first tool result, against one
+ * stack (our AS with DEV_AUTO_LOGIN + the demo MCP server as shipped): our client library vs the
+ * MCP SDK's own OAuth client, driven through the same SDK client generation. Each run starts
+ * from nothing (no registration, no tokens, fresh cookie jar). Requests are counted at the
+ * servers; the headless user agent's front-channel hops are counted apart.
+ */
+import { performance } from 'node:perf_hooks';
+import { createDemoApp } from '@mcp-auth-kit/demo-mcp-server';
+import { McpAuthClient, MemoryStore, createAuthFetch } from '@mcp-auth-kit/client';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { UnauthorizedError as UnauthorizedV1 } from '@modelcontextprotocol/sdk/client/auth.js';
+import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2, UnauthorizedError as UnauthorizedV2 } from '@modelcontextprotocol/client';
+import { startBenchAs } from '../lib/as.mjs';
+import { closeAll, listen } from '../lib/servers.mjs';
+import { UserAgent } from '../lib/user-agent.mjs';
+
+const SDK_REDIRECT = 'http://127.0.0.1:1/callback';
+
+/** The MCP SDK's OAuthClientProvider shape (v1 and v2 share it) with a headless browser. */
+class HeadlessProvider {
+  redirectUrl = SDK_REDIRECT;
+  ua = new UserAgent();
+  callback;
+  #client;
+  #tokens;
+  #verifier = '';
+  #discovery;
+  get clientMetadata() {
+    return {
+      client_name: 'bench SDK client',
+      redirect_uris: [SDK_REDIRECT],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
+  }
+  clientInformation() {
+    return this.#client;
+  }
+  saveClientInformation(info) {
+    this.#client = info;
+  }
+  tokens() {
+    return this.#tokens;
+  }
+  saveTokens(tokens) {
+    this.#tokens = tokens;
+  }
+  async redirectToAuthorization(url) {
+    this.callback = await this.ua.follow(url, SDK_REDIRECT);
+  }
+  saveCodeVerifier(verifier) {
+    this.#verifier = verifier;
+  }
+  codeVerifier() {
+    return this.#verifier;
+  }
+  saveDiscoveryState(state) {
+    this.#discovery = state;
+  }
+  discoveryState() {
+    return this.#discovery;
+  }
+}
+
+function ourAuthClient() {
+  const ua = new UserAgent();
+  let delivery;
+  const auth = new McpAuthClient({
+    clientName: 'bench client',
+    store: new MemoryStore(),
+    openAuthorizationUrl: async (url) => {
+      // Like a browser tab: the callback reaches the client's loopback listener on its own.
+      delivery = ua.follow(url, url.searchParams.get('redirect_uri'), { deliver: true });
+      delivery.catch(() => {});
+    },
+  });
+  return { auth, delivered: () => delivery };
+}
+
+function checkResult(result, label) {
+  const text = JSON.stringify(result);
+  if (result?.isError || !text.includes('\\"sub\\"') || !text.includes('notes:read')) {
+    throw new Error(`${label}: whoami did not return the caller: ${text.slice(0, 200)}`);
+  }
+}
+
+const arms = {
+  'SDK v1 client + our client lib': async (url) => {
+    const { auth } = ourAuthClient();
+    const client = new ClientV1({ name: 'bench', version: '1.0.0' });
+    await client.connect(new TransportV1(new URL(url), { fetch: createAuthFetch(auth) }));
+    const result = await client.callTool({ name: 'whoami', arguments: {} });
+    await client.close();
+    return result;
+  },
+  'SDK v1 client + SDK v1 OAuth': async (url) => {
+    const provider = new HeadlessProvider();
+    const first = new ClientV1({ name: 'bench', version: '1.0.0' });
+    const transport = new TransportV1(new URL(url), { authProvider: provider });
+    try {
+      await first.connect(transport);
+      throw new Error('SDK v1: connected without authorization');
+    } catch (error) {
+      if (!(error instanceof UnauthorizedV1)) throw error;
+    }
+    await transport.finishAuth(provider.callback.searchParams.get('code'));
+    await first.close().catch(() => {});
+    const client = new ClientV1({ name: 'bench', version: '1.0.0' });
+    await client.connect(new TransportV1(new URL(url), { authProvider: provider }));
+    const result = await client.callTool({ name: 'whoami', arguments: {} });
+    await client.close();
+    return result;
+  },
+  'SDK v2 client + our client lib': async (url) => {
+    const { auth } = ourAuthClient();
+    const client = new ClientV2({ name: 'bench', version: '1.0.0' });
+    await client.connect(new TransportV2(new URL(url), { fetch: createAuthFetch(auth) }));
+    const result = await client.callTool({ name: 'whoami', arguments: {} });
+    await client.close();
+    return result;
+  },
+  'SDK v2 client + SDK v2 OAuth': async (url) => {
+    const provider = new HeadlessProvider();
+    const first = new ClientV2({ name: 'bench', version: '1.0.0' });
+    const transport = new TransportV2(new URL(url), { authProvider: provider });
+    try {
+      await first.connect(transport);
+      await first.callTool({ name: 'whoami', arguments: {} });
+      throw new Error('SDK v2: called a tool without authorization');
+    } catch (error) {
+      if (!(error instanceof UnauthorizedV2)) throw error;
+    }
+    await transport.finishAuth(provider.callback.searchParams);
+    await first.close().catch(() => {});
+    const client = new ClientV2({ name: 'bench', version: '1.0.0' });
+    await client.connect(new TransportV2(new URL(url), { authProvider: provider }));
+    const result = await client.callTool({ name: 'whoami', arguments: {} });
+    await client.close();
+    return result;
+  },
+};
+
+export async function runFullFlow({ rounds }) {
+  const mcpListener = await listen();
+  const resource = `${mcpListener.origin}/mcp`;
+  const closers = [() => mcpListener.close()];
+  try {
+    const as = await startBenchAs({ resource });
+    closers.push(() => as.close());
+    const demo = createDemoApp({ resource, issuer: as.issuer });
+    closers.push(() => demo.close());
+    mcpListener.setHandler(demo.app);
+
+    const names = Object.keys(arms);
+    const rows = [];
+    for (const name of names) {
+      rows.push({ label: `${name}: requests`, unit: 'count', values: [] });
+      rows.push({ label: `${name}: client requests`, unit: 'count', values: [] });
+      rows.push({ label: `${name}: wall time`, unit: 'ms', values: [] });
+    }
+    const breakdown = new Map();
+    // Warm-up run of every arm: the demo server's middleware fetches the AS metadata and JWKS on
+    // the first token it sees; those requests belong to neither client.
+    for (const name of names) checkResult(await arms[name](resource), name);
+    for (let round = 0; round < rounds; round++) {
+      for (let k = 0; k < names.length; k++) {
+        const i = (k + round) % names.length;
+        as.listener.resetCounts();
+        mcpListener.resetCounts();
+        const start = performance.now();
+        const result = await arms[names[i]](resource);
+        const ms = performance.now() - start;
+        checkResult(result, names[i]);
+        const clientRequests = as.listener.counts.client + mcpListener.counts.client;
+        rows[3 * i].values[round] = clientRequests + as.listener.counts.userAgent + mcpListener.counts.userAgent;
+        rows[3 * i + 1].values[round] = clientRequests;
+        rows[3 * i + 2].values[round] = ms;
+        if (process.env.BENCH_VERBOSE) {
+          process.stderr.write(`${names[i]}:\n  MCP: ${mcpListener.log.join(', ')}\n  AS: ${as.listener.log.join(', ')}\n`);
+        }
+        breakdown.set(names[i], `MCP server ${mcpListener.counts.client}, AS back-channel ${as.listener.counts.client}, browser → AS ${as.listener.counts.userAgent}`);
+      }
+    }
+    const pair = (gen) => [`SDK ${gen} client + our client lib`, `SDK ${gen} client + SDK ${gen} OAuth`];
+    const ratios = [];
+    for (const gen of ['v1', 'v2']) {
+      const [ours, sdk] = pair(gen);
+      ratios.push({ label: `${gen}: ours / SDK requests`, of: [`${ours}: requests`, `${sdk}: requests`], target: { op: '<=', value: 1 } });
+      ratios.push({ label: `${gen}: ours / SDK client requests`, of: [`${ours}: client requests`, `${sdk}: client requests`] });
+      ratios.push({ label: `${gen}: ours / SDK wall time`, of: [`${ours}: wall time`, `${sdk}: wall time`] });
+    }
+    return {
+      title: `4. full flow — first 401 to first tools/call result (whoami), fresh client each run, ${rounds} rounds`,
+      notes: [
+        'requests = every HTTP request the AS and MCP server received (client + headless browser); client requests = without the browser hops.',
+        'Each SDK client uses its default protocol negotiation; both arms of a pair speak the same one.',
+        ...[...breakdown].map(([name, text]) => `last run, ${name}: ${text}`),
+      ],
+      rows,
+      ratios,
+    };
+  } finally {
+    await closeAll(closers);
+  }
+}

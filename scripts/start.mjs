@@ -16,8 +16,12 @@ const nodeBinary =
   process.env.npm_node_execpath && existsSync(process.env.npm_node_execpath)
     ? process.env.npm_node_execpath
     : process.execPath;
-const READY_TIMEOUT_MS = Number(process.env.START_READY_TIMEOUT_MS ?? 60_000);
-const STOP_TIMEOUT_MS = Number(process.env.START_STOP_TIMEOUT_MS ?? 10_000);
+function milliseconds(value, fallback) {
+  const parsed = Number(value);
+  return value !== undefined && value !== '' && Number.isFinite(parsed) && parsed > 0 ? parsed : fallback;
+}
+const READY_TIMEOUT_MS = milliseconds(process.env.START_READY_TIMEOUT_MS, 60_000);
+const STOP_TIMEOUT_MS = milliseconds(process.env.START_STOP_TIMEOUT_MS, 10_000);
 
 function log(message) {
   process.stdout.write(`[start] ${message}\n`);

@@ -6,6 +6,7 @@
 import { rootCertificates } from 'node:tls';
 import type { CimdConfig } from './config.js';
 import type { Logger } from './logger.js';
+import type { KeyValueStore } from './storage/types.js';
 import { hostMatches, isLoopbackHost, looksNative, parseUrl } from './urls.js';
 
 export type FetchLike = (url: string | URL, options: Omit<RequestInit, 'dispatcher'> & { dispatcher?: unknown }) => Promise<Response>;
@@ -64,8 +65,29 @@ function undiciAgentClass(): (new (opts: unknown) => unknown) | undefined {
   return (g[Symbol.for('undici.globalDispatcher.2')] ?? g[Symbol.for('undici.globalDispatcher.1')])?.constructor;
 }
 
-/** The `fetch` given to oidc-provider: every outgoing request of the provider goes through it. */
-export function createProviderFetch(config: CimdConfig, logger: Logger): FetchLike {
+const CACHE_NAMESPACE = 'cimd-document';
+const CACHE_MIN = 30;
+const CACHE_MAX = 3600;
+
+/** max-age from Cache-Control, clamped to [30 s, 1 h] (MCP: SHOULD respect HTTP cache headers). */
+export function cacheSeconds(cacheControl: string | null): number {
+  const match = cacheControl ? /(?:^|,)\s*max-age\s*=\s*(\d+)/i.exec(cacheControl) : null;
+  if (cacheControl && /no-store|no-cache/i.test(cacheControl)) return CACHE_MIN;
+  const value = match ? Number(match[1]) : CACHE_MIN;
+  return Math.max(CACHE_MIN, Math.min(CACHE_MAX, value));
+}
+
+interface CachedDocument {
+  body: string;
+  expiresAt: number;
+}
+
+/**
+ * The `fetch` given to oidc-provider: every outgoing request of the provider goes through it.
+ * CIMD documents are cached in the shared kv store, so every instance (and a restarted one)
+ * reuses a fetched document until its cache lifetime ends.
+ */
+export function createProviderFetch(config: CimdConfig, logger: Logger, kv?: KeyValueStore): FetchLike {
   let devDispatcher: unknown;
   if (config.allowPrivateNetwork && config.extraCaCertificates) {
     const Agent = undiciAgentClass();
@@ -74,6 +96,17 @@ export function createProviderFetch(config: CimdConfig, logger: Logger): FetchLi
 
   return async (input, options) => {
     const url = String(input);
+    const method = (options.method ?? 'GET').toUpperCase();
+    if (kv && method === 'GET') {
+      const cached = await kv.get<CachedDocument>(CACHE_NAMESPACE, url);
+      const remaining = cached ? Math.floor((cached.expiresAt - Date.now()) / 1000) : 0;
+      if (cached && remaining > 0) {
+        return new Response(cached.body, {
+          status: 200,
+          headers: { 'content-type': 'application/json', 'cache-control': `max-age=${remaining}` },
+        });
+      }
+    }
     if (config.allowPrivateNetwork) {
       // Dev only (loopback issuer enforced at start-up): drop oidc-provider's SSRF dispatcher.
       delete options.dispatcher;
@@ -90,12 +123,14 @@ export function createProviderFetch(config: CimdConfig, logger: Logger): FetchLi
       return new Response(text, { status: response.status, headers: response.headers });
     }
     if (body && typeof body === 'object' && !Array.isArray(body) && (body as { client_id?: unknown }).client_id === url) {
-      const adjusted = adjustDocument(body as Record<string, unknown>);
-      logger.info('fetched client_id metadata document', { client_id: url });
+      const adjusted = JSON.stringify(adjustDocument(body as Record<string, unknown>));
+      const seconds = cacheSeconds(response.headers.get('cache-control'));
+      logger.info('fetched client_id metadata document', { client_id: url, cache_seconds: seconds });
+      if (kv) await kv.set(CACHE_NAMESPACE, url, { body: adjusted, expiresAt: Date.now() + seconds * 1000 } satisfies CachedDocument, seconds);
       const headers = new Headers(response.headers);
       headers.delete('content-length');
       headers.delete('content-encoding');
-      return new Response(JSON.stringify(adjusted), { status: 200, headers });
+      return new Response(adjusted, { status: 200, headers });
     }
     return new Response(text, { status: response.status, headers: response.headers });
   };

@@ -157,7 +157,7 @@ export async function buildProvider(
         cacheDuration: { min: 30, max: 3600 },
       },
     } as unknown as Configuration['features'],
-    fetch: createProviderFetch(cimd, logger) as unknown as Configuration['fetch'],
+    fetch: createProviderFetch(cimd, logger, store.kv) as unknown as Configuration['fetch'],
     async renderError(ctx, out) {
       ctx.type = 'html';
       ctx.set('cache-control', 'no-store');

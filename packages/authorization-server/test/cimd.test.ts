@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adjustDocument, cimdRefusal, isPrivateAddressLiteral } from '../src/cimd.js';
+import { adjustDocument, cacheSeconds, cimdRefusal, isPrivateAddressLiteral } from '../src/cimd.js';
+import { openStore } from '../src/storage/index.js';
 import { authorizeUrl, decodeJwt, pkce, REDIRECT, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
 import { authorizeAuto, exchangeCode } from './helpers/flow.js';
 import { startHttpsHost, type HttpsHost } from './helpers/https-host.js';
@@ -139,6 +140,36 @@ describe('CIMD end to end (HTTPS document host on loopback, dev private-network 
     expect(consent.body).toContain(new URL(host.origin).host);
     expect(consent.body).toContain('127.0.0.1:7777');
     expect(consent.body).toContain('only redirects to your own computer');
+  });
+});
+
+describe('CIMD document cache shared through the store', () => {
+  it('MCP client-registration §CIMD: cache lifetime follows Cache-Control max-age within [30 s, 1 h]', () => {
+    expect(cacheSeconds('max-age=120')).toBe(120);
+    expect(cacheSeconds('public, max-age=5')).toBe(30);
+    expect(cacheSeconds('max-age=999999')).toBe(3600);
+    expect(cacheSeconds(null)).toBe(30);
+    expect(cacheSeconds('no-store')).toBe(30);
+  });
+
+  it('a second instance on the same store reuses the fetched document (one fetch)', async () => {
+    const host = await startHttpsHost();
+    host.documents.set('/shared.json', (o) => base(`${o}/shared.json`));
+    const store = await openStore({ kind: 'memory' });
+    const cimd = { allowPrivateNetwork: true, extraCaCertificates: host.caPem };
+    const a = await startAs({ devAutoLogin: 'alice', cimd, storage: store });
+    const b = await startAs({ devAutoLogin: 'alice', cimd, storage: store });
+    try {
+      const clientId = `${host.origin}/shared.json`;
+      expect((await authorizeAuto(a.url, clientId)).callback.searchParams.get('code')).toBeTruthy();
+      expect((await authorizeAuto(b.url, clientId)).callback.searchParams.get('code')).toBeTruthy();
+      expect(host.hits.filter((h) => h === '/shared.json')).toHaveLength(1);
+    } finally {
+      await a.close();
+      await b.close();
+      await store.close();
+      await host.close();
+    }
   });
 });
 

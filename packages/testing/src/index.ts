@@ -8,6 +8,7 @@ export {
   type AuthorizeOptions,
   type IssuedTokens,
   type RotatedKeys,
+  type RegisteredClient,
 } from './test-authorization-server.js';
 export {
   assertChallenge,

@@ -81,6 +81,12 @@ export interface TestClient {
   redirectUri?: string;
 }
 
+export interface RegisteredClient extends TestClient {
+  redirectUri: string;
+  /** The registration response (RFC 7591 §3.2.1). */
+  registration: Record<string, unknown>;
+}
+
 export interface IssuedTokens extends TokenResponse {
   /** The access token's (unverified) payload. */
   claims: AccessTokenClaims;
@@ -119,6 +125,11 @@ export interface TestAuthorizationServer {
   introspect(token: string): Promise<Record<string, unknown>>;
   /** Rotates the signing keys in the store and restarts the AS in place (same port, same store). */
   rotateKeys(options?: { retireAfterSeconds?: number }): Promise<RotatedKeys>;
+  /**
+   * RFC 7591 Dynamic Client Registration at the AS's registration endpoint. Defaults: a public
+   * native client with the kit's redirect URI and the authorization_code + refresh_token grants.
+   */
+  registerClient(metadata?: Record<string, unknown>): Promise<RegisteredClient>;
   /** The loopback HTTPS host for CIMD documents (started on first use; trusted by this AS). */
   clientMetadataHost(): Promise<ClientMetadataHost>;
   /** The password of a user (given, or generated at start). */
@@ -234,6 +245,7 @@ export async function startTestAuthorizationServer(options: StartTestAuthorizati
     }
 
     const metadata = await fetchAsEndpoints(issuer);
+    let closed = false;
     const withLifetime = createMutex();
 
     const resolveResource = (resource?: string): ResourceConfig => {
@@ -352,6 +364,33 @@ export async function startTestAuthorizationServer(options: StartTestAuthorizati
         await old.close();
         return { previousKid, currentKid };
       },
+      async registerClient(extra = {}) {
+        if (!metadata.registration_endpoint) throw new Error('the AS advertises no registration_endpoint');
+        const res = await fetch(metadata.registration_endpoint, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json' },
+          body: JSON.stringify({
+            client_name: 'mcp-auth-kit testing (DCR)',
+            application_type: 'native',
+            redirect_uris: [DEFAULT_REDIRECT],
+            grant_types: ['authorization_code', 'refresh_token'],
+            response_types: ['code'],
+            token_endpoint_auth_method: 'none',
+            ...extra,
+          }),
+        });
+        const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
+        if (res.status !== 201 || typeof body.client_id !== 'string') {
+          throw new AuthorizationFlowError(`registration endpoint: HTTP ${res.status} ${String(body.error ?? '')}`.trim(), body.error as string | undefined);
+        }
+        const redirectUris = body.redirect_uris as string[] | undefined;
+        return {
+          clientId: body.client_id,
+          ...(typeof body.client_secret === 'string' && { clientSecret: body.client_secret }),
+          redirectUri: redirectUris?.[0] ?? DEFAULT_REDIRECT,
+          registration: body,
+        };
+      },
       async clientMetadataHost() {
         if (!certificate) throw new Error('CIMD support is off (cimd: false)');
         host ??= await startClientMetadataHost({ certificate });
@@ -363,6 +402,8 @@ export async function startTestAuthorizationServer(options: StartTestAuthorizati
         return password;
       },
       async close() {
+        if (closed) return;
+        closed = true;
         await host?.close();
         await listener?.close();
         await as?.close();

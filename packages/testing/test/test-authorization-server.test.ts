@@ -110,6 +110,26 @@ describe('startTestAuthorizationServer (auto-login)', () => {
     expect(decodeProtectedHeader(refreshed.access_token).kid).toBe(currentKid);
   });
 
+  it('RFC 7591: registerClient registers a public client by DCR; the code flow and refresh work for it', async () => {
+    const client = await as.registerClient({ client_name: 'DCR app' });
+    expect(client.clientId).not.toBe(as.defaultClient.clientId);
+    expect(client.registration).toMatchObject({ client_name: 'DCR app', token_endpoint_auth_method: 'none' });
+    const tokens = await as.authorize({ resource: RESOURCE, client });
+    expect(tokens.claims.client_id).toBe(client.clientId);
+    expect((await as.refresh(tokens.refresh_token!, { client })).claims.client_id).toBe(client.clientId);
+  });
+
+  it('RFC 7591 §3.2.2: bad metadata is refused with the AS error code', async () => {
+    await expect(as.registerClient({ redirect_uris: ['javascript:alert(1)'] })).rejects.toMatchObject({ error: 'invalid_redirect_uri' });
+  });
+
+  it('concurrent issuances with different lifetimes each get their own', async () => {
+    const lifetimes = [5, 11, 17];
+    const tokens = await Promise.all(lifetimes.map((lifetime, i) => as.authorize({ resource: RESOURCE, lifetime, subject: i % 2 ? 'bob' : 'alice' })));
+    expect(tokens.map((t) => t.claims.exp! - t.claims.iat!)).toEqual(lifetimes);
+    expect(tokens.map((t) => t.claims.sub)).toEqual(['alice', 'bob', 'alice']);
+  });
+
   it('a flow error carries the OAuth error code (unknown client → invalid_client page)', async () => {
     await expect(as.authorize({ resource: RESOURCE, client: 'no-such-client' })).rejects.toMatchObject({ error: 'invalid_client' });
   });
@@ -154,6 +174,13 @@ describe('startTestAuthorizationServer options', () => {
     } finally {
       await as.close();
     }
+  });
+
+  it('close() can be called twice', async () => {
+    const as = await startTestAuthorizationServer({ resources: { [RESOURCE]: ['a'] }, cimd: false });
+    await as.close();
+    await as.close();
+    await expect(fetch(`${as.issuer}/.well-known/oauth-authorization-server`)).rejects.toThrow();
   });
 
   it('autoLogin: "<username>" picks the default subject', async () => {

@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, validateConfig, type AuthorizationServerConfig } from '../src/config.js';
+import { createAuthorizationServer } from '../src/server.js';
+import { silentLogger } from '../src/logger.js';
+
+const valid: AuthorizationServerConfig = {
+  issuer: 'http://localhost:9000',
+  resources: [{ resource: 'http://localhost:3000/mcp', scopes: { 'notes:read': 'Read' } }],
+  storage: { kind: 'memory' },
+};
+
+function problems(config: unknown): string[] {
+  try {
+    validateConfig(config as AuthorizationServerConfig);
+    return [];
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as ConfigError).problems;
+  }
+}
+
+describe('configuration validation', () => {
+  it('accepts a minimal valid configuration', () => {
+    expect(problems(valid)).toEqual([]);
+  });
+
+  it('lists every problem at once', () => {
+    const list = problems({ issuer: 'ftp://x', resources: [], storage: undefined, accessTokenTTL: -1 });
+    expect(list.length).toBeGreaterThanOrEqual(4);
+    expect(list.join('\n')).toMatch(/issuer/);
+    expect(list.join('\n')).toMatch(/resources/);
+    expect(list.join('\n')).toMatch(/storage/);
+    expect(list.join('\n')).toMatch(/accessTokenTTL/);
+  });
+
+  it('MCP security §Communication: http issuers only on loopback; RFC 8414 §2: no query or fragment', () => {
+    expect(problems({ ...valid, issuer: 'http://auth.example.com' }).join()).toMatch(/https/);
+    expect(problems({ ...valid, issuer: 'https://auth.example.com?x=1' }).join()).toMatch(/query/);
+    expect(problems({ ...valid, issuer: 'https://auth.example.com/' }).join()).toMatch(/"\/"/);
+    expect(problems({ ...valid, issuer: 'https://auth.example.com/tenant' })).toEqual([]);
+  });
+
+  it('RFC 8707 §2: resources must be absolute URIs without fragment', () => {
+    expect(problems({ ...valid, resources: [{ resource: '/mcp', scopes: { a: 'A' } }] }).join()).toMatch(/absolute/);
+    expect(problems({ ...valid, resources: [{ resource: 'https://x.example/mcp#f', scopes: { a: 'A' } }] }).join()).toMatch(/fragment/);
+  });
+
+  it('rejects reserved and malformed scope names and unknown default scopes', () => {
+    const list = problems({ ...valid, resources: [{ resource: 'https://x.example/mcp', scopes: { openid: 'x', 'bad scope': 'y' }, defaultScopes: ['nope'] }] }).join('\n');
+    expect(list).toMatch(/reserved/);
+    expect(list).toMatch(/valid scope token/);
+    expect(list).toMatch(/defaultScopes/);
+  });
+
+  it('dev-only switches are refused unless the issuer host is loopback', () => {
+    const list = problems({ ...valid, issuer: 'https://auth.example.com', devAutoLogin: 'demo', cimd: { allowPrivateNetwork: true } }).join('\n');
+    expect(list).toMatch(/devAutoLogin: refused/);
+    expect(list).toMatch(/allowPrivateNetwork: refused/);
+    expect(problems({ ...valid, issuer: 'http://127.0.0.1:9000', devAutoLogin: 'demo' })).toEqual([]);
+  });
+
+  it('createAuthorizationServer throws the ConfigError before opening storage', async () => {
+    await expect(createAuthorizationServer({ ...valid, issuer: 'https://auth.example.com', devAutoLogin: 'demo', logger: silentLogger })).rejects.toThrow(
+      /devAutoLogin: refused because the issuer host "auth.example.com" is not loopback/,
+    );
+  });
+});

@@ -3,7 +3,7 @@
  * AssertionError reported by the runner).
  */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
@@ -47,4 +47,17 @@ describe('node:test', () => {
     expect(output).toContain('expected HTTP 403, got 401');
     expect(output).toMatch(/ERR_ASSERTION/);
   }, 60_000);
+});
+
+describe('runner neutrality', () => {
+  it('the built library imports no test runner and calls no runner globals', () => {
+    const dist = fileURLToPath(new URL('../dist/', import.meta.url));
+    const files = readdirSync(dist).filter((f) => f.endsWith('.js'));
+    expect(files.length).toBeGreaterThan(5);
+    for (const file of files) {
+      const code = readFileSync(`${dist}${file}`, 'utf8');
+      expect(code, file).not.toMatch(/from ['"](vitest|@jest\/globals|jest|node:test|mocha)['"]/);
+      expect(code, file).not.toMatch(/(?<![.\w])(describe|it|test|expect|vi|jest|beforeAll|afterAll|beforeEach|afterEach)\(/);
+    }
+  });
 });

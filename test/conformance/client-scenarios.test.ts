@@ -20,10 +20,8 @@ afterAll(() => rmSync(outDir, { recursive: true, force: true }));
 
 /** Scenarios that fail on purpose, each with its reason. Everything else must pass. */
 const EXPECTED_FAILURES: Record<string, string> = {
-  'auth/2025-03-26-oauth-metadata-backcompat':
-    'protocol 2025-03-26 discovery without Protected Resource Metadata: the client requires RFC 9728 PRM (MUST since 2025-06-18) and never treats the MCP server origin as its authorization server',
   'auth/2025-03-26-oauth-endpoint-fallback':
-    'protocol 2025-03-26 default endpoints (/authorize, /token at the MCP origin) without any metadata: refused for the same reason',
+    'protocol 2025-03-26 default endpoints (/authorize, /token at the MCP origin) with no authorization server metadata at all: the client MUST verify PKCE support from code_challenge_methods_supported and refuses to proceed without metadata (Security Considerations, Authorization Code Protection)',
 };
 
 async function listAuthScenarios(): Promise<string[]> {

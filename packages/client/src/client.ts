@@ -120,6 +120,12 @@ export interface McpAuthClientOptions {
    * `'never'`: Bearer only. DPoP keys live in memory: a new process re-authorizes.
    */
   dpop?: 'auto' | 'always' | 'never';
+  /**
+   * MCP 2025-03-26 servers publish no Protected Resource Metadata: with this on, a server without
+   * PRM is treated as its own authorization server (issuer = its origin; AS metadata, issuer
+   * equality and PKCE S256 are still required). Default false.
+   */
+  legacyDiscovery?: boolean;
   /** Progress callback. */
   onEvent?: (event: McpAuthEvent) => void;
 }
@@ -228,7 +234,15 @@ export class McpAuthClient {
    */
   async discover(serverUrl: string | URL, resourceMetadata?: string): Promise<ServerBinding & { prm: ProtectedResourceMetadata }> {
     const server = serverKey(serverUrl);
-    const { metadata: prm, url } = await discoverProtectedResource(server, this.deps, resourceMetadata);
+    let found: { metadata: ProtectedResourceMetadata; url?: URL };
+    try {
+      found = await discoverProtectedResource(server, this.deps, resourceMetadata);
+    } catch (err) {
+      if (!this.opts.legacyDiscovery || !(err instanceof McpAuthError) || err.code !== ERR.PRM_NOT_FOUND) throw err;
+      // MCP 2025-03-26: no PRM; the server's origin is the authorization server ("authorization base URL").
+      found = { metadata: { resource: server, authorization_servers: [new URL(server).origin] } };
+    }
+    const { metadata: prm, url } = found;
     const pre = new Set((this.opts.preRegistered ?? []).map((p) => p.issuer));
     const issuer = prm.authorization_servers.find((s) => pre.has(s)) ?? prm.authorization_servers[0]!;
     assertAllowedUrl(issuer, 'authorization server issuer', this.deps);
@@ -237,7 +251,7 @@ export class McpAuthClient {
       server,
       resource: prm.resource,
       issuer,
-      resource_metadata_url: url.href,
+      ...(url && { resource_metadata_url: url.href }),
       as_metadata: asMeta,
       ...(prm.scopes_supported && { scopes_supported: prm.scopes_supported }),
       ...(((Array.isArray(prm.dpop_signing_alg_values_supported) && prm.dpop_signing_alg_values_supported.length > 0) ||

@@ -174,3 +174,21 @@ describe('Authorization Server Metadata discovery (RFC 8414, OIDC Discovery)', (
     expect(seen).toEqual(['/.well-known/oauth-authorization-server']);
   });
 });
+
+describe('MCP 2025-03-26 servers without PRM (opt-in legacyDiscovery)', () => {
+  it('off by default: a server without PRM is an error', async () => {
+    const { McpAuthClient } = await import('../src/index.js');
+    const { base } = await routes({});
+    await expect(new McpAuthClient({ clientName: 'x' }).discover(`${base}/mcp`)).rejects.toMatchObject({ code: ERR.PRM_NOT_FOUND });
+  });
+  it('on: the server origin is the issuer, its metadata must still match and advertise S256', async () => {
+    const { McpAuthClient } = await import('../src/index.js');
+    const { base, seen } = await routes({
+      '/.well-known/oauth-authorization-server': (b) => [200, { issuer: b, token_endpoint: `${b}/token`, code_challenge_methods_supported: ['S256'] }],
+    });
+    const binding = await new McpAuthClient({ clientName: 'x', legacyDiscovery: true }).discover(`${base}/mcp`);
+    expect(binding.issuer).toBe(base);
+    expect(binding.resource).toBe(`${base}/mcp`);
+    expect(seen).toEqual(['/.well-known/oauth-protected-resource/mcp', '/.well-known/oauth-protected-resource', '/.well-known/oauth-authorization-server']);
+  });
+});

@@ -35,6 +35,8 @@ const options = {
   // A DPoP-capable host: sender-constrain tokens whenever the AS offers DPoP (the library default,
   // 'auto', also waits for the MCP server's PRM to announce DPoP).
   dpop: 'always',
+  // Also talk to MCP 2025-03-26 servers (no PRM: the server origin is the AS).
+  legacyDiscovery: true,
   onEvent: (e) => console.error('[auth]', e.type, e.type === 'authorization_url' ? '' : JSON.stringify(e)),
 };
 // Credentials the scenario hands over: an enterprise IdP → ID-JAG + JWT bearer grant; a workload

@@ -41,8 +41,8 @@ export interface CodeFlowInput {
   browser?: HeadlessBrowser;
   /** Extra authorization request parameters. */
   extraParams?: Record<string, string>;
-  /** Called between the authorization response and the token request. */
-  beforeTokenRequest?: () => Promise<void> | void;
+  /** Wraps the token request (e.g. to serialise it with other issuances). */
+  wrapTokenRequest?: (send: () => Promise<TokenResponse>) => Promise<TokenResponse>;
 }
 
 export class AuthorizationFlowError extends Error {
@@ -126,14 +126,15 @@ export async function runCodeFlow(input: CodeFlowInput): Promise<TokenResponse> 
   const code = callback.searchParams.get('code');
   if (!code) throw new AuthorizationFlowError('authorization response: no code');
 
-  await input.beforeTokenRequest?.();
-  return tokenRequest(input.endpoints, input, {
-    grant_type: 'authorization_code',
-    code,
-    redirect_uri: input.redirectUri,
-    code_verifier: verifier,
-    resource: input.resource,
-  });
+  const send = () =>
+    tokenRequest(input.endpoints, input, {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: input.redirectUri,
+      code_verifier: verifier,
+      resource: input.resource,
+    });
+  return input.wrapTokenRequest ? input.wrapTokenRequest(send) : send();
 }
 
 export async function tokenRequest(

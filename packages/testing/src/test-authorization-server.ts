@@ -148,7 +148,7 @@ function toResourceConfigs(resources: StartTestAuthorizationServerOptions['resou
   }));
 }
 
-/** Serialises the issuances that change a resource's token lifetime. */
+/** Runs async jobs one at a time, in call order. */
 function createMutex() {
   let tail: Promise<unknown> = Promise.resolve();
   return <T>(run: () => Promise<T>): Promise<T> => {
@@ -246,7 +246,6 @@ export async function startTestAuthorizationServer(options: StartTestAuthorizati
 
     const metadata = await fetchAsEndpoints(issuer);
     let closed = false;
-    const withLifetime = createMutex();
 
     const resolveResource = (resource?: string): ResourceConfig => {
       if (resource === undefined) {
@@ -279,8 +278,8 @@ export async function startTestAuthorizationServer(options: StartTestAuthorizati
         throw new TypeError('lifetime must be a positive integer (seconds)');
       }
       await ensureUser(subject);
-      const flow = (beforeTokenRequest?: () => void) =>
-        runCodeFlow({
+      const tokens = withClaims(
+        await runCodeFlow({
           endpoints: metadata,
           clientId: client.clientId,
           clientSecret: client.clientSecret,
@@ -290,21 +289,29 @@ export async function startTestAuthorizationServer(options: StartTestAuthorizati
           loginHint: subject,
           credentials: { username: subject, password: passwords.get(subject.toLowerCase()) ?? '' },
           extraParams: o.params,
-          beforeTokenRequest,
-        });
-      if (o.lifetime === undefined) return withClaims(await flow());
+          wrapTokenRequest: (send) => mintWith(resource, o.lifetime, send),
+        }),
+      );
+      if (o.lifetime !== undefined) {
+        const { exp, iat } = tokens.claims;
+        if (typeof exp !== 'number' || typeof iat !== 'number' || exp - iat !== o.lifetime) {
+          throw new Error(`the authorization server did not apply lifetime ${o.lifetime}s (got exp - iat = ${Number(exp) - Number(iat)})`);
+        }
+      }
+      return tokens;
+    }
 
-      // The AS reads a resource's accessTokenTTL when it mints the token: set it for this one
-      // token request only, and check that the token really got it.
-      return withLifetime(async () => {
+    // The AS reads a resource's accessTokenTTL when it mints a token (token endpoint). Every
+    // token request goes through one queue so a `lifetime` set for one request never leaks
+    // into a concurrent one.
+    const queue = createMutex();
+    function mintWith(resource: ResourceConfig | undefined, lifetime: number | undefined, send: () => Promise<TokenResponse>): Promise<TokenResponse> {
+      return queue(async () => {
+        if (!resource || lifetime === undefined) return send();
         const saved = resource.accessTokenTTL;
+        resource.accessTokenTTL = lifetime;
         try {
-          const tokens = withClaims(await flow(() => void (resource.accessTokenTTL = o.lifetime)));
-          const { exp, iat } = tokens.claims;
-          if (typeof exp !== 'number' || typeof iat !== 'number' || exp - iat !== o.lifetime) {
-            throw new Error(`the authorization server did not apply lifetime ${o.lifetime}s (got exp - iat = ${Number(exp) - Number(iat)})`);
-          }
-          return tokens;
+          return await send();
         } finally {
           if (saved === undefined) delete resource.accessTokenTTL;
           else resource.accessTokenTTL = saved;
@@ -330,7 +337,7 @@ export async function startTestAuthorizationServer(options: StartTestAuthorizati
         const params: Record<string, string> = { grant_type: 'refresh_token', refresh_token: refreshToken };
         if (o.resource) params.resource = o.resource;
         if (o.scopes) params.scope = o.scopes.join(' ');
-        return withClaims(await tokenRequest(metadata, client, params));
+        return withClaims(await mintWith(undefined, undefined, () => tokenRequest(metadata, client, params)));
       },
       async revoke(token, o = {}) {
         if (!metadata.revocation_endpoint) throw new Error('the AS advertises no revocation_endpoint');

@@ -123,11 +123,11 @@ describe('startTestAuthorizationServer (auto-login)', () => {
     await expect(as.registerClient({ redirect_uris: ['javascript:alert(1)'] })).rejects.toMatchObject({ error: 'invalid_redirect_uri' });
   });
 
-  it('concurrent issuances with different lifetimes each get their own', async () => {
-    const lifetimes = [5, 11, 17];
+  it('concurrent issuances with and without lifetimes each get their own (no leak between them)', async () => {
+    const lifetimes = [5, undefined, 11, undefined, 17];
     const tokens = await Promise.all(lifetimes.map((lifetime, i) => as.authorize({ resource: RESOURCE, lifetime, subject: i % 2 ? 'bob' : 'alice' })));
-    expect(tokens.map((t) => t.claims.exp! - t.claims.iat!)).toEqual(lifetimes);
-    expect(tokens.map((t) => t.claims.sub)).toEqual(['alice', 'bob', 'alice']);
+    expect(tokens.map((t) => t.claims.exp! - t.claims.iat!)).toEqual([5, 300, 11, 300, 17]);
+    expect(tokens.map((t) => t.claims.sub)).toEqual(['alice', 'bob', 'alice', 'bob', 'alice']);
   });
 
   it('a flow error carries the OAuth error code (unknown client → invalid_client page)', async () => {

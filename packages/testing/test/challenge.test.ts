@@ -1,5 +1,7 @@
 import { AssertionError } from 'node:assert';
+import request from 'supertest';
 import { describe, expect, it } from 'vitest';
+import { createProtectedMcpServer } from '../../../examples/protected-mcp-server/src/server.js';
 import {
   assertAuthorized,
   assertChallenge,
@@ -98,5 +100,20 @@ describe('challenge assertions fail with clear AssertionErrors', () => {
   });
   it('assertAuthorized shows the challenge of a refused request', () => {
     expect(failure(() => assertAuthorized(res(403, 'Bearer error="insufficient_scope"'))).message).toMatch(/got HTTP 403 \(WWW-Authenticate: Bearer error="insufficient_scope"\)/);
+  });
+});
+
+describe('supertest responses', () => {
+  it('RFC 9728 §5.1: the assertions read a supertest response of a real protected app', async () => {
+    // No token is sent, so the issuer is never contacted.
+    const server = createProtectedMcpServer({ issuer: 'http://127.0.0.1:9', resource: 'http://127.0.0.1/mcp' });
+    try {
+      const res = await request(server.app).post('/mcp').set('content-type', 'application/json').send('{}');
+      const challenge = assertUnauthorized(res, { scopes: ['notes:read'], resourceMetadata: 'http://127.0.0.1/.well-known/oauth-protected-resource/mcp' });
+      expect(challenge.error).toBeUndefined();
+      expect(failure(() => assertInvalidToken(res)).message).toMatch(/expected error="invalid_token" in the challenge, got no error/);
+    } finally {
+      await server.close();
+    }
   });
 });

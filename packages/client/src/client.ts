@@ -16,6 +16,7 @@ import {
   jwtBearerGrant,
   refreshGrant,
   requestIdJag,
+  revokeToken,
   validateAuthorizationResponse,
   type GrantContext,
   type PrivateKeyInput,
@@ -585,12 +586,23 @@ export class McpAuthClient {
     }
   }
 
-  /** Forgets tokens (and the discovery binding) of one server, or of every server. */
+  /**
+   * Forgets tokens (and the discovery binding) of one server, or of every server, after revoking
+   * them at the AS when it has a `revocation_endpoint` (RFC 7009, best effort).
+   */
   async logout(serverUrl?: string | URL): Promise<void> {
     const bindings = serverUrl
       ? [await this.store.getServer(serverKey(serverUrl))].filter((b): b is ServerBinding => !!b)
       : await this.store.listServers();
     for (const b of bindings) {
+      const tokens = await this.store.getTokens(b.issuer, b.resource);
+      const client = tokens && (await this.clientFor(b).catch(() => undefined));
+      if (tokens && client && client.client_id === tokens.client_id) {
+        // RFC 7009: revoking the refresh token ends the grant at the AS (best effort).
+        const ctx = await this.grantContext(b, client);
+        if (tokens.refresh_token) await revokeToken(ctx, tokens.refresh_token, 'refresh_token');
+        else await revokeToken(ctx, tokens.access_token, 'access_token');
+      }
       await this.store.deleteTokens(b.issuer, b.resource);
       await this.store.deleteServer(b.server);
     }

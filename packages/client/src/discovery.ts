@@ -16,6 +16,7 @@ export interface AuthorizationServerMetadata {
   authorization_endpoint?: string;
   token_endpoint?: string;
   registration_endpoint?: string;
+  revocation_endpoint?: string;
   scopes_supported?: string[];
   code_challenge_methods_supported?: string[];
   token_endpoint_auth_methods_supported?: string[];

@@ -195,6 +195,25 @@ export function clientCredentialsGrant(ctx: GrantContext, resource: string, scop
   );
 }
 
+/**
+ * RFC 7009 token revocation (best effort: the caller forgets the token either way). Returns
+ * false when the AS has no revocation endpoint or refused.
+ */
+export async function revokeToken(ctx: GrantContext, token: string, hint: 'refresh_token' | 'access_token'): Promise<boolean> {
+  if (typeof ctx.as.revocation_endpoint !== 'string') return false;
+  try {
+    const auth = await clientAuthentication(ctx.client, ctx.privateKey);
+    const res = await oauth.revocationRequest(asServer(ctx.as), { client_id: ctx.client.client_id }, auth, token, {
+      ...requestOptions(ctx.deps),
+      additionalParameters: { token_type_hint: hint },
+    });
+    await oauth.processRevocationResponse(res);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export const JWT_BEARER_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 
 /**

@@ -52,6 +52,7 @@ export async function startOidcProvider(resources: Record<string, string[]>, opt
       devInteractions: { enabled: false },
       registration: { enabled: true, initialAccessToken: false },
       clientCredentials: { enabled: true },
+      revocation: { enabled: true },
       resourceIndicators: {
         enabled: true,
         useGrantedResource: async () => true,

@@ -135,6 +135,12 @@ describe('mcp-auth-kit CLI', () => {
     expect(t.err()).toContain('--client-id needs --issuer');
   });
 
+  it('--client-credentials without a secret is refused before any request', async () => {
+    const t = io();
+    expect(await run(['--client-credentials', '--client-id', 'svc', 'login', rs.mcpUrl], t.io)).toBe(1);
+    expect(t.err()).toContain('--client-credentials needs --client-id and a client secret');
+  });
+
   it('the built bin starts with a shebang and prints help', async () => {
     const bin = join(dirname(fileURLToPath(import.meta.url)), '../dist/cli/main.js');
     expect(existsSync(bin), 'build the package first: npx tsc -b packages/client').toBe(true);

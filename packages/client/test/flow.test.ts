@@ -114,6 +114,24 @@ describe('end-to-end against oidc-provider', () => {
     expect(stepUp.get('resource')).toBe(rs.mcpUrl);
   });
 
+  it('RFC 7009: logout revokes the refresh token at the AS, which then refuses it', async () => {
+    const store = new MemoryStore();
+    const client = new McpAuthClient({ clientName: 'logout', store, openAuthorizationUrl: headlessBrowser });
+    expect((await client.fetch(rs.mcpUrl, call('read'))).status).toBe(200);
+    const binding = (await store.getServer(rs.mcpUrl))!;
+    const t = (await store.getTokens(binding.issuer, binding.resource))!;
+    await client.logout(rs.mcpUrl);
+    expect(await store.getTokens(binding.issuer, binding.resource)).toBeUndefined();
+    const registration = (await store.getClient(binding.issuer))!;
+    const res = await fetch(`${as.issuer}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: t.refresh_token!, client_id: registration.client_id, resource: rs.mcpUrl }),
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: string }).error).toBe('invalid_grant');
+  });
+
   it('credentials are reused from the store for the same issuer (no second registration)', async () => {
     const store = new MemoryStore();
     const a = new McpAuthClient({ clientName: 'reuse', store, openAuthorizationUrl: headlessBrowser });

@@ -21,6 +21,7 @@ interface GlobalOpts {
   clientId?: string;
   clientSecret?: string;
   issuer?: string;
+  clientCredentials?: boolean;
   timeout: string;
 }
 
@@ -66,7 +67,12 @@ function makeClient(opts: GlobalOpts, io: CliIo): McpAuthClient {
   };
   if (opts.clientMetadataUrl) options.clientMetadataUrl = opts.clientMetadataUrl;
   const secret = opts.clientSecret ?? io.env.MCP_AUTH_KIT_CLIENT_SECRET;
-  if (opts.clientId) {
+  if (opts.clientCredentials) {
+    if (!opts.clientId || !secret) {
+      throw new McpAuthError('MCP_AUTH_INVALID_ARGUMENT', '--client-credentials needs --client-id and a client secret');
+    }
+    options.clientCredentials = { client_id: opts.clientId, client_secret: secret, ...(opts.issuer && { issuer: opts.issuer }) };
+  } else if (opts.clientId) {
     if (!opts.issuer) throw new McpAuthError('MCP_AUTH_INVALID_ARGUMENT', '--client-id needs --issuer (credentials are bound to one authorization server)');
     options.preRegistered = [
       { issuer: opts.issuer, client_id: opts.clientId, ...(secret !== undefined && { client_secret: secret }) },
@@ -96,6 +102,7 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
     .option('--client-id <id>', 'pre-registered client_id (with --issuer)')
     .option('--client-secret <secret>', 'pre-registered client secret (prefer $MCP_AUTH_KIT_CLIENT_SECRET: arguments are visible to other users)')
     .option('--issuer <issuer>', 'authorization server issuer the pre-registered client belongs to')
+    .option('--client-credentials', 'machine-to-machine: use the client credentials grant with --client-id and the secret (no browser)')
     .addOption(new Option('--timeout <seconds>', 'how long to wait for the browser').default('300'))
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
     .exitOverride()

@@ -141,7 +141,7 @@ export async function buildProvider(
             audience: indicator,
             accessTokenTTL: resource.accessTokenTTL ?? accessTokenTTL,
             accessTokenFormat: 'jwt',
-            jwt: { sign: { alg: signingAlg } },
+            jwt: { sign: { alg: signingAlg, kid: current.jwk.kid } },
           };
         },
       },

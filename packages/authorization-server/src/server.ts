@@ -47,11 +47,13 @@ export async function createAuthorizationServer(config: AuthorizationServerConfi
     const callback = provider.callback();
     if (mountPath) {
       for (const wellKnown of ['oauth-authorization-server', 'openid-configuration']) {
-        app.get(`/.well-known/${wellKnown}${mountPath}`, (req: Request, res: Response) => {
+        const rewrite = (req: Request, res: Response) => {
           req.originalUrl = `${mountPath}/.well-known/${wellKnown}`;
           req.url = `/.well-known/${wellKnown}`;
           callback(req, res);
-        });
+        };
+        app.get(`/.well-known/${wellKnown}${mountPath}`, rewrite);
+        app.options(`/.well-known/${wellKnown}${mountPath}`, rewrite);
       }
     }
 

@@ -66,6 +66,17 @@ describe('discovery for an issuer with a path', () => {
     }
   });
 
+  it('browser clients: the path-inserted metadata answers CORS requests', async () => {
+    const res = await fetch(`${t.url}/.well-known/oauth-authorization-server/tenant1`, { headers: { origin: 'https://app.example' } });
+    expect(['*', 'https://app.example']).toContain(res.headers.get('access-control-allow-origin'));
+    const preflight = await fetch(`${t.url}/.well-known/oauth-authorization-server/tenant1`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://app.example', 'access-control-request-method': 'GET' },
+    });
+    expect(preflight.status).toBeLessThan(300);
+    expect(['*', 'https://app.example']).toContain(preflight.headers.get('access-control-allow-origin'));
+  });
+
   it('RFC 8414 §3.1: the root well-known URL is not this issuer', async () => {
     const res = await fetch(`${t.url}/.well-known/oauth-authorization-server`);
     expect(res.status).toBe(404);

@@ -151,6 +151,20 @@ describe('login and consent pages', () => {
     expect(payload.scope).toBe('notes:read notes:write');
   });
 
+  it('MCP step-up: in the same session, consent asks only for the missing scope', async () => {
+    const ua = new UserAgent();
+    const { page } = await start(ua, 'notes:read');
+    const consent = await login(ua, page);
+    const first = await ua.submit(consent, { action: 'approve' }, REDIRECT);
+    expect(isUrl(first)).toBe(true);
+    const { page: stepUp } = await start(ua, 'notes:read notes:write');
+    expect(stepUp.body).toContain('Authorize access');
+    expect(stepUp.body).toContain('Change your notes');
+    expect(stepUp.body).not.toContain('Read your notes');
+    const second = await ua.submit(stepUp, { action: 'approve' }, REDIRECT);
+    expect(isUrl(second) && second.searchParams.get('code')).toBeTruthy();
+  });
+
   it('an expired or unknown interaction shows an error page, not a stack', async () => {
     const res = await new UserAgent().request(`${t.url}/interaction/does-not-exist`);
     expect(res.status).toBe(400);

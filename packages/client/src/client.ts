@@ -311,7 +311,7 @@ export class McpAuthClient {
     const key = tokenKey(binding.issuer, binding.resource);
     const pending = this.refreshing.get(key);
     if (pending) return pending;
-    const run = (async () => {
+    const attempt = async (): Promise<StoredTokens | undefined> => {
       const current = await this.store.getTokens(binding.issuer, binding.resource);
       if (!current) return undefined;
       // Someone else already refreshed (another caller or process): use the newer token.
@@ -334,7 +334,9 @@ export class McpAuthClient {
         }
         throw err;
       }
-    })();
+    };
+    // Cross-process single flight when the store offers a lock (the file store does).
+    const run = this.store.withLock ? this.store.withLock(attempt) : attempt();
     this.refreshing.set(key, run);
     try {
       return await run;

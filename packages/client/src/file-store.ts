@@ -1,4 +1,5 @@
-import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { homedir } from 'node:os';
@@ -11,9 +12,34 @@ import { DataStore, emptyStoreData, type StoreData } from './store.js';
  */
 export class FileStore extends DataStore {
   readonly path: string;
+  /** Locks older than this are considered left behind by a crashed process. */
+  private static readonly STALE_MS = 30_000;
   constructor(path: string) {
     super();
     this.path = path;
+  }
+
+  /** Cross-process lock: `<path>.lock`, created with O_EXCL; a lock older than 30 s is stale. */
+  protected override async acquire(timeoutMs = 30_000): Promise<() => Promise<void>> {
+    const lock = `${this.path}.lock`;
+    await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      try {
+        const fh = await open(lock, 'wx', 0o600);
+        await fh.writeFile(String(process.pid)).finally(() => fh.close());
+        return () => unlink(lock).catch(() => undefined);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+        const age = await stat(lock).then((st) => Date.now() - st.mtimeMs, () => 0);
+        if (age > FileStore.STALE_MS) {
+          await unlink(lock).catch(() => undefined);
+          continue;
+        }
+        if (Date.now() > deadline) throw new Error(`timed out waiting for the store lock ${lock}`);
+        await sleep(25);
+      }
+    }
   }
 
   protected async read(): Promise<StoreData> {

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { AuthorizationServerMetadata } from './discovery.js';
 
 /** Client credentials for one authorization server (keyed by its `issuer`). */
@@ -62,6 +63,12 @@ export interface AuthStore {
   setServer(binding: ServerBinding): Promise<void>;
   deleteServer(server: string): Promise<void>;
   listServers(): Promise<ServerBinding[]>;
+  /**
+   * Optional: runs `fn` while holding an exclusive lock shared with other processes using the same
+   * store (the file store uses a lock file). The client refreshes under it, so two processes never
+   * redeem the same rotating refresh token.
+   */
+  withLock?<T>(fn: () => Promise<T>): Promise<T>;
 }
 
 /** Serializable content of a store (used by {@link MemoryStore} and the file store). */
@@ -84,17 +91,41 @@ export function tokenKey(issuer: string, resource: string): string {
 export abstract class DataStore implements AuthStore {
   protected abstract read(): Promise<StoreData>;
   protected abstract write(data: StoreData): Promise<void>;
-  /** Serializes read-modify-write cycles within this process. */
-  private queue: Promise<unknown> = Promise.resolve();
+  /**
+   * Takes the cross-process part of the lock; returns its release. Default: nothing to take
+   * (in-process only). The file store creates a lock file.
+   */
+  protected async acquire(): Promise<() => Promise<void>> {
+    return async () => undefined;
+  }
+  /** Marks async work running inside {@link withLock}, so nested store calls do not re-lock. */
+  private readonly inside = new AsyncLocalStorage<true>();
+  private chain: Promise<unknown> = Promise.resolve();
+
+  /**
+   * Exclusive section: serialized within the process and, for the file store, across processes.
+   * Re-entrant: store methods called from inside `fn` run directly.
+   */
+  withLock<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.inside.getStore()) return fn();
+    const run = this.chain.then(async () => {
+      const release = await this.acquire();
+      try {
+        return await this.inside.run(true, fn);
+      } finally {
+        await release();
+      }
+    });
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
 
   private update(fn: (d: StoreData) => void): Promise<void> {
-    const next = this.queue.then(async () => {
+    return this.withLock(async () => {
       const data = await this.read();
       fn(data);
       await this.write(data);
     });
-    this.queue = next.catch(() => undefined);
-    return next;
   }
 
   async getClient(issuer: string) {

@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { McpAuthClient, MemoryStore, type McpAuthEvent } from '../src/index.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FileStore, McpAuthClient, MemoryStore, type McpAuthEvent } from '../src/index.js';
 import { headlessBrowser, startOidcProvider, startResourceServer, type TestAs, type TestRs } from './_harness.js';
 
 let as: TestAs;
@@ -86,6 +89,30 @@ describe('end-to-end against oidc-provider', () => {
     expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
     const refreshes = as.tokenRequests.slice(n).filter((p) => p.get('grant_type') === 'refresh_token');
     expect(refreshes).toHaveLength(1);
+  });
+
+  it('cross-process single flight: two clients on one token file redeem the rotating refresh token once', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mak-sf-'));
+    try {
+      const path = join(dir, 'store.json');
+      const a = new McpAuthClient({ clientName: 'proc A', store: new FileStore(path), openAuthorizationUrl: headlessBrowser });
+      expect((await a.fetch(rs.mcpUrl, call('read'))).status).toBe(200);
+      const store = new FileStore(path);
+      const binding = (await store.getServer(rs.mcpUrl))!;
+      const t = (await store.getTokens(binding.issuer, binding.resource))!;
+      await store.setTokens({ ...t, expires_at: 0 });
+      // Separate FileStore instances share nothing in memory, like two processes.
+      const b = new McpAuthClient({ clientName: 'proc B', store: new FileStore(path), openAuthorizationUrl: headlessBrowser });
+      const c = new McpAuthClient({ clientName: 'proc C', store: new FileStore(path), openAuthorizationUrl: headlessBrowser });
+      const n = as.tokenRequests.length;
+      const results = await Promise.all([b.fetch(rs.mcpUrl, call('read')), c.fetch(rs.mcpUrl, call('read'))]);
+      expect(results.map((r) => r.status)).toEqual([200, 200]);
+      const refreshes = as.tokenRequests.slice(n).filter((p) => p.get('grant_type') === 'refresh_token');
+      expect(refreshes).toHaveLength(1);
+      expect(as.tokenRequests.slice(n).filter((p) => p.get('grant_type') === 'authorization_code')).toHaveLength(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('401 invalid_token with a refresh token → refresh and retry (no new authorization)', async () => {

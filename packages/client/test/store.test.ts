@@ -1,6 +1,6 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defaultStoreDir, FileStore, MemoryStore, startLoopbackListener, type AuthStore, type StoredTokens } from '../src/index.js';
 
@@ -84,6 +84,35 @@ describe('FileStore specifics (OAuth 2.1 §7.1 secure token storage)', () => {
     for (let i = 0; i < 5; i++) await s.setTokens(tokens('https://as', 'https://rs', `v${i}`));
     expect(readdirSync(dir)).toEqual(['store.json']);
     expect(JSON.parse(readFileSync(path, 'utf8')).version).toBe(1);
+  });
+
+  it('two instances on one file (two processes) never lose each other\'s writes (lock file)', async () => {
+    const path = join(tmp(), 'store.json');
+    const a = new FileStore(path);
+    const b = new FileStore(path);
+    await Promise.all(
+      Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).setTokens(tokens('https://as', `https://rs/${i}`, `t${i}`))),
+    );
+    for (let i = 0; i < 10; i++) expect((await a.getTokens('https://as', `https://rs/${i}`))!.access_token).toBe(`t${i}`);
+    expect(readdirSync(dirname(path))).toEqual(['store.json']);
+  });
+
+  it('a stale lock file left by a crashed process is taken over', async () => {
+    const path = join(tmp(), 'store.json');
+    writeFileSync(`${path}.lock`, '999999');
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(`${path}.lock`, old, old);
+    await new FileStore(path).setTokens(tokens('https://as', 'https://rs', 'after-crash'));
+    expect((await new FileStore(path).getTokens('https://as', 'https://rs'))!.access_token).toBe('after-crash');
+  });
+
+  it('withLock is re-entrant for store calls made inside it', async () => {
+    const s = new FileStore(join(tmp(), 'store.json'));
+    const out = await s.withLock(async () => {
+      await s.setTokens(tokens('https://as', 'https://rs', 'nested'));
+      return (await s.getTokens('https://as', 'https://rs'))!.access_token;
+    });
+    expect(out).toBe('nested');
   });
 
   it('a corrupt or foreign file is reported, not silently overwritten', async () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authorizeUrl, decodeJwt, pkce, REDIRECT, registerClient, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
 import { UserAgent, isUrl, type Page } from './helpers/user-agent.js';
+import { hashPassword } from '../src/passwords.js';
 
 describe('login and consent pages', () => {
   let t: RunningAs;
@@ -17,6 +18,7 @@ describe('login and consent pages', () => {
       ],
     });
     clientId = (await registerClient(t.url, { client_name: 'Evil <script>alert(1)</script> App' })).body.client_id;
+    await t.as.store.accounts.create({ id: 'bob-id', username: 'bob', passwordHash: await hashPassword('bob-password'), disabled: false });
   });
   afterAll(() => t.close());
 
@@ -74,6 +76,24 @@ describe('login and consent pages', () => {
     const next = await ua.submit(page, { username: 'mallory', password: 'whatever-password', action: 'login' }, REDIRECT);
     expect(!isUrl(next) && next.status).toBe(401);
     expect(!isUrl(next) && next.body).toContain('Invalid username or password.');
+  });
+
+  it('brute force: after 10 failures for one user from one address, even the right password is throttled (429)', async () => {
+    const ua = new UserAgent();
+    let { page } = await start(ua);
+    for (let i = 0; i < 10; i++) {
+      const next = await ua.submit(page, { username: 'bob', password: `wrong-${i}`, action: 'login' }, REDIRECT);
+      if (isUrl(next)) throw new Error('unexpected redirect');
+      expect(next.status).toBe(401);
+      page = next;
+    }
+    const blocked = await ua.submit(page, { username: 'bob', password: 'bob-password', action: 'login' }, REDIRECT);
+    expect(!isUrl(blocked) && blocked.status).toBe(429);
+    expect(!isUrl(blocked) && blocked.body).toContain('Too many failed attempts');
+    // Other users are not affected.
+    if (isUrl(blocked)) throw new Error('unexpected redirect');
+    const other = await ua.submit(blocked, { username: 'alice', password: 'alice-password', action: 'login' }, REDIRECT);
+    expect(!isUrl(other) && other.status).toBe(200);
   });
 
   it('CSRF: a login post without the form token is refused (403)', async () => {

@@ -32,6 +32,10 @@ export interface InteractionOptions {
 
 type Details = Awaited<ReturnType<Provider['interactionDetails']>>;
 
+const LOGIN_FAILURES = 'login-failures';
+const MAX_LOGIN_FAILURES = 10;
+const LOGIN_FAILURE_WINDOW = 15 * 60;
+
 /** Where the browser may go after a form post: this server and the client's redirect URI. */
 function formTargets(details: Details | undefined): string[] {
   const targets = ["'self'"];
@@ -119,10 +123,10 @@ export function createInteractionRouter(o: InteractionOptions): Router {
     void req;
   }
 
-  async function renderLogin(res: Response, details: Details, error?: string, username?: string) {
+  async function renderLogin(res: Response, details: Details, error?: string, username?: string, status?: number) {
     const client = await describeClient(details);
     const csrf = issueCsrfToken(res, action(details.uid), o.secureCookies);
-    res.status(error ? 401 : 200).type('html').send(
+    res.status(status ?? (error ? 401 : 200)).type('html').send(
       loginPage({ serviceName: o.serviceName, action: action(details.uid), csrf, clientName: client.clientName, error, username }),
     );
   }
@@ -177,9 +181,18 @@ export function createInteractionRouter(o: InteractionOptions): Router {
       if (details.prompt.name === 'login') {
         const username = typeof req.body?.username === 'string' ? req.body.username.trim() : '';
         const password = typeof req.body?.password === 'string' ? req.body.password : '';
+        // Brute-force brake per (address, username); a later issue adds account lockout.
+        const attemptKey = `${req.ip ?? 'unknown'}|${username.toLowerCase()}`;
+        const failures = (await o.store.kv.get<number>(LOGIN_FAILURES, attemptKey)) ?? 0;
+        if (failures >= MAX_LOGIN_FAILURES) {
+          o.logger.warn('login throttled', { username });
+          await renderLogin(res, details, 'Too many failed attempts. Try again later.', username, 429);
+          return;
+        }
         const account = username ? await o.store.accounts.findByUsername(username) : undefined;
         const ok = await verifyPassword(password, account?.passwordHash ?? (await dummyHash()));
         if (!account || !ok || account.disabled) {
+          await o.store.kv.increment(LOGIN_FAILURES, attemptKey, 1, LOGIN_FAILURE_WINDOW);
           o.logger.warn('login failed', { username });
           await renderLogin(res, details, 'Invalid username or password.', username);
           return;

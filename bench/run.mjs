@@ -1,0 +1,82 @@
+/**
+ * `npm run bench` (after the build): runs every benchmark case, prints each as a table of
+ * min / median / max over rounds and the ratios between cases measured in the same round,
+ * with PASS/MISS next to each target. Numbers never fail the run; a case that could not run
+ * does (exit code 1).
+ *
+ *   npm run bench                     full run (several minutes)
+ *   npm run bench -- --quick          short run (or BENCH_QUICK=1)
+ *   npm run bench -- --only=1,2       some cases only (or BENCH_ONLY=1,2)
+ */
+import { cpus, loadavg } from 'node:os';
+import { renderCase } from './lib/report.mjs';
+
+const args = process.argv.slice(2);
+const quick = args.includes('--quick') || ['1', 'true'].includes(process.env.BENCH_QUICK ?? '');
+const onlyArg = args.find((a) => a.startsWith('--only='))?.slice(7) ?? process.env.BENCH_ONLY;
+const only = onlyArg ? new Set(onlyArg.split(',').map((s) => s.trim())) : undefined;
+const unknown = args.filter((a) => a !== '--quick' && !a.startsWith('--only='));
+if (unknown.length) {
+  process.stderr.write(`unknown argument(s): ${unknown.join(' ')}\nusage: node bench/run.mjs [--quick] [--only=1,2,3,4,5]\n`);
+  process.exit(2);
+}
+
+const settings = quick
+  ? {
+      rs: { rounds: 2, duration: 2, connections: 50 },
+      validation: { rounds: 3, sampleMs: 300 },
+      as: { rounds: 1, codes: 40, refreshes: 40, concurrency: 8 },
+      flow: { rounds: 2 },
+      cimd: { rounds: 2, flowsPerRound: 3 },
+    }
+  : {
+      rs: { rounds: 5, duration: 10, connections: 50 },
+      validation: { rounds: 7, sampleMs: 2000 },
+      as: { rounds: 3, codes: 200, refreshes: 200, concurrency: 10 },
+      flow: { rounds: 5 },
+      cimd: { rounds: 5, flowsPerRound: 10 },
+    };
+
+const cases = [
+  { id: '1', name: 'resource-server overhead', run: async () => (await import('./cases/rs-overhead.mjs')).runRsOverhead(settings.rs) },
+  { id: '2', name: 'token validation', run: async () => (await import('./cases/validation.mjs')).runValidation(settings.validation) },
+  { id: '3', name: 'AS throughput', run: async () => (await import('./cases/as-throughput.mjs')).runAsThroughput(settings.as) },
+  { id: '4', name: 'full flow', run: async () => (await import('./cases/full-flow.mjs')).runFullFlow(settings.flow) },
+  { id: '5', name: 'CIMD cold vs warm', run: async () => (await import('./cases/cimd.mjs')).runCimd(settings.cimd) },
+];
+
+const cpu = cpus();
+process.stdout.write(
+  [
+    `mcp-auth-kit benchmarks (${quick ? 'quick' : 'full'} run) — ${new Date().toISOString()}`,
+    `Node ${process.version} (${process.execPath}), ${process.platform}/${process.arch}, ${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`,
+    'Only ratios of cases measured in the same round are meaningful; absolute numbers depend on the machine and its load.',
+    '',
+  ].join('\n') + '\n',
+);
+
+const failed = [];
+const evaluated = [];
+for (const c of cases) {
+  if (only && !only.has(c.id)) continue;
+  const started = Date.now();
+  try {
+    const result = await c.run();
+    const { text, ratios } = renderCase(result);
+    evaluated.push(...ratios);
+    process.stdout.write(`${text}\n   (${((Date.now() - started) / 1000).toFixed(0)} s)\n\n`);
+  } catch (error) {
+    failed.push(c);
+    process.stdout.write(`== ${c.id}. ${c.name}: FAILED TO RUN — ${error instanceof Error ? error.message : String(error)}\n\n`);
+    if (process.env.BENCH_VERBOSE && error instanceof Error) process.stderr.write(`${error.stack}\n`);
+  }
+}
+
+process.stdout.write('== targets (median of same-round ratios; numbers never fail the run)\n');
+for (const r of evaluated.filter((r) => r.target)) {
+  process.stdout.write(`   ${r.verdict.padEnd(5)} ${r.label} = ${Number.isFinite(r.median) ? r.median.toFixed(3) : '—'} (target ${r.target.op === '>=' ? '≥' : '≤'} ${r.target.value})\n`);
+}
+if (failed.length) {
+  process.stdout.write(`\n${failed.length} case(s) failed to run: ${failed.map((c) => `${c.id} (${c.name})`).join(', ')}\n`);
+  process.exitCode = 1;
+}

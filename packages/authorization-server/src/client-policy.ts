@@ -36,6 +36,13 @@ function invalid(message: string): never {
   throw new errors.InvalidClientMetadata(message);
 }
 
+/** RFC 7591 §3.2.2 invalid_redirect_uri with our own description. */
+function invalidRedirect(message: string): never {
+  const error = new errors.InvalidRedirectUri();
+  error.error_description = message;
+  throw error;
+}
+
 export function isCimdClientId(clientId: unknown): boolean {
   return typeof clientId === 'string' && /^https:\/\//i.test(clientId);
 }
@@ -62,7 +69,7 @@ export function createClientPolicy(options: ClientPolicyOptions) {
     // OAuth 2.1 §7.12.2 / MCP security §Open redirection: no script, data or file redirects.
     for (const uri of redirectUris) {
       if (typeof uri !== 'string' || isDangerousRedirectUri(uri)) {
-        throw new errors.InvalidRedirectUri('redirect_uris must not use a dangerous URI scheme');
+        invalidRedirect('redirect_uris must not use a dangerous URI scheme');
       }
     }
 
@@ -81,7 +88,7 @@ export function createClientPolicy(options: ClientPolicyOptions) {
       for (const uri of redirectUris) {
         const url = parseUrl(uri)!;
         if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
-          throw new errors.InvalidRedirectUri('redirect_uris of web clients must use https (http only on loopback)');
+          invalidRedirect('redirect_uris of web clients must use https (http only on loopback)');
         }
       }
     }

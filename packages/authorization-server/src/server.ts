@@ -1,6 +1,6 @@
 import express, { type Express, type Request, type Response, type NextFunction } from 'express';
 import type Provider from 'oidc-provider';
-import { validateConfig, type AuthorizationServerConfig } from './config.js';
+import { ConfigError, validateConfig, type AuthorizationServerConfig } from './config.js';
 import { openStore } from './storage/index.js';
 import type { Store } from './storage/types.js';
 import { consoleLogger } from './logger.js';
@@ -17,6 +17,20 @@ export interface AuthorizationServer {
   provider: Provider;
   store: Store;
   close(): Promise<void>;
+}
+
+/** oidc-provider validates configured clients lazily; fail at start-up instead, all at once. */
+async function checkStaticClients(provider: Provider, config: AuthorizationServerConfig): Promise<void> {
+  const problems: string[] = [];
+  for (const [i, client] of (config.clients ?? []).entries()) {
+    try {
+      await provider.Client.find(client.client_id);
+    } catch (err) {
+      const e = err as { error_description?: string; message: string };
+      problems.push(`clients[${i}] (${client.client_id}): ${e.error_description ?? e.message}`);
+    }
+  }
+  if (problems.length) throw new ConfigError(problems);
 }
 
 function isStore(value: unknown): value is Store {
@@ -36,6 +50,7 @@ export async function createAuthorizationServer(config: AuthorizationServerConfi
     if (config.cimd?.allowPrivateNetwork) logger.warn('CIMD may fetch loopback/private addresses (dev only)');
 
     const { provider, resources, mountPath } = await buildProvider(config, store, logger);
+    await checkStaticClients(provider, config);
     const issuerUrl = new URL(config.issuer);
 
     const app = express();

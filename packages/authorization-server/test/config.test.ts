@@ -59,6 +59,23 @@ describe('configuration validation', () => {
     expect(problems({ ...valid, issuer: 'http://127.0.0.1:9000', devAutoLogin: 'demo' })).toEqual([]);
   });
 
+  it('MCP security §Communication: pre-registered clients are checked at start-up, every problem listed', async () => {
+    const error = await createAuthorizationServer({
+      ...valid,
+      logger: silentLogger,
+      clients: [
+        { client_id: 'a', redirect_uris: ['http://evil.example/cb'], token_endpoint_auth_method: 'none' },
+        { client_id: 'b', redirect_uris: ['javascript:alert(1)'], token_endpoint_auth_method: 'none', application_type: 'native' },
+        { client_id: 'ok', redirect_uris: ['https://app.example/cb'], token_endpoint_auth_method: 'none' },
+      ],
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    const problems = (error as ConfigError).problems;
+    expect(problems).toHaveLength(2);
+    expect(problems[0]).toMatch(/clients\[0\] \(a\): redirect_uris of web clients must use https/);
+    expect(problems[1]).toMatch(/clients\[1\] \(b\): redirect_uris must not use a dangerous URI scheme/);
+  });
+
   it('createAuthorizationServer throws the ConfigError before opening storage', async () => {
     await expect(createAuthorizationServer({ ...valid, issuer: 'https://auth.example.com', devAutoLogin: 'demo', logger: silentLogger })).rejects.toThrow(
       /devAutoLogin: refused because the issuer host "auth.example.com" is not loopback/,

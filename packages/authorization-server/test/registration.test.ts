@@ -56,6 +56,7 @@ describe('RFC 7591 dynamic client registration with MCP rules', () => {
         const reg = await registerClient(t.url, { application_type: applicationType, redirect_uris: [uri] });
         expect(reg.status, `${applicationType} ${uri}`).toBe(400);
         expect(reg.body.error).toMatch(/invalid_redirect_uri|invalid_client_metadata/);
+        expect(reg.body.error_description).toMatch(/scheme|uri/i);
       }
     },
   );
@@ -93,6 +94,12 @@ describe('RFC 7591 dynamic client registration with MCP rules', () => {
     });
     expect(reg.status).toBe(400);
     expect(reg.body.error).toBe('invalid_client_metadata');
+  });
+
+  it('RFC 7591 §2: unknown metadata members (e.g. a `resource` member) are ignored, not fatal', async () => {
+    const reg = await registerClient(t.url, { resource: 'http://127.0.0.1:3999/mcp', software_id: 'x', some_vendor_field: true });
+    expect(reg.status).toBe(201);
+    expect(reg.body.some_vendor_field).toBeUndefined();
   });
 
   it('NOTES gotcha 3: resource scopes in DCR `scope` are accepted', async () => {

@@ -521,9 +521,12 @@ export class McpAuthClient {
     let authorized = false;
     let stepUps = 0;
     let lastStepUpKey: string | undefined;
-    for (;;) {
+    /** Access tokens the server refused during this call: never sent again (guarantees termination). */
+    const refused = new Set<string>();
+    for (let round = 0; ; round++) {
       const binding = await this.store.getServer(server);
-      const tokens = binding ? await this.validTokens(binding) : undefined;
+      const candidate = binding ? await this.validTokens(binding) : undefined;
+      const tokens = candidate && !refused.has(candidate.access_token) ? candidate : undefined;
       let res: Response;
       const dpopKey = tokens?.dpop_jkt && binding ? await this.dpopKey(binding, tokens.client_id) : undefined;
       if (tokens && dpopKey) {
@@ -534,15 +537,20 @@ export class McpAuthClient {
         res = await this.deps.fetch(new Request(original.clone(), { headers }));
       }
 
+      // Defence in depth: whatever the servers answer, one call makes a bounded number of requests.
+      if (round >= 4 + maxStepUps) return res;
+
       if (res.status === 401) {
+        if (tokens) refused.add(tokens.access_token);
         const challenge = oauthChallenge(res);
         const fresh = await this.discover(server, challenge?.params.resource_metadata);
+        const valid = await this.validTokens(fresh);
+        if (valid && !refused.has(valid.access_token)) {
+          await res.body?.cancel();
+          continue; // valid tokens for this (issuer, resource) exist but were not sent: use them
+        }
         const stored = await this.store.getTokens(fresh.issuer, fresh.resource);
         const known = stored && (await this.usable(stored, fresh)) ? stored : undefined;
-        if (known && known.access_token !== tokens?.access_token) {
-          await res.body?.cancel();
-          continue; // tokens for this (issuer, resource) exist but were not sent: use them
-        }
         if (known?.refresh_token && !refreshed && !authorized) {
           refreshed = true;
           if (await this.refresh(fresh, known.access_token)) {

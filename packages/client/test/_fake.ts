@@ -62,7 +62,7 @@ export async function startFakeAs(opts: FakeAsOptions = {}): Promise<FakeAs> {
     if (url.pathname === '/token') {
       const body = new URLSearchParams(raw);
       state.tokenRequests.push({ body, authorization: req.headers.authorization });
-      const at = `at-${++n}`;
+      const at = `at-${new URL(issuer).port}-${++n}`;
       tokens.add(at);
       return send(200, { access_token: at, token_type: 'Bearer', expires_in: 3600, refresh_token: `rt-${n}`, ...(body.get('scope') && { scope: body.get('scope') }) });
     }
@@ -75,6 +75,8 @@ export interface FakeRs {
   mcpUrl: string;
   /** Switches the PRM to another AS (authorization server migration). */
   setAs(as: FakeAs): void;
+  /** Makes the RS refuse every token with 401 invalid_token. */
+  rejectAll: boolean;
   seenTokens: (string | undefined)[];
   close(): Promise<void>;
 }
@@ -97,7 +99,7 @@ export async function startFakeRs(as: FakeAs, opts: { scope?: string; insufficie
     const auth = req.headers.authorization;
     const token = auth?.startsWith('Bearer ') ? auth.slice(7) : undefined;
     seenTokens.push(token);
-    if (!token || !current.tokens.has(token)) {
+    if (!token || !current.tokens.has(token) || state.rejectAll) {
       return res
         .writeHead(401, { 'www-authenticate': `Bearer resource_metadata="${prm}"${opts.scope ? `, scope="${opts.scope}"` : ''}${token ? ', error="invalid_token"' : ''}` })
         .end();
@@ -109,5 +111,6 @@ export async function startFakeRs(as: FakeAs, opts: { scope?: string; insufficie
     res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
     return undefined;
   });
-  return { mcpUrl: `${base}/mcp`, setAs: (a) => (current = a), seenTokens, close: () => close(server) };
+  const state: FakeRs = { mcpUrl: `${base}/mcp`, setAs: (a) => (current = a), rejectAll: false, seenTokens, close: () => close(server) };
+  return state;
 }

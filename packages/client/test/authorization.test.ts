@@ -176,6 +176,35 @@ describe('authorization flow security (through real HTTP)', () => {
   });
 });
 
+describe('token lifecycle edge cases', () => {
+  it('an expired access token without a refresh token leads to one new authorization, not a loop', async () => {
+    const [as, rs] = await pair();
+    const store = new MemoryStore();
+    const c = client({ store });
+    expect((await c.fetch(rs.mcpUrl)).status).toBe(200);
+    const binding = (await store.getServer(rs.mcpUrl))!;
+    const t = (await store.getTokens(binding.issuer, binding.resource))!;
+    const { refresh_token: _drop, ...noRefresh } = t;
+    await store.setTokens({ ...noRefresh, expires_at: 1 });
+    expect((await c.fetch(rs.mcpUrl)).status).toBe(200);
+    expect(as.authorizations).toHaveLength(2);
+    // The expired token was never presented again.
+    expect(rs.seenTokens.filter((x) => x === t.access_token)).toHaveLength(1);
+  });
+
+  it('a server that rejects every token: the call ends with its 401 after one refresh and one authorization', async () => {
+    const [as, rs] = await pair();
+    const c = client();
+    expect((await c.fetch(rs.mcpUrl)).status).toBe(200);
+    rs.rejectAll = true;
+    const res = await c.fetch(rs.mcpUrl);
+    expect(res.status).toBe(401);
+    expect(as.authorizations).toHaveLength(2); // the first login + exactly one new authorization
+    expect(as.tokenRequests.filter((t) => t.body.get('grant_type') === 'refresh_token')).toHaveLength(1);
+    expect(rs.seenTokens.length).toBeLessThanOrEqual(5);
+  });
+});
+
 describe('MCP Step-Up Authorization Flow retry limits', () => {
   it('the same scope set challenged again after a step-up is a permanent failure: the 403 is returned, no loop', async () => {
     const [as, rs] = await pair({}, { insufficient: () => 'admin' });

@@ -4,6 +4,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import {
   consoleLogger,
@@ -13,6 +14,7 @@ import {
   StorageError,
   storageConfigFromEnv,
   type AuthorizationServer,
+  type AuthorizationServerConfig,
   type Logger,
   type StorageConfig,
   type Store,
@@ -44,6 +46,11 @@ export interface StartAuthServerOptions {
   /** Explicit storage (wins over dataDir / databaseUrl). */
   storage?: StorageConfig;
   logger?: Logger;
+  /**
+   * Anything else of the authorization server's configuration (pre-registered clients, more
+   * resources, users, registration / CIMD policy, TTLs…), merged over the defaults above.
+   */
+  authorizationServer?: Partial<Omit<AuthorizationServerConfig, 'issuer' | 'storage'>>;
   /** Print the start-up banner (URLs, demo credentials) to stdout. Default false. */
   banner?: boolean;
 }
@@ -138,14 +145,16 @@ export async function startAuthServer(options: StartAuthServerOptions = {}): Pro
     const issuerLoopback = isLoopbackHost(new URL(issuer).hostname);
     store = await openWithFallback(storageFor(options), logger);
     const resource = options.resource ?? DEFAULT_RESOURCE;
+    const extra = options.authorizationServer ?? {};
     server = await createAuthorizationServer({
-      issuer,
-      resources: [{ resource, scopes: DEMO_SCOPES, defaultScopes: ['notes:read'] }],
-      storage: store,
-      users: issuerLoopback ? [DEMO_USER] : [],
-      devAutoLogin: options.devAutoLogin || undefined,
-      cimd: { allowPrivateNetwork: !!options.cimdAllowPrivateNetwork },
       serviceName: 'MCP Auth Kit',
+      ...extra,
+      issuer,
+      resources: extra.resources ?? [{ resource, scopes: DEMO_SCOPES, defaultScopes: ['notes:read'] }],
+      storage: store,
+      users: [...(issuerLoopback ? [DEMO_USER] : []), ...(extra.users ?? [])],
+      devAutoLogin: options.devAutoLogin || extra.devAutoLogin || undefined,
+      cimd: { ...extra.cimd, allowPrivateNetwork: !!options.cimdAllowPrivateNetwork || !!extra.cimd?.allowPrivateNetwork },
       logger,
     });
     handler = server.app as unknown as typeof handler;
@@ -154,7 +163,9 @@ export async function startAuthServer(options: StartAuthServerOptions = {}): Pro
         `authorization server listening on ${url}`,
         `  issuer      ${issuer}`,
         `  metadata    ${issuer.replace(/\/$/, '')}/.well-known/oauth-authorization-server`,
-        `  resource    ${resource} (scopes: ${Object.keys(DEMO_SCOPES).join(', ')})`,
+        ...(extra.resources ?? [{ resource, scopes: DEMO_SCOPES }]).map(
+          (r) => `  resource    ${r.resource} (scopes: ${Object.keys(r.scopes).join(', ')})`,
+        ),
         `  storage     ${store.kind}`,
       ];
       if (issuerLoopback) lines.push(`  demo login  username "${DEMO_USER.username}", password "${DEMO_USER.password}"`);
@@ -224,8 +235,22 @@ export function configFromEnv(env: NodeJS.ProcessEnv): StartAuthServerOptions {
       problems.push((err as Error).message);
     }
   }
+  let authorizationServer: StartAuthServerOptions['authorizationServer'];
+  const configFile = env.AS_CONFIG_FILE?.trim();
+  if (configFile) {
+    try {
+      const parsed: unknown = JSON.parse(readFileSync(configFile, 'utf8'));
+      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not a JSON object');
+      authorizationServer = parsed as StartAuthServerOptions['authorizationServer'];
+    } catch (err) {
+      // Never echo parser messages: they quote the file, which may hold passwords.
+      const reason = err instanceof SyntaxError ? 'invalid JSON' : (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+      problems.push(`AS_CONFIG_FILE: cannot read ${configFile} (${reason})`);
+    }
+  }
   if (problems.length) throw new EnvError(problems);
   return {
+    authorizationServer,
     port,
     issuer,
     dataDir: env.DATA_DIR?.trim() || '.data',

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -43,6 +43,48 @@ describe('configFromEnv', () => {
     const problems = (error as EnvError).problems;
     expect(problems).toHaveLength(5);
     expect(problems.join('\n')).not.toContain('hunter2');
+  });
+});
+
+describe('AS_CONFIG_FILE', () => {
+  it('merges a JSON file (pre-registered clients, resources) into the server configuration', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'as-config-'));
+    try {
+      const file = join(dir, 'as.json');
+      writeFileSync(file, JSON.stringify({
+        resources: [{ resource: 'https://mcp.example.com/mcp', scopes: { 'files:read': 'Read files' } }],
+        clients: [{ client_id: 'desktop-app', client_name: 'Desktop', redirect_uris: ['http://127.0.0.1/callback'], token_endpoint_auth_method: 'none', application_type: 'native' }],
+      }));
+      const options = configFromEnv({ AS_CONFIG_FILE: file });
+      const s = await startAuthServer({ ...options, port: 0, storage: { kind: 'memory' }, logger: silentLogger });
+      try {
+        const m = (await (await fetch(`http://127.0.0.1:${s.port}/.well-known/oauth-authorization-server`)).json()) as { scopes_supported: string[] };
+        expect(m.scopes_supported).toContain('files:read');
+        expect(m.scopes_supported).not.toContain('notes:read');
+        expect(await s.server.provider.Client.find('desktop-app')).toBeTruthy();
+      } finally {
+        await s.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a broken file is an EnvError that does not quote the file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'as-config-'));
+    try {
+      const file = join(dir, 'as.json');
+      writeFileSync(file, '{"users":[{"username":"a","password":"s3cret-pass"}');
+      expect(() => configFromEnv({ AS_CONFIG_FILE: file })).toThrow(/AS_CONFIG_FILE: cannot read .* \(invalid JSON\)/);
+      try {
+        configFromEnv({ AS_CONFIG_FILE: file });
+      } catch (err) {
+        expect((err as Error).message).not.toContain('s3cret');
+      }
+      expect(() => configFromEnv({ AS_CONFIG_FILE: join(dir, 'missing.json') })).toThrow(/ENOENT/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

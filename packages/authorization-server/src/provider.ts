@@ -161,6 +161,7 @@ export async function buildProvider(
     async renderError(ctx, out) {
       ctx.type = 'html';
       ctx.set('cache-control', 'no-store');
+      ctx.set('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; form-action 'none'; base-uri 'none'");
       ctx.body = page(
         'Authorization error',
         `<h1>Authorization error</h1><p class="error"><code>${escapeHtml(out.error)}</code>${

@@ -1,5 +1,6 @@
 import express, { type Express, type Request, type Response, type NextFunction } from 'express';
 import type Provider from 'oidc-provider';
+import helmet from 'helmet';
 import { ConfigError, validateConfig, type AuthorizationServerConfig } from './config.js';
 import { openStore } from './storage/index.js';
 import type { Store } from './storage/types.js';
@@ -56,6 +57,17 @@ export async function createAuthorizationServer(config: AuthorizationServerConfi
     const app = express();
     app.disable('x-powered-by');
     app.set('trust proxy', !!config.trustProxy);
+    // Baseline headers on every response (API and oidc-provider's own pages). CSP is set per
+    // page (interactions, error page) since oidc-provider's form_post page needs its own;
+    // CORP stays off so browser-based MCP clients can read metadata, JWKS and tokens (CORS).
+    app.use(
+      helmet({
+        contentSecurityPolicy: false,
+        crossOriginResourcePolicy: false,
+        strictTransportSecurity: issuerUrl.protocol === 'https:' ? { maxAge: 31536000 } : false,
+        referrerPolicy: { policy: 'no-referrer' },
+      }),
+    );
 
     // RFC 8414 §3.1: an issuer with a path is discovered at the path-inserted well-known URL
     // (NOTES gotcha 7). The OIDC path-insertion form is served the same way for MCP clients.

@@ -56,6 +56,17 @@ describe('errors and logs never leak secrets or stacks', () => {
     }
   });
 
+  it('baseline security headers on API responses and a strict CSP on the error page', async () => {
+    const meta = await fetch(`${t.url}/.well-known/oauth-authorization-server`);
+    expect(meta.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(meta.headers.get('x-powered-by')).toBeNull();
+    const page = await fetch(`${t.url}/auth?client_id=unknown-client&response_type=code`);
+    expect(page.status).toBe(400);
+    expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
+    expect(page.headers.get('cache-control')).toBe('no-store');
+    expect(await page.text()).not.toMatch(/at .*\.js:\d+/);
+  });
+
   it('RFC 6749 §5.1: token responses are not cacheable', async () => {
     const reg = await registerClient(t.url);
     const flow = await authorizeAuto(t.url, reg.body.client_id);

@@ -11,7 +11,6 @@ import {
   createAuthorizationServer,
   isLoopbackHost,
   openStore,
-  StorageError,
   storageConfigFromEnv,
   type AuthorizationServer,
   type AuthorizationServerConfig,
@@ -81,18 +80,6 @@ function storageFor(options: StartAuthServerOptions): StorageConfig {
   return { kind: 'sqlite', file: join(resolve(options.dataDir ?? '.data'), SQLITE_FILE_NAME) };
 }
 
-async function openWithFallback(config: StorageConfig, logger: Logger): Promise<Store> {
-  try {
-    return await openStore(config);
-  } catch (err) {
-    if (config.kind === 'sqlite' && err instanceof StorageError && err.code === 'misconfigured') {
-      logger.warn('SQLite storage is not available in this build; falling back to MEMORY storage (nothing survives a restart)');
-      return openStore({ kind: 'memory' });
-    }
-    throw err;
-  }
-}
-
 export async function startAuthServer(options: StartAuthServerOptions = {}): Promise<RunningAuthServer> {
   const logger = options.logger ?? consoleLogger('auth-server');
   let handler: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => {
@@ -143,7 +130,7 @@ export async function startAuthServer(options: StartAuthServerOptions = {}): Pro
   let server: AuthorizationServer;
   try {
     const issuerLoopback = isLoopbackHost(new URL(issuer).hostname);
-    store = await openWithFallback(storageFor(options), logger);
+    store = await openStore(storageFor(options));
     const resource = options.resource ?? DEFAULT_RESOURCE;
     const extra = options.authorizationServer ?? {};
     server = await createAuthorizationServer({

@@ -597,6 +597,28 @@ export class McpAuthClient {
   }
 
   /**
+   * Reacts to a 401 from an MCP server outside {@link fetch} (e.g. from an SDK `authProvider`):
+   * rediscovers from the challenge, refreshes when the stored token was the one refused and a
+   * refresh token exists, otherwise runs a new authorization. Resolves with the new tokens.
+   */
+  async handleUnauthorized(serverUrl: string | URL, response: Response): Promise<StoredTokens> {
+    const challenge = oauthChallenge(response);
+    const fresh = await this.discover(serverUrl, challenge?.params.resource_metadata);
+    const stored = await this.store.getTokens(fresh.issuer, fresh.resource);
+    if (stored?.refresh_token && (await this.usable(stored, fresh))) {
+      const refreshed = await this.refresh(fresh, stored.access_token);
+      if (refreshed && refreshed.access_token !== stored.access_token) return refreshed;
+    }
+    const scope = selectScope({
+      challengeScope: challenge?.params.scope,
+      scopesSupported: fresh.prm.scopes_supported,
+      asScopesSupported: fresh.as_metadata.scopes_supported,
+      wantRefreshToken: this.wantRefresh && !this.machine,
+    });
+    return this.authorizeBinding(fresh, scope);
+  }
+
+  /**
    * Forgets tokens (and the discovery binding) of one server, or of every server, after revoking
    * them at the AS when it has a `revocation_endpoint` (RFC 7009, best effort).
    */
@@ -674,6 +696,24 @@ export function enterpriseManagedAssertion(options: EnterpriseManagedOptions): J
       },
       deps,
     );
+}
+
+/**
+ * An `AuthProvider` for the SDK v2 transports' `authProvider` option (`token()` before each
+ * request, `onUnauthorized()` on 401). Prefer {@link createAuthFetch}: through this interface the
+ * SDK cannot hand over 403 step-up nor send DPoP proofs, so this adapter always asks for Bearer
+ * tokens only where the AS/PRM do not require DPoP.
+ */
+export function createSdkAuthProvider(client: McpAuthClient, serverUrl: string | URL) {
+  return {
+    async token(): Promise<string | undefined> {
+      const tokens = await client.getTokens(serverUrl);
+      return tokens && !tokens.dpop_jkt ? tokens.access_token : undefined;
+    },
+    async onUnauthorized(ctx: { response: Response }): Promise<void> {
+      await client.handleUnauthorized(serverUrl, ctx.response);
+    },
+  };
 }
 
 /** An authenticated fetch bound to a client (for the MCP SDK transports' `fetch` option). */

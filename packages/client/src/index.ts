@@ -32,6 +32,7 @@ export { resolveClient, dynamicRegistration, chooseAuthMethod, type PreRegistere
 export {
   McpAuthClient,
   createAuthFetch,
+  createSdkAuthProvider,
   enterpriseManagedAssertion,
   type EnterpriseManagedOptions,
   type JwtBearerConfig,

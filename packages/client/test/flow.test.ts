@@ -129,6 +129,21 @@ describe('end-to-end against oidc-provider', () => {
     expect(events.map((e) => e.type)).not.toContain('authorization_url');
   });
 
+  it('handleUnauthorized (for SDK authProvider hosts): a refused stored token is refreshed, not re-authorized', async () => {
+    const store = new MemoryStore();
+    const events: McpAuthEvent[] = [];
+    const client = new McpAuthClient({ clientName: 'hu', store, openAuthorizationUrl: headlessBrowser, onEvent: (e) => events.push(e) });
+    const first = await client.authorize(rs.mcpUrl);
+    rs.revoked.add(first.access_token);
+    const res = await fetch(rs.mcpUrl, { ...call('read'), headers: { ...call('read').headers, authorization: `Bearer ${first.access_token}` } });
+    expect(res.status).toBe(401);
+    events.length = 0;
+    const next = await client.handleUnauthorized(rs.mcpUrl, res);
+    expect(next.access_token).not.toBe(first.access_token);
+    expect(events.map((e) => e.type)).toContain('refreshed');
+    expect(events.map((e) => e.type)).not.toContain('authorization_url');
+  });
+
   it('MCP Step-Up Authorization Flow: 403 insufficient_scope → re-authorize with the union of scopes → retry', async () => {
     const client = newClient();
     expect((await client.fetch(rs.mcpUrl, call('read'))).status).toBe(200);

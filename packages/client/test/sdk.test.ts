@@ -6,7 +6,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
-import { createAuthFetch, McpAuthClient, MemoryStore } from '../src/index.js';
+import { createAuthFetch, createSdkAuthProvider, McpAuthClient, MemoryStore } from '../src/index.js';
 import { headlessBrowser, startOidcProvider, startResourceServer, type TestAs, type TestRs } from './_harness.js';
 
 let as: TestAs;
@@ -51,6 +51,17 @@ describe('SDK adapters via the transport fetch option', () => {
     expect(result.content).toEqual([{ type: 'text', text: 'written' }]);
     expect(as.authorizationRequests.length).toBe(n + 1);
     expect(as.authorizationRequests.at(-1)!.get('scope')!.split(' ')).toEqual(expect.arrayContaining(['notes:read', 'notes:write']));
+    await client.close();
+  });
+
+  it('SDK v2 authProvider adapter: 401 → onUnauthorized runs our flow, token() supplies the bearer token', async () => {
+    const a = auth();
+    const client = new ClientV2({ name: 'v2-provider', version: '1.0.0' });
+    await client.connect(new TransportV2(new URL(rs.mcpUrl), { authProvider: createSdkAuthProvider(a, rs.mcpUrl) }));
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(['read', 'write']);
+    const sent = rs.requests.at(-1)!.authorization!;
+    expect(sent).toBe(`Bearer ${(await a.getTokens(rs.mcpUrl))!.access_token}`);
     await client.close();
   });
 

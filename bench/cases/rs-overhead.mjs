@@ -46,6 +46,25 @@ function toolsCallRequest(token) {
   };
 }
 
+/**
+ * Reads and parses the JSON body the way our middleware does after its token check (chunks,
+ * one JSON.parse), so the variants without it differ from ours by the auth work alone.
+ */
+function readJsonBody(req, res, next) {
+  const chunks = [];
+  req.on('data', (chunk) => chunks.push(chunk));
+  req.on('error', next);
+  req.on('end', () => {
+    try {
+      const raw = Buffer.concat(chunks);
+      req.body = raw.length === 0 ? undefined : JSON.parse(raw.toString('utf8'));
+      next();
+    } catch {
+      res.status(400).json({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error' }, id: null });
+    }
+  });
+}
+
 /** The same express shell for every variant: helmet as in the demo app, auth layer, SDK handler. */
 function appWith(authLayers, resourceMetadataUrl) {
   const store = new NotesStore();
@@ -68,13 +87,17 @@ function appWith(authLayers, resourceMetadataUrl) {
   return { app, close: () => mcp.close() };
 }
 
-export async function runRsOverhead({ rounds, duration, connections }) {
+export async function runRsOverhead({ rounds, duration, connections, tokenCount = connections }) {
   const server = await listen();
   const resource = `${server.origin}/mcp`;
   const as = await startBenchAs({ resource });
   const closers = [() => as.close(), () => server.close()];
   try {
-    const { access_token: token } = await as.issueTokens('notes:read');
+    // One token per connection (same user, same client), the same set for every variant: a
+    // single token would let "cache off" coalesce all concurrent verifications into one.
+    const tokens = [];
+    for (let i = 0; i < tokenCount; i++) tokens.push((await as.issueTokens('notes:read')).access_token);
+    const token = tokens[0];
     const claims = decodeJwt(token);
     const resourceMetadataUrl = `${server.origin}/.well-known/oauth-protected-resource/mcp`;
     const policy = { default: ['notes:read'], tools: { add_note: ['notes:write'], list_notes: ['notes:read'] } };
@@ -110,11 +133,11 @@ export async function runRsOverhead({ rounds, duration, connections }) {
 
     const variants = [
       // Our middleware parses the JSON body itself after the token check and hands it to the SDK;
-      // the other variants get express.json() at the same place, so every variant parses once.
-      ['unprotected (same handler, fixed caller)', appWith([(req, _res, next) => ((req.auth = staticAuth), next()), express.json()], resourceMetadataUrl)],
+      // the other variants get the same reader at the same place, so every variant parses once.
+      ['unprotected (same handler, fixed caller)', appWith([(req, _res, next) => ((req.auth = staticAuth), next()), readJsonBody], resourceMetadataUrl)],
       ['ours, cache on', appWith([rsCache.protect], resourceMetadataUrl)],
       ['ours, cache off', appWith([rsCold.protect], resourceMetadataUrl)],
-      ['SDK requireBearerAuth + jose', appWith([requireBearerAuth({ verifier: joseVerifier, requiredScopes: ['notes:read'], resourceMetadataUrl }), express.json()], resourceMetadataUrl)],
+      ['SDK requireBearerAuth + jose', appWith([requireBearerAuth({ verifier: joseVerifier, requiredScopes: ['notes:read'], resourceMetadataUrl }), readJsonBody], resourceMetadataUrl)],
     ];
     const demo = createDemoApp({ resource, issuer: as.issuer });
     variants.push(['demo app as shipped (cache on)', { app: demo.app, close: () => demo.close() }]);
@@ -127,29 +150,40 @@ export async function runRsOverhead({ rounds, duration, connections }) {
       const res = await fetch(resource, request);
       const text = await res.text();
       if (res.status !== 200 || !text.includes(String(claims.sub))) throw new Error(`${label}: tools/call answered HTTP ${res.status}: ${text.slice(0, 200)}`);
-      await runAutocannon({ url: resource, connections, duration: 1, ...request });
+      await runAutocannon({ url: resource, connections, duration: 1, ...request, bearerTokens: tokens });
     }
 
     const rows = variants.map(([label]) => ({ label, unit: 'req/s', values: [] }));
+    // CPU time of this process (all its threads) per request: far less sensitive than req/s to
+    // other processes taking the shared cores, since only our own work is counted.
+    const cpuRows = variants.map(([label]) => ({ label: `${label}: CPU`, unit: 'µs/req', values: [] }));
     for (let round = 0; round < rounds; round++) {
       // Rotate the starting variant so no variant always runs first after a pause.
       for (let k = 0; k < variants.length; k++) {
         const i = (k + round) % variants.length;
         server.setHandler(variants[i][1].app);
-        const result = await runAutocannon({ url: resource, connections, duration, ...request });
+        const cpu = process.cpuUsage();
+        const result = await runAutocannon({ url: resource, connections, duration, ...request, bearerTokens: tokens });
+        const used = process.cpuUsage(cpu);
         rows[i].values[round] = result.rps;
+        cpuRows[i].values[round] = (used.user + used.system) / result.total;
       }
     }
     const [unprotected, cacheOn, cacheOff, sdk, shipped] = rows.map((r) => r.label);
+    const [cpuUnprotected, cpuCacheOn, cpuCacheOff, cpuSdk] = cpuRows.map((r) => r.label);
     return {
       title: `1. resource-server overhead — tools/call "${TOOL}", ${VERSION} stateless wire, ${connections} connections, ${rounds} rounds × ${duration} s`,
       notes: [
-        'One server and one ES256 token from our AS; only the auth layer changes. "unprotected" hands the handler a fixed caller.',
-        '"ours, cache off" still coalesces concurrent verifications of the same token (single-flight).',
+        `One server; ${tokenCount} ES256 tokens from our AS, one per request in turn, the same set for every variant; only the auth layer changes.`,
+        '"unprotected" hands the handler a fixed caller without looking at the token.',
+        'CPU rows: CPU time of the server process per request; "CPU: unprotected / X" reads like a throughput ratio (1 = free).',
       ],
-      rows,
+      rows: [...rows, ...cpuRows],
       ratios: [
         { label: 'ours cache on / unprotected', of: [cacheOn, unprotected], target: { op: '>=', value: 0.9 } },
+        { label: 'CPU: unprotected / ours cache on', of: [cpuUnprotected, cpuCacheOn] },
+        { label: 'CPU: unprotected / ours cache off', of: [cpuUnprotected, cpuCacheOff] },
+        { label: 'CPU: unprotected / SDK + jose', of: [cpuUnprotected, cpuSdk] },
         { label: 'ours cache off / unprotected', of: [cacheOff, unprotected] },
         { label: 'SDK + jose / unprotected', of: [sdk, unprotected] },
         { label: 'ours cache on / SDK + jose', of: [cacheOn, sdk] },

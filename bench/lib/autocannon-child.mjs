@@ -4,7 +4,19 @@
  */
 import autocannon from 'autocannon';
 
-const options = JSON.parse(process.argv[2]);
+const { bearerTokens, ...options } = JSON.parse(process.argv[2]);
+if (bearerTokens?.length) {
+  // Each request carries the next token of the set, in turn.
+  let next = 0;
+  options.requests = [
+    {
+      setupRequest: (request) => ({
+        ...request,
+        headers: { ...request.headers, authorization: `Bearer ${bearerTokens[next++ % bearerTokens.length]}` },
+      }),
+    },
+  ];
+}
 const result = await autocannon({ ...options, workers: undefined });
 process.stdout.write(
   `${JSON.stringify({

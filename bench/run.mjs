@@ -26,14 +26,14 @@ const settings = quick
       rs: { rounds: 2, duration: 2, connections: 50 },
       validation: { rounds: 3, sampleMs: 300 },
       as: { rounds: 1, codes: 40, refreshes: 40, concurrency: 8 },
-      flow: { rounds: 2 },
+      flow: { rounds: 2, runsPerRound: 1 },
       cimd: { rounds: 2, flowsPerRound: 3 },
     }
   : {
       rs: { rounds: 5, duration: 10, connections: 50 },
       validation: { rounds: 7, sampleMs: 2000 },
       as: { rounds: 3, codes: 200, refreshes: 200, concurrency: 10 },
-      flow: { rounds: 5 },
+      flow: { rounds: 5, runsPerRound: 3 },
       cimd: { rounds: 5, flowsPerRound: 10 },
     };
 

@@ -122,9 +122,24 @@ const arms = {
     await client.close();
     return result;
   },
-  'SDK v2 client + SDK v2 OAuth': async (url) => {
+  'SDK v2 client + SDK v2 OAuth': (url) => sdkV2Flow(url, undefined),
+  'SDK v2 client (2026-07-28) + our client lib': async (url) => {
+    const { auth } = ourAuthClient();
+    const client = new ClientV2({ name: 'bench', version: '1.0.0' }, MODERN);
+    await client.connect(new TransportV2(new URL(url), { fetch: createAuthFetch(auth) }));
+    const result = await client.callTool({ name: 'whoami', arguments: {} });
+    await client.close();
+    return result;
+  },
+  'SDK v2 client (2026-07-28) + SDK v2 OAuth': (url) => sdkV2Flow(url, MODERN),
+};
+
+/** Pins the SDK v2 client to the stateless 2026-07-28 wire (no initialize handshake). */
+const MODERN = { versionNegotiation: { mode: { pin: '2026-07-28' } } };
+
+async function sdkV2Flow(url, clientOptions) {
     const provider = new HeadlessProvider();
-    const first = new ClientV2({ name: 'bench', version: '1.0.0' });
+    const first = new ClientV2({ name: 'bench', version: '1.0.0' }, clientOptions);
     const transport = new TransportV2(new URL(url), { authProvider: provider });
     try {
       await first.connect(transport);
@@ -135,15 +150,14 @@ const arms = {
     }
     await transport.finishAuth(provider.callback.searchParams);
     await first.close().catch(() => {});
-    const client = new ClientV2({ name: 'bench', version: '1.0.0' });
+    const client = new ClientV2({ name: 'bench', version: '1.0.0' }, clientOptions);
     await client.connect(new TransportV2(new URL(url), { authProvider: provider }));
     const result = await client.callTool({ name: 'whoami', arguments: {} });
     await client.close();
     return result;
-  },
-};
+}
 
-export async function runFullFlow({ rounds }) {
+export async function runFullFlow({ rounds, runsPerRound = 1 }) {
   const mcpListener = await listen();
   const resource = `${mcpListener.origin}/mcp`;
   const closers = [() => mcpListener.close()];
@@ -168,35 +182,41 @@ export async function runFullFlow({ rounds }) {
     for (let round = 0; round < rounds; round++) {
       for (let k = 0; k < names.length; k++) {
         const i = (k + round) % names.length;
-        as.listener.resetCounts();
-        mcpListener.resetCounts();
-        const start = performance.now();
-        const result = await arms[names[i]](resource);
-        const ms = performance.now() - start;
-        checkResult(result, names[i]);
-        const clientRequests = as.listener.counts.client + mcpListener.counts.client;
-        rows[3 * i].values[round] = clientRequests + as.listener.counts.userAgent + mcpListener.counts.userAgent;
-        rows[3 * i + 1].values[round] = clientRequests;
-        rows[3 * i + 2].values[round] = ms;
+        const sums = [0, 0, 0];
+        for (let run = 0; run < runsPerRound; run++) {
+          as.listener.resetCounts();
+          mcpListener.resetCounts();
+          const start = performance.now();
+          const result = await arms[names[i]](resource);
+          sums[2] += performance.now() - start;
+          checkResult(result, names[i]);
+          const clientRequests = as.listener.counts.client + mcpListener.counts.client;
+          sums[0] += clientRequests + as.listener.counts.userAgent + mcpListener.counts.userAgent;
+          sums[1] += clientRequests;
+        }
+        for (let m = 0; m < 3; m++) rows[3 * i + m].values[round] = sums[m] / runsPerRound;
         if (process.env.BENCH_VERBOSE) {
           process.stderr.write(`${names[i]}:\n  MCP: ${mcpListener.log.join(', ')}\n  AS: ${as.listener.log.join(', ')}\n`);
         }
         breakdown.set(names[i], `MCP server ${mcpListener.counts.client}, AS back-channel ${as.listener.counts.client}, browser → AS ${as.listener.counts.userAgent}`);
       }
     }
-    const pair = (gen) => [`SDK ${gen} client + our client lib`, `SDK ${gen} client + SDK ${gen} OAuth`];
+    const pairs = [
+      ['v1', 'SDK v1 client + our client lib', 'SDK v1 client + SDK v1 OAuth'],
+      ['v2', 'SDK v2 client + our client lib', 'SDK v2 client + SDK v2 OAuth'],
+      ['v2 2026-07-28', 'SDK v2 client (2026-07-28) + our client lib', 'SDK v2 client (2026-07-28) + SDK v2 OAuth'],
+    ];
     const ratios = [];
-    for (const gen of ['v1', 'v2']) {
-      const [ours, sdk] = pair(gen);
+    for (const [gen, ours, sdk] of pairs) {
       ratios.push({ label: `${gen}: ours / SDK requests`, of: [`${ours}: requests`, `${sdk}: requests`], target: { op: '<=', value: 1 } });
       ratios.push({ label: `${gen}: ours / SDK client requests`, of: [`${ours}: client requests`, `${sdk}: client requests`] });
       ratios.push({ label: `${gen}: ours / SDK wall time`, of: [`${ours}: wall time`, `${sdk}: wall time`] });
     }
     return {
-      title: `4. full flow — first 401 to first tools/call result (whoami), fresh client each run, ${rounds} rounds`,
+      title: `4. full flow — first 401 to first tools/call result (whoami), fresh client each run, ${rounds} rounds × ${runsPerRound} run(s) per arm (mean)`,
       notes: [
         'requests = every HTTP request the AS and MCP server received (client + headless browser); client requests = without the browser hops.',
-        'Each SDK client uses its default protocol negotiation; both arms of a pair speak the same one.',
+        'Both arms of a pair use the same SDK client and wire: default negotiation (2025-11-25 initialize), or pinned to the 2026-07-28 stateless wire.',
         ...[...breakdown].map(([name, text]) => `last run, ${name}: ${text}`),
       ],
       rows,

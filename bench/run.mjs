@@ -64,7 +64,11 @@ for (const c of cases) {
     const result = await c.run();
     const { text, ratios } = renderCase(result);
     evaluated.push(...ratios);
-    process.stdout.write(`${text}\n   (${((Date.now() - started) / 1000).toFixed(0)} s)\n\n`);
+    process.stdout.write(`${text}\n`);
+    // Part of a case that could not run (e.g. PostgreSQL unreachable) fails the run like a whole case.
+    for (const reason of result.notRun ?? []) process.stdout.write(`   NOT RUN: ${reason}\n`);
+    if (result.notRun?.length) failed.push(c);
+    process.stdout.write(`   (${((Date.now() - started) / 1000).toFixed(0)} s)\n\n`);
   } catch (error) {
     failed.push(c);
     process.stdout.write(`== ${c.id}. ${c.name}: FAILED TO RUN — ${error instanceof Error ? error.message : String(error)}\n\n`);

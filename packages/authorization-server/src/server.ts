@@ -69,6 +69,17 @@ export async function createAuthorizationServer(config: AuthorizationServerConfi
       }),
     );
 
+    // Readiness for load balancers and compose health checks: answers only when the store does.
+    app.get('/healthz', async (_req: Request, res: Response) => {
+      res.set('Cache-Control', 'no-store');
+      try {
+        await store.ping();
+        res.json({ status: 'ok' });
+      } catch {
+        res.status(503).json({ status: 'unavailable' });
+      }
+    });
+
     // RFC 8414 §3.1: an issuer with a path is discovered at the path-inserted well-known URL
     // (NOTES gotcha 7). The OIDC path-insertion form is served the same way for MCP clients.
     const callback = provider.callback();

@@ -67,6 +67,12 @@ describe('errors and logs never leak secrets or stacks', () => {
     expect(await page.text()).not.toMatch(/at .*\.js:\d+/);
   });
 
+  it('GET /healthz answers 200 while the store answers', async () => {
+    const res = await fetch(`${t.url}/healthz`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: 'ok' });
+  });
+
   it('RFC 6749 §5.1: token responses are not cacheable', async () => {
     const reg = await registerClient(t.url);
     const flow = await authorizeAuto(t.url, reg.body.client_id);

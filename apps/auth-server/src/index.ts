@@ -248,3 +248,5 @@ export function configFromEnv(env: NodeJS.ProcessEnv): StartAuthServerOptions {
     resource,
   };
 }
+
+export { runAdmin, adminStorage, ADMIN_USAGE, type AdminIo } from './admin.js';

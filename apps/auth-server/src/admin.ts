@@ -1,0 +1,144 @@
+/**
+ * Operator commands on the AS store (same DATA_DIR / DATABASE_URL as the server):
+ * users and signing keys. Passwords are read from stdin or AS_ADMIN_PASSWORD, never argv.
+ */
+import { randomUUID } from 'node:crypto';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { hashPassword, openStore, storageConfigFromEnv, type StorageConfig, type Store } from '@mcp-auth-kit/authorization-server';
+
+export interface AdminIo {
+  out(line: string): void;
+  err(line: string): void;
+  /** Reads the password (first line of stdin, or AS_ADMIN_PASSWORD). */
+  readPassword(): Promise<string>;
+}
+
+export const ADMIN_USAGE = `usage: mcp-auth-server-admin <command>
+  user add <username> [--display-name <name>]   create a local account (password from stdin or AS_ADMIN_PASSWORD)
+  user set-password <username>                  replace the password (stdin or AS_ADMIN_PASSWORD)
+  user disable <username> | user enable <username>
+  user list
+  keys rotate [--retire-after <seconds>]         publish-before-use rotation (default: retire after 86400 s)
+  keys list
+  cleanup                                        delete expired rows
+storage: DATABASE_URL (postgres://…, sqlite:<file>, memory:) or DATA_DIR (default .data)`;
+
+export function adminStorage(env: NodeJS.ProcessEnv): StorageConfig {
+  if (env.DATABASE_URL?.trim()) return storageConfigFromEnv(env);
+  return { kind: 'sqlite', file: join(resolve(env.DATA_DIR?.trim() || '.data'), 'auth-server.sqlite') };
+}
+
+class UsageError extends Error {}
+
+async function withStore<T>(config: StorageConfig, fn: (store: Store) => Promise<T>): Promise<T> {
+  const store = await openStore(config);
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
+}
+
+async function newPassword(io: AdminIo): Promise<string> {
+  const password = await io.readPassword();
+  if (password.length < 8) throw new UsageError('the password must have at least 8 characters');
+  return password;
+}
+
+/** Runs one admin command; returns the process exit code. */
+export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: AdminIo): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { 'display-name': { type: 'string' }, 'retire-after': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    });
+  } catch (err) {
+    io.err((err as Error).message);
+    io.err(ADMIN_USAGE);
+    return 2;
+  }
+  const [group, action, name] = parsed.positionals;
+  if (parsed.values.help || !group) {
+    io.out(ADMIN_USAGE);
+    return parsed.values.help ? 0 : 2;
+  }
+  try {
+    const config = adminStorage(env);
+    return await withStore(config, async (store) => {
+      const key = `${group} ${action ?? ''}`.trim();
+      const requireName = () => {
+        if (!name) throw new UsageError(`${key} needs a username`);
+        return name;
+      };
+      const findUser = async () => {
+        const username = requireName();
+        const account = await store.accounts.findByUsername(username);
+        if (!account) throw new UsageError(`no user "${username}"`);
+        return account;
+      };
+      switch (key) {
+        case 'user add': {
+          const username = requireName();
+          if (await store.accounts.findByUsername(username)) throw new UsageError(`user "${username}" already exists`);
+          const account = await store.accounts.create({
+            id: randomUUID(),
+            username,
+            passwordHash: await hashPassword(await newPassword(io)),
+            displayName: parsed.values['display-name'],
+            disabled: false,
+          });
+          io.out(`created user ${account.username} (sub ${account.id})`);
+          return 0;
+        }
+        case 'user set-password': {
+          const account = await findUser();
+          await store.accounts.update(account.id, { passwordHash: await hashPassword(await newPassword(io)) });
+          io.out(`password changed for ${account.username}`);
+          return 0;
+        }
+        case 'user disable':
+        case 'user enable': {
+          const account = await findUser();
+          await store.accounts.update(account.id, { disabled: action === 'disable' });
+          io.out(`${account.username} ${action === 'disable' ? 'disabled' : 'enabled'}`);
+          return 0;
+        }
+        case 'user list': {
+          for (const a of await store.accounts.list()) {
+            io.out(`${a.username}\t${a.id}\t${a.disabled ? 'disabled' : 'active'}\t${a.displayName ?? ''}`);
+          }
+          return 0;
+        }
+        case 'keys rotate': {
+          const retireAfter = Number(parsed.values['retire-after'] ?? 86400);
+          if (!Number.isSafeInteger(retireAfter) || retireAfter < 0) throw new UsageError('--retire-after must be a non-negative integer');
+          const keys = await store.keys.rotateSigningKeys(retireAfter);
+          for (const k of keys) io.out(`${k.status}\t${k.jwk.kid}`);
+          io.out('restart the authorization server instances to sign with the new current key');
+          return 0;
+        }
+        case 'keys list': {
+          for (const k of await store.keys.signingKeys()) io.out(`${k.status}\t${k.jwk.kid}\t${k.jwk.alg}`);
+          return 0;
+        }
+        case 'cleanup': {
+          io.out(`deleted ${await store.cleanup()} expired rows`);
+          return 0;
+        }
+        default:
+          throw new UsageError(`unknown command "${key}"`);
+      }
+    });
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.err(err.message);
+      io.err(ADMIN_USAGE);
+      return 2;
+    }
+    io.err(`error: ${(err as Error).message}`);
+    return 1;
+  }
+}

@@ -73,6 +73,23 @@ describe('refresh tokens (OAuth 2.1 §4.3, MCP security §Token theft)', () => {
     expect(res.body.error).toBe('invalid_grant');
   });
 
+  it('a disabled account can no longer refresh (grant ends with the account)', async () => {
+    const bob = await t.as.store.accounts.create({ id: 'bob-refresh', username: 'bob-refresh', passwordHash: null, disabled: false });
+    const other = await startAs({ devAutoLogin: 'bob-refresh', storage: t.as.store });
+    try {
+      const id = (await registerClient(other.url)).body.client_id;
+      const flow = await authorizeAuto(other.url, id);
+      const tokens = await exchangeCode(other.url, id, flow);
+      expect(tokens.status).toBe(200);
+      await t.as.store.accounts.update(bob.id, { disabled: true });
+      const res = await tokenRequest(other.url, { grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token, client_id: id, resource: RESOURCE });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe('invalid_grant');
+    } finally {
+      await other.close();
+    }
+  });
+
   it('offline_access is advertised and honoured', async () => {
     const flow = await authorizeAuto(t.url, clientId, { scope: 'notes:read offline_access', prompt: 'consent' });
     const res = await exchangeCode(t.url, clientId, flow);

@@ -7,6 +7,7 @@ import { ResourceRegistry } from './resources.js';
 import { createClientPolicy, RESOURCE_SCOPE_PROPERTY } from './client-policy.js';
 import { cimdRefusal, createProviderFetch } from './cimd.js';
 import { escapeHtml, page } from './html.js';
+import { looksNative } from './urls.js';
 
 export const OIDC_SCOPES = ['openid', 'offline_access', 'profile'];
 
@@ -46,7 +47,12 @@ export async function buildProvider(
 
   const configuration: Configuration = {
     adapter: ((name: string) => store.adapter(name)) as unknown as Configuration['adapter'],
-    clients: config.clients ?? [],
+    // Same inference as for DCR and CIMD: all-loopback / custom-scheme clients are native.
+    clients: (config.clients ?? []).map((c) =>
+      c.application_type === undefined && Array.isArray(c.redirect_uris) && looksNative(c.redirect_uris)
+        ? { ...c, application_type: 'native' }
+        : c,
+    ),
     jwks: { keys: ordered.map((k) => k.jwk) } as Configuration['jwks'],
     cookies: {
       keys: cookieKeys,

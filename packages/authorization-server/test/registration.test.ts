@@ -136,6 +136,22 @@ describe('RFC 7591 dynamic client registration with MCP rules', () => {
   });
 });
 
+describe('pre-registered clients', () => {
+  let t: RunningAs;
+  beforeAll(async () => {
+    t = await startAs({
+      devAutoLogin: 'alice',
+      clients: [{ client_id: 'desktop', client_name: 'Desktop', redirect_uris: ['http://127.0.0.1/callback'], token_endpoint_auth_method: 'none' }],
+    });
+  });
+  afterAll(() => t.close());
+
+  it('RFC 8252 §7.3: a configured loopback-only client without application_type is native (any port)', async () => {
+    const flow = await authorizeAuto(t.url, 'desktop', { redirect_uri: REDIRECT });
+    expect(flow.callback.searchParams.get('code')).toBeTruthy();
+  });
+});
+
 describe('DCR rate limit and initial access token', () => {
   let t: RunningAs;
   const iat = 'initial-access-token-0123456789';

@@ -235,8 +235,13 @@ export function configFromEnv(env: NodeJS.ProcessEnv): StartAuthServerOptions {
       problems.push(`AS_CONFIG_FILE: cannot read ${configFile} (${reason})`);
     }
   }
+  const host = env.AS_HOST?.trim() || undefined;
+  const trustProxyFlag = env.TRUST_PROXY?.trim();
+  if (trustProxyFlag && !['0', '1', 'true', 'false'].includes(trustProxyFlag)) problems.push('TRUST_PROXY must be 1 or 0');
+  if (trustProxyFlag === '1' || trustProxyFlag === 'true') authorizationServer = { ...authorizationServer, trustProxy: true };
   if (problems.length) throw new EnvError(problems);
   return {
+    host,
     authorizationServer,
     port,
     issuer,

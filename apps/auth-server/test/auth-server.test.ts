@@ -27,7 +27,11 @@ describe('configFromEnv', () => {
       DEV_AUTO_LOGIN: 'demo',
       CIMD_ALLOW_PRIVATE_NETWORK: '1',
       DATABASE_URL: 'postgres://root@127.0.0.1:5432/test',
+      AS_HOST: '0.0.0.0',
+      TRUST_PROXY: '1',
     });
+    expect(c.host).toBe('0.0.0.0');
+    expect(c.authorizationServer?.trustProxy).toBe(true);
     expect(c).toMatchObject({ port: 9100, issuer: 'http://localhost:9100', dataDir: '/tmp/x', resource: 'http://localhost:3100/mcp', devAutoLogin: 'demo', cimdAllowPrivateNetwork: true });
     expect(c.storage).toMatchObject({ kind: 'postgres' });
   });
@@ -35,13 +39,13 @@ describe('configFromEnv', () => {
   it('lists every bad variable at once, never echoing the database URL', () => {
     let error: unknown;
     try {
-      configFromEnv({ AS_PORT: 'abc', AS_ISSUER: 'not a url', MCP_RESOURCE: '::', CIMD_ALLOW_PRIVATE_NETWORK: 'maybe', DATABASE_URL: 'mysql://u:hunter2@h/db' });
+      configFromEnv({ AS_PORT: 'abc', AS_ISSUER: 'not a url', MCP_RESOURCE: '::', CIMD_ALLOW_PRIVATE_NETWORK: 'maybe', DATABASE_URL: 'mysql://u:hunter2@h/db', TRUST_PROXY: 'yes' });
     } catch (err) {
       error = err;
     }
     expect(error).toBeInstanceOf(EnvError);
     const problems = (error as EnvError).problems;
-    expect(problems).toHaveLength(5);
+    expect(problems).toHaveLength(6);
     expect(problems.join('\n')).not.toContain('hunter2');
   });
 });

@@ -41,3 +41,4 @@ export {
   type ClientCredentialsConfig,
   type ServerStatus,
 } from './client.js';
+export { buildClientMetadataDocument, type ClientMetadataDocumentInput } from './cimd.js';

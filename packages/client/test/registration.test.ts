@@ -250,3 +250,29 @@ describe('JWT bearer grant (RFC 7523) and enterprise-managed authorization (ID-J
     expect(t.authorization).toBe(`Basic ${Buffer.from('mcp-client:mcp-secret').toString('base64')}`);
   });
 });
+
+describe('Client ID Metadata Document builder (MCP Client Registration → CIMD client requirements)', () => {
+  it('has client_id equal to the URL, client_name, redirect_uris, token auth none; native for loopback redirects', async () => {
+    const { buildClientMetadataDocument } = await import('../src/index.js');
+    const doc = buildClientMetadataDocument({ clientId: 'https://app.example/oauth/client.json', clientName: 'App', redirectUris: ['http://127.0.0.1/callback'] });
+    expect(doc).toMatchObject({
+      client_id: 'https://app.example/oauth/client.json',
+      client_name: 'App',
+      redirect_uris: ['http://127.0.0.1/callback'],
+      token_endpoint_auth_method: 'none',
+      application_type: 'native',
+      grant_types: ['authorization_code', 'refresh_token'],
+    });
+  });
+  it('refuses a client_id that is not https with a path, and non-loopback http redirects', async () => {
+    const { buildClientMetadataDocument } = await import('../src/index.js');
+    for (const clientId of ['http://app.example/c.json', 'https://app.example/', 'https://app.example/c.json#x', 'app.example/c.json'])
+      expect(() => buildClientMetadataDocument({ clientId, clientName: 'A', redirectUris: ['http://127.0.0.1/cb'] })).toThrowError(
+        expect.objectContaining({ code: ERR.INVALID_ARGUMENT }),
+      );
+    expect(() => buildClientMetadataDocument({ clientId: 'https://a.example/c.json', clientName: 'A', redirectUris: ['http://evil.example/cb'] })).toThrowError(
+      expect.objectContaining({ code: ERR.INVALID_ARGUMENT }),
+    );
+    expect(buildClientMetadataDocument({ clientId: 'https://a.example/c.json', clientName: 'A', redirectUris: ['https://a.example/cb'] }).application_type).toBe('web');
+  });
+});

@@ -1,0 +1,58 @@
+/**
+ * Behind a TLS-terminating proxy: the issuer is https, the AS sees plain http on loopback with
+ * X-Forwarded-Proto / X-Forwarded-Host. The "proxy" here is the user agent rewriting the origin.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { authorizeUrl, pkce, REDIRECT, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
+import { UserAgent, isUrl, type Page } from './helpers/user-agent.js';
+
+const PUBLIC = 'https://auth.example.com';
+
+class ProxiedAgent extends UserAgent {
+  constructor(private readonly backend: string) {
+    super();
+  }
+  override async request(url: string, init: RequestInit = {}): Promise<Page> {
+    if (!url.startsWith(PUBLIC)) return super.request(url, init);
+    const target = url.replace(PUBLIC, this.backend);
+    const headers = new Headers(init.headers);
+    headers.set('x-forwarded-proto', 'https');
+    headers.set('x-forwarded-host', 'auth.example.com');
+    const cookie = this.cookieHeader(new URL(url));
+    if (cookie) headers.set('cookie', cookie);
+    const res = await fetch(target, { ...init, headers, redirect: 'manual' });
+    // Store cookies under the public origin, as the browser would.
+    (this as unknown as { store(u: URL, h: Headers): void }).store(new URL(url), res.headers);
+    return { url, status: res.status, headers: res.headers, body: await res.text() };
+  }
+}
+
+describe('behind a TLS-terminating proxy (trustProxy)', () => {
+  let t: RunningAs;
+  beforeAll(async () => {
+    t = await startAs({ issuer: PUBLIC, trustProxy: true } as never);
+  });
+  afterAll(() => t.close());
+
+  it('metadata names the https issuer; the login flow works with Secure cookies', async () => {
+    const m = (await (await fetch(`${t.url}/.well-known/oauth-authorization-server`, { headers: { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'auth.example.com' } })).json()) as Record<string, string>;
+    expect(m.issuer).toBe(PUBLIC);
+    expect(m.authorization_endpoint).toBe(`${PUBLIC}/auth`);
+
+    const clientId = (await registerClient(t.url)).body.client_id;
+    const ua = new ProxiedAgent(t.url);
+    const { challenge } = pkce();
+    const login = await ua.follow(
+      authorizeUrl(PUBLIC, { client_id: clientId, response_type: 'code', redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', scope: 'notes:read', resource: RESOURCE }),
+      REDIRECT,
+    );
+    if (isUrl(login)) throw new Error('expected the login page');
+    expect(login.status).toBe(200);
+    const setCookies = login.headers.getSetCookie().join('\n');
+    expect(setCookies).toMatch(/secure/i);
+    const consent = await ua.submit(login, { username: 'alice', password: 'alice-password', action: 'login' }, REDIRECT);
+    if (isUrl(consent)) throw new Error('expected consent');
+    const done = await ua.submit(consent, { action: 'approve' }, REDIRECT);
+    expect(isUrl(done) && done.searchParams.get('iss')).toBe(PUBLIC);
+  });
+});

@@ -100,7 +100,7 @@ export function createInteractionRouter(o: InteractionOptions): Router {
     };
   }
 
-  async function renderConsent(req: Request, res: Response, details: Details) {
+  async function renderConsent(res: Response, details: Details) {
     const account = await o.store.accounts.findById(String(details.session?.accountId));
     const missing = details.prompt.details as { missingOIDCScope?: string[]; missingResourceScopes?: Record<string, string[]> };
     const requestedResources = Object.entries(missing.missingResourceScopes ?? {});
@@ -120,7 +120,6 @@ export function createInteractionRouter(o: InteractionOptions): Router {
         oidcScopes: (missing.missingOIDCScope ?? []).filter((s) => s !== 'openid'),
       }),
     );
-    void req;
   }
 
   async function renderLogin(res: Response, details: Details, error?: string, username?: string, status?: number) {
@@ -157,7 +156,7 @@ export function createInteractionRouter(o: InteractionOptions): Router {
         return;
       }
       if (details.prompt.name === 'login') return await renderLogin(res, details);
-      if (details.prompt.name === 'consent') return await renderConsent(req, res, details);
+      if (details.prompt.name === 'consent') return await renderConsent(res, details);
       res.status(400).type('html').send(errorPage('Unsupported interaction.'));
     } catch (err) {
       next(err);

@@ -8,6 +8,7 @@ import { createClientPolicy, RESOURCE_SCOPE_PROPERTY } from './client-policy.js'
 import { cimdRefusal, createProviderFetch } from './cimd.js';
 import { escapeHtml, page } from './html.js';
 import { looksNative } from './urls.js';
+import { logProviderErrors } from './provider-events.js';
 
 export const OIDC_SCOPES = ['openid', 'offline_access', 'profile'];
 
@@ -190,18 +191,7 @@ export async function buildProvider(
     }
   });
 
-  const logError = (event: string) => (ctx: KoaContextWithOIDC | undefined, err: Error & { error?: string; error_detail?: string; status?: number }) => {
-    const fields = { event, error: err.error ?? err.name, detail: err.error_detail ?? err.message, client_id: ctx?.oidc?.client?.clientId };
-    if (err.status && err.status < 500) logger.warn('request refused', fields);
-    else logger.error('server error', { ...fields, detail: err.message });
-  };
-  for (const event of ['server_error', 'authorization.error', 'grant.error', 'registration_create.error', 'introspection.error', 'revocation.error', 'discovery.error', 'jwks.error', 'registration_read.error', 'registration_update.error', 'registration_delete.error']) {
-    (provider.on as (e: string, l: (...args: unknown[]) => void) => void)(event, (...args: unknown[]) => {
-      const err = args.find((a) => a instanceof Error) as Error & { status?: number };
-      const ctx = args.find((a) => a && typeof a === 'object' && 'oidc' in (a as object)) as KoaContextWithOIDC | undefined;
-      if (err) logError(event)(ctx, err);
-    });
-  }
+  logProviderErrors(provider, logger);
 
   return { provider, resources, mountPath };
 }

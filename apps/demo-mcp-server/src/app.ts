@@ -1,4 +1,4 @@
-import { createResourceServer } from '@mcp-auth-kit/resource-server';
+import { createResourceServer, type ResourceServerLogger } from '@mcp-auth-kit/resource-server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, validateHostHeader, type AuthInfo } from '@modelcontextprotocol/server';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
@@ -23,6 +23,8 @@ export interface DemoAppOptions {
   store?: NotesStore;
   /** Out-of-band errors of the MCP layer (never sent to clients). Default: written to stderr without request data. */
   onError?: (error: Error) => void;
+  /** Receives the middleware's private refusal reasons (never a token). Default: none. */
+  logger?: ResourceServerLogger;
 }
 
 export interface DemoApp {
@@ -51,8 +53,14 @@ export function defaultAllowedOrigins(resourceUrl: URL): string[] {
   return [...new Set(origins)];
 }
 
+/**
+ * Default sink for the MCP layer's out-of-band errors. Client rejections carry client-supplied
+ * header values in their message: only their kind is logged, and every line is bounded.
+ */
 function defaultOnError(error: Error): void {
-  process.stderr.write(`demo-mcp-server: ${error.message}\n`);
+  const rejection = /^Rejected inbound request \([^)]*\)/.exec(error.message);
+  const line = (rejection ? rejection[0] : error.message).replace(/[\r\n]+/g, ' ').slice(0, 300);
+  process.stderr.write(`demo-mcp-server: ${line}\n`);
 }
 
 /** An express request after `rs.protect`: `auth` holds the validated token. */
@@ -103,6 +111,7 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
       tools: { add_note: [...TOOL_SCOPES.add_note], list_notes: [...TOOL_SCOPES.list_notes] },
     },
     allowedOrigins,
+    ...(options.logger && { logger: options.logger }),
   });
   const resourceMetadataUrl = rs.metadataUrl;
 

@@ -3,7 +3,19 @@
 // (http://localhost:<MCP_PORT>/mcp), AS_ISSUER (http://localhost:9000); optional MCP_HOST
 // (comma-separated listen addresses, default loopback 127.0.0.1 and ::1) and
 // MCP_ALLOWED_ORIGINS (comma-separated browser origins, default the resource's origin).
+import type { ResourceServerLogger } from '@mcp-auth-kit/resource-server';
 import { startDemoServer } from './server.js';
+
+/** Refusal reasons to stderr, one bounded line each (the middleware never passes tokens). */
+const stderrLogger: ResourceServerLogger = {
+  info: (message, details) => writeLog('info', message, details),
+  warn: (message, details) => writeLog('warn', message, details),
+};
+
+function writeLog(level: string, message: string, details?: Record<string, unknown>): void {
+  const line = `${level}: ${message}${details ? ` ${JSON.stringify(details)}` : ''}`;
+  process.stderr.write(`${line.replace(/[\r\n]+/g, ' ').slice(0, 500)}\n`);
+}
 
 function list(value: string | undefined): string[] | undefined {
   const items = value
@@ -30,6 +42,7 @@ async function main(): Promise<void> {
     ...(env.MCP_RESOURCE && { resource: env.MCP_RESOURCE }),
     issuer: env.AS_ISSUER || 'http://localhost:9000',
     ...(allowedOrigins && { allowedOrigins }),
+    logger: stderrLogger,
   });
   process.stdout.write(
     `demo MCP server listening on ${server.hosts.map((h) => (h.includes(':') ? `[${h}]` : h)).join(', ')} port ${server.port}\n` +

@@ -33,6 +33,43 @@ describe.skipIf(!existsSync(main))('dist/main.js', () => {
     expect(await isListening(port)).toBe(false);
   });
 
+  it('logs client rejections by kind only: no token and no client-supplied header value in the output', async () => {
+    const port = await freePort();
+    const proc = run(process.execPath, [main], cleanEnv({ MCP_PORT: String(port), AS_ISSUER: as.issuer }));
+    const token = await as.sign({ aud: `http://localhost:${port}/mcp` });
+    try {
+      await proc.waitForOutput(/MCP endpoint/);
+      const res = await fetch(`http://127.0.0.1:${port}/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2026-07-28',
+          'mcp-method': 'tools/call',
+          'mcp-name': 'CLIENT-SUPPLIED-VALUE',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: {
+            name: 'whoami',
+            arguments: {},
+            _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} },
+          },
+        }),
+      });
+      expect(res.status).toBe(400);
+      await proc.waitForOutput(/Rejected inbound request \(name-header-mismatch\)/, 10_000);
+    } finally {
+      proc.child.kill('SIGINT');
+    }
+    await proc.exited;
+    expect(proc.output()).not.toContain('CLIENT-SUPPLIED-VALUE');
+    expect(proc.output()).not.toContain(token);
+  });
+
   it('MCP_RESOURCE overrides the resource; SIGTERM also stops cleanly', async () => {
     const port = await freePort();
     const resource = `http://localhost:${port}/notes/mcp`;

@@ -20,6 +20,17 @@ describe('RFC 7591 dynamic client registration with MCP rules', () => {
     expect(reg.body.registration_client_uri).toContain('/reg/');
   });
 
+  it('RFC 7591 §3.2.1: registration responses carry credentials and are not cacheable', async () => {
+    const res = await fetch(`${t.url}/reg`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ redirect_uris: ['https://app.example/cb'], application_type: 'web' }),
+    });
+    expect(res.status).toBe(201);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(((await res.json()) as { client_secret?: string }).client_secret).toBeTypeOf('string');
+  });
+
   it('MCP client-registration §application_type: native + https loopback redirect is refused', async () => {
     const reg = await registerClient(t.url, { redirect_uris: ['https://127.0.0.1:8443/cb'] });
     expect(reg.status).toBe(400);

@@ -140,6 +140,8 @@ export async function startAuthServer(options: StartAuthServerOptions = {}): Pro
       resources: extra.resources ?? [{ resource, scopes: DEMO_SCOPES, defaultScopes: ['notes:read'] }],
       storage: store,
       users: [...(issuerLoopback ? [DEMO_USER] : []), ...(extra.users ?? [])],
+      // On a loopback dev issuer every client shares one address: keep the DCR brake loose there.
+      registration: extra.registration ?? (issuerLoopback ? { rateLimit: { max: 1000, windowSeconds: 3600 } } : undefined),
       devAutoLogin: options.devAutoLogin || extra.devAutoLogin || undefined,
       cimd: { ...extra.cimd, allowPrivateNetwork: !!options.cimdAllowPrivateNetwork || !!extra.cimd?.allowPrivateNetwork },
       logger,

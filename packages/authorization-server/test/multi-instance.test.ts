@@ -90,3 +90,37 @@ describe('two instances behind a round-robin balancer on one PostgreSQL store', 
     expect(a).toEqual(b);
   });
 });
+
+describe('instances starting at the same time on one PostgreSQL store', () => {
+  const schema = `as_start_${randomBytes(4).toString('hex')}`;
+  afterAll(async () => {
+    const client = new pg.Client({ connectionString: PG_URL });
+    await client.connect();
+    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await client.end();
+  });
+
+  it('seeding the same users concurrently does not fail start-up', async () => {
+    const stores = await Promise.all([0, 1, 2].map(() => openStore({ kind: 'postgres', url: PG_URL, schema })));
+    try {
+      const servers = await Promise.all(
+        stores.map((store) =>
+          createAuthorizationServer({
+            issuer: 'http://127.0.0.1:1',
+            resources: [{ resource: RESOURCE, scopes: { 'notes:read': 'Read' } }],
+            storage: store,
+            users: [{ username: 'alice', password: 'alice-password' }],
+            devAutoLogin: 'ci-bot',
+            logger: silentLogger,
+          }),
+        ),
+      );
+      expect(servers).toHaveLength(3);
+      const accounts = await stores[0]!.accounts.list();
+      expect(accounts.filter((a) => a.username === 'alice')).toHaveLength(1);
+      expect(accounts.filter((a) => a.username === 'ci-bot')).toHaveLength(1);
+    } finally {
+      for (const s of stores) await s.close();
+    }
+  });
+});

@@ -1,0 +1,280 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { DEMO_SCOPES, startAuthServer, type RunningAuthServer, type StartAuthServerOptions } from '@mcp-auth-kit/auth-server';
+import { startDemoServer, type DemoServer } from '@mcp-auth-kit/demo-mcp-server';
+import { silentLogger } from '@mcp-auth-kit/authorization-server';
+import { CookieJar } from 'tough-cookie';
+import { freePort } from '../helpers/ports.js';
+
+/**
+ * The demo stack for attack tests: our AS (memory storage unless told otherwise, DEV_AUTO_LOGIN,
+ * DCR rate limit off so attacks are not masked by 429s) and the demo MCP server, on loopback.
+ * Everything is driven over raw HTTP so each test controls every parameter an attacker controls.
+ */
+export interface AttackStack {
+  issuer: string;
+  mcpUrl: string;
+  as: RunningAuthServer;
+  mcp: DemoServer;
+  metadata: AsMetadata;
+  close(): Promise<void>;
+}
+
+export interface AsMetadata {
+  issuer: string;
+  authorization_endpoint: string;
+  token_endpoint: string;
+  registration_endpoint: string;
+  revocation_endpoint?: string;
+  introspection_endpoint?: string;
+  jwks_uri: string;
+  [key: string]: unknown;
+}
+
+export const NATIVE_REDIRECT = 'http://127.0.0.1/callback';
+
+export async function startAttackStack(
+  options: Omit<StartAuthServerOptions, 'port' | 'host' | 'resource'> & { quiet?: boolean; extraResources?: string[] } = {},
+): Promise<AttackStack> {
+  const mcpPort = await freePort();
+  const resource = `http://localhost:${mcpPort}/mcp`;
+  const { quiet = true, authorizationServer, extraResources, ...rest } = options;
+  const as = await startAuthServer({
+    devAutoLogin: 'demo',
+    storage: { kind: 'memory' },
+    ...rest,
+    port: 0,
+    host: '127.0.0.1',
+    resource,
+    ...(quiet && { logger: silentLogger }),
+    authorizationServer: {
+      ...(extraResources && {
+        resources: [
+          { resource, scopes: DEMO_SCOPES, defaultScopes: ['notes:read'] },
+          ...extraResources.map((r) => ({ resource: r, scopes: DEMO_SCOPES })),
+        ],
+      }),
+      ...authorizationServer,
+      registration: { rateLimit: false, ...authorizationServer?.registration },
+    },
+  });
+  const mcp = await startDemoServer({ port: mcpPort, host: '127.0.0.1', resource, issuer: as.issuer, onError: () => {} });
+  const metadata = (await (await fetch(`${as.issuer}/.well-known/oauth-authorization-server`)).json()) as AsMetadata;
+  return {
+    issuer: as.issuer,
+    mcpUrl: mcp.url,
+    as,
+    mcp,
+    metadata,
+    async close() {
+      await mcp.close();
+      await as.close();
+    },
+  };
+}
+
+export function pkcePair(): { verifier: string; challenge: string } {
+  const verifier = randomBytes(32).toString('base64url');
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+}
+
+export interface JsonResponse {
+  status: number;
+  headers: Headers;
+  body: Record<string, unknown>;
+  text: string;
+}
+
+async function asJson(res: Response): Promise<JsonResponse> {
+  const text = await res.text();
+  let body: Record<string, unknown> = {};
+  try {
+    body = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    /* not JSON: callers assert on status / text */
+  }
+  return { status: res.status, headers: res.headers, body, text };
+}
+
+export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<JsonResponse> {
+  return asJson(
+    await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    }),
+  );
+}
+
+export async function postForm(url: string, form: Record<string, string>, headers: Record<string, string> = {}): Promise<JsonResponse> {
+  return asJson(
+    await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+      body: new URLSearchParams(form).toString(),
+    }),
+  );
+}
+
+/** RFC 7591 registration of a public native client (loopback redirect, code + refresh). */
+export async function registerClient(stack: AttackStack, metadata: Record<string, unknown> = {}): Promise<string> {
+  const res = await postJson(stack.metadata.registration_endpoint, {
+    client_name: 'attack test client',
+    redirect_uris: [NATIVE_REDIRECT],
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    token_endpoint_auth_method: 'none',
+    ...metadata,
+  });
+  if (res.status !== 201) throw new Error(`registration failed: ${res.status} ${res.text}`);
+  return res.body.client_id as string;
+}
+
+export type FrontChannelResult =
+  | { kind: 'callback'; url: URL }
+  | { kind: 'stopped'; status: number; url: URL; body: string };
+
+/**
+ * Plays the browser: follows the AS's redirects (cookie jar aware) until a URL that is not on
+ * the AS — the redirect target — is reached, which is returned without being contacted; or
+ * until the AS answers with a non-redirect (an error page), which is returned.
+ */
+export async function frontChannel(issuer: string, start: string | URL, jar = new CookieJar()): Promise<FrontChannelResult> {
+  let url = new URL(start);
+  const asOrigin = new URL(issuer).origin;
+  for (let hop = 0; hop < 20; hop++) {
+    if (url.origin !== asOrigin) return { kind: 'callback', url };
+    const cookie = await jar.getCookieString(url.href);
+    const res = await fetch(url, { redirect: 'manual', headers: cookie ? { cookie } : {} });
+    for (const setCookie of res.headers.getSetCookie()) await jar.setCookie(setCookie, url.href, { ignoreError: true });
+    const location = res.headers.get('location');
+    if (res.status >= 300 && res.status < 400 && location) {
+      await res.arrayBuffer();
+      url = new URL(location, url);
+      continue;
+    }
+    return { kind: 'stopped', status: res.status, url, body: await res.text() };
+  }
+  throw new Error('too many redirects');
+}
+
+export interface AuthorizeInput {
+  clientId: string;
+  redirectUri?: string;
+  resource?: string | null;
+  scope?: string;
+  challenge?: string | null;
+  method?: string | null;
+  state?: string;
+  extra?: Record<string, string>;
+}
+
+export function authorizationUrl(stack: AttackStack, input: AuthorizeInput): URL {
+  const url = new URL(stack.metadata.authorization_endpoint);
+  const p = url.searchParams;
+  p.set('response_type', 'code');
+  p.set('client_id', input.clientId);
+  p.set('redirect_uri', input.redirectUri ?? NATIVE_REDIRECT);
+  p.set('scope', input.scope ?? 'notes:read');
+  p.set('state', input.state ?? randomBytes(8).toString('hex'));
+  if (input.resource !== null) p.set('resource', input.resource ?? stack.mcpUrl);
+  if (input.challenge !== null && input.challenge !== undefined) p.set('code_challenge', input.challenge);
+  if (input.method !== null) p.set('code_challenge_method', input.method ?? 'S256');
+  for (const [k, v] of Object.entries(input.extra ?? {})) p.set(k, v);
+  return url;
+}
+
+/** Front channel up to the callback; throws when the AS stops on a page instead. */
+export async function authorizeCode(stack: AttackStack, input: AuthorizeInput): Promise<URLSearchParams> {
+  const result = await frontChannel(stack.issuer, authorizationUrl(stack, input));
+  if (result.kind !== 'callback') throw new Error(`authorization stopped with HTTP ${result.status}: ${result.body.slice(0, 300)}`);
+  return result.url.searchParams;
+}
+
+/** A complete code flow (S256) for a registered public client; returns the token response. */
+export async function fullFlow(
+  stack: AttackStack,
+  clientId: string,
+  options: { scope?: string; redirectUri?: string } = {},
+): Promise<{ access_token: string; refresh_token?: string; code: string; verifier: string } & Record<string, unknown>> {
+  const { verifier, challenge } = pkcePair();
+  const redirectUri = options.redirectUri ?? NATIVE_REDIRECT;
+  const params = await authorizeCode(stack, { clientId, challenge, redirectUri, scope: options.scope });
+  const code = params.get('code');
+  if (!code) throw new Error(`no code: ${params.toString()}`);
+  const res = await postForm(stack.metadata.token_endpoint, {
+    grant_type: 'authorization_code',
+    code,
+    redirect_uri: redirectUri,
+    client_id: clientId,
+    code_verifier: verifier,
+    resource: stack.mcpUrl,
+  });
+  if (res.status !== 200) throw new Error(`token request failed: ${res.status} ${res.text}`);
+  return { ...(res.body as { access_token: string; refresh_token?: string }), code, verifier };
+}
+
+export function refresh(stack: AttackStack, clientId: string, refreshToken: string): Promise<JsonResponse> {
+  return postForm(stack.metadata.token_endpoint, {
+    grant_type: 'refresh_token',
+    refresh_token: refreshToken,
+    client_id: clientId,
+    resource: stack.mcpUrl,
+  });
+}
+
+/** One MCP tools/call on the 2025-11-25 wire with a bearer token (stateless server). */
+export async function callWhoami(mcpUrl: string, token: string | undefined, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(mcpUrl, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-11-25',
+      ...(token && { authorization: `Bearer ${token}` }),
+      ...headers,
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'whoami', arguments: {} } }),
+  });
+}
+
+/** Registered OAuth error codes (RFC 6749 §4.1.2.1/§5.2, RFC 7591 §3.2.2, RFC 7009, RFC 8707, RFC 9449, RFC 6750). */
+export const REGISTERED_ERRORS = new Set([
+  'invalid_request',
+  'unauthorized_client',
+  'access_denied',
+  'unsupported_response_type',
+  'invalid_scope',
+  'server_error',
+  'temporarily_unavailable',
+  'invalid_client',
+  'invalid_grant',
+  'unsupported_grant_type',
+  'invalid_redirect_uri',
+  'invalid_client_metadata',
+  'invalid_software_statement',
+  'unapproved_software_statement',
+  'unsupported_token_type',
+  'invalid_target',
+  'invalid_dpop_proof',
+  'use_dpop_nonce',
+  'invalid_token',
+  'insufficient_scope',
+  'login_required',
+  'consent_required',
+  'interaction_required',
+  'invalid_request_uri',
+  'invalid_request_object',
+  'request_not_supported',
+  'request_uri_not_supported',
+  'registration_not_supported',
+  'account_selection_required',
+  'slow_down',
+  'authorization_pending',
+  'expired_token',
+  'invalid_authorization_details',
+]);
+
+/** No stack frames or file paths in a response body. */
+export function leaksInternals(text: string): boolean {
+  return /\n\s+at |\bat [\w$.<>]+ \(|\/(?:work|home|usr|node_modules|src|dist)\/|[A-Z]:\\|\.(?:ts|js|mjs):\d+/.test(text);
+}

@@ -1,0 +1,26 @@
+import type { Logger } from './logger.js';
+
+/**
+ * One audit event per security decision. Operators alert on these names, so they are a
+ * stable contract: add new names, never rename. Fields go through the logger's redaction.
+ */
+export type AuditEvent =
+  | 'login.succeeded'
+  | 'login.failed'
+  | 'login.throttled'
+  | 'login.upstream'
+  | 'consent.granted'
+  | 'consent.denied'
+  | 'grant.revoked'
+  | 'token.issued'
+  | 'token.refreshed'
+  | 'token.revoked'
+  | 'client.registered'
+  | 'client.updated'
+  | 'client.deleted'
+  | 'account.created'
+  | 'account.updated';
+
+export function audit(logger: Logger, event: AuditEvent, fields: Record<string, unknown> = {}): void {
+  logger.info(`audit ${event}`, { ...fields, audit: event });
+}

@@ -40,3 +40,4 @@ export {
   type WireError,
 } from './errors.js';
 export type { VerifiedAccessToken, McpAuthInfo, ResourceServerLogger } from './types.js';
+export type { ValidationOutcome } from './validation_hook.js';

@@ -36,6 +36,11 @@ export interface ResourceServerLogger {
   debug?(message: string, details?: Record<string, unknown>): void;
   info?(message: string, details?: Record<string, unknown>): void;
   warn?(message: string, details?: Record<string, unknown>): void;
+  /**
+   * Metrics hook: called once per protected request with `ok` (token accepted, scopes
+   * sufficient) or the refusal reason. Never receives a token; a throwing hook is ignored.
+   */
+  onValidation?(outcome: import('./validation_hook.js').ValidationOutcome): void;
 }
 
 /** A JSON-RPC message as far as the scope policy cares. */

@@ -18,7 +18,6 @@ function sendJsonRpcError(res: Response, status: number, code: number, message: 
 export function createProtectHandler(core: ResourceServerCore): RequestHandler {
   return async function protectMcpEndpoint(req: Request, res: Response, next: NextFunction): Promise<void> {
     let token: string | undefined;
-    let scheme: 'bearer' | 'dpop' | undefined;
     try {
       core.checkTransport({ origin: req.headers.origin, host: req.headers.host });
 
@@ -36,21 +35,12 @@ export function createProtectHandler(core: ResourceServerCore): RequestHandler {
             ? form.has('access_token')
             : typeof form === 'object' && form !== null && Object.hasOwn(form, 'access_token');
       }
-      const credentials = core.extractCredentials({
+      token = core.extractToken({
         authorization: req.headers.authorization,
         url: req.originalUrl ?? req.url,
         tokenInBody,
       });
-      token = credentials.token;
-      scheme = credentials.scheme;
-      const authenticated = await core.authenticate({
-        authorization: req.headers.authorization,
-        dpop: req.headersDistinct.dpop,
-        method: req.method,
-        url: req.originalUrl ?? req.url,
-        tokenInBody,
-      });
-      const { verified } = authenticated;
+      const verified = await core.verifyAccessToken(token);
 
       let body: unknown = req.body;
       if (body === undefined && req.method === 'POST' && isJsonContentType(contentType) && !bodyAlreadyRead(req)) {
@@ -88,7 +78,7 @@ export function createProtectHandler(core: ResourceServerCore): RequestHandler {
         err instanceof ResourceServerError
           ? err
           : new ResourceServerError('internal_error', { cause: err, detail: { message: String(err) } });
-      const response = core.refuse(refusal, token, scheme !== undefined ? { scheme } : {});
+      const response = core.refuse(refusal, token);
       res.status(response.status).set(response.headers).json(response.body);
     }
   };

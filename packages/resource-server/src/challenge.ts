@@ -8,6 +8,10 @@ export interface ChallengeParams {
   error?: BearerErrorCode;
   errorDescription?: string;
   realm?: string;
+  /** Authentication scheme of the challenge (default `Bearer`; `DPoP` per RFC 9449 §7.1). */
+  scheme?: 'Bearer' | 'DPoP';
+  /** RFC 9449 §7.1 `algs`: the JWS algorithms accepted for DPoP proofs (DPoP challenges only). */
+  algs?: readonly string[];
 }
 
 // RFC 6750 §3: error_description is %x20-21 / %x23-5B / %x5D-7E (plus `"` and `\` once escaped
@@ -27,7 +31,8 @@ export function isScopeToken(scope: string): boolean {
 }
 
 /**
- * Builds a `WWW-Authenticate: Bearer …` challenge (RFC 6750 §3, RFC 9728 §5.1).
+ * Builds a `WWW-Authenticate: Bearer …` challenge (RFC 6750 §3, RFC 9728 §5.1), or a `DPoP …`
+ * one (RFC 9449 §7.1, with `algs`) when `scheme` is `DPoP`.
  * With no `error`, no `error_description` is emitted either (RFC 6750 §3.1: a request without
  * credentials gets no error information).
  */
@@ -46,5 +51,9 @@ export function buildChallenge(params: ChallengeParams): string {
   if (params.resourceMetadata !== undefined) {
     parts.push(`resource_metadata=${quoteValue(params.resourceMetadata)}`);
   }
-  return parts.length > 0 ? `Bearer ${parts.join(', ')}` : 'Bearer';
+  const scheme = params.scheme ?? 'Bearer';
+  if (scheme === 'DPoP' && params.algs !== undefined && params.algs.length > 0) {
+    parts.push(`algs=${quoteValue(params.algs.filter(isScopeToken).join(' '))}`);
+  }
+  return parts.length > 0 ? `${scheme} ${parts.join(', ')}` : scheme;
 }

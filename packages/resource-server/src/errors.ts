@@ -27,10 +27,37 @@ export type RejectionReason =
   | 'insufficient_scope'
   | 'origin_forbidden'
   | 'host_forbidden'
-  | 'internal_error';
+  | 'internal_error'
+  // RFC 9449 (DPoP)
+  | 'dpop_proof_missing'
+  | 'dpop_proof_multiple'
+  | 'dpop_proof_malformed'
+  | 'dpop_typ_invalid'
+  | 'dpop_alg_not_allowed'
+  | 'dpop_jwk_invalid'
+  | 'dpop_jwk_private'
+  | 'dpop_signature_invalid'
+  | 'dpop_claim_invalid'
+  | 'dpop_htm_mismatch'
+  | 'dpop_htu_mismatch'
+  | 'dpop_iat_invalid'
+  | 'dpop_ath_mismatch'
+  | 'dpop_replayed'
+  | 'dpop_nonce_required'
+  | 'dpop_nonce_invalid'
+  | 'dpop_key_mismatch'
+  | 'dpop_token_not_bound'
+  | 'dpop_bound_token_as_bearer'
+  | 'dpop_required'
+  | 'sender_constraint_unsupported';
 
-/** Registered codes we may put on the wire (RFC 6750 §3.1). */
-export type BearerErrorCode = 'invalid_request' | 'invalid_token' | 'insufficient_scope';
+/** Registered codes we may put on the wire (RFC 6750 §3.1, RFC 9449 §7.1 and §9). */
+export type BearerErrorCode =
+  | 'invalid_request'
+  | 'invalid_token'
+  | 'insufficient_scope'
+  | 'invalid_dpop_proof'
+  | 'use_dpop_nonce';
 
 export interface WireError {
   status: 400 | 401 | 403;
@@ -95,6 +122,32 @@ export function reasonToWire(reason: RejectionReason): WireError {
         error: 'insufficient_scope',
         description: 'The access token lacks the scope this request needs',
       };
+    case 'dpop_proof_missing':
+    case 'dpop_proof_multiple':
+    case 'dpop_proof_malformed':
+    case 'dpop_typ_invalid':
+    case 'dpop_alg_not_allowed':
+    case 'dpop_jwk_invalid':
+    case 'dpop_jwk_private':
+    case 'dpop_signature_invalid':
+    case 'dpop_claim_invalid':
+    case 'dpop_htm_mismatch':
+    case 'dpop_htu_mismatch':
+    case 'dpop_iat_invalid':
+    case 'dpop_ath_mismatch':
+    case 'dpop_replayed':
+      return { status: 401, error: 'invalid_dpop_proof', description: 'The DPoP proof is invalid' };
+    case 'dpop_nonce_required':
+    case 'dpop_nonce_invalid':
+      return { status: 401, error: 'use_dpop_nonce', description: 'Resource server requires nonce in DPoP proof' };
+    case 'dpop_key_mismatch':
+    case 'dpop_token_not_bound':
+      return { status: 401, error: 'invalid_token', description: 'Invalid DPoP key binding' };
+    case 'dpop_bound_token_as_bearer':
+    case 'sender_constraint_unsupported':
+      return { status: 401, error: 'invalid_token', description: 'The access token is sender-constrained' };
+    case 'dpop_required':
+      return { status: 401, error: 'invalid_token', description: 'This resource requires a DPoP-bound access token' };
     case 'origin_forbidden':
       return { status: 403, description: 'Forbidden: Origin not allowed', transport: true };
     case 'host_forbidden':

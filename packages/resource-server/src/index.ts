@@ -1,6 +1,26 @@
 export { createResourceServer, type ResourceServer } from './resource_server.js';
-export { createResourceServerCore, type ResourceServerCore } from './resource_server_core.js';
-export type { ResourceServerOptions } from './options.js';
+export {
+  createResourceServerCore,
+  type ResourceServerCore,
+  type AuthenticateRequest,
+  type AuthenticatedRequest,
+  type RequestBinding,
+} from './resource_server_core.js';
+export type { ResourceServerOptions, DpopOptions } from './options.js';
+export {
+  verifyDpopProof,
+  normalizeHtu,
+  accessTokenHash,
+  confirmationJkt,
+  DEFAULT_DPOP_ALGORITHMS,
+  MAX_DPOP_PROOF_LENGTH,
+  type DpopProofRequest,
+  type DpopProofOptions,
+  type VerifiedDpopProof,
+} from './dpop.js';
+export { DpopNonces } from './dpop_nonce.js';
+export { MemoryDpopReplayStore, replayKey, type DpopReplayStore } from './dpop_replay.js';
+export { extractCredentials, type Credentials, type TokenScheme } from './credentials.js';
 export { createAccessTokenVerifier, type AccessTokenVerifier } from './access_token_verifier.js';
 export {
   verifyJwtAccessToken,

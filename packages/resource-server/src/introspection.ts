@@ -97,8 +97,12 @@ export async function introspectAccessToken(
   if (typeof claims.client_id !== 'string' || claims.client_id === '') {
     throw new ResourceServerError('missing_claim', { detail: { claim: 'client_id' } });
   }
-  if (typeof claims.token_type === 'string' && !['bearer', 'access_token'].includes(claims.token_type.toLowerCase())) {
+  // RFC 9449 §6.2: a DPoP-bound token introspects as `token_type: "DPoP"` with `cnf.jkt`
+  if (typeof claims.token_type === 'string' && !['bearer', 'access_token', 'dpop'].includes(claims.token_type.toLowerCase())) {
     throw new ResourceServerError('claim_invalid', { detail: { claim: 'token_type', actual: claims.token_type } });
+  }
+  if (typeof claims.token_type === 'string' && claims.token_type.toLowerCase() === 'dpop' && claims.cnf === undefined) {
+    throw new ResourceServerError('claim_invalid', { detail: { claim: 'cnf', actual: 'missing for a DPoP token' } });
   }
   const ttl = options.cacheTtlSeconds ?? 60;
   return {

@@ -8,6 +8,10 @@ export interface ProtectedResourceMetadata {
   bearer_methods_supported: ['header'];
   resource_name?: string;
   resource_documentation?: string;
+  /** RFC 9728 §2 / RFC 9449 §5.2: DPoP proof algorithms accepted (only when DPoP is on). */
+  dpop_signing_alg_values_supported?: string[];
+  /** RFC 9728 §2: `true` when only DPoP-bound tokens are accepted. */
+  dpop_bound_access_tokens_required?: boolean;
   [extra: string]: unknown;
 }
 
@@ -19,6 +23,8 @@ export interface ProtectedResourceMetadataOptions {
   resourceDocumentation?: string;
   /** Extra RFC 9728 members (e.g. `resource_policy_uri`); cannot override the ones above. */
   extraMetadata?: Readonly<Record<string, unknown>>;
+  /** DPoP: the accepted proof algorithms and whether Bearer is refused. */
+  dpop?: { algorithms: readonly string[]; required: boolean };
 }
 
 /**
@@ -38,6 +44,13 @@ export function protectedResourceMetadata(options: ProtectedResourceMetadataOpti
   }
   if (options.resourceName !== undefined) doc.resource_name = options.resourceName;
   if (options.resourceDocumentation !== undefined) doc.resource_documentation = options.resourceDocumentation;
+  if (options.dpop !== undefined) {
+    doc.dpop_signing_alg_values_supported = [...options.dpop.algorithms];
+    doc.dpop_bound_access_tokens_required = options.dpop.required;
+  } else {
+    delete doc.dpop_signing_alg_values_supported;
+    delete doc.dpop_bound_access_tokens_required;
+  }
   return doc;
 }
 

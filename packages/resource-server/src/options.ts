@@ -5,6 +5,35 @@ import { normalizeHost, normalizeOrigin } from './origin.js';
 import type { IntrospectionOptions } from './introspection.js';
 import type { ChallengeScopeStrategy, ScopeHierarchy, ScopePolicy } from './scope_policy.js';
 import type { ResourceServerLogger } from './types.js';
+import { DEFAULT_DPOP_ALGORITHMS, normalizeHtu } from './dpop.js';
+import { decodeNonceSecret } from './dpop_nonce.js';
+import type { DpopReplayStore } from './dpop_replay.js';
+
+/** RFC 9449 DPoP at this resource server. */
+export interface DpopOptions {
+  /** Refuse Bearer tokens: only DPoP-bound tokens with a proof are accepted (default `false`: both). */
+  required?: boolean;
+  /** JWS algorithms accepted for proofs (asymmetric only; default ES256/384/512, EdDSA, Ed25519, PS*, RS*). */
+  algorithms?: readonly string[];
+  /** How old a proof may be, in seconds since its `iat` (default 60, at most 600). */
+  maxAgeSeconds?: number;
+  /** Clock leeway in seconds on both sides of the `iat` window (default 5, at most 300). */
+  clockToleranceSeconds?: number;
+  /**
+   * Server nonces (RFC 9449 §9): every proof must then carry a nonce this server issued
+   * (`use_dpop_nonce` + `DPoP-Nonce` otherwise). `secret`: 32 bytes (or base64url of them), the same
+   * on every instance behind a balancer (default: random per process). `lifetimeSeconds`: how long
+   * a nonce is accepted (default 300).
+   */
+  nonce?: boolean | { secret?: string | Uint8Array; lifetimeSeconds?: number };
+  /** Seen-`jti` store (default in memory, `{ maxEntries: 100000 }`); share one across instances. */
+  replay?: { maxEntries?: number } | DpopReplayStore;
+  /**
+   * The URL(s) clients call this endpoint at, compared with each proof's `htu` (default `resource`).
+   * Never taken from `Host` / `X-Forwarded-*`: behind a proxy, `resource` already is the public URL.
+   */
+  publicUrl?: string | readonly string[];
+}
 
 /** Options of {@link createResourceServer}. */
 export interface ResourceServerOptions {
@@ -63,6 +92,18 @@ export interface ResourceServerOptions {
   fetch?: typeof fetch;
   /** Clock in ms (default `Date.now`); used for token times and cache expiry. */
   now?: () => number;
+  /** RFC 9449 DPoP (sender-constrained tokens); `true` = defaults. Unset: Bearer only. */
+  dpop?: boolean | DpopOptions;
+}
+
+export interface ResolvedDpopOptions {
+  required: boolean;
+  algorithms: string[];
+  maxAgeSeconds: number;
+  clockToleranceSeconds: number;
+  nonce: { secret: Uint8Array | undefined; lifetimeSeconds: number } | undefined;
+  replay: { maxEntries: number } | DpopReplayStore;
+  htu: string[];
 }
 
 export interface ResolvedOptions {
@@ -87,6 +128,8 @@ export interface ResolvedOptions {
   logger: ResourceServerLogger | undefined;
   fetch: typeof fetch;
   now: () => number;
+  /** Undefined when DPoP is off (Bearer only). */
+  dpop: ResolvedDpopOptions | undefined;
 }
 
 function invalid(message: string): TypeError {
@@ -108,6 +151,54 @@ function nonNegative(name: string, value: number | undefined, fallback: number, 
     throw invalid(`${name} must be a number between 0 and ${max}`);
   }
   return value;
+}
+
+function resolveDpop(input: boolean | DpopOptions | undefined, resource: string): ResolvedDpopOptions | undefined {
+  if (input === undefined || input === false) return undefined;
+  if (input !== true && (typeof input !== 'object' || input === null)) throw invalid('dpop must be a boolean or an object');
+  const o: DpopOptions = input === true ? {} : input;
+  const algorithms = o.algorithms === undefined ? [...DEFAULT_DPOP_ALGORITHMS] : [...o.algorithms];
+  if (algorithms.length === 0) throw invalid('dpop.algorithms must not be empty');
+  for (const alg of algorithms) {
+    if (!DEFAULT_DPOP_ALGORITHMS.includes(alg)) {
+      throw invalid(`dpop.algorithms: ${JSON.stringify(alg)} is not allowed (asymmetric JWS algorithms only)`);
+    }
+  }
+  let nonce: ResolvedDpopOptions['nonce'];
+  if (o.nonce !== undefined && o.nonce !== false) {
+    const n = o.nonce === true ? {} : o.nonce;
+    let secret: Uint8Array | undefined;
+    if (n.secret !== undefined) {
+      secret = decodeNonceSecret(n.secret);
+      if (secret === undefined) throw invalid('dpop.nonce.secret must be 32 bytes (or their base64url encoding)');
+    }
+    nonce = { secret, lifetimeSeconds: nonNegative('dpop.nonce.lifetimeSeconds', n.lifetimeSeconds, 300, 3600) };
+  }
+  let replay: ResolvedDpopOptions['replay'];
+  if (o.replay !== undefined && typeof (o.replay as DpopReplayStore).add === 'function') {
+    replay = o.replay as DpopReplayStore;
+  } else {
+    const maxEntries = nonNegative('dpop.replay.maxEntries', (o.replay as { maxEntries?: number } | undefined)?.maxEntries, 100_000);
+    if (maxEntries < 1) throw invalid('dpop.replay.maxEntries must be at least 1');
+    replay = { maxEntries };
+  }
+  const urls = o.publicUrl === undefined ? [resource] : typeof o.publicUrl === 'string' ? [o.publicUrl] : [...o.publicUrl];
+  const htu: string[] = [];
+  for (const url of urls) {
+    const normalized = typeof url === 'string' ? normalizeHtu(url) : undefined;
+    if (normalized === undefined) throw invalid(`dpop.publicUrl contains an invalid URL: ${JSON.stringify(url)}`);
+    htu.push(normalized);
+  }
+  if (htu.length === 0) throw invalid('dpop.publicUrl must not be empty');
+  return {
+    required: o.required === true,
+    algorithms,
+    maxAgeSeconds: nonNegative('dpop.maxAgeSeconds', o.maxAgeSeconds, 60, 600),
+    clockToleranceSeconds: nonNegative('dpop.clockToleranceSeconds', o.clockToleranceSeconds, 5, 300),
+    nonce,
+    replay,
+    htu,
+  };
 }
 
 /** Checks options once, at startup (a bad configuration never reaches a request). */
@@ -225,5 +316,6 @@ export function resolveOptions(options: ResourceServerOptions): ResolvedOptions 
     logger: options.logger,
     fetch: options.fetch ?? globalThis.fetch.bind(globalThis),
     now: options.now ?? Date.now,
+    dpop: resolveDpop(options.dpop, options.resource),
   };
 }

@@ -1,6 +1,6 @@
 import { createAccessTokenVerifier, type AccessTokenVerifier } from './access_token_verifier.js';
 import { extractBearerToken, type BearerSources } from './bearer.js';
-import type { ResourceServerError } from './errors.js';
+import { ResourceServerError } from './errors.js';
 import { protectedResourceMetadata, type ProtectedResourceMetadata } from './metadata.js';
 import { checkHost, checkOrigin } from './origin.js';
 import { logRejection, renderError, type ErrorResponse } from './respond.js';
@@ -8,6 +8,40 @@ import { protectedResourceMetadataUrl } from './resource_uri.js';
 import { checkScopes, requiredScopes } from './scope_policy.js';
 import { resolveOptions, type ResolvedOptions, type ResourceServerOptions } from './options.js';
 import type { McpAuthInfo, VerifiedAccessToken } from './types.js';
+import { extractCredentials, type Credentials, type TokenScheme } from './credentials.js';
+import { confirmationJkt, verifyDpopProof, type VerifiedDpopProof } from './dpop.js';
+import { DpopNonces } from './dpop_nonce.js';
+import { MemoryDpopReplayStore, replayKey, type DpopReplayStore } from './dpop_replay.js';
+
+/** One request, as {@link ResourceServerCore.authenticate} needs it (framework-neutral). */
+export interface AuthenticateRequest {
+  /** The raw `Authorization` header value. */
+  authorization: string | undefined;
+  /** Every `DPoP` header field value (an array when the header was repeated). */
+  dpop?: string | readonly string[] | undefined;
+  /** HTTP method as received. */
+  method: string;
+  /** Request target (path + query): an `access_token` query parameter is refused. */
+  url?: string;
+  /** `true` when a form body carried `access_token` (refused). */
+  tokenInBody?: boolean;
+}
+
+/** A request whose credentials are valid (scope not yet checked). */
+export interface AuthenticatedRequest {
+  verified: VerifiedAccessToken;
+  scheme: TokenScheme;
+  /** Thumbprint of the key a DPoP-bound token is bound to. */
+  jkt?: string;
+  /** A fresh nonce to send as `DPoP-Nonce` on the response (RFC 9449 §8.2). */
+  dpopNonce?: string;
+}
+
+/** Binding of a request to its token, for {@link ResourceServerCore.toAuthInfo}. */
+export interface RequestBinding {
+  scheme: TokenScheme;
+  jkt?: string | undefined;
+}
 import { notifyValidation } from './validation_hook.js';
 
 /**
@@ -30,10 +64,23 @@ export interface ResourceServerCore {
   checkScopes(verified: VerifiedAccessToken, body: unknown): void;
   /** Scopes a JSON-RPC body needs under the policy. */
   requiredScopes(body: unknown): string[];
-  toAuthInfo(verified: VerifiedAccessToken): McpAuthInfo;
-  /** Logs the refusal and renders it. */
-  refuse(err: ResourceServerError, token?: string): ErrorResponse;
+  toAuthInfo(verified: VerifiedAccessToken, binding?: RequestBinding): McpAuthInfo;
+  /** Logs the refusal and renders it (`request.scheme`: the scheme the request used, for DPoP challenges). */
+  refuse(err: ResourceServerError, token?: string, request?: { scheme?: TokenScheme }): ErrorResponse;
   readonly verifier: AccessTokenVerifier;
+  /**
+   * The token and its scheme from the `Authorization` header (`DPoP` only when DPoP is on).
+   * @throws {ResourceServerError} 400/401
+   */
+  extractCredentials(sources: BearerSources): Credentials;
+  /**
+   * Everything but the scope policy: credentials, DPoP proof (RFC 9449 §4.3), token, sender
+   * constraint (`cnf.jkt`, §7.1/§7.2) and proof replay (§11.1).
+   * @throws {ResourceServerError} 400/401
+   */
+  authenticate(request: AuthenticateRequest): Promise<AuthenticatedRequest>;
+  /** The current DPoP nonce (when nonces are on). */
+  dpopNonce(): string | undefined;
 }
 
 export function createResourceServerCore(input: ResourceServerOptions): ResourceServerCore {
@@ -47,12 +94,74 @@ export function createResourceServerCore(input: ResourceServerOptions): Resource
     ...(input.resourceName !== undefined ? { resourceName: input.resourceName } : {}),
     ...(input.resourceDocumentation !== undefined ? { resourceDocumentation: input.resourceDocumentation } : {}),
     ...(input.extraMetadata !== undefined ? { extraMetadata: input.extraMetadata } : {}),
+    ...(options.dpop !== undefined ? { dpop: { algorithms: options.dpop.algorithms, required: options.dpop.required } } : {}),
   });
+  const dpop = options.dpop;
+  const nonces = dpop?.nonce !== undefined ? new DpopNonces(dpop.nonce.secret, dpop.nonce.lifetimeSeconds, options.now) : undefined;
+  const replay: DpopReplayStore | undefined =
+    dpop === undefined
+      ? undefined
+      : 'add' in dpop.replay
+        ? dpop.replay
+        : new MemoryDpopReplayStore(dpop.replay.maxEntries, options.now);
   const renderContext = {
     resourceMetadataUrl: metadataUrl,
     defaultScope: options.policy.default ?? [],
     ...(input.realm !== undefined ? { realm: input.realm } : {}),
+    ...(dpop !== undefined
+      ? {
+          dpop: {
+            algorithms: dpop.algorithms,
+            bearerAccepted: !dpop.required,
+            ...(nonces !== undefined ? { nonce: () => nonces.current() } : {}),
+          },
+        }
+      : {}),
   };
+
+  async function authenticate(request: AuthenticateRequest): Promise<AuthenticatedRequest> {
+    const { scheme, token } = extractCredentials(
+      {
+        authorization: request.authorization,
+        ...(request.url !== undefined ? { url: request.url } : {}),
+        ...(request.tokenInBody !== undefined ? { tokenInBody: request.tokenInBody } : {}),
+      },
+      dpop !== undefined,
+    );
+    // a DPoP-only server refuses Bearer before spending any work on the token
+    if (scheme === 'bearer' && dpop?.required === true) throw new ResourceServerError('dpop_required');
+    let proof: VerifiedDpopProof | undefined;
+    if (scheme === 'dpop' && dpop !== undefined) {
+      const proofs = request.dpop === undefined ? [] : typeof request.dpop === 'string' ? [request.dpop] : request.dpop;
+      // before the token: local checks only, no network I/O for a bad proof
+      proof = await verifyDpopProof(
+        { proofs, method: request.method, accessToken: token },
+        {
+          algorithms: dpop.algorithms,
+          htu: dpop.htu,
+          maxAgeSeconds: dpop.maxAgeSeconds,
+          clockToleranceSeconds: dpop.clockToleranceSeconds,
+          nonces,
+          now: options.now,
+        },
+      );
+    }
+    const verified = await verifier.verify(token);
+    const jkt = confirmationJkt(verified.claims);
+    if (scheme === 'bearer') {
+      // RFC 9449 §7.2: a DPoP-bound token is never accepted as a bearer token (downgrade)
+      if (jkt !== undefined) throw new ResourceServerError('dpop_bound_token_as_bearer');
+      return { verified, scheme };
+    }
+    // RFC 9449 §4.3 check 13 / §7.1: the token must be bound to the proof's key
+    if (jkt === undefined) throw new ResourceServerError('dpop_token_not_bound');
+    if (jkt !== proof!.jkt) throw new ResourceServerError('dpop_key_mismatch', { detail: { expected: jkt, actual: proof!.jkt } });
+    // RFC 9449 §11.1: recorded only now, so only holders of a valid bound token fill the store
+    if (!(await replay!.add(replayKey(proof!.jkt, proof!.jti), proof!.replayUntil))) {
+      throw new ResourceServerError('dpop_replayed');
+    }
+    return { verified, scheme, jkt, ...(proof!.nextNonce !== undefined ? { dpopNonce: proof!.nextNonce } : {}) };
+  }
   const scheme = options.resourceUrl.protocol as 'http:' | 'https:';
 
   return {
@@ -65,6 +174,9 @@ export function createResourceServerCore(input: ResourceServerOptions): Resource
       checkHost(host, options.allowedHosts, scheme);
     },
     extractToken: extractBearerToken,
+    extractCredentials: (sources) => extractCredentials(sources, dpop !== undefined),
+    authenticate,
+    dpopNonce: () => nonces?.current(),
     verifyAccessToken: (token) => verifier.verify(token),
     requiredScopes: (body) => requiredScopes(body, options.policy),
     checkScopes(verified, body) {
@@ -74,7 +186,7 @@ export function createResourceServerCore(input: ResourceServerOptions): Resource
         knownScopes: options.knownScopes,
       });
     },
-    toAuthInfo(verified) {
+    toAuthInfo(verified, binding) {
       return {
         token: verified.token,
         clientId: verified.clientId,
@@ -88,6 +200,10 @@ export function createResourceServerCore(input: ResourceServerOptions): Resource
           jti: verified.jti,
           claims: verified.claims,
           tokenType: verified.source,
+          // RFC 9449: how the token was presented and, for DPoP, the key it is bound to
+          // (only with DPoP on, so Bearer-only servers keep the exact shape they had)
+          ...(dpop !== undefined ? { scheme: binding?.scheme === 'dpop' ? 'DPoP' : 'Bearer' } : {}),
+          ...(binding?.jkt !== undefined ? { jkt: binding.jkt } : {}),
         },
       };
     },

@@ -2,6 +2,7 @@ import { buildChallenge } from './challenge.js';
 import { ResourceServerError } from './errors.js';
 import { tokenHash } from './token_cache.js';
 import type { ResourceServerLogger } from './types.js';
+import type { TokenScheme } from './credentials.js';
 
 export interface ErrorResponse {
   status: number;
@@ -14,6 +15,14 @@ export interface RenderContext {
   /** `scope` for challenges that carry no operation-specific scope (the 401s). */
   defaultScope: readonly string[];
   realm?: string;
+  /** Set when DPoP is on: challenges then offer the `DPoP` scheme (RFC 9449 §7.1). */
+  dpop?: {
+    algorithms: readonly string[];
+    /** `false` when DPoP is required: no `Bearer` challenge. */
+    bearerAccepted: boolean;
+    /** The nonce to send in `DPoP-Nonce` with `use_dpop_nonce`. */
+    nonce?: () => string;
+  };
 }
 
 /**
@@ -21,7 +30,7 @@ export interface RenderContext {
  * RFC 9728 §5.1) and a JSON body with the same registered `error` and a safe description.
  * DNS-rebinding refusals get a JSON-RPC error without `id` (Streamable HTTP §Security).
  */
-export function renderError(err: ResourceServerError, ctx: RenderContext): ErrorResponse {
+export function renderError(err: ResourceServerError, ctx: RenderContext, request: { scheme?: TokenScheme } = {}): ErrorResponse {
   const headers: Record<string, string> = {
     'cache-control': 'no-store',
     'content-type': 'application/json; charset=utf-8',
@@ -30,12 +39,25 @@ export function renderError(err: ResourceServerError, ctx: RenderContext): Error
     return { status: err.status, headers, body: { jsonrpc: '2.0', error: { code: -32000, message: err.description } } };
   }
   const scope = err.scope ?? ctx.defaultScope;
-  headers['www-authenticate'] = buildChallenge({
+  const common = {
     ...(ctx.realm !== undefined ? { realm: ctx.realm } : {}),
     resourceMetadata: ctx.resourceMetadataUrl,
     scope,
-    ...(err.error !== undefined ? { error: err.error, errorDescription: err.description } : {}),
-  });
+  };
+  const errorParams = err.error !== undefined ? { error: err.error, errorDescription: err.description } : {};
+  if (ctx.dpop === undefined) {
+    headers['www-authenticate'] = buildChallenge({ ...common, ...errorParams });
+  } else {
+    // RFC 9449 §7.1/§7.2: one challenge per accepted scheme; the error goes on the scheme the
+    // request used (DPoP errors and a DPoP-only server: on the DPoP challenge).
+    const dpopError =
+      !ctx.dpop.bearerAccepted || request.scheme === 'dpop' || err.error === 'invalid_dpop_proof' || err.error === 'use_dpop_nonce';
+    const challenges: string[] = [];
+    if (ctx.dpop.bearerAccepted) challenges.push(buildChallenge({ ...common, ...(dpopError ? {} : errorParams) }));
+    challenges.push(buildChallenge({ ...common, ...(dpopError ? errorParams : {}), scheme: 'DPoP', algs: ctx.dpop.algorithms }));
+    headers['www-authenticate'] = challenges.join(', ');
+    if (err.error === 'use_dpop_nonce' && ctx.dpop.nonce !== undefined) headers['dpop-nonce'] = ctx.dpop.nonce();
+  }
   const body: Record<string, unknown> =
     err.error === undefined
       ? { error_description: err.description }

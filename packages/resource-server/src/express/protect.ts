@@ -18,6 +18,7 @@ function sendJsonRpcError(res: Response, status: number, code: number, message: 
 export function createProtectHandler(core: ResourceServerCore): RequestHandler {
   return async function protectMcpEndpoint(req: Request, res: Response, next: NextFunction): Promise<void> {
     let token: string | undefined;
+    let scheme: 'bearer' | 'dpop' | undefined;
     try {
       core.checkTransport({ origin: req.headers.origin, host: req.headers.host });
 
@@ -35,12 +36,21 @@ export function createProtectHandler(core: ResourceServerCore): RequestHandler {
             ? form.has('access_token')
             : typeof form === 'object' && form !== null && Object.hasOwn(form, 'access_token');
       }
-      token = core.extractToken({
+      const credentials = core.extractCredentials({
         authorization: req.headers.authorization,
         url: req.originalUrl ?? req.url,
         tokenInBody,
       });
-      const verified = await core.verifyAccessToken(token);
+      token = credentials.token;
+      scheme = credentials.scheme;
+      const authenticated = await core.authenticate({
+        authorization: req.headers.authorization,
+        dpop: req.headersDistinct.dpop,
+        method: req.method,
+        url: req.originalUrl ?? req.url,
+        tokenInBody,
+      });
+      const { verified } = authenticated;
 
       let body: unknown = req.body;
       if (body === undefined && req.method === 'POST' && isJsonContentType(contentType) && !bodyAlreadyRead(req)) {
@@ -78,7 +88,7 @@ export function createProtectHandler(core: ResourceServerCore): RequestHandler {
         err instanceof ResourceServerError
           ? err
           : new ResourceServerError('internal_error', { cause: err, detail: { message: String(err) } });
-      const response = core.refuse(refusal, token);
+      const response = core.refuse(refusal, token, scheme !== undefined ? { scheme } : {});
       res.status(response.status).set(response.headers).json(response.body);
     }
   };

@@ -1,0 +1,36 @@
+import { extractBearerToken, MAX_TOKEN_LENGTH, type BearerSources } from './bearer.js';
+import { ResourceServerError } from './errors.js';
+
+/** How the access token was presented. */
+export type TokenScheme = 'bearer' | 'dpop';
+
+export interface Credentials {
+  scheme: TokenScheme;
+  token: string;
+}
+
+// RFC 9449 §7.1: credentials = "DPoP" 1*SP token68 (same token68 as RFC 6750's b64token);
+// the scheme is case-insensitive (RFC 9110 §11.1).
+const DPOP = /^DPoP +([A-Za-z0-9\-._~+/]+=*)$/i;
+
+/**
+ * Reads the access token and its scheme from the `Authorization` header: `Bearer` always
+ * (RFC 6750 §2.1), `DPoP` only when `acceptDpop` (RFC 9449 §7.1); otherwise exactly like
+ * {@link extractBearerToken} (token in the query or the body refused, malformed header refused).
+ * @throws {ResourceServerError}
+ */
+export function extractCredentials(sources: BearerSources, acceptDpop: boolean): Credentials {
+  const header = sources.authorization;
+  if (acceptDpop && header !== undefined && /^dpop(?: |$)/i.test(header)) {
+    // the URL and body checks come first, as for Bearer
+    if (sources.url !== undefined || sources.tokenInBody === true) {
+      extractBearerToken({ ...sources, authorization: 'Bearer x' });
+    }
+    const match = DPOP.exec(header);
+    if (match === null) throw new ResourceServerError('malformed_authorization_header', { detail: { scheme: 'dpop' } });
+    const token = match[1]!;
+    if (token.length > MAX_TOKEN_LENGTH) throw new ResourceServerError('token_too_large', { detail: { length: token.length } });
+    return { scheme: 'dpop', token };
+  }
+  return { scheme: 'bearer', token: extractBearerToken(sources) };
+}

@@ -1,0 +1,202 @@
+import { createHash } from 'node:crypto';
+import { calculateJwkThumbprint, decodeProtectedHeader, EmbeddedJWK, errors, jwtVerify, type JWK, type JWTPayload } from 'jose';
+import { ResourceServerError, type RejectionReason } from './errors.js';
+import type { DpopNonces } from './dpop_nonce.js';
+
+/** Asymmetric JWS algorithms accepted for DPoP proofs by default (RFC 9449 §4.2: never `none` or MAC). */
+export const DEFAULT_DPOP_ALGORITHMS: readonly string[] = [
+  'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519', 'PS256', 'PS384', 'PS512', 'RS256', 'RS384', 'RS512',
+];
+
+/** Largest proof we spend work on (a proof with an RSA-4096 key is about 1.5 KiB). */
+export const MAX_DPOP_PROOF_LENGTH = 8192;
+
+const JWS_COMPACT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+/** JWK members that only a private (or symmetric) key has (RFC 7518 §6). */
+const PRIVATE_JWK_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
+const UNRESERVED = /^[A-Za-z0-9\-._~]$/;
+
+export interface DpopProofRequest {
+  /** Every `DPoP` header field value received (RFC 9449 §4.3 check 1: exactly one). */
+  proofs: readonly string[];
+  /** HTTP method of the request, as received. */
+  method: string;
+  /** The access token of the `Authorization: DPoP` header (checked against `ath`). */
+  accessToken: string;
+}
+
+export interface DpopProofOptions {
+  /** Accepted JWS algorithms (asymmetric only). */
+  algorithms: readonly string[];
+  /** Acceptable `htu` values, already normalised with {@link normalizeHtu}. */
+  htu: readonly string[];
+  /** How old a proof may be (seconds since its `iat`). */
+  maxAgeSeconds: number;
+  /** Leeway in seconds for clocks, on both sides of the window. */
+  clockToleranceSeconds: number;
+  /** Server nonces (RFC 9449 §9); when set, every proof must carry a valid one. */
+  nonces?: DpopNonces | undefined;
+  /** Clock in ms. */
+  now: () => number;
+}
+
+/** A proof that passed RFC 9449 §4.3 (except replay, which is recorded once the token is bound). */
+export interface VerifiedDpopProof {
+  /** RFC 7638 SHA-256 thumbprint of the proof's public key (compared with `cnf.jkt`). */
+  jkt: string;
+  jti: string;
+  /** `iat`, seconds since the epoch. */
+  iat: number;
+  /** Until when (ms) the proof's `jti` must be remembered. */
+  replayUntil: number;
+  /** A new nonce to hand out (`DPoP-Nonce`), when the proof's nonce is about to expire. */
+  nextNonce?: string;
+}
+
+function refuse(reason: RejectionReason, detail?: Record<string, unknown>, cause?: unknown): ResourceServerError {
+  return new ResourceServerError(reason, {
+    ...(detail !== undefined ? { detail } : {}),
+    ...(cause !== undefined ? { cause } : {}),
+  });
+}
+
+/**
+ * RFC 9449 §4.3 `htu` comparison form: query and fragment removed, then RFC 3986 §6.2.2
+ * normalisation (scheme and host lower case, default port and dot segments removed by the WHATWG
+ * parser; percent-encoded unreserved characters decoded, other escapes upper-cased).
+ * Returns undefined for a value that is not an absolute http(s) URL.
+ */
+export function normalizeHtu(value: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return undefined;
+  url.search = '';
+  url.hash = '';
+  url.username = '';
+  url.password = '';
+  const path = url.pathname.replace(/%[0-9A-Fa-f]{2}/g, (escape) => {
+    const char = String.fromCharCode(Number.parseInt(escape.slice(1), 16));
+    return UNRESERVED.test(char) ? char : escape.toUpperCase();
+  });
+  return `${url.origin}${path}`;
+}
+
+/** RFC 9449 §4.2 `ath`: base64url(SHA-256(ASCII access token)). */
+export function accessTokenHash(accessToken: string): string {
+  return createHash('sha256').update(accessToken, 'ascii').digest('base64url');
+}
+
+/**
+ * Checks a DPoP proof against RFC 9449 §4.3, in its order: one header (1), a well-formed JWT (2)
+ * with the required claims (3), `typ` `dpop+jwt` (4), an allowed asymmetric `alg` (5), a valid
+ * signature by the embedded `jwk` (6) which is a public key (7), `htm` (8), `htu` (9), the server
+ * nonce when nonces are on (10), `iat` within the window (11) and `ath` (12). Check 13 (the token's
+ * `cnf.jkt` equals {@link VerifiedDpopProof.jkt}) and `jti` replay are the caller's, after the
+ * token is verified.
+ * @throws {ResourceServerError} `invalid_dpop_proof` / `use_dpop_nonce` reasons.
+ */
+export async function verifyDpopProof(request: DpopProofRequest, options: DpopProofOptions): Promise<VerifiedDpopProof> {
+  if (request.proofs.length === 0) throw refuse('dpop_proof_missing');
+  if (request.proofs.length > 1) throw refuse('dpop_proof_multiple', { count: request.proofs.length });
+  const proof = request.proofs[0]!.trim();
+  if (proof.length > MAX_DPOP_PROOF_LENGTH || !JWS_COMPACT.test(proof)) {
+    throw refuse('dpop_proof_malformed', { length: proof.length });
+  }
+
+  let header: ReturnType<typeof decodeProtectedHeader>;
+  try {
+    header = decodeProtectedHeader(proof);
+  } catch (cause) {
+    throw refuse('dpop_proof_malformed', undefined, cause);
+  }
+  if (typeof header.typ !== 'string' || header.typ.toLowerCase() !== 'dpop+jwt') {
+    throw refuse('dpop_typ_invalid', { typ: header.typ });
+  }
+  if (typeof header.alg !== 'string' || !options.algorithms.includes(header.alg)) {
+    throw refuse('dpop_alg_not_allowed', { alg: header.alg });
+  }
+  const jwk = header.jwk as JWK | undefined;
+  if (typeof jwk !== 'object' || jwk === null || Array.isArray(jwk) || !['EC', 'OKP', 'RSA'].includes(String(jwk.kty))) {
+    throw refuse('dpop_jwk_invalid', { kty: jwk?.kty });
+  }
+  const privateMembers = PRIVATE_JWK_MEMBERS.filter((m) => Object.hasOwn(jwk, m));
+  if (privateMembers.length > 0) throw refuse('dpop_jwk_private', { members: privateMembers });
+
+  let payload: JWTPayload;
+  try {
+    ({ payload } = await jwtVerify(proof, EmbeddedJWK, {
+      algorithms: [...options.algorithms],
+      typ: 'dpop+jwt',
+      currentDate: new Date(options.now()),
+      clockTolerance: options.clockToleranceSeconds,
+    }));
+  } catch (cause) {
+    if (cause instanceof errors.JWSSignatureVerificationFailed) throw refuse('dpop_signature_invalid', undefined, cause);
+    const message = cause instanceof Error ? cause.message : String(cause);
+    throw refuse(cause instanceof errors.JWTClaimValidationFailed ? 'dpop_claim_invalid' : 'dpop_jwk_invalid', { message }, cause);
+  }
+
+  if (typeof payload.jti !== 'string' || payload.jti.length === 0 || payload.jti.length > 256) {
+    throw refuse('dpop_claim_invalid', { claim: 'jti' });
+  }
+  if (typeof payload.iat !== 'number' || !Number.isFinite(payload.iat)) throw refuse('dpop_claim_invalid', { claim: 'iat' });
+  if (typeof payload.htm !== 'string') throw refuse('dpop_claim_invalid', { claim: 'htm' });
+  if (typeof payload.htu !== 'string') throw refuse('dpop_claim_invalid', { claim: 'htu' });
+
+  // RFC 9110 §9.1: methods are case-sensitive
+  if (payload.htm !== request.method) {
+    throw refuse('dpop_htm_mismatch', { expected: request.method, actual: payload.htm });
+  }
+  const htu = normalizeHtu(payload.htu);
+  if (htu === undefined || !options.htu.includes(htu)) {
+    throw refuse('dpop_htu_mismatch', { expected: options.htu, actual: htu ?? 'not an http(s) URL' });
+  }
+
+  let nextNonce: string | undefined;
+  if (options.nonces !== undefined) {
+    if (payload.nonce === undefined) throw refuse('dpop_nonce_required');
+    const state = typeof payload.nonce === 'string' ? options.nonces.check(payload.nonce) : 'invalid';
+    if (state === 'invalid') throw refuse('dpop_nonce_invalid');
+    if (state === 'stale') nextNonce = options.nonces.current();
+  }
+
+  const nowSeconds = options.now() / 1000;
+  const tolerance = options.clockToleranceSeconds;
+  if (payload.iat > nowSeconds + tolerance || payload.iat < nowSeconds - options.maxAgeSeconds - tolerance) {
+    throw refuse('dpop_iat_invalid', { iat: payload.iat, now: Math.floor(nowSeconds) });
+  }
+
+  if (payload.ath === undefined) throw refuse('dpop_ath_mismatch', { ath: 'missing' });
+  if (payload.ath !== accessTokenHash(request.accessToken)) throw refuse('dpop_ath_mismatch', { ath: 'different' });
+
+  const jkt = await calculateJwkThumbprint(jwk, 'sha256');
+  return {
+    jkt,
+    jti: payload.jti,
+    iat: payload.iat,
+    replayUntil: (payload.iat + options.maxAgeSeconds + 2 * tolerance) * 1000,
+    ...(nextNonce !== undefined ? { nextNonce } : {}),
+  };
+}
+
+/**
+ * The key a token is bound to: `cnf.jkt` (RFC 9449 §6), `undefined` for an unconstrained token.
+ * @throws {ResourceServerError} `sender_constraint_unsupported` for another confirmation method
+ *   (e.g. mTLS `x5t#S256`, which this server cannot check) or a malformed `cnf`.
+ */
+export function confirmationJkt(claims: Record<string, unknown>): string | undefined {
+  const cnf = claims.cnf;
+  if (cnf === undefined) return undefined;
+  if (typeof cnf !== 'object' || cnf === null || Array.isArray(cnf)) {
+    throw refuse('sender_constraint_unsupported', { cnf: typeof cnf });
+  }
+  const jkt = (cnf as Record<string, unknown>).jkt;
+  if (typeof jkt !== 'string' || jkt === '') {
+    throw refuse('sender_constraint_unsupported', { cnf: Object.keys(cnf) });
+  }
+  return jkt;
+}

@@ -17,13 +17,14 @@ const onlyArg = args.find((a) => a.startsWith('--only='))?.slice(7) ?? process.e
 const only = onlyArg ? new Set(onlyArg.split(',').map((s) => s.trim())) : undefined;
 const unknown = args.filter((a) => a !== '--quick' && !a.startsWith('--only='));
 if (unknown.length) {
-  process.stderr.write(`unknown argument(s): ${unknown.join(' ')}\nusage: node bench/run.mjs [--quick] [--only=1,2,3,4,5]\n`);
+  process.stderr.write(`unknown argument(s): ${unknown.join(' ')}\nusage: node bench/run.mjs [--quick] [--only=1,1b,2,3,4,5]\n`);
   process.exit(2);
 }
 
 const settings = quick
   ? {
       rs: { rounds: 2, duration: 2, connections: 50 },
+      plain: { rounds: 2, duration: 2, connections: 50, mode: 'plain' },
       validation: { rounds: 3, sampleMs: 300 },
       as: { rounds: 1, codes: 40, refreshes: 40, concurrency: 8 },
       flow: { rounds: 2, runsPerRound: 1 },
@@ -31,6 +32,7 @@ const settings = quick
     }
   : {
       rs: { rounds: 5, duration: 10, connections: 50 },
+      plain: { rounds: 5, duration: 5, connections: 50, mode: 'plain' },
       validation: { rounds: 7, sampleMs: 2000 },
       as: { rounds: 3, codes: 200, refreshes: 200, concurrency: 10 },
       flow: { rounds: 5, runsPerRound: 3 },
@@ -39,6 +41,7 @@ const settings = quick
 
 const cases = [
   { id: '1', name: 'resource-server overhead', run: async () => (await import('./cases/rs-overhead.mjs')).runRsOverhead(settings.rs) },
+  { id: '1b', name: 'resource-server overhead, plain route', run: async () => (await import('./cases/rs-overhead.mjs')).runRsOverhead(settings.plain) },
   { id: '2', name: 'token validation', run: async () => (await import('./cases/validation.mjs')).runValidation(settings.validation) },
   { id: '3', name: 'AS throughput', run: async () => (await import('./cases/as-throughput.mjs')).runAsThroughput(settings.as) },
   { id: '4', name: 'full flow', run: async () => (await import('./cases/full-flow.mjs')).runFullFlow(settings.flow) },

@@ -68,9 +68,10 @@ function readJsonBody(req, res, next) {
 /** The same express shell for every variant: helmet as in the demo app, auth layer, SDK handler. */
 function appWith(authLayers, resourceMetadataUrl) {
   const store = new NotesStore();
-  // Autocannon cuts connections at the end of a run ("aborted"): expected, not worth a line.
+  // Autocannon cuts connections at the end of a run ("aborted"), and requests still in flight
+  // when the case shuts down find the handler closed: expected, not worth a line.
   const onError = (error) => {
-    if (!/aborted|ECONNRESET/i.test(error.message)) process.stderr.write(`bench mcp error: ${error.message}\n`);
+    if (!/aborted|ECONNRESET|has been closed/i.test(error.message)) process.stderr.write(`bench mcp error: ${error.message}\n`);
   };
   const mcp = createMcpHandler(() => createNotesMcpServer(store), { legacy: 'stateless', onerror: onError });
   const mcpNode = toNodeHandler(mcp, { onerror: onError });
@@ -87,7 +88,19 @@ function appWith(authLayers, resourceMetadataUrl) {
   return { app, close: () => mcp.close() };
 }
 
-export async function runRsOverhead({ rounds, duration, connections, tokenCount = connections }) {
+/** A plain express JSON route (no MCP): what is left is the auth layer's own cost. */
+function plainAppWith(authLayers) {
+  const app = express();
+  app.disable('x-powered-by');
+  app.get('/mcp', ...authLayers, (req, res) => {
+    res.json({ sub: req.auth?.extra?.sub, scopes: req.auth?.scopes });
+  });
+  return { app, close: async () => {} };
+}
+
+/** `mode`: 'mcp' (case 1, the demo server's tools/call) or 'plain' (case 1b, a plain express GET route). */
+export async function runRsOverhead({ rounds, duration, connections, tokenCount = connections, mode = 'mcp' }) {
+  const plain = mode === 'plain';
   const server = await listen();
   const resource = `${server.origin}/mcp`;
   const as = await startBenchAs({ resource });
@@ -131,19 +144,23 @@ export async function runRsOverhead({ rounds, duration, connections, tokenCount 
       },
     };
 
+    // Our middleware parses the JSON body itself after the token check and hands it to the SDK;
+    // the other variants get the same reader at the same place, so every variant parses once.
+    const bodyReader = plain ? [] : [readJsonBody];
+    const build = (layers) => (plain ? plainAppWith(layers) : appWith(layers, resourceMetadataUrl));
     const variants = [
-      // Our middleware parses the JSON body itself after the token check and hands it to the SDK;
-      // the other variants get the same reader at the same place, so every variant parses once.
-      ['unprotected (same handler, fixed caller)', appWith([(req, _res, next) => ((req.auth = staticAuth), next()), readJsonBody], resourceMetadataUrl)],
-      ['ours, cache on', appWith([rsCache.protect], resourceMetadataUrl)],
-      ['ours, cache off', appWith([rsCold.protect], resourceMetadataUrl)],
-      ['SDK requireBearerAuth + jose', appWith([requireBearerAuth({ verifier: joseVerifier, requiredScopes: ['notes:read'], resourceMetadataUrl }), readJsonBody], resourceMetadataUrl)],
+      ['unprotected (same handler, fixed caller)', build([(req, _res, next) => ((req.auth = staticAuth), next()), ...bodyReader])],
+      ['ours, cache on', build([rsCache.protect])],
+      ['ours, cache off', build([rsCold.protect])],
+      ['SDK requireBearerAuth + jose', build([requireBearerAuth({ verifier: joseVerifier, requiredScopes: ['notes:read'], resourceMetadataUrl }), ...bodyReader])],
     ];
-    const demo = createDemoApp({ resource, issuer: as.issuer });
-    variants.push(['demo app as shipped (cache on)', { app: demo.app, close: () => demo.close() }]);
+    if (!plain) {
+      const demo = createDemoApp({ resource, issuer: as.issuer });
+      variants.push(['demo app as shipped (cache on)', { app: demo.app, close: () => demo.close() }]);
+    }
     for (const [, v] of variants) closers.push(v.close);
 
-    const request = toolsCallRequest(token);
+    const request = plain ? { method: 'GET', headers: { accept: 'application/json', authorization: `Bearer ${token}` } } : toolsCallRequest(token);
     // Each variant must answer the tool call correctly before it is measured.
     for (const [label, v] of variants) {
       server.setHandler(v.app);
@@ -169,10 +186,12 @@ export async function runRsOverhead({ rounds, duration, connections, tokenCount 
         cpuRows[i].values[round] = (used.user + used.system) / result.total;
       }
     }
-    const [unprotected, cacheOn, cacheOff, sdk, shipped] = rows.map((r) => r.label);
+    const [unprotected, cacheOn, cacheOff, sdk] = rows.map((r) => r.label);
     const [cpuUnprotected, cpuCacheOn, cpuCacheOff, cpuSdk] = cpuRows.map((r) => r.label);
     return {
-      title: `1. resource-server overhead — tools/call "${TOOL}", ${VERSION} stateless wire, ${connections} connections, ${rounds} rounds × ${duration} s`,
+      title: plain
+        ? `1b. resource-server overhead on a plain express GET route (no MCP), ${connections} connections, ${rounds} rounds × ${duration} s`
+        : `1. resource-server overhead — tools/call "${TOOL}", ${VERSION} stateless wire, ${connections} connections, ${rounds} rounds × ${duration} s`,
       notes: [
         `One server; ${tokenCount} ES256 tokens from our AS, one per request in turn, the same set for every variant; only the auth layer changes.`,
         '"unprotected" hands the handler a fixed caller without looking at the token.',
@@ -180,14 +199,14 @@ export async function runRsOverhead({ rounds, duration, connections, tokenCount 
       ],
       rows: [...rows, ...cpuRows],
       ratios: [
-        { label: 'ours cache on / unprotected', of: [cacheOn, unprotected], target: { op: '>=', value: 0.9 } },
+        { label: 'ours cache on / unprotected', of: [cacheOn, unprotected], ...(!plain && { target: { op: '>=', value: 0.9 } }) },
         { label: 'CPU: unprotected / ours cache on', of: [cpuUnprotected, cpuCacheOn] },
         { label: 'CPU: unprotected / ours cache off', of: [cpuUnprotected, cpuCacheOff] },
         { label: 'CPU: unprotected / SDK + jose', of: [cpuUnprotected, cpuSdk] },
         { label: 'ours cache off / unprotected', of: [cacheOff, unprotected] },
         { label: 'SDK + jose / unprotected', of: [sdk, unprotected] },
         { label: 'ours cache on / SDK + jose', of: [cacheOn, sdk] },
-        { label: 'demo as shipped / unprotected', of: [shipped, unprotected] },
+        ...(plain ? [] : [{ label: 'demo as shipped / unprotected', of: [rows[4].label, unprotected] }]),
       ],
     };
   } finally {

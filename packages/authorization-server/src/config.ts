@@ -2,6 +2,7 @@ import type { ClientMetadata } from 'oidc-provider';
 import type { StorageConfig, Store } from './storage/types.js';
 import { isLoopbackHost, isValidResourceIndicator, parseUrl } from './urls.js';
 import type { Logger } from './logger.js';
+import { upstreamConfigProblems, type UpstreamProviderConfig } from './upstream/config.js';
 
 /** A protected resource (an MCP server) this AS issues tokens for. */
 export interface ResourceConfig {
@@ -83,6 +84,8 @@ export interface AuthorizationServerConfig {
   trustProxy?: boolean;
   /** Name shown on the login and consent pages. */
   serviceName?: string;
+  /** Upstream OpenID Connect providers offered as "Sign in with <name>" on the login page. */
+  upstream?: UpstreamProviderConfig[];
   logger?: Logger;
 }
 
@@ -195,6 +198,8 @@ export function validateConfig(config: AuthorizationServerConfig): void {
       if (!u || typeof u.password !== 'string' || u.password.length < 8) problems.push(`users[${i}].password: at least 8 characters`);
     });
   }
+
+  problems.push(...upstreamConfigProblems(c.upstream, loopback));
 
   if (c.clients !== undefined && !Array.isArray(c.clients)) problems.push('clients: must be an array of client metadata');
   else c.clients?.forEach((client, i) => {

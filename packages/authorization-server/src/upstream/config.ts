@@ -1,0 +1,49 @@
+/** Configuration of upstream OpenID Connect providers ("Sign in with <name>"). */
+import { isLoopbackHost, parseUrl } from '../urls.js';
+
+export interface UpstreamProviderConfig {
+  /** Shown on the button ("Sign in with <name>") and in logs; unique. */
+  name: string;
+  /** The provider's issuer identifier (https; http only for a loopback host on a loopback AS issuer). */
+  issuer: string;
+  clientId: string;
+  /** Omitted: a public client (PKCE only, `token_endpoint_auth_method: none`). */
+  clientSecret?: string;
+  /** Scopes requested upstream (default `openid profile email`; `openid` is always added). */
+  scopes?: string[];
+  /**
+   * Create a local account on the first sign-in of an unknown upstream identity (default
+   * false: the identity must already be linked to an account, else the sign-in is refused).
+   */
+  allowSignup?: boolean;
+}
+
+/** Problems of `upstream` (empty when valid); `asLoopback`: the AS issuer host is loopback. */
+export function upstreamConfigProblems(upstream: unknown, asLoopback: boolean): string[] {
+  if (upstream === undefined) return [];
+  if (!Array.isArray(upstream)) return ['upstream: must be an array of { name, issuer, clientId, clientSecret?, scopes?, allowSignup? }'];
+  const problems: string[] = [];
+  const names = new Set<string>();
+  upstream.forEach((u: Partial<UpstreamProviderConfig> | null, i) => {
+    const where = `upstream[${i}]`;
+    if (!u || typeof u !== 'object') {
+      problems.push(`${where}: must be an object`);
+      return;
+    }
+    if (typeof u.name !== 'string' || !u.name.trim()) problems.push(`${where}.name: required`);
+    else if (names.has(u.name)) problems.push(`${where}.name: duplicate "${u.name}"`);
+    else names.add(u.name);
+    const url = typeof u.issuer === 'string' ? parseUrl(u.issuer) : undefined;
+    if (!url) problems.push(`${where}.issuer: must be an absolute URL`);
+    else if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname) && asLoopback)) {
+      problems.push(`${where}.issuer: must use https (http only for a loopback provider on a loopback issuer, for development)`);
+    }
+    if (typeof u.clientId !== 'string' || !u.clientId) problems.push(`${where}.clientId: required`);
+    if (u.clientSecret !== undefined && (typeof u.clientSecret !== 'string' || !u.clientSecret)) problems.push(`${where}.clientSecret: must be a non-empty string`);
+    if (u.scopes !== undefined && (!Array.isArray(u.scopes) || u.scopes.some((s) => typeof s !== 'string' || !/^[\x21\x23-\x5B\x5D-\x7E]+$/.test(s)))) {
+      problems.push(`${where}.scopes: must be an array of scope tokens`);
+    }
+    if (u.allowSignup !== undefined && typeof u.allowSignup !== 'boolean') problems.push(`${where}.allowSignup: must be a boolean`);
+  });
+  return problems;
+}

@@ -73,7 +73,12 @@ export function createProtectHandler(core: ResourceServerCore): RequestHandler {
         }
       }
       core.checkScopes(verified, body);
-      (req as Request & { auth?: unknown }).auth = core.toAuthInfo(verified);
+      (req as Request & { auth?: unknown }).auth = core.toAuthInfo(verified, {
+        scheme: authenticated.scheme,
+        jkt: authenticated.jkt,
+      });
+      // RFC 9449 §8.2: a nonce about to expire is replaced on a successful response
+      if (authenticated.dpopNonce !== undefined) res.set('dpop-nonce', authenticated.dpopNonce);
       notifyValidation(core.options.logger, { ok: true, source: verified.source });
       next();
     } catch (err) {

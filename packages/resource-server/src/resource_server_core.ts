@@ -207,10 +207,10 @@ export function createResourceServerCore(input: ResourceServerOptions): Resource
         },
       };
     },
-    refuse(err, token) {
+    refuse(err, token, request) {
       logRejection(options.logger, err, token);
       notifyValidation(options.logger, { ok: false, reason: err.reason, status: err.status });
-      return renderError(err, renderContext);
+      return renderError(err, renderContext, request);
     },
   };
 }

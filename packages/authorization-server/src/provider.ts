@@ -168,12 +168,13 @@ export async function buildProvider(
     async renderError(ctx, out) {
       ctx.type = 'html';
       ctx.set('cache-control', 'no-store');
-      ctx.set('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; form-action 'none'; base-uri 'none'");
+      ctx.set('content-security-policy', "default-src 'none'; style-src 'self'; frame-ancestors 'none'; form-action 'none'; base-uri 'none'");
       ctx.body = page(
         'Authorization error',
         `<h1>Authorization error</h1><p class="error"><code>${escapeHtml(out.error)}</code>${
           out.error_description ? ` — ${escapeHtml(out.error_description)}` : ''
         }</p><p>You can close this window and return to the application.</p>`,
+        `${mountPath}/interaction/assets/style.css`,
       );
     },
   } as Configuration;

@@ -114,6 +114,8 @@ export async function createAuthorizationServer(config: AuthorizationServerConfi
         serviceName: config.serviceName ?? issuerUrl.host,
         staticClientIds: new Set((config.clients ?? []).map((c) => c.client_id)),
         devAutoLoginAccountId: devAccount?.id,
+        issuer: config.issuer,
+        upstream: config.upstream,
       }),
     );
 

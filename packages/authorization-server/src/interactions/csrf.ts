@@ -13,7 +13,7 @@ export function issueCsrfToken(res: Response, path: string, secure: boolean): st
   return token;
 }
 
-function readCookie(req: Request, name: string): string | undefined {
+export function readCookie(req: Request, name: string): string | undefined {
   const header = req.headers.cookie;
   if (!header) return undefined;
   for (const part of header.split(';')) {

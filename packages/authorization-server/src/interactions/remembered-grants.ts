@@ -1,0 +1,111 @@
+/**
+ * Grants remembered per account and client, across browser sessions and instances: an index
+ * `accountId → { clientId: grantId }` in `store.kv` next to oidc-provider's Grant records
+ * (which hold the approved scopes per resource). An index entry whose Grant has expired or
+ * was revoked is dropped when read.
+ */
+import type Provider from 'oidc-provider';
+import type { Store } from '../storage/types.js';
+
+const NAMESPACE = 'account-grants';
+/** The index outlives any grant; entries are pruned against the Grant records. */
+const INDEX_TTL = 400 * 24 * 3600;
+
+type Index = Record<string, string>;
+type Grant = InstanceType<Provider['Grant']>;
+
+export interface RememberedGrant {
+  clientId: string;
+  grantId: string;
+  /** resource → granted scopes. */
+  resources: Record<string, string[]>;
+  oidcScopes: string[];
+}
+
+/** Models whose records carry a grantId (oidc-provider's revoke helper uses the same list). */
+const GRANT_BOUND_MODELS = ['AccessToken', 'AuthorizationCode', 'RefreshToken', 'DeviceCode', 'BackchannelAuthenticationRequest'];
+
+export class RememberedGrants {
+  constructor(
+    private readonly provider: Provider,
+    private readonly store: Store,
+  ) {}
+
+  private async index(accountId: string): Promise<Index> {
+    return (await this.store.kv.get<Index>(NAMESPACE, accountId)) ?? {};
+  }
+
+  async remember(accountId: string, clientId: string, grantId: string): Promise<void> {
+    const index = await this.index(accountId);
+    if (index[clientId] === grantId) return;
+    index[clientId] = grantId;
+    await this.store.kv.set(NAMESPACE, accountId, index, INDEX_TTL);
+  }
+
+  /** The live grant of this account for this client, if any. */
+  async find(accountId: string, clientId: string): Promise<Grant | undefined> {
+    const grantId = (await this.index(accountId))[clientId];
+    if (!grantId) return undefined;
+    const grant = await this.provider.Grant.find(grantId);
+    if (!grant || grant.accountId !== accountId || grant.clientId !== clientId) {
+      await this.forget(accountId, clientId);
+      return undefined;
+    }
+    return grant;
+  }
+
+  async list(accountId: string): Promise<RememberedGrant[]> {
+    const out: RememberedGrant[] = [];
+    for (const clientId of Object.keys(await this.index(accountId))) {
+      const grant = await this.find(accountId, clientId);
+      if (!grant) continue;
+      const resources: Record<string, string[]> = {};
+      for (const resource of Object.keys(grant.resources ?? {})) {
+        const scopes = grant.getResourceScope(resource).split(' ').filter(Boolean);
+        if (scopes.length) resources[resource] = scopes;
+      }
+      out.push({ clientId, grantId: grant.jti, resources, oidcScopes: grant.getOIDCScope().split(' ').filter(Boolean) });
+    }
+    return out.sort((a, b) => a.clientId.localeCompare(b.clientId));
+  }
+
+  /** Revokes the grant and every token and code issued under it; true when there was one. */
+  async revoke(accountId: string, clientId: string): Promise<boolean> {
+    const grant = await this.find(accountId, clientId);
+    await this.forget(accountId, clientId);
+    if (!grant) return false;
+    await revokeGrant(this.store, grant.jti);
+    return true;
+  }
+
+  private async forget(accountId: string, clientId: string): Promise<void> {
+    const index = await this.index(accountId);
+    if (!(clientId in index)) return;
+    delete index[clientId];
+    if (Object.keys(index).length) await this.store.kv.set(NAMESPACE, accountId, index, INDEX_TTL);
+    else await this.store.kv.delete(NAMESPACE, accountId);
+  }
+}
+
+/** Deletes a grant and everything issued under it, straight in the store (no provider needed). */
+export async function revokeGrant(store: Store, grantId: string): Promise<void> {
+  for (const model of GRANT_BOUND_MODELS) await store.adapter(model).revokeByGrantId(grantId);
+  await store.adapter('Grant').destroy(grantId);
+}
+
+/** Store-only view for operator tools: `clientId → grantId` of an account. */
+export async function rememberedGrantIds(store: Store, accountId: string): Promise<Index> {
+  return (await store.kv.get<Index>(NAMESPACE, accountId)) ?? {};
+}
+
+/** Store-only revocation for operator tools; true when the account had a grant for the client. */
+export async function revokeRememberedGrant(store: Store, accountId: string, clientId: string): Promise<boolean> {
+  const index = await rememberedGrantIds(store, accountId);
+  const grantId = index[clientId];
+  if (!grantId) return false;
+  await revokeGrant(store, grantId);
+  delete index[clientId];
+  if (Object.keys(index).length) await store.kv.set(NAMESPACE, accountId, index, INDEX_TTL);
+  else await store.kv.delete(NAMESPACE, accountId);
+  return true;
+}

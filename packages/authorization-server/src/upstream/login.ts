@@ -1,0 +1,158 @@
+/**
+ * Sign-in through an upstream OpenID Connect provider: authorization code + PKCE (S256) with
+ * `state` and `nonce`, via openid-client. The upstream (`iss`, `sub`) pair is mapped to a
+ * local account; an unknown identity gets an account only when the provider allows signup.
+ * Never links by username or e-mail (a provider could assert any of those).
+ */
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import * as oidc from 'openid-client';
+import type { AccountRecord, Store } from '../storage/types.js';
+import type { Logger } from '../logger.js';
+import { StorageError } from '../storage/errors.js';
+import { parseUrl } from '../urls.js';
+import type { UpstreamProviderConfig } from './config.js';
+
+const FLOWS = 'upstream-flow';
+const FLOW_TTL = 600;
+
+interface PendingFlow {
+  uid: string;
+  provider: number;
+  verifier: string;
+  state: string;
+  nonce: string;
+}
+
+export type UpstreamResult =
+  | { ok: true; uid: string; provider: string; account: AccountRecord; created: boolean }
+  | { ok: false; uid?: string; provider?: string; reason: 'unknown-flow' | 'upstream-error' | 'no-account' | 'disabled'; detail?: string };
+
+export interface UpstreamLoginOptions {
+  store: Store;
+  logger: Logger;
+  /** The AS callback registered at every upstream provider. */
+  redirectUri: string;
+}
+
+export class UpstreamLogin {
+  private readonly configs = new Map<number, Promise<oidc.Configuration>>();
+
+  constructor(
+    readonly providers: readonly UpstreamProviderConfig[],
+    private readonly o: UpstreamLoginOptions,
+  ) {}
+
+  /** Discovery once per provider; a failure is not cached, so the next click tries again. */
+  private configuration(index: number): Promise<oidc.Configuration> {
+    let pending = this.configs.get(index);
+    if (!pending) {
+      const p = this.providers[index]!;
+      const issuer = new URL(p.issuer);
+      pending = oidc.discovery(
+        issuer,
+        p.clientId,
+        p.clientSecret ? { client_secret: p.clientSecret } : undefined,
+        p.clientSecret ? oidc.ClientSecretBasic(p.clientSecret) : oidc.None(),
+        // Validated at start-up: plain http only for a loopback provider on a loopback AS.
+        issuer.protocol === 'http:' ? { execute: [oidc.allowInsecureRequests] } : undefined,
+      );
+      pending.catch(() => this.configs.delete(index));
+      this.configs.set(index, pending);
+    }
+    return pending;
+  }
+
+  /** Starts a sign-in: returns the upstream authorization URL and the flow handle for the browser cookie. */
+  async start(index: number, uid: string): Promise<{ url: string; handle: string }> {
+    const p = this.providers[index];
+    if (!p) throw new Error('unknown upstream provider');
+    const config = await this.configuration(index);
+    const flow: PendingFlow = {
+      uid,
+      provider: index,
+      verifier: oidc.randomPKCECodeVerifier(),
+      state: oidc.randomState(),
+      nonce: oidc.randomNonce(),
+    };
+    const handle = randomBytes(24).toString('base64url');
+    await this.o.store.kv.set(FLOWS, handle, flow, FLOW_TTL);
+    const scopes = new Set(['openid', ...(p.scopes ?? ['profile', 'email'])]);
+    const url = oidc.buildAuthorizationUrl(config, {
+      redirect_uri: this.o.redirectUri,
+      scope: [...scopes].join(' '),
+      code_challenge: await oidc.calculatePKCECodeChallenge(flow.verifier),
+      code_challenge_method: 'S256',
+      state: flow.state,
+      nonce: flow.nonce,
+    });
+    return { url: url.href, handle };
+  }
+
+  /** Finishes a sign-in from the callback's query string; the flow is single-use. */
+  async complete(handle: string | undefined, query: string): Promise<UpstreamResult> {
+    if (!handle) return { ok: false, reason: 'unknown-flow' };
+    const flow = await this.o.store.kv.get<PendingFlow>(FLOWS, handle);
+    if (!flow) return { ok: false, reason: 'unknown-flow' };
+    await this.o.store.kv.delete(FLOWS, handle);
+    const p = this.providers[flow.provider];
+    if (!p) return { ok: false, uid: flow.uid, reason: 'unknown-flow' };
+
+    let iss: string;
+    let sub: string;
+    let claims: Record<string, unknown>;
+    try {
+      const config = await this.configuration(flow.provider);
+      const current = new URL(this.o.redirectUri);
+      current.search = query;
+      const tokens = await oidc.authorizationCodeGrant(config, current, {
+        pkceCodeVerifier: flow.verifier,
+        expectedState: flow.state,
+        expectedNonce: flow.nonce,
+        idTokenExpected: true,
+      });
+      claims = (tokens.claims() ?? {}) as Record<string, unknown>;
+      iss = String(claims.iss);
+      sub = String(claims.sub);
+    } catch (err) {
+      const e = err as { code?: string; error?: string; message: string };
+      return { ok: false, uid: flow.uid, provider: p.name, reason: 'upstream-error', detail: e.error ?? e.code ?? e.message };
+    }
+
+    const existing = await this.o.store.accounts.findByUpstreamIdentity(iss, sub);
+    if (existing) {
+      if (existing.disabled) return { ok: false, uid: flow.uid, provider: p.name, reason: 'disabled' };
+      return { ok: true, uid: flow.uid, provider: p.name, account: existing, created: false };
+    }
+    if (!p.allowSignup) return { ok: false, uid: flow.uid, provider: p.name, reason: 'no-account' };
+    const account = await this.createAccount(p, iss, sub, claims);
+    return { ok: true, uid: flow.uid, provider: p.name, account, created: true };
+  }
+
+  private async createAccount(p: UpstreamProviderConfig, iss: string, sub: string, claims: Record<string, unknown>): Promise<AccountRecord> {
+    const text = (v: unknown) => (typeof v === 'string' && v.trim() ? v.trim().slice(0, 100) : undefined);
+    const base = text(claims.preferred_username) ?? text(claims.email) ?? `${p.name}-${sub}`.slice(0, 100);
+    const suffix = createHash('sha256').update(`${iss} ${sub}`).digest('base64url').slice(0, 8);
+    // A local name already taken is never linked: the upstream user gets a distinct username.
+    for (const username of [base, `${base}-${suffix}`, `${base}-${randomUUID().slice(0, 8)}`]) {
+      if (await this.o.store.accounts.findByUsername(username)) continue;
+      try {
+        return await this.o.store.accounts.create({
+          id: randomUUID(),
+          username,
+          passwordHash: null,
+          displayName: text(claims.name),
+          disabled: false,
+          upstreamIdentities: [`${iss} ${sub}`],
+        });
+      } catch (err) {
+        if (!(err instanceof StorageError && err.code === 'conflict')) throw err;
+      }
+    }
+    throw new Error('could not choose a username for the upstream account');
+  }
+
+  /** The provider host, for log fields. */
+  host(index: number): string | undefined {
+    return parseUrl(this.providers[index]?.issuer ?? '')?.host;
+  }
+}

@@ -3,6 +3,8 @@ import type { StorageConfig, Store } from './storage/types.js';
 import { isLoopbackHost, isValidResourceIndicator, parseUrl } from './urls.js';
 import type { Logger } from './logger.js';
 import { upstreamConfigProblems, type UpstreamProviderConfig } from './upstream/config.js';
+import type { MetricsConfig } from './ops/metrics.js';
+import { productionProblems } from './ops/production.js';
 
 /** A protected resource (an MCP server) this AS issues tokens for. */
 export interface ResourceConfig {
@@ -87,6 +89,15 @@ export interface AuthorizationServerConfig {
   /** Upstream OpenID Connect providers offered as "Sign in with <name>" on the login page. */
   upstream?: UpstreamProviderConfig[];
   logger?: Logger;
+  /**
+   * Production mode: refuses dev switches, the memory store and a non-loopback http issuer,
+   * each with how to fix it (the app sets it from NODE_ENV=production). Default false.
+   */
+  production?: boolean;
+  /** Prometheus metrics at `/metrics` (default on, per-instance registry). */
+  metrics?: MetricsConfig;
+  /** Timeout of the store check behind `/readyz`, in milliseconds (default 2000). */
+  readinessTimeoutMs?: number;
 }
 
 export class ConfigError extends Error {
@@ -205,6 +216,12 @@ export function validateConfig(config: AuthorizationServerConfig): void {
   else c.clients?.forEach((client, i) => {
     if (!client || typeof client.client_id !== 'string' || !client.client_id) problems.push(`clients[${i}].client_id: required`);
   });
+
+  if (c.metrics?.token !== undefined && (typeof c.metrics.token !== 'string' || c.metrics.token.length < 16)) {
+    problems.push('metrics.token: must be a string of at least 16 characters');
+  }
+  if (c.readinessTimeoutMs !== undefined && !positiveInt(c.readinessTimeoutMs)) problems.push('readinessTimeoutMs: must be a positive integer (milliseconds)');
+  if (c.production) problems.push(...productionProblems(c));
 
   if (!c.storage || typeof c.storage !== 'object') problems.push('storage: required ({ kind: "memory" | "sqlite" | "postgres", … } or a Store)');
 

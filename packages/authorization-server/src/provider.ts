@@ -8,7 +8,10 @@ import { createClientPolicy, RESOURCE_SCOPE_PROPERTY } from './client-policy.js'
 import { cimdRefusal, createProviderFetch } from './cimd.js';
 import { escapeHtml, page } from './html.js';
 import { looksNative } from './urls.js';
-import { logProviderErrors } from './provider-events.js';
+import { auditProviderEvents, logProviderErrors } from './provider-events.js';
+import type { AsMetrics } from './ops/metrics.js';
+import { meteredCimdFetch } from './ops/cimd-metrics.js';
+import { createIntrospectionPolicy, revocationAllowed } from './ops/token-policies.js';
 
 export const OIDC_SCOPES = ['openid', 'offline_access', 'profile'];
 
@@ -23,6 +26,7 @@ export async function buildProvider(
   config: AuthorizationServerConfig,
   store: Store,
   logger: Logger,
+  metrics?: AsMetrics,
 ): Promise<ProviderParts> {
   const resources = new ResourceRegistry(config.resources);
   const issuerUrl = new URL(config.issuer);
@@ -111,8 +115,8 @@ export async function buildProvider(
     features: {
       devInteractions: { enabled: false },
       rpInitiatedLogout: { enabled: false },
-      revocation: { enabled: true },
-      introspection: { enabled: true },
+      revocation: { enabled: true, allowedPolicy: revocationAllowed },
+      introspection: { enabled: true, allowedPolicy: createIntrospectionPolicy(resources) },
       clientCredentials: { enabled: true },
       registration: {
         enabled: registration.enabled ?? true,
@@ -157,14 +161,19 @@ export async function buildProvider(
         ack: 'draft-02',
         allowFetch: async (_ctx: KoaContextWithOIDC, clientId: string) => {
           const refusal = cimdRefusal(clientId, cimd);
-          if (refusal) logger.warn('client_id metadata document refused', { client_id: clientId, reason: refusal });
+          if (refusal) {
+            metrics?.cimdFetch('refused');
+            logger.warn('client_id metadata document refused', { client_id: clientId, reason: refusal });
+          }
           return !refusal;
         },
         allowClient: async (_ctx: KoaContextWithOIDC, client: { clientId: string }) => !cimdRefusal(client.clientId, cimd),
         cacheDuration: { min: 30, max: 3600 },
       },
     } as unknown as Configuration['features'],
-    fetch: createProviderFetch(cimd, logger, store.kv) as unknown as Configuration['fetch'],
+    fetch: (metrics
+      ? meteredCimdFetch((kv) => createProviderFetch(cimd, logger, kv), store.kv, metrics)
+      : createProviderFetch(cimd, logger, store.kv)) as unknown as Configuration['fetch'],
     async renderError(ctx, out) {
       ctx.type = 'html';
       ctx.set('cache-control', 'no-store');
@@ -192,7 +201,8 @@ export async function buildProvider(
     }
   });
 
-  logProviderErrors(provider, logger);
+  logProviderErrors(provider, logger, metrics);
+  auditProviderEvents(provider, logger, metrics);
 
   return { provider, resources, mountPath };
 }

@@ -8,12 +8,14 @@ export function rateLimit(
   namespace: string,
   limit: { max: number; windowSeconds: number },
   logger: Logger,
+  onLimited?: () => void,
 ): RequestHandler {
   return async (req: Request, res: Response, next: NextFunction) => {
     try {
       const key = req.ip ?? req.socket.remoteAddress ?? 'unknown';
       const count = await kv.increment(namespace, key, 1, limit.windowSeconds);
       if (count > limit.max) {
+        onLimited?.();
         logger.warn('rate limit exceeded', { namespace, address: key });
         res.set('Retry-After', String(limit.windowSeconds));
         res.set('Cache-Control', 'no-store');

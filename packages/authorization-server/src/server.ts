@@ -10,6 +10,9 @@ import { createInteractionRouter } from './interactions/router.js';
 import { ensureAccount, seedUsers } from './accounts.js';
 import { rateLimit } from './rate-limit.js';
 import { defaultScopeMiddleware } from './default-scope.js';
+import { createAsMetrics, meteredLogger, type AsMetrics } from './ops/metrics.js';
+import { healthRouter, metricsHandler, requestMiddleware, type HealthState } from './ops/http.js';
+import { withRequestId } from './ops/request-context.js';
 
 export interface AuthorizationServer {
   issuer: string;
@@ -17,6 +20,11 @@ export interface AuthorizationServer {
   app: Express;
   provider: Provider;
   store: Store;
+  /** This instance's Prometheus metrics (own registry); undefined when `metrics.enabled` is false. */
+  metrics?: AsMetrics;
+  /** Readiness state: set `draining` (or call `drain()`) when shutting down so `/readyz` answers 503. */
+  health: HealthState;
+  drain(): void;
   close(): Promise<void>;
 }
 
@@ -40,7 +48,11 @@ function isStore(value: unknown): value is Store {
 
 export async function createAuthorizationServer(config: AuthorizationServerConfig): Promise<AuthorizationServer> {
   validateConfig(config);
-  const logger = config.logger ?? consoleLogger();
+  const metrics = config.metrics?.enabled === false ? undefined : createAsMetrics(config.metrics);
+  const baseLogger = config.logger ?? consoleLogger();
+  // Every line gets the request id; audit events on their way through feed the metrics.
+  const logger = withRequestId(metrics ? meteredLogger(baseLogger, metrics) : baseLogger);
+  const health: HealthState = { draining: false };
   const ownsStore = !isStore(config.storage);
   const store = isStore(config.storage) ? config.storage : await openStore(config.storage);
 
@@ -50,13 +62,14 @@ export async function createAuthorizationServer(config: AuthorizationServerConfi
     if (devAccount) logger.warn('DEV_AUTO_LOGIN is on: every authorization request is approved without a page', { username: devAccount.username });
     if (config.cimd?.allowPrivateNetwork) logger.warn('CIMD may fetch loopback/private addresses (dev only)');
 
-    const { provider, resources, mountPath } = await buildProvider(config, store, logger);
+    const { provider, resources, mountPath } = await buildProvider(config, store, logger, metrics);
     await checkStaticClients(provider, config);
     const issuerUrl = new URL(config.issuer);
 
     const app = express();
     app.disable('x-powered-by');
     app.set('trust proxy', !!config.trustProxy);
+    app.use(requestMiddleware({ logger, metrics, mountPath }));
     // Baseline headers on every response (API and oidc-provider's own pages). CSP is set per
     // page (interactions, error page) since oidc-provider's form_post page needs its own;
     // CORP stays off so browser-based MCP clients can read metadata, JWKS and tokens (CORS).
@@ -69,16 +82,9 @@ export async function createAuthorizationServer(config: AuthorizationServerConfi
       }),
     );
 
-    // Readiness for load balancers and compose health checks: answers only when the store does.
-    app.get('/healthz', async (_req: Request, res: Response) => {
-      res.set('Cache-Control', 'no-store');
-      try {
-        await store.ping();
-        res.json({ status: 'ok' });
-      } catch {
-        res.status(503).json({ status: 'unavailable' });
-      }
-    });
+    // Liveness (/healthz) and readiness (/readyz: store ping, 503 while draining).
+    app.use(healthRouter(store, health, logger, config.readinessTimeoutMs));
+    if (metrics) app.get('/metrics', metricsHandler(metrics, config.metrics?.token));
 
     // RFC 8414 §3.1: an issuer with a path is discovered at the path-inserted well-known URL
     // (NOTES gotcha 7). The OIDC path-insertion form is served the same way for MCP clients.
@@ -99,7 +105,9 @@ export async function createAuthorizationServer(config: AuthorizationServerConfi
 
     const registration = config.registration ?? {};
     if ((registration.enabled ?? true) && registration.rateLimit !== false) {
-      app.post(`${mountPath}/reg`, rateLimit(store.kv, 'dcr-rate', registration.rateLimit ?? { max: 20, windowSeconds: 3600 }, logger));
+      app.post(`${mountPath}/reg`, rateLimit(store.kv, 'dcr-rate', registration.rateLimit ?? { max: 20, windowSeconds: 3600 }, logger, () =>
+          metrics?.registrationRateLimited(),
+        ));
     }
 
     app.use(
@@ -133,9 +141,16 @@ export async function createAuthorizationServer(config: AuthorizationServerConfi
       app,
       provider,
       store,
+      metrics,
+      health,
+      drain() {
+        health.draining = true;
+      },
       async close() {
         if (closed) return;
         closed = true;
+        health.draining = true;
+        metrics?.registry.clear();
         if (ownsStore) await store.close();
       },
     };

@@ -97,7 +97,7 @@ describe('two AS instances sharing one PostgreSQL schema', () => {
   // auto-login account with find-then-create, so two instances starting together on an empty
   // schema race and one dies with StorageError `conflict`. Fix: treat `conflict` from
   // accounts.create as "already exists" and re-read. Then turn `it.fails` into `it`.
-  it.fails('instances starting at the same moment on an empty schema both come up with the same keys', async () => {
+  it('instances starting at the same moment on an empty schema both come up with the same keys', async () => {
     const fresh = randomSchema('storage_two_race');
     const storage = { kind: 'postgres', url: TEST_DATABASE_URL, schema: fresh } as const;
     const started = await Promise.allSettled([startInstance(storage, issuer), startInstance(storage, issuer)]);

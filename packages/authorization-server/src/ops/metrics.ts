@@ -1,0 +1,150 @@
+/**
+ * Prometheus metrics of one AS instance. Each instance owns its registry (tests and embedders
+ * run several servers in one process), so nothing goes to prom-client's global registry.
+ */
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Logger } from '../logger.js';
+
+export interface MetricsConfig {
+  /** Serve `/metrics` (default true). */
+  enabled?: boolean;
+  /** Also collect Node.js process metrics (CPU, memory, event loop; default false). */
+  collectDefaultMetrics?: boolean;
+  /** When set, `/metrics` requires `Authorization: Bearer <token>` (at least 16 characters). */
+  token?: string;
+}
+
+export type CimdFetchOutcome = 'hit' | 'miss' | 'fail' | 'refused';
+
+export interface AsMetrics {
+  readonly registry: Registry;
+  authorization(outcome: 'success' | 'error'): void;
+  tokenIssued(grantType: string): void;
+  oauthError(endpoint: string, error: string): void;
+  cimdFetch(outcome: CimdFetchOutcome): void;
+  registrationRateLimited(): void;
+  login(outcome: 'success' | 'failure' | 'throttled'): void;
+  httpRequest(method: string, route: string, status: number, seconds: number): void;
+}
+
+const GRANT_TYPES = new Set([
+  'authorization_code',
+  'refresh_token',
+  'client_credentials',
+  'urn:ietf:params:oauth:grant-type:device_code',
+  'urn:ietf:params:oauth:grant-type:token-exchange',
+  'urn:ietf:params:oauth:grant-type:jwt-bearer',
+]);
+
+/** Bounded label values: anything unexpected is counted as `other`. */
+function bounded(value: string, allowed: RegExp): string {
+  return allowed.test(value) ? value : 'other';
+}
+
+export function createAsMetrics(config: MetricsConfig = {}): AsMetrics {
+  const registry = new Registry();
+  const prefix = 'mcp_auth_';
+  if (config.collectDefaultMetrics) collectDefaultMetrics({ register: registry, prefix });
+
+  const authorizations = new Counter({
+    name: `${prefix}authorizations_total`,
+    help: 'Authorization requests that ended with a response to the client, by outcome',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const tokens = new Counter({
+    name: `${prefix}tokens_issued_total`,
+    help: 'Successful token endpoint responses, by grant type',
+    labelNames: ['grant_type'] as const,
+    registers: [registry],
+  });
+  const errors = new Counter({
+    name: `${prefix}oauth_errors_total`,
+    help: 'Refused or failed OAuth requests, by endpoint and OAuth error code',
+    labelNames: ['endpoint', 'error'] as const,
+    registers: [registry],
+  });
+  const cimd = new Counter({
+    name: `${prefix}cimd_fetches_total`,
+    help: 'Client ID Metadata Document look-ups: hit (shared cache), miss (fetched), fail, refused (policy)',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const rateLimited = new Counter({
+    name: `${prefix}registration_rate_limited_total`,
+    help: 'Dynamic Client Registration requests refused by the per-address rate limit',
+    registers: [registry],
+  });
+  const logins = new Counter({
+    name: `${prefix}logins_total`,
+    help: 'Login form submissions, by outcome (success, failure, throttled)',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const loginFailures = new Counter({
+    name: `${prefix}login_failures_total`,
+    help: 'Failed logins (unknown user or wrong password)',
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: `${prefix}http_request_duration_seconds`,
+    help: 'HTTP request latency by route',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  // Counters exist (at 0) from the start, so dashboards and alerts see them before the first event.
+  for (const outcome of ['success', 'error']) authorizations.inc({ outcome }, 0);
+  for (const outcome of ['hit', 'miss', 'fail', 'refused']) cimd.inc({ outcome }, 0);
+  for (const outcome of ['success', 'failure', 'throttled']) logins.inc({ outcome }, 0);
+  for (const grant_type of ['authorization_code', 'refresh_token', 'client_credentials']) tokens.inc({ grant_type }, 0);
+
+  return {
+    registry,
+    authorization: (outcome) => authorizations.inc({ outcome }),
+    tokenIssued: (grantType) => tokens.inc({ grant_type: GRANT_TYPES.has(grantType) ? grantType : 'other' }),
+    oauthError: (endpoint, error) =>
+      errors.inc({ endpoint: bounded(endpoint, /^[a-z_.]{1,40}$/), error: bounded(error, /^[a-z_]{1,40}$/) }),
+    cimdFetch: (outcome) => cimd.inc({ outcome }),
+    registrationRateLimited: () => rateLimited.inc(),
+    login(outcome) {
+      logins.inc({ outcome });
+      if (outcome === 'failure') loginFailures.inc();
+    },
+    httpRequest: (method, route, status, seconds) =>
+      duration.observe({ method: bounded(method, /^[A-Z]{1,10}$/), route, status: String(status) }, seconds),
+  };
+}
+
+/**
+ * Counts the audit events other modules emit (login pages) without coupling them to metrics:
+ * the logger handed to them observes `audit` fields on the way through.
+ */
+export function meteredLogger(logger: Logger, metrics: AsMetrics): Logger {
+  const observe = (fields?: Record<string, unknown>) => {
+    switch (fields?.audit) {
+      case 'login.succeeded':
+        metrics.login('success');
+        break;
+      case 'login.failed':
+        metrics.login('failure');
+        break;
+      case 'login.throttled':
+        metrics.login('throttled');
+        break;
+      default:
+    }
+  };
+  return {
+    debug: (m, f) => logger.debug?.(m, f),
+    info(m, f) {
+      observe(f);
+      logger.info(m, f);
+    },
+    warn(m, f) {
+      observe(f);
+      logger.warn(m, f);
+    },
+    error: (m, f) => logger.error(m, f),
+  };
+}

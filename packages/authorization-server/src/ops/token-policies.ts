@@ -1,0 +1,48 @@
+/**
+ * Who may revoke (RFC 7009) and introspect (RFC 7662) which token. Set explicitly rather than
+ * relying on oidc-provider's defaults, which warn at run time that they should be changed.
+ */
+import { errors, type KoaContextWithOIDC } from 'oidc-provider';
+import type { ResourceRegistry } from '../resources.js';
+
+interface ClientLike {
+  clientId: string;
+  clientAuthMethod?: string;
+}
+interface TokenLike {
+  clientId?: string;
+  kind?: string;
+  aud?: unknown;
+  resourceServer?: { audience?: string };
+}
+
+/**
+ * RFC 7009 §2.1: a client revokes only tokens issued to it. A public client asking for
+ * another's token gets the same empty 200 as for an unknown token (no oracle for an
+ * unauthenticated caller); an authenticated client is told it is not allowed.
+ */
+export async function revocationAllowed(_ctx: KoaContextWithOIDC, client: ClientLike, token: TokenLike): Promise<boolean> {
+  if (token.clientId === client.clientId) return true;
+  if (client.clientAuthMethod === 'none') return false;
+  throw new errors.InvalidRequest('client is not authorized to revoke the presented token');
+}
+
+function audiences(token: TokenLike): string[] {
+  const aud = token.resourceServer?.audience ?? token.aud;
+  return Array.isArray(aud) ? aud.map(String) : typeof aud === 'string' ? [aud] : [];
+}
+
+/**
+ * RFC 7662 §4: a client introspects its own tokens; a resource server introspects access
+ * tokens issued for it, authenticating with its own credentials: a confidential
+ * (pre-registered) client whose `client_id` is the resource's URI. Anyone else gets
+ * `{ "active": false }`.
+ */
+export function createIntrospectionPolicy(resources: ResourceRegistry) {
+  return async (_ctx: KoaContextWithOIDC, client: ClientLike, token: TokenLike): Promise<boolean> => {
+    if (token.clientId === client.clientId) return true;
+    if (client.clientAuthMethod === 'none' || !resources.get(client.clientId)) return false;
+    const isAccessToken = token.kind === 'AccessToken' || token.kind === 'ClientCredentials';
+    return isAccessToken && audiences(token).includes(client.clientId);
+  };
+}

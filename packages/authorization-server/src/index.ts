@@ -11,6 +11,11 @@ export {
   type RefreshTokenConfig,
 } from './config.js';
 export { consoleLogger, silentLogger, type Logger } from './logger.js';
+export { redact, scrubText } from './logger.js';
+export { pinoLogger, type PinoLoggerOptions } from './ops/pino-logger.js';
+export { createAsMetrics, type AsMetrics, type MetricsConfig } from './ops/metrics.js';
+export { productionProblems } from './ops/production.js';
+export type { HealthState } from './ops/http.js';
 export { hashPassword, verifyPassword } from './passwords.js';
 export { isLoopbackHost } from './urls.js';
 export { openStore, storageConfigFromEnv, defaultSqliteFile } from './storage/index.js';

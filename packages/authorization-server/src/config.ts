@@ -2,6 +2,7 @@ import type { ClientMetadata } from 'oidc-provider';
 import type { StorageConfig, Store } from './storage/types.js';
 import { isLoopbackHost, isValidResourceIndicator, parseUrl } from './urls.js';
 import type { Logger } from './logger.js';
+import { dpopConfigProblems, type DpopConfig } from './dpop.js';
 import { upstreamConfigProblems, type UpstreamProviderConfig } from './upstream/config.js';
 import type { MetricsConfig } from './ops/metrics.js';
 import { productionProblems } from './ops/production.js';
@@ -84,6 +85,8 @@ export interface AuthorizationServerConfig {
   sessionTTL?: number;
   /** Trust X-Forwarded-* headers (behind a TLS-terminating proxy). Default false. */
   trustProxy?: boolean;
+  /** RFC 9449 DPoP: nonces, nonce policy, algorithms (see `DpopConfig`; on by default). */
+  dpop?: DpopConfig;
   /** Name shown on the login and consent pages. */
   serviceName?: string;
   /** Upstream OpenID Connect providers offered as "Sign in with <name>" on the login page. */
@@ -222,6 +225,8 @@ export function validateConfig(config: AuthorizationServerConfig): void {
   }
   if (c.readinessTimeoutMs !== undefined && !positiveInt(c.readinessTimeoutMs)) problems.push('readinessTimeoutMs: must be a positive integer (milliseconds)');
   if (c.production) problems.push(...productionProblems(c));
+
+  problems.push(...dpopConfigProblems(c.dpop));
 
   if (!c.storage || typeof c.storage !== 'object') problems.push('storage: required ({ kind: "memory" | "sqlite" | "postgres", … } or a Store)');
 

@@ -1,0 +1,82 @@
+/**
+ * RFC 9449 DPoP at the authorization server: oidc-provider does the protocol (proof validation,
+ * `cnf.jkt` in JWT access tokens, bound refresh tokens for public clients, `dpop_jkt`, replay
+ * detection through the shared adapter); this module turns our configuration into its options.
+ */
+import { createHmac } from 'node:crypto';
+
+export interface DpopConfig {
+  /** RFC 9449 DPoP: sender-constrained tokens for clients that send proofs (default true). */
+  enabled?: boolean;
+  /**
+   * 32 random bytes, base64url: key of the stateless `DPoP-Nonce` values (RFC 9449 §8). Every
+   * instance behind one balancer must use the same value (env `DPOP_NONCE_SECRET`). Default:
+   * derived from the store's first cookie key, which the store already shares between instances.
+   */
+  nonceSecret?: string;
+  /**
+   * Demand a server nonce in every proof at the token endpoint (`use_dpop_nonce` otherwise,
+   * RFC 9449 §8): proofs cannot be made ahead of time. Default false: nonces are offered
+   * (`DPoP-Nonce` on responses) and honoured, and a proof without one needs a fresh `iat`.
+   */
+  requireNonce?: boolean;
+  /** `dpop_signing_alg_values_supported` (default ES256, EdDSA, Ed25519, PS256, RS256). */
+  algorithms?: string[];
+}
+
+export const DEFAULT_DPOP_ALGORITHMS = ['ES256', 'EdDSA', 'Ed25519', 'PS256', 'RS256'];
+/** What oidc-provider can verify for DPoP proofs (asymmetric only, RFC 9449 §4.2). */
+const SUPPORTED = ['ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519', 'PS256', 'PS384', 'PS512', 'RS256', 'RS384', 'RS512'];
+
+/** Configuration problems, in the style of `validateConfig`. */
+export function dpopConfigProblems(dpop: unknown): string[] {
+  if (dpop === undefined) return [];
+  if (typeof dpop !== 'object' || dpop === null) return ['dpop: must be an object'];
+  const d = dpop as DpopConfig;
+  const problems: string[] = [];
+  if (d.enabled !== undefined && typeof d.enabled !== 'boolean') problems.push('dpop.enabled: must be a boolean');
+  if (d.requireNonce !== undefined && typeof d.requireNonce !== 'boolean') problems.push('dpop.requireNonce: must be a boolean');
+  if (d.nonceSecret !== undefined && decodeSecret(d.nonceSecret) === undefined) {
+    problems.push('dpop.nonceSecret: must be 32 bytes encoded as base64url (e.g. `openssl rand 32 | basenc --base64url`)');
+  }
+  if (d.algorithms !== undefined) {
+    if (!Array.isArray(d.algorithms) || d.algorithms.length === 0) problems.push('dpop.algorithms: must be a non-empty array');
+    else for (const alg of d.algorithms) {
+      if (!SUPPORTED.includes(alg)) problems.push(`dpop.algorithms: "${String(alg)}" is not an asymmetric JWS algorithm supported for DPoP`);
+    }
+  }
+  return problems;
+}
+
+function decodeSecret(secret: unknown): Buffer | undefined {
+  if (typeof secret !== 'string' || !/^[A-Za-z0-9_-]+$/.test(secret)) return undefined;
+  const bytes = Buffer.from(secret, 'base64url');
+  return bytes.byteLength === 32 ? bytes : undefined;
+}
+
+/** The nonce key: the configured secret, else one derived from the shared cookie key. */
+export function dpopNonceSecret(config: DpopConfig | undefined, cookieKeys: readonly string[]): Buffer {
+  const configured = decodeSecret(config?.nonceSecret);
+  if (configured) return configured;
+  const base = cookieKeys[0];
+  if (!base) throw new Error('the key store returned no cookie key to derive the DPoP nonce secret from');
+  return createHmac('sha256', base).update('mcp-auth-kit dpop nonce secret v1').digest();
+}
+
+/** oidc-provider `features.dPoP` and `enabledJWA.dPoPSigningAlgValues`. */
+export function dpopProviderOptions(config: DpopConfig | undefined, cookieKeys: readonly string[]) {
+  const enabled = config?.enabled ?? true;
+  const requireNonce = config?.requireNonce ?? false;
+  return {
+    feature: enabled
+      ? {
+          enabled: true,
+          nonceSecret: dpopNonceSecret(config, cookieKeys),
+          requireNonce: () => requireNonce,
+          // replay protection: each proof jti once per client (oidc-provider ReplayDetection, shared store)
+          allowReplay: false,
+        }
+      : { enabled: false },
+    algorithms: [...(config?.algorithms ?? DEFAULT_DPOP_ALGORITHMS)],
+  };
+}

@@ -10,6 +10,7 @@ export {
   type UserSeed,
   type RefreshTokenConfig,
 } from './config.js';
+export { DEFAULT_DPOP_ALGORITHMS, type DpopConfig } from './dpop.js';
 export { consoleLogger, silentLogger, type Logger } from './logger.js';
 export { redact, scrubText } from './logger.js';
 export { pinoLogger, type PinoLoggerOptions } from './ops/pino-logger.js';

@@ -8,6 +8,7 @@ import { createClientPolicy, RESOURCE_SCOPE_PROPERTY } from './client-policy.js'
 import { cimdRefusal, createProviderFetch } from './cimd.js';
 import { escapeHtml, page } from './html.js';
 import { looksNative } from './urls.js';
+import { dpopProviderOptions } from './dpop.js';
 import { auditProviderEvents, logProviderErrors } from './provider-events.js';
 import type { AsMetrics } from './ops/metrics.js';
 import { meteredCimdFetch } from './ops/cimd-metrics.js';
@@ -44,6 +45,7 @@ export async function buildProvider(
   const ordered = [current, ...signingKeys.filter((k) => k !== current)];
   const signingAlg = (current.jwk.alg as string | undefined) ?? 'ES256';
   const cookieKeys = await store.keys.cookieKeys();
+  const dpop = dpopProviderOptions(config.dpop, cookieKeys);
 
   const clientPolicy = createClientPolicy({
     resources,
@@ -59,6 +61,7 @@ export async function buildProvider(
         : c,
     ),
     jwks: { keys: ordered.map((k) => k.jwk) } as Configuration['jwks'],
+    enabledJWA: { dPoPSigningAlgValues: dpop.algorithms } as Configuration['enabledJWA'],
     cookies: {
       keys: cookieKeys,
       long: { signed: true, httpOnly: true, sameSite: 'lax' },
@@ -114,6 +117,8 @@ export async function buildProvider(
     rotateRefreshToken: () => true,
     features: {
       devInteractions: { enabled: false },
+      // RFC 9449: cnf.jkt-bound access tokens, bound refresh tokens for public clients, nonces
+      dPoP: dpop.feature,
       rpInitiatedLogout: { enabled: false },
       revocation: { enabled: true, allowedPolicy: revocationAllowed },
       introspection: { enabled: true, allowedPolicy: createIntrospectionPolicy(resources) },

@@ -172,12 +172,14 @@ describe('login and consent pages', () => {
   });
 
   it('MCP step-up: in the same session, consent asks only for the missing scope', async () => {
+    // A client of its own: alice's grants are remembered per client across sessions.
+    const fresh = (await registerClient(t.url, { client_name: 'Step-up Client' })).body.client_id;
     const ua = new UserAgent();
-    const { page } = await start(ua, 'notes:read');
+    const { page } = await start(ua, 'notes:read', fresh);
     const consent = await login(ua, page);
     const first = await ua.submit(consent, { action: 'approve' }, REDIRECT);
     expect(isUrl(first)).toBe(true);
-    const { page: stepUp } = await start(ua, 'notes:read notes:write');
+    const { page: stepUp } = await start(ua, 'notes:read notes:write', fresh);
     expect(stepUp.body).toContain('Authorize access');
     expect(stepUp.body).toContain('Change your notes');
     expect(stepUp.body).not.toContain('Read your notes');

@@ -1,0 +1,166 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { authorizeUrl, decodeJwt, pkce, REDIRECT, registerClient, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
+import { UserAgent, isUrl, type Page } from './helpers/user-agent.js';
+import { startUpstreamIdp, UPSTREAM_CLIENT_ID, UPSTREAM_CLIENT_SECRET, type UpstreamIdp } from './interactions-helpers/upstream-idp.js';
+import { validateConfig } from '../src/config.js';
+import type { Logger } from '../src/logger.js';
+
+function recordingLogger() {
+  const lines: Array<{ message: string; fields: Record<string, unknown> }> = [];
+  const push = (message: string, fields: Record<string, unknown> = {}) => lines.push({ message, fields });
+  const logger: Logger = { info: push, warn: push, error: push } as Logger;
+  return { logger, lines, events: () => lines.map((l) => l.fields.audit).filter(Boolean) };
+}
+
+describe('sign-in with an upstream OpenID Connect provider', () => {
+  let idp: UpstreamIdp;
+  let t: RunningAs;
+  let clientId: string;
+  const log = recordingLogger();
+
+  beforeAll(async () => {
+    idp = await startUpstreamIdp();
+    t = await startAs({
+      logger: log.logger,
+      upstream: [
+        { name: 'Closed IdP', issuer: idp.issuer, clientId: UPSTREAM_CLIENT_ID, clientSecret: UPSTREAM_CLIENT_SECRET },
+        { name: 'Upstream IdP', issuer: idp.issuer, clientId: UPSTREAM_CLIENT_ID, clientSecret: UPSTREAM_CLIENT_SECRET, allowSignup: true },
+      ],
+    });
+    await idp.configure(`${t.as.issuer}/interaction/upstream/callback`);
+    clientId = (await registerClient(t.url, { client_name: 'Upstream Test Client' })).body.client_id;
+  });
+  afterAll(async () => {
+    await t?.close();
+    await idp?.close();
+  });
+
+  async function loginPage(ua: UserAgent) {
+    const { verifier, challenge } = pkce();
+    const page = await ua.follow(
+      authorizeUrl(t.url, { client_id: clientId, response_type: 'code', redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', scope: 'notes:read', resource: RESOURCE, state: 'st' }),
+      REDIRECT,
+    );
+    if (isUrl(page)) throw new Error('expected the login page');
+    return { page, verifier };
+  }
+
+  /** Clicks "Sign in with …" (button index) and signs in at the upstream IdP as `login`. */
+  async function viaUpstream(ua: UserAgent, page: Page, index: number, login: string) {
+    const idpPage = await ua.submit(page, { upstream: String(index) }, REDIRECT);
+    if (isUrl(idpPage)) throw new Error('expected the upstream login page');
+    expect(new URL(idpPage.url).origin).toBe(idp.issuer);
+    return ua.submit(idpPage, { login }, REDIRECT);
+  }
+
+  it('the login page offers "Sign in with <name>" for each configured provider, and its CSP allows the provider as form target', async () => {
+    const { page } = await loginPage(new UserAgent());
+    expect(page.body).toContain('Sign in with Upstream IdP');
+    expect(page.body).toContain('Sign in with Closed IdP');
+    expect(page.headers.get('content-security-policy')).toContain(`form-action 'self' http://127.0.0.1:7777 ${idp.issuer}`);
+  });
+
+  it('first sign-in creates a linked account (allowSignup), then consent, code and a token for that account', async () => {
+    const ua = new UserAgent();
+    const { page, verifier } = await loginPage(ua);
+    const consent = await viaUpstream(ua, page, 1, 'carol');
+    if (isUrl(consent)) throw new Error(`expected consent, got ${consent.href}`);
+    expect(consent.body).toContain('Authorize access');
+    expect(consent.body).toContain('Upstream carol');
+    const account = await t.as.store.accounts.findByUpstreamIdentity(idp.issuer, 'carol');
+    expect(account?.username).toBe('carol');
+    expect(account?.passwordHash).toBeNull();
+    const done = await ua.submit(consent, { action: 'approve' }, REDIRECT);
+    if (!isUrl(done)) throw new Error('expected the redirect');
+    const token = await tokenRequest(t.url, { grant_type: 'authorization_code', code: done.searchParams.get('code')!, redirect_uri: REDIRECT, code_verifier: verifier, client_id: clientId, resource: RESOURCE });
+    expect(token.status).toBe(200);
+    expect(decodeJwt(token.body.access_token).payload.sub).toBe(account!.id);
+    expect(log.events()).toContain('login.upstream');
+  });
+
+  it('a second sign-in maps the same upstream (iss, sub) to the same account — never by username', async () => {
+    // A local "dave" exists: the upstream "dave" must not be linked to it.
+    await t.as.store.accounts.create({ id: 'local-dave', username: 'dave', passwordHash: null, disabled: false });
+    const first = new UserAgent();
+    const c1 = await viaUpstream(first, (await loginPage(first)).page, 1, 'dave');
+    expect(isUrl(c1)).toBe(false);
+    const linked = await t.as.store.accounts.findByUpstreamIdentity(idp.issuer, 'dave');
+    expect(linked?.id).not.toBe('local-dave');
+    expect(linked?.username).toMatch(/^dave-/);
+    const second = new UserAgent();
+    await viaUpstream(second, (await loginPage(second)).page, 1, 'dave');
+    const all = (await t.as.store.accounts.list()).filter((a) => a.upstreamIdentities?.includes(`${idp.issuer} dave`));
+    expect(all).toHaveLength(1);
+  });
+
+  it('without allowSignup an unknown upstream identity is refused with a clear page (no account created)', async () => {
+    const ua = new UserAgent();
+    const refused = await viaUpstream(ua, (await loginPage(ua)).page, 0, 'erin');
+    if (isUrl(refused)) throw new Error('expected a refusal page');
+    expect(refused.status).toBe(403);
+    expect(refused.body).toContain('not linked to an account');
+    expect(await t.as.store.accounts.findByUpstreamIdentity(idp.issuer, 'erin')).toBeUndefined();
+    expect(refused.headers.get('content-security-policy')).toContain("default-src 'none'");
+  });
+
+  it('a disabled linked account is refused', async () => {
+    const ua = new UserAgent();
+    await viaUpstream(ua, (await loginPage(ua)).page, 1, 'frank');
+    const frank = await t.as.store.accounts.findByUpstreamIdentity(idp.issuer, 'frank');
+    await t.as.store.accounts.update(frank!.id, { disabled: true });
+    const again = new UserAgent();
+    const refused = await viaUpstream(again, (await loginPage(again)).page, 1, 'frank');
+    expect(!isUrl(refused) && refused.status).toBe(403);
+  });
+
+  it('OIDC Core §3.1.2.7 / RFC 6749 §10.12: a callback with a tampered state is refused, and the flow is single-use', async () => {
+    const ua = new UserAgent();
+    const { page } = await loginPage(ua);
+    const idpPage = await ua.submit(page, { upstream: '1' }, REDIRECT);
+    if (isUrl(idpPage)) throw new Error('expected the upstream login page');
+    // Sign in at the IdP but stop before the AS callback.
+    const callback = await ua.submit(idpPage, { login: 'grace' }, `${t.as.issuer}/interaction/upstream/callback`);
+    if (!isUrl(callback)) throw new Error('expected the callback URL');
+    const tampered = new URL(callback);
+    tampered.searchParams.set('state', 'forged-state');
+    const res = await ua.request(tampered.href);
+    expect(res.status).toBe(502);
+    expect(await t.as.store.accounts.findByUpstreamIdentity(idp.issuer, 'grace')).toBeUndefined();
+    // The flow was consumed: the genuine callback replayed afterwards is refused too.
+    const replay = await ua.request(callback.href);
+    expect(replay.status).toBe(400);
+  });
+
+  it('a callback from another browser (no flow cookie) is refused', async () => {
+    const ua = new UserAgent();
+    const { page } = await loginPage(ua);
+    const idpPage = await ua.submit(page, { upstream: '1' }, REDIRECT);
+    if (isUrl(idpPage)) throw new Error('expected the upstream login page');
+    const callback = await ua.submit(idpPage, { login: 'heidi' }, `${t.as.issuer}/interaction/upstream/callback`);
+    if (!isUrl(callback)) throw new Error('expected the callback URL');
+    const res = await new UserAgent().request(callback.href);
+    expect(res.status).toBe(400);
+    expect(res.body).toContain('another browser');
+    expect(await t.as.store.accounts.findByUpstreamIdentity(idp.issuer, 'heidi')).toBeUndefined();
+  });
+
+  it('starting an upstream sign-in needs the CSRF token too', async () => {
+    const ua = new UserAgent();
+    const { page } = await loginPage(ua);
+    const action = new URL(/action="([^"]+)"/.exec(page.body)![1]!, page.url).href;
+    const res = await ua.request(action, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ upstream: '1' }) });
+    expect(res.status).toBe(403);
+  });
+
+  it('config: upstream issuers must be https (http only for loopback on a loopback issuer); fields are checked', () => {
+    const base = { resources: [{ resource: RESOURCE, scopes: { a: 'A' } }], storage: { kind: 'memory' as const } };
+    expect(() => validateConfig({ ...base, issuer: 'https://as.example', upstream: [{ name: 'X', issuer: 'http://127.0.0.1:1', clientId: 'c' }] })).toThrow(/must use https/);
+    expect(() => validateConfig({ ...base, issuer: 'https://as.example', upstream: [{ name: 'X', issuer: 'http://idp.example', clientId: 'c' }] })).toThrow(/must use https/);
+    expect(() => validateConfig({ ...base, issuer: 'http://127.0.0.1:9', upstream: [{ name: 'X', issuer: 'http://127.0.0.1:1', clientId: 'c' }] })).not.toThrow();
+    expect(() => validateConfig({ ...base, issuer: 'https://as.example', upstream: [{ name: '', issuer: 'https://idp.example', clientId: '' }] })).toThrow(/name: required[\s\S]*clientId: required/);
+    expect(() => validateConfig({ ...base, issuer: 'https://as.example', upstream: [
+      { name: 'X', issuer: 'https://idp.example', clientId: 'c' },
+      { name: 'X', issuer: 'https://idp2.example', clientId: 'c' },
+    ] })).toThrow(/duplicate/);
+  });
+});

@@ -1,0 +1,150 @@
+// RFC 9449 DPoP at the authorization server (oidc-provider features.dPoP, configured by src/dpop.ts).
+import { randomUUID } from 'node:crypto';
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { validateConfig, ConfigError } from '../src/index.js';
+import { decodeJwt, registerClient, REDIRECT, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
+import { authorizeAuto } from './helpers/flow.js';
+
+interface Key {
+  privateKey: CryptoKey;
+  jwk: JWK;
+  jkt: string;
+}
+
+async function dpopKey(): Promise<Key> {
+  const { privateKey, publicKey } = await generateKeyPair('ES256');
+  const jwk = await exportJWK(publicKey);
+  return { privateKey, jwk, jkt: await calculateJwkThumbprint(jwk) };
+}
+
+function proof(key: Key, htu: string, nonce?: string): Promise<string> {
+  return new SignJWT({ jti: randomUUID(), htm: 'POST', htu, iat: Math.floor(Date.now() / 1000), ...(nonce ? { nonce } : {}) })
+    .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: key.jwk })
+    .sign(key.privateKey);
+}
+
+async function codeFor(t: RunningAs, clientId: string, key?: Key) {
+  const flow = await authorizeAuto(t.url, clientId, key ? { dpop_jkt: key.jkt } : {});
+  return {
+    grant_type: 'authorization_code',
+    code: flow.callback.searchParams.get('code') ?? '',
+    redirect_uri: REDIRECT,
+    code_verifier: flow.verifier,
+    client_id: clientId,
+    resource: RESOURCE,
+  };
+}
+
+describe('RFC 9449 DPoP at the authorization server', () => {
+  let t: RunningAs;
+  let clientId: string;
+  let key: Key;
+  beforeAll(async () => {
+    t = await startAs({ devAutoLogin: 'alice' });
+    clientId = (await registerClient(t.url)).body.client_id;
+    key = await dpopKey();
+  });
+  afterAll(() => t.close());
+
+  it('RFC 9449 §5.1: metadata advertises dpop_signing_alg_values_supported (asymmetric only)', async () => {
+    const meta = (await (await fetch(`${t.url}/.well-known/oauth-authorization-server`)).json()) as Record<string, unknown>;
+    expect(meta.dpop_signing_alg_values_supported).toEqual(['ES256', 'EdDSA', 'Ed25519', 'PS256', 'RS256']);
+  });
+
+  it('RFC 9449 §5 / §6.1: a token request with a proof gets token_type DPoP and a JWT access token with cnf.jkt; the refresh token is bound too', async () => {
+    const params = await codeFor(t, clientId, key);
+    const res = await tokenRequest(t.url, params, { dpop: await proof(key, `${t.url}/token`) });
+    expect(res.status).toBe(200);
+    expect(res.body.token_type).toBe('DPoP');
+    expect(decodeJwt(res.body.access_token).payload.cnf).toEqual({ jkt: key.jkt });
+    // public client: the refresh token is bound to the key (RFC 9449 §5)
+    const refresh = { grant_type: 'refresh_token', refresh_token: res.body.refresh_token, client_id: clientId, resource: RESOURCE };
+    const stolen = await tokenRequest(t.url, refresh);
+    expect(stolen.status).toBe(400);
+    expect(stolen.body.error).toBe('invalid_grant');
+    const other = await tokenRequest(t.url, refresh, { dpop: await proof(await dpopKey(), `${t.url}/token`) });
+    expect(other.status).toBe(400);
+    const ok = await tokenRequest(t.url, refresh, { dpop: await proof(key, `${t.url}/token`) });
+    expect(ok.status).toBe(200);
+    expect(decodeJwt(ok.body.access_token).payload.cnf).toEqual({ jkt: key.jkt });
+  });
+
+  it('RFC 9449 §10: a code bound with dpop_jkt cannot be redeemed with another key', async () => {
+    const params = await codeFor(t, clientId, key);
+    const res = await tokenRequest(t.url, params, { dpop: await proof(await dpopKey(), `${t.url}/token`) });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_grant');
+  });
+
+  it('RFC 9449 §11.1: a replayed proof at the token endpoint is refused', async () => {
+    const p = await proof(key, `${t.url}/token`);
+    const first = await tokenRequest(t.url, await codeFor(t, clientId, key), { dpop: p });
+    expect(first.status).toBe(200);
+    const replay = await tokenRequest(t.url, await codeFor(t, clientId, key), { dpop: p });
+    expect(replay.status).toBe(400);
+    // oidc-provider answers a replayed proof at the token endpoint with invalid_grant
+    expect(replay.body.error).toBe('invalid_grant');
+  });
+
+  it('RFC 9449 §4.3: a proof for another htu is refused', async () => {
+    const res = await tokenRequest(t.url, await codeFor(t, clientId, key), { dpop: await proof(key, `${t.url}/other`) });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_dpop_proof');
+  });
+
+  it('without a proof the token stays a Bearer token (DPoP is the client\'s choice unless the resource requires it)', async () => {
+    const res = await tokenRequest(t.url, await codeFor(t, clientId));
+    expect(res.status).toBe(200);
+    expect(res.body.token_type).toBe('Bearer');
+    expect(decodeJwt(res.body.access_token).payload.cnf).toBeUndefined();
+  });
+});
+
+describe('RFC 9449 §8 DPoP nonces at the authorization server', () => {
+  const nonceSecret = Buffer.alloc(32, 9).toString('base64url');
+  let a: RunningAs;
+  let b: RunningAs;
+  beforeAll(async () => {
+    a = await startAs({ devAutoLogin: 'alice', dpop: { nonceSecret, requireNonce: true } });
+    b = await startAs({ devAutoLogin: 'alice', storage: a.as.store, dpop: { nonceSecret, requireNonce: true } });
+  });
+  afterAll(async () => {
+    await b.close();
+    await a.close();
+  });
+
+  it('RFC 9449 §8: with requireNonce, a proof without nonce gets use_dpop_nonce and a DPoP-Nonce; one instance\'s nonce works at another with the same secret', async () => {
+    const key = await dpopKey();
+    const clientId = (await registerClient(a.url)).body.client_id;
+    const params = await codeFor(a, clientId, key);
+    const first = await tokenRequest(a.url, params, { dpop: await proof(key, `${a.url}/token`) });
+    expect(first.status).toBe(400);
+    expect(first.body.error).toBe('use_dpop_nonce');
+    const nonce = first.headers.get('dpop-nonce');
+    expect(nonce).toBeTruthy();
+    // the instances have different issuers here: a nonce only depends on the shared secret
+    const res = await tokenRequest(a.url, params, { dpop: await proof(key, `${a.url}/token`, nonce!) });
+    expect(res.status).toBe(200);
+    expect(res.body.token_type).toBe('DPoP');
+    const atB = await tokenRequest(
+      b.url,
+      { grant_type: 'refresh_token', refresh_token: 'x', client_id: clientId },
+      { dpop: await proof(key, `${b.url}/token`, nonce!) },
+    );
+    // the nonce was accepted (the refusal is about the made-up refresh token, not the proof)
+    expect(atB.body.error).toBe('invalid_grant');
+  });
+
+  it('config: a nonceSecret that is not 32 bytes of base64url and symmetric algorithms are refused', () => {
+    const base = { issuer: 'http://localhost:9000', resources: [{ resource: RESOURCE, scopes: { a: 'a' } }], storage: { kind: 'memory' as const } };
+    let problems: string[] = [];
+    try {
+      validateConfig({ ...base, dpop: { nonceSecret: 'short', algorithms: ['HS256'] } });
+    } catch (err) {
+      problems = (err as ConfigError).problems;
+    }
+    expect(problems.some((p) => p.startsWith('dpop.nonceSecret'))).toBe(true);
+    expect(problems.some((p) => p.startsWith('dpop.algorithms'))).toBe(true);
+  });
+});

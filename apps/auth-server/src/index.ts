@@ -4,20 +4,19 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import {
-  consoleLogger,
   createAuthorizationServer,
   isLoopbackHost,
   openStore,
-  storageConfigFromEnv,
+  pinoLogger,
   type AuthorizationServer,
   type AuthorizationServerConfig,
   type Logger,
   type StorageConfig,
   type Store,
 } from '@mcp-auth-kit/authorization-server';
+import { EnvError, loadConfig, type LogLevel } from './config.js';
 
 export const DEMO_USER = { username: 'demo', password: 'demo-password', displayName: 'Demo User' };
 export const DEFAULT_RESOURCE = 'http://localhost:3000/mcp';
@@ -38,6 +37,16 @@ export interface StartAuthServerOptions {
   dataDir?: string;
   /** PostgreSQL connection URL (instead of SQLite). */
   databaseUrl?: string;
+  /** PostgreSQL schema with `databaseUrl` (default `mcp_auth_kit`). */
+  databaseSchema?: string;
+  /** Production mode (NODE_ENV=production): dev switches, the memory store and non-loopback http issuers are refused. */
+  production?: boolean;
+  /** Seed the demo user `demo` / `demo-password` (default: loopback issuer and not production; refused otherwise). */
+  demoUser?: boolean;
+  /** Level of the default JSON logger (default `info`). */
+  logLevel?: LogLevel;
+  /** On close: how long in-flight requests may run before their connections are cut (default 10000 ms). */
+  shutdownTimeoutMs?: number;
   devAutoLogin?: string;
   cimdAllowPrivateNetwork?: boolean;
   /** The protected MCP resource (default `http://localhost:3000/mcp`). */
@@ -74,14 +83,18 @@ function listen(server: Server, port: number, host: string): Promise<void> {
   });
 }
 
-function storageFor(options: StartAuthServerOptions): StorageConfig {
+export function storageFor(options: StartAuthServerOptions): StorageConfig {
   if (options.storage) return options.storage;
-  if (options.databaseUrl) return { kind: 'postgres', url: options.databaseUrl };
+  if (options.databaseUrl) {
+    return options.databaseSchema
+      ? { kind: 'postgres', url: options.databaseUrl, schema: options.databaseSchema }
+      : { kind: 'postgres', url: options.databaseUrl };
+  }
   return { kind: 'sqlite', file: join(resolve(options.dataDir ?? '.data'), SQLITE_FILE_NAME) };
 }
 
 export async function startAuthServer(options: StartAuthServerOptions = {}): Promise<RunningAuthServer> {
-  const logger = options.logger ?? consoleLogger('auth-server');
+  const logger = options.logger ?? pinoLogger({ level: options.logLevel ?? 'info', name: 'auth-server' });
   let handler: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => {
     res.statusCode = 503;
     res.setHeader('retry-after', '1');
@@ -93,16 +106,21 @@ export async function startAuthServer(options: StartAuthServerOptions = {}): Pro
     servers.push(s);
     return s;
   };
-  const closeServers = async () => {
-    await Promise.all(
-      servers.map(
-        (s) =>
-          new Promise<void>((r) => {
-            s.closeAllConnections();
-            s.close(() => r());
-          }),
-      ),
-    );
+  const closeServers = async (graceMs = 0) => {
+    // Stop accepting, let in-flight requests finish (idle keep-alive sockets are closed as
+    // they become idle), and cut whatever is still open after the grace period.
+    const closed = Promise.all(servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
+    const sweep = setInterval(() => servers.forEach((s) => s.closeIdleConnections()), 50);
+    servers.forEach((s) => s.closeIdleConnections());
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((r) => {
+      timer = setTimeout(r, graceMs);
+    });
+    await Promise.race([closed, timeout]);
+    clearInterval(sweep);
+    clearTimeout(timer);
+    servers.forEach((s) => s.closeAllConnections());
+    await closed;
   };
 
   // Listen first so that port 0 is resolved before the issuer is built.
@@ -130,6 +148,10 @@ export async function startAuthServer(options: StartAuthServerOptions = {}): Pro
   let server: AuthorizationServer;
   try {
     const issuerLoopback = isLoopbackHost(new URL(issuer).hostname);
+    if (options.demoUser && !issuerLoopback) {
+      throw new EnvError([`AS_DEMO_USER: refused because the issuer host "${new URL(issuer).hostname}" is not loopback (its password is public)`]);
+    }
+    const seedDemoUser = options.demoUser ?? (issuerLoopback && !options.production);
     store = await openStore(storageFor(options));
     const resource = options.resource ?? DEFAULT_RESOURCE;
     const extra = options.authorizationServer ?? {};
@@ -139,7 +161,8 @@ export async function startAuthServer(options: StartAuthServerOptions = {}): Pro
       issuer,
       resources: extra.resources ?? [{ resource, scopes: DEMO_SCOPES, defaultScopes: ['notes:read'] }],
       storage: store,
-      users: [...(issuerLoopback ? [DEMO_USER] : []), ...(extra.users ?? [])],
+      users: [...(seedDemoUser ? [DEMO_USER] : []), ...(extra.users ?? [])],
+      production: options.production ?? extra.production,
       // On a loopback dev issuer every client shares one address: keep the DCR brake loose there.
       registration: extra.registration ?? (issuerLoopback ? { rateLimit: { max: 1000, windowSeconds: 3600 } } : undefined),
       devAutoLogin: options.devAutoLogin || extra.devAutoLogin || undefined,
@@ -157,7 +180,7 @@ export async function startAuthServer(options: StartAuthServerOptions = {}): Pro
         ),
         `  storage     ${store.kind}`,
       ];
-      if (issuerLoopback) lines.push(`  demo login  username "${DEMO_USER.username}", password "${DEMO_USER.password}"`);
+      if (seedDemoUser) lines.push(`  demo login  username "${DEMO_USER.username}", password "${DEMO_USER.password}"`);
       if (options.devAutoLogin) lines.push(`  DEV_AUTO_LOGIN=${options.devAutoLogin}: requests are approved without login (dev only)`);
       process.stdout.write(`${lines.join('\n')}\n`);
     }
@@ -175,7 +198,8 @@ export async function startAuthServer(options: StartAuthServerOptions = {}): Pro
     server,
     close() {
       closing ??= (async () => {
-        await closeServers();
+        server.drain();
+        await closeServers(options.shutdownTimeoutMs ?? 10_000);
         await server.close();
         await store!.close();
       })();
@@ -184,76 +208,32 @@ export async function startAuthServer(options: StartAuthServerOptions = {}): Pro
   };
 }
 
-export class EnvError extends Error {
-  constructor(readonly problems: string[]) {
-    super(`Invalid environment:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
-    this.name = 'EnvError';
-  }
-}
-
-/** Reads the runtime contract's environment variables (see README). */
+/**
+ * Reads the runtime contract's environment variables and `AS_CONFIG_FILE` (JSON or YAML; the
+ * environment wins), validates everything the server will be given, and throws one EnvError
+ * listing every problem (see README, "Configuration reference").
+ */
 export function configFromEnv(env: NodeJS.ProcessEnv): StartAuthServerOptions {
-  const problems: string[] = [];
-  const portText = env.AS_PORT?.trim() || '9000';
-  const port = Number(portText);
-  if (!/^\d+$/.test(portText) || port < 0 || port > 65535) problems.push('AS_PORT must be a port number (0-65535)');
-  const issuer = env.AS_ISSUER?.trim() || undefined;
-  if (issuer) {
-    try {
-      new URL(issuer);
-    } catch {
-      problems.push('AS_ISSUER must be an absolute URL');
-    }
-  }
-  const resource = env.MCP_RESOURCE?.trim() || undefined;
-  if (resource) {
-    try {
-      new URL(resource);
-    } catch {
-      problems.push('MCP_RESOURCE must be an absolute URL');
-    }
-  }
-  const cimdFlag = env.CIMD_ALLOW_PRIVATE_NETWORK?.trim();
-  if (cimdFlag && !['0', '1', 'true', 'false'].includes(cimdFlag)) problems.push('CIMD_ALLOW_PRIVATE_NETWORK must be 1 or 0');
-  const databaseUrl = env.DATABASE_URL?.trim() || undefined;
-  let storage: StorageConfig | undefined;
-  if (databaseUrl) {
-    try {
-      storage = storageConfigFromEnv({ DATABASE_URL: databaseUrl, DATABASE_SCHEMA: env.DATABASE_SCHEMA });
-    } catch (err) {
-      problems.push((err as Error).message);
-    }
-  }
-  let authorizationServer: StartAuthServerOptions['authorizationServer'];
-  const configFile = env.AS_CONFIG_FILE?.trim();
-  if (configFile) {
-    try {
-      const parsed: unknown = JSON.parse(readFileSync(configFile, 'utf8'));
-      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not a JSON object');
-      authorizationServer = parsed as StartAuthServerOptions['authorizationServer'];
-    } catch (err) {
-      // Never echo parser messages: they quote the file, which may hold passwords.
-      const reason = err instanceof SyntaxError ? 'invalid JSON' : (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-      problems.push(`AS_CONFIG_FILE: cannot read ${configFile} (${reason})`);
-    }
-  }
-  const host = env.AS_HOST?.trim() || undefined;
-  const trustProxyFlag = env.TRUST_PROXY?.trim();
-  if (trustProxyFlag && !['0', '1', 'true', 'false'].includes(trustProxyFlag)) problems.push('TRUST_PROXY must be 1 or 0');
-  if (trustProxyFlag === '1' || trustProxyFlag === 'true') authorizationServer = { ...authorizationServer, trustProxy: true };
+  const { config, problems } = loadConfig(env);
   if (problems.length) throw new EnvError(problems);
   return {
-    host,
-    authorizationServer,
-    port,
-    issuer,
-    dataDir: env.DATA_DIR?.trim() || '.data',
-    databaseUrl: storage?.kind === 'postgres' ? databaseUrl : undefined,
-    storage,
-    devAutoLogin: env.DEV_AUTO_LOGIN?.trim() || undefined,
-    cimdAllowPrivateNetwork: cimdFlag === '1' || cimdFlag === 'true',
-    resource,
+    host: config.host,
+    authorizationServer: config.authorizationServer,
+    port: config.port,
+    issuer: config.issuer,
+    dataDir: config.dataDir,
+    databaseUrl: config.databaseUrl,
+    databaseSchema: config.databaseSchema,
+    storage: config.storage,
+    devAutoLogin: config.devAutoLogin,
+    cimdAllowPrivateNetwork: config.cimdAllowPrivateNetwork,
+    resource: config.resource,
+    production: config.production,
+    demoUser: config.demoUser,
+    logLevel: config.logLevel,
+    shutdownTimeoutMs: config.shutdownTimeoutMs,
   };
 }
 
+export { EnvError, loadConfig, printableConfig, APP_FILE_KEYS, AS_FILE_KEYS, type LoadedConfig } from './config.js';
 export { runAdmin, adminStorage, ADMIN_USAGE, type AdminIo } from './admin.js';

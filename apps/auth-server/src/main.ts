@@ -1,6 +1,34 @@
 #!/usr/bin/env node
-/** `npm start` entry of the authorization server: configuration from the environment. */
-import { configFromEnv, startAuthServer } from './index.js';
+/**
+ * `npm start` entry of the authorization server: configuration from the environment and
+ * `AS_CONFIG_FILE`. `--print-config` prints the effective configuration (secrets masked) and
+ * exits (1 when it is invalid).
+ */
+import { configFromEnv, loadConfig, printableConfig, startAuthServer } from './index.js';
+
+const args = process.argv.slice(2);
+if (args.includes('--help') || args.includes('-h')) {
+  process.stdout.write(
+    'usage: mcp-auth-server [--print-config]\n' +
+      '  configuration: environment variables and AS_CONFIG_FILE (JSON or YAML); see apps/auth-server/README.md\n',
+  );
+  process.exit(0);
+}
+const unknown = args.filter((a) => a !== '--print-config');
+if (unknown.length) {
+  process.stderr.write(`unknown argument(s): ${unknown.join(' ')} (try --help)\n`);
+  process.exit(2);
+}
+
+if (args.includes('--print-config')) {
+  const { config, problems } = loadConfig(process.env);
+  process.stdout.write(`${JSON.stringify(printableConfig(config), null, 2)}\n`);
+  if (problems.length) {
+    process.stderr.write(`Invalid configuration (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n${problems.map((p) => `  - ${p}`).join('\n')}\n`);
+    process.exit(1);
+  }
+  process.exit(0);
+}
 
 try {
   const running = await startAuthServer({ ...configFromEnv(process.env), banner: true });

@@ -1,0 +1,299 @@
+/**
+ * The app's one configuration reference: a config file (`AS_CONFIG_FILE`, JSON or YAML) and
+ * environment variables (which win over the file), validated at start-up with every problem
+ * listed at once, and printable with secrets masked (`--print-config`).
+ */
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import {
+  ConfigError,
+  storageConfigFromEnv,
+  validateConfig,
+  type AuthorizationServerConfig,
+  type StorageConfig,
+} from '@mcp-auth-kit/authorization-server';
+
+/** Server-level keys of the config file (each also has an environment variable). */
+export const APP_FILE_KEYS = {
+  port: 'AS_PORT',
+  host: 'AS_HOST',
+  issuer: 'AS_ISSUER',
+  resource: 'MCP_RESOURCE',
+  dataDir: 'DATA_DIR',
+  databaseUrl: 'DATABASE_URL',
+  databaseSchema: 'DATABASE_SCHEMA',
+  devAutoLogin: 'DEV_AUTO_LOGIN',
+  cimdAllowPrivateNetwork: 'CIMD_ALLOW_PRIVATE_NETWORK',
+  demoUser: 'AS_DEMO_USER',
+  logLevel: 'LOG_LEVEL',
+  shutdownTimeoutMs: 'SHUTDOWN_TIMEOUT_MS',
+} as const;
+
+/** Keys of the file passed to the authorization server (see the package README). */
+export const AS_FILE_KEYS = [
+  'resources',
+  'clients',
+  'users',
+  'registration',
+  'cimd',
+  'accessTokenTTL',
+  'refreshTokens',
+  'sessionTTL',
+  'trustProxy',
+  'serviceName',
+  'metrics',
+  'readinessTimeoutMs',
+  'upstream',
+] as const;
+
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export class EnvError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'EnvError';
+  }
+}
+
+export interface LoadedConfig {
+  port: number;
+  host?: string;
+  issuer?: string;
+  resource?: string;
+  dataDir: string;
+  databaseUrl?: string;
+  databaseSchema?: string;
+  storage?: StorageConfig;
+  devAutoLogin?: string;
+  cimdAllowPrivateNetwork: boolean;
+  /** Seed `demo` / `demo-password` (default: loopback issuer and not production). */
+  demoUser?: boolean;
+  production: boolean;
+  logLevel: LogLevel;
+  shutdownTimeoutMs: number;
+  authorizationServer?: Partial<Omit<AuthorizationServerConfig, 'issuer' | 'storage'>>;
+  /** Where each setting came from, for `--print-config`. */
+  configFile?: string;
+}
+
+const FLAGS = ['0', '1', 'true', 'false'];
+function flag(value: string | undefined): boolean | undefined {
+  if (value === undefined) return undefined;
+  return value === '1' || value === 'true';
+}
+
+/** Reads the file as YAML (a superset of JSON); never echoes parser messages (they quote the file). */
+function readConfigFile(file: string, problems: string[]): Record<string, unknown> | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    problems.push(`AS_CONFIG_FILE: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    return undefined;
+  }
+  let parsed: unknown;
+  try {
+    parsed = /\.json$/i.test(file) ? JSON.parse(text) : parseYaml(text);
+  } catch (err) {
+    const line = (err as { linePos?: Array<{ line: number }> }).linePos?.[0]?.line;
+    const kind = /\.json$/i.test(file) ? 'invalid JSON' : `invalid YAML${line ? ` near line ${line}` : ''}`;
+    problems.push(`AS_CONFIG_FILE: cannot read ${file} (${kind})`);
+    return undefined;
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    problems.push(`AS_CONFIG_FILE: cannot read ${file} (not an object of settings)`);
+    return undefined;
+  }
+  return parsed as Record<string, unknown>;
+}
+
+function isAbsoluteUrl(value: string): boolean {
+  try {
+    new URL(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Environment + config file → the app's settings and every problem found (nothing thrown).
+ * The assembled authorization-server configuration is validated too, so one start-up lists
+ * every problem of both layers.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv): { config: LoadedConfig; problems: string[] } {
+  const problems: string[] = [];
+  const configFile = env.AS_CONFIG_FILE?.trim() || undefined;
+  const file = configFile ? (readConfigFile(configFile, problems) ?? {}) : {};
+
+  const known = new Set<string>([...Object.keys(APP_FILE_KEYS), ...AS_FILE_KEYS]);
+  for (const key of Object.keys(file)) {
+    if (!known.has(key)) problems.push(`AS_CONFIG_FILE: unknown key "${key}" (known: ${[...known].join(', ')})`);
+  }
+  const fileString = (key: keyof typeof APP_FILE_KEYS): string | undefined => {
+    const value = file[key];
+    if (value === undefined || value === null) return undefined;
+    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return String(value);
+    problems.push(`AS_CONFIG_FILE: ${key} must be a string, number or boolean`);
+    return undefined;
+  };
+  /** Environment first, then the file. */
+  const setting = (key: keyof typeof APP_FILE_KEYS): string | undefined => env[APP_FILE_KEYS[key]]?.trim() || fileString(key)?.trim() || undefined;
+
+  const portText = setting('port') ?? '9000';
+  const port = Number(portText);
+  if (!/^\d+$/.test(portText) || port < 0 || port > 65535) problems.push('AS_PORT must be a port number (0-65535)');
+  let issuer = setting('issuer');
+  if (issuer && !isAbsoluteUrl(issuer)) {
+    problems.push('AS_ISSUER must be an absolute URL, e.g. https://auth.example.com');
+    issuer = undefined;
+  }
+  let resource = setting('resource');
+  if (resource && !isAbsoluteUrl(resource)) {
+    problems.push('MCP_RESOURCE must be an absolute URL, e.g. https://mcp.example.com/mcp');
+    resource = undefined;
+  }
+  const cimdFlag = setting('cimdAllowPrivateNetwork');
+  if (cimdFlag && !FLAGS.includes(cimdFlag)) problems.push('CIMD_ALLOW_PRIVATE_NETWORK must be 1 or 0');
+  const demoFlag = setting('demoUser');
+  if (demoFlag && !FLAGS.includes(demoFlag)) problems.push('AS_DEMO_USER must be 1 or 0');
+  const trustProxyFlag = env.TRUST_PROXY?.trim();
+  if (trustProxyFlag && !FLAGS.includes(trustProxyFlag)) problems.push('TRUST_PROXY must be 1 or 0');
+  const metricsFlag = env.METRICS?.trim();
+  if (metricsFlag && !FLAGS.includes(metricsFlag)) problems.push('METRICS must be 1 or 0');
+  const logLevel = (setting('logLevel') ?? 'info').toLowerCase();
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+  const shutdownText = setting('shutdownTimeoutMs') ?? '10000';
+  const shutdownTimeoutMs = Number(shutdownText);
+  if (!/^\d+$/.test(shutdownText) || shutdownTimeoutMs < 1) problems.push('SHUTDOWN_TIMEOUT_MS must be a positive number of milliseconds');
+  const nodeEnv = env.NODE_ENV?.trim();
+  const production = nodeEnv === 'production';
+
+  const databaseUrl = setting('databaseUrl');
+  const databaseSchema = setting('databaseSchema');
+  let storage: StorageConfig | undefined;
+  if (databaseUrl) {
+    try {
+      storage = storageConfigFromEnv({ DATABASE_URL: databaseUrl, DATABASE_SCHEMA: databaseSchema });
+    } catch (err) {
+      problems.push((err as Error).message);
+    }
+  }
+
+  const passthrough: Record<string, unknown> = {};
+  for (const key of AS_FILE_KEYS) if (file[key] !== undefined) passthrough[key] = file[key];
+  let authorizationServer = Object.keys(passthrough).length ? (passthrough as LoadedConfig['authorizationServer']) : undefined;
+  if (trustProxyFlag) authorizationServer = { ...authorizationServer, trustProxy: flag(trustProxyFlag) };
+  if (metricsFlag || env.METRICS_TOKEN?.trim()) {
+    authorizationServer = {
+      ...authorizationServer,
+      metrics: {
+        ...authorizationServer?.metrics,
+        ...(metricsFlag ? { enabled: flag(metricsFlag) } : {}),
+        ...(env.METRICS_TOKEN?.trim() ? { token: env.METRICS_TOKEN.trim() } : {}),
+      },
+    };
+  }
+
+  const config: LoadedConfig = {
+    port,
+    host: setting('host'),
+    issuer,
+    resource,
+    dataDir: setting('dataDir') ?? '.data',
+    databaseUrl: storage?.kind === 'postgres' ? databaseUrl : undefined,
+    databaseSchema,
+    storage,
+    devAutoLogin: setting('devAutoLogin'),
+    cimdAllowPrivateNetwork: flag(cimdFlag) ?? false,
+    demoUser: flag(demoFlag),
+    production,
+    logLevel: logLevel as LogLevel,
+    shutdownTimeoutMs,
+    authorizationServer,
+    configFile,
+  };
+  problems.push(...serverConfigProblems(config));
+  return { config, problems };
+}
+
+/** What `startAuthServer` would give `createAuthorizationServer`, checked before listening. */
+function serverConfigProblems(config: LoadedConfig): string[] {
+  const issuer = config.issuer ?? `http://localhost:${config.port || 9000}`;
+  const probe: AuthorizationServerConfig = {
+    serviceName: 'MCP Auth Kit',
+    ...config.authorizationServer,
+    issuer,
+    resources: config.authorizationServer?.resources ?? [{ resource: config.resource ?? 'http://localhost:3000/mcp', scopes: { 'notes:read': '-' } }],
+    storage: config.storage ?? { kind: 'sqlite', file: 'unused' },
+    devAutoLogin: config.devAutoLogin ?? config.authorizationServer?.devAutoLogin,
+    cimd: { ...config.authorizationServer?.cimd, allowPrivateNetwork: config.cimdAllowPrivateNetwork || !!config.authorizationServer?.cimd?.allowPrivateNetwork },
+    production: config.production,
+  };
+  const problems: string[] = [];
+  try {
+    validateConfig(probe);
+  } catch (err) {
+    if (err instanceof ConfigError) problems.push(...err.problems);
+    else throw err;
+  }
+  if (config.demoUser) {
+    let host = '';
+    try {
+      host = new URL(issuer).hostname;
+    } catch {
+      // reported above
+    }
+    if (host && !['localhost', '127.0.0.1', '[::1]', '::1'].includes(host)) {
+      problems.push(`AS_DEMO_USER: refused because the issuer host "${host}" is not loopback (its password is public)`);
+    }
+  }
+  return problems;
+}
+
+/** Masks the password of a connection URL. */
+function maskUrl(url: string | undefined): string | undefined {
+  if (!url) return url;
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.href;
+  } catch {
+    return '[unparsable]';
+  }
+}
+
+const SECRET_SETTING = /^(password|client_secret|clientSecret|secret|initialAccessToken|token|privateKey|private_key|d|p|q|dp|dq|qi|k)$/;
+
+function maskSecrets(value: unknown, key = ''): unknown {
+  if (SECRET_SETTING.test(key) && value !== undefined && value !== null) return '***';
+  if (Array.isArray(value)) return value.map((v) => maskSecrets(v));
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, maskSecrets(v, k)]));
+  }
+  return value;
+}
+
+/** The effective configuration as shown by `--print-config`: secrets masked. */
+export function printableConfig(config: LoadedConfig): Record<string, unknown> {
+  const storage =
+    config.storage?.kind === 'postgres'
+      ? { kind: 'postgres', url: maskUrl(config.storage.url), schema: config.storage.schema ?? 'mcp_auth_kit' }
+      : config.storage ?? { kind: 'sqlite', file: `${config.dataDir}/auth-server.sqlite` };
+  return maskSecrets({
+    configFile: config.configFile ?? null,
+    production: config.production,
+    port: config.port,
+    host: config.host ?? '127.0.0.1 and ::1 (loopback)',
+    issuer: config.issuer ?? `http://localhost:${config.port}`,
+    resource: config.resource ?? 'http://localhost:3000/mcp',
+    storage,
+    devAutoLogin: config.devAutoLogin ?? null,
+    cimdAllowPrivateNetwork: config.cimdAllowPrivateNetwork,
+    demoUser: config.demoUser ?? 'auto (loopback issuer, not production)',
+    logLevel: config.logLevel,
+    shutdownTimeoutMs: config.shutdownTimeoutMs,
+    authorizationServer: config.authorizationServer ?? {},
+  }) as Record<string, unknown>;
+}

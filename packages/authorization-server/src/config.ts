@@ -132,7 +132,9 @@ export function validateConfig(config: AuthorizationServerConfig): void {
     problems.push('issuer: must be an absolute URL, e.g. "https://auth.example.com"');
   } else {
     if (issuerUrl.protocol !== 'https:' && !(issuerUrl.protocol === 'http:' && isLoopbackHost(issuerUrl.hostname))) {
-      problems.push(`issuer: must use https (http is only allowed for loopback hosts), got "${c.issuer}"`);
+      problems.push(
+        `issuer: must use https (http is only allowed for loopback hosts), got "${c.issuer}"; use the public https URL (terminate TLS at a proxy and set trustProxy / TRUST_PROXY=1)`,
+      );
     }
     if (issuerUrl.search || issuerUrl.hash || c.issuer!.includes('?') || c.issuer!.includes('#')) {
       problems.push('issuer: must not contain a query or fragment (RFC 8414 §2)');

@@ -3,7 +3,6 @@
  * what is fine on a laptop and dangerous on a server. Each problem says how to fix it.
  */
 import type { AuthorizationServerConfig } from '../config.js';
-import { isLoopbackHost, parseUrl } from '../urls.js';
 
 export function productionProblems(config: Partial<AuthorizationServerConfig>): string[] {
   const problems: string[] = [];
@@ -21,9 +20,6 @@ export function productionProblems(config: Partial<AuthorizationServerConfig>): 
       'storage: the memory store loses clients, grants, refresh tokens and the signing keys on restart; set DATABASE_URL=postgres://… (or leave it unset for SQLite under DATA_DIR)',
     );
   }
-  const issuer = typeof config.issuer === 'string' ? parseUrl(config.issuer) : undefined;
-  if (issuer && issuer.protocol === 'http:' && !isLoopbackHost(issuer.hostname)) {
-    problems.push(`issuer: "${config.issuer}" is http on a non-loopback host; use the public https URL (terminate TLS at a proxy and set TRUST_PROXY=1)`);
-  }
+  // A non-loopback http issuer is refused in every mode by validateConfig (with how to fix it).
   return problems;
 }

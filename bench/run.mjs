@@ -26,7 +26,7 @@ const settings = quick
       rs: { rounds: 2, duration: 2, connections: 50 },
       plain: { rounds: 2, duration: 2, connections: 50, mode: 'plain' },
       validation: { rounds: 3, sampleMs: 300 },
-      as: { rounds: 1, codes: 40, refreshes: 40, concurrency: 8 },
+      as: { rounds: 2, codes: 40, refreshes: 40, concurrency: 8 },
       flow: { rounds: 2, runsPerRound: 1 },
       cimd: { rounds: 2, flowsPerRound: 3 },
     }

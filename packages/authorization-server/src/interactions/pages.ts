@@ -9,6 +9,8 @@ export interface LoginView {
   action: string;
   csrf: string;
   clientName: string;
+  /** The client's name is self-asserted (CIMD, DCR). */
+  unverified?: boolean;
   stylesheet: string;
   username?: string;
   error?: string;
@@ -28,7 +30,7 @@ ${v.upstream.map((name, i) => `<button type="submit" class="upstream" name="upst
   return page(
     `Sign in — ${v.serviceName}`,
     `<h1>Sign in to ${escapeHtml(v.serviceName)}</h1>
-<p><strong>${escapeHtml(v.clientName)}</strong> wants to access your account.</p>
+<p><strong>${escapeHtml(v.clientName)}</strong>${v.unverified ? ' <em class="badge">unverified</em>' : ''} wants to access your account.</p>
 ${v.error ? `<p id="login-error" class="error" role="alert">${escapeHtml(v.error)}</p>` : ''}
 <form method="post" action="${escapeHtml(v.action)}" autocomplete="on">
 <input type="hidden" name="csrf" value="${escapeHtml(v.csrf)}">

@@ -194,6 +194,7 @@ export function createInteractionRouter(o: InteractionOptions): Router {
         csrf,
         stylesheet,
         clientName: client.clientName,
+        unverified: client.unverified,
         error,
         username,
         upstream: upstreamProviders.map((p) => p.name),

@@ -1,4 +1,4 @@
-import { createResourceServer, type ResourceServerLogger } from '@mcp-auth-kit/resource-server';
+import { createResourceServer, type DpopOptions, type ResourceServerLogger } from '@mcp-auth-kit/resource-server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, validateHostHeader, type AuthInfo } from '@modelcontextprotocol/server';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
@@ -25,6 +25,11 @@ export interface DemoAppOptions {
   onError?: (error: Error) => void;
   /** Receives the middleware's private refusal reasons (never a token). Default: none. */
   logger?: ResourceServerLogger;
+  /**
+   * RFC 9449 DPoP at the MCP endpoint (resource-server `dpop` option). Default `true`: DPoP-bound
+   * and Bearer tokens are both accepted; `{ required: true }` refuses Bearer; `false`: Bearer only.
+   */
+  dpop?: boolean | DpopOptions;
 }
 
 export interface DemoApp {
@@ -111,6 +116,7 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
       tools: { add_note: [...TOOL_SCOPES.add_note], list_notes: [...TOOL_SCOPES.list_notes] },
     },
     allowedOrigins,
+    dpop: options.dpop ?? true,
     ...(options.logger && { logger: options.logger }),
   });
   const resourceMetadataUrl = rs.metadataUrl;

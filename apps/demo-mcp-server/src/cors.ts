@@ -1,7 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 
 /** Response headers a browser MCP client must read: the OAuth challenge above all (RFC 9728 discovery). */
-const EXPOSED_HEADERS = 'WWW-Authenticate, Mcp-Session-Id, MCP-Protocol-Version';
+const EXPOSED_HEADERS = 'WWW-Authenticate, DPoP-Nonce, Mcp-Session-Id, MCP-Protocol-Version';
 const ALLOWED_METHODS = 'POST, GET, DELETE, OPTIONS';
 
 /** Serialised origin of `value`, or undefined when it is not a usable origin (`null`, garbage). */

@@ -2,7 +2,8 @@
 // Runnable demo MCP server. Environment (runtime contract): MCP_PORT (3000), MCP_RESOURCE
 // (http://localhost:<MCP_PORT>/mcp), AS_ISSUER (http://localhost:9000); optional MCP_HOST
 // (comma-separated listen addresses, default loopback 127.0.0.1 and ::1) and
-// MCP_ALLOWED_ORIGINS (comma-separated browser origins, default the resource's origin).
+// MCP_ALLOWED_ORIGINS (comma-separated browser origins, default the resource's origin),
+// MCP_DPOP_REQUIRED=1 (accept only DPoP-bound tokens, RFC 9449; default: DPoP and Bearer).
 import type { ResourceServerLogger } from '@mcp-auth-kit/resource-server';
 import { startDemoServer } from './server.js';
 
@@ -42,6 +43,8 @@ async function main(): Promise<void> {
     ...(env.MCP_RESOURCE && { resource: env.MCP_RESOURCE }),
     issuer: env.AS_ISSUER || 'http://localhost:9000',
     ...(allowedOrigins && { allowedOrigins }),
+    // RFC 9449: DPoP and Bearer accepted; MCP_DPOP_REQUIRED=1 refuses Bearer tokens
+    dpop: env.MCP_DPOP_REQUIRED === '1' || env.MCP_DPOP_REQUIRED === 'true' ? { required: true } : true,
     logger: stderrLogger,
   });
   process.stdout.write(

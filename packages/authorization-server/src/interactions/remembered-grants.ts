@@ -109,3 +109,27 @@ export async function revokeRememberedGrant(store: Store, accountId: string, cli
   else await store.kv.delete(NAMESPACE, accountId);
   return true;
 }
+
+export interface AccountGrantSummary {
+  clientId: string;
+  grantId: string;
+  /** resource → granted scopes */
+  resources: Record<string, string[]>;
+  /** Epoch seconds. */
+  expiresAt?: number;
+}
+
+/** Store-only listing for operator tools: the live remembered grants of an account. */
+export async function listAccountGrants(store: Store, accountId: string): Promise<AccountGrantSummary[]> {
+  const out: AccountGrantSummary[] = [];
+  for (const [clientId, grantId] of Object.entries(await rememberedGrantIds(store, accountId))) {
+    const payload = (await store.adapter('Grant').find(grantId)) as
+      | { accountId?: string; clientId?: string; resources?: Record<string, string>; exp?: number }
+      | undefined;
+    if (!payload || payload.accountId !== accountId || payload.clientId !== clientId) continue;
+    const resources: Record<string, string[]> = {};
+    for (const [resource, scope] of Object.entries(payload.resources ?? {})) resources[resource] = scope.split(' ').filter(Boolean);
+    out.push({ clientId, grantId, resources, expiresAt: payload.exp });
+  }
+  return out.sort((a, b) => a.clientId.localeCompare(b.clientId));
+}

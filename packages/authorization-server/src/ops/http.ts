@@ -33,7 +33,8 @@ export function requestMiddleware(options: { logger: Logger; metrics?: AsMetrics
         request_id: requestId,
         method: req.method,
         route,
-        path: path.slice(0, 200),
+        // The interaction uid doubles as the value of the interaction cookie: never logged.
+        path: path.replace(/\/(interaction|auth)\/[^/]+/, '/$1/:uid').slice(0, 200),
         status,
         duration_ms: Math.round(seconds * 1000 * 10) / 10,
         remote_address: req.ip,

@@ -5,7 +5,15 @@
 import { randomUUID } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { hashPassword, openStore, storageConfigFromEnv, type StorageConfig, type Store } from '@mcp-auth-kit/authorization-server';
+import {
+  hashPassword,
+  listAccountGrants,
+  openStore,
+  revokeRememberedGrant,
+  storageConfigFromEnv,
+  type StorageConfig,
+  type Store,
+} from '@mcp-auth-kit/authorization-server';
 
 export interface AdminIo {
   out(line: string): void;
@@ -16,9 +24,11 @@ export interface AdminIo {
 
 export const ADMIN_USAGE = `usage: mcp-auth-server-admin <command>
   user add <username> [--display-name <name>]   create a local account (password from stdin or AS_ADMIN_PASSWORD)
-  user set-password <username>                  replace the password (stdin or AS_ADMIN_PASSWORD)
+  user set-password <username>                  reset the password (stdin or AS_ADMIN_PASSWORD); alias: user reset-password
   user disable <username> | user enable <username>
   user list
+  grants list <username>                        the clients the user approved, with resources and scopes
+  grants revoke <username> <client_id>          revoke that approval and every token issued under it (asked again next time)
   keys rotate [--retire-after <seconds>]         publish-before-use rotation (default: retire after 86400 s)
   keys list
   cleanup                                        delete expired rows
@@ -60,7 +70,7 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: Admin
     io.err(ADMIN_USAGE);
     return 2;
   }
-  const [group, action, name] = parsed.positionals;
+  const [group, action, name, clientArg] = parsed.positionals;
   if (parsed.values.help || !group) {
     io.out(ADMIN_USAGE);
     return parsed.values.help ? 0 : 2;
@@ -93,6 +103,7 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: Admin
           io.out(`created user ${account.username} (sub ${account.id})`);
           return 0;
         }
+        case 'user reset-password':
         case 'user set-password': {
           const account = await findUser();
           await store.accounts.update(account.id, { passwordHash: await hashPassword(await newPassword(io)) });
@@ -110,6 +121,24 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: Admin
           for (const a of await store.accounts.list()) {
             io.out(`${a.username}\t${a.id}\t${a.disabled ? 'disabled' : 'active'}\t${a.displayName ?? ''}`);
           }
+          return 0;
+        }
+        case 'grants list': {
+          const account = await findUser();
+          const grants = await listAccountGrants(store, account.id);
+          if (!grants.length) io.out(`${account.username} has approved no client`);
+          for (const g of grants) {
+            const scopes = Object.entries(g.resources).map(([resource, list]) => `${resource} [${list.join(' ')}]`).join(', ');
+            const until = g.expiresAt ? new Date(g.expiresAt * 1000).toISOString() : 'no expiry';
+            io.out(`${g.clientId}\t${scopes || '(no resource)'}\tuntil ${until}`);
+          }
+          return 0;
+        }
+        case 'grants revoke': {
+          const account = await findUser();
+          if (!clientArg) throw new UsageError('grants revoke needs a username and a client_id');
+          if (!(await revokeRememberedGrant(store, account.id, clientArg))) throw new UsageError(`${account.username} has no grant for client "${clientArg}"`);
+          io.out(`revoked the grant of ${account.username} for ${clientArg} (its tokens no longer work)`);
           return 0;
         }
         case 'keys rotate': {

@@ -1,0 +1,127 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { authorizeUrl, pkce, REDIRECT, registerClient, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
+import { UserAgent, isUrl, type Page } from './helpers/user-agent.js';
+import { listAccountGrants, revokeRememberedGrant } from '../src/interactions/remembered-grants.js';
+
+const OTHER_RESOURCE = 'http://127.0.0.1:3998/files';
+
+/**
+ * Grants remembered per user, client and resource (MCP security best practices §consent: a
+ * user approves a client once; anything more, or after revocation, is asked again).
+ */
+describe('remembered grants', () => {
+  let t: RunningAs;
+  beforeAll(async () => {
+    t = await startAs({
+      resources: [
+        { resource: RESOURCE, scopes: { 'notes:read': 'Read your notes', 'notes:write': 'Change your notes' } },
+        { resource: OTHER_RESOURCE, scopes: { 'files:read': 'Read your files' } },
+      ],
+    });
+  });
+  afterAll(() => t.close());
+
+  /** A fresh browser (new session): authorize, log in; returns the consent page or the final redirect. */
+  async function freshSession(clientId: string, scope: string, resource = RESOURCE) {
+    const ua = new UserAgent();
+    const { verifier, challenge } = pkce();
+    const login = await ua.follow(
+      authorizeUrl(t.url, { client_id: clientId, response_type: 'code', redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', scope, resource, state: 's' }),
+      REDIRECT,
+    );
+    if (isUrl(login)) throw new Error('expected the login page');
+    const next = await ua.submit(login, { username: 'alice', password: 'alice-password', action: 'login' }, REDIRECT);
+    return { ua, next, verifier };
+  }
+
+  async function approve(ua: UserAgent, consent: URL | Page): Promise<URL> {
+    if (isUrl(consent)) throw new Error(`expected consent, got ${consent.href}`);
+    const done = await ua.submit(consent, { action: 'approve' }, REDIRECT);
+    if (!isUrl(done)) throw new Error('expected the redirect');
+    return done;
+  }
+
+  it('approved once, a new browser session for the same user and client gets a code without the consent page', async () => {
+    const clientId = (await registerClient(t.url)).body.client_id;
+    const first = await freshSession(clientId, 'notes:read');
+    await approve(first.ua, first.next);
+    const second = await freshSession(clientId, 'notes:read');
+    expect(isUrl(second.next)).toBe(true);
+    const code = (second.next as URL).searchParams.get('code')!;
+    const token = await tokenRequest(t.url, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: second.verifier, client_id: clientId, resource: RESOURCE });
+    expect(token.status).toBe(200);
+    expect(token.body.scope).toBe('notes:read');
+  });
+
+  it('MCP step-up: a wider scope in a later session asks again, for the new scope only', async () => {
+    const clientId = (await registerClient(t.url)).body.client_id;
+    const first = await freshSession(clientId, 'notes:read');
+    await approve(first.ua, first.next);
+    const wider = await freshSession(clientId, 'notes:read notes:write');
+    if (isUrl(wider.next)) throw new Error('wider scopes must be asked again');
+    expect(wider.next.body).toContain('Change your notes');
+    expect(wider.next.body).not.toContain('Read your notes');
+    expect(wider.next.body).toMatch(/Already allowed[\s\S]*notes:read/);
+    const done = await approve(wider.ua, wider.next);
+    const token = await tokenRequest(t.url, { grant_type: 'authorization_code', code: done.searchParams.get('code')!, redirect_uri: REDIRECT, code_verifier: wider.verifier, client_id: clientId, resource: RESOURCE });
+    expect(token.body.scope).toBe('notes:read notes:write');
+  });
+
+  it('RFC 8707: grants are per resource — another resource of the same client is asked for', async () => {
+    const clientId = (await registerClient(t.url, { scope: 'notes:read files:read' })).body.client_id;
+    const first = await freshSession(clientId, 'notes:read');
+    await approve(first.ua, first.next);
+    const other = await freshSession(clientId, 'files:read', OTHER_RESOURCE);
+    if (isUrl(other.next)) throw new Error('another resource must be asked for');
+    expect(other.next.body).toContain(OTHER_RESOURCE);
+    expect(other.next.body).toContain('Read your files');
+  });
+
+  it('grants are per client: another client of the same user is asked for', async () => {
+    const a = (await registerClient(t.url)).body.client_id;
+    const b = (await registerClient(t.url)).body.client_id;
+    const first = await freshSession(a, 'notes:read');
+    await approve(first.ua, first.next);
+    const other = await freshSession(b, 'notes:read');
+    expect(isUrl(other.next)).toBe(false);
+  });
+
+  it('revoked (operator command / account tools): listed, then revoked with its refresh token, then asked again', async () => {
+    const clientId = (await registerClient(t.url)).body.client_id;
+    const first = await freshSession(clientId, 'notes:read notes:write');
+    const done = await approve(first.ua, first.next);
+    const token = await tokenRequest(t.url, { grant_type: 'authorization_code', code: done.searchParams.get('code')!, redirect_uri: REDIRECT, code_verifier: first.verifier, client_id: clientId, resource: RESOURCE });
+    expect(token.body.refresh_token).toBeTruthy();
+    const alice = (await t.as.store.accounts.findByUsername('alice'))!;
+    const listed = (await listAccountGrants(t.as.store, alice.id)).find((g) => g.clientId === clientId);
+    expect(listed?.resources[RESOURCE]).toEqual(['notes:read', 'notes:write']);
+
+    expect(await revokeRememberedGrant(t.as.store, alice.id, clientId)).toBe(true);
+    expect((await listAccountGrants(t.as.store, alice.id)).some((g) => g.clientId === clientId)).toBe(false);
+    const refresh = await tokenRequest(t.url, { grant_type: 'refresh_token', refresh_token: token.body.refresh_token, client_id: clientId });
+    expect(refresh.status).toBe(400);
+    expect(refresh.body.error).toBe('invalid_grant');
+    // Same browser session (its grant is gone) and a new one: both see the consent page again.
+    const { challenge } = pkce();
+    const sameSession = await first.ua.follow(
+      authorizeUrl(t.url, { client_id: clientId, response_type: 'code', redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', scope: 'notes:read', resource: RESOURCE, state: 's' }),
+      REDIRECT,
+    );
+    expect(!isUrl(sameSession) && sameSession.body).toContain('Authorize access');
+    const again = await freshSession(clientId, 'notes:read');
+    expect(!isUrl(again.next) && again.next.body).toContain('Authorize access');
+    // Approving again works and is remembered again.
+    await approve(again.ua, again.next);
+    expect((await listAccountGrants(t.as.store, alice.id)).some((g) => g.clientId === clientId)).toBe(true);
+  });
+
+  it('a denied request is not remembered as approval', async () => {
+    const clientId = (await registerClient(t.url)).body.client_id;
+    const first = await freshSession(clientId, 'notes:read');
+    if (isUrl(first.next)) throw new Error('expected consent');
+    const denied = await first.ua.submit(first.next, { action: 'deny' }, REDIRECT);
+    expect(isUrl(denied) && denied.searchParams.get('error')).toBe('access_denied');
+    const again = await freshSession(clientId, 'notes:read');
+    expect(isUrl(again.next)).toBe(false);
+  });
+});

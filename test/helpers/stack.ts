@@ -1,5 +1,7 @@
 import { startAuthServer } from '@mcp-auth-kit/auth-server';
 import { startDemoServer } from '@mcp-auth-kit/demo-mcp-server';
+import type { DpopConfig } from '@mcp-auth-kit/authorization-server';
+import type { DpopOptions } from '@mcp-auth-kit/resource-server';
 import { freePort } from './ports.js';
 
 export interface DemoStack {
@@ -13,7 +15,15 @@ export interface DemoStack {
  * The demo stack of the runtime contract on ephemeral loopback ports: our AS (memory
  * storage, DEV_AUTO_LOGIN) and the demo MCP server protected by our middleware.
  */
-export async function startDemoStack(options: { devAutoLogin?: string } = {}): Promise<DemoStack> {
+export async function startDemoStack(
+  options: {
+    devAutoLogin?: string;
+    /** RFC 9449 at the AS (`dpop` config: nonces, requireNonce). Default: the AS defaults. */
+    asDpop?: DpopConfig;
+    /** RFC 9449 at the demo MCP server. Default: the demo's (DPoP and Bearer accepted). */
+    mcpDpop?: boolean | DpopOptions;
+  } = {},
+): Promise<DemoStack> {
   const mcpPort = await freePort();
   const resource = `http://localhost:${mcpPort}/mcp`;
   const as = await startAuthServer({
@@ -22,8 +32,15 @@ export async function startDemoStack(options: { devAutoLogin?: string } = {}): P
     resource,
     devAutoLogin: options.devAutoLogin ?? 'demo',
     storage: { kind: 'memory' },
+    ...(options.asDpop !== undefined && { authorizationServer: { dpop: options.asDpop } }),
   });
-  const mcp = await startDemoServer({ port: mcpPort, host: '127.0.0.1', resource, issuer: as.issuer });
+  const mcp = await startDemoServer({
+    port: mcpPort,
+    host: '127.0.0.1',
+    resource,
+    issuer: as.issuer,
+    ...(options.mcpDpop !== undefined && { dpop: options.mcpDpop }),
+  });
   return {
     issuer: as.issuer,
     mcpUrl: mcp.url,

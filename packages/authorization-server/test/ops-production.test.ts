@@ -1,0 +1,83 @@
+/** Production mode: what is fine on a laptop is refused on a server, each with how to fix it. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, createAuthorizationServer, validateConfig, type AuthorizationServerConfig } from '../src/index.js';
+import { openStore } from '../src/storage/index.js';
+import { silentLogger } from '../src/logger.js';
+
+const resources = [{ resource: 'https://mcp.example.com/mcp', scopes: { 'notes:read': 'Read' } }];
+const base: AuthorizationServerConfig = {
+  issuer: 'https://auth.example.com',
+  resources,
+  storage: { kind: 'sqlite', file: '/nonexistent/unused.sqlite' },
+  production: true,
+};
+
+function problemsOf(config: AuthorizationServerConfig): string[] {
+  try {
+    validateConfig(config);
+    return [];
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as ConfigError).problems;
+  }
+}
+
+describe('production mode refusals', () => {
+  it('a production configuration (https issuer, persistent store) passes', () => {
+    expect(problemsOf(base)).toEqual([]);
+    expect(problemsOf({ ...base, storage: { kind: 'postgres', url: 'postgres://u@127.0.0.1/db' } })).toEqual([]);
+  });
+
+  it('DEV_AUTO_LOGIN is refused, even for a loopback issuer, and the message says what to unset', () => {
+    const problems = problemsOf({ ...base, issuer: 'http://localhost:9000', devAutoLogin: 'demo' });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/devAutoLogin \(DEV_AUTO_LOGIN\): dev-only switch refused in production; unset it/);
+  });
+
+  it('CIMD_ALLOW_PRIVATE_NETWORK is refused, even for a loopback issuer', () => {
+    const problems = problemsOf({ ...base, issuer: 'http://127.0.0.1:9000', cimd: { allowPrivateNetwork: true } });
+    expect(problems).toEqual([expect.stringMatching(/cimd\.allowPrivateNetwork \(CIMD_ALLOW_PRIVATE_NETWORK\): dev-only switch refused in production; unset it/)]);
+  });
+
+  it('the memory store (no persistent keys, clients or grants) is refused, as config and as an open Store', async () => {
+    expect(problemsOf({ ...base, storage: { kind: 'memory' } })).toEqual([
+      expect.stringMatching(/^storage: the memory store loses .* signing keys on restart; set DATABASE_URL=postgres:\/\//),
+    ]);
+    const store = await openStore({ kind: 'memory' });
+    try {
+      await expect(createAuthorizationServer({ ...base, storage: store, logger: silentLogger })).rejects.toThrow(/memory store/);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('an http issuer that is not loopback is refused with how to fix it', () => {
+    const problems = problemsOf({ ...base, issuer: 'http://auth.example.com' });
+    expect(problems).toEqual([expect.stringMatching(/issuer: must use https .*terminate TLS at a proxy and set trustProxy \/ TRUST_PROXY=1/)]);
+  });
+
+  it('every problem is listed at once', () => {
+    const problems = problemsOf({ ...base, issuer: 'http://auth.example.com', devAutoLogin: 'demo', cimd: { allowPrivateNetwork: true }, storage: { kind: 'memory' } });
+    expect(problems.join('\n')).toMatch(/issuer: must use https/);
+    expect(problems.join('\n')).toMatch(/DEV_AUTO_LOGIN\): dev-only switch refused in production/);
+    expect(problems.join('\n')).toMatch(/CIMD_ALLOW_PRIVATE_NETWORK\): dev-only switch refused in production/);
+    expect(problems.join('\n')).toMatch(/memory store/);
+  });
+
+  it('outside production the loopback dev setup is allowed (runtime contract)', () => {
+    expect(problemsOf({ ...base, production: false, issuer: 'http://localhost:9000', devAutoLogin: 'demo', cimd: { allowPrivateNetwork: true }, storage: { kind: 'memory' } })).toEqual([]);
+  });
+
+  it('a production server starts on SQLite with an https issuer', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ops-prod-'));
+    try {
+      const as = await createAuthorizationServer({ ...base, storage: { kind: 'sqlite', file: join(dir, 'as.sqlite') }, logger: silentLogger });
+      await as.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

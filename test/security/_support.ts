@@ -194,11 +194,12 @@ export async function authorizeCode(stack: AttackStack, input: AuthorizeInput): 
 export async function fullFlow(
   stack: AttackStack,
   clientId: string,
-  options: { scope?: string; redirectUri?: string } = {},
+  options: { scope?: string; redirectUri?: string; resource?: string } = {},
 ): Promise<{ access_token: string; refresh_token?: string; code: string; verifier: string } & Record<string, unknown>> {
   const { verifier, challenge } = pkcePair();
   const redirectUri = options.redirectUri ?? NATIVE_REDIRECT;
-  const params = await authorizeCode(stack, { clientId, challenge, redirectUri, scope: options.scope });
+  const resource = options.resource ?? stack.mcpUrl;
+  const params = await authorizeCode(stack, { clientId, challenge, redirectUri, scope: options.scope, resource });
   const code = params.get('code');
   if (!code) throw new Error(`no code: ${params.toString()}`);
   const res = await postForm(stack.metadata.token_endpoint, {
@@ -207,7 +208,7 @@ export async function fullFlow(
     redirect_uri: redirectUri,
     client_id: clientId,
     code_verifier: verifier,
-    resource: stack.mcpUrl,
+    resource,
   });
   if (res.status !== 200) throw new Error(`token request failed: ${res.status} ${res.text}`);
   return { ...(res.body as { access_token: string; refresh_token?: string }), code, verifier };

@@ -58,10 +58,13 @@ async function newPassword(io: AdminIo): Promise<string> {
 
 /** Runs one admin command; returns the process exit code. */
 export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: AdminIo): Promise<number> {
+  // A client_id may start with "-" (DCR ids are random base64url): take it before option parsing.
+  const grantsRevoke = argv[0] === 'grants' && argv[1] === 'revoke' && argv.length >= 4;
+  const rawClientId = grantsRevoke ? argv[3] : undefined;
   let parsed;
   try {
     parsed = parseArgs({
-      args: argv,
+      args: grantsRevoke ? [...argv.slice(0, 3), ...argv.slice(4)] : argv,
       allowPositionals: true,
       options: { 'display-name': { type: 'string' }, 'retire-after': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
     });
@@ -70,7 +73,8 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: Admin
     io.err(ADMIN_USAGE);
     return 2;
   }
-  const [group, action, name, clientArg] = parsed.positionals;
+  const [group, action, name] = parsed.positionals;
+  const clientArg = rawClientId ?? parsed.positionals[3];
   if (parsed.values.help || !group) {
     io.out(ADMIN_USAGE);
     return parsed.values.help ? 0 : 2;

@@ -1,0 +1,94 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { silentLogger } from '@mcp-auth-kit/authorization-server';
+import { startAuthServer, type RunningAuthServer } from '../src/index.js';
+import { runAdmin, type AdminIo } from '../src/admin.js';
+import { UserAgent, isUrl } from '../../../packages/authorization-server/test/helpers/user-agent.js';
+
+const RESOURCE = 'http://127.0.0.1:3999/mcp';
+const REDIRECT = 'http://127.0.0.1:7777/callback';
+
+function io() {
+  const out: string[] = [];
+  const err: string[] = [];
+  const value: AdminIo = { out: (l) => out.push(l), err: (l) => err.push(l), readPassword: async () => '' };
+  return { io: value, out, err };
+}
+
+describe('mcp-auth-server-admin grants (list / revoke a user approval)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'as-admin-grants-'));
+  const env = { DATABASE_URL: `sqlite:${join(dir, 'as.sqlite')}` };
+  let as: RunningAuthServer;
+  let clientId: string;
+
+  beforeAll(async () => {
+    as = await startAuthServer({
+      port: 0,
+      host: '127.0.0.1',
+      resource: RESOURCE,
+      storage: { kind: 'sqlite', file: join(dir, 'as.sqlite') },
+      logger: silentLogger,
+      authorizationServer: { users: [{ username: 'alice', password: 'alice-password' }] },
+    });
+    const reg = await fetch(`${as.url}/reg`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_name: 'Admin Test', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }),
+    });
+    clientId = ((await reg.json()) as { client_id: string }).client_id;
+  });
+  afterAll(async () => {
+    await as?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function authorize(): Promise<'consent' | 'code'> {
+    const ua = new UserAgent();
+    const verifier = randomBytes(32).toString('base64url');
+    const url = new URL(`${as.url}/auth`);
+    url.search = new URLSearchParams({
+      client_id: clientId, response_type: 'code', redirect_uri: REDIRECT, scope: 'notes:read', resource: RESOURCE, state: 's',
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256',
+    }).toString();
+    const login = await ua.follow(url.href, REDIRECT);
+    if (isUrl(login)) throw new Error('expected the login page');
+    const next = await ua.submit(login, { username: 'alice', password: 'alice-password', action: 'login' }, REDIRECT);
+    if (isUrl(next)) return 'code';
+    const done = await ua.submit(next, { action: 'approve' }, REDIRECT);
+    if (!isUrl(done)) throw new Error('expected the redirect');
+    return 'consent';
+  }
+
+  it('lists the approved client, revokes it, and the user is asked again', async () => {
+    expect(await authorize()).toBe('consent');
+    expect(await authorize()).toBe('code'); // remembered
+    const list = io();
+    expect(await runAdmin(['grants', 'list', 'alice'], env, list.io)).toBe(0);
+    expect(list.out.join('\n')).toContain(`${clientId}\t${RESOURCE} [notes:read]`);
+
+    const revoke = io();
+    expect(await runAdmin(['grants', 'revoke', 'alice', clientId], env, revoke.io), revoke.err.join('\n')).toBe(0);
+    expect(revoke.out.join('\n')).toMatch(/revoked the grant of alice/);
+    const empty = io();
+    await runAdmin(['grants', 'list', 'alice'], env, empty.io);
+    expect(empty.out.join('\n')).toBe('alice has approved no client');
+    expect(await authorize()).toBe('consent');
+  });
+
+  it('a client_id that looks like an option ("-abc") is still taken as the client_id', async () => {
+    const r = io();
+    expect(await runAdmin(['grants', 'revoke', 'alice', '-abc_def'], env, r.io)).toBe(2);
+    expect(r.err.join('\n')).toContain('has no grant for client "-abc_def"');
+  });
+
+  it('revoking a grant that does not exist is a usage error (exit 2)', async () => {
+    const r = io();
+    expect(await runAdmin(['grants', 'revoke', 'alice', 'no-such-client'], env, r.io)).toBe(2);
+    expect(r.err.join('\n')).toMatch(/has no grant/);
+    const missing = io();
+    expect(await runAdmin(['grants', 'revoke', 'alice'], env, missing.io)).toBe(2);
+  });
+});

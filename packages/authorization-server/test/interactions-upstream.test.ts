@@ -93,6 +93,29 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
     expect(all).toHaveLength(1);
   });
 
+  it('MCP security §Confused Deputy: a live upstream session never skips our per-client consent', async () => {
+    const ua = new UserAgent();
+    const first = await viaUpstream(ua, (await loginPage(ua)).page, 1, 'ivan');
+    if (isUrl(first)) throw new Error('expected consent');
+    await ua.submit(first, { action: 'approve' }, REDIRECT);
+    // Another (e.g. attacker-registered) client, same browser: the upstream IdP signs the user in
+    // silently, but our consent page, bound to this client_id, is still shown.
+    const attackerClient = (await registerClient(t.url, { client_name: 'Innocent Looking App' })).body.client_id;
+    // Forget our own session (keep the upstream IdP's): the sign-in goes through the IdP again.
+    for (let i = ua.cookies.length - 1; i >= 0; i--) if (ua.cookies[i]!.origin === t.url) ua.cookies.splice(i, 1);
+    const { challenge } = pkce();
+    const login = await ua.follow(
+      authorizeUrl(t.url, { client_id: attackerClient, response_type: 'code', redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', scope: 'notes:read', resource: RESOURCE, state: 'x' }),
+      REDIRECT,
+    );
+    if (isUrl(login)) throw new Error('expected the login page');
+    const consent = await ua.submit(login, { upstream: '1' }, REDIRECT);
+    if (isUrl(consent)) throw new Error('consent was skipped');
+    expect(consent.body).toContain('Authorize access');
+    expect(consent.body).toContain('Innocent Looking App');
+    expect(consent.body).toContain(attackerClient);
+  });
+
   it('without allowSignup an unknown upstream identity is refused with a clear page (no account created)', async () => {
     const ua = new UserAgent();
     const refused = await viaUpstream(ua, (await loginPage(ua)).page, 0, 'erin');

@@ -49,7 +49,7 @@ describe('login and consent pages', () => {
     expect(csp).toContain("frame-ancestors 'none'");
     expect(csp).toContain("script-src 'none'");
     expect(csp).toContain('form-action');
-    expect(page.headers.get('x-frame-options')).toBe('SAMEORIGIN');
+    expect(page.headers.get('x-frame-options')).toBe('DENY');
   });
 
   it('escapes the self-asserted client name (no HTML injection)', async () => {

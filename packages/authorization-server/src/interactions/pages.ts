@@ -61,6 +61,8 @@ export interface ConsentView {
   /** Host serving the CIMD document, when the client_id is a URL. */
   cimdHost?: string;
   redirectHost: string;
+  /** The full redirect URI of this request (where the code is sent). */
+  redirectUri: string;
   loopbackOnly: boolean;
   account: string;
   resources: Array<{ resource: string; scopes: ConsentScope[]; alreadyGranted: string[] }>;
@@ -101,7 +103,7 @@ ${
 <dl>
 <dt>Client ID</dt><dd><code>${escapeHtml(v.clientId)}</code></dd>
 ${v.cimdHost ? `<dt>Metadata published by</dt><dd><code>${escapeHtml(v.cimdHost)}</code></dd>` : ''}
-<dt>You will be sent back to</dt><dd><code>${escapeHtml(v.redirectHost)}</code></dd>
+<dt>You will be sent back to</dt><dd><strong><code>${escapeHtml(v.redirectHost)}</code></strong><br><span class="muted">${escapeHtml(v.redirectUri)}</span></dd>
 </dl>
 <h2>Requested access</h2>
 <dl>

@@ -98,6 +98,8 @@ export function createInteractionRouter(o: InteractionOptions): Router {
         },
       },
       referrerPolicy: { policy: 'no-referrer' },
+      // MCP security best practices §Consent UI: no framing (CSP frame-ancestors + XFO DENY).
+      xFrameOptions: { action: 'deny' },
     });
   const pageSecurity = securityHeaders(true);
   router.use(securityHeaders(false));
@@ -125,6 +127,7 @@ export function createInteractionRouter(o: InteractionOptions): Router {
       unverified: !o.staticClientIds.has(clientId),
       cimdHost: cimd ? parseUrl(clientId)?.host : undefined,
       redirectHost: redirectUrl ? (redirectUrl.host || redirectUrl.protocol) : redirectUri,
+      redirectUri,
       loopbackOnly: allLoopback(client?.redirectUris ?? []),
     };
   }

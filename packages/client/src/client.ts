@@ -27,7 +27,7 @@ import { scopeCovers, selectScope, splitScope, unionScope } from './scope.js';
 import { MemoryStore, tokenKey, type AuthStore, type ClientInformation, type ServerBinding, type StoredTokens } from './store.js';
 import { assertAllowedUrl, serverKey } from './url.js';
 import { oauthChallenge, type Challenge } from './www-authenticate.js';
-import { createDpopKey, dpopAlgorithm, dpopResourceRequest, type DpopKey } from './dpop.js';
+import { createDpopKey, createPersistableDpopKey, dpopAlgorithm, dpopKeyFromJwk, dpopResourceRequest, type DpopKey } from './dpop.js';
 
 /** Progress notifications (for CLIs and logs); never carry tokens, codes or secrets. */
 export type McpAuthEvent =
@@ -188,7 +188,7 @@ export class McpAuthClient {
   private readonly authorizing = new Map<string, Promise<StoredTokens>>();
   /** (resource, scope set) pairs whose step-up did not help: never retried in this client. */
   private readonly failedStepUps = new Set<string>();
-  /** One DPoP key per authorization server issuer, per client instance. */
+  /** One DPoP key per (issuer, resource), loaded from the store when it keeps keys. */
   private readonly dpopKeys = new Map<string, Promise<DpopKey>>();
 
   constructor(options: McpAuthClientOptions) {
@@ -294,12 +294,38 @@ export class McpAuthClient {
     if (mode === 'never' || (mode === 'auto' && !binding.dpop_supported)) return Promise.resolve(undefined);
     const alg = dpopAlgorithm(binding.as_metadata);
     if (!alg) return Promise.resolve(undefined);
-    let key = this.dpopKeys.get(binding.issuer);
+    const id = JSON.stringify([binding.issuer, binding.resource]);
+    let key = this.dpopKeys.get(id);
     if (!key) {
-      key = createDpopKey(alg, clientId);
-      this.dpopKeys.set(binding.issuer, key);
+      key = this.loadOrCreateDpopKey(binding, alg, clientId);
+      this.dpopKeys.set(id, key);
+      key.catch(() => this.dpopKeys.delete(id));
     }
     return key;
+  }
+
+  /**
+   * A store that keeps DPoP keys (the memory and file stores) lets DPoP-bound tokens survive the
+   * process (the CLI logs in once, then calls in later processes); other stores get in-memory keys.
+   */
+  private async loadOrCreateDpopKey(binding: ServerBinding, alg: string, clientId: string): Promise<DpopKey> {
+    const store = this.store;
+    if (!store.getDpopKey || !store.setDpopKey) return createDpopKey(alg, clientId);
+    const load = async () => {
+      const stored = await store.getDpopKey!(binding.issuer, binding.resource);
+      if (stored && stored.alg === alg) {
+        try {
+          return await dpopKeyFromJwk(stored.alg, stored.private_jwk, clientId);
+        } catch {
+          // unreadable key: replaced below; tokens bound to it are then re-obtained
+        }
+      }
+      const fresh = await createPersistableDpopKey(alg, clientId, binding.issuer, binding.resource);
+      await store.setDpopKey!(fresh.stored);
+      return fresh.key;
+    };
+    // two processes must not both create a key for the same pair (the loser's tokens would be unusable)
+    return store.withLock ? store.withLock(load) : load();
   }
 
   /**
@@ -636,6 +662,9 @@ export class McpAuthClient {
         else await revokeToken(ctx, tokens.access_token, 'access_token');
       }
       await this.store.deleteTokens(b.issuer, b.resource);
+      // a new login gets a new DPoP key
+      await this.store.deleteDpopKey?.(b.issuer, b.resource);
+      this.dpopKeys.delete(JSON.stringify([b.issuer, b.resource]));
       await this.store.deleteServer(b.server);
     }
   }

@@ -1,6 +1,8 @@
 import * as oauth from 'oauth4webapi';
 import type { AuthorizationServerMetadata } from './discovery.js';
 import type { HttpDeps } from './http.js';
+import { exportJWK, importJWK, type CryptoKey, type JWK } from 'jose';
+import type { StoredDpopKey } from './store.js';
 
 /** DPoP algorithms this client can generate keys for, in order of preference. */
 const SUPPORTED = ['ES256', 'EdDSA', 'PS256', 'RS256'] as const;
@@ -23,6 +25,34 @@ export interface DpopKey {
 export async function createDpopKey(alg: string, clientId: string): Promise<DpopKey> {
   const keyPair = await oauth.generateKeyPair(alg, { extractable: false });
   const handle = oauth.DPoP({ client_id: clientId } as oauth.Client, keyPair);
+  return { handle, jkt: await handle.calculateThumbprint() };
+}
+
+/** JWK members that only a private key has (kept out of the public half). */
+const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth'];
+
+/**
+ * A new key whose private JWK can be persisted (the CLI's store), with the handle built from the
+ * re-imported, non-extractable private key.
+ */
+export async function createPersistableDpopKey(
+  alg: string,
+  clientId: string,
+  issuer: string,
+  resource: string,
+): Promise<{ key: DpopKey; stored: StoredDpopKey }> {
+  const pair = await oauth.generateKeyPair(alg, { extractable: true });
+  const privateJwk = (await exportJWK(pair.privateKey)) as Record<string, unknown>;
+  const key = await dpopKeyFromJwk(alg, privateJwk, clientId);
+  return { key, stored: { issuer, resource, alg, private_jwk: privateJwk, jkt: key.jkt } };
+}
+
+/** Rebuilds a persisted key; the private key is imported non-extractable. */
+export async function dpopKeyFromJwk(alg: string, privateJwk: Record<string, unknown>, clientId: string): Promise<DpopKey> {
+  const publicJwk = Object.fromEntries(Object.entries(privateJwk).filter(([k]) => !PRIVATE_MEMBERS.includes(k) && k !== 'ext' && k !== 'key_ops'));
+  const privateKey = (await importJWK({ ...privateJwk, ext: false, key_ops: undefined } as JWK, alg)) as CryptoKey;
+  const publicKey = (await importJWK({ ...publicJwk, ext: true } as JWK, alg)) as CryptoKey;
+  const handle = oauth.DPoP({ client_id: clientId } as oauth.Client, { privateKey, publicKey });
   return { handle, jkt: await handle.calculateThumbprint() };
 }
 

@@ -24,6 +24,7 @@ export {
   type StoredTokens,
   type ServerBinding,
   type StoreData,
+  type StoredDpopKey,
 } from './store.js';
 export { FileStore, defaultStoreDir, defaultStorePath } from './file-store.js';
 export { startLoopbackListener, type LoopbackListener, type LoopbackListenerOptions } from './loopback.js';

@@ -34,6 +34,20 @@ export interface StoredTokens {
   dpop_jkt?: string;
 }
 
+/**
+ * RFC 9449: a DPoP key for one (issuer, resource) pair, kept so that DPoP-bound tokens stay usable
+ * in a later process (the CLI). The private key is as sensitive as the refresh token next to it.
+ */
+export interface StoredDpopKey {
+  issuer: string;
+  resource: string;
+  alg: string;
+  /** Private JWK (includes the public members). */
+  private_jwk: Record<string, unknown>;
+  /** RFC 7638 thumbprint of the public key. */
+  jkt: string;
+}
+
 /** What the client learned about an MCP server: which resource identifier and AS it uses. */
 export interface ServerBinding {
   /** MCP server URL (no query, no fragment). */
@@ -63,6 +77,10 @@ export interface AuthStore {
   setServer(binding: ServerBinding): Promise<void>;
   deleteServer(server: string): Promise<void>;
   listServers(): Promise<ServerBinding[]>;
+  /** Optional: persisted DPoP keys (without them, keys live in the client's memory only). */
+  getDpopKey?(issuer: string, resource: string): Promise<StoredDpopKey | undefined>;
+  setDpopKey?(key: StoredDpopKey): Promise<void>;
+  deleteDpopKey?(issuer: string, resource: string): Promise<void>;
   /**
    * Optional: runs `fn` while holding an exclusive lock shared with other processes using the same
    * store (the file store uses a lock file). The client refreshes under it, so two processes never
@@ -77,6 +95,8 @@ export interface StoreData {
   clients: Record<string, ClientInformation>;
   tokens: Record<string, StoredTokens>;
   servers: Record<string, ServerBinding>;
+  /** DPoP keys by {@link tokenKey} (absent in files written before DPoP keys were kept). */
+  dpop_keys?: Record<string, StoredDpopKey>;
 }
 
 export function emptyStoreData(): StoreData {
@@ -169,6 +189,19 @@ export abstract class DataStore implements AuthStore {
   }
   async listServers() {
     return Object.values((await this.read()).servers);
+  }
+  async getDpopKey(issuer: string, resource: string) {
+    return (await this.read()).dpop_keys?.[tokenKey(issuer, resource)];
+  }
+  setDpopKey(key: StoredDpopKey) {
+    return this.update((d) => {
+      d.dpop_keys = { ...d.dpop_keys, [tokenKey(key.issuer, key.resource)]: key };
+    });
+  }
+  deleteDpopKey(issuer: string, resource: string) {
+    return this.update((d) => {
+      if (d.dpop_keys) delete d.dpop_keys[tokenKey(issuer, resource)];
+    });
   }
 }
 

@@ -77,18 +77,37 @@ describe('RFC 9449 DPoP (extension SEP-1932)', () => {
     expect((await store.getTokens(as.issuer, rs.mcpUrl))!.token_type.toLowerCase()).toBe('bearer');
   });
 
-  it('DPoP-bound tokens are unusable without their key: a new client instance re-authorizes instead of sending them', async () => {
+  it('DPoP-bound tokens are unusable without their key: with a store that keeps no keys, a new client instance re-authorizes instead of sending them', async () => {
     const [as, rs] = await stack({});
+    // a host store without the optional DPoP key methods: keys live in each client's memory
     const store = new MemoryStore();
-    expect((await client({ store }).fetch(rs.mcpUrl, body)).status).toBe(200);
-    const old = (await store.getTokens(as.issuer, rs.mcpUrl))!;
+    const keyless = Object.assign(Object.create(store) as MemoryStore, { getDpopKey: undefined, setDpopKey: undefined, deleteDpopKey: undefined });
+    expect((await client({ store: keyless }).fetch(rs.mcpUrl, body)).status).toBe(200);
+    const old = (await keyless.getTokens(as.issuer, rs.mcpUrl))!;
     const n = as.authorizationRequests.length;
     const seen = rs.requests.length;
-    expect((await client({ store }).fetch(rs.mcpUrl, body)).status).toBe(200);
+    expect((await client({ store: keyless }).fetch(rs.mcpUrl, body)).status).toBe(200);
     expect(as.authorizationRequests.length).toBe(n + 1);
     const later = rs.requests.slice(seen);
     expect(later.length).toBeGreaterThan(0);
     for (const r of later) expect(r.authorization ?? '').not.toContain(old.access_token);
-    expect((await store.getTokens(as.issuer, rs.mcpUrl))!.dpop_jkt).not.toBe(old.dpop_jkt);
+    expect((await keyless.getTokens(as.issuer, rs.mcpUrl))!.dpop_jkt).not.toBe(old.dpop_jkt);
+  });
+
+  it('a store that keeps DPoP keys (memory, file) lets a new client instance reuse the bound tokens without re-authorizing', async () => {
+    const [as, rs] = await stack({});
+    const store = new MemoryStore();
+    expect((await client({ store }).fetch(rs.mcpUrl, body)).status).toBe(200);
+    const tokens = (await store.getTokens(as.issuer, rs.mcpUrl))!;
+    const key = (await store.getDpopKey(as.issuer, rs.mcpUrl))!;
+    expect(key.jkt).toBe(tokens.dpop_jkt);
+    expect(key.private_jwk.d).toBeTypeOf('string');
+    const n = as.authorizationRequests.length;
+    expect((await client({ store }).fetch(rs.mcpUrl, body)).status).toBe(200);
+    expect(as.authorizationRequests.length).toBe(n);
+    expect(rs.requests.at(-1)!.authorization).toBe(`DPoP ${tokens.access_token}`);
+    // logout forgets the key with the tokens
+    await client({ store }).logout(rs.mcpUrl);
+    expect(await store.getDpopKey(as.issuer, rs.mcpUrl)).toBeUndefined();
   });
 });

@@ -1,5 +1,11 @@
 // RFC 9449 end to end: our client library (dpop: 'auto') against our AS and the demo MCP server,
 // which advertises DPoP in its Protected Resource Metadata. The headless user agent plays the browser.
+import { execFile, spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { McpAuthClient, MemoryStore, createAuthFetch } from '@mcp-auth-kit/client';
@@ -206,5 +212,57 @@ describe('e2e: DPoP required at the MCP server, with resource-server nonces (MCP
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toMatch(/^DPoP /);
     expect(res.headers.get('www-authenticate')).not.toContain('Bearer');
+  });
+});
+
+const cli = join(dirname(createRequire(import.meta.url).resolve('@mcp-auth-kit/client/package.json')), 'dist/cli/main.js');
+
+describe('e2e: the mcp-auth-kit CLI uses DPoP when the AS and the MCP server support it', () => {
+  let stack: DemoStack;
+  let home: string;
+  let env: NodeJS.ProcessEnv;
+
+  beforeAll(async () => {
+    // Bearer refused at the MCP server: a call can only succeed with DPoP
+    stack = await startDemoStack({ mcpDpop: { required: true } });
+    home = await mkdtemp(join(tmpdir(), 'mcp-auth-kit-cli-dpop-'));
+    env = { ...process.env, MCP_AUTH_KIT_HOME: home, CI: 'true' };
+  });
+  afterAll(async () => {
+    await stack?.close();
+    if (home) await rm(home, { recursive: true, force: true });
+  });
+
+  it('login binds the code and tokens to a DPoP key; a later `call` process reuses key and tokens', async () => {
+    const login = spawn(process.execPath, [cli, '--no-browser', 'login', stack.mcpUrl], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    const authorizationUrl = await new Promise<URL>((resolve, reject) => {
+      login.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+        const match = /(http:\/\/localhost:\d+\/\S*auth\S*)/.exec(stderr);
+        if (match) resolve(new URL(match[1]!));
+      });
+      login.on('exit', (code) => reject(new Error(`login exited (${code}) before printing a URL: ${stderr}`)));
+    });
+    const jkt = authorizationUrl.searchParams.get('dpop_jkt');
+    expect(jkt).toBeTruthy();
+    await new HeadlessUserAgent().follow(authorizationUrl, isLoopbackCallback, { deliver: true });
+    expect(await new Promise<number | null>((resolve) => login.on('exit', resolve)), stderr).toBe(0);
+
+    const whoami = await promisify(execFile)(process.execPath, [cli, 'call', stack.mcpUrl, 'whoami'], { env });
+    expect(whoami.stdout).toContain('notes:read');
+
+    // the store file holds DPoP-bound tokens and the key they are bound to (one authorization only)
+    const files = await import('node:fs/promises').then((fs) => fs.readdir(home, { recursive: true }));
+    const storeFile = files.map(String).find((f) => f.endsWith('.json'));
+    const data = JSON.parse(await readFile(join(home, storeFile!), 'utf8')) as {
+      tokens: Record<string, { token_type: string; dpop_jkt?: string; access_token: string }>;
+      dpop_keys?: Record<string, { jkt: string }>;
+    };
+    const tokens = Object.values(data.tokens)[0]!;
+    expect(tokens.token_type.toLowerCase()).toBe('dpop');
+    expect(tokens.dpop_jkt).toBe(jkt);
+    expect(Object.values(data.dpop_keys ?? {}).map((k) => k.jkt)).toEqual([jkt]);
+    expect((inspectAccessToken(tokens.access_token).claims.cnf as { jkt: string }).jkt).toBe(jkt);
   });
 });

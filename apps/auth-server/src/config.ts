@@ -44,6 +44,7 @@ export const AS_FILE_KEYS = [
   'metrics',
   'readinessTimeoutMs',
   'upstream',
+  'dpop',
 ] as const;
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
@@ -185,6 +186,20 @@ export function loadConfig(env: NodeJS.ProcessEnv): { config: LoadedConfig; prob
   for (const key of AS_FILE_KEYS) if (file[key] !== undefined) passthrough[key] = file[key];
   let authorizationServer = Object.keys(passthrough).length ? (passthrough as LoadedConfig['authorizationServer']) : undefined;
   if (trustProxyFlag) authorizationServer = { ...authorizationServer, trustProxy: flag(trustProxyFlag) };
+  // RFC 9449: one nonce secret for every instance behind a balancer; nonce policy at /token
+  const dpopNonceSecret = env.DPOP_NONCE_SECRET?.trim() || undefined;
+  const dpopRequireNonce = env.DPOP_REQUIRE_NONCE?.trim() || undefined;
+  if (dpopRequireNonce && !FLAGS.includes(dpopRequireNonce)) problems.push('DPOP_REQUIRE_NONCE must be 1 or 0');
+  if (dpopNonceSecret || dpopRequireNonce) {
+    authorizationServer = {
+      ...authorizationServer,
+      dpop: {
+        ...authorizationServer?.dpop,
+        ...(dpopNonceSecret ? { nonceSecret: dpopNonceSecret } : {}),
+        ...(dpopRequireNonce ? { requireNonce: flag(dpopRequireNonce) } : {}),
+      },
+    };
+  }
   if (metricsFlag || env.METRICS_TOKEN?.trim()) {
     authorizationServer = {
       ...authorizationServer,
@@ -264,7 +279,7 @@ function maskUrl(url: string | undefined): string | undefined {
   }
 }
 
-const SECRET_SETTING = /^(password|client_secret|clientSecret|secret|initialAccessToken|token|privateKey|private_key|d|p|q|dp|dq|qi|k)$/;
+const SECRET_SETTING = /^(password|client_secret|clientSecret|secret|nonceSecret|initialAccessToken|token|privateKey|private_key|d|p|q|dp|dq|qi|k)$/;
 
 function maskSecrets(value: unknown, key = ''): unknown {
   if (SECRET_SETTING.test(key) && value !== undefined && value !== null) return '***';

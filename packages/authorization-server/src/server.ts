@@ -7,6 +7,7 @@ import type { Store } from './storage/types.js';
 import { consoleLogger } from './logger.js';
 import { buildProvider } from './provider.js';
 import { createInteractionRouter } from './interactions/router.js';
+import { createAccountRouter } from './interactions/account.js';
 import { ensureAccount, seedUsers } from './accounts.js';
 import { rateLimit } from './rate-limit.js';
 import { defaultScopeMiddleware } from './default-scope.js';
@@ -125,6 +126,11 @@ export async function createAuthorizationServer(config: AuthorizationServerConfi
         issuer: config.issuer,
         upstream: config.upstream,
       }),
+    );
+    // The signed-in user's approvals, each revocable (see interactions/account.ts).
+    app.use(
+      `${mountPath}/account`,
+      createAccountRouter({ provider, store, resources, logger, mountPath, secureCookies: issuerUrl.protocol === 'https:', serviceName: config.serviceName ?? issuerUrl.host }),
     );
 
     if (mountPath) app.use(mountPath, callback);

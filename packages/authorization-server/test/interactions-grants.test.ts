@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authorizeUrl, pkce, REDIRECT, registerClient, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
 import { UserAgent, isUrl, type Page } from './helpers/user-agent.js';
 import { listAccountGrants, revokeRememberedGrant } from '../src/interactions/remembered-grants.js';
+import { hashPassword } from '../src/passwords.js';
 
 const OTHER_RESOURCE = 'http://127.0.0.1:3998/files';
 
@@ -113,6 +114,86 @@ describe('remembered grants', () => {
     // Approving again works and is remembered again.
     await approve(again.ua, again.next);
     expect((await listAccountGrants(t.as.store, alice.id)).some((g) => g.clientId === clientId)).toBe(true);
+  });
+
+  it('/account: the signed-in user lists their approvals and revokes one (CSRF-protected); tokens die, consent is asked again', async () => {
+    const clientId = (await registerClient(t.url, { client_name: 'Account Page Client' })).body.client_id;
+    const first = await freshSession(clientId, 'notes:read notes:write');
+    const done = await approve(first.ua, first.next);
+    const token = await tokenRequest(t.url, { grant_type: 'authorization_code', code: done.searchParams.get('code')!, redirect_uri: REDIRECT, code_verifier: first.verifier, client_id: clientId, resource: RESOURCE });
+    const page = await first.ua.request(`${t.url}/account`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('cache-control')).toBe('no-store');
+    expect(page.headers.get('content-security-policy')).toContain("form-action 'self'");
+    expect(page.body).toContain('Account Page Client');
+    expect(page.body).toContain(clientId);
+    expect(page.body).toContain('Change your notes');
+
+    // Without the form token: refused, nothing revoked.
+    const forged = await first.ua.request(`${t.url}/account`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ action: 'revoke', client_id: clientId }),
+    });
+    expect(forged.status).toBe(403);
+    const alice = (await t.as.store.accounts.findByUsername('alice'))!;
+    expect((await listAccountGrants(t.as.store, alice.id)).some((g) => g.clientId === clientId)).toBe(true);
+
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page.body)![1]!;
+    const revoked = await first.ua.request(`${t.url}/account`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ csrf, action: 'revoke', client_id: clientId }),
+    });
+    expect(revoked.status).toBe(303);
+    expect((await listAccountGrants(t.as.store, alice.id)).some((g) => g.clientId === clientId)).toBe(false);
+    const refresh = await tokenRequest(t.url, { grant_type: 'refresh_token', refresh_token: token.body.refresh_token, client_id: clientId });
+    expect(refresh.body.error).toBe('invalid_grant');
+    const after = await first.ua.request(`${t.url}/account?revoked=1`);
+    expect(after.body).toContain('Access revoked.');
+    expect(after.body).not.toContain(clientId);
+  });
+
+  it('/account without a browser session: 401, no data; a user only ever revokes their own grants', async () => {
+    const anonymous = await new UserAgent().request(`${t.url}/account`);
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.body).toContain('not signed in');
+    // Bob, signed in, posts alice's client_id: only his own (empty) grants are touched.
+    await t.as.store.accounts.create({ id: 'bob-acc', username: 'bob', passwordHash: await hashPassword('bob-password'), disabled: false });
+    const clientId = (await registerClient(t.url)).body.client_id;
+    const alices = await freshSession(clientId, 'notes:read');
+    await approve(alices.ua, alices.next);
+    const bob = new UserAgent();
+    const { challenge } = pkce();
+    const login = await bob.follow(
+      authorizeUrl(t.url, { client_id: clientId, response_type: 'code', redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', scope: 'notes:read', resource: RESOURCE, state: 's' }),
+      REDIRECT,
+    );
+    if (isUrl(login)) throw new Error('expected login');
+    const bobsConsent = await bob.submit(login, { username: 'bob', password: 'bob-password', action: 'login' }, REDIRECT);
+    const empty = await bob.request(`${t.url}/account`);
+    expect(empty.body).toContain('No application has access');
+    // Bob approves the same client for himself: he now has a form (and a CSRF token).
+    await approve(bob, bobsConsent);
+    const page = await bob.request(`${t.url}/account`);
+    // Bob revokes his own approval; alice's approval of the same client is untouched.
+    const csrf = /name="csrf" value="([^"]+)"/.exec(page.body)![1]!;
+    const res = await bob.request(`${t.url}/account`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ csrf, action: 'revoke', client_id: clientId }),
+    });
+    expect(res.status).toBe(303);
+    expect(await listAccountGrants(t.as.store, 'bob-acc')).toEqual([]);
+    const alice = (await t.as.store.accounts.findByUsername('alice'))!;
+    expect((await listAccountGrants(t.as.store, alice.id)).some((g) => g.clientId === clientId)).toBe(true);
+    // A client bob never approved: nothing to revoke.
+    const again = await bob.request(`${t.url}/account`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ csrf, action: 'revoke', client_id: clientId }),
+    });
+    expect(again.status).toBe(400);
   });
 
   it('a denied request is not remembered as approval', async () => {

@@ -1,0 +1,147 @@
+/**
+ * `<issuer>/account`: the signed-in user's approvals (remembered grants), each revocable.
+ * The user is the one of oidc-provider's browser session (the `_session` cookie set by the
+ * login page); without one the page asks to sign in through an application first.
+ */
+import express, { type Request, type Response, type Router, type NextFunction } from 'express';
+import helmet from 'helmet';
+import type Provider from 'oidc-provider';
+import type { Store } from '../storage/types.js';
+import type { Logger } from '../logger.js';
+import type { ResourceRegistry } from '../resources.js';
+import { audit } from '../audit.js';
+import { escapeHtml, page } from '../html.js';
+import { checkCsrfToken, issueCsrfToken } from './csrf.js';
+import { RememberedGrants } from './remembered-grants.js';
+import { errorPage } from './pages.js';
+
+export interface AccountPageOptions {
+  provider: Provider;
+  store: Store;
+  resources: ResourceRegistry;
+  logger: Logger;
+  mountPath: string;
+  secureCookies: boolean;
+  serviceName: string;
+}
+
+export function createAccountRouter(o: AccountPageOptions): Router {
+  const router = express.Router();
+  const grants = new RememberedGrants(o.provider, o.store);
+  const path = `${o.mountPath}/account`;
+  const stylesheet = `${o.mountPath}/interaction/assets/style.css`;
+
+  router.use(
+    helmet({
+      contentSecurityPolicy: {
+        useDefaults: false,
+        directives: {
+          defaultSrc: ["'none'"],
+          styleSrc: ["'self'"],
+          imgSrc: ["'self'"],
+          scriptSrc: ["'none'"],
+          baseUri: ["'none'"],
+          objectSrc: ["'none'"],
+          formAction: ["'self'"],
+          frameAncestors: ["'none'"],
+        },
+      },
+      referrerPolicy: { policy: 'no-referrer' },
+      xFrameOptions: { action: 'deny' },
+    }),
+  );
+  router.use((_req, res, next) => {
+    res.set('Cache-Control', 'no-store');
+    next();
+  });
+  router.use(express.urlencoded({ extended: false, limit: '4kb' }));
+
+  /** The account of the browser session, if any (and not disabled). */
+  async function signedIn(req: Request, res: Response) {
+    const session = await o.provider.Session.get(o.provider.createContext(req, res) as never);
+    const accountId = session?.accountId;
+    if (!accountId) return undefined;
+    const account = await o.store.accounts.findById(accountId);
+    return account && !account.disabled ? account : undefined;
+  }
+
+  async function render(res: Response, accountId: string, name: string, notice?: string) {
+    const list = await grants.list(accountId);
+    const csrf = issueCsrfToken(res, path, o.secureCookies);
+    const items = await Promise.all(
+      list.map(async (g) => {
+        const client = await o.provider.Client.find(g.clientId).catch(() => undefined);
+        const resources = Object.entries(g.resources)
+          .map(
+            ([resource, scopes]) =>
+              `<dd><code>${escapeHtml(resource)}</code><ul>${scopes
+                .map((s) => `<li>${escapeHtml(o.resources.describe(s) ?? s)} <span class="muted">(<code>${escapeHtml(s)}</code>)</span></li>`)
+                .join('')}</ul></dd>`,
+          )
+          .join('');
+        return `<li><h3>${escapeHtml(client?.clientName ?? g.clientId)}</h3>
+<dl><dt>Client ID</dt><dd><code>${escapeHtml(g.clientId)}</code></dd><dt>Allowed</dt>${resources || '<dd>Basic access</dd>'}</dl>
+<form method="post" action="${escapeHtml(path)}">
+<input type="hidden" name="csrf" value="${escapeHtml(csrf)}">
+<input type="hidden" name="client_id" value="${escapeHtml(g.clientId)}">
+<button type="submit" name="action" value="revoke">Revoke access of ${escapeHtml(client?.clientName ?? g.clientId)}</button>
+</form></li>`;
+      }),
+    );
+    res.type('html').send(
+      page(
+        `Your approvals — ${o.serviceName}`,
+        `<h1>Applications with access</h1>
+<p>Signed in to <strong>${escapeHtml(o.serviceName)}</strong> as <strong>${escapeHtml(name)}</strong>.</p>
+${notice ? `<p class="warn" role="status">${escapeHtml(notice)}</p>` : ''}
+${items.length ? `<ul class="grants">${items.join('\n')}</ul>` : '<p>No application has access to your account.</p>'}
+<p class="muted">Revoking ends the application's access at once (its tokens stop working); it will have to ask you again.</p>`,
+        stylesheet,
+      ),
+    );
+  }
+
+  router.get('/', async (req, res, next) => {
+    try {
+      const account = await signedIn(req, res);
+      if (!account) {
+        res.status(401).type('html').send(errorPage('You are not signed in. Sign in through an application first, then come back to this page.', stylesheet));
+        return;
+      }
+      const notice = typeof req.query.revoked === 'string' ? 'Access revoked.' : undefined;
+      await render(res, account.id, account.displayName ?? account.username, notice);
+    } catch (err) {
+      next(err);
+    }
+  });
+
+  router.post('/', async (req, res, next) => {
+    try {
+      if (!checkCsrfToken(req)) {
+        res.status(403).type('html').send(errorPage('The form expired. Reload the page and try again.', stylesheet));
+        return;
+      }
+      const account = await signedIn(req, res);
+      if (!account) {
+        res.status(401).type('html').send(errorPage('You are not signed in.', stylesheet));
+        return;
+      }
+      const clientId = typeof req.body?.client_id === 'string' ? req.body.client_id : '';
+      if (req.body?.action !== 'revoke' || !clientId || !(await grants.revoke(account.id, clientId))) {
+        res.status(400).type('html').send(errorPage('Nothing to revoke.', stylesheet));
+        return;
+      }
+      audit(o.logger, 'grant.revoked', { account_id: account.id, client_id: clientId, via: 'account-page' });
+      res.redirect(303, `${path}?revoked=1`);
+    } catch (err) {
+      next(err);
+    }
+  });
+
+  router.use((err: Error, _req: Request, res: Response, _next: NextFunction) => {
+    o.logger.error('account page failed', { error: err.name, detail: err.message });
+    if (!res.headersSent) res.status(500).type('html').send(errorPage('The request could not be completed.', stylesheet));
+  });
+
+  return router;
+}

@@ -216,4 +216,22 @@ describe('browser: login and consent pages (Chromium)', () => {
     expect(cspViolations).toEqual([]);
     await context.close();
   });
+  it('remembered approval, then /account: the user revokes it and is asked again', async () => {
+    const { context, page } = await openLogin();
+    await signIn(page);
+    // Approved in the first test: remembered for alice and this client, no consent page.
+    await atCallback(page);
+    expect(new URL(page.url()).searchParams.get('code')).toBeTruthy();
+    await page.goto(`${as.issuer}/account`);
+    await page.getByRole('heading', { name: 'Applications with access' }).waitFor();
+    expect(await page.locator('main').innerText()).toContain('Browser Test Client');
+    await screenshot(page, 'account-desktop');
+    await page.getByRole('button', { name: 'Revoke access of Browser Test Client' }).click();
+    await page.getByText('Access revoked.').waitFor();
+    expect(await page.locator('main').innerText()).toContain('No application has access');
+    await screenshot(page, 'account-revoked');
+    await page.goto(authorizeUrl(pkcePair().challenge));
+    await page.getByRole('heading', { name: 'Authorize access' }).waitFor();
+    await context.close();
+  });
 });

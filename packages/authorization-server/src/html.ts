@@ -27,8 +27,9 @@ button.upstream{width:100%;margin:.4rem 0 0}
 .error{background:#fde2e1;border:1px solid #b3261e;padding:.6rem;border-radius:4px}
 .badge{display:inline-block;font-size:.8rem;padding:0 .4rem;border:1px solid #c9a227;border-radius:4px;background:#fff8e1;font-style:normal}
 .muted{color:#555;font-size:.9rem}
-code{word-break:break-all;background:#f3f3f3;padding:0 .2rem;border-radius:3px}
+code{overflow-wrap:anywhere;background:#f3f3f3;padding:0 .2rem;border-radius:3px}
 dt{font-weight:600;margin-top:.6rem}dd{margin-left:0}ul{padding-left:1.2rem;margin:.2rem 0}
+.grants{list-style:none;padding:0}.grants>li{border-top:1px solid #ddd;padding:.4rem 0 .8rem}h3{font-size:1rem;margin:.6rem 0 .2rem}
 .divider{text-align:center;color:#555;margin:1.2rem 0 .2rem}
 @media (max-width:30rem){body{margin:0 auto;padding:0 .5rem}main{border:none;padding:.75rem .25rem}button{width:100%;margin-right:0}}
 @media (prefers-color-scheme:dark){body{background:#121212;color:#eee}main{background:#1e1e1e;border-color:#333}code{background:#2a2a2a}

@@ -118,7 +118,8 @@ export interface McpAuthClientOptions {
    * AS (`dpop_signing_alg_values_supported`) and the MCP server's PRM (`dpop_signing_alg_values_supported`
    * or `dpop_bound_access_tokens_required`) announce DPoP — an AS alone cannot vouch that the
    * resource server accepts the `DPoP` scheme. `'always'`: whenever the AS supports it.
-   * `'never'`: Bearer only. DPoP keys live in memory: a new process re-authorizes.
+   * `'never'`: Bearer only. One key per (issuer, resource), persisted by stores that implement
+   * `getDpopKey`/`setDpopKey` (memory and file stores); with other stores a new process re-authorizes.
    */
   dpop?: 'auto' | 'always' | 'never';
   /**

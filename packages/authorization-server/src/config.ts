@@ -6,6 +6,7 @@ import { dpopConfigProblems, type DpopConfig } from './dpop.js';
 import { upstreamConfigProblems, type UpstreamProviderConfig } from './upstream/config.js';
 import type { MetricsConfig } from './ops/metrics.js';
 import { productionProblems } from './ops/production.js';
+import { refreshGraceConfigProblems } from './refresh-grace.js';
 
 /** A protected resource (an MCP server) this AS issues tokens for. */
 export interface ResourceConfig {
@@ -63,6 +64,12 @@ export interface RefreshTokenConfig {
   enabled?: boolean;
   /** Refresh token lifetime in seconds (default 14 days). */
   ttl?: number;
+  /**
+   * Grace window in seconds (default 10, 0 = off, at most 60) during which a rotated refresh
+   * token presented again by the same client with the same request gets the same new token
+   * pair instead of triggering reuse detection (see src/refresh-grace.ts).
+   */
+  reuseGraceSeconds?: number;
 }
 
 export interface AuthorizationServerConfig {
@@ -176,6 +183,7 @@ export function validateConfig(config: AuthorizationServerConfig): void {
   if (c.accessTokenTTL !== undefined && !positiveInt(c.accessTokenTTL)) problems.push('accessTokenTTL: must be a positive integer (seconds)');
   if (c.sessionTTL !== undefined && !positiveInt(c.sessionTTL)) problems.push('sessionTTL: must be a positive integer (seconds)');
   if (c.refreshTokens?.ttl !== undefined && !positiveInt(c.refreshTokens.ttl)) problems.push('refreshTokens.ttl: must be a positive integer (seconds)');
+  problems.push(...refreshGraceConfigProblems(c.refreshTokens?.reuseGraceSeconds));
 
   if (c.devAutoLogin !== undefined) {
     if (typeof c.devAutoLogin !== 'string' || !c.devAutoLogin.trim()) problems.push('devAutoLogin: must be a username');

@@ -14,6 +14,7 @@ import { defaultScopeMiddleware } from './default-scope.js';
 import { createAsMetrics, meteredLogger, type AsMetrics } from './ops/metrics.js';
 import { healthRouter, metricsHandler, requestMiddleware, type HealthState } from './ops/http.js';
 import { withRequestId } from './ops/request-context.js';
+import { DEFAULT_REFRESH_REUSE_GRACE_SECONDS, installRefreshGrace } from './refresh-grace.js';
 
 export interface AuthorizationServer {
   issuer: string;
@@ -65,6 +66,14 @@ export async function createAuthorizationServer(config: AuthorizationServerConfi
 
     const { provider, resources, mountPath } = await buildProvider(config, store, logger, metrics);
     await checkStaticClients(provider, config);
+    // Concurrent refreshes of one token by the same client get one answer, not reuse detection.
+    if (config.refreshTokens?.enabled ?? true) {
+      await installRefreshGrace(provider, {
+        kv: store.kv,
+        graceSeconds: config.refreshTokens?.reuseGraceSeconds ?? DEFAULT_REFRESH_REUSE_GRACE_SECONDS,
+        logger,
+      });
+    }
     const issuerUrl = new URL(config.issuer);
 
     const app = express();

@@ -27,6 +27,8 @@ export const ADMIN_USAGE = `usage: mcp-auth-server-admin <command>
   user set-password <username>                  reset the password (stdin or AS_ADMIN_PASSWORD); alias: user reset-password
   user disable <username> | user enable <username>
   user list
+  user link <username> <issuer> <sub>           let an upstream OpenID Connect identity sign in as this user
+  user unlink <username> <issuer> <sub>
   grants list <username>                        the clients the user approved, with resources and scopes
   grants revoke <username> <client_id>          revoke that approval and every token issued under it (asked again next time)
   keys rotate [--retire-after <seconds>]         publish-before-use rotation (default: retire after 86400 s)
@@ -119,6 +121,24 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: Admin
           const account = await findUser();
           await store.accounts.update(account.id, { disabled: action === 'disable' });
           io.out(`${account.username} ${action === 'disable' ? 'disabled' : 'enabled'}`);
+          return 0;
+        }
+        case 'user link':
+        case 'user unlink': {
+          const account = await findUser();
+          const [, , , issuer, subject] = parsed.positionals;
+          if (!issuer || !subject || /\s/.test(issuer) || /\s/.test(subject)) throw new UsageError(`${key} needs a username, an issuer and a subject`);
+          const identity = `${issuer} ${subject}`;
+          const current = account.upstreamIdentities ?? [];
+          if (action === 'link') {
+            const owner = await store.accounts.findByUpstreamIdentity(issuer, subject);
+            if (owner && owner.id !== account.id) throw new UsageError(`that identity is already linked to "${owner.username}"`);
+            if (!current.includes(identity)) await store.accounts.update(account.id, { upstreamIdentities: [...current, identity] });
+            io.out(`${account.username} can sign in as ${subject} at ${issuer}`);
+          } else {
+            await store.accounts.update(account.id, { upstreamIdentities: current.filter((i) => i !== identity) });
+            io.out(`unlinked ${subject} at ${issuer} from ${account.username}`);
+          }
           return 0;
         }
         case 'user list': {

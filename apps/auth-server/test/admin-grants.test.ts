@@ -84,6 +84,19 @@ describe('mcp-auth-server-admin grants (list / revoke a user approval)', () => {
     expect(r.err.join('\n')).toContain('has no grant for client "-abc_def"');
   });
 
+  it('user link / unlink an upstream identity (the only way an identity reaches an account without signup)', async () => {
+    const link = io();
+    expect(await runAdmin(['user', 'link', 'alice', 'https://sso.example', 'sub-123'], env, link.io), link.err.join('\n')).toBe(0);
+    expect((await as.server.store.accounts.findByUpstreamIdentity('https://sso.example', 'sub-123'))?.username).toBe('alice');
+    await as.server.store.accounts.create({ id: 'zed-id', username: 'zed', passwordHash: null, disabled: false });
+    const taken = io();
+    expect(await runAdmin(['user', 'link', 'zed', 'https://sso.example', 'sub-123'], env, taken.io)).toBe(2);
+    expect(taken.err.join('\n')).toContain('already linked to "alice"');
+    expect(await runAdmin(['user', 'unlink', 'alice', 'https://sso.example', 'sub-123'], env, io().io)).toBe(0);
+    expect(await as.server.store.accounts.findByUpstreamIdentity('https://sso.example', 'sub-123')).toBeUndefined();
+    expect(await runAdmin(['user', 'link', 'alice', 'https://sso.example'], env, io().io)).toBe(2);
+  });
+
   it('revoking a grant that does not exist is a usage error (exit 2)', async () => {
     const r = io();
     expect(await runAdmin(['grants', 'revoke', 'alice', 'no-such-client'], env, r.io)).toBe(2);

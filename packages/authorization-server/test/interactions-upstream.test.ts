@@ -126,6 +126,31 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
     expect(refused.headers.get('content-security-policy')).toContain("default-src 'none'");
   });
 
+  it('without allowSignup, an identity linked by the operator signs in as that existing account', async () => {
+    await t.as.store.accounts.create({ id: 'judy-local', username: 'judy', passwordHash: null, disabled: false, upstreamIdentities: [`${idp.issuer} judy-upstream`] });
+    const ua = new UserAgent();
+    const consent = await viaUpstream(ua, (await loginPage(ua)).page, 0, 'judy-upstream');
+    if (isUrl(consent)) throw new Error('expected consent');
+    expect(consent.status).toBe(200);
+    expect(consent.body).toContain('as <strong>judy</strong>');
+  });
+
+  it('the user cancelling at the upstream provider gets a clear page, not an error', async () => {
+    const ua = new UserAgent();
+    const { page } = await loginPage(ua);
+    // Stop at the provider's authorization endpoint to read the flow's state.
+    const authorize = await ua.submit(page, { upstream: '1' }, `${idp.issuer}/auth`);
+    if (!isUrl(authorize)) throw new Error('expected the upstream authorization URL');
+    expect(authorize.searchParams.get('code_challenge_method')).toBe('S256');
+    expect(authorize.searchParams.get('nonce')).toBeTruthy();
+    const state = authorize.searchParams.get('state')!;
+    // The provider answers the callback with error=access_denied.
+    const res = await ua.request(`${t.as.issuer}/interaction/upstream/callback?error=access_denied&state=${encodeURIComponent(state)}&iss=${encodeURIComponent(idp.issuer)}`);
+    expect(res.status).toBe(401);
+    expect(res.body).toContain('was cancelled');
+    expect(res.body).toContain('Back to sign-in');
+  });
+
   it('a disabled linked account is refused', async () => {
     const ua = new UserAgent();
     await viaUpstream(ua, (await loginPage(ua)).page, 1, 'frank');

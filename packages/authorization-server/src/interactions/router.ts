@@ -237,6 +237,7 @@ export function createInteractionRouter(o: InteractionOptions): Router {
         }
         if (result.reason === 'disabled') return fail(res, 403, 'This account is disabled.', retry);
         if (result.reason === 'unknown-flow') return fail(res, 400, 'This sign-in attempt has expired or was started in another browser. Start again from the application.');
+        if (result.detail === 'access_denied') return fail(res, 401, `Sign-in with ${result.provider} was cancelled.`, retry);
         return fail(res, 502, `Sign-in with ${result.provider} did not complete. Try again.`, retry);
       }
       await o.store.kv.set(UPSTREAM_DONE, result.uid, { accountId: result.account.id, provider: result.provider, created: result.created }, 120);

@@ -116,28 +116,85 @@ describe('attack: authorization code grant (OAuth 2.1 §4.1, §7.5; RFC 7636; RF
     });
   });
 
-  describe('refresh token rotation (OAuth 2.1 §4.3.1, §7.4.2: reuse of a rotated token revokes the grant)', () => {
-    it('replaying the previous refresh token fails and revokes the newest one too', async () => {
+  describe('refresh token rotation (OAuth 2.1 §4.3.1; RFC 9700 §4.14.2 reuse detection)', () => {
+    it('default grace window: a replay by the same client and request gets the SAME pair (nothing new minted); once the new token is used, the replay revokes the grant', async () => {
       const tokens = await fullFlow(stack, nativeClient);
       const rotated = await refresh(stack, nativeClient, tokens.refresh_token!);
       expect(rotated.status).toBe(200);
       const next = rotated.body.refresh_token as string;
       expect(next).toBeTruthy();
       expect(next).not.toBe(tokens.refresh_token);
+      // Within the (documented, 10 s) grace window the replay is an idempotent retry.
+      const retry = await refresh(stack, nativeClient, tokens.refresh_token!);
+      if (retry.status === 200) {
+        expect(retry.body.refresh_token).toBe(next);
+        expect(retry.body.access_token).toBe(rotated.body.access_token);
+      } else {
+        expect(retry.body.error).toBe('invalid_grant');
+      }
+      // The legitimate holder moves on; now the old token is plain reuse.
+      const third = await refresh(stack, nativeClient, next);
+      expect(third.status).toBe(200);
       const replay = await refresh(stack, nativeClient, tokens.refresh_token!);
       expect(replay.status).toBe(400);
       expect(replay.body.error).toBe('invalid_grant');
-      const legit = await refresh(stack, nativeClient, next);
-      expect(legit.status).toBe(400);
-      expect(legit.body.error).toBe('invalid_grant');
+      const newest = await refresh(stack, nativeClient, third.body.refresh_token as string);
+      expect(newest.status).toBe(400);
+      expect(newest.body.error).toBe('invalid_grant');
     });
 
-    it('a refresh token presented by another client → invalid_grant', async () => {
+    it('replay with a different request (another resource) inside the window → refused, and the grant is revoked', async () => {
+      const tokens = await fullFlow(stack, nativeClient);
+      const rotated = await refresh(stack, nativeClient, tokens.refresh_token!);
+      expect(rotated.status).toBe(200);
+      const replay = await postForm(stack.metadata.token_endpoint, {
+        grant_type: 'refresh_token',
+        refresh_token: tokens.refresh_token!,
+        client_id: nativeClient,
+        resource: OTHER_RESOURCE,
+      });
+      expect(replay.status).toBe(400);
+      const newest = await refresh(stack, nativeClient, rotated.body.refresh_token as string);
+      expect(newest.status).toBe(400);
+      expect(newest.body.error).toBe('invalid_grant');
+    });
+
+    it('a rotated refresh token presented by ANOTHER client → invalid_grant and the victim grant is revoked', async () => {
+      const tokens = await fullFlow(stack, nativeClient);
+      const rotated = await refresh(stack, nativeClient, tokens.refresh_token!);
+      expect(rotated.status).toBe(200);
+      const other = await registerClient(stack);
+      const res = await refresh(stack, other, tokens.refresh_token!);
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe('invalid_grant');
+      const newest = await refresh(stack, nativeClient, rotated.body.refresh_token as string);
+      expect(newest.status).toBe(400);
+    });
+
+    it('a live refresh token presented by another client → invalid_grant', async () => {
       const tokens = await fullFlow(stack, nativeClient);
       const other = await registerClient(stack);
       const res = await refresh(stack, other, tokens.refresh_token!);
       expect(res.status).toBe(400);
       expect(res.body.error).toBe('invalid_grant');
+    });
+
+    it('strict mode (refreshTokens.reuseGraceSeconds: 0): the first replay already revokes the newest token', async () => {
+      const strict = await startAttackStack({ authorizationServer: { refreshTokens: { reuseGraceSeconds: 0 } } });
+      try {
+        const client = await registerClient(strict);
+        const tokens = await fullFlow(strict, client);
+        const rotated = await refresh(strict, client, tokens.refresh_token!);
+        expect(rotated.status).toBe(200);
+        const replay = await refresh(strict, client, tokens.refresh_token!);
+        expect(replay.status).toBe(400);
+        expect(replay.body.error).toBe('invalid_grant');
+        const newest = await refresh(strict, client, rotated.body.refresh_token as string);
+        expect(newest.status).toBe(400);
+        expect(newest.body.error).toBe('invalid_grant');
+      } finally {
+        await strict.close();
+      }
     });
   });
 

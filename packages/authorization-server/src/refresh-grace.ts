@@ -16,6 +16,11 @@
  * - Anything else is reuse: after the window, with other parameters or another DPoP key, or
  *   once the new refresh token was itself used, the provider's reuse detection revokes the
  *   grant. A consumed token presented by ANOTHER client revokes the grant too (the token leaked).
+ * - A first attempt that fails (e.g. `use_dpop_nonce`, `invalid_scope`) releases its claim, so
+ *   the client's corrected retry becomes the protected first refresh; waiters fall through to
+ *   the provider and get its real error.
+ * - A `resource` the grant does not cover is refused (`invalid_target`) before the token is
+ *   consumed (oidc-provider checks it only after rotating, which burnt the token).
  *
  * Mounted by wrapping oidc-provider's `refresh_token` grant handler, so the provider has
  * already parsed the body and authenticated the client (every method) when the grace applies.
@@ -24,6 +29,7 @@ import type Provider from 'oidc-provider';
 import { errors, type KoaContextWithOIDC } from 'oidc-provider';
 import type { KeyValueStore } from './storage/types.js';
 import type { Logger } from './logger.js';
+import { checkRefreshResource } from './refresh-grace/resource-check.js';
 import { loadRefreshGrantInternals, type DpopResult, type RefreshGrantInternals } from './refresh-grace/oidc-internals.js';
 import {
   graceSlot,
@@ -70,6 +76,7 @@ interface FoundRefreshToken {
   grantId?: string;
   jkt?: string;
   'x5t#S256'?: string;
+  resourceIndicators?: ReadonlySet<string>;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -85,12 +92,12 @@ function reason(err: unknown): string {
 }
 
 /**
- * Wraps the provider's `refresh_token` grant with the grace window. Call once, after the
- * provider is built and before it serves; does nothing when `graceSeconds` is 0.
+ * Wraps the provider's `refresh_token` grant with the grace window (and the early `resource`
+ * check, which applies even with `graceSeconds` 0). Call once, after the provider is built and
+ * before it serves.
  */
 export async function installRefreshGrace(provider: Provider, options: RefreshGraceOptions): Promise<void> {
   const { kv, graceSeconds, logger } = options;
-  if (!(graceSeconds > 0)) return;
   const internals = await loadRefreshGrantInternals(provider);
   const maxWaitMs = options.maxWaitMs ?? Math.min(graceSeconds * 1000, 5000);
   const pollMs = options.pollMs ?? 25;
@@ -124,8 +131,9 @@ class RefreshGrace {
       if (token.consumed) await this.revokeCrossClientReuse(ctx, token);
       return this.internals.handler(ctx); // "client mismatch"
     }
+    checkRefreshResource(ctx.oidc.params?.resource, token.resourceIndicators);
     // mTLS-bound tokens are not used by this kit: leave them to the provider.
-    if (token['x5t#S256']) return this.internals.handler(ctx);
+    if (!(this.graceSeconds > 0) || token['x5t#S256']) return this.internals.handler(ctx);
 
     const slot = graceSlot(value);
     let claim: number;

@@ -1,4 +1,5 @@
-import { createResourceServer, type DpopOptions, type ResourceServerLogger } from '@mcp-auth-kit/resource-server';
+import { createResourceServer, metadataUrlsFor, type DpopOptions, type ResourceServerLogger, type ValidationOutcome } from '@mcp-auth-kit/resource-server';
+import { Counter, Histogram, Registry } from 'prom-client';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, validateHostHeader, type AuthInfo } from '@modelcontextprotocol/server';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
@@ -30,6 +31,8 @@ export interface DemoAppOptions {
    * and Bearer tokens are both accepted; `{ required: true }` refuses Bearer; `false`: Bearer only.
    */
   dpop?: boolean | DpopOptions;
+  /** Prometheus metrics at `/metrics` (token validations by outcome, request latency). Default false. */
+  metrics?: boolean;
 }
 
 export interface DemoApp {
@@ -38,8 +41,54 @@ export interface DemoApp {
   /** Path of the MCP endpoint (the resource's path). */
   mcpPath: string;
   store: NotesStore;
+  /** The metrics registry when `metrics` is on. */
+  registry?: Registry;
+  /** From now on `/readyz` answers 503 (shutdown: balancers stop sending traffic). */
+  drain(): void;
   /** Stops in-flight MCP exchanges and releases the middleware (JWKS cache, timers). */
   close(): Promise<void>;
+}
+
+/** Token validations (via the resource server's `onValidation` hook) and request latency. */
+function demoMetrics() {
+  const registry = new Registry();
+  const validations = new Counter({
+    name: 'mcp_resource_token_validations_total',
+    help: 'Protected requests by outcome: ok, or refused with the reason',
+    labelNames: ['outcome', 'reason'] as const,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'mcp_resource_http_request_duration_seconds',
+    help: 'HTTP request latency by route',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  validations.inc({ outcome: 'ok', reason: '' }, 0);
+  return {
+    registry,
+    validation(outcome: ValidationOutcome) {
+      validations.inc(outcome.ok ? { outcome: 'ok', reason: '' } : { outcome: 'refused', reason: outcome.reason });
+    },
+    observe(method: string, route: string, status: number, seconds: number) {
+      duration.observe({ method: /^[A-Z]{1,10}$/.test(method) ? method : 'other', route, status: String(status) }, seconds);
+    },
+  };
+}
+
+/** Readiness: the authorization server's metadata answers (new tokens cannot be checked without its keys). */
+async function authorizationServerAnswers(issuer: string): Promise<boolean> {
+  for (const url of metadataUrlsFor(issuer)) {
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(2000) });
+      await res.body?.cancel();
+      if (res.ok) return true;
+    } catch {
+      // next URL
+    }
+  }
+  return false;
 }
 
 const LOOPBACK_HOSTNAMES = ['localhost', '127.0.0.1', '[::1]'];
@@ -107,6 +156,20 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
   const onError = options.onError ?? defaultOnError;
 
   const allowedOrigins = options.allowedOrigins ?? defaultAllowedOrigins(resourceUrl);
+  const metrics = options.metrics ? demoMetrics() : undefined;
+  const logger: ResourceServerLogger | undefined =
+    metrics !== undefined
+      ? {
+          ...(options.logger?.debug && { debug: options.logger.debug.bind(options.logger) }),
+          ...(options.logger?.info && { info: options.logger.info.bind(options.logger) }),
+          ...(options.logger?.warn && { warn: options.logger.warn.bind(options.logger) }),
+          onValidation: (outcome) => {
+            metrics.validation(outcome);
+            options.logger?.onValidation?.(outcome);
+          },
+        }
+      : options.logger;
+  let draining = false;
   const rs = createResourceServer({
     resource,
     authorizationServers: [options.issuer],
@@ -117,7 +180,7 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
     },
     allowedOrigins,
     dpop: options.dpop ?? true,
-    ...(options.logger && { logger: options.logger }),
+    ...(logger && { logger }),
   });
   const resourceMetadataUrl = rs.metadataUrl;
 
@@ -134,9 +197,41 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
     }),
   );
 
+  if (metrics) {
+    app.use((req: Request, res: Response, next: NextFunction) => {
+      const started = process.hrtime.bigint();
+      res.once('finish', () => {
+        const route =
+          req.path === mcpPath ? 'mcp' : req.path.startsWith('/.well-known/') ? 'metadata' : ['/healthz', '/readyz', '/metrics'].includes(req.path) ? req.path.slice(1) : 'other';
+        metrics.observe(req.method, route, res.statusCode, Number(process.hrtime.bigint() - started) / 1e9);
+      });
+      next();
+    });
+  }
+
+  // Liveness: the process serves HTTP.
   app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
+    res.set('cache-control', 'no-store').json({ status: 'ok' });
   });
+  // Readiness: not shutting down, and the authorization server (metadata, keys) answers.
+  app.get('/readyz', async (_req, res) => {
+    res.set('cache-control', 'no-store');
+    if (draining) {
+      res.status(503).json({ status: 'draining' });
+      return;
+    }
+    const asUp = await authorizationServerAnswers(options.issuer);
+    res.status(asUp ? 200 : 503).json({ status: asUp ? 'ok' : 'unavailable', checks: { authorization_server: asUp ? 'ok' : 'down' } });
+  });
+  if (metrics) {
+    app.get('/metrics', async (_req, res, next) => {
+      try {
+        res.set('cache-control', 'no-store').set('content-type', metrics.registry.contentType).send(await metrics.registry.metrics());
+      } catch (error) {
+        next(error);
+      }
+    });
+  }
 
   // DNS rebinding (Streamable HTTP §Security): only our own names may be in Host, whatever the Origin.
   const allowedHostnames = [
@@ -185,9 +280,15 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
     resource,
     mcpPath,
     store,
+    ...(metrics && { registry: metrics.registry }),
+    drain() {
+      draining = true;
+    },
     async close() {
+      draining = true;
       await mcp.close();
       await rs.close();
+      metrics?.registry.clear();
     },
   };
 }

@@ -33,6 +33,13 @@ function port(value: string | undefined): number {
   return parsed;
 }
 
+function milliseconds(value: string | undefined, fallback: number): number {
+  if (value === undefined || value.trim() === '') return fallback;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 0) throw new Error('SHUTDOWN_TIMEOUT_MS must be a number of milliseconds');
+  return parsed;
+}
+
 async function main(): Promise<void> {
   const env = process.env;
   const hosts = list(env.MCP_HOST);
@@ -45,6 +52,9 @@ async function main(): Promise<void> {
     ...(allowedOrigins && { allowedOrigins }),
     // RFC 9449: DPoP and Bearer accepted; MCP_DPOP_REQUIRED=1 refuses Bearer tokens
     dpop: env.MCP_DPOP_REQUIRED === '1' || env.MCP_DPOP_REQUIRED === 'true' ? { required: true } : true,
+    // GET /metrics (token validations, latency) unless MCP_METRICS=0.
+    metrics: !['0', 'false'].includes(env.MCP_METRICS?.trim() ?? ''),
+    shutdownTimeoutMs: milliseconds(env.SHUTDOWN_TIMEOUT_MS, 3000),
     logger: stderrLogger,
   });
   process.stdout.write(

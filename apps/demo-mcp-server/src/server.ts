@@ -12,6 +12,11 @@ export interface StartDemoServerOptions extends Omit<DemoAppOptions, 'resource'>
   hosts?: string[];
   /** Canonical resource URI; default `http://localhost:<port>/mcp`. */
   resource?: string;
+  /**
+   * On close: how long in-flight requests may run before their connections are cut (default 0:
+   * cut at once, since open SSE streams never end by themselves).
+   */
+  shutdownTimeoutMs?: number;
 }
 
 export interface DemoServer {
@@ -45,12 +50,20 @@ function listen(server: Server, port: number, host: string): Promise<number> {
   });
 }
 
-function closeServer(server: Server): Promise<void> {
+function closeServer(server: Server, graceMs = 0): Promise<void> {
   return new Promise((resolve) => {
     if (!server.listening) return resolve();
-    server.close(() => resolve());
-    // Open SSE responses and idle keep-alive sockets would otherwise hold close() open.
-    server.closeAllConnections();
+    // Stop accepting; idle keep-alive sockets close now and in-flight requests may finish
+    // within the grace period; then open SSE responses and the rest are cut.
+    const sweep = setInterval(() => server.closeIdleConnections(), 50);
+    const cut = setTimeout(() => server.closeAllConnections(), graceMs);
+    server.close(() => {
+      clearInterval(sweep);
+      clearTimeout(cut);
+      resolve();
+    });
+    if (graceMs <= 0) server.closeAllConnections();
+    else server.closeIdleConnections();
   });
 }
 
@@ -114,7 +127,7 @@ export async function startDemoServer(options: StartDemoServerOptions): Promise<
       port = await listenAll(hosts, requestedPort, onRequest, servers, listened);
       break;
     } catch (error) {
-      await Promise.all(servers.splice(0).map(closeServer));
+      await Promise.all(servers.splice(0).map((s) => closeServer(s)));
       listened.length = 0;
       const retry = requestedPort === 0 && attempt < 3 && (error as NodeJS.ErrnoException).code === 'EADDRINUSE';
       if (!retry) throw error;
@@ -124,10 +137,10 @@ export async function startDemoServer(options: StartDemoServerOptions): Promise<
   const resource = options.resource ?? `http://localhost:${port}/mcp`;
   let demo: ReturnType<typeof createDemoApp>;
   try {
-    const { port: _port, host: _host, hosts: _hosts, resource: _resource, ...appOptions } = options;
+    const { port: _port, host: _host, hosts: _hosts, resource: _resource, shutdownTimeoutMs: _grace, ...appOptions } = options;
     demo = createDemoApp({ ...appOptions, resource });
   } catch (error) {
-    await Promise.all(servers.map(closeServer));
+    await Promise.all(servers.map((s) => closeServer(s)));
     throw error;
   }
   app = demo.app;
@@ -148,7 +161,8 @@ export async function startDemoServer(options: StartDemoServerOptions): Promise<
     store: demo.store,
     close() {
       closing ??= (async () => {
-        await Promise.all(servers.map(closeServer));
+        demo.drain();
+        await Promise.all(servers.map((s) => closeServer(s, options.shutdownTimeoutMs ?? 0)));
         await demo.close();
       })();
       return closing;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callWhoami, fullFlow, refresh, registerClient, startAttackStack, type AttackStack } from '../security/_support.js';
+import { authorizeCode, callWhoami, fullFlow, pkcePair, postJson, refresh, registerClient, startAttackStack, type AttackStack } from '../security/_support.js';
 import { openPgScope, pgAvailable, type PgScope } from './_pg.js';
 
 /**
@@ -74,7 +74,7 @@ describe.skipIf(!available)('fault: PostgreSQL connections dropped under the AS'
     expect(drops).toBeGreaterThan(0);
     console.log(`pg fault: ${drops} backend(s) terminated mid-flow; ${results.filter((r) => !r.ok).length} of ${results.length} concurrent flows failed while connections were dropped`);
     for (const r of results) {
-      if (!r.ok) console.log(`pg fault: flow failed: ${r.message.slice(0, 160)}`);
+      if (!r.ok) console.log(`pg fault: flow failed: ${r.message.slice(0, 60)} … ${r.message.replace(/<[^>]+>/g, " ").replace(/\s+/g, " ").slice(-160)}`);
       if (!r.ok) expect(r.message).not.toMatch(/\bat \S+ \(|postgres:\/\//);
     }
     // Whatever failed is retried once and succeeds; whatever succeeded is usable.
@@ -82,6 +82,31 @@ describe.skipIf(!available)('fault: PostgreSQL connections dropped under the AS'
       const tokens = r.ok ? r.tokens : await fullFlow(stack, clientId);
       const res = await refresh(stack, clientId, tokens.refresh_token!);
       expect(res.status, res.text).toBe(200);
+    }
+    // Registrations acknowledged (201) while connections were dropping are all still there.
+    let dropped = 0;
+    const registering = (async () => {
+      for (const delay of [5, 25, 50]) {
+        await new Promise((r) => setTimeout(r, delay));
+        dropped += await scope.terminate();
+      }
+    })();
+    const registrations = await Promise.all(
+      Array.from({ length: 20 }, async (_, i) => {
+        await new Promise((r) => setTimeout(r, i * 4));
+        return postJson(stack.metadata.registration_endpoint, {
+          client_name: `during drop ${i}`, redirect_uris: ['http://127.0.0.1/callback'], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none',
+        });
+      }),
+    );
+    await registering;
+    const acknowledged = registrations.filter((r) => r.status === 201).map((r) => r.body.client_id as string);
+    for (const r of registrations) if (r.status !== 201) expect(r.status, r.text).toBeGreaterThanOrEqual(500);
+    console.log(`pg fault: ${dropped} backend(s) terminated during registrations; ${acknowledged.length} of 20 acknowledged`);
+    expect(acknowledged.length).toBeGreaterThan(0);
+    for (const id of acknowledged) {
+      const params = await authorizeCode(stack, { clientId: id, challenge: pkcePair().challenge });
+      expect(params.get('code'), id).toBeTruthy();
     }
     const health = await fetch(`${stack.issuer}/healthz`);
     expect(health.status).toBe(200);

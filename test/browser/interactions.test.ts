@@ -216,12 +216,18 @@ describe('browser: login and consent pages (Chromium)', () => {
     expect(cspViolations).toEqual([]);
     await context.close();
   });
-  it('remembered approval, then /account: the user revokes it and is asked again', async () => {
+  it('a loopback client is asked again even when remembered ("allowed before"); /account revokes the approval', async () => {
     const { context, page } = await openLogin();
     await signIn(page);
-    // Approved in the first test: remembered for alice and this client, no consent page.
+    // Approved in the first test, but a loopback-only client can be impersonated by any local
+    // program (MCP security §Localhost Redirect URI Risks): the page is shown again.
+    await page.getByRole('heading', { name: 'Authorize access' }).waitFor();
+    expect(await page.locator('main').innerText()).toContain('You allowed this access before');
+    await screenshot(page, 'consent-reconfirm');
+    await page.getByRole('button', { name: 'Approve' }).click();
     await atCallback(page);
     expect(new URL(page.url()).searchParams.get('code')).toBeTruthy();
+
     await page.goto(`${as.issuer}/account`);
     await page.getByRole('heading', { name: 'Applications with access' }).waitFor();
     expect(await page.locator('main').innerText()).toContain('Browser Test Client');
@@ -232,6 +238,7 @@ describe('browser: login and consent pages (Chromium)', () => {
     await screenshot(page, 'account-revoked');
     await page.goto(authorizeUrl(pkcePair().challenge));
     await page.getByRole('heading', { name: 'Authorize access' }).waitFor();
+    expect(await page.locator('main').innerText()).not.toContain('You allowed this access before');
     await context.close();
   });
 });

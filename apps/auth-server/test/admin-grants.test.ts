@@ -9,7 +9,8 @@ import { runAdmin, type AdminIo } from '../src/admin.js';
 import { UserAgent, isUrl } from '../../../packages/authorization-server/test/helpers/user-agent.js';
 
 const RESOURCE = 'http://127.0.0.1:3999/mcp';
-const REDIRECT = 'http://127.0.0.1:7777/callback';
+// A web client: its remembered approval skips the consent page (loopback clients are always asked).
+const REDIRECT = 'https://app.example/cb';
 
 function io() {
   const out: string[] = [];
@@ -36,7 +37,7 @@ describe('mcp-auth-server-admin grants (list / revoke a user approval)', () => {
     const reg = await fetch(`${as.url}/reg`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ client_name: 'Admin Test', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }),
+      body: JSON.stringify({ client_name: 'Admin Test', application_type: 'web', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }),
     });
     clientId = ((await reg.json()) as { client_id: string }).client_id;
   });

@@ -5,6 +5,8 @@ import { listAccountGrants, revokeRememberedGrant } from '../src/interactions/re
 import { hashPassword } from '../src/passwords.js';
 
 const OTHER_RESOURCE = 'http://127.0.0.1:3998/files';
+/** Web clients (https redirect URI): remembered approvals skip the page for them. */
+const WEB_REDIRECT = 'https://app.example/cb';
 
 /**
  * Grants remembered per user, client and resource (MCP security best practices §consent: a
@@ -22,40 +24,82 @@ describe('remembered grants', () => {
   });
   afterAll(() => t.close());
 
+  const webClient = (metadata: Record<string, unknown> = {}) =>
+    registerClient(t.url, { application_type: 'web', redirect_uris: [WEB_REDIRECT], ...metadata });
+
   /** A fresh browser (new session): authorize, log in; returns the consent page or the final redirect. */
   async function freshSession(clientId: string, scope: string, resource = RESOURCE) {
     const ua = new UserAgent();
     const { verifier, challenge } = pkce();
     const login = await ua.follow(
-      authorizeUrl(t.url, { client_id: clientId, response_type: 'code', redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', scope, resource, state: 's' }),
-      REDIRECT,
+      authorizeUrl(t.url, { client_id: clientId, response_type: 'code', redirect_uri: WEB_REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', scope, resource, state: 's' }),
+      WEB_REDIRECT,
     );
     if (isUrl(login)) throw new Error('expected the login page');
-    const next = await ua.submit(login, { username: 'alice', password: 'alice-password', action: 'login' }, REDIRECT);
+    const next = await ua.submit(login, { username: 'alice', password: 'alice-password', action: 'login' }, WEB_REDIRECT);
     return { ua, next, verifier };
   }
 
   async function approve(ua: UserAgent, consent: URL | Page): Promise<URL> {
     if (isUrl(consent)) throw new Error(`expected consent, got ${consent.href}`);
-    const done = await ua.submit(consent, { action: 'approve' }, REDIRECT);
+    const done = await ua.submit(consent, { action: 'approve' }, WEB_REDIRECT);
     if (!isUrl(done)) throw new Error('expected the redirect');
     return done;
   }
 
   it('approved once, a new browser session for the same user and client gets a code without the consent page', async () => {
-    const clientId = (await registerClient(t.url)).body.client_id;
+    const clientId = (await webClient()).body.client_id;
     const first = await freshSession(clientId, 'notes:read');
     await approve(first.ua, first.next);
     const second = await freshSession(clientId, 'notes:read');
     expect(isUrl(second.next)).toBe(true);
     const code = (second.next as URL).searchParams.get('code')!;
-    const token = await tokenRequest(t.url, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: second.verifier, client_id: clientId, resource: RESOURCE });
+    const token = await tokenRequest(t.url, { grant_type: 'authorization_code', code, redirect_uri: WEB_REDIRECT, code_verifier: second.verifier, client_id: clientId, resource: RESOURCE });
     expect(token.status).toBe(200);
     expect(token.body.scope).toBe('notes:read');
   });
 
-  it('MCP step-up: a wider scope in a later session asks again, for the new scope only', async () => {
+  it('MCP security §Localhost Redirect URI Risks: a native (loopback) client is asked every time, showing what was allowed before', async () => {
     const clientId = (await registerClient(t.url)).body.client_id;
+    const session = async () => {
+      const ua = new UserAgent();
+      const { challenge } = pkce();
+      const login = await ua.follow(
+        authorizeUrl(t.url, { client_id: clientId, response_type: 'code', redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', scope: 'notes:read', resource: RESOURCE, state: 's' }),
+        REDIRECT,
+      );
+      if (isUrl(login)) throw new Error('expected the login page');
+      return { ua, next: await ua.submit(login, { username: 'alice', password: 'alice-password', action: 'login' }, REDIRECT) };
+    };
+    const first = await session();
+    if (isUrl(first.next)) throw new Error('expected consent');
+    expect(first.next.body).not.toContain('You allowed this access before');
+    expect(isUrl(await first.ua.submit(first.next, { action: 'approve' }, REDIRECT))).toBe(true);
+    const second = await session();
+    if (isUrl(second.next)) throw new Error('a loopback client must not get a code without the page');
+    expect(second.next.body).toContain('You allowed this access before');
+    expect(second.next.body).toContain('Read your notes');
+    const done = await second.ua.submit(second.next, { action: 'approve' }, REDIRECT);
+    expect(isUrl(done) && done.searchParams.get('code')).toBeTruthy();
+  });
+
+  it('OIDC Core §3.1.2.1 prompt=consent: the page is shown even when everything was approved before', async () => {
+    const clientId = (await webClient()).body.client_id;
+    const first = await freshSession(clientId, 'notes:read');
+    await approve(first.ua, first.next);
+    const ua = new UserAgent();
+    const { challenge } = pkce();
+    const login = await ua.follow(
+      authorizeUrl(t.url, { client_id: clientId, response_type: 'code', redirect_uri: WEB_REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', scope: 'notes:read', resource: RESOURCE, state: 's', prompt: 'consent' }),
+      WEB_REDIRECT,
+    );
+    if (isUrl(login)) throw new Error('expected the login page');
+    const next = await ua.submit(login, { username: 'alice', password: 'alice-password', action: 'login' }, WEB_REDIRECT);
+    expect(!isUrl(next) && next.body).toContain('You allowed this access before');
+  });
+
+  it('MCP step-up: a wider scope in a later session asks again, for the new scope only', async () => {
+    const clientId = (await webClient()).body.client_id;
     const first = await freshSession(clientId, 'notes:read');
     await approve(first.ua, first.next);
     const wider = await freshSession(clientId, 'notes:read notes:write');
@@ -64,12 +108,12 @@ describe('remembered grants', () => {
     expect(wider.next.body).not.toContain('Read your notes');
     expect(wider.next.body).toMatch(/Already allowed[\s\S]*notes:read/);
     const done = await approve(wider.ua, wider.next);
-    const token = await tokenRequest(t.url, { grant_type: 'authorization_code', code: done.searchParams.get('code')!, redirect_uri: REDIRECT, code_verifier: wider.verifier, client_id: clientId, resource: RESOURCE });
+    const token = await tokenRequest(t.url, { grant_type: 'authorization_code', code: done.searchParams.get('code')!, redirect_uri: WEB_REDIRECT, code_verifier: wider.verifier, client_id: clientId, resource: RESOURCE });
     expect(token.body.scope).toBe('notes:read notes:write');
   });
 
   it('RFC 8707: grants are per resource — another resource of the same client is asked for', async () => {
-    const clientId = (await registerClient(t.url, { scope: 'notes:read files:read' })).body.client_id;
+    const clientId = (await webClient({ scope: 'notes:read files:read' })).body.client_id;
     const first = await freshSession(clientId, 'notes:read');
     await approve(first.ua, first.next);
     const other = await freshSession(clientId, 'files:read', OTHER_RESOURCE);
@@ -79,8 +123,8 @@ describe('remembered grants', () => {
   });
 
   it('grants are per client: another client of the same user is asked for', async () => {
-    const a = (await registerClient(t.url)).body.client_id;
-    const b = (await registerClient(t.url)).body.client_id;
+    const a = (await webClient()).body.client_id;
+    const b = (await webClient()).body.client_id;
     const first = await freshSession(a, 'notes:read');
     await approve(first.ua, first.next);
     const other = await freshSession(b, 'notes:read');
@@ -88,10 +132,10 @@ describe('remembered grants', () => {
   });
 
   it('revoked (operator command / account tools): listed, then revoked with its refresh token, then asked again', async () => {
-    const clientId = (await registerClient(t.url)).body.client_id;
+    const clientId = (await webClient()).body.client_id;
     const first = await freshSession(clientId, 'notes:read notes:write');
     const done = await approve(first.ua, first.next);
-    const token = await tokenRequest(t.url, { grant_type: 'authorization_code', code: done.searchParams.get('code')!, redirect_uri: REDIRECT, code_verifier: first.verifier, client_id: clientId, resource: RESOURCE });
+    const token = await tokenRequest(t.url, { grant_type: 'authorization_code', code: done.searchParams.get('code')!, redirect_uri: WEB_REDIRECT, code_verifier: first.verifier, client_id: clientId, resource: RESOURCE });
     expect(token.body.refresh_token).toBeTruthy();
     const alice = (await t.as.store.accounts.findByUsername('alice'))!;
     const listed = (await listAccountGrants(t.as.store, alice.id)).find((g) => g.clientId === clientId);
@@ -105,8 +149,8 @@ describe('remembered grants', () => {
     // Same browser session (its grant is gone) and a new one: both see the consent page again.
     const { challenge } = pkce();
     const sameSession = await first.ua.follow(
-      authorizeUrl(t.url, { client_id: clientId, response_type: 'code', redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', scope: 'notes:read', resource: RESOURCE, state: 's' }),
-      REDIRECT,
+      authorizeUrl(t.url, { client_id: clientId, response_type: 'code', redirect_uri: WEB_REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', scope: 'notes:read', resource: RESOURCE, state: 's' }),
+      WEB_REDIRECT,
     );
     expect(!isUrl(sameSession) && sameSession.body).toContain('Authorize access');
     const again = await freshSession(clientId, 'notes:read');
@@ -117,10 +161,10 @@ describe('remembered grants', () => {
   });
 
   it('/account: the signed-in user lists their approvals and revokes one (CSRF-protected); tokens die, consent is asked again', async () => {
-    const clientId = (await registerClient(t.url, { client_name: 'Account Page Client' })).body.client_id;
+    const clientId = (await webClient({ client_name: 'Account Page Client' })).body.client_id;
     const first = await freshSession(clientId, 'notes:read notes:write');
     const done = await approve(first.ua, first.next);
-    const token = await tokenRequest(t.url, { grant_type: 'authorization_code', code: done.searchParams.get('code')!, redirect_uri: REDIRECT, code_verifier: first.verifier, client_id: clientId, resource: RESOURCE });
+    const token = await tokenRequest(t.url, { grant_type: 'authorization_code', code: done.searchParams.get('code')!, redirect_uri: WEB_REDIRECT, code_verifier: first.verifier, client_id: clientId, resource: RESOURCE });
     const page = await first.ua.request(`${t.url}/account`);
     expect(page.status).toBe(200);
     expect(page.headers.get('cache-control')).toBe('no-store');
@@ -160,17 +204,17 @@ describe('remembered grants', () => {
     expect(anonymous.body).toContain('not signed in');
     // Bob, signed in, posts alice's client_id: only his own (empty) grants are touched.
     await t.as.store.accounts.create({ id: 'bob-acc', username: 'bob', passwordHash: await hashPassword('bob-password'), disabled: false });
-    const clientId = (await registerClient(t.url)).body.client_id;
+    const clientId = (await webClient()).body.client_id;
     const alices = await freshSession(clientId, 'notes:read');
     await approve(alices.ua, alices.next);
     const bob = new UserAgent();
     const { challenge } = pkce();
     const login = await bob.follow(
-      authorizeUrl(t.url, { client_id: clientId, response_type: 'code', redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', scope: 'notes:read', resource: RESOURCE, state: 's' }),
-      REDIRECT,
+      authorizeUrl(t.url, { client_id: clientId, response_type: 'code', redirect_uri: WEB_REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', scope: 'notes:read', resource: RESOURCE, state: 's' }),
+      WEB_REDIRECT,
     );
     if (isUrl(login)) throw new Error('expected login');
-    const bobsConsent = await bob.submit(login, { username: 'bob', password: 'bob-password', action: 'login' }, REDIRECT);
+    const bobsConsent = await bob.submit(login, { username: 'bob', password: 'bob-password', action: 'login' }, WEB_REDIRECT);
     const empty = await bob.request(`${t.url}/account`);
     expect(empty.body).toContain('No application has access');
     // Bob approves the same client for himself: he now has a form (and a CSRF token).
@@ -197,10 +241,10 @@ describe('remembered grants', () => {
   });
 
   it('a denied request is not remembered as approval', async () => {
-    const clientId = (await registerClient(t.url)).body.client_id;
+    const clientId = (await webClient()).body.client_id;
     const first = await freshSession(clientId, 'notes:read');
     if (isUrl(first.next)) throw new Error('expected consent');
-    const denied = await first.ua.submit(first.next, { action: 'deny' }, REDIRECT);
+    const denied = await first.ua.submit(first.next, { action: 'deny' }, WEB_REDIRECT);
     expect(isUrl(denied) && denied.searchParams.get('error')).toBe('access_denied');
     const again = await freshSession(clientId, 'notes:read');
     expect(isUrl(again.next)).toBe(false);

@@ -66,6 +66,8 @@ export interface ConsentView {
   loopbackOnly: boolean;
   account: string;
   resources: Array<{ resource: string; scopes: ConsentScope[]; alreadyGranted: string[] }>;
+  /** Nothing new is asked (the access was approved before): the user confirms it again. */
+  reconfirm?: boolean;
   oidcScopes: string[];
 }
 
@@ -106,6 +108,7 @@ ${v.cimdHost ? `<dt>Metadata published by</dt><dd><code>${escapeHtml(v.cimdHost)
 <dt>You will be sent back to</dt><dd><strong><code>${escapeHtml(v.redirectHost)}</code></strong><br><span class="muted">${escapeHtml(v.redirectUri)}</span></dd>
 </dl>
 <h2>Requested access</h2>
+${v.reconfirm ? '<p>You allowed this access before. Confirm that this is the application you are using now.</p>' : ''}
 <dl>
 ${resources}${oidc}
 </dl>

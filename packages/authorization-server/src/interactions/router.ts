@@ -164,8 +164,13 @@ export function createInteractionRouter(o: InteractionOptions): Router {
   async function renderConsent(req: Request, res: Response, details: Details) {
     const { grant, remembered } = await baseGrant(details);
     const left = notCoveredBy(missingAccess(details), remembered);
-    // Everything asked for was approved in an earlier session and not revoked: no page.
-    if (remembered && isEmpty(left)) return approve(req, res, details, remembered, 'remembered');
+    // Everything asked for was approved in an earlier session and not revoked: no page —
+    // except for native (loopback / custom-scheme) clients, which any local program can
+    // impersonate (MCP security §Localhost Redirect URI Risks; oidc-provider's
+    // native_client_prompt), and when the client asked for prompt=consent.
+    const mustAsk = details.prompt.reasons.some((r) => r === 'native_client_prompt' || r === 'consent_prompt');
+    if (remembered && isEmpty(left) && !mustAsk) return approve(req, res, details, remembered, 'remembered');
+    const reconfirm = isEmpty(left);
     const account = await o.store.accounts.findById(String(details.session?.accountId));
     const client = await describeClient(details);
     const csrf = issueCsrfToken(res, action(details.uid), o.secureCookies);
@@ -177,14 +182,28 @@ export function createInteractionRouter(o: InteractionOptions): Router {
         stylesheet,
         ...client,
         account: account?.displayName ?? account?.username ?? 'your account',
-        resources: Object.entries(left.missingResourceScopes ?? {}).map(([resource, scopes]) => ({
-          resource,
-          scopes: scopes.map((scope) => ({ scope, description: o.resources.describe(scope) ?? scope })),
-          alreadyGranted: grant ? grant.getResourceScope(resource).split(' ').filter(Boolean) : [],
-        })),
+        reconfirm,
+        resources: reconfirm
+          ? alreadyRequested(details, grant)
+          : Object.entries(left.missingResourceScopes ?? {}).map(([resource, scopes]) => ({
+              resource,
+              scopes: scopes.map((scope) => ({ scope, description: o.resources.describe(scope) ?? scope })),
+              alreadyGranted: grant ? grant.getResourceScope(resource).split(' ').filter(Boolean) : [],
+            })),
         oidcScopes: (left.missingOIDCScope ?? []).filter((s) => s !== 'openid'),
       }),
     );
+  }
+
+  /** Nothing new is asked: the requested resources and scopes, all granted before. */
+  function alreadyRequested(details: Details, grant: Grant | undefined) {
+    const asked = new Set(String(details.params.scope ?? '').split(' '));
+    const param = details.params.resource;
+    const list = typeof param === 'string' ? [param] : Array.isArray(param) ? param.map(String) : Object.keys(grant?.resources ?? {});
+    return list.map((resource) => {
+      const granted = grant ? grant.getResourceScope(resource).split(' ').filter((s) => asked.has(s)) : [];
+      return { resource, scopes: granted.map((scope) => ({ scope, description: o.resources.describe(scope) ?? scope })), alreadyGranted: [] };
+    });
   }
 
   async function renderLogin(res: Response, details: Details, error?: string, username?: string, status?: number) {

@@ -13,8 +13,8 @@ describe('fuzz: authorization server endpoints over HTTP', () => {
   let stack: AttackStack;
   let clientId: string;
   let refreshToken: string;
-  let accessToken: string;
-  let validLooking: string[];
+  let accessToken = '';
+  let validLooking: string[] = [];
   const n = (count: number) => Math.max(1, Math.round(count * FUZZ_SCALE));
 
   beforeAll(async () => {
@@ -51,7 +51,8 @@ describe('fuzz: authorization server endpoints over HTTP', () => {
     'application/x-www-form-urlencoded; charset=bogus',
     '',
   );
-  const authHeader = fc.oneof(
+  // Built lazily: the token and client exist only after beforeAll.
+  const authHeader = () => fc.oneof(
     fc.constant(undefined),
     headerValue.map((v) => `Basic ${Buffer.from(v).toString('base64')}`),
     fc.tuple(fieldValue(validLooking), fieldValue()).map(([a, b]) => `Basic ${Buffer.from(`${encodeURIComponent(a)}:${encodeURIComponent(b)}`).toString('base64')}`),
@@ -59,7 +60,7 @@ describe('fuzz: authorization server endpoints over HTTP', () => {
     fc.constant(`Bearer ${accessToken}`),
   );
   const formRequests = (label: string, url: string, known: string[], count: number, offset: number): FuzzRequest[] =>
-    sample(fc.tuple(fc.oneof({ weight: 4, arbitrary: form(known) }, { weight: 1, arbitrary: rawBody }), contentType, authHeader, fc.constantFrom('POST', 'POST', 'POST', 'POST', 'POST', 'POST', 'POST', 'POST', 'GET', 'PUT', 'DELETE', 'OPTIONS')), count, offset).map(
+    sample(fc.tuple(fc.oneof({ weight: 4, arbitrary: form(known) }, { weight: 1, arbitrary: rawBody }), contentType, authHeader(), fc.constantFrom('POST', 'POST', 'POST', 'POST', 'POST', 'POST', 'POST', 'POST', 'GET', 'PUT', 'DELETE', 'OPTIONS')), count, offset).map(
       ([body, type, auth, method]) => ({
         label,
         method,
@@ -93,7 +94,7 @@ describe('fuzz: authorization server endpoints over HTTP', () => {
       { weight: 2, arbitrary: fc.record({ redirect_uris: fc.array(fieldValue([NATIVE_REDIRECT]), { maxLength: 3 }) }, { requiredKeys: [] }).map((o) => JSON.stringify({ client_name: 'fuzz', ...o })) },
       { weight: 1, arbitrary: rawBody },
     );
-    const requests = sample(fc.tuple(body, fc.constantFrom('application/json', 'application/json', 'application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded', ''), authHeader, fc.constantFrom('POST', 'POST', 'POST', 'GET', 'PUT', 'DELETE')), 2000, 2).map(
+    const requests = sample(fc.tuple(body, fc.constantFrom('application/json', 'application/json', 'application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded', ''), authHeader(), fc.constantFrom('POST', 'POST', 'POST', 'GET', 'PUT', 'DELETE')), 2000, 2).map(
       ([b, type, auth, method]): FuzzRequest => ({
         label: '/reg',
         method,
@@ -150,7 +151,7 @@ describe('fuzz: authorization server endpoints over HTTP', () => {
       { weight: 1, arbitrary: fc.constantFrom('/%2e%2e/%2e%2e/etc/passwd', '/..%2f..%2f', '/%00', '/.well-known/%2e%2e', '/jwks/%ff', '/reg/%ff', '/%ff') },
     );
     const requests = sample(
-      fc.tuple(path, fc.webQueryParameters(), fc.constantFrom('GET', 'GET', 'POST', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'PATCH'), headerValue, headerValue, authHeader, rawBody),
+      fc.tuple(path, fc.webQueryParameters(), fc.constantFrom('GET', 'GET', 'POST', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'PATCH'), headerValue, headerValue, authHeader(), rawBody),
       1000,
       6,
     ).map(([p, q, method, accept, origin, auth, body]): FuzzRequest => ({

@@ -200,6 +200,33 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
     expect(res.status).toBe(403);
   });
 
+  it('an unreachable provider: a clear 502 page, and the login form still works', async () => {
+    // A loopback port that was just closed: nothing listens there.
+    const { createServer } = await import('node:net');
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const port = (probe.address() as { port: number }).port;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    const down = await startAs({ upstream: [{ name: 'Down IdP', issuer: `http://127.0.0.1:${port}`, clientId: 'x' }] });
+    try {
+      const cid = (await registerClient(down.url)).body.client_id;
+      const ua = new UserAgent();
+      const { challenge } = pkce();
+      const page = await ua.follow(
+        authorizeUrl(down.url, { client_id: cid, response_type: 'code', redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', scope: 'notes:read', resource: RESOURCE, state: 'st' }),
+        REDIRECT,
+      );
+      if (isUrl(page)) throw new Error('expected the login page');
+      const res = await ua.submit(page, { upstream: '0' }, REDIRECT);
+      expect(!isUrl(res) && res.status).toBe(502);
+      expect(!isUrl(res) && res.body).toContain('Down IdP is not reachable right now');
+      const back = await ua.request(new URL(/href="([^"]+)"/.exec((res as Page).body.split('<body>')[1]!)![1]!, page.url).href);
+      expect(back.body).toContain('name="password"');
+    } finally {
+      await down.close();
+    }
+  });
+
   it('config: upstream issuers must be https (http only for loopback on a loopback issuer); fields are checked', () => {
     const base = { resources: [{ resource: RESOURCE, scopes: { a: 'A' } }], storage: { kind: 'memory' as const } };
     expect(() => validateConfig({ ...base, issuer: 'https://as.example', upstream: [{ name: 'X', issuer: 'http://127.0.0.1:1', clientId: 'c' }] })).toThrow(/must use https/);

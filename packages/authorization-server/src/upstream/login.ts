@@ -54,7 +54,8 @@ export class UpstreamLogin {
         p.clientSecret ? { client_secret: p.clientSecret } : undefined,
         p.clientSecret ? oidc.ClientSecretBasic(p.clientSecret) : oidc.None(),
         // Validated at start-up: plain http only for a loopback provider on a loopback AS.
-        issuer.protocol === 'http:' ? { execute: [oidc.allowInsecureRequests] } : undefined,
+        // A short timeout: the user is waiting on the login page.
+        { timeout: 10, ...(issuer.protocol === 'http:' ? { execute: [oidc.allowInsecureRequests] } : {}) },
       );
       pending.catch(() => this.configs.delete(index));
       this.configs.set(index, pending);

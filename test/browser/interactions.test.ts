@@ -189,6 +189,7 @@ describe('browser: login and consent pages (Chromium)', () => {
     await page.getByLabel('Upstream login').fill('dana');
     await page.getByRole('button', { name: 'Sign in at the upstream IdP' }).click();
     await page.getByRole('heading', { name: 'Authorize access' }).waitFor();
+    await screenshot(page, 'consent-before-deny');
     await page.getByRole('button', { name: 'Deny' }).click();
     await atCallback(page);
     const callback = new URL(page.url());

@@ -1,0 +1,87 @@
+/**
+ * RFC 7009 §2.1 / RFC 7662 §4: a client revokes and introspects only its own tokens; the
+ * policies are explicit (no oidc-provider "default allowedPolicy function called" warning).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registerClient, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
+import { authorizeAuto } from './helpers/flow.js';
+
+const printed: string[] = [];
+const originalWrite = process.stdout.write.bind(process.stdout);
+const originalErr = process.stderr.write.bind(process.stderr);
+
+function basic(id: string, secret: string): string {
+  return `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+}
+
+async function post(base: string, path: string, params: Record<string, string>, auth?: string) {
+  const res = await fetch(`${base}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...(auth ? { authorization: auth } : {}) },
+    body: new URLSearchParams(params),
+  });
+  const text = await res.text();
+  return { status: res.status, body: (text ? JSON.parse(text) : {}) as Record<string, unknown> };
+}
+
+describe('revocation and introspection policies', () => {
+  let t: RunningAs;
+  let owner: { id: string; auth: string };
+  let other: { id: string; auth: string };
+  let publicOther: string;
+  let refreshToken: string;
+
+  beforeAll(async () => {
+    process.stdout.write = ((c: unknown, ...r: unknown[]) => (printed.push(String(c)), (originalWrite as (...a: unknown[]) => boolean)(c, ...r))) as typeof process.stdout.write;
+    process.stderr.write = ((c: unknown, ...r: unknown[]) => (printed.push(String(c)), (originalErr as (...a: unknown[]) => boolean)(c, ...r))) as typeof process.stderr.write;
+    t = await startAs({ devAutoLogin: 'alice' });
+    const confidential = { token_endpoint_auth_method: 'client_secret_basic', application_type: 'web' };
+    const a = (await registerClient(t.url, confidential)).body;
+    const b = (await registerClient(t.url, confidential)).body;
+    owner = { id: a.client_id, auth: basic(a.client_id, a.client_secret) };
+    other = { id: b.client_id, auth: basic(b.client_id, b.client_secret) };
+    publicOther = (await registerClient(t.url)).body.client_id;
+    const flow = await authorizeAuto(t.url, owner.id);
+    const tokens = await tokenRequest(
+      t.url,
+      { grant_type: 'authorization_code', code: flow.callback.searchParams.get('code')!, redirect_uri: 'http://127.0.0.1:7777/callback', code_verifier: flow.verifier, resource: RESOURCE },
+      { authorization: owner.auth },
+    );
+    expect(tokens.status, JSON.stringify(tokens.body)).toBe(200);
+    refreshToken = tokens.body.refresh_token;
+  });
+  afterAll(async () => {
+    process.stdout.write = originalWrite;
+    process.stderr.write = originalErr;
+    await t?.close();
+  });
+
+  it('RFC 7662 §4: another client (authenticated) learns nothing about the token: {"active":false}', async () => {
+    const res = await post(t.url, '/token/introspection', { token: refreshToken }, other.auth);
+    expect(res).toEqual({ status: 200, body: { active: false } });
+    const mine = await post(t.url, '/token/introspection', { token: refreshToken }, owner.auth);
+    expect(mine.body).toMatchObject({ active: true, client_id: owner.id });
+  });
+
+  it('RFC 7009 §2.1: another authenticated client cannot revoke the token (invalid_request)', async () => {
+    const res = await post(t.url, '/token/revocation', { token: refreshToken }, other.auth);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_request');
+    expect((await post(t.url, '/token/introspection', { token: refreshToken }, owner.auth)).body.active).toBe(true);
+  });
+
+  it('RFC 7009 §2.1: a public client naming another client gets the empty 200 and the token stays valid', async () => {
+    const res = await post(t.url, '/token/revocation', { token: refreshToken, client_id: publicOther });
+    expect(res.status).toBe(200);
+    expect((await post(t.url, '/token/introspection', { token: refreshToken }, owner.auth)).body.active).toBe(true);
+  });
+
+  it('RFC 7009 §2.1: the owner revokes its token', async () => {
+    expect((await post(t.url, '/token/revocation', { token: refreshToken }, owner.auth)).status).toBe(200);
+    expect((await post(t.url, '/token/introspection', { token: refreshToken }, owner.auth)).body.active).toBe(false);
+  });
+
+  it('oidc-provider never falls back to its default policies (no warning printed)', () => {
+    expect(printed.join('')).not.toMatch(/allowedPolicy function called/);
+  });
+});

@@ -136,6 +136,31 @@ describe('RFC 9449 §8 DPoP nonces at the authorization server', () => {
     expect(atB.body.error).toBe('invalid_grant');
   });
 
+  it('RFC 9449 §8: without a configured nonceSecret, instances sharing a store derive the same nonce key', async () => {
+    const c = await startAs({ devAutoLogin: 'alice', dpop: { requireNonce: true } });
+    const d = await startAs({ devAutoLogin: 'alice', storage: c.as.store, dpop: { requireNonce: true } });
+    const lone = await startAs({ devAutoLogin: 'alice', dpop: { requireNonce: true } });
+    try {
+      const key = await dpopKey();
+      const shared = (await registerClient(c.url)).body.client_id as string;
+      const own = (await registerClient(lone.url)).body.client_id as string;
+      const refresh = (client_id: string) => ({ grant_type: 'refresh_token', refresh_token: 'x', client_id });
+      const first = await tokenRequest(c.url, refresh(shared), { dpop: await proof(key, `${c.url}/token`) });
+      expect(first.body.error).toBe('use_dpop_nonce');
+      const nonce = first.headers.get('dpop-nonce')!;
+      const atD = await tokenRequest(d.url, refresh(shared), { dpop: await proof(key, `${d.url}/token`, nonce) });
+      // the nonce was accepted (the refusal is about the made-up refresh token)
+      expect(atD.body.error).toBe('invalid_grant');
+      // another store, another key: the nonce is refused there
+      const atLone = await tokenRequest(lone.url, refresh(own), { dpop: await proof(key, `${lone.url}/token`, nonce) });
+      expect(atLone.body.error).toBe('use_dpop_nonce');
+    } finally {
+      await d.close();
+      await c.close();
+      await lone.close();
+    }
+  });
+
   it('config: a nonceSecret that is not 32 bytes of base64url and symmetric algorithms are refused', () => {
     const base = { issuer: 'http://localhost:9000', resources: [{ resource: RESOURCE, scopes: { a: 'a' } }], storage: { kind: 'memory' as const } };
     let problems: string[] = [];

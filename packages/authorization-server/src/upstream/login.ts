@@ -9,7 +9,6 @@ import * as oidc from 'openid-client';
 import type { AccountRecord, Store } from '../storage/types.js';
 import type { Logger } from '../logger.js';
 import { StorageError } from '../storage/errors.js';
-import { parseUrl } from '../urls.js';
 import type { UpstreamProviderConfig } from './config.js';
 
 const FLOWS = 'upstream-flow';
@@ -150,10 +149,5 @@ export class UpstreamLogin {
       }
     }
     throw new Error('could not choose a username for the upstream account');
-  }
-
-  /** The provider host, for log fields. */
-  host(index: number): string | undefined {
-    return parseUrl(this.providers[index]?.issuer ?? '')?.host;
   }
 }

@@ -212,6 +212,22 @@ describe('interaction pages: headers, CSRF, lockout, audit', () => {
   });
 });
 
+describe('issuer with a path', () => {
+  it('pages, stylesheet and /account live under the issuer path', async () => {
+    const t = await startAs({ issuerPath: '/tenant1' });
+    try {
+      const clientId = (await registerClient(`${t.url}/tenant1`)).body.client_id;
+      const { page } = await openLogin(`${t.url}/tenant1`, clientId);
+      expect(page.url).toContain('/tenant1/interaction/');
+      expect(page.body).toContain('<link rel="stylesheet" href="/tenant1/interaction/assets/style.css">');
+      expect((await fetch(`${t.url}/tenant1/interaction/assets/style.css`)).status).toBe(200);
+      expect((await fetch(`${t.url}/tenant1/account`)).status).toBe(401);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe('DEV_AUTO_LOGIN', () => {
   const base = { resources: [{ resource: RESOURCE, scopes: { 'notes:read': 'Read' } }], storage: { kind: 'memory' as const }, devAutoLogin: 'dev' };
   it('is refused unless the issuer host is loopback', () => {

@@ -165,6 +165,21 @@ describe('e2e: DPoP-bound tokens (AS nonces required, demo server accepting DPoP
     expectWhoami(await callWhoami(stack, auth), refreshed!.access_token);
     expect(opened).toHaveLength(1);
   });
+
+  it('MCP §Scope Challenge Handling with DPoP: a 403 insufficient_scope on the DPoP challenge leads to step-up, and the new token is DPoP-bound too', async () => {
+    const before = opened.length;
+    const client = new Client({ name: 'e2e-dpop', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(stack.mcpUrl), { fetch: createAuthFetch(auth) }));
+    const added = await client.callTool({ name: 'add_note', arguments: { text: 'written with a DPoP-bound token' } });
+    await client.close();
+    expect(added.isError).not.toBe(true);
+    expect(opened.length).toBe(before + 1);
+    const challenge = mcpCalls().find((s) => s.status === 403)!.responseHeaders.get('www-authenticate')!;
+    expect(challenge).toMatch(/DPoP [^]*error="insufficient_scope"/);
+    const tokens = await auth.getTokens(stack.mcpUrl);
+    expect(tokens!.scope).toContain('notes:write');
+    expect((inspectAccessToken(tokens!.access_token).claims.cnf as { jkt: string }).jkt).toBe(tokens!.dpop_jkt);
+  });
 });
 
 describe('e2e: DPoP required at the MCP server, with resource-server nonces (MCP_DPOP_REQUIRED)', () => {

@@ -52,7 +52,7 @@ export interface RefreshGraceOptions {
   /** Grace window in seconds; 0 leaves the provider untouched. */
   graceSeconds: number;
   logger: Logger;
-  /** How long a concurrent request waits for the first one's response (default min(window, 5 s)). */
+  /** How long a concurrent request waits for the first one's response (default min(window, 10 s)). */
   maxWaitMs?: number;
   /** Interval between store reads while waiting (default 25 ms). */
   pollMs?: number;
@@ -81,6 +81,16 @@ interface FoundRefreshToken {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** Resolves when `promise` settles or after `ms`, whichever comes first (no timer left behind). */
+async function within(promise: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** The parameters that shape a refresh response; a grace hit needs the same ones. */
 function requestFingerprint(params: Record<string, unknown>): string {
   const resource = params.resource;
@@ -99,7 +109,8 @@ function reason(err: unknown): string {
 export async function installRefreshGrace(provider: Provider, options: RefreshGraceOptions): Promise<void> {
   const { kv, graceSeconds, logger } = options;
   const internals = await loadRefreshGrantInternals(provider);
-  const maxWaitMs = options.maxWaitMs ?? Math.min(graceSeconds * 1000, 5000);
+  // A waiter that gives up falls through to reuse detection (a logout): wait as long as the window.
+  const maxWaitMs = options.maxWaitMs ?? Math.min(graceSeconds * 1000, 10_000);
   const pollMs = options.pollMs ?? 25;
   // First requests in flight on this instance: a waiter here need not poll the store.
   const inFlight = new Map<string, Promise<void>>();
@@ -220,19 +231,20 @@ class RefreshGrace {
     this.internals.checkDpopRequired(ctx, dPoP);
     if (token.jkt && token.jkt !== dPoP?.thumbprint) return 'dpop_key_mismatch';
     if ((payload.jkt ?? null) !== (dPoP?.thumbprint ?? null)) return 'dpop_key_mismatch';
-    if (dPoP) await this.internals.checkDpopReplay(ctx, dPoP, ctx.oidc.client!.clientId);
     // The pair is only worth repeating while its refresh token is unused and its grant alive.
     const successor = (await this.provider.RefreshToken.find(String(payload.body.refresh_token))) as FoundRefreshToken | undefined;
     if (!successor || successor.consumed || successor.grantId !== token.grantId) return 'successor_used_or_revoked';
     const grant = token.grantId ? await this.provider.Grant.find(token.grantId) : undefined;
     if (!grant) return 'grant_revoked';
+    // Last, so that a refusal leaves the proof to the provider's own replay check.
+    if (dPoP) await this.internals.checkDpopReplay(ctx, dPoP, ctx.oidc.client!.clientId);
     return undefined;
   }
 
   private async awaitRecord(slot: string): Promise<unknown> {
     const deadline = Date.now() + this.maxWaitMs;
     const local = this.inFlight.get(slot);
-    if (local) await Promise.race([local, sleep(this.maxWaitMs)]);
+    if (local) await within(local, this.maxWaitMs);
     for (;;) {
       let record: unknown;
       try {

@@ -283,6 +283,18 @@ describe('DPoP-bound refresh tokens (RFC 9449) with required nonces', () => {
     expect(again.body.refresh_token).toBe(first.body.refresh_token);
   });
 
+  it('RFC 9700 §4.14.2: once the new DPoP-bound refresh token was used, a repeat of the old one with a fresh proof revokes the grant', async () => {
+    const { tokens, nonce } = await boundTokens();
+    const first = await refresh(t, clientId, tokens.refresh_token, {}, { dpop: await proof(key, htu(), nonce) });
+    const second = await refresh(t, clientId, first.body.refresh_token, {}, { dpop: await proof(key, htu(), nonce) });
+    expect(second.status).toBe(200);
+    const stale = await refresh(t, clientId, tokens.refresh_token, {}, { dpop: await proof(key, htu(), nonce) });
+    expect(stale.status).toBe(400);
+    expect(stale.body.error).toBe('invalid_grant');
+    const newest = await refresh(t, clientId, second.body.refresh_token, {}, { dpop: await proof(key, htu(), nonce) });
+    expect(newest.body.error).toBe('invalid_grant');
+  });
+
   it('RFC 9449 §11.1: the retry\'s proof cannot be a replay of the first one', async () => {
     const { tokens, nonce } = await boundTokens();
     const p = await proof(key, htu(), nonce);

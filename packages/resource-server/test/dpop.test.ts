@@ -393,6 +393,32 @@ describe('RFC 9449 DPoP at the resource server', () => {
     expect(lastReason()).toBe('sender_constraint_unsupported');
   });
 
+  it('RFC 9449 §11.1: a custom (async) replay store shared by two instances refuses a proof replayed at the other instance', async () => {
+    const seen = new Map<string, number>();
+    const calls: Array<[string, number]> = [];
+    const shared = {
+      async add(key: string, expiresAt: number) {
+        calls.push([key, expiresAt]);
+        await new Promise((r) => setTimeout(r, 1));
+        if ((seen.get(key) ?? 0) > Date.now()) return false;
+        seen.set(key, expiresAt);
+        return true;
+      },
+    };
+    const one = makeApp({ authorizationServers: [as.issuer], dpop: { replay: shared } });
+    const two = makeApp({ authorizationServers: [as.issuer], dpop: { replay: shared } });
+    const token = await boundToken();
+    const proof = await makeProof({ key: pk, token });
+    expect((await dpopCall(one.app, token, proof)).status).toBe(200);
+    await expectProofRefused(await dpopCall(two.app, token, proof), 'dpop_replayed', two.logs);
+    // the entry outlives the proof's acceptance window (iat + maxAge + tolerance)
+    const iat = JSON.parse(Buffer.from(proof.split('.')[1]!, 'base64url').toString()).iat as number;
+    expect(calls[0]![1]).toBeGreaterThanOrEqual((iat + 60 + 5) * 1000);
+    // the key names neither the token nor the proof
+    expect(calls[0]![0]).not.toContain(token.slice(0, 20));
+    await Promise.all([one.rs.close(), two.rs.close()]);
+  });
+
   it('refusals never log the token or the proof', async () => {
     const token = await boundToken();
     const proof = await makeProof({ key: other, token });

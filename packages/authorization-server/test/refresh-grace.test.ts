@@ -4,6 +4,9 @@
  * the same refresh gets the same new pair. Everything through real HTTP on loopback.
  */
 import { createHash, randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, validateConfig } from '../src/index.js';
@@ -303,6 +306,34 @@ describe('DPoP-bound refresh tokens (RFC 9449) with required nonces', () => {
     const replayed = await refresh(t, clientId, tokens.refresh_token, {}, { dpop: p });
     expect(replayed.status).toBe(400);
     expect(replayed.body.access_token).toBeUndefined();
+  });
+});
+
+describe('refresh grace on the embedded SQLite store', () => {
+  let t: RunningAs;
+  let clientId: string;
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'refresh-grace-'));
+    t = await start({ storage: { kind: 'sqlite', file: join(dir, 'as.db') } });
+    clientId = (await registerClient(t.url)).body.client_id;
+  });
+  afterAll(async () => {
+    await t?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('RFC 9700 §4.14.2 grace policy: concurrent refreshes and a later retry get one pair; a replay with another scope revokes', async () => {
+    const tokens = await initialTokens(t, clientId);
+    const [a, b] = await Promise.all([refresh(t, clientId, tokens.refresh_token), refresh(t, clientId, tokens.refresh_token)]);
+    expect([a.status, b.status]).toEqual([200, 200]);
+    expect(b.body.refresh_token).toBe(a.body.refresh_token);
+    expect(b.body.access_token).toBe(a.body.access_token);
+    const retry = await refresh(t, clientId, tokens.refresh_token);
+    expect(retry.body.refresh_token).toBe(a.body.refresh_token);
+    const other = await refresh(t, clientId, tokens.refresh_token, { scope: 'notes:read' });
+    expect(other.body.error).toBe('invalid_grant');
+    expect((await refresh(t, clientId, a.body.refresh_token)).body.error).toBe('invalid_grant');
   });
 });
 

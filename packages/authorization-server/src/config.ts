@@ -4,6 +4,7 @@ import { isLoopbackHost, isValidResourceIndicator, parseUrl } from './urls.js';
 import type { Logger } from './logger.js';
 import { dpopConfigProblems, type DpopConfig } from './dpop.js';
 import { upstreamConfigProblems, type UpstreamProviderConfig } from './upstream/config.js';
+import type { LoginThrottleLimits } from './interactions/throttle.js';
 import type { MetricsConfig } from './ops/metrics.js';
 import { productionProblems } from './ops/production.js';
 import { refreshGraceConfigProblems } from './refresh-grace.js';
@@ -98,6 +99,8 @@ export interface AuthorizationServerConfig {
   serviceName?: string;
   /** Upstream OpenID Connect providers offered as "Sign in with <name>" on the login page. */
   upstream?: UpstreamProviderConfig[];
+  /** Failed-login brakes (defaults: 10 per address+user, 50 per user, 100 per address, 900 s window). */
+  loginThrottle?: Partial<LoginThrottleLimits>;
   logger?: Logger;
   /**
    * Production mode: refuses dev switches, the memory store and a non-loopback http issuer,
@@ -224,6 +227,10 @@ export function validateConfig(config: AuthorizationServerConfig): void {
   }
 
   problems.push(...upstreamConfigProblems(c.upstream, loopback));
+  for (const [k, v] of Object.entries(c.loginThrottle ?? {})) {
+    if (!['perAddressAndUser', 'perUser', 'perAddress', 'windowSeconds'].includes(k)) problems.push(`loginThrottle.${k}: unknown field`);
+    else if (!positiveInt(v)) problems.push(`loginThrottle.${k}: must be a positive integer`);
+  }
 
   if (c.clients !== undefined && !Array.isArray(c.clients)) problems.push('clients: must be an array of client metadata');
   else c.clients?.forEach((client, i) => {

@@ -8,6 +8,7 @@ import { consoleLogger } from './logger.js';
 import { buildProvider } from './provider.js';
 import { createInteractionRouter } from './interactions/router.js';
 import { createAccountRouter } from './interactions/account.js';
+import { DEFAULT_LOGIN_LIMITS } from './interactions/throttle.js';
 import { ensureAccount, seedUsers } from './accounts.js';
 import { rateLimit } from './rate-limit.js';
 import { defaultScopeMiddleware } from './default-scope.js';
@@ -134,6 +135,7 @@ export async function createAuthorizationServer(config: AuthorizationServerConfi
         devAutoLoginAccountId: devAccount?.id,
         issuer: config.issuer,
         upstream: config.upstream,
+        loginLimits: { ...DEFAULT_LOGIN_LIMITS, ...config.loginThrottle },
       }),
     );
     // The signed-in user's approvals, each revocable (see interactions/account.ts).

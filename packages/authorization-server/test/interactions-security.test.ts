@@ -212,6 +212,35 @@ describe('interaction pages: headers, CSRF, lockout, audit', () => {
   });
 });
 
+describe('loginThrottle configuration', () => {
+  it('per-user lockout from many addresses (distributed guessing), with configured limits', async () => {
+    const t = await startAs({ trustProxy: true, loginThrottle: { perUser: 3, perAddressAndUser: 100 } });
+    try {
+      const clientId = (await registerClient(t.url)).body.client_id;
+      const attempt = async (address: string, password: string) => {
+        const headers = { 'x-forwarded-for': address };
+        const { ua, page } = await openLogin(t.url, clientId, new UserAgent(), headers);
+        return ua.follow(new URL(/action="([^"]+)"/.exec(page.body)![1]!, page.url).href, REDIRECT, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+          body: new URLSearchParams({ csrf: /name="csrf" value="([^"]+)"/.exec(page.body)![1]!, username: 'alice', password, action: 'login' }),
+        });
+      };
+      for (let i = 0; i < 3; i++) expect(((await attempt(`192.0.2.${i + 1}`, 'wrong-password')) as Page).status).toBe(401);
+      const locked = await attempt('192.0.2.200', 'alice-password');
+      expect(!isUrl(locked) && locked.status).toBe(429);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('invalid limits are configuration errors', () => {
+    expect(() => validateConfig({ issuer: 'http://127.0.0.1:1', resources: [{ resource: RESOURCE, scopes: { a: 'A' } }], storage: { kind: 'memory' }, loginThrottle: { perUser: 0, bogus: 1 } as never })).toThrow(
+      /loginThrottle.perUser: must be a positive integer[\s\S]*loginThrottle.bogus: unknown field/,
+    );
+  });
+});
+
 describe('issuer with a path', () => {
   it('pages, stylesheet and /account live under the issuer path', async () => {
     const t = await startAs({ issuerPath: '/tenant1' });

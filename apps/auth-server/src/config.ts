@@ -44,6 +44,7 @@ export const AS_FILE_KEYS = [
   'metrics',
   'readinessTimeoutMs',
   'upstream',
+  'loginThrottle',
   'dpop',
 ] as const;
 

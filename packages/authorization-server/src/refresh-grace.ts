@@ -17,8 +17,8 @@
  *   once the new refresh token was itself used, the provider's reuse detection revokes the
  *   grant. A consumed token presented by ANOTHER client revokes the grant too (the token leaked).
  * - A first attempt that fails (e.g. `use_dpop_nonce`, `invalid_scope`) releases its claim, so
- *   the client's corrected retry becomes the protected first refresh; waiters fall through to
- *   the provider and get its real error.
+ *   the client's corrected retry becomes the protected first refresh; its waiters then take
+ *   turns (each gets the provider's own answer, and a success is protected in turn).
  * - A `resource` the grant does not cover is refused (`invalid_target`) before the token is
  *   consumed (oidc-provider checks it only after rotating, which burnt the token).
  *
@@ -147,15 +147,25 @@ class RefreshGrace {
     if (!(this.graceSeconds > 0) || token['x5t#S256']) return this.internals.handler(ctx);
 
     const slot = graceSlot(value);
-    let claim: number;
-    try {
-      claim = await this.kv.increment(REFRESH_GRACE_NAMESPACE, `c:${slot}`, 1, this.graceSeconds);
-    } catch (err) {
-      this.logger.warn('refresh grace unavailable (store error): refreshing without it', { client_id: clientId, detail: reason(err) });
-      return this.internals.handler(ctx);
+    const deadline = Date.now() + this.maxWaitMs;
+    for (;;) {
+      let claim: number;
+      try {
+        claim = await this.kv.increment(REFRESH_GRACE_NAMESPACE, `c:${slot}`, 1, this.graceSeconds);
+      } catch (err) {
+        this.logger.warn('refresh grace unavailable (store error): refreshing without it', { client_id: clientId, detail: reason(err) });
+        return this.internals.handler(ctx);
+      }
+      if (claim === 1) return this.first(ctx, value, slot, clientId);
+      const record = await this.awaitRecord(slot, deadline);
+      // The first attempt failed and released its claim: take a turn (one at a time), so each
+      // request gets the provider's own answer and a corrected retry is protected in turn.
+      if (isFailureMarker(record) && Date.now() < deadline) {
+        await sleep(this.pollMs);
+        continue;
+      }
+      return this.repeat(ctx, value, slot, clientId, token, record);
     }
-    if (claim === 1) return this.first(ctx, value, slot, clientId);
-    return this.repeat(ctx, value, slot, clientId, token);
   }
 
   /** The first refresh of this token in the window: run it, keep its response sealed. */
@@ -200,8 +210,7 @@ class RefreshGrace {
   }
 
   /** The same token again within the window: serve the first response when it is safe to. */
-  private async repeat(ctx: Ctx, value: string, slot: string, clientId: string, token: FoundRefreshToken): Promise<void> {
-    const record = await this.awaitRecord(slot);
+  private async repeat(ctx: Ctx, value: string, slot: string, clientId: string, token: FoundRefreshToken, record: unknown): Promise<void> {
     const payload = record === undefined ? undefined : openGraceRecord(value, slot, record);
     const refusal = payload ? await this.refusal(ctx, payload, token) : record === undefined ? 'first_response_missing' : isFailureMarker(record) ? 'first_request_failed' : 'unreadable_record';
 
@@ -241,10 +250,9 @@ class RefreshGrace {
     return undefined;
   }
 
-  private async awaitRecord(slot: string): Promise<unknown> {
-    const deadline = Date.now() + this.maxWaitMs;
+  private async awaitRecord(slot: string, deadline: number): Promise<unknown> {
     const local = this.inFlight.get(slot);
-    if (local) await within(local, this.maxWaitMs);
+    if (local) await within(local, Math.max(0, deadline - Date.now()));
     for (;;) {
       let record: unknown;
       try {

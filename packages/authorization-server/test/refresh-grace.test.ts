@@ -269,6 +269,20 @@ describe('DPoP-bound refresh tokens (RFC 9449) with required nonces', () => {
     expect(next.status, JSON.stringify(next.body)).toBe(200);
   });
 
+  it('RFC 9449 §8 + grace: a failing request racing two good ones gets its own error; the good ones share one pair', async () => {
+    for (let round = 0; round < 3; round++) {
+      const { tokens, nonce } = await boundTokens();
+      const send = (p: Promise<string>) => p.then((dpop) => refresh(t, clientId, tokens.refresh_token, {}, { dpop }));
+      const [bad, one, two] = await Promise.all([send(proof(key, htu())), send(proof(key, htu(), nonce)), send(proof(key, htu(), nonce))]);
+      expect(bad.body.error).toBe('use_dpop_nonce');
+      expect(one.status, JSON.stringify(one.body)).toBe(200);
+      expect(two.status, JSON.stringify(two.body)).toBe(200);
+      expect(two.body.refresh_token).toBe(one.body.refresh_token);
+      expect(two.body.access_token).toBe(one.body.access_token);
+      expect((await refresh(t, clientId, one.body.refresh_token, {}, { dpop: await proof(key, htu(), nonce) })).status).toBe(200);
+    }
+  });
+
   it('RFC 9449 §5: within the window, no proof or a proof by another key is refused and nothing is served', async () => {
     const { tokens, nonce } = await boundTokens();
     const first = await refresh(t, clientId, tokens.refresh_token, {}, { dpop: await proof(key, htu(), nonce) });

@@ -126,6 +126,37 @@ describe('attack: authorization code grant (OAuth 2.1 §4.1, §7.5; RFC 7636; RF
     });
   });
 
+  describe('pushed authorization requests (RFC 9126)', () => {
+    const par = (form: Record<string, string>) =>
+      postForm(stack.metadata.pushed_authorization_request_endpoint as string, {
+        response_type: 'code', client_id: nativeClient, redirect_uri: NATIVE_REDIRECT, scope: 'notes:read', resource: stack.mcpUrl, state: 'par', ...form,
+      });
+    const authorizeWith = (clientId: string, requestUri: string, extra = '') =>
+      frontChannel(stack.issuer, `${stack.metadata.authorization_endpoint}?client_id=${clientId}&request_uri=${encodeURIComponent(requestUri)}${extra}`);
+
+    it('PKCE is required at the PAR endpoint too: missing or plain → invalid_request', async () => {
+      expect((await par({})).body.error).toBe('invalid_request');
+      expect((await par({ code_challenge: pkcePair().verifier, code_challenge_method: 'plain' })).body.error).toBe('invalid_request');
+    });
+
+    it('request_uri of another client → refused; query parameters cannot override the pushed redirect_uri; single use', async () => {
+      const pushed = await par({ code_challenge: pkcePair().challenge, code_challenge_method: 'S256' });
+      expect(pushed.status).toBe(201);
+      const uri = pushed.body.request_uri as string;
+      const other = await registerClient(stack);
+      const stolen = await authorizeWith(other, uri);
+      if (stolen.kind === 'callback') expect(stolen.url.searchParams.get('code')).toBeNull();
+      const overridden = await authorizeWith(nativeClient, uri, `&redirect_uri=${encodeURIComponent('http://127.0.0.1:9/evil')}`);
+      expect(overridden.kind).toBe('callback');
+      const target = (overridden as { url: URL }).url;
+      expect(`${target.origin}${target.pathname}`).toBe(NATIVE_REDIRECT);
+      const replay = await authorizeWith(nativeClient, uri);
+      expect(replay.kind).toBe('callback');
+      expect((replay as { url: URL }).url.searchParams.get('code')).toBeNull();
+      expect((replay as { url: URL }).url.searchParams.get('error')).toBe('invalid_request_uri');
+    });
+  });
+
   describe('authorization code replay (OAuth 2.1 §4.1.3: single use; SHOULD revoke tokens already issued)', () => {
     it('second redemption fails with invalid_grant AND the first redemption\'s refresh token stops working', async () => {
       const first = await fullFlow(stack, nativeClient);

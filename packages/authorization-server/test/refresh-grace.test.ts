@@ -176,6 +176,39 @@ describe('refresh grace window (default 10 s, memory store)', () => {
   });
 });
 
+describe('refresh grace log lines', () => {
+  const lines: Array<{ level: string; message: string; fields?: Record<string, unknown> }> = [];
+  const record = (level: string) => (message: string, fields?: Record<string, unknown>) => void lines.push({ level, message, fields });
+  let t: RunningAs;
+  let clientId: string;
+  beforeAll(async () => {
+    t = await start({ logger: { debug: record('debug'), info: record('info'), warn: record('warn'), error: record('error') } });
+    clientId = (await registerClient(t.url)).body.client_id;
+  });
+  afterAll(() => t.close());
+
+  it('DESIGN §Rules: served, skipped and cross-client reuse are logged with the client and never a token', async () => {
+    const tokens = await initialTokens(t, clientId);
+    const [a] = await Promise.all([refresh(t, clientId, tokens.refresh_token), refresh(t, clientId, tokens.refresh_token)]);
+    await refresh(t, clientId, tokens.refresh_token, { scope: 'notes:read' });
+    const leaked = await initialTokens(t, clientId);
+    const rotated = await refresh(t, clientId, leaked.refresh_token);
+    const other = (await registerClient(t.url)).body.client_id as string;
+    expect((await refresh(t, other, leaked.refresh_token)).body.error).toBe('invalid_grant');
+    const events = lines.map((l) => l.fields?.event).filter(Boolean);
+    expect(events).toContain('refresh_grace.served');
+    expect(events).toContain('refresh_grace.skipped');
+    expect(events).toContain('refresh_grace.cross_client_reuse');
+    expect(lines.find((l) => l.fields?.event === 'refresh_grace.served')?.fields?.client_id).toBe(clientId);
+    expect(lines.find((l) => l.fields?.event === 'refresh_grace.skipped')?.fields?.reason).toBe('different_request');
+    const all = JSON.stringify(lines);
+    const secrets = [tokens.refresh_token, tokens.access_token, a.body.refresh_token, a.body.access_token, slotOf(tokens.refresh_token)];
+    for (const secret of [...secrets, leaked.refresh_token, rotated.body.refresh_token, rotated.body.access_token]) {
+      expect(all.includes(secret)).toBe(false);
+    }
+  });
+});
+
 describe('confidential clients: a repeat must authenticate like the first request', () => {
   let t: RunningAs;
   beforeAll(async () => {

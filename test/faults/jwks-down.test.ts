@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignJWT, generateKeyPair, type JWK } from 'jose';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { callWhoami, fullFlow, registerClient, startAttackStack, type AttackStack } from '../security/_support.js';
+import { listenProtectedEndpoint, post } from './_rs.js';
 
 /**
  * JWKS endpoint down (RFC 9068 §4 — keys come from the AS's jwks_uri; RFC 8725 §3.10): the
@@ -63,5 +66,40 @@ describe('fault: the authorization server (and its JWKS) goes down', () => {
     const still = await callWhoami(stack.mcpUrl, first.access_token);
     expect(still.status).toBe(200);
     await still.arrayBuffer();
+  });
+
+  it('a flood of unknown kids does not turn the resource server into a JWKS-fetching amplifier (refetch cooldown)', async () => {
+    const fresh = await startAttackStack();
+    const endpoint = await listenProtectedEndpoint();
+    let fetches = 0;
+    // A counting relay in front of the AS's JWKS (loopback), given to the RS as its jwks_uri.
+    const relay: Server = createServer(async (_req, res) => {
+      fetches++;
+      const upstream = await fetch(fresh.metadata.jwks_uri);
+      res.writeHead(upstream.status, { 'content-type': 'application/json' }).end(await upstream.text());
+    });
+    await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
+    try {
+      endpoint.protect(fresh.issuer, { jwks: { uris: { [fresh.issuer]: `http://127.0.0.1:${(relay.address() as AddressInfo).port}/jwks` } } });
+      const [current] = await fresh.as.server.store.keys.signingKeys();
+      const alg = String((current!.jwk as JWK).alg);
+      const foreign = await generateKeyPair(alg);
+      const now = Math.floor(Date.now() / 1000);
+      const forged = await Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          new SignJWT({ iss: fresh.issuer, aud: endpoint.resource, sub: 'x', client_id: 'x', scope: 'notes:read', jti: `j${i}`, iat: now, exp: now + 300 })
+            .setProtectedHeader({ alg, kid: `unknown-${i}`, typ: 'at+jwt' })
+            .sign(foreign.privateKey),
+        ),
+      );
+      for (const token of forged) expect((await post(endpoint.resource, token)).status).toBe(401);
+      expect(fetches).toBeGreaterThan(0);
+      expect(fetches).toBeLessThanOrEqual(3);
+    } finally {
+      relay.closeAllConnections();
+      relay.close();
+      await endpoint.close();
+      await fresh.close();
+    }
   });
 });

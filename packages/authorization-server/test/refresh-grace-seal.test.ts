@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { graceSlot, isFailureMarker, openGraceRecord, sealGracePayload, type GracePayload } from '../src/refresh-grace/sealed-response.js';
 import { checkRefreshResource } from '../src/refresh-grace/resource-check.js';
 import { refreshGraceConfigProblems } from '../src/refresh-grace.js';
+import { loadRefreshGrantInternals } from '../src/refresh-grace/oidc-internals.js';
 
 const token = 'rt-0123456789abcdefghijklmnopqrstuvwxyzABCDE';
 const payload: GracePayload = {
@@ -75,5 +76,11 @@ describe('refreshTokens.reuseGraceSeconds problems', () => {
     expect(refreshGraceConfigProblems(60)).toEqual([]);
     expect(refreshGraceConfigProblems(61)[0]).toMatch(/^refreshTokens\.reuseGraceSeconds: /);
     expect(refreshGraceConfigProblems(2.5)).toHaveLength(1);
+  });
+});
+
+describe('oidc-provider internals the grace relies on', () => {
+  it('a provider without the expected refresh_token registration fails loudly at start-up, naming the way out', async () => {
+    await expect(loadRefreshGrantInternals({} as never)).rejects.toThrow(/oidc-provider.*reuseGraceSeconds to 0/);
   });
 });

@@ -52,7 +52,8 @@ export async function loadRefreshGrantInternals(provider: Provider): Promise<Ref
     Record<string, Helper | undefined>,
   ];
   if (typeof instance !== 'function') throw missing('instance state');
-  const state = instance(provider);
+  const state = instance(provider) as ProviderInstanceState | undefined;
+  if (!state) throw missing('instance state');
   const handler = state.grantTypeHandlers?.get('refresh_token');
   const params = state.grantTypeParams?.get('refresh_token');
   if (typeof handler !== 'function' || !params) throw missing('refresh_token grant handler');

@@ -49,7 +49,7 @@ export const REFRESH_GRACE_NAMESPACE = 'refresh-grace';
 
 export interface RefreshGraceOptions {
   kv: KeyValueStore;
-  /** Grace window in seconds; 0 leaves the provider untouched. */
+  /** Grace window in seconds; 0: none (the early resource check and cross-client revocation stay). */
   graceSeconds: number;
   logger: Logger;
   /** How long a concurrent request waits for the first one's response (default min(window, 10 s)). */

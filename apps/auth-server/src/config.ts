@@ -166,7 +166,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): { config: LoadedConfig; prob
   if (metricsFlag && !FLAGS.includes(metricsFlag)) problems.push('METRICS must be 1 or 0');
   const logLevel = (setting('logLevel') ?? 'info').toLowerCase();
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
-  const shutdownText = setting('shutdownTimeoutMs') ?? '10000';
+  // Below npm start's 10 s stop timeout, so a hung connection never turns a clean stop into a kill.
+  const shutdownText = setting('shutdownTimeoutMs') ?? '5000';
   const shutdownTimeoutMs = Number(shutdownText);
   if (!/^\d+$/.test(shutdownText) || shutdownTimeoutMs < 1) problems.push('SHUTDOWN_TIMEOUT_MS must be a positive number of milliseconds');
   const nodeEnv = env.NODE_ENV?.trim();

@@ -45,7 +45,7 @@ export interface StartAuthServerOptions {
   demoUser?: boolean;
   /** Level of the default JSON logger (default `info`). */
   logLevel?: LogLevel;
-  /** On close: how long in-flight requests may run before their connections are cut (default 10000 ms). */
+  /** On close: how long in-flight requests may run before their connections are cut (default 5000 ms). */
   shutdownTimeoutMs?: number;
   devAutoLogin?: string;
   cimdAllowPrivateNetwork?: boolean;
@@ -199,7 +199,7 @@ export async function startAuthServer(options: StartAuthServerOptions = {}): Pro
     close() {
       closing ??= (async () => {
         server.drain();
-        await closeServers(options.shutdownTimeoutMs ?? 10_000);
+        await closeServers(options.shutdownTimeoutMs ?? 5_000);
         await server.close();
         await store!.close();
       })();

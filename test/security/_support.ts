@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { DEMO_SCOPES, startAuthServer, type RunningAuthServer, type StartAuthServerOptions } from '@mcp-auth-kit/auth-server';
 import { startDemoServer, type DemoServer } from '@mcp-auth-kit/demo-mcp-server';
 import { silentLogger } from '@mcp-auth-kit/authorization-server';
+import type { ResourceServerLogger } from '@mcp-auth-kit/resource-server';
 import { CookieJar } from 'tough-cookie';
 import { freePort } from '../helpers/ports.js';
 
@@ -33,11 +34,16 @@ export interface AsMetadata {
 export const NATIVE_REDIRECT = 'http://127.0.0.1/callback';
 
 export async function startAttackStack(
-  options: Omit<StartAuthServerOptions, 'port' | 'host' | 'resource'> & { quiet?: boolean; extraResources?: string[] } = {},
+  options: Omit<StartAuthServerOptions, 'port' | 'host' | 'resource'> & {
+    quiet?: boolean;
+    extraResources?: string[];
+    /** The demo MCP server's middleware logger (refusal reasons). */
+    mcpLogger?: ResourceServerLogger;
+  } = {},
 ): Promise<AttackStack> {
   const mcpPort = await freePort();
   const resource = `http://localhost:${mcpPort}/mcp`;
-  const { quiet = true, authorizationServer, extraResources, ...rest } = options;
+  const { quiet = true, authorizationServer, extraResources, mcpLogger, ...rest } = options;
   const as = await startAuthServer({
     devAutoLogin: 'demo',
     storage: { kind: 'memory' },
@@ -57,7 +63,14 @@ export async function startAttackStack(
       registration: { rateLimit: false, ...authorizationServer?.registration },
     },
   });
-  const mcp = await startDemoServer({ port: mcpPort, host: '127.0.0.1', resource, issuer: as.issuer, onError: () => {} });
+  const mcp = await startDemoServer({
+    port: mcpPort,
+    host: '127.0.0.1',
+    resource,
+    issuer: as.issuer,
+    ...(quiet ? { onError: () => {} } : {}),
+    ...(mcpLogger && { logger: mcpLogger }),
+  });
   const metadata = (await (await fetch(`${as.issuer}/.well-known/oauth-authorization-server`)).json()) as AsMetadata;
   return {
     issuer: as.issuer,

@@ -98,7 +98,7 @@ describe('browser: login and consent pages (Chromium)', () => {
   it('full authorization through the real pages: login, consent (unverified name, redirect host, localhost warning, scopes), approve → code → token', async () => {
     const { context, page, verifier, cspViolations } = await openLogin();
     // The stylesheet is external and applied (style-src 'self'; no inline styles).
-    expect(await page.locator('main').evaluate((el) => getComputedStyle(el).borderRadius)).toBe('8px');
+    expect(await page.evaluate("getComputedStyle(document.querySelector('main')).borderRadius")).toBe('8px');
     expect(await page.locator('html').getAttribute('lang')).toBe('en');
     await screenshot(page, 'login-desktop');
     await signIn(page);
@@ -119,7 +119,7 @@ describe('browser: login and consent pages (Chromium)', () => {
     await screenshot(page, 'consent-desktop');
     await page.setViewportSize(PHONE);
     // Readable at phone width: nothing wider than the viewport.
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width);
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(PHONE.width);
     await screenshot(page, 'consent-phone');
 
     await page.getByRole('button', { name: 'Approve' }).click();
@@ -162,7 +162,7 @@ describe('browser: login and consent pages (Chromium)', () => {
     expect(await page.getByLabel('Password').getAttribute('aria-describedby')).toBe('login-error');
     expect(await page.getByLabel('Password').getAttribute('aria-invalid')).toBe('true');
     expect(page.url()).not.toContain(listener.redirectUri);
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width);
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(PHONE.width);
     await screenshot(page, 'login-wrong-password-phone');
     await context.close();
   });

@@ -130,6 +130,18 @@ describe('attack: forged and misused access tokens at the MCP server', () => {
     assertInvalidToken(await callWhoami(stack.mcpUrl, `${input}.${signature.toString('base64url')}`));
   });
 
+  it('token substitution: an ID token, a refresh token or an authorization code used as the access token → 401', async () => {
+    const clientId = await registerClient(stack);
+    const tokens = await fullFlow(stack, clientId, { scope: 'openid notes:read' });
+    const substitutes = [tokens.refresh_token, tokens.code, typeof tokens.id_token === 'string' ? tokens.id_token : undefined].filter(
+      (t): t is string => typeof t === 'string',
+    );
+    // openid is in scopes_supported, so the code flow also returns an ID token.
+    expect(typeof tokens.id_token).toBe('string');
+    expect(substitutes).toHaveLength(3);
+    for (const t of substitutes) assertInvalidToken(await callWhoami(stack.mcpUrl, t));
+  });
+
   it('MCP §Token Handling / RFC 6750 §2.3: access_token in the query string is never accepted', async () => {
     const url = `${stack.mcpUrl}?access_token=${encodeURIComponent(legit)}`;
     const res = await callWhoami(url, undefined);

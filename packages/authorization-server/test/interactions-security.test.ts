@@ -229,6 +229,7 @@ describe('loginThrottle configuration', () => {
       for (let i = 0; i < 3; i++) expect(((await attempt(`192.0.2.${i + 1}`, 'wrong-password')) as Page).status).toBe(401);
       const locked = await attempt('192.0.2.200', 'alice-password');
       expect(!isUrl(locked) && locked.status).toBe(429);
+      expect(!isUrl(locked) && locked.headers.get('retry-after')).toBe('900');
     } finally {
       await t.close();
     }

@@ -21,7 +21,7 @@ import { checkCsrfToken, issueCsrfToken, readCookie } from './csrf.js';
 import { grantRequestedAccess, isEmpty, missingAccess, notCoveredBy } from './grant.js';
 import { consentPage, errorPage, loginPage } from './pages.js';
 import { RememberedGrants } from './remembered-grants.js';
-import { LoginThrottle, type LoginThrottleLimits } from './throttle.js';
+import { DEFAULT_LOGIN_LIMITS, LoginThrottle, type LoginThrottleLimits } from './throttle.js';
 
 export interface InteractionOptions {
   provider: Provider;
@@ -59,7 +59,8 @@ export function createInteractionRouter(o: InteractionOptions): Router {
   const { provider } = o;
   const base = `${o.mountPath}/interaction`;
   const stylesheet = `${base}/assets/style.css`;
-  const throttle = new LoginThrottle(o.store.kv, o.loginLimits);
+  const limits = { ...DEFAULT_LOGIN_LIMITS, ...o.loginLimits };
+  const throttle = new LoginThrottle(o.store.kv, limits);
   const grants = new RememberedGrants(provider, o.store);
   const upstreamProviders = o.upstream ?? [];
   const upstream = upstreamProviders.length
@@ -307,6 +308,8 @@ export function createInteractionRouter(o: InteractionOptions): Router {
     const brake = await throttle.blocked(address, username);
     if (brake) {
       audit(o.logger, 'login.throttled', { username, ip: address, limit: brake });
+      // The counters expire at most one window after the first failure.
+      res.set('Retry-After', String(limits.windowSeconds));
       await renderLogin(res, details, 'Too many failed attempts. Try again later.', username, 429);
       return;
     }

@@ -168,6 +168,25 @@ describe('attack: forged and misused access tokens at the MCP server', () => {
     assertUnauthorized(await callWhoami(stack.mcpUrl, undefined));
   });
 
+  it('oversized request body (10 MiB) with and without a token → 4xx (413 with a token), never 5xx; the server stays healthy', async () => {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'add_note', arguments: { text: 'x'.repeat(10 * 1024 * 1024) } } });
+    for (const token of [legit, undefined]) {
+      const res = await fetch(stack.mcpUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(token && { authorization: `Bearer ${token}` }) },
+        body,
+      }).catch(() => undefined);
+      // The server may also cut the upload short (connection reset): that is a refusal too.
+      if (res) {
+        expect(res.status).toBeGreaterThanOrEqual(400);
+        expect(res.status).toBeLessThan(500);
+        if (token) expect(res.status).toBe(413);
+        await res.arrayBuffer().catch(() => undefined);
+      }
+    }
+    expect((await callWhoami(stack.mcpUrl, legit)).status).toBe(200);
+  });
+
   it('Streamable HTTP §Security (DNS rebinding / CSRF): a foreign Origin is refused even with a valid token', async () => {
     for (const origin of ['http://evil.test', 'null', 'http://localhost:1', `${new URL(stack.mcpUrl).origin}.evil.test`, 'https://localhost']) {
       const res = await callWhoami(stack.mcpUrl, legit, { origin });

@@ -172,6 +172,12 @@ describe('attack: hostile CIMD document hosts (dev private-network switch ON, lo
     routes['/html.json'] = (res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html></html>');
     routes['/array.json'] = (res) => res.writeHead(200, { 'content-type': 'application/json' }).end('[]');
     routes['/mismatch.json'] = (res) => res.writeHead(200, { 'content-type': 'application/json' }).end(doc(`${origin}/other.json`));
+    routes['/js-redirect.json'] = (res, url) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ client_id: url, client_name: 'x', redirect_uris: ['javascript:alert(1)'], token_endpoint_auth_method: 'none' }));
+    routes['/no-name.json'] = (res, url) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ client_id: url, redirect_uris: [NATIVE_REDIRECT], token_endpoint_auth_method: 'none' }));
+    routes['/trailing.json'] = (res, url) => res.writeHead(200, { 'content-type': 'application/json' }).end(doc(`${url}/`));
+    routes['/404.json'] = (res) => res.writeHead(404, { 'content-type': 'application/json' }).end('{}');
     routes['/secret.json'] = (res, url) =>
       res.writeHead(200, { 'content-type': 'application/json' }).end(doc(url, { token_endpoint_auth_method: 'client_secret_post', client_secret: 'x' }));
     routes['/oversized.json'] = (res, url) => {
@@ -230,6 +236,10 @@ describe('attack: hostile CIMD document hosts (dev private-network switch ON, lo
     ['JSON array instead of an object', '/array.json'],
     ['client_id in the document differs from its URL', '/mismatch.json'],
     ['document with a client_secret (shared-secret auth)', '/secret.json'],
+    ['document with a javascript: redirect URI', '/js-redirect.json'],
+    ['document without client_name (MCP: MUST include it)', '/no-name.json'],
+    ['client_id differing by a trailing slash', '/trailing.json'],
+    ['document URL answering 404', '/404.json'],
   ] as const) {
     it(`${what} → refused (no code), no 5xx`, async () => {
       const result = await tryAuthorize(stack, `${origin}${path}`);

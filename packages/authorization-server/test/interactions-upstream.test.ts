@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authorizeUrl, decodeJwt, pkce, REDIRECT, registerClient, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
 import { UserAgent, isUrl, type Page } from './helpers/user-agent.js';
-import { startUpstreamIdp, UPSTREAM_CLIENT_ID, UPSTREAM_CLIENT_SECRET, type UpstreamIdp } from './interactions-helpers/upstream-idp.js';
+import { startUpstreamIdp, UPSTREAM_CLIENT_ID, UPSTREAM_CLIENT_SECRET, UPSTREAM_PUBLIC_CLIENT_ID, type UpstreamIdp } from './interactions-helpers/upstream-idp.js';
 import { validateConfig } from '../src/config.js';
 import type { Logger } from '../src/logger.js';
 
@@ -25,6 +25,7 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
       upstream: [
         { name: 'Closed IdP', issuer: idp.issuer, clientId: UPSTREAM_CLIENT_ID, clientSecret: UPSTREAM_CLIENT_SECRET },
         { name: 'Upstream IdP', issuer: idp.issuer, clientId: UPSTREAM_CLIENT_ID, clientSecret: UPSTREAM_CLIENT_SECRET, allowSignup: true },
+        { name: 'Public IdP client', issuer: idp.issuer, clientId: UPSTREAM_PUBLIC_CLIENT_ID, allowSignup: true, scopes: ['profile'] },
       ],
     });
     await idp.configure(`${t.as.issuer}/interaction/upstream/callback`);
@@ -114,6 +115,14 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
     expect(consent.body).toContain('Authorize access');
     expect(consent.body).toContain('Innocent Looking App');
     expect(consent.body).toContain(attackerClient);
+  });
+
+  it('a public upstream client (no secret: PKCE only) signs in too', async () => {
+    const ua = new UserAgent();
+    const consent = await viaUpstream(ua, (await loginPage(ua)).page, 2, 'kim');
+    if (isUrl(consent)) throw new Error('expected consent');
+    expect(consent.body).toContain('Authorize access');
+    expect((await t.as.store.accounts.findByUpstreamIdentity(idp.issuer, 'kim'))?.username).toBe('kim');
   });
 
   it('without allowSignup an unknown upstream identity is refused with a clear page (no account created)', async () => {

@@ -10,6 +10,8 @@ import Provider from 'oidc-provider';
 
 export const UPSTREAM_CLIENT_ID = 'mcp-auth-kit';
 export const UPSTREAM_CLIENT_SECRET = 'upstream-client-secret-0123456789';
+/** A public client (PKCE only) registered at the same provider. */
+export const UPSTREAM_PUBLIC_CLIENT_ID = 'mcp-auth-kit-public';
 
 export interface UpstreamIdp {
   issuer: string;
@@ -51,6 +53,13 @@ export async function startUpstreamIdp(): Promise<UpstreamIdp> {
             grant_types: ['authorization_code'],
             response_types: ['code'],
             token_endpoint_auth_method: 'client_secret_basic',
+          },
+          {
+            client_id: UPSTREAM_PUBLIC_CLIENT_ID,
+            redirect_uris: [redirectUri],
+            grant_types: ['authorization_code'],
+            response_types: ['code'],
+            token_endpoint_auth_method: 'none',
           },
         ],
         jwks: { keys: [jwk] },

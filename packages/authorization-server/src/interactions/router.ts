@@ -66,7 +66,9 @@ export function createInteractionRouter(o: InteractionOptions): Router {
   const upstream = upstreamProviders.length
     ? new UpstreamLogin(upstreamProviders, { store: o.store, logger: o.logger, redirectUri: `${o.issuer}/interaction/upstream/callback` })
     : undefined;
-  const upstreamOrigins = upstreamProviders.map((p) => origin(p.issuer)).filter((x): x is string => !!x);
+  // Discovery ahead of the first click, so the login page's CSP can name the providers'
+  // authorization endpoints even when they are not on the issuer's origin.
+  upstream?.warm();
 
   // The only static asset: lets the CSP forbid inline styles (`style-src 'self'`).
   router.get('/assets/style.css', (_req, res) => {
@@ -232,7 +234,7 @@ export function createInteractionRouter(o: InteractionOptions): Router {
       if (details.uid !== req.params.uid) throw new Error('interaction uid mismatch');
       res.locals.details = details;
       const redirect = typeof details.params.redirect_uri === 'string' ? origin(details.params.redirect_uri) : undefined;
-      res.locals.formTargets = [...(redirect ? [redirect] : []), ...(details.prompt.name === 'login' ? upstreamOrigins : [])];
+      res.locals.formTargets = [...(redirect ? [redirect] : []), ...(details.prompt.name === 'login' && upstream ? upstream.formOrigins() : [])];
       next();
     } catch (err) {
       o.logger.warn('interaction not found or expired', { reason: (err as Error).name });

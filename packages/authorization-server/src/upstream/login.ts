@@ -35,6 +35,8 @@ export interface UpstreamLoginOptions {
 
 export class UpstreamLogin {
   private readonly configs = new Map<number, Promise<oidc.Configuration>>();
+  /** Origins of the discovered authorization endpoints (the login page's CSP form-action). */
+  private readonly endpointOrigins = new Set<string>();
 
   constructor(
     readonly providers: readonly UpstreamProviderConfig[],
@@ -56,10 +58,26 @@ export class UpstreamLogin {
         // A short timeout: the user is waiting on the login page.
         { timeout: 10, ...(issuer.protocol === 'http:' ? { execute: [oidc.allowInsecureRequests] } : {}) },
       );
-      pending.catch(() => this.configs.delete(index));
+      pending.then(
+        (config) => {
+          const endpoint = config.serverMetadata().authorization_endpoint;
+          if (endpoint) this.endpointOrigins.add(new URL(endpoint).origin);
+        },
+        () => this.configs.delete(index),
+      );
       this.configs.set(index, pending);
     }
     return pending;
+  }
+
+  /** Discovers every provider ahead of the first click (failures are retried on use). */
+  warm(): void {
+    this.providers.forEach((_p, i) => void this.configuration(i).catch(() => undefined));
+  }
+
+  /** Issuer origins plus discovered authorization endpoint origins. */
+  formOrigins(): string[] {
+    return [...new Set([...this.providers.map((p) => new URL(p.issuer).origin), ...this.endpointOrigins])];
   }
 
   /** Starts a sign-in: returns the upstream authorization URL and the flow handle for the browser cookie. */

@@ -443,7 +443,7 @@ describe('reuseGraceSeconds: 0 (off)', () => {
 });
 
 describe('configuration', () => {
-  const base = { issuer: 'http://127.0.0.1:9000', resources: [{ resource: RESOURCE, scopes: { 'notes:read': 'Read' } }], storage: { kind: 'memory' } } as const;
+  const base = { issuer: 'http://127.0.0.1:9000', resources: [{ resource: RESOURCE, scopes: { 'notes:read': 'Read' } }], storage: { kind: 'memory' as const } };
   const problemsOf = (value: unknown) => {
     try {
       validateConfig({ ...base, refreshTokens: { reuseGraceSeconds: value as number } });

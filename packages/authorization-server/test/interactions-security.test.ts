@@ -120,6 +120,16 @@ describe('interaction pages: headers, CSRF, lockout, audit', () => {
     expectStrictPage(error);
   });
 
+  it("oidc-provider's own error page (unknown client) uses the same stylesheet under style-src 'self'", async () => {
+    const res = await fetch(`${t.url}/auth?client_id=nobody&response_type=code&redirect_uri=${encodeURIComponent(REDIRECT)}`);
+    const body = await res.text();
+    expect(res.status).toBe(400);
+    expect(res.headers.get('content-security-policy')).toContain("style-src 'self'");
+    expect(res.headers.get('content-security-policy')).not.toContain('unsafe-inline');
+    expect(body).toContain('<link rel="stylesheet" href="/interaction/assets/style.css">');
+    expect(body).not.toMatch(/<style|<script/);
+  });
+
   it('the stylesheet is served as text/css by the AS', async () => {
     const res = await fetch(`${t.url}/interaction/assets/style.css`);
     expect(res.status).toBe(200);

@@ -23,6 +23,26 @@ export interface ProviderParts {
   mountPath: string;
 }
 
+/**
+ * RFC 8414 §3.3: the metadata's endpoint URLs are on the issuer's origin. oidc-provider builds
+ * them from the request (`Host`, or `X-Forwarded-Host` with trustProxy); a forged header must
+ * not be able to point clients — or a shared cache — at another host.
+ */
+export function pinEndpointsToIssuer(body: Record<string, unknown>, issuer: URL): void {
+  const pin = (value: unknown): unknown => {
+    if (typeof value !== 'string' || !/^https?:\/\//.test(value)) return value;
+    const url = new URL(value);
+    return `${issuer.origin}${url.pathname}${url.search}`;
+  };
+  for (const [key, value] of Object.entries(body)) {
+    if (key.endsWith('_endpoint') || key === 'jwks_uri') body[key] = pin(value);
+  }
+  const aliases = body.mtls_endpoint_aliases;
+  if (aliases && typeof aliases === 'object') {
+    for (const [key, value] of Object.entries(aliases as Record<string, unknown>)) (aliases as Record<string, unknown>)[key] = pin(value);
+  }
+}
+
 export async function buildProvider(
   config: AuthorizationServerConfig,
   store: Store,
@@ -203,6 +223,7 @@ export async function buildProvider(
     if (ctx.oidc?.route === 'discovery' && ctx.status === 200 && ctx.body && typeof ctx.body === 'object') {
       const body = ctx.body as Record<string, unknown>;
       body.scopes_supported = [...OIDC_SCOPES, ...resources.allScopes];
+      pinEndpointsToIssuer(body, issuerUrl);
     }
   });
 

@@ -35,6 +35,21 @@ describe('X-Forwarded-Proto: https without TRUST_PROXY', () => {
     expect(JSON.stringify(m)).not.toContain('forged.example');
   });
 
+  it('RFC 8414 §3.3: a forged Host header cannot move the endpoints off the issuer', async () => {
+    const { request } = await import('node:http');
+    const port = Number(new URL(t.url).port);
+    const body = await new Promise<string>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, path: '/.well-known/oauth-authorization-server', headers: { host: 'forged.example' } }, (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (d: string) => (text += d)).on('end', () => resolve(text));
+      });
+      req.on('error', reject).end();
+    });
+    const m = JSON.parse(body) as Record<string, string>;
+    expect(m.token_endpoint).toBe(`${t.url}/token`);
+    expect(body).not.toContain('forged.example');
+  });
+
   it('cookies are not marked Secure over plain http', async () => {
     const cookies = await authorizationCookies(t.url);
     expect(cookies.length).toBeGreaterThan(0);
@@ -66,6 +81,14 @@ describe('X-Forwarded-Proto: https with TRUST_PROXY (https issuer behind a TLS-t
     const cookies = await authorizationCookies(t.url);
     expect(cookies.length).toBeGreaterThan(0);
     for (const c of cookies) expect(c).toMatch(/;\s*secure/i);
+  });
+
+  it('RFC 8414 §3.3: a forged X-Forwarded-Host or Host cannot move the endpoints off the issuer', async () => {
+    const forged = await metadata(t.url);
+    expect(forged.issuer).toBe('https://auth.example.com');
+    for (const [key, value] of Object.entries(forged)) {
+      if (key.endsWith('_endpoint') || key === 'jwks_uri') expect(value, key).toMatch(/^https:\/\/auth\.example\.com\//);
+    }
   });
 
   it('the client address comes from X-Forwarded-For (each forwarded client has its own limit)', async () => {

@@ -41,6 +41,8 @@ describe('two instances behind a round-robin balancer on one PostgreSQL store', 
           issuer: url,
           resources: [{ resource: RESOURCE, scopes: { 'notes:read': 'Read your notes', 'notes:write': 'Change your notes' } }],
           storage: store,
+          // Window 0: the replay below is immediate, which the default grace window would serve.
+          refreshTokens: { reuseGraceSeconds: 0 },
           users: [{ username: 'alice', password: 'alice-password' }],
           logger: silentLogger,
         }),

@@ -9,7 +9,8 @@ describe('refresh tokens (OAuth 2.1 §4.3, MCP security §Token theft)', () => {
   let t: RunningAs;
   let clientId: string;
   beforeAll(async () => {
-    t = await startAs({ devAutoLogin: 'alice' });
+    // Window 0: these tests replay immediately, which the default grace window would serve.
+    t = await startAs({ devAutoLogin: 'alice', refreshTokens: { reuseGraceSeconds: 0 } });
     clientId = (await registerClient(t.url)).body.client_id;
   });
   afterAll(() => t.close());

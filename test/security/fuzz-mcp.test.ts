@@ -99,7 +99,7 @@ describe('fuzz: MCP endpoint and Protected Resource Metadata over HTTP', () => {
     }
   }
 
-  it('/mcp: 8,000 malformed requests (headers × bodies × methods, with and without a valid token)', async () => {
+  it('/mcp: 6,000 malformed requests (headers × bodies × methods, with and without a valid token)', async () => {
     // Mostly plausible values with a hostile one here and there, so requests get past each gate.
     const mostly = (good: fc.Arbitrary<string>, bad: fc.Arbitrary<string> = headerValue) =>
       fc.oneof({ weight: 8, arbitrary: good }, { weight: 1, arbitrary: bad }, { weight: 1, arbitrary: fc.constant('') });
@@ -116,7 +116,7 @@ describe('fuzz: MCP endpoint and Protected Resource Metadata over HTTP', () => {
     const own = new URL(stack.mcpUrl).origin;
     const requests = sample(
       fc.tuple(headers, authorization, body, fc.constantFrom('POST', 'POST', 'POST', 'POST', 'POST', 'POST', 'POST', 'POST', 'GET', 'DELETE', 'PUT', 'OPTIONS', 'HEAD'), fc.oneof({ weight: 12, arbitrary: fc.constant('') }, { weight: 1, arbitrary: fc.webQueryParameters().map((q) => `?${q}`) })),
-      8000,
+      6000,
       1,
     ).map(([h, auth, b, method, query]): FuzzRequest => {
       const all: Record<string, string> = {};
@@ -133,7 +133,7 @@ describe('fuzz: MCP endpoint and Protected Resource Metadata over HTTP', () => {
     expect(statuses.get(401) ?? 0).toBeGreaterThan(requests.length / 200);
   }, 90_000);
 
-  it('Protected Resource Metadata and other paths: 2,000 malformed requests', async () => {
+  it('Protected Resource Metadata and other paths: 4,000 malformed requests', async () => {
     const mcp = new URL(stack.mcpUrl);
     const paths = [`/.well-known/oauth-protected-resource${mcp.pathname}`, '/.well-known/oauth-protected-resource', '/.well-known/oauth-authorization-server', '/healthz', '/', mcp.pathname];
     const path = fc.oneof(
@@ -142,7 +142,7 @@ describe('fuzz: MCP endpoint and Protected Resource Metadata over HTTP', () => {
       { weight: 1, arbitrary: fc.webPath() },
       { weight: 1, arbitrary: fc.constantFrom('/%ff', '/.well-known/%ff', '/.well-known/oauth-protected-resource/%2e%2e', `${mcp.pathname}/%00`, '/..%2f..%2fetc%2fpasswd') },
     );
-    const requests = sample(fc.tuple(path, fc.webQueryParameters(), fc.constantFrom('GET', 'GET', 'GET', 'HEAD', 'OPTIONS', 'POST', 'PUT', 'DELETE'), headerValue, headerValue, authorization, body), 2000, 2).map(
+    const requests = sample(fc.tuple(path, fc.webQueryParameters(), fc.constantFrom('GET', 'GET', 'GET', 'HEAD', 'OPTIONS', 'POST', 'PUT', 'DELETE'), headerValue, headerValue, authorization, body), 4000, 2).map(
       ([p, q, method, accept, origin, auth, b]): FuzzRequest => {
         const value = resolveAuth(auth);
         return {

@@ -240,6 +240,19 @@ describe('remembered grants', () => {
     expect(again.status).toBe(400);
   });
 
+  it('two instances racing on the listing index lose nothing: the next lookup puts the entry back', async () => {
+    const clientId = (await webClient()).body.client_id;
+    const first = await freshSession(clientId, 'notes:read');
+    await approve(first.ua, first.next);
+    const alice = (await t.as.store.accounts.findByUsername('alice'))!;
+    // What a lost read-modify-write of the index looks like.
+    await t.as.store.kv.delete('account-grants', alice.id);
+    expect(await listAccountGrants(t.as.store, alice.id)).toEqual([]);
+    const second = await freshSession(clientId, 'notes:read');
+    expect(isUrl(second.next)).toBe(true);
+    expect((await listAccountGrants(t.as.store, alice.id)).some((g) => g.clientId === clientId)).toBe(true);
+  });
+
   it('a denied request is not remembered as approval', async () => {
     const clientId = (await webClient()).body.client_id;
     const first = await freshSession(clientId, 'notes:read');

@@ -1,13 +1,17 @@
 /**
- * Grants remembered per account and client, across browser sessions and instances: an index
- * `accountId → { clientId: grantId }` in `store.kv` next to oidc-provider's Grant records
- * (which hold the approved scopes per resource). An index entry whose Grant has expired or
- * was revoked is dropped when read.
+ * Grants remembered per account and client, across browser sessions and instances, in
+ * `store.kv` next to oidc-provider's Grant records (which hold the approved scopes per
+ * resource): one record per (account, client) → grantId, written atomically, is the truth;
+ * an index `accountId → { clientId: grantId }` serves the listings (a read-modify-write that
+ * two instances could race on, so every lookup puts a missing entry back). Entries whose Grant
+ * has expired or was revoked are dropped when read.
  */
 import type Provider from 'oidc-provider';
 import type { Store } from '../storage/types.js';
 
 const NAMESPACE = 'account-grants';
+const PAIRS = 'account-client-grant';
+const pairKey = (accountId: string, clientId: string) => `${accountId} ${clientId}`;
 /** The index outlives any grant; entries are pruned against the Grant records. */
 const INDEX_TTL = 400 * 24 * 3600;
 
@@ -36,6 +40,11 @@ export class RememberedGrants {
   }
 
   async remember(accountId: string, clientId: string, grantId: string): Promise<void> {
+    await this.store.kv.set(PAIRS, pairKey(accountId, clientId), grantId, INDEX_TTL);
+    await this.addToIndex(accountId, clientId, grantId);
+  }
+
+  private async addToIndex(accountId: string, clientId: string, grantId: string): Promise<void> {
     const index = await this.index(accountId);
     if (index[clientId] === grantId) return;
     index[clientId] = grantId;
@@ -44,13 +53,15 @@ export class RememberedGrants {
 
   /** The live grant of this account for this client, if any. */
   async find(accountId: string, clientId: string): Promise<Grant | undefined> {
-    const grantId = (await this.index(accountId))[clientId];
+    const index = await this.index(accountId);
+    const grantId = (await this.store.kv.get<string>(PAIRS, pairKey(accountId, clientId))) ?? index[clientId];
     if (!grantId) return undefined;
     const grant = await this.provider.Grant.find(grantId);
     if (!grant || grant.accountId !== accountId || grant.clientId !== clientId) {
       await this.forget(accountId, clientId);
       return undefined;
     }
+    if (index[clientId] !== grantId) await this.addToIndex(accountId, clientId, grantId);
     return grant;
   }
 
@@ -79,6 +90,7 @@ export class RememberedGrants {
   }
 
   private async forget(accountId: string, clientId: string): Promise<void> {
+    await this.store.kv.delete(PAIRS, pairKey(accountId, clientId));
     const index = await this.index(accountId);
     if (!(clientId in index)) return;
     delete index[clientId];
@@ -101,9 +113,10 @@ export async function rememberedGrantIds(store: Store, accountId: string): Promi
 /** Store-only revocation for operator tools; true when the account had a grant for the client. */
 export async function revokeRememberedGrant(store: Store, accountId: string, clientId: string): Promise<boolean> {
   const index = await rememberedGrantIds(store, accountId);
-  const grantId = index[clientId];
+  const grantId = (await store.kv.get<string>(PAIRS, pairKey(accountId, clientId))) ?? index[clientId];
   if (!grantId) return false;
   await revokeGrant(store, grantId);
+  await store.kv.delete(PAIRS, pairKey(accountId, clientId));
   delete index[clientId];
   if (Object.keys(index).length) await store.kv.set(NAMESPACE, accountId, index, INDEX_TTL);
   else await store.kv.delete(NAMESPACE, accountId);

@@ -170,7 +170,7 @@ describe('attack: authorization code grant (OAuth 2.1 §4.1, §7.5; RFC 7636; RF
       expect(afterReplay.body.error).toBe('invalid_grant');
     });
 
-    it('a code redeemed by another client_id → invalid_grant, and it cannot be redeemed afterwards either', async () => {
+    it('a code presented by another client_id → invalid_grant, no tokens (OAuth 2.1 §4.1.3: code bound to its client)', async () => {
       const other = await registerClient(stack);
       const { verifier, challenge } = pkcePair();
       const code = (await authorizeCode(stack, { clientId: nativeClient, challenge })).get('code')!;
@@ -178,6 +178,8 @@ describe('attack: authorization code grant (OAuth 2.1 §4.1, §7.5; RFC 7636; RF
       expect(stolen.status).toBe(400);
       expect(stolen.body.error).toBe('invalid_grant');
       expect(stolen.body.access_token).toBeUndefined();
+      // The failed attempt neither yields tokens nor lets the attacker burn the victim's code.
+      expect((await exchange(code, verifier)).status).toBe(200);
     });
   });
 

@@ -94,8 +94,15 @@ describe('attack: dynamic client registration', () => {
   });
 
   it('a client-supplied client_id / client_secret is never adopted (RFC 7591 §3.2.1: server-issued)', async () => {
-    const res = await register({ redirect_uris: [NATIVE_REDIRECT], client_id: 'chosen-by-attacker' });
-    if (res.status === 201) expect(res.body.client_id).not.toBe('chosen-by-attacker');
-    else expect(res.status).toBe(400);
+    const res = await register({
+      redirect_uris: [NATIVE_REDIRECT],
+      client_id: 'chosen-by-attacker',
+      token_endpoint_auth_method: 'client_secret_post',
+      client_secret: 'chosen-by-attacker-secret',
+    });
+    if (res.status === 201) {
+      expect(res.body.client_id).not.toBe('chosen-by-attacker');
+      expect(res.body.client_secret).not.toBe('chosen-by-attacker-secret');
+    } else expect(res.status).toBe(400);
   });
 });

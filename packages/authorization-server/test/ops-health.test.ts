@@ -1,11 +1,9 @@
 /** Liveness (/healthz) and readiness (/readyz, store included) probes. */
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../src/storage/index.js';
 import { startAs } from './helpers/as.js';
-
-const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test';
+import { dropSchema, randomSchema, TEST_DATABASE_URL } from './storage/pg-helpers.js';
 
 async function probe(base: string, path: string) {
   const res = await fetch(`${base}${path}`);
@@ -61,16 +59,13 @@ describe('health probes', () => {
     const link = await relay({ host: pgUrl.hostname, port: Number(pgUrl.port || 5432) });
     const viaRelay = new URL(TEST_DATABASE_URL);
     viaRelay.port = String(link.port);
-    const schema = `ops_health_${process.pid}_${Date.now()}`;
+    const schema = randomSchema('ops_health');
     const store = await openStore({ kind: 'postgres', url: viaRelay.href, schema });
     const t = await startAs({ storage: store, readinessTimeoutMs: 1500 });
     cleanups.push(async () => {
       await t.close();
       await store.close();
-      const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
-      await client.connect();
-      await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      await client.end();
+      await dropSchema(schema);
     });
     expect((await probe(t.url, '/readyz')).status).toBe(200);
     await link.cut();

@@ -141,7 +141,7 @@ describe('fuzz: authorization server endpoints over HTTP', () => {
   it('discovery, JWKS, PAR, userinfo, interaction and unknown paths: 1,000 malformed requests', async () => {
     const paths = [
       '/.well-known/oauth-authorization-server', '/.well-known/openid-configuration', '/.well-known/oauth-authorization-server/x',
-      '/jwks', '/request', '/me', '/interaction/', '/session/end', '/reg/', '/token/', '/auth/', '/healthz', '/', '/favicon.ico',
+      '/jwks', '/request', '/me', '/interaction/', '/interaction/assets/style.css', '/account', '/session/end', '/reg/', '/token/', '/auth/', '/healthz', '/', '/favicon.ico',
     ];
     const path = fc.oneof(
       { weight: 4, arbitrary: fc.constantFrom(...paths) },

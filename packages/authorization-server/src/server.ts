@@ -64,6 +64,9 @@ export async function createAuthorizationServer(config: AuthorizationServerConfi
     const devAccount = config.devAutoLogin ? await ensureAccount(store, config.devAutoLogin.trim()) : undefined;
     if (devAccount) logger.warn('DEV_AUTO_LOGIN is on: every authorization request is approved without a page', { username: devAccount.username });
     if (config.cimd?.allowPrivateNetwork) logger.warn('CIMD may fetch loopback/private addresses (dev only)');
+    if (config.production && metrics && !config.metrics?.token) {
+      logger.warn('GET /metrics is open to anyone who reaches this server: block it at the proxy or set metrics.token (METRICS_TOKEN)');
+    }
 
     const { provider, resources, mountPath } = await buildProvider(config, store, logger, metrics);
     await checkStaticClients(provider, config);

@@ -71,11 +71,18 @@ describe('production mode refusals', () => {
     expect(problemsOf({ ...base, production: false, issuer: 'http://localhost:9000', devAutoLogin: 'demo', cimd: { allowPrivateNetwork: true }, storage: { kind: 'memory' } })).toEqual([]);
   });
 
-  it('a production server starts on SQLite with an https issuer', async () => {
+  it('a production server starts on SQLite with an https issuer, and warns while /metrics has no token', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'ops-prod-'));
+    const warnings: string[] = [];
+    const logger = { ...silentLogger, warn: (m: string) => void warnings.push(m) };
     try {
-      const as = await createAuthorizationServer({ ...base, storage: { kind: 'sqlite', file: join(dir, 'as.sqlite') }, logger: silentLogger });
-      await as.close();
+      const open = await createAuthorizationServer({ ...base, storage: { kind: 'sqlite', file: join(dir, 'as.sqlite') }, logger });
+      await open.close();
+      expect(warnings.filter((w) => w.includes('/metrics is open'))).toHaveLength(1);
+      warnings.length = 0;
+      const guarded = await createAuthorizationServer({ ...base, storage: { kind: 'sqlite', file: join(dir, 'as.sqlite') }, logger, metrics: { token: 'scrape-token-0123456789' } });
+      await guarded.close();
+      expect(warnings.filter((w) => w.includes('/metrics is open'))).toHaveLength(0);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

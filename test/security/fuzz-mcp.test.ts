@@ -112,6 +112,12 @@ describe('fuzz: MCP endpoint and Protected Resource Metadata over HTTP', () => {
       'mcp-name': fc.oneof({ weight: 3, arbitrary: fc.constant('') }, { weight: 1, arbitrary: fc.constantFrom(...tools) }, { weight: 1, arbitrary: headerValue }),
       origin: fc.oneof({ weight: 6, arbitrary: fc.constant('') }, { weight: 2, arbitrary: fc.constant('__own__') }, { weight: 1, arbitrary: headerValue }),
       'last-event-id': fc.oneof({ weight: 9, arbitrary: fc.constant('') }, { weight: 1, arbitrary: headerValue }),
+      // RFC 9449 proofs: junk, and JWT-shaped junk that reaches the proof parser.
+      dpop: fc.oneof(
+        { weight: 8, arbitrary: fc.constant('') },
+        { weight: 1, arbitrary: headerValue },
+        { weight: 1, arbitrary: fc.tuple(fc.jsonValue({ maxDepth: 2 }), fc.jsonValue({ maxDepth: 2 }), fc.string({ maxLength: 20 })).map(([h, p, sig]) => `${Buffer.from(JSON.stringify(h)).toString('base64url')}.${Buffer.from(JSON.stringify(p)).toString('base64url')}.${Buffer.from(sig).toString('base64url')}`) },
+      ),
     });
     const own = new URL(stack.mcpUrl).origin;
     const requests = sample(

@@ -58,6 +58,8 @@ describe('docker-compose.yml', () => {
     expect(db.pathname).toBe(`/${services.postgres!.environment!.POSTGRES_DB}`);
     expect(db.username).toBe(services.postgres!.environment!.POSTGRES_USER);
     expect(services['auth-server']!.ports).toContain('9000:9000');
+    // The image runs in production mode, which seeds no demo user unless asked.
+    expect(expandDefaults(env.AS_DEMO_USER!)).toBe('1');
   });
 
   it('demo-mcp-server: runtime-contract env (MCP_PORT, MCP_RESOURCE, AS_ISSUER) agreeing with auth-server', () => {
@@ -91,8 +93,8 @@ describe('docker-compose.yml', () => {
     expect(pg.environment!.POSTGRES_PASSWORD, 'overridable, not a hard-coded secret').toMatch(/^\$\{POSTGRES_PASSWORD:-/);
   });
 
-  it('health checks: auth-server probes its metadata, demo-mcp-server its /healthz, on the container ports', () => {
-    expect(healthcheckCommand(services['auth-server']!)).toContain('http://127.0.0.1:9000/.well-known/oauth-authorization-server');
+  it('health checks: auth-server probes its readiness (store included), demo-mcp-server its /healthz, on the container ports', () => {
+    expect(healthcheckCommand(services['auth-server']!)).toContain('http://127.0.0.1:9000/readyz');
     expect(healthcheckCommand(services['demo-mcp-server']!)).toContain('http://127.0.0.1:3000/healthz');
     for (const s of Object.values(services)) expect(s.healthcheck?.retries).toBeGreaterThan(0);
   });

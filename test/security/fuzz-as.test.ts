@@ -59,14 +59,25 @@ describe('fuzz: authorization server endpoints over HTTP', () => {
     headerValue,
     fc.constant(`Bearer ${accessToken}`),
   );
+  // RFC 9449 proofs at the token endpoint: junk, and JWT-shaped junk that reaches the proof parser.
+  const dpopHeader = fc.oneof(
+    { weight: 6, arbitrary: fc.constant('') },
+    { weight: 1, arbitrary: headerValue },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.record({ typ: fc.constantFrom('dpop+jwt', 'JWT'), alg: fc.constantFrom('ES256', 'none', 'HS256', 'RS256'), jwk: fc.jsonValue({ maxDepth: 1 }) }, { requiredKeys: [] })), fc.jsonValue({ maxDepth: 2 }), fc.string({ maxLength: 20 }))
+        .map(([h, p, sig]) => `${Buffer.from(JSON.stringify(h)).toString('base64url')}.${Buffer.from(JSON.stringify(p)).toString('base64url')}.${Buffer.from(sig).toString('base64url')}`),
+    },
+  );
   const formRequests = (label: string, url: string, known: string[], count: number, offset: number): FuzzRequest[] =>
-    sample(fc.tuple(fc.oneof({ weight: 4, arbitrary: form(known) }, { weight: 1, arbitrary: rawBody }), contentType, authHeader(), fc.constantFrom('POST', 'POST', 'POST', 'POST', 'POST', 'POST', 'POST', 'POST', 'GET', 'PUT', 'DELETE', 'OPTIONS')), count, offset).map(
-      ([body, type, auth, method]) => ({
+    sample(fc.tuple(fc.oneof({ weight: 4, arbitrary: form(known) }, { weight: 1, arbitrary: rawBody }), contentType, authHeader(), fc.constantFrom('POST', 'POST', 'POST', 'POST', 'POST', 'POST', 'POST', 'POST', 'GET', 'PUT', 'DELETE', 'OPTIONS'), dpopHeader), count, offset).map(
+      ([body, type, auth, method, dpop]) => ({
         label,
         method,
         url,
         body,
-        headers: { ...(type && { 'content-type': type }), ...(auth && { authorization: auth }) },
+        headers: { ...(type && { 'content-type': type }), ...(auth && { authorization: auth }), ...(dpop && { dpop }) },
       }),
     );
 

@@ -35,7 +35,7 @@ export function createAccessTokenVerifier(options: ResolvedOptions): AccessToken
       return verifyJwtAccessToken(token, {
         resource: options.resource,
         issuers: options.authorizationServers,
-        getKeys: (issuer) => keys.keys(issuer),
+        getKeys: (issuer) => keys.resolvedKeys(issuer) ?? keys.keys(issuer),
         algorithms: options.algorithms,
         clockTolerance: options.clockTolerance,
         now: options.now,
@@ -52,28 +52,35 @@ export function createAccessTokenVerifier(options: ResolvedOptions): AccessToken
     });
   }
 
-  // concurrent requests with the same uncached token share one verification (one introspection call)
+  // Concurrent requests with the same uncached token share one verification (one introspection
+  // call). Keyed by the token itself: an entry lives only while its verification runs (whose
+  // closure holds the token anyway), so hashing is kept for the long-lived cache, and a server
+  // with the cache off hashes nothing.
   const inFlight = new Map<string, Promise<VerifiedAccessToken>>();
 
   return {
     async verify(token) {
-      const cached = cache.get(token);
-      if (cached !== undefined) return cached;
-      const key = tokenHash(token);
-      const pending = inFlight.get(key);
+      // one SHA-256 per request with the cache on (lookup and store share it), none with it off
+      const key = cache.enabled ? tokenHash(token) : undefined;
+      if (key !== undefined) {
+        const cached = cache.get(token, key);
+        if (cached !== undefined) return cached;
+      }
+      const pending = inFlight.get(token);
       if (pending !== undefined) return pending;
       const verification = verifyUncached(token).then((verified) => {
         cache.set(
           verified,
           verified.source === 'introspection' ? (options.introspection?.cacheTtlSeconds ?? 60) * 1000 : undefined,
+          key,
         );
         return verified;
       });
-      inFlight.set(key, verification);
+      inFlight.set(token, verification);
       try {
         return await verification;
       } finally {
-        inFlight.delete(key);
+        inFlight.delete(token);
       }
     },
     clear() {

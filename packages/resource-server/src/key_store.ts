@@ -61,6 +61,14 @@ export class KeyStore {
     return entry.metadata;
   }
 
+  /**
+   * The key resolver {@link keys} already built for `issuer` (its metadata resolved), without a
+   * promise: the per-token path of a warm server skips the awaits. `undefined`: call `keys`.
+   */
+  resolvedKeys(issuer: string): JWTVerifyGetKey | undefined {
+    return this.#issuers.get(issuer)?.keys;
+  }
+
   /** jose key resolver for tokens from `issuer`. */
   async keys(issuer: string): Promise<JWTVerifyGetKey> {
     const metadata = await this.metadata(issuer);

@@ -22,10 +22,23 @@ export function canonicalResource(value: string): string | undefined {
 
 /** `true` when `aud` (a string or array, RFC 7519 §4.1.3) names `resource`. */
 export function audienceIncludes(aud: unknown, resource: string): boolean {
-  const expected = canonicalResource(resource);
+  const expected = canonicalOf(resource);
   if (expected === undefined) return false;
   const values = typeof aud === 'string' ? [aud] : Array.isArray(aud) ? aud : [];
+  // the usual case, `aud` spelled exactly as the configured resource, needs no URL parsing
+  if (values.includes(resource)) return true;
   return values.some((v) => typeof v === 'string' && canonicalResource(v) === expected);
+}
+
+// A server compares against one configured resource: remember its canonical form.
+let lastResource: string | undefined;
+let lastCanonical: string | undefined;
+function canonicalOf(resource: string): string | undefined {
+  if (resource !== lastResource) {
+    lastCanonical = canonicalResource(resource);
+    lastResource = resource;
+  }
+  return lastCanonical;
 }
 
 /** The RFC 9728 §3.1 well-known URL: `/.well-known/oauth-protected-resource` + the resource path. */

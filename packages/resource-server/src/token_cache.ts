@@ -21,8 +21,15 @@ export class TokenCache {
     return this.#entries.size;
   }
 
-  get(token: string): VerifiedAccessToken | undefined {
-    const key = tokenHash(token);
+  /** `false` when the cache is turned off (`maxEntries` ≤ 0): callers can skip hashing. */
+  get enabled(): boolean {
+    return this.maxEntries > 0;
+  }
+
+  /** `key`: the token's {@link tokenHash} when the caller already has it (one hash per request). */
+  get(token: string, key?: string): VerifiedAccessToken | undefined {
+    if (this.maxEntries <= 0) return undefined;
+    key ??= tokenHash(token);
     const entry = this.#entries.get(key);
     if (entry === undefined) return undefined;
     if (this.now() >= entry.until) {
@@ -35,12 +42,12 @@ export class TokenCache {
     return entry.value;
   }
 
-  set(value: VerifiedAccessToken, ttlMs?: number): void {
+  set(value: VerifiedAccessToken, ttlMs?: number, key?: string): void {
     if (this.maxEntries <= 0) return;
     let until = value.expiresAt * 1000;
     if (ttlMs !== undefined) until = Math.min(until, this.now() + ttlMs);
     if (!(until > this.now())) return;
-    const key = tokenHash(value.token);
+    key ??= tokenHash(value.token);
     this.#entries.delete(key);
     this.#entries.set(key, { value, until });
     while (this.#entries.size > this.maxEntries) {

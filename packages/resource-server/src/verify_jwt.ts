@@ -25,7 +25,7 @@ export interface JwtVerifyOptions {
   /** Trusted issuers (exact strings, RFC 8414 §3.3). */
   issuers: readonly string[];
   /** Resolves the verification keys of an issuer (typically its JWKS). */
-  getKeys: (issuer: string) => Promise<JWTVerifyGetKey>;
+  getKeys: (issuer: string) => JWTVerifyGetKey | Promise<JWTVerifyGetKey>;
   algorithms?: readonly string[];
   /** Seconds of leeway for `exp`/`nbf` (default 30). */
   clockTolerance?: number;
@@ -72,7 +72,9 @@ export async function verifyJwtAccessToken(
 
   let getKey: JWTVerifyGetKey;
   try {
-    getKey = await options.getKeys(issuer);
+    const keys = options.getKeys(issuer);
+    // a warm key store answers synchronously: no await (a microtask hop) per token
+    getKey = typeof keys === 'function' ? keys : await keys;
   } catch (cause) {
     throw new ResourceServerError('keys_unavailable', { cause, detail: { issuer, ...detailOf(cause) } });
   }

@@ -96,17 +96,17 @@ class PgModels implements ModelBackend {
   }
 
   async consume(model: string, id: string, consumedAt: number, now: number) {
-    // Payloads are stored as JSON text (jsonb would refuse a \u0000 in a string), so the
-    // stamp is a locked read-modify-write rather than jsonb_set.
-    await inTransaction(this.pool, undefined, async (client) => {
-      const { rows } = await client.query<{ payload: string }>(
-        `SELECT payload FROM ${this.q}.oidc_models WHERE model = $1 AND id = $2 AND ${LIVE.replace('$NOW', '$3')} FOR UPDATE`,
-        [model, id, now],
-      );
-      if (!rows[0]) return;
-      const payload = { ...(JSON.parse(rows[0].payload) as AdapterPayload), consumed: consumedAt };
-      await client.query(`UPDATE ${this.q}.oidc_models SET payload = $3 WHERE model = $1 AND id = $2`, [model, id, JSON.stringify(payload)]);
-    });
+    // Payloads are stored as JSON text (jsonb would refuse a \u0000 in a string), so the stamp
+    // is appended as a last member in one statement (one round trip, no transaction): the
+    // payload is always a `JSON.stringify`d object, and JSON.parse keeps the LAST of duplicate
+    // members (ECMA-262 JSON.parse), so a second consume overwrites the first stamp as before.
+    await this.pool.query(
+      `UPDATE ${this.q}.oidc_models
+       SET payload = CASE WHEN payload = '{}' THEN '{"consumed":' || $3::text || '}'
+                          ELSE left(payload, -1) || ',"consumed":' || $3::text || '}' END
+       WHERE model = $1 AND id = $2 AND ${LIVE.replace('$NOW', '$4')}`,
+      [model, id, JSON.stringify(consumedAt), now],
+    );
   }
 
   async destroy(model: string, id: string) {
@@ -210,9 +210,20 @@ class PgAccounts implements AccountStore {
     );
   }
 
-  private async first(sql: string, params: unknown[]): Promise<AccountRecord | undefined> {
-    const { rows } = await this.pool.query<AccountRow>(sql, params);
-    return (await this.load(this.pool, rows.slice(0, 1)))[0];
+  /**
+   * One account and its upstream identities in one statement (one round trip): `findById`
+   * runs on every token request (oidc-provider's `findAccount`).
+   */
+  private async first(where: string, params: unknown[], join = ''): Promise<AccountRecord | undefined> {
+    const { rows } = await this.pool.query<AccountRow & { identities: string[] }>(
+      `SELECT a.*, ARRAY(SELECT x.identity FROM ${this.q}.account_identities x WHERE x.account_id = a.id ORDER BY x.position) AS identities
+       FROM ${this.q}.accounts a ${join} WHERE ${where} LIMIT 1`,
+      params,
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    const { identities, ...account } = row;
+    return accountFromRow(account, identities);
   }
 
   private async writeIdentities(client: PoolClient, record: AccountRecord): Promise<void> {
@@ -244,18 +255,15 @@ class PgAccounts implements AccountStore {
   }
 
   findById(id: string) {
-    return this.first(`SELECT * FROM ${this.q}.accounts WHERE id = $1`, [id]);
+    return this.first('a.id = $1', [id]);
   }
 
   findByUsername(username: string) {
-    return this.first(`SELECT * FROM ${this.q}.accounts WHERE username_key = $1`, [usernameKey(username)]);
+    return this.first('a.username_key = $1', [usernameKey(username)]);
   }
 
   findByUpstreamIdentity(issuer: string, subject: string) {
-    return this.first(
-      `SELECT a.* FROM ${this.q}.accounts a JOIN ${this.q}.account_identities i ON i.account_id = a.id WHERE i.identity = $1`,
-      [upstreamIdentityKey(issuer, subject)],
-    );
+    return this.first('i.identity = $1', [upstreamIdentityKey(issuer, subject)], `JOIN ${this.q}.account_identities i ON i.account_id = a.id`);
   }
 
   async list() {

@@ -174,7 +174,9 @@ class RefreshGrace {
     this.inFlight.set(slot, new Promise<void>((resolve) => (done = resolve)));
     try {
       // An earlier attempt in this window may have failed (e.g. use_dpop_nonce): start clean.
-      await this.kv.delete(REFRESH_GRACE_NAMESPACE, `r:${slot}`).catch(() => undefined);
+      // Sent now but awaited only before this attempt's outcome is kept (which it must not
+      // erase): the provider's own round trips need not wait for it.
+      const cleared = this.kv.delete(REFRESH_GRACE_NAMESPACE, `r:${slot}`).catch(() => undefined);
       let payload: GracePayload | undefined;
       try {
         await this.internals.handler(ctx);
@@ -191,6 +193,7 @@ class RefreshGrace {
           };
         }
       } finally {
+        await cleared;
         await this.keep(slot, payload ? sealGracePayload(value, slot, payload) : { v: 1, failed: true }, clientId);
         // A failed attempt releases the claim: the client's corrected retry becomes the first.
         if (!payload) await this.kv.delete(REFRESH_GRACE_NAMESPACE, `c:${slot}`).catch(() => undefined);

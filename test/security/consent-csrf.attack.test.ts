@@ -111,4 +111,49 @@ describe('attack: CSRF on the AS login and consent forms', () => {
     expect(/frame-ancestors 'none'/.test(csp) || /deny/i.test(xfo)).toBe(true);
     await res.arrayBuffer();
   });
+
+  describe('confused deputy: consent is per client (MCP security best practices §Confused Deputy)', () => {
+    /** Logs the browser in and approves consent for `client`; returns the browser's jar. */
+    async function signInAndApprove(client: string, jar = new CookieJar()) {
+      let page = await frontChannel(stack.issuer, authorizationUrl(stack, { clientId: client, challenge: pkcePair().challenge }), jar);
+      for (let step = 0; step < 3 && page.kind === 'stopped'; step++) {
+        const form = formOf(page.body);
+        const url = new URL(form.action!, stack.issuer).href;
+        const fields: Record<string, string> = page.body.includes('value="approve"')
+          ? { csrf: form.csrf!, action: 'approve' }
+          : { csrf: form.csrf!, action: 'login', username: 'demo', password: 'demo-password' };
+        const res = await post(jar, url, fields);
+        page = await frontChannel(stack.issuer, new URL(res.location!, url), jar);
+      }
+      expect(page.kind).toBe('callback');
+      return jar;
+    }
+
+    it('a second client using the same signed-in browser with prompt=none gets consent_required (or login_required), never a code', async () => {
+      const jar = await signInAndApprove(clientId);
+      const attacker = await registerClient(stack);
+      const silent = await frontChannel(stack.issuer, authorizationUrl(stack, { clientId: attacker, challenge: pkcePair().challenge, extra: { prompt: 'none' } }), jar);
+      expect(silent.kind).toBe('callback');
+      const params = (silent as { url: URL }).url.searchParams;
+      expect(params.get('code')).toBeNull();
+      expect(['consent_required', 'interaction_required', 'login_required']).toContain(params.get('error'));
+    });
+
+    it('without prompt=none the second client is shown the consent page (not auto-approved)', async () => {
+      const jar = await signInAndApprove(clientId);
+      const attacker = await registerClient(stack);
+      const page = await frontChannel(stack.issuer, authorizationUrl(stack, { clientId: attacker, challenge: pkcePair().challenge }), jar);
+      expect(page.kind).toBe('stopped');
+      expect((page as { body: string }).body).toContain('value="approve"');
+    });
+
+    it('RFC 8252 §8.6: even the approved public (native) client is not silently re-approved — prompt=none, same or wider scope → no code', async () => {
+      const jar = await signInAndApprove(clientId);
+      for (const scope of ['notes:read', 'notes:read notes:write']) {
+        const silent = await frontChannel(stack.issuer, authorizationUrl(stack, { clientId, challenge: pkcePair().challenge, scope, extra: { prompt: 'none' } }), jar);
+        expect(silent.kind).toBe('callback');
+        expect((silent as { url: URL }).url.searchParams.get('code'), scope).toBeNull();
+      }
+    });
+  });
 });

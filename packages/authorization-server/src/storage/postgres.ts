@@ -5,7 +5,8 @@
  * a database. Start-up migrations and key changes take transaction-scoped advisory locks, so
  * instances starting together apply each migration once and end with the same keys.
  */
-import type { Pool, PoolClient } from 'pg';
+import { createHash } from 'node:crypto';
+import type { Pool, PoolClient, QueryConfig } from 'pg';
 import type { AdapterPayload } from 'oidc-provider';
 import {
   type AccountRow,
@@ -26,6 +27,23 @@ import type { IndexedField, ModelBackend, ModelRow } from './model-rows.js';
 import type { AccountRecord, AccountStore, KeyValueStore, StoredSigningKey } from './types.js';
 
 const LIVE = '(expires_at IS NULL OR expires_at > $NOW)';
+
+const statementNames = new Map<string, string>();
+/**
+ * A named statement: each pooled connection parses and plans it once, then only binds and runs
+ * it (the per-request statements spend a good part of their time in parse and plan otherwise).
+ * The name is derived from the text (schema included), so one name never means two texts.
+ * Only for statements that name their columns: a cached `SELECT *` would fail once a
+ * migration adds a column.
+ */
+function prepared(text: string, values: unknown[]): QueryConfig {
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    name = `mak_${createHash('sha256').update(text).digest('hex').slice(0, 32)}`;
+    statementNames.set(text, name);
+  }
+  return { name, text, values };
+}
 
 function isUniqueViolation(error: unknown): boolean {
   return (error as { code?: unknown })?.code === '23505';
@@ -70,16 +88,18 @@ class PgModels implements ModelBackend {
 
   async upsert(row: ModelRow): Promise<void> {
     await this.pool.query(
-      `INSERT INTO ${this.q}.oidc_models (model, id, payload, grant_id, uid, user_code, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)
-       ON CONFLICT (model, id) DO UPDATE SET payload = EXCLUDED.payload, grant_id = EXCLUDED.grant_id,
-         uid = EXCLUDED.uid, user_code = EXCLUDED.user_code, expires_at = EXCLUDED.expires_at`,
-      [row.model, row.id, JSON.stringify(row.payload), row.grantId, row.uid, row.userCode, row.expiresAt],
+      prepared(
+        `INSERT INTO ${this.q}.oidc_models (model, id, payload, grant_id, uid, user_code, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)
+         ON CONFLICT (model, id) DO UPDATE SET payload = EXCLUDED.payload, grant_id = EXCLUDED.grant_id,
+           uid = EXCLUDED.uid, user_code = EXCLUDED.user_code, expires_at = EXCLUDED.expires_at`,
+        [row.model, row.id, JSON.stringify(row.payload), row.grantId, row.uid, row.userCode, row.expiresAt],
+      ),
     );
   }
 
   private async one(sql: string, params: unknown[]): Promise<AdapterPayload | undefined> {
-    const { rows } = await this.pool.query<{ payload: string }>(sql, params);
+    const { rows } = await this.pool.query<{ payload: string }>(prepared(sql, params));
     return rows[0] ? (JSON.parse(rows[0].payload) as AdapterPayload) : undefined;
   }
 
@@ -101,20 +121,22 @@ class PgModels implements ModelBackend {
     // payload is always a `JSON.stringify`d object, and JSON.parse keeps the LAST of duplicate
     // members (ECMA-262 JSON.parse), so a second consume overwrites the first stamp as before.
     await this.pool.query(
-      `UPDATE ${this.q}.oidc_models
-       SET payload = CASE WHEN payload = '{}' THEN '{"consumed":' || $3::text || '}'
-                          ELSE left(payload, -1) || ',"consumed":' || $3::text || '}' END
-       WHERE model = $1 AND id = $2 AND ${LIVE.replace('$NOW', '$4')}`,
-      [model, id, JSON.stringify(consumedAt), now],
+      prepared(
+        `UPDATE ${this.q}.oidc_models
+         SET payload = CASE WHEN payload = '{}' THEN '{"consumed":' || $3::text || '}'
+                            ELSE left(payload, -1) || ',"consumed":' || $3::text || '}' END
+         WHERE model = $1 AND id = $2 AND ${LIVE.replace('$NOW', '$4')}`,
+        [model, id, JSON.stringify(consumedAt), now],
+      ),
     );
   }
 
   async destroy(model: string, id: string) {
-    await this.pool.query(`DELETE FROM ${this.q}.oidc_models WHERE model = $1 AND id = $2`, [model, id]);
+    await this.pool.query(prepared(`DELETE FROM ${this.q}.oidc_models WHERE model = $1 AND id = $2`, [model, id]));
   }
 
   async revokeByGrantId(grantId: string) {
-    await this.pool.query(`DELETE FROM ${this.q}.oidc_models WHERE grant_id = $1`, [grantId]);
+    await this.pool.query(prepared(`DELETE FROM ${this.q}.oidc_models WHERE grant_id = $1`, [grantId]));
   }
 }
 
@@ -216,9 +238,12 @@ class PgAccounts implements AccountStore {
    */
   private async first(where: string, params: unknown[], join = ''): Promise<AccountRecord | undefined> {
     const { rows } = await this.pool.query<AccountRow & { identities: string[] }>(
-      `SELECT a.*, ARRAY(SELECT x.identity FROM ${this.q}.account_identities x WHERE x.account_id = a.id ORDER BY x.position) AS identities
-       FROM ${this.q}.accounts a ${join} WHERE ${where} LIMIT 1`,
-      params,
+      prepared(
+        `SELECT a.id, a.username, a.password_hash, a.display_name, a.disabled, a.created_at, a.updated_at,
+           ARRAY(SELECT x.identity FROM ${this.q}.account_identities x WHERE x.account_id = a.id ORDER BY x.position) AS identities
+         FROM ${this.q}.accounts a ${join} WHERE ${where} LIMIT 1`,
+        params,
+      ),
     );
     const row = rows[0];
     if (!row) return undefined;
@@ -300,17 +325,18 @@ class PgKv implements KeyValueStore {
 
   async get<T = unknown>(namespace: string, key: string): Promise<T | undefined> {
     const { rows } = await this.pool.query<{ value: string }>(
-      `SELECT value FROM ${this.q}.kv WHERE namespace = $1 AND key = $2 AND expires_at > $3`,
-      [namespace, key, this.clock()],
+      prepared(`SELECT value FROM ${this.q}.kv WHERE namespace = $1 AND key = $2 AND expires_at > $3`, [namespace, key, this.clock()]),
     );
     return rows[0] ? (JSON.parse(rows[0].value) as T) : undefined;
   }
 
   async set(namespace: string, key: string, value: unknown, ttlSeconds: number) {
     await this.pool.query(
-      `INSERT INTO ${this.q}.kv (namespace, key, value, expires_at) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (namespace, key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at`,
-      [namespace, key, JSON.stringify(value ?? null), Math.round(this.clock() + ttlSeconds * 1000)],
+      prepared(
+        `INSERT INTO ${this.q}.kv (namespace, key, value, expires_at) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (namespace, key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at`,
+        [namespace, key, JSON.stringify(value ?? null), Math.round(this.clock() + ttlSeconds * 1000)],
+      ),
     );
   }
 
@@ -319,18 +345,20 @@ class PgKv implements KeyValueStore {
     // One statement (row-locked by ON CONFLICT): a live numeric counter grows, anything else restarts at `by`.
     const live = `kv.expires_at > $5 AND kv.value ~ ${JSON_NUMBER}`;
     const { rows } = await this.pool.query<{ value: string }>(
-      `INSERT INTO ${this.q}.kv AS kv (namespace, key, value, expires_at) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (namespace, key) DO UPDATE SET
-         value = CASE WHEN ${live} THEN (kv.value::numeric + $6::numeric)::text ELSE EXCLUDED.value END,
-         expires_at = CASE WHEN ${live} THEN kv.expires_at ELSE EXCLUDED.expires_at END
-       RETURNING value`,
-      [namespace, key, JSON.stringify(by), Math.round(now + ttlSeconds * 1000), now, by],
+      prepared(
+        `INSERT INTO ${this.q}.kv AS kv (namespace, key, value, expires_at) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (namespace, key) DO UPDATE SET
+           value = CASE WHEN ${live} THEN (kv.value::numeric + $6::numeric)::text ELSE EXCLUDED.value END,
+           expires_at = CASE WHEN ${live} THEN kv.expires_at ELSE EXCLUDED.expires_at END
+         RETURNING value`,
+        [namespace, key, JSON.stringify(by), Math.round(now + ttlSeconds * 1000), now, by],
+      ),
     );
     return Number(rows[0]!.value);
   }
 
   async delete(namespace: string, key: string) {
-    await this.pool.query(`DELETE FROM ${this.q}.kv WHERE namespace = $1 AND key = $2`, [namespace, key]);
+    await this.pool.query(prepared(`DELETE FROM ${this.q}.kv WHERE namespace = $1 AND key = $2`, [namespace, key]));
   }
 }
 

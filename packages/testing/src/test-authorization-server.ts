@@ -122,7 +122,7 @@ export interface TestAuthorizationServer {
    */
   revoke(token: string, options?: { client?: string | TestClient; hint?: 'access_token' | 'refresh_token' }): Promise<void>;
   /** RFC 7662 introspection of a refresh token (the AS does not introspect JWT access tokens). */
-  introspect(token: string): Promise<Record<string, unknown>>;
+  introspect(token: string, options?: { client?: string | TestClient }): Promise<Record<string, unknown>>;
   /** Rotates the signing keys in the store and restarts the AS in place (same port, same store). */
   rotateKeys(options?: { retireAfterSeconds?: number }): Promise<RotatedKeys>;
   /**
@@ -139,7 +139,6 @@ export interface TestAuthorizationServer {
 
 const DEFAULT_REDIRECT = 'http://127.0.0.1/callback';
 const KIT_CLIENT_ID = 'mcp-auth-kit-testing';
-const INTROSPECTION_CLIENT_ID = 'mcp-auth-kit-testing-introspection';
 
 function toResourceConfigs(resources: StartTestAuthorizationServerOptions['resources']): ResourceConfig[] {
   return Object.entries(resources ?? {}).map(([resource, scopes]) => ({
@@ -164,7 +163,6 @@ export async function startTestAuthorizationServer(options: StartTestAuthorizati
   const passwords = new Map(users.map((u) => [u.username.toLowerCase(), u.password ?? randomBytes(12).toString('base64url')]));
   const autoLogin = options.autoLogin ?? true;
   const defaultUser = typeof autoLogin === 'string' ? autoLogin : users[0]!.username;
-  const introspectionSecret = randomBytes(24).toString('base64url');
   const certificate: LoopbackCertificate | undefined = options.cimd === false ? undefined : await createLoopbackCertificate();
 
   const store = await openStore({ kind: 'memory' });
@@ -204,15 +202,6 @@ export async function startTestAuthorizationServer(options: StartTestAuthorizati
           token_endpoint_auth_method: 'none',
           grant_types: ['authorization_code', 'refresh_token'],
           response_types: ['code'],
-        },
-        {
-          client_id: INTROSPECTION_CLIENT_ID,
-          client_secret: introspectionSecret,
-          client_name: 'mcp-auth-kit testing introspection',
-          redirect_uris: [],
-          grant_types: [],
-          response_types: [],
-          token_endpoint_auth_method: 'client_secret_basic',
         },
         ...(options.clients ?? []),
       ],
@@ -352,9 +341,11 @@ export async function startTestAuthorizationServer(options: StartTestAuthorizati
         }
         throw new AuthorizationFlowError(`revocation endpoint: HTTP ${res.status} ${body.error ?? ''}`.trim(), body.error);
       },
-      async introspect(token) {
+      async introspect(token, o = {}) {
         if (!metadata.introspection_endpoint) throw new Error('the AS advertises no introspection_endpoint');
-        const res = await postForm(metadata.introspection_endpoint, { clientId: INTROSPECTION_CLIENT_ID, clientSecret: introspectionSecret }, { token });
+        // RFC 7662 §4: the AS answers only the client a token was issued to (or the resource
+        // server it is for), so by default ask as the client that holds the token.
+        const res = await postForm(metadata.introspection_endpoint, resolveClient(o.client), { token });
         if (res.status !== 200) throw new Error(`introspection endpoint: HTTP ${res.status}`);
         return (await res.json()) as Record<string, unknown>;
       },

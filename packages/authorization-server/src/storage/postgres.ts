@@ -80,13 +80,39 @@ async function migrate(pool: Pool, schema: string, q: string): Promise<void> {
   });
 }
 
+/**
+ * Models whose lookup oidc-provider follows at once with `Grant.find(grantId)` (the code and
+ * refresh grants): their row is read together with the live grant row, which the next
+ * `Grant.find` of this instance is then answered from (one round trip fewer per token request).
+ */
+const GRANT_SOURCES: ReadonlySet<string> = new Set(['AuthorizationCode', 'RefreshToken']);
+/** How long (real time) a grant read alongside its code or refresh token answers the next `Grant.find`. */
+const PREFETCH_MS = 200;
+const PREFETCH_MAX = 1000;
+
+interface PrefetchedGrant {
+  payload: string;
+  expiresAt: number | null;
+  /** `performance.now()` deadline. */
+  until: number;
+}
+
 class PgModels implements ModelBackend {
+  /**
+   * Grant rows read together with a code or refresh token, each used at most once, for at most
+   * {@link PREFETCH_MS}, and dropped by any write of this instance to that grant: the
+   * `Grant.find` that follows the lookup in the same token request reads what the same request
+   * read a moment before, never an older state of its own instance's writes.
+   */
+  readonly #prefetched = new Map<string, PrefetchedGrant>();
+
   constructor(
     private readonly pool: Pool,
     private readonly q: string,
   ) {}
 
   async upsert(row: ModelRow): Promise<void> {
+    if (row.model === 'Grant') this.#prefetched.delete(row.id);
     await this.pool.query(
       prepared(
         `INSERT INTO ${this.q}.oidc_models (model, id, payload, grant_id, uid, user_code, expires_at)
@@ -104,7 +130,45 @@ class PgModels implements ModelBackend {
   }
 
   async find(model: string, id: string, now: number) {
+    if (model === 'Grant') {
+      const hit = this.#takePrefetched(id, now);
+      if (hit !== undefined) return hit;
+    }
+    if (GRANT_SOURCES.has(model)) return this.findWithGrant(model, id, now);
     return this.one(`SELECT payload FROM ${this.q}.oidc_models WHERE model = $1 AND id = $2 AND ${LIVE.replace('$NOW', '$3')}`, [model, id, now]);
+  }
+
+  private async findWithGrant(model: string, id: string, now: number): Promise<AdapterPayload | undefined> {
+    const { rows } = await this.pool.query<{ payload: string; grant_id: string | null; grant_payload: string | null; grant_expires_at: string | null }>(
+      prepared(
+        `SELECT m.payload, m.grant_id, g.payload AS grant_payload, g.expires_at AS grant_expires_at
+         FROM ${this.q}.oidc_models m
+         LEFT JOIN ${this.q}.oidc_models g ON g.model = 'Grant' AND g.id = m.grant_id AND (g.expires_at IS NULL OR g.expires_at > $3)
+         WHERE m.model = $1 AND m.id = $2 AND (m.expires_at IS NULL OR m.expires_at > $3)`,
+        [model, id, now],
+      ),
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    if (row.grant_id !== null && row.grant_payload !== null) {
+      if (this.#prefetched.size >= PREFETCH_MAX) this.#prefetched.delete(this.#prefetched.keys().next().value as string);
+      this.#prefetched.delete(row.grant_id);
+      this.#prefetched.set(row.grant_id, {
+        payload: row.grant_payload,
+        expiresAt: row.grant_expires_at === null ? null : Number(row.grant_expires_at),
+        until: performance.now() + PREFETCH_MS,
+      });
+    }
+    return JSON.parse(row.payload) as AdapterPayload;
+  }
+
+  #takePrefetched(grantId: string, now: number): AdapterPayload | undefined {
+    const entry = this.#prefetched.get(grantId);
+    if (entry === undefined) return undefined;
+    this.#prefetched.delete(grantId);
+    if (performance.now() > entry.until) return undefined;
+    if (entry.expiresAt !== null && entry.expiresAt <= now) return undefined;
+    return JSON.parse(entry.payload) as AdapterPayload;
   }
 
   async findBy(model: string, field: IndexedField, value: string, now: number) {
@@ -132,10 +196,12 @@ class PgModels implements ModelBackend {
   }
 
   async destroy(model: string, id: string) {
+    if (model === 'Grant') this.#prefetched.delete(id);
     await this.pool.query(prepared(`DELETE FROM ${this.q}.oidc_models WHERE model = $1 AND id = $2`, [model, id]));
   }
 
   async revokeByGrantId(grantId: string) {
+    this.#prefetched.delete(grantId);
     await this.pool.query(prepared(`DELETE FROM ${this.q}.oidc_models WHERE grant_id = $1`, [grantId]));
   }
 }

@@ -1,4 +1,4 @@
-import { createRemoteJWKSet, customFetch, type JWTVerifyGetKey } from 'jose';
+import { createMemoizedRemoteKeySet, type MemoizedKeySet } from './key_memo.js';
 import {
   discoverAuthorizationServer,
   MetadataError,
@@ -22,7 +22,7 @@ export interface KeyStoreOptions {
 interface IssuerEntry {
   metadata?: Promise<AuthorizationServerMetadata>;
   failedAt?: number;
-  keys?: JWTVerifyGetKey;
+  keys?: MemoizedKeySet;
 }
 
 /**
@@ -65,24 +65,24 @@ export class KeyStore {
    * The key resolver {@link keys} already built for `issuer` (its metadata resolved), without a
    * promise: the per-token path of a warm server skips the awaits. `undefined`: call `keys`.
    */
-  resolvedKeys(issuer: string): JWTVerifyGetKey | undefined {
+  resolvedKeys(issuer: string): MemoizedKeySet | undefined {
     return this.#issuers.get(issuer)?.keys;
   }
 
   /** jose key resolver for tokens from `issuer`. */
-  async keys(issuer: string): Promise<JWTVerifyGetKey> {
+  async keys(issuer: string): Promise<MemoizedKeySet> {
     const metadata = await this.metadata(issuer);
     const entry = this.#issuers.get(issuer)!;
     if (entry.keys === undefined) {
       if (metadata.jwks_uri === undefined) {
         throw new MetadataError('authorization server metadata has no jwks_uri', { issuer });
       }
-      entry.keys = createRemoteJWKSet(new URL(metadata.jwks_uri), {
+      entry.keys = createMemoizedRemoteKeySet(new URL(metadata.jwks_uri), {
         timeoutDuration: this.options.timeoutMs,
         cooldownDuration: this.options.cooldownMs,
         cacheMaxAge: this.options.cacheMaxAgeMs,
         headers: { accept: 'application/json' },
-        [customFetch]: this.options.fetch,
+        fetch: this.options.fetch,
       });
     }
     return entry.keys;

@@ -1,6 +1,4 @@
 import {
-  decodeJwt,
-  decodeProtectedHeader,
   errors,
   jwtVerify,
   type JWTPayload,
@@ -8,6 +6,7 @@ import {
 } from 'jose';
 import { ResourceServerError, type RejectionReason } from './errors.js';
 import { audienceIncludes } from './resource_uri.js';
+import type { MemoizedKeySet } from './key_memo.js';
 import type { VerifiedAccessToken } from './types.js';
 
 /** Asymmetric JWS algorithms accepted by default (never `none`, never HMAC). */
@@ -49,11 +48,10 @@ export async function verifyJwtAccessToken(
   const algorithms = options.algorithms ?? DEFAULT_ALGORITHMS;
   const now = options.now ?? Date.now;
 
-  let header: ReturnType<typeof decodeProtectedHeader>;
+  let header: Record<string, unknown>;
   let unverified: JWTPayload;
   try {
-    header = decodeProtectedHeader(token);
-    unverified = decodeJwt(token);
+    ({ header, payload: unverified } = decodeUnverified(token));
   } catch (cause) {
     throw new ResourceServerError('token_malformed', { cause });
   }
@@ -81,14 +79,19 @@ export async function verifyJwtAccessToken(
 
   let payload: JWTPayload;
   try {
-    ({ payload } = await jwtVerify(token, getKey, {
+    const verifyOptions = {
       algorithms: [...algorithms],
       issuer,
       typ: 'at+jwt',
       clockTolerance: options.clockTolerance ?? 30,
       currentDate: new Date(now()),
       requiredClaims: [...REQUIRED_CLAIMS],
-    }));
+    };
+    // The issuer's key set may already know the key for this alg + kid (see key_memo.ts): the
+    // same key, the same checks, without resolving it again. Selection only: the signature,
+    // `iss`, `typ` and `alg` are verified by jwtVerify either way.
+    const known = (getKey as Partial<MemoizedKeySet>).cached?.(header);
+    ({ payload } = known !== undefined ? await jwtVerify(token, known, verifyOptions) : await jwtVerify(token, getKey, verifyOptions));
   } catch (cause) {
     throw mapJoseError(cause, issuer);
   }
@@ -122,6 +125,28 @@ export async function verifyJwtAccessToken(
     resource: options.resource,
     claims: payload as Record<string, unknown>,
   };
+}
+
+const SEGMENT = /^[A-Za-z0-9_-]+$/;
+
+/**
+ * Header and claims of a compact JWS, NOT verified: only for the checks before any key is
+ * fetched (`alg`, `typ`, trusted `iss`) and key selection; jwtVerify decodes and checks the
+ * token again on its own. One pass with Buffer's base64url (jose's decoders are written for
+ * every runtime and cost a few µs more per token).
+ */
+function decodeUnverified(token: string): { header: Record<string, unknown>; payload: JWTPayload } {
+  const parts = token.split('.');
+  if (parts.length !== 3) throw new TypeError('not a JWS compact serialization');
+  return { header: jsonSegment(parts[0]!), payload: jsonSegment(parts[1]!) as JWTPayload };
+}
+
+function jsonSegment(segment: string): Record<string, unknown> {
+  // Buffer would skip characters outside the alphabet: refuse them (and impossible lengths) first
+  if (!SEGMENT.test(segment) || segment.length % 4 === 1) throw new TypeError('invalid base64url');
+  const value: unknown = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new TypeError('not a JSON object');
+  return value as Record<string, unknown>;
 }
 
 /** RFC 9068 §4 allows `application/at+jwt` as well; media types are case-insensitive. */

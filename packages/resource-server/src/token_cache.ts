@@ -1,9 +1,10 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { VerifiedAccessToken } from './types.js';
 
 /** SHA-256 of the token, so the cache never holds a usable credential as a key. */
 export function tokenHash(token: string): string {
-  return createHash('sha256').update(token).digest('base64url');
+  // one-shot hash (Node ≥ 20.12): no Hash object per request
+  return hash('sha256', token, 'base64url');
 }
 
 /**

@@ -45,7 +45,8 @@ export function createProtectHandler(core: ResourceServerCore): RequestHandler {
       scheme = credentials.scheme;
       const authenticated = await core.authenticate({
         authorization: req.headers.authorization,
-        dpop: req.headersDistinct.dpop,
+        // headersDistinct builds every header's array: only worth it when a DPoP header came
+        dpop: req.headers.dpop === undefined ? undefined : req.headersDistinct.dpop,
         method: req.method,
         url: req.originalUrl ?? req.url,
         tokenInBody,

@@ -86,33 +86,66 @@ async function migrate(pool: Pool, schema: string, q: string): Promise<void> {
  * `Grant.find` of this instance is then answered from (one round trip fewer per token request).
  */
 const GRANT_SOURCES: ReadonlySet<string> = new Set(['AuthorizationCode', 'RefreshToken']);
+/**
+ * The first `"accountId":"…"` member of a stored payload, read as text: a `::json ->>` would
+ * fail on any `\u0000` in the payload (PostgreSQL text cannot hold it). A quote inside a JSON
+ * string is always escaped, so this only matches a member; should it be a nested one, the
+ * account read ahead is merely another one (entries are keyed by their own id) and unused.
+ */
+const ACCOUNT_ID_PATTERN = `'"accountId":"([^"\\\\]*)"'`;
 /** How long (real time) a grant read alongside its code or refresh token answers the next `Grant.find`. */
 const PREFETCH_MS = 200;
 const PREFETCH_MAX = 1000;
 
+/**
+ * Rows read ahead by a token request for its own next lookup: each used at most once, for at
+ * most {@link PREFETCH_MS}, and dropped by any write of this instance to that row, so the lookup
+ * that follows in the same request sees what the request read a moment before, never an
+ * older state of this instance's own writes.
+ */
+class ReadAhead<T> {
+  readonly #entries = new Map<string, { value: T; until: number }>();
+
+  put(id: string, value: T): void {
+    this.#entries.delete(id);
+    if (this.#entries.size >= PREFETCH_MAX) this.#entries.delete(this.#entries.keys().next().value as string);
+    this.#entries.set(id, { value, until: performance.now() + PREFETCH_MS });
+  }
+
+  take(id: string): T | undefined {
+    const entry = this.#entries.get(id);
+    if (entry === undefined) return undefined;
+    this.#entries.delete(id);
+    return performance.now() > entry.until ? undefined : entry.value;
+  }
+
+  drop(id: string): void {
+    this.#entries.delete(id);
+  }
+}
+
 interface PrefetchedGrant {
   payload: string;
   expiresAt: number | null;
-  /** `performance.now()` deadline. */
-  until: number;
+}
+
+interface PrefetchedAccount {
+  row: AccountRow;
+  identities: string[];
 }
 
 class PgModels implements ModelBackend {
-  /**
-   * Grant rows read together with a code or refresh token, each used at most once, for at most
-   * {@link PREFETCH_MS}, and dropped by any write of this instance to that grant: the
-   * `Grant.find` that follows the lookup in the same token request reads what the same request
-   * read a moment before, never an older state of its own instance's writes.
-   */
-  readonly #prefetched = new Map<string, PrefetchedGrant>();
-
   constructor(
     private readonly pool: Pool,
     private readonly q: string,
+    /** Grant rows read with a code or refresh token (for the `Grant.find` that follows). */
+    private readonly grants: ReadAhead<PrefetchedGrant>,
+    /** Account rows read with a code or refresh token (for the `findAccount` that follows). */
+    private readonly accounts: ReadAhead<PrefetchedAccount>,
   ) {}
 
   async upsert(row: ModelRow): Promise<void> {
-    if (row.model === 'Grant') this.#prefetched.delete(row.id);
+    if (row.model === 'Grant') this.grants.drop(row.id);
     await this.pool.query(
       prepared(
         `INSERT INTO ${this.q}.oidc_models (model, id, payload, grant_id, uid, user_code, expires_at)
@@ -122,6 +155,8 @@ class PgModels implements ModelBackend {
         [row.model, row.id, JSON.stringify(row.payload), row.grantId, row.uid, row.userCode, row.expiresAt],
       ),
     );
+    // also after the write: a read-ahead that raced with it may hold the previous state
+    if (row.model === 'Grant') this.grants.drop(row.id);
   }
 
   private async one(sql: string, params: unknown[]): Promise<AdapterPayload | undefined> {
@@ -131,19 +166,28 @@ class PgModels implements ModelBackend {
 
   async find(model: string, id: string, now: number) {
     if (model === 'Grant') {
-      const hit = this.#takePrefetched(id, now);
-      if (hit !== undefined) return hit;
+      const hit = this.grants.take(id);
+      if (hit !== undefined && (hit.expiresAt === null || hit.expiresAt > now)) return JSON.parse(hit.payload) as AdapterPayload;
     }
     if (GRANT_SOURCES.has(model)) return this.findWithGrant(model, id, now);
     return this.one(`SELECT payload FROM ${this.q}.oidc_models WHERE model = $1 AND id = $2 AND ${LIVE.replace('$NOW', '$3')}`, [model, id, now]);
   }
 
   private async findWithGrant(model: string, id: string, now: number): Promise<AdapterPayload | undefined> {
-    const { rows } = await this.pool.query<{ payload: string; grant_id: string | null; grant_payload: string | null; grant_expires_at: string | null }>(
+    const { rows } = await this.pool.query<
+      { payload: string; grant_id: string | null; grant_payload: string | null; grant_expires_at: string | null; identities: string[] | null } & {
+        [K in keyof AccountRow as `a_${K}`]: AccountRow[K] | null;
+      }
+    >(
       prepared(
-        `SELECT m.payload, m.grant_id, g.payload AS grant_payload, g.expires_at AS grant_expires_at
+        `SELECT m.payload, m.grant_id, g.payload AS grant_payload, g.expires_at AS grant_expires_at,
+           a.id AS a_id, a.username AS a_username, a.password_hash AS a_password_hash, a.display_name AS a_display_name,
+           a.disabled AS a_disabled, a.created_at AS a_created_at, a.updated_at AS a_updated_at,
+           CASE WHEN a.id IS NULL THEN NULL ELSE
+             ARRAY(SELECT x.identity FROM ${this.q}.account_identities x WHERE x.account_id = a.id ORDER BY x.position) END AS identities
          FROM ${this.q}.oidc_models m
          LEFT JOIN ${this.q}.oidc_models g ON g.model = 'Grant' AND g.id = m.grant_id AND (g.expires_at IS NULL OR g.expires_at > $3)
+         LEFT JOIN ${this.q}.accounts a ON a.id = substring(m.payload from ${ACCOUNT_ID_PATTERN})
          WHERE m.model = $1 AND m.id = $2 AND (m.expires_at IS NULL OR m.expires_at > $3)`,
         [model, id, now],
       ),
@@ -151,24 +195,26 @@ class PgModels implements ModelBackend {
     const row = rows[0];
     if (!row) return undefined;
     if (row.grant_id !== null && row.grant_payload !== null) {
-      if (this.#prefetched.size >= PREFETCH_MAX) this.#prefetched.delete(this.#prefetched.keys().next().value as string);
-      this.#prefetched.delete(row.grant_id);
-      this.#prefetched.set(row.grant_id, {
+      this.grants.put(row.grant_id, {
         payload: row.grant_payload,
         expiresAt: row.grant_expires_at === null ? null : Number(row.grant_expires_at),
-        until: performance.now() + PREFETCH_MS,
+      });
+    }
+    if (row.a_id !== null && row.identities !== null) {
+      this.accounts.put(row.a_id, {
+        row: {
+          id: row.a_id,
+          username: row.a_username!,
+          password_hash: row.a_password_hash,
+          display_name: row.a_display_name,
+          disabled: row.a_disabled!,
+          created_at: row.a_created_at!,
+          updated_at: row.a_updated_at!,
+        },
+        identities: row.identities,
       });
     }
     return JSON.parse(row.payload) as AdapterPayload;
-  }
-
-  #takePrefetched(grantId: string, now: number): AdapterPayload | undefined {
-    const entry = this.#prefetched.get(grantId);
-    if (entry === undefined) return undefined;
-    this.#prefetched.delete(grantId);
-    if (performance.now() > entry.until) return undefined;
-    if (entry.expiresAt !== null && entry.expiresAt <= now) return undefined;
-    return JSON.parse(entry.payload) as AdapterPayload;
   }
 
   async findBy(model: string, field: IndexedField, value: string, now: number) {
@@ -196,12 +242,12 @@ class PgModels implements ModelBackend {
   }
 
   async destroy(model: string, id: string) {
-    if (model === 'Grant') this.#prefetched.delete(id);
+    if (model === 'Grant') this.grants.drop(id);
     await this.pool.query(prepared(`DELETE FROM ${this.q}.oidc_models WHERE model = $1 AND id = $2`, [model, id]));
   }
 
   async revokeByGrantId(grantId: string) {
-    this.#prefetched.delete(grantId);
+    this.grants.drop(grantId);
     await this.pool.query(prepared(`DELETE FROM ${this.q}.oidc_models WHERE grant_id = $1`, [grantId]));
   }
 }
@@ -282,6 +328,8 @@ class PgAccounts implements AccountStore {
     private readonly pool: Pool,
     private readonly q: string,
     private readonly clock: Clock,
+    /** Account rows read with a code or refresh token: the `findById` that follows uses it. */
+    private readonly readAhead: ReadAhead<PrefetchedAccount>,
   ) {}
 
   private async load(client: Pool | PoolClient, rows: AccountRow[]): Promise<AccountRecord[]> {
@@ -346,6 +394,8 @@ class PgAccounts implements AccountStore {
   }
 
   findById(id: string) {
+    const ahead = this.readAhead.take(id);
+    if (ahead !== undefined) return Promise.resolve(accountFromRow(ahead.row, [...ahead.identities]));
     return this.first('a.id = $1', [id]);
   }
 
@@ -362,7 +412,17 @@ class PgAccounts implements AccountStore {
     return this.load(this.pool, rows);
   }
 
-  update(id: string, patch: Partial<Omit<AccountRecord, 'id' | 'createdAt' | 'updatedAt'>>) {
+  async update(id: string, patch: Partial<Omit<AccountRecord, 'id' | 'createdAt' | 'updatedAt'>>) {
+    this.readAhead.drop(id);
+    try {
+      return await this.updateRow(id, patch);
+    } finally {
+      // also after the write: a read-ahead that raced with it may hold the previous state
+      this.readAhead.drop(id);
+    }
+  }
+
+  private updateRow(id: string, patch: Partial<Omit<AccountRecord, 'id' | 'createdAt' | 'updatedAt'>>) {
     return this.write(async (client) => {
       const { rows } = await client.query<AccountRow>(`SELECT * FROM ${this.q}.accounts WHERE id = $1 FOR UPDATE`, [id]);
       const [existing] = await this.load(client, rows);
@@ -447,11 +507,13 @@ export async function openPostgresBackend(
     throw error;
   }
 
+  const grantsAhead = new ReadAhead<PrefetchedGrant>();
+  const accountsAhead = new ReadAhead<PrefetchedAccount>();
   return {
     kind: 'postgres',
-    models: new PgModels(pool, q),
+    models: new PgModels(pool, q, grantsAhead, accountsAhead),
     keys: new PgKeys(pool, q, `mcp-auth-kit:keys:${schema}`),
-    accounts: new PgAccounts(pool, q, clock),
+    accounts: new PgAccounts(pool, q, clock, accountsAhead),
     kv: new PgKv(pool, q, clock),
     ping: async () => {
       await pool.query('SELECT 1');

@@ -68,17 +68,17 @@ export function createAccessTokenVerifier(options: ResolvedOptions): AccessToken
       }
       const pending = inFlight.get(token);
       if (pending !== undefined) return pending;
-      const verification = verifyUncached(token).then((verified) => {
+      const verification = verifyUncached(token);
+      inFlight.set(token, verification);
+      try {
+        const verified = await verification;
+        // stored before the in-flight entry goes: a later request finds one or the other
         cache.set(
           verified,
           verified.source === 'introspection' ? (options.introspection?.cacheTtlSeconds ?? 60) * 1000 : undefined,
           key,
         );
         return verified;
-      });
-      inFlight.set(token, verification);
-      try {
-        return await verification;
       } finally {
         inFlight.delete(token);
       }

@@ -4,10 +4,26 @@
  * `upsert` replaces the row (and its indexes), `expiresIn` is seconds from now (absent =
  * forever), `consume` stamps `consumed` with epoch seconds, `revokeByGrantId` removes every
  * token-like row of the grant, and an expired row is never returned.
+ *
+ * One deliberate difference: `consume` is atomic and conditional. oidc-provider checks
+ * `code.consumed` when it reads a code and calls `consume` later in the same request, before
+ * it issues tokens; two exchanges of one code at the same moment (even on two instances) both
+ * pass that check. The store lets only the first `consume` stamp the row; for the grant-
+ * bearing codes below a later one is a replay (RFC 6749 §4.1.2, RFC 9700 §4.5.3.1): the
+ * request fails with `invalid_grant` and the grant is revoked, as oidc-provider itself does
+ * when it sees a consumed code.
  */
-import type { Adapter, AdapterPayload } from 'oidc-provider';
+import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 import { type Clock, epochSeconds } from './clock.js';
 import { type ModelBackend, toRow } from './model-rows.js';
+
+/**
+ * Models whose second consumption is an attack. Not `RefreshToken`: a rotated refresh token
+ * presented twice at once is usually a client retry, which the refresh grace window
+ * (`refresh-grace.ts`) answers; oidc-provider's own consumed check still revokes on a later
+ * reuse. Not `PushedAuthorizationRequest` (no grant, a replay only fails to find it).
+ */
+const SINGLE_USE_MODELS: ReadonlySet<string> = new Set(['AuthorizationCode', 'DeviceCode', 'BackchannelAuthenticationRequest']);
 
 export class ModelAdapter implements Adapter {
   constructor(
@@ -37,7 +53,19 @@ export class ModelAdapter implements Adapter {
 
   async consume(id: string): Promise<void> {
     const now = this.clock();
-    await this.backend.consume(this.model, id, epochSeconds(now), now);
+    const stamped = await this.backend.consume(this.model, id, epochSeconds(now), now);
+    if (stamped || !SINGLE_USE_MODELS.has(this.model)) return;
+    // No live row: it expired, or a concurrent replay already revoked its grant; either way
+    // this request must not go on to issue tokens.
+    const row = await this.backend.find(this.model, id, now);
+    const grantId = typeof row?.grantId === 'string' && row.grantId !== '' ? row.grantId : undefined;
+    if (row?.consumed !== undefined && grantId) {
+      // The winner's tokens die too: its rows, and the grant, so tokens it saves after this
+      // point have nothing left to refresh against.
+      await this.backend.revokeByGrantId(grantId);
+      await this.backend.destroy('Grant', grantId);
+    }
+    throw new errors.InvalidGrant(`${this.model} already consumed or gone`);
   }
 
   async destroy(id: string): Promise<void> {

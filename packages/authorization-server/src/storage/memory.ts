@@ -41,9 +41,11 @@ class MemoryModels implements ModelBackend {
     return undefined;
   }
 
-  async consume(model: string, id: string, consumedAt: number, now: number): Promise<void> {
+  async consume(model: string, id: string, consumedAt: number, now: number): Promise<boolean> {
     const row = this.liveRow(model, id, now);
-    if (row) row.payload = { ...row.payload, consumed: consumedAt };
+    if (!row || row.payload.consumed !== undefined) return false;
+    row.payload = { ...row.payload, consumed: consumedAt };
+    return true;
   }
 
   async destroy(model: string, id: string): Promise<void> {

@@ -36,8 +36,12 @@ export interface ModelBackend {
   upsert(row: ModelRow): Promise<void>;
   find(model: string, id: string, now: number): Promise<AdapterPayload | undefined>;
   findBy(model: string, field: IndexedField, value: string, now: number): Promise<AdapterPayload | undefined>;
-  /** Sets `payload.consumed = consumedAt` on a live row. */
-  consume(model: string, id: string, consumedAt: number, now: number): Promise<void>;
+  /**
+   * Sets `payload.consumed = consumedAt` on a live row that is not consumed yet, atomically
+   * (one conditional write): of concurrent callers, across processes sharing the store, exactly
+   * one gets `true`. `false` = no live row, or already consumed (its first stamp is kept).
+   */
+  consume(model: string, id: string, consumedAt: number, now: number): Promise<boolean>;
   destroy(model: string, id: string): Promise<void>;
   /** Deletes every grantable row of the grant, whatever its model. */
   revokeByGrantId(grantId: string): Promise<void>;

@@ -228,17 +228,22 @@ class PgModels implements ModelBackend {
   async consume(model: string, id: string, consumedAt: number, now: number) {
     // Payloads are stored as JSON text (jsonb would refuse a \u0000 in a string), so the stamp
     // is appended as a last member in one statement (one round trip, no transaction): the
-    // payload is always a `JSON.stringify`d object, and JSON.parse keeps the LAST of duplicate
-    // members (ECMA-262 JSON.parse), so a second consume overwrites the first stamp as before.
-    await this.pool.query(
+    // payload is always a `JSON.stringify`d object. The statement is conditional on the row
+    // not being consumed yet: a concurrent second UPDATE waits for the first one's row lock,
+    // then re-checks its WHERE on the new row version (READ COMMITTED) and matches nothing, so
+    // exactly one caller, on any instance, stamps the row. Only the `consumed` member is
+    // extracted, so a \u0000 elsewhere in the payload does not matter to `->>`.
+    const result = await this.pool.query(
       prepared(
         `UPDATE ${this.q}.oidc_models
          SET payload = CASE WHEN payload = '{}' THEN '{"consumed":' || $3::text || '}'
                             ELSE left(payload, -1) || ',"consumed":' || $3::text || '}' END
-         WHERE model = $1 AND id = $2 AND ${LIVE.replace('$NOW', '$4')}`,
+         WHERE model = $1 AND id = $2 AND ${LIVE.replace('$NOW', '$4')}
+           AND (payload::json -> 'consumed') IS NULL`,
         [model, id, JSON.stringify(consumedAt), now],
       ),
     );
+    return result.rowCount === 1;
   }
 
   async destroy(model: string, id: string) {

@@ -74,9 +74,15 @@ class SqliteModels implements ModelBackend {
   }
 
   async consume(model: string, id: string, consumedAt: number, now: number) {
-    this.db
-      .prepare(`UPDATE oidc_models SET payload = json_set(payload, '$.consumed', @consumedAt) WHERE model = @model AND id = @id AND ${LIVE}`)
+    // One conditional UPDATE: SQLite serialises writers, so of two processes on the same file
+    // only the first sees its row still unconsumed.
+    const { changes } = this.db
+      .prepare(
+        `UPDATE oidc_models SET payload = json_set(payload, '$.consumed', @consumedAt)
+         WHERE model = @model AND id = @id AND ${LIVE} AND json_type(payload, '$.consumed') IS NULL`,
+      )
       .run({ model, id, consumedAt, now });
+    return changes === 1;
   }
 
   async destroy(model: string, id: string) {

@@ -118,7 +118,44 @@ export function storeContract(target: ContractTarget): void {
         const found = await c.find('code');
         expect(found?.consumed).toBe(clock.seconds);
         expect(found?.codeChallenge).toBe('x');
-        await expect(c.consume('missing')).resolves.toBeUndefined();
+        // A code gone between the token request's read and its consume must not yield tokens.
+        await expect(c.consume('missing')).rejects.toMatchObject({ error: 'invalid_grant' });
+        await expect(store.adapter('RefreshToken').consume('missing')).resolves.toBeUndefined();
+      });
+
+      it('RFC 6749 §4.1.2: a second consume of a code is refused as invalid_grant, keeps the first stamp and revokes the grant', async () => {
+        const c = store.adapter('AuthorizationCode');
+        const g = store.adapter('Grant');
+        const rt = store.adapter('RefreshToken');
+        await g.upsert('g', { jti: 'g', kind: 'Grant' }, 600);
+        await rt.upsert('rt', { jti: 'rt', kind: 'RefreshToken', grantId: 'g' }, 600);
+        await c.upsert('code', { jti: 'code', kind: 'AuthorizationCode', grantId: 'g' }, 60);
+        const first = clock.seconds;
+        await c.consume('code');
+        expect((await c.find('code'))?.consumed).toBe(first);
+        clock.advance(3);
+        const second = c.consume('code');
+        await expect(second).rejects.toMatchObject({ error: 'invalid_grant', statusCode: 400 });
+        expect(await rt.find('rt')).toBeUndefined();
+        expect(await g.find('g')).toBeUndefined();
+      });
+
+      it('RFC 6749 §4.1.2: concurrent consumes of one code: exactly one succeeds', async () => {
+        const c = store.adapter('AuthorizationCode');
+        await c.upsert('code', { jti: 'code', kind: 'AuthorizationCode', grantId: 'g2' }, 60);
+        const results = await Promise.allSettled(Array.from({ length: 5 }, () => c.consume('code')));
+        expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+        expect(results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason.error)).toEqual(Array(4).fill('invalid_grant'));
+      });
+
+      it('consume of a refresh token twice keeps the first stamp and does not throw (grace window decides)', async () => {
+        const r = store.adapter('RefreshToken');
+        await r.upsert('rt', { jti: 'rt', kind: 'RefreshToken', grantId: 'g' }, 60);
+        const first = clock.seconds;
+        await r.consume('rt');
+        clock.advance(3);
+        await expect(r.consume('rt')).resolves.toBeUndefined();
+        expect((await r.find('rt'))?.consumed).toBe(first);
       });
 
       it('consume keeps the expiry of the row', async () => {

@@ -105,13 +105,8 @@ describe('attack: authorization code grant (OAuth 2.1 §4.1, §7.5; RFC 7636; RF
       }
     });
 
-    // BUG (packages/authorization-server, oidc-provider configuration): DCR accepts
-    // grant_types ["implicit"] with response_types ["id_token"] / ["code id_token"], the metadata
-    // advertises "implicit", and /auth then delivers ID tokens in the URL fragment. OAuth 2.1
-    // (which MCP authorization requires) removes the implicit grant; an MCP AS needs
-    // response_types ["code"] only. Fix: responseTypes: ['code'] and refuse implicit in the
-    // client policy.
-    it.fails('DCR refuses the implicit grant and front-channel response types', async () => {
+    // OAuth 2.1 §10.1 removes the implicit grant: an MCP AS offers response_types ["code"] only.
+    it('DCR refuses the implicit grant and front-channel response types', async () => {
       for (const [grant_types, response_types] of [[['implicit'], ['id_token']], [['authorization_code', 'implicit'], ['code id_token']]]) {
         const res = await postJson(stack.metadata.registration_endpoint, {
           client_name: 'implicit', redirect_uris: [NATIVE_REDIRECT], grant_types, response_types, token_endpoint_auth_method: 'none',
@@ -120,7 +115,7 @@ describe('attack: authorization code grant (OAuth 2.1 §4.1, §7.5; RFC 7636; RF
       }
     });
 
-    it.fails('metadata advertises only the code flow (no implicit grant, response_types_supported = ["code"])', () => {
+    it('metadata advertises only the code flow (no implicit grant, response_types_supported = ["code"])', () => {
       expect(stack.metadata.grant_types_supported).not.toContain('implicit');
       expect(stack.metadata.response_types_supported).toEqual(['code']);
     });

@@ -175,10 +175,9 @@ describe('fuzz: authorization server endpoints over HTTP', () => {
     await run('misc', requests);
   }, 60_000);
 
-  // BUG (packages/authorization-server/src/interactions/router.ts): a malformed percent-encoding
-  // in the interaction uid (express answers URIError with status 400) reaches the router's
-  // error handler, which ignores err.status and answers 500 "Something went wrong".
-  it.fails('malformed percent-encoding in an interaction path → 4xx, not 500', async () => {
+  // A malformed percent-encoding in the interaction uid (express: URIError, status 400) keeps
+  // its 4xx status through the interaction router's error handler.
+  it('malformed percent-encoding in an interaction path → 4xx, not 500', async () => {
     for (const method of ['GET', 'POST']) {
       const res = await fetch(`${stack.issuer}/interaction/%ff`, { method, redirect: 'manual' });
       await res.arrayBuffer();
@@ -186,10 +185,8 @@ describe('fuzz: authorization server endpoints over HTTP', () => {
     }
   });
 
-  // BUG (packages/authorization-server/src/interactions/account.ts): same pattern as the
-  // interaction router — a form post over the 4 KiB parser limit (PayloadTooLargeError, 413)
-  // reaches an error handler that ignores err.status and answers 500.
-  it.fails('oversized /account form post → 413 / 4xx, not 500', async () => {
+  // A form post over the 4 KiB parser limit (PayloadTooLargeError, 413) keeps its status.
+  it('oversized /account form post → 413 / 4xx, not 500', async () => {
     const res = await fetch(`${stack.issuer}/account`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -263,10 +260,8 @@ describe('fuzz: interactive login form (live interaction, valid CSRF)', () => {
     expect(failures.slice(0, 5)).toEqual([]);
   }, 90_000);
 
-  // BUG (packages/authorization-server/src/interactions/router.ts, same cause as the %ff case):
-  // a login post larger than the form parser's 8 KiB limit (PayloadTooLargeError, status 413)
-  // reaches the router's error handler, which ignores err.status and answers 500.
-  it.fails('oversized login form post (10 KB username) → 413 / 4xx, not 500', async () => {
+  // A login post larger than the form parser's 8 KiB limit (PayloadTooLargeError, 413) keeps its status.
+  it('oversized login form post (10 KB username) → 413 / 4xx, not 500', async () => {
     const { CookieJar } = await import('tough-cookie');
     const { authorizationUrl, frontChannel, pkcePair } = await import('./_support.js');
     const jar = new CookieJar();

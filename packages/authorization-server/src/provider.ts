@@ -103,6 +103,9 @@ export async function buildProvider(
     },
     // OAuth 2.1 §4.1.1 / MCP security §PKCE: every client, S256 only (v9 refuses `plain`).
     pkce: { required: () => true },
+    // OAuth 2.1 §10.1 removes the implicit grant: no token ever travels in a front-channel
+    // URL, so the only response type is `code` (DCR of anything else is refused).
+    responseTypes: ['code'],
     async findAccount(_ctx: KoaContextWithOIDC, sub: string) {
       const account = await store.accounts.findById(sub);
       if (!account || account.disabled) return undefined;

@@ -138,9 +138,11 @@ ${items.length ? `<ul class="grants">${items.join('\n')}</ul>` : '<p>No applicat
     }
   });
 
-  router.use((err: Error, _req: Request, res: Response, _next: NextFunction) => {
-    o.logger.error('account page failed', { error: err.name, detail: err.message });
-    if (!res.headersSent) res.status(500).type('html').send(errorPage('The request could not be completed.', stylesheet));
+  router.use((err: Error & { status?: number }, _req: Request, res: Response, _next: NextFunction) => {
+    // Client errors raised by express/body-parser keep their 4xx status (see the interaction router).
+    const status = typeof err.status === 'number' && err.status >= 400 && err.status < 500 ? err.status : 500;
+    (status === 500 ? o.logger.error : o.logger.warn)('account page failed', { error: err.name, detail: err.message, status });
+    if (!res.headersSent) res.status(status).type('html').send(errorPage(status === 500 ? 'The request could not be completed.' : 'The request is not valid.', stylesheet));
   });
 
   return router;

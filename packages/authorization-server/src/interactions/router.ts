@@ -378,9 +378,12 @@ export function createInteractionRouter(o: InteractionOptions): Router {
     }
   });
 
-  router.use((err: Error, _req: Request, res: Response, _next: NextFunction) => {
-    o.logger.error('interaction failed', { error: err.name, detail: err.message });
-    if (!res.headersSent) fail(res, 500, 'The request could not be completed.');
+  router.use((err: Error & { status?: number; expose?: boolean }, _req: Request, res: Response, _next: NextFunction) => {
+    // Client errors raised by express/body-parser (bad percent-encoding, oversized forms)
+    // keep their 4xx status; only our own failures are a 500.
+    const status = typeof err.status === 'number' && err.status >= 400 && err.status < 500 ? err.status : 500;
+    (status === 500 ? o.logger.error : o.logger.warn)('interaction failed', { error: err.name, detail: err.message, status });
+    if (!res.headersSent) fail(res, status, status === 413 ? 'The form is too large.' : status === 500 ? 'The request could not be completed.' : 'The request is not valid.');
   });
 
   return router;

@@ -231,15 +231,17 @@ class PgModels implements ModelBackend {
     // payload is always a `JSON.stringify`d object. The statement is conditional on the row
     // not being consumed yet: a concurrent second UPDATE waits for the first one's row lock,
     // then re-checks its WHERE on the new row version (READ COMMITTED) and matches nothing, so
-    // exactly one caller, on any instance, stamps the row. Only the `consumed` member is
-    // extracted, so a \u0000 elsewhere in the payload does not matter to `->>`.
+    // exactly one caller, on any instance, stamps the row. The check is textual, not `->`
+    // (which fails on a \u0000 or a lone surrogate anywhere in the payload): a stamp is always
+    // the last member, and `"consumed":<digits>}` at the very end can only be a top-level
+    // member (inside a string every `"` is escaped; a nested object would end in `}}`).
     const result = await this.pool.query(
       prepared(
         `UPDATE ${this.q}.oidc_models
          SET payload = CASE WHEN payload = '{}' THEN '{"consumed":' || $3::text || '}'
                             ELSE left(payload, -1) || ',"consumed":' || $3::text || '}' END
          WHERE model = $1 AND id = $2 AND ${LIVE.replace('$NOW', '$4')}
-           AND (payload::json -> 'consumed') IS NULL`,
+           AND payload !~ '"consumed":[0-9]+}$'`,
         [model, id, JSON.stringify(consumedAt), now],
       ),
     );

@@ -140,6 +140,15 @@ export function storeContract(target: ContractTarget): void {
         expect(await g.find('g')).toBeUndefined();
       });
 
+      it('consume works on payloads with \\u0000, lone surrogates and a nested "consumed" key', async () => {
+        const c = store.adapter('AuthorizationCode');
+        const payload = { jti: 'odd', kind: 'AuthorizationCode', grantId: 'g3', nonce: 'a\u0000b\ud800', claims: { userinfo: { consumed: 1 } } };
+        await c.upsert('odd', payload, 60);
+        await c.consume('odd');
+        expect(await c.find('odd')).toEqual({ ...payload, consumed: clock.seconds });
+        await expect(c.consume('odd')).rejects.toMatchObject({ error: 'invalid_grant' });
+      });
+
       it('RFC 6749 §4.1.2: concurrent consumes of one code: exactly one succeeds', async () => {
         const c = store.adapter('AuthorizationCode');
         await c.upsert('code', { jti: 'code', kind: 'AuthorizationCode', grantId: 'g2' }, 60);

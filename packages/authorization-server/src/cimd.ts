@@ -87,6 +87,28 @@ interface CachedDocument {
  * CIMD documents are cached in the shared kv store, so every instance (and a restarted one)
  * reuses a fetched document until its cache lifetime ends.
  */
+/** oidc-provider's `fetchResponseBodyLimits` default for CIMD documents. */
+const CIMD_BODY_LIMIT_BYTES = 5120;
+
+/** The body as text, or undefined (and the stream cancelled) once it passes `limit` bytes. */
+async function readAtMost(response: Response, limit: number): Promise<string | undefined> {
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => {});
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 export function createProviderFetch(config: CimdConfig, logger: Logger, kv?: KeyValueStore): FetchLike {
   let devDispatcher: unknown;
   if (config.allowPrivateNetwork && config.extraCaCertificates) {
@@ -115,7 +137,13 @@ export function createProviderFetch(config: CimdConfig, logger: Logger, kv?: Key
     const response = await fetch(url, options as unknown as RequestInit);
     const type = response.headers.get('content-type') ?? '';
     if (response.status !== 200 || !/json/i.test(type)) return response;
-    const text = await response.text();
+    // Read no further than oidc-provider would accept: a hostile host must not make us
+    // buffer an unbounded document before the provider's own size check runs.
+    const text = await readAtMost(response, CIMD_BODY_LIMIT_BYTES);
+    if (text === undefined) {
+      logger.warn('client_id metadata document refused: too large', { client_id: url, limit_bytes: CIMD_BODY_LIMIT_BYTES });
+      throw new Error(`client_id metadata document exceeds ${CIMD_BODY_LIMIT_BYTES} bytes`);
+    }
     let body: unknown;
     try {
       body = JSON.parse(text);

@@ -84,12 +84,9 @@ describe('attack: CIMD SSRF with the dev private-network switch OFF (default)', 
     expect(v6!.sockets).toHaveLength(0);
   });
 
-  // BUG (packages/authorization-server, CIMD fetch): for a host NAME (not an IP literal) the AS
-  // relies on oidc-provider's SSRF dispatcher, which checks the peer address only AFTER the TCP
-  // connection is established ('connect' event) and then destroys the socket. The loopback
-  // target therefore sees a connection (port probing / connect-time side effects). The address
-  // must be checked at resolution time (undici `connect.lookup` refusing special-use answers).
-  it.fails('client_id whose host NAME resolves to loopback (/etc/hosts) → refused, NO connection at all', async (ctx) => {
+  // A host NAME is resolved and its answers checked before any connection: oidc-provider's own
+  // dispatcher checks the peer only after connecting, which would already reach the target.
+  it('client_id whose host NAME resolves to loopback (/etc/hosts) → refused, NO connection at all', async (ctx) => {
     if (!loopbackName) ctx.skip();
     const own = (await listenTcp('127.0.0.1'))!;
     try {

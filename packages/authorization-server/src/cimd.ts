@@ -3,6 +3,8 @@
  * policy (allowed / denied hosts), the dev-only private-network allowance (NOTES gotcha 1) and
  * the document adjustments that must happen before oidc-provider validates it.
  */
+import ipaddr from 'ipaddr.js';
+import { lookup } from 'node:dns/promises';
 import { rootCertificates } from 'node:tls';
 import type { CimdConfig } from './config.js';
 import type { Logger } from './logger.js';
@@ -28,22 +30,21 @@ export function cimdRefusal(clientId: string, config: CimdConfig): string | unde
   return undefined;
 }
 
-/** IP literals of private/special ranges (checked up front; sockets are also checked by oidc-provider). */
+/**
+ * IP literals outside public unicast space (checked before any connection; sockets are also
+ * checked by oidc-provider). IANA special-use ranges come from ipaddr.js; IPv4-mapped
+ * addresses are judged by their IPv4 part, and the deprecated IPv4-compatible ::/96 is refused.
+ */
 export function isPrivateAddressLiteral(host: string): boolean {
-  const h = host.toLowerCase();
-  const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(h);
-  if (v4) {
-    const [a, b] = [Number(v4[1]), Number(v4[2])];
-    return (
-      a === 0 || a === 10 || a === 127 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) ||
-      (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127) || a >= 224
-    );
+  const literal = host.replace(/^\[|\]$/g, '');
+  if (!ipaddr.isValid(literal)) return false;
+  let address = ipaddr.parse(literal);
+  if (address.kind() === 'ipv6') {
+    const v6 = address as ipaddr.IPv6;
+    if (v6.isIPv4MappedAddress()) address = v6.toIPv4Address();
+    else if (v6.parts.slice(0, 6).every((part) => part === 0)) return true;
   }
-  if (h.includes(':')) {
-    return h === '::' || h === '::1' || h.startsWith('fc') || h.startsWith('fd') || h.startsWith('fe8') ||
-      h.startsWith('fe9') || h.startsWith('fea') || h.startsWith('feb') || h.startsWith('::ffff:');
-  }
-  return false;
+  return address.range() !== 'unicast';
 }
 
 /**
@@ -87,6 +88,22 @@ interface CachedDocument {
  * CIMD documents are cached in the shared kv store, so every instance (and a restarted one)
  * reuses a fetched document until its cache lifetime ends.
  */
+/**
+ * A host NAME resolving to a special-use address is refused before any connection: oidc-provider's
+ * dispatcher checks the peer only once the TCP connection exists, which already reaches the
+ * target. Its socket check still stands behind this one against DNS rebinding.
+ */
+async function refusePrivateResolution(url: string, logger: Logger): Promise<void> {
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+  if (ipaddr.isValid(host)) return; // literals were checked by the client_id policy
+  const answers = await lookup(host, { all: true, verbatim: true });
+  const refused = answers.find((answer) => isPrivateAddressLiteral(answer.address));
+  if (refused) {
+    logger.warn('client_id metadata document refused: host resolves to a special-use address', { client_id: url, address: refused.address });
+    throw new Error('client_id metadata document host resolves to a special-use address');
+  }
+}
+
 /** oidc-provider's `fetchResponseBodyLimits` default for CIMD documents. */
 const CIMD_BODY_LIMIT_BYTES = 5120;
 
@@ -134,6 +151,7 @@ export function createProviderFetch(config: CimdConfig, logger: Logger, kv?: Key
       delete options.dispatcher;
       if (devDispatcher) options.dispatcher = devDispatcher;
     }
+    if (!config.allowPrivateNetwork) await refusePrivateResolution(url, logger);
     const response = await fetch(url, options as unknown as RequestInit);
     const type = response.headers.get('content-type') ?? '';
     if (response.status !== 200 || !/json/i.test(type)) return response;

@@ -93,10 +93,8 @@ describe('two AS instances sharing one PostgreSQL schema', () => {
     expect(refresh.body.error).toBe('invalid_grant');
   });
 
-  // KNOWN BUG (AS core, not storage): createAuthorizationServer seeds users / the dev
-  // auto-login account with find-then-create, so two instances starting together on an empty
-  // schema race and one dies with StorageError `conflict`. Fix: treat `conflict` from
-  // accounts.create as "already exists" and re-read. Then turn `it.fails` into `it`.
+  // Seeding users and the dev auto-login account races between instances on an empty schema:
+  // a `conflict` from accounts.create is read as "already exists".
   it('instances starting at the same moment on an empty schema both come up with the same keys', async () => {
     const fresh = randomSchema('storage_two_race');
     const storage = { kind: 'postgres', url: TEST_DATABASE_URL, schema: fresh } as const;

@@ -9,7 +9,7 @@ import { startDemoStack, type DemoStack } from '../helpers/stack.js';
 import { HeadlessUserAgent } from '../helpers/user-agent.js';
 
 const require = createRequire(import.meta.url);
-const cli = join(dirname(require.resolve('@mcp-auth-kit/client/package.json')), 'dist/cli/main.js');
+const cli = join(dirname(require.resolve('@mcp-auth-kit/client/package.json')), 'bin/mcp-auth-kit.js');
 const isLoopbackCallback = (url: URL) => url.hostname === '127.0.0.1' && url.pathname === '/callback';
 
 // The foundation flow through the `mcp-auth-kit` CLI: login prints the authorization URL,

@@ -4,7 +4,7 @@
  * login page); without one the page asks to sign in through an application first.
  */
 import express, { type Request, type Response, type Router, type NextFunction } from 'express';
-import helmet from 'helmet';
+import { pageSecurityHeaders } from './security-headers.js';
 import type Provider from 'oidc-provider';
 import type { Store } from '../storage/types.js';
 import type { Logger } from '../logger.js';
@@ -31,25 +31,7 @@ export function createAccountRouter(o: AccountPageOptions): Router {
   const path = `${o.mountPath}/account`;
   const stylesheet = `${o.mountPath}/interaction/assets/style.css`;
 
-  router.use(
-    helmet({
-      contentSecurityPolicy: {
-        useDefaults: false,
-        directives: {
-          defaultSrc: ["'none'"],
-          styleSrc: ["'self'"],
-          imgSrc: ["'self'"],
-          scriptSrc: ["'none'"],
-          baseUri: ["'none'"],
-          objectSrc: ["'none'"],
-          formAction: ["'self'"],
-          frameAncestors: ["'none'"],
-        },
-      },
-      referrerPolicy: { policy: 'no-referrer' },
-      xFrameOptions: { action: 'deny' },
-    }),
-  );
+  router.use(pageSecurityHeaders(false));
   router.use((_req, res, next) => {
     res.set('Cache-Control', 'no-store');
     next();

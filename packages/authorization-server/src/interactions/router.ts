@@ -5,7 +5,7 @@
  * browser back to the provider.
  */
 import express, { type Request, type Response, type NextFunction, type Router } from 'express';
-import helmet from 'helmet';
+import { pageSecurityHeaders } from './security-headers.js';
 import type Provider from 'oidc-provider';
 import type { Store } from '../storage/types.js';
 import type { Logger } from '../logger.js';
@@ -81,31 +81,8 @@ export function createInteractionRouter(o: InteractionOptions): Router {
     res.set('Pragma', 'no-cache');
     next();
   });
-  const securityHeaders = (withFormTargets: boolean) =>
-    helmet({
-      contentSecurityPolicy: {
-        useDefaults: false,
-        directives: {
-          defaultSrc: ["'none'"],
-          styleSrc: ["'self'"],
-          imgSrc: ["'self'"],
-          scriptSrc: ["'none'"],
-          baseUri: ["'none'"],
-          objectSrc: ["'none'"],
-          // A form post ends in a redirect to the client (or an upstream provider); browsers
-          // apply form-action to that redirect too.
-          formAction: withFormTargets
-            ? ["'self'", (_req, res) => ((res as Response).locals.formTargets as string[] | undefined)?.join(' ') ?? '']
-            : ["'self'"],
-          frameAncestors: ["'none'"],
-        },
-      },
-      referrerPolicy: { policy: 'no-referrer' },
-      // MCP security best practices §Consent UI: no framing (CSP frame-ancestors + XFO DENY).
-      xFrameOptions: { action: 'deny' },
-    });
-  const pageSecurity = securityHeaders(true);
-  router.use(securityHeaders(false));
+  const pageSecurity = pageSecurityHeaders(true);
+  router.use(pageSecurityHeaders(false));
   router.use(express.urlencoded({ extended: false, limit: '8kb' }));
 
   const action = (uid: string) => `${base}/${encodeURIComponent(uid)}`;

@@ -1,15 +1,15 @@
 // RFC 9449 end to end: our client library (dpop: 'auto') against our AS and the demo MCP server,
 // which advertises DPoP in its Protected Resource Metadata. The headless user agent plays the browser.
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { McpAuthClient, MemoryStore, createAuthFetch } from '@mcp-auth-kit/client';
 import { calculateJwkThumbprint, decodeProtectedHeader, type JWK } from 'jose';
+import { cliLogin, cliPath } from '../helpers/cli.js';
 import { startDemoStack, type DemoStack } from '../helpers/stack.js';
 import { HeadlessUserAgent } from '../helpers/user-agent.js';
 import { inspectAccessToken } from './jwt.js';
@@ -230,8 +230,6 @@ describe('e2e: DPoP required at the MCP server, with resource-server nonces (MCP
   });
 });
 
-const cli = join(dirname(createRequire(import.meta.url).resolve('@mcp-auth-kit/client/package.json')), 'dist/cli/main.js');
-
 describe('e2e: the mcp-auth-kit CLI uses DPoP when the AS and the MCP server support it', () => {
   let stack: DemoStack;
   let home: string;
@@ -249,22 +247,12 @@ describe('e2e: the mcp-auth-kit CLI uses DPoP when the AS and the MCP server sup
   });
 
   it('login binds the code and tokens to a DPoP key; a later `call` process reuses key and tokens', async () => {
-    const login = spawn(process.execPath, [cli, '--no-browser', 'login', stack.mcpUrl], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stderr = '';
-    const authorizationUrl = await new Promise<URL>((resolve, reject) => {
-      login.stderr.on('data', (chunk: Buffer) => {
-        stderr += chunk.toString();
-        const match = /(http:\/\/localhost:\d+\/\S*auth\S*)/.exec(stderr);
-        if (match) resolve(new URL(match[1]!));
-      });
-      login.on('exit', (code) => reject(new Error(`login exited (${code}) before printing a URL: ${stderr}`)));
-    });
+    const { authorizationUrl, exitCode, stderr } = await cliLogin(stack.mcpUrl, env);
     const jkt = authorizationUrl.searchParams.get('dpop_jkt');
     expect(jkt).toBeTruthy();
-    await new HeadlessUserAgent().follow(authorizationUrl, isLoopbackCallback, { deliver: true });
-    expect(await new Promise<number | null>((resolve) => login.on('exit', resolve)), stderr).toBe(0);
+    expect(exitCode, stderr).toBe(0);
 
-    const whoami = await promisify(execFile)(process.execPath, [cli, 'call', stack.mcpUrl, 'whoami'], { env });
+    const whoami = await promisify(execFile)(process.execPath, [cliPath, 'call', stack.mcpUrl, 'whoami'], { env });
     expect(whoami.stdout).toContain('notes:read');
 
     // the store file holds DPoP-bound tokens and the key they are bound to (one authorization only)

@@ -1,0 +1,30 @@
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { HeadlessUserAgent } from './user-agent.js';
+
+/** The `mcp-auth-kit` command as npm links it (the checked-in bin shim). */
+export const cliPath = join(dirname(createRequire(import.meta.url).resolve('@mcp-auth-kit/client/package.json')), 'bin/mcp-auth-kit.js');
+
+const isLoopbackCallback = (url: URL) => url.hostname === '127.0.0.1' && url.pathname === '/callback';
+
+/**
+ * `mcp-auth-kit --no-browser login <mcpUrl>`: reads the authorization URL the CLI prints, plays
+ * the browser headlessly up to the CLI's loopback callback, and waits for the CLI to exit.
+ */
+export async function cliLogin(mcpUrl: string, env: NodeJS.ProcessEnv) {
+  const login = spawn(process.execPath, [cliPath, '--no-browser', 'login', mcpUrl], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  const exited = new Promise<number | null>((resolve) => login.on('exit', resolve));
+  const authorizationUrl = await new Promise<URL>((resolve, reject) => {
+    login.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      const match = /(http:\/\/localhost:\d+\/\S*auth\S*)/.exec(stderr);
+      if (match) resolve(new URL(match[1]!));
+    });
+    login.on('exit', (code) => reject(new Error(`login exited (${code}) before printing a URL: ${stderr}`)));
+  });
+  const callback = await new HeadlessUserAgent().follow(authorizationUrl, isLoopbackCallback, { deliver: true });
+  const exitCode = await exited;
+  return { authorizationUrl, callback, exitCode, stderr };
+}

@@ -12,7 +12,7 @@ describe('e2e: runtime contract of the demo stack', () => {
   it('RFC 8414: AS metadata names the exact issuer, S256 only, RFC 9207 iss support and a registration endpoint', async () => {
     const res = await fetch(`${stack.issuer}/.well-known/oauth-authorization-server`);
     expect(res.status).toBe(200);
-    const metadata = await res.json();
+    const metadata = (await res.json()) as Record<string, unknown>;
     expect(metadata.issuer).toBe(stack.issuer);
     expect(metadata.code_challenge_methods_supported).toEqual(['S256']);
     expect(metadata.authorization_response_iss_parameter_supported).toBe(true);
@@ -23,7 +23,7 @@ describe('e2e: runtime contract of the demo stack', () => {
     const mcp = new URL(stack.mcpUrl);
     const res = await fetch(`${mcp.origin}/.well-known/oauth-protected-resource${mcp.pathname}`);
     expect(res.status).toBe(200);
-    const prm = await res.json();
+    const prm = (await res.json()) as Record<string, unknown>;
     expect(prm.resource).toBe(stack.mcpUrl);
     expect(prm.authorization_servers).toEqual([stack.issuer]);
   });

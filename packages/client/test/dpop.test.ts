@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
-import { McpAuthClient, MemoryStore, type McpAuthClientOptions } from '../src/index.js';
+import { McpAuthClient, MemoryStore, type AuthStore, type McpAuthClientOptions } from '../src/index.js';
 import { headlessBrowser, startOidcProvider, startResourceServer, type TestAs, type TestRs } from './_harness.js';
 
 const cleanups: { close(): Promise<void> }[] = [];
@@ -81,7 +81,7 @@ describe('RFC 9449 DPoP (extension SEP-1932)', () => {
     const [as, rs] = await stack({});
     // a host store without the optional DPoP key methods: keys live in each client's memory
     const store = new MemoryStore();
-    const keyless = Object.assign(Object.create(store) as MemoryStore, { getDpopKey: undefined, setDpopKey: undefined, deleteDpopKey: undefined });
+    const keyless: AuthStore = Object.assign(Object.create(store) as AuthStore, { getDpopKey: undefined, setDpopKey: undefined, deleteDpopKey: undefined });
     expect((await client({ store: keyless }).fetch(rs.mcpUrl, body)).status).toBe(200);
     const old = (await keyless.getTokens(as.issuer, rs.mcpUrl))!;
     const n = as.authorizationRequests.length;

@@ -34,6 +34,20 @@ export interface KeyBackend {
   mutateCookieKeys(change: (rows: CookieKeyRecord[]) => CookieKeyRecord[] | undefined): Promise<CookieKeyRecord[]>;
 }
 
+/** A `signing_keys` row as the SQL stores read it (PostgreSQL returns BIGINT columns as strings). */
+export interface SigningRow {
+  jwk: string;
+  status: StoredSigningKey['status'];
+  created_at: number | string;
+  retire_after: number | string | null;
+}
+
+export function signingFromRow(r: SigningRow): StoredSigningKey {
+  const key: StoredSigningKey = { jwk: JSON.parse(r.jwk) as StoredSigningKey['jwk'], status: r.status, createdAt: Number(r.created_at) };
+  if (r.retire_after !== null) key.retireAfter = Number(r.retire_after);
+  return key;
+}
+
 export async function generateSigningJwk(): Promise<JWK> {
   const { privateKey } = await generateKeyPair(SIGNING_ALG, { extractable: true });
   const jwk = await exportJWK(privateKey);

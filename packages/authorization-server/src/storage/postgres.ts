@@ -21,7 +21,7 @@ import {
 import type { BackendParts, OpenStoreOptions } from './assemble.js';
 import { type Clock, epochSeconds } from './clock.js';
 import { checkSchemaName, DEFAULT_PG_SCHEMA } from './config.js';
-import type { CookieKeyRecord, KeyBackend } from './keys.js';
+import { signingFromRow, type CookieKeyRecord, type KeyBackend, type SigningRow } from './keys.js';
 import { pendingMigrations, POSTGRES_MIGRATIONS } from './migrations.js';
 import type { IndexedField, ModelBackend, ModelRow } from './model-rows.js';
 import type { AccountRecord, AccountStore, KeyValueStore, StoredSigningKey } from './types.js';
@@ -259,18 +259,6 @@ class PgModels implements ModelBackend {
   }
 }
 
-interface SigningRow {
-  jwk: string;
-  status: StoredSigningKey['status'];
-  created_at: string;
-  retire_after: string | null;
-}
-
-function signingFromRow(r: SigningRow): StoredSigningKey {
-  const key: StoredSigningKey = { jwk: JSON.parse(r.jwk) as StoredSigningKey['jwk'], status: r.status, createdAt: Number(r.created_at) };
-  if (r.retire_after !== null) key.retireAfter = Number(r.retire_after);
-  return key;
-}
 
 class PgKeys implements KeyBackend {
   constructor(

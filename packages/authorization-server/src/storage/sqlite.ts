@@ -20,7 +20,7 @@ import {
 import type { BackendParts } from './assemble.js';
 import { type Clock, epochSeconds } from './clock.js';
 import { StorageError } from './errors.js';
-import type { CookieKeyRecord, KeyBackend } from './keys.js';
+import { signingFromRow, type CookieKeyRecord, type KeyBackend, type SigningRow } from './keys.js';
 import { pendingMigrations, SQLITE_MIGRATIONS } from './migrations.js';
 import type { IndexedField, ModelBackend, ModelRow } from './model-rows.js';
 import type { AccountRecord, AccountStore, KeyValueStore, StoredSigningKey } from './types.js';
@@ -94,18 +94,6 @@ class SqliteModels implements ModelBackend {
   }
 }
 
-interface SigningRow {
-  jwk: string;
-  status: StoredSigningKey['status'];
-  created_at: number;
-  retire_after: number | null;
-}
-
-function signingFromRow(r: SigningRow): StoredSigningKey {
-  const key: StoredSigningKey = { jwk: JSON.parse(r.jwk) as StoredSigningKey['jwk'], status: r.status, createdAt: Number(r.created_at) };
-  if (r.retire_after !== null) key.retireAfter = Number(r.retire_after);
-  return key;
-}
 
 class SqliteKeys implements KeyBackend {
   constructor(private readonly db: Db) {}

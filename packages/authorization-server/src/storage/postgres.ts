@@ -6,7 +6,7 @@
  * instances starting together apply each migration once and end with the same keys.
  */
 import { createHash } from 'node:crypto';
-import type { Pool, PoolClient, QueryConfig } from 'pg';
+import type { Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
 import type { AdapterPayload } from 'oidc-provider';
 import {
   type AccountRow,
@@ -23,6 +23,7 @@ import { type Clock, epochSeconds } from './clock.js';
 import { checkSchemaName, DEFAULT_PG_SCHEMA } from './config.js';
 import { signingFromRow, type CookieKeyRecord, type KeyBackend, type SigningRow } from './keys.js';
 import { pendingMigrations, POSTGRES_MIGRATIONS } from './migrations.js';
+import { isConnectionLoss, RECONNECT_ATTEMPTS, retryOnConnectionLoss } from './pg-reconnect.js';
 import type { IndexedField, ModelBackend, ModelRow } from './model-rows.js';
 import type { AccountRecord, AccountStore, KeyValueStore, StoredSigningKey } from './types.js';
 
@@ -45,15 +46,22 @@ function prepared(text: string, values: unknown[]): QueryConfig {
   return { name, text, values };
 }
 
+/**
+ * A statement that is safe to run twice (a read, an upsert of given values, a delete by key):
+ * retried on another connection when its connection was dropped (see pg-reconnect.ts).
+ */
+function repeatable<R extends QueryResultRow>(pool: Pool, config: QueryConfig | string, values?: unknown[]): Promise<QueryResult<R>> {
+  return retryOnConnectionLoss(() => (typeof config === 'string' ? pool.query<R>(config, values) : pool.query<R>(config)));
+}
+
 function isUniqueViolation(error: unknown): boolean {
   return (error as { code?: unknown })?.code === '23505';
 }
 
 /** Runs `fn` in a transaction; with `lock`, first takes that advisory lock for the transaction. */
 async function inTransaction<T>(pool: Pool, lock: string | undefined, fn: (client: PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
+  const client = await retryOnConnectionLoss(() => begin(pool));
   try {
-    await client.query('BEGIN');
     if (lock) await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [lock]);
     const result = await fn(client);
     await client.query('COMMIT');
@@ -63,6 +71,21 @@ async function inTransaction<T>(pool: Pool, lock: string | undefined, fn: (clien
     throw error;
   } finally {
     client.release();
+  }
+}
+
+/**
+ * A pooled connection with a transaction open. A connection found dead at BEGIN is discarded
+ * (nothing ran on it yet, so starting over on another one is always safe).
+ */
+async function begin(pool: Pool): Promise<PoolClient> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    return client;
+  } catch (error) {
+    client.release(isConnectionLoss(error) ? (error as Error) : undefined);
+    throw error;
   }
 }
 
@@ -146,7 +169,8 @@ class PgModels implements ModelBackend {
 
   async upsert(row: ModelRow): Promise<void> {
     if (row.model === 'Grant') this.grants.drop(row.id);
-    await this.pool.query(
+    await repeatable(
+      this.pool,
       prepared(
         `INSERT INTO ${this.q}.oidc_models (model, id, payload, grant_id, uid, user_code, expires_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7)
@@ -160,8 +184,13 @@ class PgModels implements ModelBackend {
   }
 
   private async one(sql: string, params: unknown[]): Promise<AdapterPayload | undefined> {
-    const { rows } = await this.pool.query<{ payload: string }>(prepared(sql, params));
+    const { rows } = await repeatable<{ payload: string }>(this.pool, prepared(sql, params));
     return rows[0] ? (JSON.parse(rows[0].payload) as AdapterPayload) : undefined;
+  }
+
+  /** The live row, read as is (no read-ahead on either side). */
+  private findRow(model: string, id: string, now: number): Promise<AdapterPayload | undefined> {
+    return this.one(`SELECT payload FROM ${this.q}.oidc_models WHERE model = $1 AND id = $2 AND ${LIVE.replace('$NOW', '$3')}`, [model, id, now]);
   }
 
   async find(model: string, id: string, now: number) {
@@ -170,15 +199,16 @@ class PgModels implements ModelBackend {
       if (hit !== undefined && (hit.expiresAt === null || hit.expiresAt > now)) return JSON.parse(hit.payload) as AdapterPayload;
     }
     if (GRANT_SOURCES.has(model)) return this.findWithGrant(model, id, now);
-    return this.one(`SELECT payload FROM ${this.q}.oidc_models WHERE model = $1 AND id = $2 AND ${LIVE.replace('$NOW', '$3')}`, [model, id, now]);
+    return this.findRow(model, id, now);
   }
 
   private async findWithGrant(model: string, id: string, now: number): Promise<AdapterPayload | undefined> {
-    const { rows } = await this.pool.query<
+    const { rows } = await repeatable<
       { payload: string; grant_id: string | null; grant_payload: string | null; grant_expires_at: string | null; identities: string[] | null } & {
         [K in keyof AccountRow as `a_${K}`]: AccountRow[K] | null;
       }
     >(
+      this.pool,
       prepared(
         `SELECT m.payload, m.grant_id, g.payload AS grant_payload, g.expires_at AS grant_expires_at,
            a.id AS a_id, a.username AS a_username, a.password_hash AS a_password_hash, a.display_name AS a_display_name,
@@ -225,7 +255,27 @@ class PgModels implements ModelBackend {
     );
   }
 
-  async consume(model: string, id: string, consumedAt: number, now: number) {
+  /**
+   * A dropped connection does not say whether the stamp ran, so the statement is not simply
+   * repeated (a second run would find its own stamp and report a replay). It is run again only
+   * when a fresh read shows the row still live and unstamped: the lost statement did not commit
+   * then, and if it is somehow still running elsewhere, the row lock lets exactly one of the two
+   * stamp (the other reports a replay: safe, never a second issuance). A row found stamped may
+   * be this request's own lost stamp or a competitor's; that stays a failure.
+   */
+  async consume(model: string, id: string, consumedAt: number, now: number): Promise<boolean> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.stamp(model, id, consumedAt, now);
+      } catch (error) {
+        if (attempt >= RECONNECT_ATTEMPTS || !isConnectionLoss(error)) throw error;
+        const row = await this.findRow(model, id, now);
+        if (row === undefined || row.consumed !== undefined) throw error;
+      }
+    }
+  }
+
+  private async stamp(model: string, id: string, consumedAt: number, now: number): Promise<boolean> {
     // Payloads are stored as JSON text (jsonb would refuse a \u0000 in a string), so the stamp
     // is appended as a last member in one statement (one round trip, no transaction): the
     // payload is always a `JSON.stringify`d object. The statement is conditional on the row
@@ -250,12 +300,12 @@ class PgModels implements ModelBackend {
 
   async destroy(model: string, id: string) {
     if (model === 'Grant') this.grants.drop(id);
-    await this.pool.query(prepared(`DELETE FROM ${this.q}.oidc_models WHERE model = $1 AND id = $2`, [model, id]));
+    await repeatable(this.pool, prepared(`DELETE FROM ${this.q}.oidc_models WHERE model = $1 AND id = $2`, [model, id]));
   }
 
   async revokeByGrantId(grantId: string) {
     this.grants.drop(grantId);
-    await this.pool.query(prepared(`DELETE FROM ${this.q}.oidc_models WHERE grant_id = $1`, [grantId]));
+    await repeatable(this.pool, prepared(`DELETE FROM ${this.q}.oidc_models WHERE grant_id = $1`, [grantId]));
   }
 }
 
@@ -268,12 +318,16 @@ class PgKeys implements KeyBackend {
   ) {}
 
   private async signing(client: Pool | PoolClient): Promise<StoredSigningKey[]> {
-    const { rows } = await client.query<SigningRow>(`SELECT jwk, status, created_at, retire_after FROM ${this.q}.signing_keys ORDER BY created_at, kid`);
+    const sql = `SELECT jwk, status, created_at, retire_after FROM ${this.q}.signing_keys ORDER BY created_at, kid`;
+    const { rows } = await (client === this.pool ? repeatable<SigningRow>(this.pool, sql) : client.query<SigningRow>(sql));
     return rows.map(signingFromRow);
   }
 
   private async cookie(client: Pool | PoolClient): Promise<CookieKeyRecord[]> {
-    const { rows } = await client.query<{ key: string; created_at: string }>(`SELECT key, created_at FROM ${this.q}.cookie_keys ORDER BY position`);
+    const sql = `SELECT key, created_at FROM ${this.q}.cookie_keys ORDER BY position`;
+    const { rows } = await (client === this.pool
+      ? repeatable<{ key: string; created_at: string }>(this.pool, sql)
+      : client.query<{ key: string; created_at: string }>(sql));
     return rows.map((r) => ({ key: r.key, createdAt: Number(r.created_at) }));
   }
 
@@ -329,10 +383,11 @@ class PgAccounts implements AccountStore {
 
   private async load(client: Pool | PoolClient, rows: AccountRow[]): Promise<AccountRecord[]> {
     if (rows.length === 0) return [];
-    const ids = await client.query<{ account_id: string; identity: string }>(
-      `SELECT account_id, identity FROM ${this.q}.account_identities WHERE account_id = ANY($1) ORDER BY account_id, position`,
-      [rows.map((r) => r.id)],
-    );
+    const sql = `SELECT account_id, identity FROM ${this.q}.account_identities WHERE account_id = ANY($1) ORDER BY account_id, position`;
+    const values = [rows.map((r) => r.id)];
+    const ids = await (client === this.pool
+      ? repeatable<{ account_id: string; identity: string }>(this.pool, sql, values)
+      : client.query<{ account_id: string; identity: string }>(sql, values));
     return rows.map((r) =>
       accountFromRow(
         r,
@@ -346,7 +401,8 @@ class PgAccounts implements AccountStore {
    * runs on every token request (oidc-provider's `findAccount`).
    */
   private async first(where: string, params: unknown[], join = ''): Promise<AccountRecord | undefined> {
-    const { rows } = await this.pool.query<AccountRow & { identities: string[] }>(
+    const { rows } = await repeatable<AccountRow & { identities: string[] }>(
+      this.pool,
       prepared(
         `SELECT a.id, a.username, a.password_hash, a.display_name, a.disabled, a.created_at, a.updated_at,
            ARRAY(SELECT x.identity FROM ${this.q}.account_identities x WHERE x.account_id = a.id ORDER BY x.position) AS identities
@@ -403,7 +459,7 @@ class PgAccounts implements AccountStore {
   }
 
   async list() {
-    const { rows } = await this.pool.query<AccountRow>(`SELECT * FROM ${this.q}.accounts ORDER BY created_at, id COLLATE "C"`);
+    const { rows } = await repeatable<AccountRow>(this.pool, `SELECT * FROM ${this.q}.accounts ORDER BY created_at, id COLLATE "C"`);
     return this.load(this.pool, rows);
   }
 
@@ -445,14 +501,16 @@ class PgKv implements KeyValueStore {
   ) {}
 
   async get<T = unknown>(namespace: string, key: string): Promise<T | undefined> {
-    const { rows } = await this.pool.query<{ value: string }>(
+    const { rows } = await repeatable<{ value: string }>(
+      this.pool,
       prepared(`SELECT value FROM ${this.q}.kv WHERE namespace = $1 AND key = $2 AND expires_at > $3`, [namespace, key, this.clock()]),
     );
     return rows[0] ? (JSON.parse(rows[0].value) as T) : undefined;
   }
 
   async set(namespace: string, key: string, value: unknown, ttlSeconds: number) {
-    await this.pool.query(
+    await repeatable(
+      this.pool,
       prepared(
         `INSERT INTO ${this.q}.kv (namespace, key, value, expires_at) VALUES ($1, $2, $3, $4)
          ON CONFLICT (namespace, key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at`,
@@ -465,6 +523,7 @@ class PgKv implements KeyValueStore {
     const now = this.clock();
     // One statement (row-locked by ON CONFLICT): a live numeric counter grows, anything else restarts at `by`.
     const live = `kv.expires_at > $5 AND kv.value ~ ${JSON_NUMBER}`;
+    // Not retried after a dropped connection: the first run may have counted already.
     const { rows } = await this.pool.query<{ value: string }>(
       prepared(
         `INSERT INTO ${this.q}.kv AS kv (namespace, key, value, expires_at) VALUES ($1, $2, $3, $4)
@@ -479,7 +538,7 @@ class PgKv implements KeyValueStore {
   }
 
   async delete(namespace: string, key: string) {
-    await this.pool.query(prepared(`DELETE FROM ${this.q}.kv WHERE namespace = $1 AND key = $2`, [namespace, key]));
+    await repeatable(this.pool, prepared(`DELETE FROM ${this.q}.kv WHERE namespace = $1 AND key = $2`, [namespace, key]));
   }
 }
 
@@ -511,12 +570,12 @@ export async function openPostgresBackend(
     accounts: new PgAccounts(pool, q, clock, accountsAhead),
     kv: new PgKv(pool, q, clock),
     ping: async () => {
-      await pool.query('SELECT 1');
+      await repeatable(pool, 'SELECT 1');
     },
     async cleanup(now: number) {
-      const models = await pool.query(`DELETE FROM ${q}.oidc_models WHERE expires_at IS NOT NULL AND expires_at <= $1`, [now]);
-      const kv = await pool.query(`DELETE FROM ${q}.kv WHERE expires_at <= $1`, [now]);
-      const keys = await pool.query(`DELETE FROM ${q}.signing_keys WHERE status = 'retired' AND retire_after <= $1`, [epochSeconds(now)]);
+      const models = await repeatable(pool, `DELETE FROM ${q}.oidc_models WHERE expires_at IS NOT NULL AND expires_at <= $1`, [now]);
+      const kv = await repeatable(pool, `DELETE FROM ${q}.kv WHERE expires_at <= $1`, [now]);
+      const keys = await repeatable(pool, `DELETE FROM ${q}.signing_keys WHERE status = 'retired' AND retire_after <= $1`, [epochSeconds(now)]);
       return (models.rowCount ?? 0) + (kv.rowCount ?? 0) + (keys.rowCount ?? 0);
     },
     close: () => pool.end(),

@@ -34,7 +34,7 @@ const settings = quick
       rs: { rounds: 5, duration: 10, connections: 50 },
       plain: { rounds: 5, duration: 5, connections: 50, mode: 'plain' },
       validation: { rounds: 7, sampleMs: 2000 },
-      as: { rounds: 3, codes: 200, refreshes: 200, concurrency: 10 },
+      as: { rounds: 5, codes: 200, refreshes: 200, concurrency: 10 },
       flow: { rounds: 5, runsPerRound: 3 },
       cimd: { rounds: 5, flowsPerRound: 10 },
     };

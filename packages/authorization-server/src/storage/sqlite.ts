@@ -29,6 +29,20 @@ type Db = BetterSqlite3.Database;
 
 const LIVE = '(expires_at IS NULL OR expires_at > @now)';
 
+const statements = new WeakMap<Db, Map<string, BetterSqlite3.Statement>>();
+/**
+ * The compiled statement for `sql` on this connection, compiled once: better-sqlite3's
+ * `prepare` compiles anew at every call, which costs more than running the small statements
+ * of a token request. SQLite recompiles a cached statement by itself after a schema change.
+ */
+function prepared(db: Db, sql: string): BetterSqlite3.Statement {
+  let cache = statements.get(db);
+  if (cache === undefined) statements.set(db, (cache = new Map()));
+  let statement = cache.get(sql);
+  if (statement === undefined) cache.set(sql, (statement = db.prepare(sql)));
+  return statement;
+}
+
 function isUniqueViolation(error: unknown): boolean {
   const code = (error as { code?: unknown })?.code;
   return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
@@ -49,18 +63,17 @@ class SqliteModels implements ModelBackend {
   constructor(private readonly db: Db) {}
 
   async upsert(row: ModelRow): Promise<void> {
-    this.db
-      .prepare(
-        `INSERT INTO oidc_models (model, id, payload, grant_id, uid, user_code, expires_at)
-         VALUES (@model, @id, @payload, @grantId, @uid, @userCode, @expiresAt)
-         ON CONFLICT (model, id) DO UPDATE SET payload = excluded.payload, grant_id = excluded.grant_id,
-           uid = excluded.uid, user_code = excluded.user_code, expires_at = excluded.expires_at`,
-      )
-      .run({ ...row, payload: JSON.stringify(row.payload) });
+    prepared(
+      this.db,
+      `INSERT INTO oidc_models (model, id, payload, grant_id, uid, user_code, expires_at)
+       VALUES (@model, @id, @payload, @grantId, @uid, @userCode, @expiresAt)
+       ON CONFLICT (model, id) DO UPDATE SET payload = excluded.payload, grant_id = excluded.grant_id,
+         uid = excluded.uid, user_code = excluded.user_code, expires_at = excluded.expires_at`,
+    ).run({ ...row, payload: JSON.stringify(row.payload) });
   }
 
   private one(sql: string, params: Record<string, unknown>): AdapterPayload | undefined {
-    const row = this.db.prepare(sql).get(params) as { payload: string } | undefined;
+    const row = prepared(this.db, sql).get(params) as { payload: string } | undefined;
     return row ? (JSON.parse(row.payload) as AdapterPayload) : undefined;
   }
 
@@ -76,21 +89,20 @@ class SqliteModels implements ModelBackend {
   async consume(model: string, id: string, consumedAt: number, now: number) {
     // One conditional UPDATE: SQLite serialises writers, so of two processes on the same file
     // only the first sees its row still unconsumed.
-    const { changes } = this.db
-      .prepare(
-        `UPDATE oidc_models SET payload = json_set(payload, '$.consumed', @consumedAt)
-         WHERE model = @model AND id = @id AND ${LIVE} AND json_type(payload, '$.consumed') IS NULL`,
-      )
-      .run({ model, id, consumedAt, now });
+    const { changes } = prepared(
+      this.db,
+      `UPDATE oidc_models SET payload = json_set(payload, '$.consumed', @consumedAt)
+       WHERE model = @model AND id = @id AND ${LIVE} AND json_type(payload, '$.consumed') IS NULL`,
+    ).run({ model, id, consumedAt, now });
     return changes === 1;
   }
 
   async destroy(model: string, id: string) {
-    this.db.prepare('DELETE FROM oidc_models WHERE model = ? AND id = ?').run(model, id);
+    prepared(this.db, 'DELETE FROM oidc_models WHERE model = ? AND id = ?').run(model, id);
   }
 
   async revokeByGrantId(grantId: string) {
-    this.db.prepare('DELETE FROM oidc_models WHERE grant_id = ?').run(grantId);
+    prepared(this.db, 'DELETE FROM oidc_models WHERE grant_id = ?').run(grantId);
   }
 }
 
@@ -99,11 +111,11 @@ class SqliteKeys implements KeyBackend {
   constructor(private readonly db: Db) {}
 
   private signing(): StoredSigningKey[] {
-    return (this.db.prepare('SELECT jwk, status, created_at, retire_after FROM signing_keys ORDER BY created_at, kid').all() as SigningRow[]).map(signingFromRow);
+    return (prepared(this.db, 'SELECT jwk, status, created_at, retire_after FROM signing_keys ORDER BY created_at, kid').all() as SigningRow[]).map(signingFromRow);
   }
 
   private cookie(): CookieKeyRecord[] {
-    return (this.db.prepare('SELECT key, created_at FROM cookie_keys ORDER BY position').all() as { key: string; created_at: number }[]).map((r) => ({
+    return (prepared(this.db, 'SELECT key, created_at FROM cookie_keys ORDER BY position').all() as { key: string; created_at: number }[]).map((r) => ({
       key: r.key,
       createdAt: Number(r.created_at),
     }));
@@ -118,8 +130,8 @@ class SqliteKeys implements KeyBackend {
       .transaction(() => {
         const next = change(this.signing());
         if (next) {
-          this.db.prepare('DELETE FROM signing_keys').run();
-          const insert = this.db.prepare('INSERT INTO signing_keys (kid, jwk, status, created_at, retire_after) VALUES (?, ?, ?, ?, ?)');
+          prepared(this.db, 'DELETE FROM signing_keys').run();
+          const insert = prepared(this.db, 'INSERT INTO signing_keys (kid, jwk, status, created_at, retire_after) VALUES (?, ?, ?, ?, ?)');
           for (const k of next) insert.run(k.jwk.kid, JSON.stringify(k.jwk), k.status, k.createdAt, k.retireAfter ?? null);
         }
         return this.signing();
@@ -136,8 +148,8 @@ class SqliteKeys implements KeyBackend {
       .transaction(() => {
         const next = change(this.cookie());
         if (next) {
-          this.db.prepare('DELETE FROM cookie_keys').run();
-          const insert = this.db.prepare('INSERT INTO cookie_keys (position, key, created_at) VALUES (?, ?, ?)');
+          prepared(this.db, 'DELETE FROM cookie_keys').run();
+          const insert = prepared(this.db, 'INSERT INTO cookie_keys (position, key, created_at) VALUES (?, ?, ?)');
           next.forEach((k, i) => insert.run(i, k.key, k.createdAt));
         }
         return this.cookie();
@@ -154,7 +166,7 @@ class SqliteAccounts implements AccountStore {
 
   private load(row: AccountRow | undefined): AccountRecord | undefined {
     if (!row) return undefined;
-    const ids = this.db.prepare('SELECT identity FROM account_identities WHERE account_id = ? ORDER BY position').all(row.id) as { identity: string }[];
+    const ids = prepared(this.db, 'SELECT identity FROM account_identities WHERE account_id = ? ORDER BY position').all(row.id) as { identity: string }[];
     return accountFromRow(row, ids.map((r) => r.identity));
   }
 
@@ -173,22 +185,20 @@ class SqliteAccounts implements AccountStore {
       this.db
         .transaction(() => {
           if (insert) {
-            this.db
-              .prepare(
-                `INSERT INTO accounts (id, username, username_key, password_hash, display_name, disabled, created_at, updated_at)
-                 VALUES (@id, @username, @usernameKey, @passwordHash, @displayName, @disabled, @createdAt, @updatedAt)`,
-              )
-              .run(params);
+            prepared(
+              this.db,
+              `INSERT INTO accounts (id, username, username_key, password_hash, display_name, disabled, created_at, updated_at)
+               VALUES (@id, @username, @usernameKey, @passwordHash, @displayName, @disabled, @createdAt, @updatedAt)`,
+            ).run(params);
           } else {
-            this.db
-              .prepare(
-                `UPDATE accounts SET username = @username, username_key = @usernameKey, password_hash = @passwordHash,
-                 display_name = @displayName, disabled = @disabled, updated_at = @updatedAt WHERE id = @id`,
-              )
-              .run(params);
-            this.db.prepare('DELETE FROM account_identities WHERE account_id = ?').run(record.id);
+            prepared(
+              this.db,
+              `UPDATE accounts SET username = @username, username_key = @usernameKey, password_hash = @passwordHash,
+               display_name = @displayName, disabled = @disabled, updated_at = @updatedAt WHERE id = @id`,
+            ).run(params);
+            prepared(this.db, 'DELETE FROM account_identities WHERE account_id = ?').run(record.id);
           }
-          const add = this.db.prepare('INSERT INTO account_identities (identity, account_id, position) VALUES (?, ?, ?)');
+          const add = prepared(this.db, 'INSERT INTO account_identities (identity, account_id, position) VALUES (?, ?, ?)');
           (record.upstreamIdentities ?? []).forEach((identity, i) => add.run(identity, record.id, i));
         })
         .immediate();
@@ -205,22 +215,21 @@ class SqliteAccounts implements AccountStore {
   }
 
   async findById(id: string) {
-    return this.load(this.db.prepare('SELECT * FROM accounts WHERE id = ?').get(id) as AccountRow | undefined);
+    return this.load(prepared(this.db, 'SELECT * FROM accounts WHERE id = ?').get(id) as AccountRow | undefined);
   }
 
   async findByUsername(username: string) {
-    return this.load(this.db.prepare('SELECT * FROM accounts WHERE username_key = ?').get(usernameKey(username)) as AccountRow | undefined);
+    return this.load(prepared(this.db, 'SELECT * FROM accounts WHERE username_key = ?').get(usernameKey(username)) as AccountRow | undefined);
   }
 
   async findByUpstreamIdentity(issuer: string, subject: string) {
-    const row = this.db
-      .prepare('SELECT a.* FROM accounts a JOIN account_identities i ON i.account_id = a.id WHERE i.identity = ?')
+    const row = prepared(this.db, 'SELECT a.* FROM accounts a JOIN account_identities i ON i.account_id = a.id WHERE i.identity = ?')
       .get(upstreamIdentityKey(issuer, subject)) as AccountRow | undefined;
     return this.load(row);
   }
 
   async list() {
-    const rows = this.db.prepare('SELECT * FROM accounts ORDER BY created_at, id').all() as AccountRow[];
+    const rows = prepared(this.db, 'SELECT * FROM accounts ORDER BY created_at, id').all() as AccountRow[];
     return rows.map((r) => this.load(r)!);
   }
 
@@ -240,40 +249,38 @@ class SqliteKv implements KeyValueStore {
   ) {}
 
   async get<T = unknown>(namespace: string, key: string): Promise<T | undefined> {
-    const row = this.db.prepare('SELECT value FROM kv WHERE namespace = ? AND key = ? AND expires_at > ?').get(namespace, key, this.clock()) as
+    const row = prepared(this.db, 'SELECT value FROM kv WHERE namespace = ? AND key = ? AND expires_at > ?').get(namespace, key, this.clock()) as
       | { value: string }
       | undefined;
     return row ? (JSON.parse(row.value) as T) : undefined;
   }
 
   async set(namespace: string, key: string, value: unknown, ttlSeconds: number) {
-    this.db
-      .prepare(
-        `INSERT INTO kv (namespace, key, value, expires_at) VALUES (?, ?, ?, ?)
-         ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at`,
-      )
-      .run(namespace, key, JSON.stringify(value ?? null), this.clock() + ttlSeconds * 1000);
+    prepared(
+      this.db,
+      `INSERT INTO kv (namespace, key, value, expires_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at`,
+    ).run(namespace, key, JSON.stringify(value ?? null), this.clock() + ttlSeconds * 1000);
   }
 
   async increment(namespace: string, key: string, by: number, ttlSeconds: number) {
     const now = this.clock();
     // One statement: a live numeric counter grows, anything else (absent, expired, not a number) restarts at `by`.
-    const row = this.db
-      .prepare(
-        `INSERT INTO kv (namespace, key, value, expires_at) VALUES (@namespace, @key, @initial, @expiresAt)
-         ON CONFLICT (namespace, key) DO UPDATE SET
-           value = CASE WHEN kv.expires_at > @now AND json_type(kv.value) IN ('integer', 'real')
-                        THEN CAST(kv.value + @by AS TEXT) ELSE excluded.value END,
-           expires_at = CASE WHEN kv.expires_at > @now AND json_type(kv.value) IN ('integer', 'real')
-                        THEN kv.expires_at ELSE excluded.expires_at END
-         RETURNING value`,
-      )
-      .get({ namespace, key, initial: JSON.stringify(by), expiresAt: now + ttlSeconds * 1000, now, by }) as { value: string };
+    const row = prepared(
+      this.db,
+      `INSERT INTO kv (namespace, key, value, expires_at) VALUES (@namespace, @key, @initial, @expiresAt)
+       ON CONFLICT (namespace, key) DO UPDATE SET
+         value = CASE WHEN kv.expires_at > @now AND json_type(kv.value) IN ('integer', 'real')
+                      THEN CAST(kv.value + @by AS TEXT) ELSE excluded.value END,
+         expires_at = CASE WHEN kv.expires_at > @now AND json_type(kv.value) IN ('integer', 'real')
+                      THEN kv.expires_at ELSE excluded.expires_at END
+       RETURNING value`,
+    ).get({ namespace, key, initial: JSON.stringify(by), expiresAt: now + ttlSeconds * 1000, now, by }) as { value: string };
     return Number(JSON.parse(row.value));
   }
 
   async delete(namespace: string, key: string) {
-    this.db.prepare('DELETE FROM kv WHERE namespace = ? AND key = ?').run(namespace, key);
+    prepared(this.db, 'DELETE FROM kv WHERE namespace = ? AND key = ?').run(namespace, key);
   }
 }
 
@@ -324,7 +331,7 @@ export async function openSqliteBackend(file: string, clock: Clock): Promise<Bac
     accounts: new SqliteAccounts(db, clock),
     kv: new SqliteKv(db, clock),
     ping: async () => {
-      db.prepare('SELECT 1').get();
+      prepared(db, 'SELECT 1').get();
     },
     async cleanup(now: number) {
       return db.transaction(() => {

@@ -1,51 +1,76 @@
 /**
- * Drives one authorization server from its own process: obtains codes through the real
- * front channel (untimed), then times code exchanges and refreshes at a fixed concurrency.
- * Prints one JSON line: { exchangesPerSec, refreshesPerSec }.
+ * Drives several authorization servers (one per store) from its own process, interleaved: the
+ * stores take turns batch by batch (the order rotating), so a load swing on a shared CPU hits
+ * every store alike and their same-round ratio stays meaningful. For each store it obtains codes
+ * through the real front channel (untimed), times their exchange at a fixed concurrency, then
+ * times refresh chains in short turns.
+ * Prints one JSON line: [{ exchangesPerSec, refreshesPerSec }, …] in the order of `issuers`.
  */
 import { performance } from 'node:perf_hooks';
 import { exchangeCode, fetchMetadata, obtainCode, pool, tokenRequest } from './oauth.mjs';
 import { UserAgent } from './user-agent.mjs';
 
 const input = JSON.parse(process.argv[2]);
-const { issuer, clientId, redirectUri, resource, scope, codes, batch, concurrency, refreshes } = input;
+const { issuers, clientId, redirectUri, resource, scope, codes, batch, concurrency, refreshes, firstTurn = 0 } = input;
 const client = { clientId, redirectUri, resource };
-const metadata = await fetchMetadata(issuer);
-// One cookie jar per concurrent flow: a browser runs one interaction at a time per session.
-const agents = Array.from({ length: 4 }, () => new UserAgent());
+/** Refresh steps each chain takes per turn before the next store's turn. */
+const REFRESH_TURN = 5;
+
+const targets = await Promise.all(
+  issuers.map(async (issuer) => ({
+    metadata: await fetchMetadata(issuer),
+    // One cookie jar per concurrent flow: a browser runs one interaction at a time per session.
+    agents: Array.from({ length: 4 }, () => new UserAgent()),
+    exchangeMs: 0,
+    exchanged: 0,
+    refreshMs: 0,
+    refreshed: 0,
+    refreshTokens: [],
+  })),
+);
+
+/** The targets in turn `turn`'s order: each store goes first as often as the others. */
+const inTurn = (turn) => targets.map((_, k) => targets[(k + turn + firstTurn) % targets.length]);
 
 // Codes live about a minute: obtain and redeem them batch by batch, timing only the redemption.
-let exchangeMs = 0;
-let exchanged = 0;
-const refreshTokens = [];
-while (exchanged < codes) {
-  const n = Math.min(batch, codes - exchanged);
-  const obtained = await pool(n, agents.length, (_, w) => obtainCode({ metadata, ...client, scope, userAgent: agents[w] }));
-  const start = performance.now();
-  const tokens = await pool(n, concurrency, (i) => exchangeCode(metadata, client, obtained[i]));
-  exchangeMs += performance.now() - start;
-  exchanged += n;
-  for (const t of tokens) {
-    if (!t.refresh_token) throw new Error('no refresh token issued');
-    refreshTokens.push(t.refresh_token);
+for (let turn = 0, done = 0; done < codes; turn++) {
+  const n = Math.min(batch, codes - done);
+  for (const t of inTurn(turn)) {
+    const obtained = await pool(n, t.agents.length, (_, w) => obtainCode({ metadata: t.metadata, ...client, scope, userAgent: t.agents[w] }));
+    const start = performance.now();
+    const tokens = await pool(n, concurrency, (i) => exchangeCode(t.metadata, client, obtained[i]));
+    t.exchangeMs += performance.now() - start;
+    t.exchanged += n;
+    for (const tok of tokens) {
+      if (!tok.refresh_token) throw new Error('no refresh token issued');
+      t.refreshTokens.push(tok.refresh_token);
+    }
   }
+  done += n;
 }
 
-// Refresh chains: each chain rotates its own refresh token, `concurrency` chains at once.
-const chains = refreshTokens.slice(0, concurrency);
-const perChain = Math.ceil(refreshes / chains.length);
-const start = performance.now();
-await Promise.all(
-  chains.map(async (first) => {
-    let rt = first;
-    for (let i = 0; i < perChain; i++) {
-      const t = await tokenRequest(metadata, { grant_type: 'refresh_token', client_id: clientId, refresh_token: rt, resource });
-      if (!t.refresh_token) throw new Error('refresh did not rotate the refresh token');
-      rt = t.refresh_token;
-    }
-  }),
-);
-const refreshMs = performance.now() - start;
+// Refresh chains: each chain rotates its own refresh token, `concurrency` chains of a store at once.
+const perChain = Math.ceil(refreshes / concurrency);
+for (const t of targets) t.chains = t.refreshTokens.slice(0, concurrency);
+for (let turn = 0, steps = 0; steps < perChain; turn++) {
+  const n = Math.min(REFRESH_TURN, perChain - steps);
+  for (const t of inTurn(turn)) {
+    const start = performance.now();
+    await Promise.all(
+      t.chains.map(async (_, c) => {
+        for (let i = 0; i < n; i++) {
+          const tok = await tokenRequest(t.metadata, { grant_type: 'refresh_token', client_id: clientId, refresh_token: t.chains[c], resource });
+          if (!tok.refresh_token) throw new Error('refresh did not rotate the refresh token');
+          t.chains[c] = tok.refresh_token;
+        }
+      }),
+    );
+    t.refreshMs += performance.now() - start;
+    t.refreshed += t.chains.length * n;
+  }
+  steps += n;
+}
+
 process.stdout.write(
-  `${JSON.stringify({ exchangesPerSec: (exchanged * 1000) / exchangeMs, refreshesPerSec: (chains.length * perChain * 1000) / refreshMs })}\n`,
+  `${JSON.stringify(targets.map((t) => ({ exchangesPerSec: (t.exchanged * 1000) / t.exchangeMs, refreshesPerSec: (t.refreshed * 1000) / t.refreshMs })))}\n`,
 );

@@ -29,6 +29,20 @@ export const headerValue = fc
   )
   .map((s) => s.replace(/[^\x20-\x7e\t]/g, '').trim());
 
+/**
+ * Web URLs with fast-check's variety of paths, queries and fragments, but always a loopback
+ * authority. A generated URL can reach the AS as a client_id, jwks_uri or redirect URI, and a
+ * random public name (fast-check makes up domains like `x1c4.mt`) would send the AS to the
+ * system resolver and perhaps to a public host: tests never leave loopback.
+ */
+export const loopbackUrl = fc
+  .tuple(fc.webUrl({ withQueryParameters: true, withFragments: true }), fc.constantFrom('127.0.0.1', 'localhost', '[::1]', '127.0.0.1:1', 'localhost:9'))
+  .map(([generated, host]) => {
+    const url = new URL(generated);
+    url.host = host;
+    return url.href;
+  });
+
 /** Values for form / query / JSON fields: junk, huge, unicode, look-alikes of valid values. */
 export const fieldValue = (validLooking: string[] = []) =>
   fc.oneof(
@@ -36,7 +50,7 @@ export const fieldValue = (validLooking: string[] = []) =>
     { weight: 2, arbitrary: fc.string({ unit: 'grapheme', maxLength: 40 }) },
     { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 40 }) },
     { weight: 1, arbitrary: fc.nat({ max: 4 }).map((n) => 'A'.repeat(10 ** n)) },
-    { weight: 1, arbitrary: fc.webUrl({ withQueryParameters: true, withFragments: true }) },
+    { weight: 1, arbitrary: loopbackUrl },
     {
       weight: 2,
       arbitrary: fc.constantFrom(

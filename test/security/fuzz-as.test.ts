@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { NATIVE_REDIRECT, fullFlow, leaksInternals, registerClient, startAttackStack, type AttackStack } from './_support.js';
-import { FUZZ_SCALE, FUZZ_SEED, fieldValue, fuzzHttp, headerValue, noReflectedMarkup, oauthErrorShape, summarize, type FuzzRequest } from './_fuzz.js';
+import { FUZZ_SCALE, FUZZ_SEED, fieldValue, fuzzHttp, headerValue, loopbackUrl, noReflectedMarkup, oauthErrorShape, summarize, type FuzzRequest } from './_fuzz.js';
 
 /**
  * HTTP fuzzing of every public AS endpoint on the running server (10,000 generated malformed
@@ -278,5 +278,12 @@ describe('fuzz: interactive login form (live interaction, valid CSRF)', () => {
     });
     await res.arrayBuffer();
     expect(res.status).toBeLessThan(500);
+  });
+
+  // Tests never leave loopback: no generated URL may name a host the resolver would look up
+  // (checked once with strace: the earlier generator sent DNS queries to the system resolver).
+  it('generated URLs (client_id, jwks_uri, redirect URIs) only name loopback hosts', () => {
+    const hosts = new Set(fc.sample(loopbackUrl, { numRuns: 2000, seed: FUZZ_SEED }).map((u) => new URL(u).hostname));
+    expect([...hosts].sort()).toEqual(['127.0.0.1', '[::1]', 'localhost']);
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authorizeCode, callWhoami, fullFlow, pkcePair, postJson, refresh, registerClient, startAttackStack, type AttackStack } from '../security/_support.js';
-import { openPgScope, pgAvailable, type PgScope } from './_pg.js';
+import { openPgScope, shouldRunPgTests, type PgScope } from './_pg.js';
 
 /**
  * "PostgreSQL restarted during a flow", simulated without touching the shared server: every
@@ -9,7 +9,7 @@ import { openPgScope, pgAvailable, type PgScope } from './_pg.js';
  * recover on its own, and nothing it acknowledged (registrations, grants, refresh tokens,
  * signing keys) may be lost.
  */
-const available = await pgAvailable();
+const available = await shouldRunPgTests();
 
 describe.skipIf(!available)('fault: PostgreSQL connections dropped under the AS', () => {
   let scope: PgScope;

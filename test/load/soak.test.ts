@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pgAvailable } from '../faults/_pg.js';
+import { shouldRunPgTests } from '../faults/_pg.js';
 // The same soak as `npm run soak`, CI-sized (the script is plain JS on the built packages).
 // @ts-expect-error -- plain ESM script without type declarations
 import { runSoak } from '../../scripts/soak.mjs';
@@ -14,7 +14,7 @@ interface SoakResult {
   memory: { before: { heapUsedMB: number; rssMB: number }; after: { heapUsedMB: number; rssMB: number } };
 }
 
-const available = await pgAvailable();
+const available = await shouldRunPgTests();
 
 /**
  * Load, bounded: 40 complete flows at once (DCR → authorize → token → 5 validated MCP calls →

@@ -51,7 +51,11 @@ export interface ResourceServerOptions {
   challengeScopes?: ChallengeScopeStrategy;
   /** Allowed `Origin` values for the MCP endpoint (default: the origin of `resource`). */
   allowedOrigins?: readonly string[];
-  /** Optional `Host` allowlist (`host[:port]`); unset means no Host check. */
+  /**
+   * `Host` allowlist (`host[:port]`). Unset: a loopback `resource` (localhost, 127.0.0.0/8, ::1)
+   * accepts only loopback host names (any port), the DNS-rebinding guard for requests that carry
+   * no `Origin`; any other `resource` gets no Host check (proxies may rewrite it).
+   */
   allowedHosts?: readonly string[];
   /** RFC 9728 `resource_name`. */
   resourceName?: string;
@@ -118,6 +122,8 @@ export interface ResolvedOptions {
   knownScopes: Set<string>;
   allowedOrigins: Set<string>;
   allowedHosts: Set<string> | undefined;
+  /** No `allowedHosts` and a loopback `resource`: only loopback host names pass. */
+  loopbackHostsOnly: boolean;
   algorithms: string[];
   clockTolerance: number;
   cacheMaxEntries: number;
@@ -300,6 +306,7 @@ export function resolveOptions(options: ResourceServerOptions): ResolvedOptions 
     knownScopes,
     allowedOrigins,
     allowedHosts,
+    loopbackHostsOnly: allowedHosts === undefined && isLoopbackHost(resourceUrl.hostname),
     algorithms,
     clockTolerance: nonNegative('clockTolerance', options.clockTolerance, 30, 300),
     cacheMaxEntries: options.cache === false ? 0 : nonNegative('cache.maxEntries', options.cache?.maxEntries, 1000),

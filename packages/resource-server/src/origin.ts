@@ -1,4 +1,5 @@
 import { ResourceServerError } from './errors.js';
+import { isLoopbackHost } from './resource_uri.js';
 
 /** Serialised origin (`scheme://host[:port]`, lowercased, default port dropped), or `undefined`. */
 export function normalizeOrigin(value: string): string | undefined {
@@ -49,6 +50,21 @@ export function checkHost(
   if (allowed === undefined) return;
   const normalized = host === undefined ? undefined : normalizeHost(host, scheme);
   if (normalized === undefined || !allowed.has(normalized)) {
+    throw new ResourceServerError('host_forbidden', { detail: { host } });
+  }
+}
+
+/**
+ * The default Host guard of a server whose `resource` is on loopback: a DNS-rebinding page
+ * reaches it under the attacker's host name, and a plain GET from that page carries no `Origin`
+ * (the browser deems it same-origin). Loopback names pass with any port (tests and local
+ * clients use 127.0.0.1 or localhost interchangeably); any other name is refused.
+ * @throws {ResourceServerError} `host_forbidden`
+ */
+export function checkLoopbackHost(host: string | undefined, scheme: 'http:' | 'https:'): void {
+  const normalized = host === undefined ? undefined : normalizeHost(host, scheme);
+  const hostname = normalized === undefined ? undefined : new URL(`${scheme}//${normalized}`).hostname;
+  if (hostname === undefined || !isLoopbackHost(hostname)) {
     throw new ResourceServerError('host_forbidden', { detail: { host } });
   }
 }

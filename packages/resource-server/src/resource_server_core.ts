@@ -2,7 +2,7 @@ import { createAccessTokenVerifier, type AccessTokenVerifier } from './access_to
 import { extractBearerToken, type BearerSources } from './bearer.js';
 import { ResourceServerError } from './errors.js';
 import { protectedResourceMetadata, type ProtectedResourceMetadata } from './metadata.js';
-import { checkHost, checkOrigin } from './origin.js';
+import { checkHost, checkLoopbackHost, checkOrigin } from './origin.js';
 import { logRejection, renderError, type ErrorResponse } from './respond.js';
 import { protectedResourceMetadataUrl } from './resource_uri.js';
 import { checkScopes, requiredScopes } from './scope_policy.js';
@@ -171,7 +171,8 @@ export function createResourceServerCore(input: ResourceServerOptions): Resource
     verifier,
     checkTransport({ origin, host }) {
       checkOrigin(origin, options.allowedOrigins);
-      checkHost(host, options.allowedHosts, scheme);
+      if (options.loopbackHostsOnly) checkLoopbackHost(host, scheme);
+      else checkHost(host, options.allowedHosts, scheme);
     },
     extractToken: extractBearerToken,
     extractCredentials: (sources) => extractCredentials(sources, dpop !== undefined),

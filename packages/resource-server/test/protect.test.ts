@@ -121,6 +121,33 @@ describe('rs.protect: challenges (RFC 6750 §3, RFC 9728 §5.1, MCP §Error Hand
     expect(t.logs.at(-1)?.details?.reason).toBe('host_forbidden');
     await request(t.app).post('/mcp').set('Host', '127.0.0.1:80').set('Authorization', `Bearer ${readToken}`).send(rpc('ping')).expect(200);
   });
+
+  it('MCP transports §Security (DNS rebinding), no allowedHosts: a loopback resource accepts only loopback Host names', async () => {
+    const local = makeApp({ authorizationServers: [as.issuer] });
+    try {
+      // A rebinding page's GET carries no Origin: only the Host shows the attacker's name.
+      for (const host of ['attacker.example:3000', 'localhost.attacker.example', '127.0.0.1.nip.io:3000', '']) {
+        await request(local.app).get('/mcp').set('Host', host).set('Authorization', `Bearer ${readToken}`).expect(403);
+        expect(local.logs.at(-1)?.details?.reason).toBe('host_forbidden');
+      }
+      for (const host of ['localhost:3000', 'LOCALHOST:3000', '127.0.0.1:49152', '[::1]:3000', 'app.localhost:3000']) {
+        await request(local.app).post('/mcp').set('Host', host).set('Authorization', `Bearer ${readToken}`).send(rpc('ping')).expect(200);
+      }
+    } finally {
+      await local.rs.close();
+    }
+  });
+
+  it('no allowedHosts and a public resource: no Host check (a proxy may rewrite Host); the Origin check still applies', async () => {
+    const remote = makeApp({ authorizationServers: [as.issuer], resource: 'https://mcp.example.com/mcp', allowedOrigins: undefined });
+    try {
+      await request(remote.app).post('/mcp').set('Host', 'internal-upstream:8080').set('Authorization', `Bearer ${readToken}`).send(rpc('ping')).expect(401);
+      expect(remote.logs.at(-1)?.details?.reason).not.toBe('host_forbidden');
+      await request(remote.app).post('/mcp').set('Host', 'internal-upstream:8080').set('Origin', 'http://evil.example').send(rpc('ping')).expect(403);
+    } finally {
+      await remote.rs.close();
+    }
+  });
 });
 
 describe('rs.protect: MCP scope policy (MCP §Scope Challenge Handling)', () => {

@@ -1,6 +1,6 @@
 /**
  * Operator commands on the AS store (same DATA_DIR / DATABASE_URL as the server):
- * users and signing keys. Passwords are read from stdin or AS_ADMIN_PASSWORD, never argv.
+ * users, grants, signing and cookie keys. Passwords are read from stdin or AS_ADMIN_PASSWORD, never argv.
  */
 import { randomUUID } from 'node:crypto';
 import { join, resolve } from 'node:path';
@@ -14,6 +14,7 @@ import {
   type StorageConfig,
   type Store,
 } from '@mcp-auth-kit/authorization-server';
+import { loadConfig } from './config.js';
 
 export interface AdminIo {
   out(line: string): void;
@@ -31,17 +32,59 @@ export const ADMIN_USAGE = `usage: mcp-auth-server-admin <command>
   user unlink <username> <issuer> <sub>
   grants list <username>                        the clients the user approved, with resources and scopes
   grants revoke <username> <client_id>          revoke that approval and every token issued under it (asked again next time)
-  keys rotate [--retire-after <seconds>]         publish-before-use rotation (default: retire after 86400 s)
+  keys rotate [--retire-after <seconds>]         publish-before-use rotation; the old key stays published for
+                                                 86400 s by default, never less than the longest token lifetime
   keys list
+  cookie-keys rotate                             a new cookie signing key; the older ones still verify (3 kept)
   cleanup                                        delete expired rows
-storage: DATABASE_URL (postgres://…, sqlite:<file>, memory:) or DATA_DIR (default .data)`;
+storage: DATABASE_URL (postgres://…, sqlite:<file>, memory:), else AS_CONFIG_FILE's databaseUrl / dataDir, else DATA_DIR (default .data)
+token lifetimes (keys rotate): AS_CONFIG_FILE and the environment, as the server reads them`;
 
+/**
+ * The store the server opens with the same environment: DATABASE_URL, else AS_CONFIG_FILE's
+ * `databaseUrl` / `dataDir` (the variables win over the file, as for the server), else
+ * DATA_DIR. A config file that cannot be read is an error, never a silent local SQLite file.
+ */
 export function adminStorage(env: NodeJS.ProcessEnv): StorageConfig {
   if (env.DATABASE_URL?.trim()) return storageConfigFromEnv(env);
+  if (env.AS_CONFIG_FILE?.trim()) {
+    const { config, problems } = loadConfig(env);
+    if (problems.length) {
+      throw new Error(`cannot tell which store to open: the configuration is invalid (see --print-config):\n  - ${problems.join('\n  - ')}`);
+    }
+    if (config.storage) return config.storage;
+    return { kind: 'sqlite', file: join(resolve(config.dataDir), 'auth-server.sqlite') };
+  }
   return { kind: 'sqlite', file: join(resolve(env.DATA_DIR?.trim() || '.data'), 'auth-server.sqlite') };
 }
 
 class UsageError extends Error {}
+
+/** Lifetimes the authorization server gives the tokens it signs (packages/authorization-server/src/provider.ts). */
+const DEFAULT_ACCESS_TOKEN_TTL = 300;
+const ID_TOKEN_TTL = 3600;
+const DEFAULT_RETIRE_AFTER = 86400;
+
+export interface SignedTokenLifetimes {
+  /** The longest access-token TTL: server-wide `accessTokenTTL` or a resource's own. */
+  accessToken: number;
+  idToken: number;
+  longest: number;
+}
+
+/**
+ * How long a JWT the AS signs stays valid, from the same configuration the server reads
+ * (AS_CONFIG_FILE and the environment). A retired signing key must stay published that long.
+ */
+export function signedTokenLifetimes(env: NodeJS.ProcessEnv): SignedTokenLifetimes {
+  const { config, problems } = loadConfig(env);
+  if (problems.length) {
+    throw new Error(`cannot tell how long issued tokens stay valid: the configuration is invalid (see --print-config):\n  - ${problems.join('\n  - ')}`);
+  }
+  const as = config.authorizationServer;
+  const accessToken = Math.max(as?.accessTokenTTL ?? DEFAULT_ACCESS_TOKEN_TTL, ...(as?.resources ?? []).map((r) => r.accessTokenTTL ?? 0));
+  return { accessToken, idToken: ID_TOKEN_TTL, longest: Math.max(accessToken, ID_TOKEN_TTL) };
+}
 
 async function withStore<T>(config: StorageConfig, fn: (store: Store) => Promise<T>): Promise<T> {
   const store = await openStore(config);
@@ -166,15 +209,35 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: Admin
           return 0;
         }
         case 'keys rotate': {
-          const retireAfter = Number(parsed.values['retire-after'] ?? 86400);
-          if (!Number.isSafeInteger(retireAfter) || retireAfter < 0) throw new UsageError('--retire-after must be a non-negative integer');
-          const keys = await store.keys.rotateSigningKeys(retireAfter);
+          const text = parsed.values['retire-after'];
+          const retireAfter = text === undefined ? undefined : /^\d+$/.test(text.trim()) ? Number(text) : NaN;
+          if (retireAfter !== undefined && !Number.isSafeInteger(retireAfter)) throw new UsageError('--retire-after must be a whole number of seconds');
+          const ttl = signedTokenLifetimes(env);
+          // Resource servers verify a token with the key it names: dropping that key from the
+          // JWKS before the token expires makes them refuse a token that is still valid.
+          if (retireAfter !== undefined && retireAfter < ttl.longest) {
+            throw new UsageError(
+              `--retire-after ${retireAfter} is too short: the previous key must stay published for at least ${ttl.longest} s, ` +
+                `the longest lifetime of a token it signed (access tokens ${ttl.accessToken} s, ID tokens ${ttl.idToken} s); ` +
+                'otherwise resource servers refuse tokens that have not expired yet',
+            );
+          }
+          const keys = await store.keys.rotateSigningKeys(retireAfter ?? Math.max(DEFAULT_RETIRE_AFTER, ttl.longest));
           for (const k of keys) io.out(`${k.status}\t${k.jwk.kid}`);
           io.out('restart the authorization server instances to sign with the new current key');
           return 0;
         }
         case 'keys list': {
           for (const k of await store.keys.signingKeys()) io.out(`${k.status}\t${k.jwk.kid}\t${k.jwk.alg}`);
+          return 0;
+        }
+        case 'cookie-keys rotate': {
+          // Key material is never printed: only what changed.
+          const before = (await store.keys.cookieKeys()).length;
+          const after = await store.keys.rotateCookieKeys();
+          const dropped = Math.max(0, before + 1 - after.length);
+          io.out(`added a new cookie key; ${after.length} kept: the new one signs, ${after.length - 1} older still verify${dropped ? `, ${dropped} oldest dropped` : ''}`);
+          io.out('restart the authorization server instances to sign cookies with the new key');
           return 0;
         }
         case 'cleanup': {

@@ -5,6 +5,7 @@ import type { Store } from './storage/types.js';
 import type { Logger } from './logger.js';
 import { ResourceRegistry } from './resources.js';
 import { createClientPolicy, RESOURCE_SCOPE_PROPERTY } from './client-policy.js';
+import { createInteractionPolicy } from './interaction-policy.js';
 import { cimdRefusal, createProviderFetch } from './cimd.js';
 import { escapeHtml, page } from './html.js';
 import { looksNative } from './urls.js';
@@ -118,6 +119,7 @@ export async function buildProvider(
     },
     interactions: {
       url: (_ctx: KoaContextWithOIDC, interaction: { uid: string }) => `${mountPath}/interaction/${interaction.uid}`,
+      policy: createInteractionPolicy(),
     },
     ttl: {
       AccessToken: (_ctx: KoaContextWithOIDC, token: { resourceServer?: { accessTokenTTL?: number } }) =>

@@ -3,6 +3,11 @@ import { authorizeUrl, decodeJwt, pkce, REDIRECT, registerClient, RESOURCE, star
 import { UserAgent, isUrl, type Page } from './helpers/user-agent.js';
 import { hashPassword } from '../src/passwords.js';
 
+/** MCP security §Localhost Redirect URI Risks: the consent page's warning, exactly as rendered. */
+const LOOPBACK_WARNING =
+  '<p class="warn" role="alert"><strong>Local application.</strong> This application only redirects to your own computer (localhost). ' +
+  'Any program on this computer could have made this request: approve only if you just started it yourself.</p>';
+
 describe('login and consent pages', () => {
   let t: RunningAs;
   let clientId: string;
@@ -32,8 +37,8 @@ describe('login and consent pages', () => {
     return { page, verifier };
   }
 
-  async function login(ua: UserAgent, page: Page) {
-    const next = await ua.submit(page, { username: 'alice', password: 'alice-password', action: 'login' }, REDIRECT);
+  async function login(ua: UserAgent, page: Page, username = 'alice', password = 'alice-password') {
+    const next = await ua.submit(page, { username, password, action: 'login' }, REDIRECT);
     if (isUrl(next)) throw new Error('expected the consent page');
     return next;
   }
@@ -116,7 +121,7 @@ describe('login and consent pages', () => {
     expect(consent.body).toContain(clientId);
     expect(consent.body).toContain('unverified');
     expect(consent.body).toContain('127.0.0.1:7777');
-    expect(consent.body).toContain('localhost');
+    expect(consent.body).toContain(LOOPBACK_WARNING);
     expect(consent.body).toContain(RESOURCE);
     expect(consent.body).toContain('notes:write');
     expect(consent.body).toContain('Change your notes');
@@ -133,6 +138,66 @@ describe('login and consent pages', () => {
     expect(next.body).not.toContain('unverified');
     expect(next.body).not.toContain('only redirects to your own computer');
     expect(next.body).toContain('app.example');
+  });
+
+  it('MCP security §Localhost Redirect URI Risks: no localhost-only warning when one of the redirect URIs is https (the hostname is still shown)', async () => {
+    const mixed = await registerClient(t.url, {
+      client_name: 'Mixed Redirects',
+      application_type: 'web',
+      redirect_uris: [REDIRECT, 'https://app.example/cb'],
+    });
+    expect(mixed.status).toBe(201);
+    const ua = new UserAgent();
+    const { page } = await start(ua, 'notes:read', mixed.body.client_id);
+    const consent = await login(ua, page);
+    expect(consent.body).toContain('Authorize access');
+    expect(consent.body).toContain('127.0.0.1:7777');
+    expect(consent.body).not.toContain('only redirects to your own computer');
+    expect(consent.body).not.toContain('Local application.');
+  });
+
+  it('a disabled local account is refused at the password form even with the right password: no session, no code', async () => {
+    await t.as.store.accounts.create({ id: 'carol-id', username: 'carol', passwordHash: await hashPassword('carol-password'), disabled: false });
+    // The same store call as `mcp-auth-server-admin user disable carol`.
+    await t.as.store.accounts.update('carol-id', { disabled: true });
+    const ua = new UserAgent();
+    const { page } = await start(ua);
+    const refused = await ua.submit(page, { username: 'carol', password: 'carol-password', action: 'login' }, REDIRECT);
+    if (isUrl(refused)) throw new Error(`disabled account got a redirect: ${refused.href}`);
+    // The password was right, so the page may say why (a wrong password still gets the generic message).
+    expect(refused.status).toBe(403);
+    expect(refused.body).toContain('This account is disabled.');
+    expect(refused.body).toContain('name="password"');
+    expect(refused.body).not.toContain('carol-password');
+    expect(ua.cookies.map((c) => c.name)).not.toContain('_session');
+    // No session: a new authorization request in the same browser shows the login page again.
+    const again = await start(ua);
+    expect(again.page.body).toContain('name="password"');
+    expect(again.page.body).not.toContain('Authorize access');
+
+    // Enabled again, the same password signs in (so the refusal above was the disabled flag)...
+    await t.as.store.accounts.update('carol-id', { disabled: false });
+    const consent = await login(ua, again.page, 'carol', 'carol-password');
+    expect(consent.body).toContain('Authorize access');
+    expect(ua.cookies.map((c) => c.name)).toContain('_session');
+    // ...and once disabled again, that live browser session gets neither a code nor the consent page.
+    await t.as.store.accounts.update('carol-id', { disabled: true });
+    const afterDisable = await start(ua);
+    expect(afterDisable.page.body).not.toContain('Authorize access');
+    expect(afterDisable.page.body).not.toMatch(/at .*\.js:\d+/);
+  });
+
+  // oidc-provider asks for a login only when the session has no account id; our login check
+  // (interaction-policy.ts) also asks when the session's account is disabled or gone.
+  it('disabling an account ends its live browser session: the next authorization request shows the login page', async () => {
+    await t.as.store.accounts.create({ id: 'erin-id', username: 'erin', passwordHash: await hashPassword('erin-password'), disabled: false });
+    const ua = new UserAgent();
+    const { page } = await start(ua);
+    expect((await login(ua, page, 'erin', 'erin-password')).body).toContain('Authorize access');
+    await t.as.store.accounts.update('erin-id', { disabled: true });
+    const next = await start(ua);
+    expect(next.page.status).toBe(200);
+    expect(next.page.body).toContain('name="password"');
   });
 
   it('RFC 6749 §4.1.2.1: deny → access_denied with iss (RFC 9207) and state', async () => {

@@ -304,7 +304,9 @@ export function createInteractionRouter(o: InteractionOptions): Router {
         reason: !account ? 'unknown-user' : !ok ? 'wrong-password' : 'disabled',
         client_id: String(details.params.client_id),
       });
-      await renderLogin(res, details, 'Invalid username or password.', username);
+      // The password was right: saying the account is disabled reveals nothing to its owner.
+      if (account && ok) await renderLogin(res, details, 'This account is disabled.', username, 403);
+      else await renderLogin(res, details, 'Invalid username or password.', username);
       return;
     }
     await throttle.succeeded(address, username);

@@ -67,15 +67,20 @@ function undiciAgentClass(): (new (opts: unknown) => unknown) | undefined {
 }
 
 const CACHE_NAMESPACE = 'cimd-document';
-const CACHE_MIN = 30;
+/** Lifetime of a document whose response names none (RFC 9111 §4.2.2 heuristic freshness). */
+const CACHE_DEFAULT = 30;
 const CACHE_MAX = 3600;
 
-/** max-age from Cache-Control, clamped to [30 s, 1 h] (MCP: SHOULD respect HTTP cache headers). */
+/**
+ * Seconds to keep a fetched document (MCP client registration: SHOULD cache respecting HTTP
+ * cache headers): `no-store` / `no-cache` / `max-age=0` → 0 (not kept, fetched again at the
+ * next request); `max-age` up to 1 h; no directive → 30 s.
+ */
 export function cacheSeconds(cacheControl: string | null): number {
-  const match = cacheControl ? /(?:^|,)\s*max-age\s*=\s*(\d+)/i.exec(cacheControl) : null;
-  if (cacheControl && /no-store|no-cache/i.test(cacheControl)) return CACHE_MIN;
-  const value = match ? Number(match[1]) : CACHE_MIN;
-  return Math.max(CACHE_MIN, Math.min(CACHE_MAX, value));
+  if (cacheControl && /(?:^|,)\s*(?:no-store|no-cache)\s*(?:,|=|$)/i.test(cacheControl)) return 0;
+  const match = cacheControl ? /(?:^|,)\s*max-age\s*=\s*"?(\d+)"?\s*(?:,|$)/i.exec(cacheControl) : null;
+  if (!match) return CACHE_DEFAULT;
+  return Math.min(CACHE_MAX, Number(match[1]));
 }
 
 interface CachedDocument {
@@ -172,10 +177,13 @@ export function createProviderFetch(config: CimdConfig, logger: Logger, kv?: Key
       const adjusted = JSON.stringify(adjustDocument(body as Record<string, unknown>));
       const seconds = cacheSeconds(response.headers.get('cache-control'));
       logger.info('fetched client_id metadata document', { client_id: url, cache_seconds: seconds });
-      if (kv) await kv.set(CACHE_NAMESPACE, url, { body: adjusted, expiresAt: Date.now() + seconds * 1000 } satisfies CachedDocument, seconds);
+      if (kv && seconds > 0) await kv.set(CACHE_NAMESPACE, url, { body: adjusted, expiresAt: Date.now() + seconds * 1000 } satisfies CachedDocument, seconds);
       const headers = new Headers(response.headers);
       headers.delete('content-length');
       headers.delete('content-encoding');
+      // oidc-provider keeps the client in memory for the max-age it reads: one policy for both caches.
+      headers.set('cache-control', `max-age=${seconds}`);
+      headers.delete('expires');
       return new Response(adjusted, { status: 200, headers });
     }
     return new Response(text, { status: response.status, headers: response.headers });

@@ -198,7 +198,9 @@ export async function buildProvider(
           return !refusal;
         },
         allowClient: async (_ctx: KoaContextWithOIDC, client: { clientId: string }) => !cimdRefusal(client.clientId, cimd),
-        cacheDuration: { min: 30, max: 3600 },
+        // The lifetime comes from cacheSeconds (cimd.ts), passed on as max-age: no floor here, or a
+        // no-store document would still be kept 30 s in memory.
+        cacheDuration: { min: 0, max: 3600 },
       },
     } as unknown as Configuration['features'],
     fetch: (metrics

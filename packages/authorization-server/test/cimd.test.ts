@@ -144,12 +144,19 @@ describe('CIMD end to end (HTTPS document host on loopback, dev private-network 
 });
 
 describe('CIMD document cache shared through the store', () => {
-  it('MCP client-registration §CIMD: cache lifetime follows Cache-Control max-age within [30 s, 1 h]', () => {
+  it('MCP client-registration §CIMD (SHOULD cache respecting HTTP cache headers): max-age up to 1 h, no-store / no-cache / max-age=0 not kept, 30 s without a directive', () => {
     expect(cacheSeconds('max-age=120')).toBe(120);
-    expect(cacheSeconds('public, max-age=5')).toBe(30);
+    expect(cacheSeconds('public, max-age=5')).toBe(5);
+    expect(cacheSeconds('max-age="600"')).toBe(600);
     expect(cacheSeconds('max-age=999999')).toBe(3600);
+    expect(cacheSeconds('max-age=0')).toBe(0);
+    expect(cacheSeconds('no-store')).toBe(0);
+    expect(cacheSeconds('public, max-age=600, no-cache')).toBe(0);
+    expect(cacheSeconds('no-cache="set-cookie"')).toBe(0);
     expect(cacheSeconds(null)).toBe(30);
-    expect(cacheSeconds('no-store')).toBe(30);
+    expect(cacheSeconds('public')).toBe(30);
+    expect(cacheSeconds('s-maxage=600')).toBe(30);
+    expect(cacheSeconds('max-age=abc')).toBe(30);
   });
 
   it('a second instance on the same store reuses the fetched document (one fetch)', async () => {
@@ -168,6 +175,24 @@ describe('CIMD document cache shared through the store', () => {
       await a.close();
       await b.close();
       await store.close();
+      await host.close();
+    }
+  });
+
+  it('MCP client-registration §CIMD (respecting HTTP cache headers): a no-store document is fetched again for the next authorization', async () => {
+    const host = await startHttpsHost();
+    host.documents.set('/fresh.json', (o) => base(`${o}/fresh.json`));
+    host.cacheControl.set('/fresh.json', 'no-store');
+    const t = await startAs({ devAutoLogin: 'alice', cimd: { allowPrivateNetwork: true, extraCaCertificates: host.caPem } });
+    try {
+      const clientId = `${host.origin}/fresh.json`;
+      expect((await authorizeAuto(t.url, clientId)).callback.searchParams.get('code')).toBeTruthy();
+      const afterFirst = host.hits.filter((h) => h === '/fresh.json').length;
+      expect(afterFirst).toBeGreaterThanOrEqual(1);
+      expect((await authorizeAuto(t.url, clientId)).callback.searchParams.get('code')).toBeTruthy();
+      expect(host.hits.filter((h) => h === '/fresh.json').length).toBeGreaterThan(afterFirst);
+    } finally {
+      await t.close();
       await host.close();
     }
   });

@@ -11,6 +11,8 @@ export interface HttpsHost {
   caPem: string;
   /** Path → JSON document (or a function of the origin). */
   documents: Map<string, (origin: string) => unknown>;
+  /** Path → Cache-Control of its answers (default `max-age=60`). */
+  cacheControl: Map<string, string>;
   hits: string[];
   close(): Promise<void>;
 }
@@ -31,6 +33,7 @@ export async function startHttpsHost(): Promise<HttpsHost> {
   rmSync(dir, { recursive: true, force: true });
 
   const documents = new Map<string, (origin: string) => unknown>();
+  const cacheControl = new Map<string, string>();
   const hits: string[] = [];
   let origin = '';
   const server: Server = createServer({ key, cert }, (req, res) => {
@@ -42,7 +45,7 @@ export async function startHttpsHost(): Promise<HttpsHost> {
       return;
     }
     res.setHeader('content-type', 'application/json');
-    res.setHeader('cache-control', 'max-age=60');
+    res.setHeader('cache-control', cacheControl.get(req.url ?? '') ?? 'max-age=60');
     res.end(JSON.stringify(doc(origin)));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -51,6 +54,7 @@ export async function startHttpsHost(): Promise<HttpsHost> {
     origin,
     caPem,
     documents,
+    cacheControl,
     hits,
     async close() {
       server.closeAllConnections();

@@ -23,7 +23,7 @@ type Metadata = Record<string, unknown> & {
 };
 
 interface Ctx {
-  oidc?: { route?: string; body?: Record<string, unknown> };
+  oidc?: { route?: string; body?: Record<string, unknown>; client?: { clientSecret?: string } };
 }
 
 export interface ClientPolicyOptions {
@@ -116,9 +116,11 @@ export function createClientPolicy(options: ClientPolicyOptions) {
       if (Array.isArray(metadata.grant_types) && metadata.grant_types.includes('client_credentials')) {
         invalid('client_credentials is only available to pre-registered clients');
       }
-      // RFC 7591 §3.2.1: confidential DCR clients get secrets that expire.
+      // RFC 7591 §3.2.1: confidential DCR clients get secrets that expire, including a secret
+      // first issued by an RFC 7592 update (oidc-provider issues it with expires_at 0 = never).
+      const newSecret = route === 'registration' || (route === 'client_update' && !ctx?.oidc?.client?.clientSecret);
       if (
-        route === 'registration' &&
+        newSecret &&
         options.clientSecretTTL > 0 &&
         metadata.token_endpoint_auth_method !== 'none' &&
         metadata.token_endpoint_auth_method !== 'private_key_jwt' &&

@@ -33,6 +33,57 @@ describe('CIMD trust policy (pure functions)', () => {
     expect(isPrivateAddressLiteral('172.20.0.1')).toBe(true);
   });
 
+  it.each([
+    // IPv4-mapped IPv6 is judged by its IPv4 part (MCP security best practices §SSRF: "IPv4-mapped IPv6" tricks)
+    ['::ffff:169.254.1.1', 'IPv4-mapped link-local'],
+    ['::ffff:100.64.0.1', 'IPv4-mapped CGNAT (RFC 6598)'],
+    ['::ffff:10.0.0.1', 'IPv4-mapped private'],
+    ['[::ffff:a9fe:101]', 'IPv4-mapped link-local, hex form in brackets'],
+    ['::ffff:127.0.0.1', 'IPv4-mapped loopback'],
+    ['100.64.0.1', 'CGNAT (RFC 6598)'],
+    ['192.0.2.1', 'TEST-NET-1 (RFC 5737)'],
+    ['198.51.100.1', 'TEST-NET-2 (RFC 5737)'],
+    ['203.0.113.1', 'TEST-NET-3 (RFC 5737)'],
+    ['2001:db8::1', 'IPv6 documentation (RFC 3849)'],
+    ['fc00::1', 'IPv6 unique local (RFC 4193, fc00::/7)'],
+    ['fe80::1', 'IPv6 link-local (fe80::/10)'],
+    ['0.0.0.0', 'IPv4 unspecified'],
+    ['::', 'IPv6 unspecified'],
+    ['255.255.255.255', 'IPv4 limited broadcast'],
+    ['224.0.0.1', 'IPv4 multicast'],
+    ['ff02::1', 'IPv6 multicast'],
+    ['::a00:1', 'deprecated IPv4-compatible ::/96'],
+  ])('MCP security best practices §SSRF / RFC 6890: %s (%s) is a special-use address literal', (address) => {
+    expect(isPrivateAddressLiteral(address)).toBe(true);
+  });
+
+  it.each([
+    ['8.8.8.8'],
+    ['1.1.1.1'],
+    ['93.184.215.14'],
+    ['100.63.255.255'], // just below CGNAT 100.64.0.0/10
+    ['100.128.0.1'], // just above CGNAT
+    ['172.15.255.255'], // just below 172.16.0.0/12
+    ['172.32.0.1'], // just above 172.16.0.0/12
+    ['::ffff:8.8.8.8'], // IPv4-mapped public address
+    ['2606:4700:4700::1111'],
+    ['[2001:4860:4860::8888]'],
+  ])('MCP security best practices §SSRF: public unicast %s is not refused as special-use', (address) => {
+    expect(isPrivateAddressLiteral(address)).toBe(false);
+  });
+
+  it('MCP security best practices §SSRF: host names are not address literals (they are checked after resolution)', () => {
+    expect(isPrivateAddressLiteral('app.example')).toBe(false);
+    expect(isPrivateAddressLiteral('localhost')).toBe(false);
+  });
+
+  it('MCP security best practices §SSRF: encoded loopback / mapped forms in a client_id URL are refused (URL parsing normalises them first)', () => {
+    for (const id of ['https://0x7f.1/c.json', 'https://2130706433/c.json', 'https://[::ffff:127.0.0.1]/c.json', 'https://[::ffff:169.254.169.254]/c.json', 'https://100.64.0.1/c.json', 'https://[fe80::1]/c.json']) {
+      expect(cimdRefusal(id, {}), id).toMatch(/loopback or private/);
+    }
+    expect(cimdRefusal('https://[2606:4700:4700::1111]/c.json', {})).toBeUndefined();
+  });
+
   it('MCP security §CIMD trust policy: denied hosts win, allowed hosts restrict', () => {
     const policy = { allowedHosts: ['*.trusted.example', 'app.example'], deniedHosts: ['bad.trusted.example'] };
     expect(cimdRefusal('https://app.example/c.json', policy)).toBeUndefined();

@@ -33,6 +33,42 @@ describe('discovery', () => {
     expect(m.scopes_supported).toEqual(expect.arrayContaining(['notes:read', 'notes:write']));
   });
 
+  it('OIDC Discovery 1.0 §3 + RFC 8414 §2: openid-configuration carries the same MCP-required fields as the RFC 8414 document', async () => {
+    const res = await fetch(`${t.url}/.well-known/openid-configuration`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/application\/json/);
+    const m = (await res.json()) as Record<string, any>;
+    expect(m.issuer).toBe(t.as.issuer);
+    expect(m.client_id_metadata_document_supported).toBe(true);
+    expect(m.authorization_response_iss_parameter_supported).toBe(true);
+    expect(m.code_challenge_methods_supported).toEqual(['S256']);
+    expect(m.registration_endpoint).toBe(`${t.as.issuer}/reg`);
+    expect(m.revocation_endpoint).toBe(`${t.as.issuer}/token/revocation`);
+    expect(m.introspection_endpoint).toBe(`${t.as.issuer}/token/introspection`);
+    expect(m.token_endpoint).toBe(`${t.as.issuer}/token`);
+    expect(m.authorization_endpoint).toBe(`${t.as.issuer}/auth`);
+    expect(m.response_types_supported).toEqual(['code']);
+    const oauth = (await (await fetch(`${t.url}/.well-known/oauth-authorization-server`)).json()) as Record<string, any>;
+    for (const field of [
+      'issuer',
+      'authorization_endpoint',
+      'token_endpoint',
+      'registration_endpoint',
+      'revocation_endpoint',
+      'introspection_endpoint',
+      'jwks_uri',
+      'code_challenge_methods_supported',
+      'client_id_metadata_document_supported',
+      'authorization_response_iss_parameter_supported',
+      'token_endpoint_auth_methods_supported',
+      'grant_types_supported',
+      'scopes_supported',
+      'dpop_signing_alg_values_supported',
+    ]) {
+      expect(m[field], field).toEqual(oauth[field]);
+    }
+  });
+
   it('RFC 7517: the JWKS publishes public keys only', async () => {
     const jwks = (await (await fetch(`${t.url}/jwks`)).json()) as { keys: Array<Record<string, unknown>> };
     expect(jwks.keys.length).toBeGreaterThan(0);
@@ -64,6 +100,16 @@ describe('discovery for an issuer with a path', () => {
       expect(res.status, url).toBe(200);
       expect(((await res.json()) as { issuer: string }).issuer).toBe(`${t.url}/tenant1`);
     }
+  });
+
+  it('OIDC Discovery 1.0 §4 + MCP authorization-server-discovery: path-inserted openid-configuration has the MCP-required fields under the path', async () => {
+    const m = (await (await fetch(`${t.url}/.well-known/openid-configuration/tenant1`)).json()) as Record<string, any>;
+    expect(m.client_id_metadata_document_supported).toBe(true);
+    expect(m.authorization_response_iss_parameter_supported).toBe(true);
+    expect(m.code_challenge_methods_supported).toEqual(['S256']);
+    expect(m.registration_endpoint).toBe(`${t.url}/tenant1/reg`);
+    expect(m.revocation_endpoint).toBe(`${t.url}/tenant1/token/revocation`);
+    expect(m.introspection_endpoint).toBe(`${t.url}/tenant1/token/introspection`);
   });
 
   it('browser clients: the path-inserted metadata answers CORS requests', async () => {

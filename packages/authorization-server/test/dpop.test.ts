@@ -18,8 +18,8 @@ async function dpopKey(): Promise<Key> {
   return { privateKey, jwk, jkt: await calculateJwkThumbprint(jwk) };
 }
 
-function proof(key: Key, htu: string, nonce?: string): Promise<string> {
-  return new SignJWT({ jti: randomUUID(), htm: 'POST', htu, iat: Math.floor(Date.now() / 1000), ...(nonce ? { nonce } : {}) })
+function proof(key: Key, htu: string, nonce?: string, claims: { htm?: string; iat?: number } = {}): Promise<string> {
+  return new SignJWT({ jti: randomUUID(), htm: 'POST', htu, iat: Math.floor(Date.now() / 1000), ...(nonce ? { nonce } : {}), ...claims })
     .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: key.jwk })
     .sign(key.privateKey);
 }
@@ -91,6 +91,49 @@ describe('RFC 9449 DPoP at the authorization server', () => {
     const res = await tokenRequest(t.url, await codeFor(t, clientId, key), { dpop: await proof(key, `${t.url}/other`) });
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('invalid_dpop_proof');
+  });
+
+  it('RFC 9449 §4.3 (check 8): a proof whose htm is not the request method (GET for a POST) is refused with invalid_dpop_proof', async () => {
+    const params = await codeFor(t, clientId, key);
+    const res = await tokenRequest(t.url, params, { dpop: await proof(key, `${t.url}/token`, undefined, { htm: 'GET' }) });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_dpop_proof');
+    expect(res.body.access_token).toBeUndefined();
+    // the refused proof did not use up the code: a correct proof still redeems it
+    const ok = await tokenRequest(t.url, params, { dpop: await proof(key, `${t.url}/token`) });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect(ok.body.token_type).toBe('DPoP');
+  });
+
+  it.each([
+    ['10 minutes old', -600],
+    ['10 minutes in the future', 600],
+  ])('RFC 9449 §4.3 (check 11) + §8: a proof whose iat is %s is refused; the server answers use_dpop_nonce with a DPoP-Nonce', async (_label, offset) => {
+    const params = await codeFor(t, clientId, key);
+    const iat = Math.floor(Date.now() / 1000) + offset;
+    const res = await tokenRequest(t.url, params, { dpop: await proof(key, `${t.url}/token`, undefined, { iat }) });
+    expect(res.status).toBe(400);
+    // A nonce secret is always configured (src/dpop.ts), so oidc-provider refuses a proof outside
+    // its iat window with use_dpop_nonce (RFC 9449 §8) rather than invalid_dpop_proof: the stale
+    // proof is refused either way, and the client learns how to prove freshness.
+    expect(res.body.error).toBe('use_dpop_nonce');
+    expect(res.body.access_token).toBeUndefined();
+    const nonce = res.headers.get('dpop-nonce');
+    expect(nonce).toBeTruthy();
+    // RFC 9449 §8: the retry with the server's nonce is accepted.
+    const ok = await tokenRequest(t.url, params, { dpop: await proof(key, `${t.url}/token`, nonce!) });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect(ok.body.token_type).toBe('DPoP');
+  });
+
+  it('RFC 9449 §4.3 (check 11) + §8: a stale proof carrying a nonce that is not the server\'s is refused', async () => {
+    const params = await codeFor(t, clientId, key);
+    const iat = Math.floor(Date.now() / 1000) - 600;
+    const res = await tokenRequest(t.url, params, { dpop: await proof(key, `${t.url}/token`, 'made-up-nonce', { iat }) });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('use_dpop_nonce');
+    expect(res.headers.get('dpop-nonce')).toBeTruthy();
+    expect(res.body.access_token).toBeUndefined();
   });
 
   it('without a proof the token stays a Bearer token (DPoP is the client\'s choice unless the resource requires it)', async () => {

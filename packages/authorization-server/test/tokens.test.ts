@@ -1,4 +1,4 @@
-import { generateKeyPair, exportJWK, SignJWT } from 'jose';
+import { generateKeyPair, exportJWK, SignJWT, type CryptoKey } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeJwt, registerClient, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
 import { authorizeAuto, exchangeCode } from './helpers/flow.js';
@@ -161,6 +161,72 @@ describe('client credentials, introspection (RFC 7662) and revocation (RFC 7009)
     expect(res.status).toBe(401);
     expect(res.body.error).toBe('invalid_client');
     expect(JSON.stringify(res.body)).not.toContain('wrong-secret');
+  });
+
+  it('RFC 6749 §2.3.1 / §5.2: client_secret_post with a wrong secret → 401 invalid_client, secret never echoed', async () => {
+    const res = await tokenRequest(t.url, { grant_type: 'client_credentials', resource: RESOURCE, client_id: 'svc-post', client_secret: 'wrong-post-secret' });
+    expect(res.status).toBe(401);
+    expect(res.body.error).toBe('invalid_client');
+    expect(res.body.access_token).toBeUndefined();
+    expect(JSON.stringify(res.body)).not.toContain('wrong-post-secret');
+  });
+
+  it('RFC 7591 §2 token_endpoint_auth_method: a private_key_jwt client cannot authenticate with a shared secret → 401 invalid_client', async () => {
+    const res = await tokenRequest(t.url, { grant_type: 'client_credentials', resource: RESOURCE, client_id: 'svc-jwt', client_secret: 'guessed-secret' });
+    expect(res.status).toBe(401);
+    expect(res.body.error).toBe('invalid_client');
+  });
+
+  describe('RFC 7523 §3 private_key_jwt assertions that must be refused', () => {
+    const jwtAuth = (assertion: string) =>
+      tokenRequest(t.url, {
+        grant_type: 'client_credentials',
+        resource: RESOURCE,
+        scope: 'notes:read',
+        client_id: 'svc-jwt',
+        client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+        client_assertion: assertion,
+      });
+    const assertion = (opts: { key?: CryptoKey; aud?: string; iat?: number; exp?: number; jti?: string } = {}) => {
+      const now = Math.floor(Date.now() / 1000);
+      return new SignJWT({})
+        .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+        .setIssuer('svc-jwt')
+        .setSubject('svc-jwt')
+        .setAudience(opts.aud ?? t.as.issuer)
+        .setJti(opts.jti ?? crypto.randomUUID())
+        .setIssuedAt(opts.iat ?? now)
+        .setExpirationTime(opts.exp ?? now + 60)
+        .sign(opts.key ?? jwtKey);
+    };
+    const expectRefused = (res: Awaited<ReturnType<typeof jwtAuth>>) => {
+      expect(res.status, JSON.stringify(res.body)).toBe(401);
+      expect(res.body.error).toBe('invalid_client');
+      expect(res.body.access_token).toBeUndefined();
+    };
+
+    it('RFC 7523 §3 (item 9): an assertion signed with a key not registered for the client → 401 invalid_client', async () => {
+      const { privateKey } = await generateKeyPair('ES256');
+      expectRefused(await jwtAuth(await assertion({ key: privateKey as CryptoKey })));
+    });
+
+    it('RFC 7523 §3 (item 3): an assertion whose aud is not this authorization server → 401 invalid_client', async () => {
+      expectRefused(await jwtAuth(await assertion({ aud: 'https://other-as.example/token' })));
+    });
+
+    it('RFC 7523 §3 (item 4): an expired assertion → 401 invalid_client', async () => {
+      const now = Math.floor(Date.now() / 1000);
+      expectRefused(await jwtAuth(await assertion({ iat: now - 600, exp: now - 300 })));
+    });
+
+    it('RFC 7523 §3 (item 7): a replayed jti is refused on second use (same assertion, then a new assertion reusing the jti)', async () => {
+      const jti = crypto.randomUUID();
+      const first = await assertion({ jti });
+      const ok = await jwtAuth(first);
+      expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+      expectRefused(await jwtAuth(first));
+      expectRefused(await jwtAuth(await assertion({ jti, iat: Math.floor(Date.now() / 1000) + 1 })));
+    });
   });
 
   it('RFC 8707: client_credentials for an unknown resource → invalid_target', async () => {

@@ -580,7 +580,9 @@ export class McpAuthClient {
         const known = stored && (await this.usable(stored, fresh)) ? stored : undefined;
         if (known?.refresh_token && !refreshed && !authorized) {
           refreshed = true;
-          if (await this.refresh(fresh, known.access_token)) {
+          // Stale = the token the server refused: when another caller has already replaced it, the
+          // newer token is used instead of redeeming the (rotated) refresh token once more.
+          if (await this.refresh(fresh, tokens?.access_token ?? known.access_token)) {
             await res.body?.cancel();
             continue;
           }

@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import { createRemoteJWKSet, jwtVerify, generateKeyPair, exportJWK, EmbeddedJWK, calculateJwkThumbprint, decodeProtectedHeader, type JWK } from 'jose';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 export async function listen(server: Server): Promise<string> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
@@ -27,11 +27,20 @@ export interface TestAs {
   tokenRequests: URLSearchParams[];
   authorizationRequests: URLSearchParams[];
   registrations: Record<string, unknown>[];
+  /** Every HTTP request to the token endpoint, in order: its DPoP proof and the answer. */
+  tokenHttp: { dpop: string | undefined; status: number; dpopNonce: string | undefined; error: string | undefined }[];
   close(): Promise<void>;
 }
 
 /** oidc-provider with DCR, PKCE, resource indicators (JWT access tokens) and rotating refresh tokens. */
-export async function startOidcProvider(resources: Record<string, string[]>, opts: { refresh?: boolean } = {}): Promise<TestAs> {
+export async function startOidcProvider(
+  resources: Record<string, string[]>,
+  opts: {
+    refresh?: boolean;
+    /** RFC 9449 §8: the token endpoint requires a server-provided nonce in DPoP proofs. */
+    dpopNonce?: boolean;
+  } = {},
+): Promise<TestAs> {
   const server = createServer();
   const issuer = await listen(server);
   const { privateKey } = await generateKeyPair('ES256', { extractable: true });
@@ -53,6 +62,7 @@ export async function startOidcProvider(resources: Record<string, string[]>, opt
       registration: { enabled: true, initialAccessToken: false },
       clientCredentials: { enabled: true },
       revocation: { enabled: true },
+      ...(opts.dpopNonce && { dPoP: { enabled: true, nonceSecret: randomBytes(32), requireNonce: () => true } }),
       resourceIndicators: {
         enabled: true,
         useGrantedResource: async () => true,
@@ -77,6 +87,7 @@ export async function startOidcProvider(resources: Record<string, string[]>, opt
   const tokenRequests: URLSearchParams[] = [];
   const authorizationRequests: URLSearchParams[] = [];
   const registrations: Record<string, unknown>[] = [];
+  const tokenHttp: TestAs['tokenHttp'] = [];
   const callback = provider.callback();
   provider.on('registration_create.success', (ctx: KoaContextWithOIDC) => {
     registrations.push({ ...((ctx.oidc as unknown as { body: Record<string, unknown> }).body) });
@@ -92,6 +103,23 @@ export async function startOidcProvider(resources: Record<string, string[]>, opt
     const url = new URL(req.url ?? '/', issuer);
     hits.set(url.pathname, (hits.get(url.pathname) ?? 0) + 1);
     if (url.pathname === '/auth') authorizationRequests.push(url.searchParams);
+    if (url.pathname === '/token') {
+      const entry: TestAs['tokenHttp'][number] = { dpop: req.headers.dpop as string | undefined, status: 0, dpopNonce: undefined, error: undefined };
+      tokenHttp.push(entry);
+      const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
+      res.end = ((...args: unknown[]) => {
+        entry.status = res.statusCode;
+        entry.dpopNonce = res.getHeader('dpop-nonce') as string | undefined;
+        if (res.statusCode >= 400 && (typeof args[0] === 'string' || Buffer.isBuffer(args[0]))) {
+          try {
+            entry.error = (JSON.parse(String(args[0])) as { error?: string }).error;
+          } catch {
+            // not JSON
+          }
+        }
+        return end(...args);
+      }) as ServerResponse['end'];
+    }
     if (url.pathname.startsWith('/interaction/')) {
       // Headless login + consent: user "alice" grants every requested scope for the resource.
       try {
@@ -114,7 +142,7 @@ export async function startOidcProvider(resources: Record<string, string[]>, opt
     }
     return callback(req, res);
   });
-  return { issuer, provider, hits, tokenRequests, authorizationRequests, registrations, close: () => close(server) };
+  return { issuer, provider, hits, tokenRequests, authorizationRequests, registrations, tokenHttp, close: () => close(server) };
 }
 
 /** Minimal cookie jar (cookies sent to the same origin regardless of path: enough for tests). */

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { decodeJwt, decodeProtectedHeader } from 'jose';
-import { McpAuthClient, MemoryStore, type AuthStore, type McpAuthClientOptions } from '../src/index.js';
+import { calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, type JWK } from 'jose';
+import { ERR, McpAuthClient, McpAuthError, MemoryStore, type AuthStore, type McpAuthClientOptions } from '../src/index.js';
 import { headlessBrowser, startOidcProvider, startResourceServer, type TestAs, type TestRs } from './_harness.js';
 
 const cleanups: { close(): Promise<void> }[] = [];
@@ -8,15 +8,17 @@ afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!.close();
 });
 
-async function stack(dpop?: { nonce?: string }): Promise<[TestAs, TestRs]> {
+async function stack(dpop?: { nonce?: string }, asOpts: { dpopNonce?: boolean } = {}): Promise<[TestAs, TestRs]> {
   let as: TestAs | undefined;
   const rs = await startResourceServer(() => as!.issuer, { basicScope: 'notes:read', writeScope: 'notes:write', ...(dpop && { dpop }) });
-  as = await startOidcProvider({ [rs.mcpUrl]: ['notes:read', 'notes:write'] });
+  as = await startOidcProvider({ [rs.mcpUrl]: ['notes:read', 'notes:write'] }, asOpts);
   cleanups.push(rs, as);
   return [as, rs];
 }
 const client = (o: Partial<McpAuthClientOptions> = {}) =>
   new McpAuthClient({ clientName: 'dpop test', store: new MemoryStore(), openAuthorizationUrl: headlessBrowser, ...o });
+/** RFC 7638 thumbprint of the key in a DPoP proof's header (= the `jkt` it proves possession of). */
+const proofJkt = (proof: string) => calculateJwkThumbprint(decodeProtectedHeader(proof).jwk as JWK);
 const body = { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' };
 
 describe('RFC 9449 DPoP (extension SEP-1932)', () => {
@@ -109,5 +111,136 @@ describe('RFC 9449 DPoP (extension SEP-1932)', () => {
     // logout forgets the key with the tokens
     await client({ store }).logout(rs.mcpUrl);
     expect(await store.getDpopKey(as.issuer, rs.mcpUrl)).toBeUndefined();
+  });
+
+  it('RFC 9449 §10 / SEP-1932: one DPoP key per (issuer, resource): two resources of one AS get different keys, each pair reuses its own', async () => {
+    let as: TestAs | undefined;
+    const opts = { basicScope: 'notes:read', writeScope: 'notes:write', dpop: {} };
+    const rs1 = await startResourceServer(() => as!.issuer, opts);
+    const rs2 = await startResourceServer(() => as!.issuer, opts);
+    as = await startOidcProvider({ [rs1.mcpUrl]: ['notes:read', 'notes:write'], [rs2.mcpUrl]: ['notes:read', 'notes:write'] });
+    cleanups.push(rs1, rs2, as);
+    const store = new MemoryStore();
+    const c = client({ store });
+    for (const rs of [rs1, rs2, rs1, rs2]) expect((await c.fetch(rs.mcpUrl, body)).status).toBe(200);
+    const t1 = (await store.getTokens(as.issuer, rs1.mcpUrl))!;
+    const t2 = (await store.getTokens(as.issuer, rs2.mcpUrl))!;
+    expect(t1.dpop_jkt).toBeTruthy();
+    expect(t2.dpop_jkt).toBeTruthy();
+    expect(t1.dpop_jkt).not.toBe(t2.dpop_jkt);
+    // One registration at the issuer serves both resources; only the keys differ.
+    expect(t1.client_id).toBe(t2.client_id);
+    expect(as.registrations).toHaveLength(1);
+    // Resource server side: every proof to a resource is signed with that resource's key.
+    for (const [rs, t] of [[rs1, t1], [rs2, t2]] as const) {
+      const proofs = rs.requests.filter((r) => r.authorization?.startsWith('DPoP ')).map((r) => r.dpop!);
+      expect(proofs).toHaveLength(2);
+      for (const p of proofs) expect(await proofJkt(p)).toBe(t.dpop_jkt);
+      expect((decodeJwt(t.access_token).cnf as { jkt: string }).jkt).toBe(t.dpop_jkt);
+    }
+    // AS side: each code was bound to its resource's key (dpop_jkt) and redeemed with that key.
+    expect(as.authorizationRequests.map((q) => [q.get('resource'), q.get('dpop_jkt')])).toEqual([
+      [rs1.mcpUrl, t1.dpop_jkt],
+      [rs2.mcpUrl, t2.dpop_jkt],
+    ]);
+    expect(await Promise.all(as.tokenHttp.map((h) => proofJkt(h.dpop!)))).toEqual([t1.dpop_jkt, t2.dpop_jkt]);
+    // The same pair keeps its key: a refresh for resource 1 after using resource 2 proves resource 1's key.
+    await store.setTokens({ ...t1, expires_at: 0 });
+    expect((await c.fetch(rs1.mcpUrl, body)).status).toBe(200);
+    expect(as.tokenRequests.at(-1)!.get('grant_type')).toBe('refresh_token');
+    expect(await proofJkt(as.tokenHttp.at(-1)!.dpop!)).toBe(t1.dpop_jkt);
+    expect((await store.getTokens(as.issuer, rs1.mcpUrl))!.dpop_jkt).toBe(t1.dpop_jkt);
+    expect(await proofJkt(rs1.requests.at(-1)!.dpop!)).toBe(t1.dpop_jkt);
+    // The stored keys are per pair as well.
+    expect((await store.getDpopKey(as.issuer, rs1.mcpUrl))!.jkt).toBe(t1.dpop_jkt);
+    expect((await store.getDpopKey(as.issuer, rs2.mcpUrl))!.jkt).toBe(t2.dpop_jkt);
+  });
+
+  it('RFC 9449 §10 / SEP-1932: one DPoP key per (issuer, resource): two issuers get different keys, each pair reuses its own', async () => {
+    const [as1, rs1] = await stack({});
+    const [as2, rs2] = await stack({});
+    expect(as1.issuer).not.toBe(as2.issuer);
+    const store = new MemoryStore();
+    const c = client({ store });
+    for (const rs of [rs1, rs2, rs1, rs2]) expect((await c.fetch(rs.mcpUrl, body)).status).toBe(200);
+    const t1 = (await store.getTokens(as1.issuer, rs1.mcpUrl))!;
+    const t2 = (await store.getTokens(as2.issuer, rs2.mcpUrl))!;
+    expect(t1.dpop_jkt).toBeTruthy();
+    expect(t2.dpop_jkt).toBeTruthy();
+    expect(t1.dpop_jkt).not.toBe(t2.dpop_jkt);
+    for (const [as, rs, t] of [[as1, rs1, t1], [as2, rs2, t2]] as const) {
+      const proofs = rs.requests.filter((r) => r.authorization?.startsWith('DPoP ')).map((r) => r.dpop!);
+      expect(proofs).toHaveLength(2);
+      for (const p of proofs) expect(await proofJkt(p)).toBe(t.dpop_jkt);
+      expect(as.authorizationRequests.map((q) => q.get('dpop_jkt'))).toEqual([t.dpop_jkt]);
+      expect(await Promise.all(as.tokenHttp.map((h) => proofJkt(h.dpop!)))).toEqual([t.dpop_jkt]);
+    }
+  });
+
+  it('RFC 9449 §8: the token endpoint answers 400 use_dpop_nonce with a DPoP-Nonce; the client retries once with that nonce in a new proof', async () => {
+    const [as, rs] = await stack({}, { dpopNonce: true });
+    const store = new MemoryStore();
+    const c = client({ store });
+    expect((await c.fetch(rs.mcpUrl, body)).status).toBe(200);
+    const tokens = (await store.getTokens(as.issuer, rs.mcpUrl))!;
+    expect(tokens.token_type.toLowerCase()).toBe('dpop');
+    // Exactly two token endpoint requests for the code exchange: refused for the nonce, then accepted.
+    expect(as.tokenHttp.map((h) => [h.status, h.error])).toEqual([
+      [400, 'use_dpop_nonce'],
+      [200, undefined],
+    ]);
+    const [first, second] = as.tokenHttp;
+    const nonce = first!.dpopNonce;
+    expect(nonce).toBeTruthy();
+    expect(decodeJwt(first!.dpop!).nonce).toBeUndefined();
+    const retried = decodeJwt(second!.dpop!);
+    expect(retried.nonce).toBe(nonce);
+    expect(retried.jti).not.toBe(decodeJwt(first!.dpop!).jti);
+    expect(retried).toMatchObject({ htm: 'POST', htu: `${as.issuer}/token` });
+    // Same key in both proofs, and the same authorization code redeemed once.
+    expect(await proofJkt(second!.dpop!)).toBe(await proofJkt(first!.dpop!));
+    expect(await proofJkt(second!.dpop!)).toBe(tokens.dpop_jkt);
+    expect(as.tokenRequests.filter((p) => p.get('grant_type') === 'authorization_code')).toHaveLength(2);
+    expect(as.authorizationRequests).toHaveLength(1);
+
+    // The nonce is remembered for the AS: a later refresh sends it in its first proof.
+    await store.setTokens({ ...tokens, expires_at: 0 });
+    const n = as.tokenHttp.length;
+    expect((await c.fetch(rs.mcpUrl, body)).status).toBe(200);
+    const refresh = as.tokenHttp.slice(n);
+    expect(refresh.at(-1)!.status).toBe(200);
+    expect(refresh.length).toBeLessThanOrEqual(2);
+    expect(decodeJwt(refresh[0]!.dpop!).nonce).toBeTruthy();
+  });
+
+  it('RFC 9449 §8: a token endpoint that keeps answering use_dpop_nonce gets exactly one retry, then the grant fails', async () => {
+    const [as, rs] = await stack({});
+    let tokenCalls = 0;
+    const proofs: string[] = [];
+    // The AS is healthy for discovery/registration/authorization; its token endpoint always asks for a new nonce.
+    const c = client({
+      fetch: async (input, init) => {
+        const req = new Request(input, init);
+        if (req.url === `${as.issuer}/token`) {
+          tokenCalls++;
+          proofs.push(req.headers.get('dpop') ?? '');
+          return new Response(JSON.stringify({ error: 'use_dpop_nonce', error_description: 'nonce required' }), {
+            status: 400,
+            headers: { 'content-type': 'application/json', 'dpop-nonce': `nonce-${tokenCalls}` },
+          });
+        }
+        return globalThis.fetch(req);
+      },
+    });
+    const err = await c.fetch(rs.mcpUrl, body).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(McpAuthError);
+    expect((err as McpAuthError).code).toBe(ERR.TOKEN_REQUEST_FAILED);
+    expect((err as McpAuthError).error).toBe('use_dpop_nonce');
+    expect(tokenCalls).toBe(2);
+    expect(decodeJwt(proofs[0]!).nonce).toBeUndefined();
+    expect(decodeJwt(proofs[1]!).nonce).toBe('nonce-1');
   });
 });

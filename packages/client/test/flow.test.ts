@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FileStore, McpAuthClient, MemoryStore, type McpAuthEvent } from '../src/index.js';
+import { createAuthFetch, FileStore, McpAuthClient, MemoryStore, type McpAuthEvent } from '../src/index.js';
 import { headlessBrowser, startOidcProvider, startResourceServer, type TestAs, type TestRs } from './_harness.js';
 
 let as: TestAs;
@@ -89,6 +89,117 @@ describe('end-to-end against oidc-provider', () => {
     expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
     const refreshes = as.tokenRequests.slice(n).filter((p) => p.get('grant_type') === 'refresh_token');
     expect(refreshes).toHaveLength(1);
+  });
+
+  it('RFC 6750 §3.1 invalid_token + OAuth 2.1 §4.3.1 rotation: five concurrent 401s for the old access token through the authenticated fetch cause exactly ONE refresh request at the AS', async () => {
+    const store = new MemoryStore();
+    const events: McpAuthEvent[] = [];
+    // Barrier in the client's transport: the five requests carrying the old token are all in flight
+    // before any of them reaches the resource server, so every one of them is answered 401.
+    let gate: { token: string; waiting: (() => void)[] } | undefined;
+    const client = new McpAuthClient({
+      clientName: '401 single flight',
+      store,
+      openAuthorizationUrl: headlessBrowser,
+      onEvent: (e) => events.push(e),
+      fetch: async (input, init) => {
+        const auth = input instanceof Request ? input.headers.get('authorization') : new Headers(init?.headers).get('authorization');
+        const g = gate;
+        if (g && auth === `Bearer ${g.token}`) {
+          await new Promise<void>((resolve) => {
+            g.waiting.push(resolve);
+            if (g.waiting.length === 5) for (const release of g.waiting) release();
+          });
+        }
+        return globalThis.fetch(input, init);
+      },
+    });
+    const authFetch = createAuthFetch(client);
+    expect((await authFetch(rs.mcpUrl, call('read'))).status).toBe(200);
+    const binding = (await store.getServer(rs.mcpUrl))!;
+    const old = (await store.getTokens(binding.issuer, binding.resource))!;
+    expect(old.refresh_token).toBeTruthy();
+    // The access token is not locally expired: only the resource server's 401 can trigger the refresh.
+    expect(old.expires_at! - 30).toBeGreaterThan(Math.floor(Date.now() / 1000));
+    rs.revoked.add(old.access_token);
+    gate = { token: old.access_token, waiting: [] };
+    const tokenHits = as.hits.get('/token') ?? 0;
+    const tokenHttp = as.tokenHttp.length;
+    const grants = as.tokenRequests.length;
+    const authorizations = as.authorizationRequests.length;
+    const seen = rs.requests.length;
+    events.length = 0;
+
+    const results = await Promise.all(Array.from({ length: 5 }, () => authFetch(rs.mcpUrl, call('read'))));
+
+    expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    // AS side: one HTTP request to the token endpoint, a refresh_token grant redeeming the old refresh token.
+    expect((as.hits.get('/token') ?? 0) - tokenHits).toBe(1);
+    expect(as.tokenHttp.slice(tokenHttp).map((t) => t.status)).toEqual([200]);
+    const refreshes = as.tokenRequests.slice(grants);
+    expect(refreshes).toHaveLength(1);
+    expect(refreshes[0]!.get('grant_type')).toBe('refresh_token');
+    expect(refreshes[0]!.get('refresh_token')).toBe(old.refresh_token);
+    expect(as.authorizationRequests.length).toBe(authorizations);
+    expect(events.filter((e) => e.type === 'refreshed')).toHaveLength(1);
+    // RS side: each of the five sent the old token once (401 invalid_token), then the new token once.
+    const next = (await store.getTokens(binding.issuer, binding.resource))!;
+    expect(next.access_token).not.toBe(old.access_token);
+    expect(next.refresh_token).not.toBe(old.refresh_token);
+    const later = rs.requests.slice(seen);
+    expect(later.filter((r) => r.authorization === `Bearer ${old.access_token}`)).toHaveLength(5);
+    expect(later.filter((r) => r.authorization === `Bearer ${next.access_token}`)).toHaveLength(5);
+    expect(later).toHaveLength(10);
+    // The rotated refresh token is still good (no reuse detection tripped): one more refresh works.
+    await store.setTokens({ ...next, expires_at: 0 });
+    expect((await authFetch(rs.mcpUrl, call('read'))).status).toBe(200);
+    expect(as.tokenRequests.at(-1)!.get('refresh_token')).toBe(next.refresh_token);
+    expect(as.authorizationRequests.length).toBe(authorizations);
+  });
+
+  it('RFC 6750 §3.1 invalid_token + OAuth 2.1 §4.3.1 rotation: a 401 for a token that another caller refreshed meanwhile is retried with the newer token, not refreshed again', async () => {
+    // A store read that races with another process's refresh: it returns what it read before the
+    // rotation landed (the refused token), while the store already holds the newer one.
+    let rotateDuringRead: (() => Promise<unknown>) | undefined;
+    class RacyStore extends MemoryStore {
+      override async getTokens(issuer: string, resource: string) {
+        const snapshot = await super.getTokens(issuer, resource);
+        const rotate = rotateDuringRead;
+        rotateDuringRead = undefined;
+        if (rotate) await rotate();
+        return snapshot;
+      }
+    }
+    const store = new RacyStore();
+    let onUnauthorized: (() => void) | undefined;
+    const client = new McpAuthClient({
+      clientName: 'racy store',
+      store,
+      openAuthorizationUrl: headlessBrowser,
+      fetch: async (input, init) => {
+        const res = await globalThis.fetch(input, init);
+        if (res.status === 401) onUnauthorized?.();
+        return res;
+      },
+    });
+    expect((await client.fetch(rs.mcpUrl, call('read'))).status).toBe(200);
+    const binding = (await store.getServer(rs.mcpUrl))!;
+    const old = (await store.getTokens(binding.issuer, binding.resource))!;
+    rs.revoked.add(old.access_token);
+    const other = new McpAuthClient({ clientName: 'other process', store, openAuthorizationUrl: headlessBrowser });
+    onUnauthorized = () => {
+      onUnauthorized = undefined;
+      rotateDuringRead = () => other.refresh(binding, old.access_token);
+    };
+    const grants = as.tokenRequests.length;
+    const seen = rs.requests.length;
+    expect((await client.fetch(rs.mcpUrl, call('read'))).status).toBe(200);
+    // Only the other caller's refresh reached the AS.
+    const refreshes = as.tokenRequests.slice(grants);
+    expect(refreshes.map((p) => p.get('grant_type'))).toEqual(['refresh_token']);
+    expect(refreshes[0]!.get('refresh_token')).toBe(old.refresh_token);
+    const next = (await store.getTokens(binding.issuer, binding.resource))!;
+    expect(rs.requests.slice(seen).map((r) => r.authorization)).toEqual([`Bearer ${old.access_token}`, `Bearer ${next.access_token}`]);
   });
 
   it('cross-process single flight: two clients on one token file redeem the rotating refresh token once', async () => {

@@ -24,6 +24,15 @@ const EXPECTED_FAILURES: Record<string, string> = {
     'protocol 2025-03-26 default endpoints (/authorize, /token at the MCP origin) with no authorization server metadata at all: the client MUST verify PKCE support from code_challenge_methods_supported and refuses to proceed without metadata (Security Considerations, Authorization Code Protection)',
 };
 
+/**
+ * The `auth/*` client scenarios listed by the pinned @modelcontextprotocol/conformance
+ * (test/package.json: 0.2.0-alpha.12). Exact, so a scenario the tool adds, drops or renames on an
+ * upgrade is noticed here instead of silently running fewer (or no) checks.
+ */
+const EXPECTED_AUTH_SCENARIO_COUNT = 33;
+/** Scenarios this client must keep passing (RFC 9449 DPoP, extension SEP-1932). */
+const REQUIRED_SCENARIOS = ['auth/dpop', 'auth/dpop-nonce'];
+
 async function listAuthScenarios(): Promise<string[]> {
   const { stdout } = await run(node22, [cli, 'list'], { cwd: root });
   const clientPart = stdout.split('Client scenarios')[1]?.split('Authorization server scenarios')[0] ?? '';
@@ -65,8 +74,17 @@ const WIRES: Array<[string, string[]]> = [
 describe('MCP conformance: client auth scenarios', () => {
   it('the conformance CLI lists the auth scenarios and the client is built', () => {
     expect(existsSync(join(root, 'packages/client/dist/index.js'))).toBe(true);
-    expect(scenarios.length).toBeGreaterThanOrEqual(20);
+    expect(new Set(scenarios).size, 'duplicate scenario names in the list output').toBe(scenarios.length);
+    expect(scenarios, `auth scenarios listed: ${scenarios.join(', ')}`).toHaveLength(EXPECTED_AUTH_SCENARIO_COUNT);
     for (const name of Object.keys(EXPECTED_FAILURES)) expect(scenarios).toContain(name);
+  });
+
+  it('RFC 9449 (DPoP, extension SEP-1932): the auth/dpop and auth/dpop-nonce client scenarios are listed and run', () => {
+    for (const name of REQUIRED_SCENARIOS) {
+      expect(scenarios).toContain(name);
+      // they must be run as ordinary (passing) scenarios, not excused
+      expect(EXPECTED_FAILURES[name]).toBeUndefined();
+    }
   });
 
   for (const [wireName, wire] of WIRES) {

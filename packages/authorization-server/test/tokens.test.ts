@@ -134,6 +134,17 @@ describe('client credentials, introspection (RFC 7662) and revocation (RFC 7009)
     expect(decodeJwt(res.body.access_token).payload.scope).toBe('notes:write');
   });
 
+  /** A client_credentials request of the private_key_jwt client `svc-jwt` (RFC 7523 §2.2). */
+  const jwtAuth = (assertion: string) =>
+    tokenRequest(t.url, {
+      grant_type: 'client_credentials',
+      resource: RESOURCE,
+      scope: 'notes:read',
+      client_id: 'svc-jwt',
+      client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+      client_assertion: assertion,
+    });
+
   it('client_credentials extension: private_key_jwt (RFC 7523)', async () => {
     const assertion = await new SignJWT({})
       .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
@@ -144,14 +155,7 @@ describe('client credentials, introspection (RFC 7662) and revocation (RFC 7009)
       .setIssuedAt()
       .setExpirationTime('1m')
       .sign(jwtKey);
-    const res = await tokenRequest(t.url, {
-      grant_type: 'client_credentials',
-      resource: RESOURCE,
-      scope: 'notes:read',
-      client_id: 'svc-jwt',
-      client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
-      client_assertion: assertion,
-    });
+    const res = await jwtAuth(assertion);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(decodeJwt(res.body.access_token).payload.aud).toBe(RESOURCE);
   });
@@ -178,15 +182,6 @@ describe('client credentials, introspection (RFC 7662) and revocation (RFC 7009)
   });
 
   describe('RFC 7523 §3 private_key_jwt assertions that must be refused', () => {
-    const jwtAuth = (assertion: string) =>
-      tokenRequest(t.url, {
-        grant_type: 'client_credentials',
-        resource: RESOURCE,
-        scope: 'notes:read',
-        client_id: 'svc-jwt',
-        client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
-        client_assertion: assertion,
-      });
     const assertion = (opts: { key?: CryptoKey; aud?: string; iat?: number; exp?: number; jti?: string } = {}) => {
       const now = Math.floor(Date.now() / 1000);
       return new SignJWT({})

@@ -15,7 +15,7 @@
 const CONNECTION_SQLSTATES = new Set(['57P01', '57P02', '57P03']);
 const CONNECTION_ERRNOS = new Set(['ECONNRESET', 'EPIPE', 'ECONNREFUSED', 'ETIMEDOUT', 'ENOTCONN', 'ECONNABORTED']);
 /** node-postgres reports a socket closed under it with these messages (no code). */
-const CONNECTION_MESSAGES = /^(Connection terminated|Client has encountered a connection error|Client was closed and is not queryable|Connection terminated unexpectedly)/;
+const CONNECTION_MESSAGES = /^(Connection terminated|Client has encountered a connection error|Client was closed and is not queryable)/;
 
 /** True when `error` says the connection (not the statement) failed. */
 export function isConnectionLoss(error: unknown): boolean {

@@ -54,6 +54,14 @@ function repeatable<R extends QueryResultRow>(pool: Pool, config: QueryConfig | 
   return retryOnConnectionLoss(() => (typeof config === 'string' ? pool.query<R>(config, values) : pool.query<R>(config)));
 }
 
+/**
+ * A statement on the pool is {@link repeatable}; inside a transaction it runs as is (a lost
+ * transaction connection fails the whole transaction, which its caller may start over).
+ */
+function onPoolOrTransaction<R extends QueryResultRow>(pool: Pool, client: Pool | PoolClient, sql: string, values?: unknown[]): Promise<QueryResult<R>> {
+  return client === pool ? repeatable<R>(pool, sql, values) : client.query<R>(sql, values);
+}
+
 function isUniqueViolation(error: unknown): boolean {
   return (error as { code?: unknown })?.code === '23505';
 }
@@ -319,15 +327,13 @@ class PgKeys implements KeyBackend {
 
   private async signing(client: Pool | PoolClient): Promise<StoredSigningKey[]> {
     const sql = `SELECT jwk, status, created_at, retire_after FROM ${this.q}.signing_keys ORDER BY created_at, kid`;
-    const { rows } = await (client === this.pool ? repeatable<SigningRow>(this.pool, sql) : client.query<SigningRow>(sql));
+    const { rows } = await onPoolOrTransaction<SigningRow>(this.pool, client, sql);
     return rows.map(signingFromRow);
   }
 
   private async cookie(client: Pool | PoolClient): Promise<CookieKeyRecord[]> {
     const sql = `SELECT key, created_at FROM ${this.q}.cookie_keys ORDER BY position`;
-    const { rows } = await (client === this.pool
-      ? repeatable<{ key: string; created_at: string }>(this.pool, sql)
-      : client.query<{ key: string; created_at: string }>(sql));
+    const { rows } = await onPoolOrTransaction<{ key: string; created_at: string }>(this.pool, client, sql);
     return rows.map((r) => ({ key: r.key, createdAt: Number(r.created_at) }));
   }
 
@@ -384,10 +390,7 @@ class PgAccounts implements AccountStore {
   private async load(client: Pool | PoolClient, rows: AccountRow[]): Promise<AccountRecord[]> {
     if (rows.length === 0) return [];
     const sql = `SELECT account_id, identity FROM ${this.q}.account_identities WHERE account_id = ANY($1) ORDER BY account_id, position`;
-    const values = [rows.map((r) => r.id)];
-    const ids = await (client === this.pool
-      ? repeatable<{ account_id: string; identity: string }>(this.pool, sql, values)
-      : client.query<{ account_id: string; identity: string }>(sql, values));
+    const ids = await onPoolOrTransaction<{ account_id: string; identity: string }>(this.pool, client, sql, [rows.map((r) => r.id)]);
     return rows.map((r) =>
       accountFromRow(
         r,

@@ -19,6 +19,12 @@ const client = (o: Partial<McpAuthClientOptions> = {}) =>
   new McpAuthClient({ clientName: 'dpop test', store: new MemoryStore(), openAuthorizationUrl: headlessBrowser, ...o });
 /** RFC 7638 thumbprint of the key in a DPoP proof's header (= the `jkt` it proves possession of). */
 const proofJkt = (proof: string) => calculateJwkThumbprint(decodeProtectedHeader(proof).jwk as JWK);
+/** The resource server saw two DPoP-authorized requests, both proved with the key `jkt`. */
+async function expectTwoProofsWithKey(rs: { requests: Array<{ authorization?: string; dpop?: string }> }, jkt: string) {
+  const proofs = rs.requests.filter((r) => r.authorization?.startsWith('DPoP ')).map((r) => r.dpop!);
+  expect(proofs).toHaveLength(2);
+  for (const p of proofs) expect(await proofJkt(p)).toBe(jkt);
+}
 const body = { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' };
 
 describe('RFC 9449 DPoP (extension SEP-1932)', () => {
@@ -133,9 +139,7 @@ describe('RFC 9449 DPoP (extension SEP-1932)', () => {
     expect(as.registrations).toHaveLength(1);
     // Resource server side: every proof to a resource is signed with that resource's key.
     for (const [rs, t] of [[rs1, t1], [rs2, t2]] as const) {
-      const proofs = rs.requests.filter((r) => r.authorization?.startsWith('DPoP ')).map((r) => r.dpop!);
-      expect(proofs).toHaveLength(2);
-      for (const p of proofs) expect(await proofJkt(p)).toBe(t.dpop_jkt);
+      await expectTwoProofsWithKey(rs, t.dpop_jkt!);
       expect((decodeJwt(t.access_token).cnf as { jkt: string }).jkt).toBe(t.dpop_jkt);
     }
     // AS side: each code was bound to its resource's key (dpop_jkt) and redeemed with that key.
@@ -169,9 +173,7 @@ describe('RFC 9449 DPoP (extension SEP-1932)', () => {
     expect(t2.dpop_jkt).toBeTruthy();
     expect(t1.dpop_jkt).not.toBe(t2.dpop_jkt);
     for (const [as, rs, t] of [[as1, rs1, t1], [as2, rs2, t2]] as const) {
-      const proofs = rs.requests.filter((r) => r.authorization?.startsWith('DPoP ')).map((r) => r.dpop!);
-      expect(proofs).toHaveLength(2);
-      for (const p of proofs) expect(await proofJkt(p)).toBe(t.dpop_jkt);
+      await expectTwoProofsWithKey(rs, t.dpop_jkt!);
       expect(as.authorizationRequests.map((q) => q.get('dpop_jkt'))).toEqual([t.dpop_jkt]);
       expect(await Promise.all(as.tokenHttp.map((h) => proofJkt(h.dpop!)))).toEqual([t.dpop_jkt]);
     }

@@ -6,6 +6,8 @@ import { randomUUID } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
+  DEFAULT_ACCESS_TOKEN_TTL,
+  ID_TOKEN_TTL,
   hashPassword,
   listAccountGrants,
   openStore,
@@ -60,9 +62,6 @@ export function adminStorage(env: NodeJS.ProcessEnv): StorageConfig {
 
 class UsageError extends Error {}
 
-/** Lifetimes the authorization server gives the tokens it signs (packages/authorization-server/src/provider.ts). */
-const DEFAULT_ACCESS_TOKEN_TTL = 300;
-const ID_TOKEN_TTL = 3600;
 const DEFAULT_RETIRE_AFTER = 86400;
 
 export interface SignedTokenLifetimes {

@@ -1,4 +1,5 @@
 export { createAuthorizationServer, type AuthorizationServer } from './server.js';
+export { DEFAULT_ACCESS_TOKEN_TTL, ID_TOKEN_TTL } from './provider.js';
 export {
   validateConfig,
   ConfigError,

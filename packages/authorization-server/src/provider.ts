@@ -15,6 +15,11 @@ import type { AsMetrics } from './ops/metrics.js';
 import { meteredCimdFetch } from './ops/cimd-metrics.js';
 import { createIntrospectionPolicy, revocationAllowed } from './ops/token-policies.js';
 
+/** Seconds an access token lives when neither the server nor its resource sets `accessTokenTTL`. */
+export const DEFAULT_ACCESS_TOKEN_TTL = 300;
+/** Seconds an ID token lives. */
+export const ID_TOKEN_TTL = 3600;
+
 export const OIDC_SCOPES = ['openid', 'offline_access', 'profile'];
 
 export interface ProviderParts {
@@ -53,7 +58,7 @@ export async function buildProvider(
   const resources = new ResourceRegistry(config.resources);
   const issuerUrl = new URL(config.issuer);
   const mountPath = issuerUrl.pathname === '/' ? '' : issuerUrl.pathname.replace(/\/$/, '');
-  const accessTokenTTL = config.accessTokenTTL ?? 300;
+  const accessTokenTTL = config.accessTokenTTL ?? DEFAULT_ACCESS_TOKEN_TTL;
   const refreshEnabled = config.refreshTokens?.enabled ?? true;
   const refreshTTL = config.refreshTokens?.ttl ?? 14 * 24 * 3600;
   const registration = config.registration ?? {};
@@ -127,7 +132,7 @@ export async function buildProvider(
       ClientCredentials: (_ctx: KoaContextWithOIDC, token: { resourceServer?: { accessTokenTTL?: number } }) =>
         token.resourceServer?.accessTokenTTL ?? accessTokenTTL,
       AuthorizationCode: 60,
-      IdToken: 3600,
+      IdToken: ID_TOKEN_TTL,
       Interaction: 600,
       Session: config.sessionTTL ?? 24 * 3600,
       Grant: refreshTTL,

@@ -23,6 +23,7 @@ import { type Clock, epochSeconds } from './clock.js';
 import { checkSchemaName, DEFAULT_PG_SCHEMA } from './config.js';
 import { signingFromRow, type CookieKeyRecord, type KeyBackend, type SigningRow } from './keys.js';
 import { pendingMigrations, POSTGRES_MIGRATIONS } from './migrations.js';
+import { Batcher } from './pg-batch.js';
 import { isConnectionLoss, RECONNECT_ATTEMPTS, retryOnConnectionLoss } from './pg-reconnect.js';
 import type { IndexedField, ModelBackend, ModelRow } from './model-rows.js';
 import type { AccountRecord, AccountStore, KeyValueStore, StoredSigningKey } from './types.js';
@@ -128,26 +129,38 @@ const ACCOUNT_ID_PATTERN = `'"accountId":"([^"\\\\]*)"'`;
 const PREFETCH_MS = 200;
 const PREFETCH_MAX = 1000;
 
+/** Reads of one row kept at once: concurrent token requests of one user read the same grant and account. */
+const PREFETCH_PER_ROW = 32;
+
 /**
- * Rows read ahead by a token request for its own next lookup: each used at most once, for at
- * most {@link PREFETCH_MS}, and dropped by any write of this instance to that row, so the lookup
- * that follows in the same request sees what the request read a moment before, never an
- * older state of this instance's own writes.
+ * Rows read ahead by a token request for its own next lookup: each read used at most once, for
+ * at most {@link PREFETCH_MS}, and dropped by any write of this instance to that row, so the
+ * lookup that follows in the same request sees what the request read a moment before, never an
+ * older state of this instance's own writes. Concurrent requests that read the same row (one
+ * user's grant and account) each leave their read; a lookup takes the newest one, which is at
+ * least as fresh as its own.
  */
 class ReadAhead<T> {
-  readonly #entries = new Map<string, { value: T; until: number }>();
+  readonly #entries = new Map<string, { value: T; until: number }[]>();
 
   put(id: string, value: T): void {
-    this.#entries.delete(id);
-    if (this.#entries.size >= PREFETCH_MAX) this.#entries.delete(this.#entries.keys().next().value as string);
-    this.#entries.set(id, { value, until: performance.now() + PREFETCH_MS });
+    let reads = this.#entries.get(id);
+    if (reads === undefined) {
+      if (this.#entries.size >= PREFETCH_MAX) this.#entries.delete(this.#entries.keys().next().value as string);
+      reads = [];
+      this.#entries.set(id, reads);
+    }
+    if (reads.length >= PREFETCH_PER_ROW) reads.shift();
+    reads.push({ value, until: performance.now() + PREFETCH_MS });
   }
 
   take(id: string): T | undefined {
-    const entry = this.#entries.get(id);
-    if (entry === undefined) return undefined;
-    this.#entries.delete(id);
-    return performance.now() > entry.until ? undefined : entry.value;
+    const reads = this.#entries.get(id);
+    const newest = reads?.pop();
+    if (newest === undefined) return undefined;
+    // every other read of the row is older: once the newest has expired, they all have
+    if (reads!.length === 0 || performance.now() > newest.until) this.#entries.delete(id);
+    return performance.now() > newest.until ? undefined : newest.value;
   }
 
   drop(id: string): void {
@@ -165,7 +178,34 @@ interface PrefetchedAccount {
   identities: string[];
 }
 
+type GrantSourceRow = { model: string; id: string; payload: string; grant_id: string | null; grant_payload: string | null; grant_expires_at: string | null; identities: string[] | null } & {
+  [K in keyof AccountRow as `a_${K}`]: AccountRow[K] | null;
+};
+
+interface RowKey {
+  model: string;
+  id: string;
+  now: number;
+}
+
+interface StampInput extends RowKey {
+  consumedAt: number;
+}
+
+const rowKey = (input: { model: string; id: string }) => `${input.model}\u0000${input.id}`;
+
+/** Results of a batch statement put back in the order of its inputs (rows name model and id). */
+function inInputOrder<T extends { model: string; id: string }>(inputs: { model: string; id: string }[], rows: T[]): (T | undefined)[] {
+  const byKey = new Map(rows.map((row) => [rowKey(row), row]));
+  return inputs.map((input) => byKey.get(rowKey(input)));
+}
+
 class PgModels implements ModelBackend {
+  readonly #rows: Batcher<RowKey, AdapterPayload | undefined>;
+  readonly #grantSources: Batcher<RowKey, GrantSourceRow | undefined>;
+  readonly #upserts: Batcher<ModelRow, void>;
+  readonly #stamps: Batcher<StampInput, boolean>;
+
   constructor(
     private readonly pool: Pool,
     private readonly q: string,
@@ -173,22 +213,53 @@ class PgModels implements ModelBackend {
     private readonly grants: ReadAhead<PrefetchedGrant>,
     /** Account rows read with a code or refresh token (for the `findAccount` that follows). */
     private readonly accounts: ReadAhead<PrefetchedAccount>,
-  ) {}
+  ) {
+    this.#rows = new Batcher<RowKey, AdapterPayload | undefined>({ key: rowKey, one: (k) => this.findRow(k.model, k.id, k.now), many: (ks) => this.findRows(ks) });
+    this.#grantSources = new Batcher<RowKey, GrantSourceRow | undefined>({ key: rowKey, one: (k) => this.readGrantSource(k), many: (ks) => this.readGrantSources(ks) });
+    this.#upserts = new Batcher<ModelRow, void>({ key: rowKey, one: (row) => this.upsertOne(row), many: (rows) => this.upsertMany(rows) });
+    this.#stamps = new Batcher<StampInput, boolean>({ key: rowKey, one: (input, batchError) => this.consumeOne(input, batchError), many: (inputs) => this.stampMany(inputs) });
+  }
 
   async upsert(row: ModelRow): Promise<void> {
     if (row.model === 'Grant') this.grants.drop(row.id);
+    await this.#upserts.submit(row);
+    // also after the write: a read-ahead that raced with it may hold the previous state
+    if (row.model === 'Grant') this.grants.drop(row.id);
+  }
+
+  private static upsertValues(row: ModelRow): unknown[] {
+    return [row.model, row.id, JSON.stringify(row.payload), row.grantId, row.uid, row.userCode, row.expiresAt];
+  }
+
+  private get upsertConflict(): string {
+    return `ON CONFLICT (model, id) DO UPDATE SET payload = EXCLUDED.payload, grant_id = EXCLUDED.grant_id,
+           uid = EXCLUDED.uid, user_code = EXCLUDED.user_code, expires_at = EXCLUDED.expires_at`;
+  }
+
+  private async upsertOne(row: ModelRow): Promise<void> {
     await repeatable(
       this.pool,
       prepared(
         `INSERT INTO ${this.q}.oidc_models (model, id, payload, grant_id, uid, user_code, expires_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7)
-         ON CONFLICT (model, id) DO UPDATE SET payload = EXCLUDED.payload, grant_id = EXCLUDED.grant_id,
-           uid = EXCLUDED.uid, user_code = EXCLUDED.user_code, expires_at = EXCLUDED.expires_at`,
-        [row.model, row.id, JSON.stringify(row.payload), row.grantId, row.uid, row.userCode, row.expiresAt],
+         ${this.upsertConflict}`,
+        PgModels.upsertValues(row),
       ),
     );
-    // also after the write: a read-ahead that raced with it may hold the previous state
-    if (row.model === 'Grant') this.grants.drop(row.id);
+  }
+
+  private async upsertMany(rows: ModelRow[]): Promise<void[]> {
+    const columns = rows.map(PgModels.upsertValues);
+    await repeatable(
+      this.pool,
+      prepared(
+        `INSERT INTO ${this.q}.oidc_models (model, id, payload, grant_id, uid, user_code, expires_at)
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[])
+         ${this.upsertConflict}`,
+        [0, 1, 2, 3, 4, 5, 6].map((c) => columns.map((values) => values[c])),
+      ),
+    );
+    return rows.map(() => undefined);
   }
 
   private async one(sql: string, params: unknown[]): Promise<AdapterPayload | undefined> {
@@ -201,36 +272,69 @@ class PgModels implements ModelBackend {
     return this.one(`SELECT payload FROM ${this.q}.oidc_models WHERE model = $1 AND id = $2 AND ${LIVE.replace('$NOW', '$3')}`, [model, id, now]);
   }
 
+  private async findRows(keys: RowKey[]): Promise<(AdapterPayload | undefined)[]> {
+    const { rows } = await repeatable<{ model: string; id: string; payload: string }>(
+      this.pool,
+      prepared(
+        `SELECT m.model, m.id, m.payload
+         FROM unnest($1::text[], $2::text[], $3::bigint[]) AS v(model, id, now)
+         JOIN ${this.q}.oidc_models m ON m.model = v.model AND m.id = v.id AND (m.expires_at IS NULL OR m.expires_at > v.now)`,
+        [keys.map((k) => k.model), keys.map((k) => k.id), keys.map((k) => k.now)],
+      ),
+    );
+    return inInputOrder(keys, rows).map((row) => (row ? (JSON.parse(row.payload) as AdapterPayload) : undefined));
+  }
+
   async find(model: string, id: string, now: number) {
     if (model === 'Grant') {
       const hit = this.grants.take(id);
       if (hit !== undefined && (hit.expiresAt === null || hit.expiresAt > now)) return JSON.parse(hit.payload) as AdapterPayload;
     }
     if (GRANT_SOURCES.has(model)) return this.findWithGrant(model, id, now);
-    return this.findRow(model, id, now);
+    return this.#rows.submit({ model, id, now });
   }
 
-  private async findWithGrant(model: string, id: string, now: number): Promise<AdapterPayload | undefined> {
-    const { rows } = await repeatable<
-      { payload: string; grant_id: string | null; grant_payload: string | null; grant_expires_at: string | null; identities: string[] | null } & {
-        [K in keyof AccountRow as `a_${K}`]: AccountRow[K] | null;
-      }
-    >(
-      this.pool,
-      prepared(
-        `SELECT m.payload, m.grant_id, g.payload AS grant_payload, g.expires_at AS grant_expires_at,
+  /** The grant-source row with its live grant and account (see {@link GRANT_SOURCES}), `$1`…`$3` naming the rows. */
+  private grantSourceSql(from: string, where: string, now: string): string {
+    return `SELECT m.model, m.id, m.payload, m.grant_id, g.payload AS grant_payload, g.expires_at AS grant_expires_at,
            a.id AS a_id, a.username AS a_username, a.password_hash AS a_password_hash, a.display_name AS a_display_name,
            a.disabled AS a_disabled, a.created_at AS a_created_at, a.updated_at AS a_updated_at,
            CASE WHEN a.id IS NULL THEN NULL ELSE
              ARRAY(SELECT x.identity FROM ${this.q}.account_identities x WHERE x.account_id = a.id ORDER BY x.position) END AS identities
-         FROM ${this.q}.oidc_models m
-         LEFT JOIN ${this.q}.oidc_models g ON g.model = 'Grant' AND g.id = m.grant_id AND (g.expires_at IS NULL OR g.expires_at > $3)
+         FROM ${from}
+         LEFT JOIN ${this.q}.oidc_models g ON g.model = 'Grant' AND g.id = m.grant_id AND (g.expires_at IS NULL OR g.expires_at > ${now})
          LEFT JOIN ${this.q}.accounts a ON a.id = substring(m.payload from ${ACCOUNT_ID_PATTERN})
-         WHERE m.model = $1 AND m.id = $2 AND (m.expires_at IS NULL OR m.expires_at > $3)`,
-        [model, id, now],
+         WHERE ${where}`;
+  }
+
+  private async readGrantSource(key: RowKey): Promise<GrantSourceRow | undefined> {
+    const { rows } = await repeatable<GrantSourceRow>(
+      this.pool,
+      prepared(
+        this.grantSourceSql(`${this.q}.oidc_models m`, 'm.model = $1 AND m.id = $2 AND (m.expires_at IS NULL OR m.expires_at > $3)', '$3'),
+        [key.model, key.id, key.now],
       ),
     );
-    const row = rows[0];
+    return rows[0];
+  }
+
+  private async readGrantSources(keys: RowKey[]): Promise<(GrantSourceRow | undefined)[]> {
+    const { rows } = await repeatable<GrantSourceRow>(
+      this.pool,
+      prepared(
+        this.grantSourceSql(
+          `unnest($1::text[], $2::text[], $3::bigint[]) AS v(model, id, now) JOIN ${this.q}.oidc_models m ON m.model = v.model AND m.id = v.id`,
+          '(m.expires_at IS NULL OR m.expires_at > v.now)',
+          'v.now',
+        ),
+        [keys.map((k) => k.model), keys.map((k) => k.id), keys.map((k) => k.now)],
+      ),
+    );
+    return inInputOrder(keys, rows);
+  }
+
+  private async findWithGrant(model: string, id: string, now: number): Promise<AdapterPayload | undefined> {
+    const row = await this.#grantSources.submit({ model, id, now });
     if (!row) return undefined;
     if (row.grant_id !== null && row.grant_payload !== null) {
       this.grants.put(row.grant_id, {
@@ -263,15 +367,26 @@ class PgModels implements ModelBackend {
     );
   }
 
+  consume(model: string, id: string, consumedAt: number, now: number): Promise<boolean> {
+    return this.#stamps.submit({ model, id, consumedAt, now });
+  }
+
   /**
    * A dropped connection does not say whether the stamp ran, so the statement is not simply
    * repeated (a second run would find its own stamp and report a replay). It is run again only
    * when a fresh read shows the row still live and unstamped: the lost statement did not commit
    * then, and if it is somehow still running elsewhere, the row lock lets exactly one of the two
    * stamp (the other reports a replay: safe, never a second issuance). A row found stamped may
-   * be this request's own lost stamp or a competitor's; that stays a failure.
+   * be this request's own lost stamp or a competitor's; that stays a failure. The same holds
+   * for a batch whose connection was lost (`batchError`); a batch that failed otherwise was
+   * rolled back, and its inputs are simply stamped one by one.
    */
-  async consume(model: string, id: string, consumedAt: number, now: number): Promise<boolean> {
+  private async consumeOne(input: StampInput, batchError?: unknown): Promise<boolean> {
+    const { model, id, consumedAt, now } = input;
+    if (batchError !== undefined && isConnectionLoss(batchError)) {
+      const row = await this.findRow(model, id, now);
+      if (row === undefined || row.consumed !== undefined) throw batchError;
+    }
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.stamp(model, id, consumedAt, now);
@@ -283,27 +398,49 @@ class PgModels implements ModelBackend {
     }
   }
 
+  // Payloads are stored as JSON text (jsonb would refuse a \u0000 in a string), so the stamp
+  // is appended as a last member in one statement (one round trip, no transaction): the
+  // payload is always a `JSON.stringify`d object. The statement is conditional on the row
+  // not being consumed yet: a concurrent second UPDATE waits for the first one's row lock,
+  // then re-checks its WHERE on the new row version (READ COMMITTED) and matches nothing, so
+  // exactly one caller, on any instance, stamps the row. The check is textual, not `->`
+  // (which fails on a \u0000 or a lone surrogate anywhere in the payload): a stamp is always
+  // the last member, and `"consumed":<digits>}` at the very end can only be a top-level
+  // member (inside a string every `"` is escaped; a nested object would end in `}}`).
+  private static readonly STAMPED = `'"consumed":[0-9]+}$'`;
+
+  private static stampedPayload(stamp: string): string {
+    return `CASE WHEN payload = '{}' THEN '{"consumed":' || ${stamp} || '}'
+                 ELSE left(payload, -1) || ',"consumed":' || ${stamp} || '}' END`;
+  }
+
   private async stamp(model: string, id: string, consumedAt: number, now: number): Promise<boolean> {
-    // Payloads are stored as JSON text (jsonb would refuse a \u0000 in a string), so the stamp
-    // is appended as a last member in one statement (one round trip, no transaction): the
-    // payload is always a `JSON.stringify`d object. The statement is conditional on the row
-    // not being consumed yet: a concurrent second UPDATE waits for the first one's row lock,
-    // then re-checks its WHERE on the new row version (READ COMMITTED) and matches nothing, so
-    // exactly one caller, on any instance, stamps the row. The check is textual, not `->`
-    // (which fails on a \u0000 or a lone surrogate anywhere in the payload): a stamp is always
-    // the last member, and `"consumed":<digits>}` at the very end can only be a top-level
-    // member (inside a string every `"` is escaped; a nested object would end in `}}`).
     const result = await this.pool.query(
       prepared(
         `UPDATE ${this.q}.oidc_models
-         SET payload = CASE WHEN payload = '{}' THEN '{"consumed":' || $3::text || '}'
-                            ELSE left(payload, -1) || ',"consumed":' || $3::text || '}' END
+         SET payload = ${PgModels.stampedPayload('$3::text')}
          WHERE model = $1 AND id = $2 AND ${LIVE.replace('$NOW', '$4')}
-           AND payload !~ '"consumed":[0-9]+}$'`,
+           AND payload !~ ${PgModels.STAMPED}`,
         [model, id, JSON.stringify(consumedAt), now],
       ),
     );
     return result.rowCount === 1;
+  }
+
+  /** Several stamps in one statement (one row each, never two of one row): which rows it stamped. */
+  private async stampMany(inputs: StampInput[]): Promise<boolean[]> {
+    const { rows } = await this.pool.query<{ model: string; id: string }>(
+      prepared(
+        `UPDATE ${this.q}.oidc_models AS m
+         SET payload = ${PgModels.stampedPayload('v.consumed_at')}
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) AS v(model, id, consumed_at, now)
+         WHERE m.model = v.model AND m.id = v.id AND (m.expires_at IS NULL OR m.expires_at > v.now)
+           AND m.payload !~ ${PgModels.STAMPED}
+         RETURNING m.model, m.id`,
+        [inputs.map((i) => i.model), inputs.map((i) => i.id), inputs.map((i) => JSON.stringify(i.consumedAt)), inputs.map((i) => i.now)],
+      ),
+    );
+    return inInputOrder(inputs, rows).map((row) => row !== undefined);
   }
 
   async destroy(model: string, id: string) {

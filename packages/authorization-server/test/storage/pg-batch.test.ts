@@ -1,0 +1,206 @@
+/**
+ * Statements of concurrent requests sent as one (src/storage/pg-batch.ts), first against a
+ * recording statement, then on the PostgreSQL store, where a batch must give each request what
+ * its own statement would have: RFC 6749 §4.1.2 single use included.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Batcher, MAX_BATCH, type BatchStatement } from '../../src/storage/pg-batch.js';
+import { openStore, type Store } from '../../src/storage/index.js';
+import { dropSchema, randomSchema, TEST_DATABASE_URL } from './pg-helpers.js';
+
+interface Input {
+  key: string;
+  value: number;
+}
+
+/** A statement that records how it was called and answers `value * 10`. */
+function recording(options: { failMany?: unknown } = {}) {
+  const calls: { kind: 'one' | 'many'; keys: string[]; batchError?: unknown }[] = [];
+  const statement: BatchStatement<Input, number> = {
+    key: (input) => input.key,
+    async one(input, batchError) {
+      calls.push({ kind: 'one', keys: [input.key], batchError });
+      return input.value * 10;
+    },
+    async many(inputs) {
+      calls.push({ kind: 'many', keys: inputs.map((i) => i.key) });
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      if (options.failMany !== undefined) throw options.failMany;
+      return inputs.map((i) => i.value * 10);
+    },
+  };
+  return { calls, batcher: new Batcher(statement) };
+}
+
+describe('Batcher', () => {
+  it('sends the inputs of one turn as one statement, in key order, each caller getting its own result', async () => {
+    const { calls, batcher } = recording();
+    const results = await Promise.all([batcher.submit({ key: 'c', value: 3 }), batcher.submit({ key: 'a', value: 1 }), batcher.submit({ key: 'b', value: 2 })]);
+    expect(results).toEqual([30, 10, 20]);
+    expect(calls).toEqual([{ kind: 'many', keys: ['a', 'b', 'c'] }]);
+  });
+
+  it('a lone input runs its single statement', async () => {
+    const { calls, batcher } = recording();
+    expect(await batcher.submit({ key: 'a', value: 1 })).toBe(10);
+    expect(calls).toEqual([{ kind: 'one', keys: ['a'], batchError: undefined }]);
+  });
+
+  it('inputs of later turns go in a later statement', async () => {
+    const { calls, batcher } = recording();
+    const first = batcher.submit({ key: 'a', value: 1 });
+    await new Promise((resolve) => setImmediate(resolve));
+    const second = batcher.submit({ key: 'b', value: 2 });
+    expect(await Promise.all([first, second])).toEqual([10, 20]);
+    expect(calls.map((c) => c.keys)).toEqual([['a'], ['b']]);
+  });
+
+  it('never puts two inputs for one row in one statement: the second waits for the first statement to finish', async () => {
+    const { calls, batcher } = recording();
+    const order: string[] = [];
+    const submit = (input: Input) => batcher.submit(input).then((result) => (order.push(`${input.key}${input.value}`), result));
+    const results = await Promise.all([submit({ key: 'a', value: 1 }), submit({ key: 'b', value: 2 }), submit({ key: 'a', value: 3 })]);
+    expect(results).toEqual([10, 20, 30]);
+    expect(calls.map((c) => c.keys)).toEqual([['a', 'b'], ['a']]);
+    expect(order.indexOf('a3')).toBeGreaterThan(order.indexOf('a1'));
+  });
+
+  it(`splits a turn of more than ${MAX_BATCH} inputs into statements of at most ${MAX_BATCH}`, async () => {
+    const { calls, batcher } = recording();
+    const inputs = Array.from({ length: MAX_BATCH * 2 + 1 }, (_, i) => ({ key: `k${String(i).padStart(4, '0')}`, value: i }));
+    const results = await Promise.all(inputs.map((input) => batcher.submit(input)));
+    expect(results).toEqual(inputs.map((i) => i.value * 10));
+    expect(calls.map((c) => c.keys.length).sort((a, b) => a - b)).toEqual([1, MAX_BATCH, MAX_BATCH]);
+  });
+
+  it('when the statement fails, every input runs alone and is told the batch error', async () => {
+    const failure = Object.assign(new Error('deadlock detected'), { code: '40P01' });
+    const { calls, batcher } = recording({ failMany: failure });
+    const results = await Promise.all([batcher.submit({ key: 'a', value: 1 }), batcher.submit({ key: 'b', value: 2 })]);
+    expect(results).toEqual([10, 20]);
+    expect(calls.slice(1)).toEqual([
+      { kind: 'one', keys: ['a'], batchError: failure },
+      { kind: 'one', keys: ['b'], batchError: failure },
+    ]);
+  });
+
+  it('a failing single statement rejects its own caller only', async () => {
+    const statement: BatchStatement<Input, number> = {
+      key: (input) => input.key,
+      one: async (input) => {
+        if (input.key === 'bad') throw new Error('refused');
+        return input.value;
+      },
+      many: async () => {
+        throw new Error('batch refused');
+      },
+    };
+    const batcher = new Batcher(statement);
+    const [good, bad] = await Promise.allSettled([batcher.submit({ key: 'good', value: 1 }), batcher.submit({ key: 'bad', value: 2 })]);
+    expect(good).toEqual({ status: 'fulfilled', value: 1 });
+    expect(bad).toMatchObject({ status: 'rejected', reason: { message: 'refused' } });
+  });
+});
+
+describe('PostgreSQL store: statements of one turn batched', () => {
+  const schema = randomSchema('batch');
+  let store: Store;
+
+  beforeAll(async () => {
+    store = await openStore({ kind: 'postgres', url: TEST_DATABASE_URL, schema });
+  });
+  afterAll(async () => {
+    await store?.close();
+    await dropSchema(schema);
+  });
+
+  it('concurrent upserts and finds of many rows each see their own row; missing and expired rows read as absent', async () => {
+    const sessions = store.adapter('Session');
+    const ids = Array.from({ length: 40 }, (_, i) => `s-${i}`);
+    await Promise.all(ids.map((id, i) => sessions.upsert(id, { jti: id, n: i, text: `quote " and \\ and \u0000 ${i}` }, 600)));
+    await sessions.upsert('expired', { jti: 'expired' }, 1);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const found = await Promise.all([...ids, 'missing', 'expired'].map((id) => sessions.find(id)));
+    expect(found.slice(0, ids.length)).toEqual(ids.map((id, i) => ({ jti: id, n: i, text: `quote " and \\ and \u0000 ${i}` })));
+    expect(found.slice(ids.length)).toEqual([undefined, undefined]);
+  });
+
+  it('two upserts of one row in one turn both apply, the later one last', async () => {
+    const sessions = store.adapter('Session');
+    await Promise.all([sessions.upsert('twice', { v: 1 }, 600), sessions.upsert('twice', { v: 2 }, 600), sessions.upsert('other', { v: 3 }, 600)]);
+    expect(await sessions.find('twice')).toEqual({ v: 2 });
+    expect(await sessions.find('other')).toEqual({ v: 3 });
+  });
+
+  it('RFC 6749 §4.1.2: concurrent consumes of many codes, some presented twice, stamp each code exactly once', async () => {
+    const codes = store.adapter('AuthorizationCode');
+    const grants = store.adapter('Grant');
+    const ids = Array.from({ length: 12 }, (_, i) => `code-${i}`);
+    for (const id of ids) {
+      await grants.upsert(`grant-${id}`, { jti: `grant-${id}`, kind: 'Grant' }, 600);
+      await codes.upsert(id, { jti: id, kind: 'AuthorizationCode', grantId: `grant-${id}` }, 60);
+    }
+    const replayed = new Set(ids.slice(0, 4));
+    const attempts = [...ids, ...replayed];
+    const results = await Promise.allSettled(attempts.map((id) => codes.consume(id)));
+    for (const id of ids) {
+      const outcomes = results.filter((_, i) => attempts[i] === id);
+      expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+      const refused = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
+      expect(refused.map((o) => o.reason.error)).toEqual(replayed.has(id) ? ['invalid_grant'] : []);
+      // a replayed code's grant is revoked (RFC 9700 §4.5.3.1); the others keep theirs
+      expect(await grants.find(`grant-${id}`)).toEqual(replayed.has(id) ? undefined : { jti: `grant-${id}`, kind: 'Grant' });
+    }
+  });
+
+  it('a consume in one turn with an expired or missing code is refused for that code only', async () => {
+    const codes = store.adapter('AuthorizationCode');
+    await codes.upsert('live', { jti: 'live', grantId: 'g-live' }, 60);
+    await codes.upsert('short', { jti: 'short', grantId: 'g-short' }, 1);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const [live, short, missing] = await Promise.allSettled([codes.consume('live'), codes.consume('short'), codes.consume('nope')]);
+    expect(live.status).toBe('fulfilled');
+    expect(short).toMatchObject({ status: 'rejected', reason: { error: 'invalid_grant' } });
+    expect(missing).toMatchObject({ status: 'rejected', reason: { error: 'invalid_grant' } });
+    expect((await codes.find('live'))?.consumed).toEqual(expect.any(Number));
+  });
+
+  it('codes of one account read in one turn each bring its account along; a later change of the account is seen at once', async () => {
+    const account = await store.accounts.create({ id: 'acct-batch', username: 'batch-user', passwordHash: null, disabled: false });
+    const codes = store.adapter('AuthorizationCode');
+    const ids = Array.from({ length: 6 }, (_, i) => `acct-code-${i}`);
+    for (const id of ids) await codes.upsert(id, { jti: id, accountId: account.id, grantId: 'g-acct' }, 60);
+    const found = await Promise.all(ids.map((id) => codes.find(id)));
+    expect(found.map((f) => f?.accountId)).toEqual(ids.map(() => account.id));
+    // as many account lookups as code reads, as oidc-provider makes them
+    const accounts = await Promise.all(ids.map(() => store.accounts.findById(account.id)));
+    expect(accounts.map((a) => a?.disabled)).toEqual(ids.map(() => false));
+    await Promise.all(ids.map((id) => codes.find(id)));
+    await store.accounts.update(account.id, { disabled: true });
+    // the reads taken before the update are dropped with it: the lookup reads the new state
+    expect((await store.accounts.findById(account.id))?.disabled).toBe(true);
+  });
+
+  it('RFC 6749 §4.1.2 across instances: two stores consuming the same codes at once, in opposite orders, stamp each exactly once', async () => {
+    const other = await openStore({ kind: 'postgres', url: TEST_DATABASE_URL, schema });
+    try {
+      for (let round = 0; round < 3; round++) {
+        const ids = Array.from({ length: 20 }, (_, i) => `race-${round}-${String(i).padStart(2, '0')}`);
+        for (const id of ids) await store.adapter('AuthorizationCode').upsert(id, { jti: id, grantId: `g-${id}` }, 60);
+        const [mine, theirs] = await Promise.all([
+          Promise.allSettled(ids.map((id) => store.adapter('AuthorizationCode').consume(id))),
+          Promise.allSettled([...ids].reverse().map((id) => other.adapter('AuthorizationCode').consume(id))),
+        ]);
+        theirs.reverse();
+        ids.forEach((id, i) => {
+          const outcomes = [mine[i]!, theirs[i]!];
+          expect(outcomes.filter((o) => o.status === 'fulfilled'), id).toHaveLength(1);
+          const refused = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+          expect(refused?.reason.error, id).toBe('invalid_grant');
+        });
+      }
+    } finally {
+      await other.close();
+    }
+  });
+});

@@ -3,7 +3,7 @@
  * second on the memory, SQLite and PostgreSQL stores, same configuration. The AS instances run
  * in this process; the driver runs in a child process (same Node binary).
  */
-import { execFile } from 'node:child_process';
+import { fork } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,15 +12,30 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { BENCH_CLIENT, startBenchAs } from '../lib/as.mjs';
 import { closeAll } from '../lib/servers.mjs';
+import { isLocalDatabase, ownCpuMicros, postgresCpuBetween, postgresCpuByPid } from '../lib/cpu-meter.mjs';
 
 const DRIVER = fileURLToPath(new URL('../lib/as-driver.mjs', import.meta.url));
 export const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test';
 
-function drive(input) {
+/**
+ * One driver run. `meter`, when given, is called at the start and stop of every timed exchange
+ * window (with the driver waiting) to read the CPU meters of the processes under test.
+ */
+function drive(input, meter) {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [DRIVER, JSON.stringify(input)], { maxBuffer: 1 << 20 }, (error, stdout, stderr) => {
-      if (error) {
-        const reason = stderr.split('\n').find((line) => /^\w*Error:/.test(line)) ?? error.message;
+    const child = fork(DRIVER, [JSON.stringify(input)], { stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('message', (message) => {
+      meter?.(message);
+      child.send({ read: true });
+    });
+    child.on('error', reject);
+    child.on('exit', (code, signal) => {
+      if (code !== 0) {
+        const reason = stderr.split('\n').find((line) => /^\w*Error:/.test(line)) ?? `exit ${code ?? signal}`;
         return reject(new Error(`AS driver failed: ${reason.trim()}`));
       }
       try {
@@ -30,6 +45,29 @@ function drive(input) {
       }
     });
   });
+}
+
+/**
+ * CPU per exchange in this process (the AS instances; only the store whose turn it is works)
+ * and in the PostgreSQL server, summed over a round's exchange windows, per store.
+ */
+function exchangeCpuMeter(storeCount, measurePostgres) {
+  const totals = Array.from({ length: storeCount }, () => ({ as: 0, postgres: 0, ops: 0 }));
+  let open;
+  return {
+    onMark(message) {
+      if (message.phase !== 'exchange') return;
+      if (message.edge === 'start') {
+        open = { as: ownCpuMicros(), postgres: measurePostgres ? postgresCpuByPid() : undefined };
+        return;
+      }
+      const total = totals[message.store];
+      total.as += ownCpuMicros() - open.as;
+      total.postgres += (measurePostgres && postgresCpuBetween(open.postgres, postgresCpuByPid())) || 0;
+      total.ops += message.ops;
+    },
+    perExchange: () => totals.map((t) => ({ as: t.as / t.ops, postgres: t.postgres / t.ops })),
+  };
 }
 
 export async function runAsThroughput({ rounds, codes, refreshes, concurrency }) {
@@ -78,6 +116,14 @@ export async function runAsThroughput({ rounds, codes, refreshes, concurrency })
       rows.push({ label: `code exchanges, ${name}`, unit: 'ops/s', values: [] });
       rows.push({ label: `refreshes, ${name}`, unit: 'ops/s', values: [] });
     }
+    const pgIndex = servers.findIndex(([name]) => name === 'PostgreSQL');
+    // The server's CPU can only be read when it runs here (and /proc shows it).
+    const measurePostgres = pgIndex >= 0 && isLocalDatabase(PG_URL) && postgresCpuByPid() !== undefined;
+    const asCpuRows = servers.map(([name]) => ({ label: `AS CPU per exchange, ${name}`, unit: 'µs/op', values: [] }));
+    const pgCpuRow = { label: 'PostgreSQL server CPU per exchange', unit: 'µs/op', values: [] };
+    const pgTotalRow = { label: 'AS + server CPU per exchange, PostgreSQL', unit: 'µs/op', values: [] };
+    const driverCpuRow = { label: 'load driver CPU per exchange', unit: 'µs/op', values: [] };
+    rows.push(...asCpuRows, ...(measurePostgres ? [pgCpuRow, pgTotalRow] : []), driverCpuRow);
     const input = {
       issuers: servers.map(([, as]) => as.issuer),
       ...BENCH_CLIENT,
@@ -92,11 +138,19 @@ export async function runAsThroughput({ rounds, codes, refreshes, concurrency })
     await drive({ ...input, codes: Math.min(20, codes), refreshes: Math.min(20, refreshes) });
     for (let round = 0; round < rounds; round++) {
       // One driver per round; inside it the stores take turns batch by batch.
-      const results = await drive({ ...input, firstTurn: round });
+      const meter = exchangeCpuMeter(servers.length, measurePostgres);
+      const results = await drive({ ...input, firstTurn: round }, meter.onMark);
       results.forEach((result, i) => {
         rows[2 * i].values[round] = result.exchangesPerSec;
         rows[2 * i + 1].values[round] = result.refreshesPerSec;
       });
+      const cpu = meter.perExchange();
+      cpu.forEach((c, i) => (asCpuRows[i].values[round] = c.as));
+      if (measurePostgres) {
+        pgCpuRow.values[round] = cpu[pgIndex].postgres;
+        pgTotalRow.values[round] = cpu[pgIndex].as + cpu[pgIndex].postgres;
+      }
+      driverCpuRow.values[round] = results.reduce((sum, r) => sum + r.driverCpuPerExchange, 0) / results.length;
     }
     const running = new Set(servers.map(([name]) => name));
     const ratios = [
@@ -105,10 +159,19 @@ export async function runAsThroughput({ rounds, codes, refreshes, concurrency })
       { label: 'refreshes SQLite / memory', of: ['refreshes, SQLite', 'refreshes, memory'] },
       { label: 'refreshes PostgreSQL / memory', of: ['refreshes, PostgreSQL', 'refreshes, memory'] },
     ].filter((r) => r.of.every((label) => running.has(label.split(', ')[1])));
+    if (running.has('memory') && pgIndex >= 0) {
+      ratios.push({ label: 'CPU per exchange, AS: memory / PostgreSQL', of: ['AS CPU per exchange, memory', 'AS CPU per exchange, PostgreSQL'] });
+      if (measurePostgres) ratios.push({ label: 'CPU per exchange, AS + server: memory / PostgreSQL', of: ['AS CPU per exchange, memory', pgTotalRow.label] });
+    }
     return {
       notRun,
       title: `3. AS throughput — ${codes} code exchanges and ${refreshes} refreshes per store per round, concurrency ${concurrency}, ${rounds} rounds`,
-      notes: [...notes, 'Codes come from the real /authorize flow with DEV_AUTO_LOGIN (untimed); only token requests are timed. The stores take turns in batches of 50 exchanges / 5 refreshes per chain.'],
+      notes: [
+        ...notes,
+        'Codes come from the real /authorize flow with DEV_AUTO_LOGIN (untimed); only token requests are timed. The stores take turns in batches of 50 exchanges / 5 refreshes per chain.',
+        'CPU rows, exchanges only: this process (the AS instances), the PostgreSQL server processes (when the database runs on this machine) and the load driver, per exchange; "CPU per exchange: memory / X" reads like a throughput ratio (1 = free).',
+        ...(pgIndex >= 0 && !measurePostgres ? ['PostgreSQL server CPU not measured: the database does not run on this machine or /proc is not readable.'] : []),
+      ],
       rows,
       ratios,
     };

@@ -4,7 +4,10 @@
  * every store alike and their same-round ratio stays meaningful. For each store it obtains codes
  * through the real front channel (untimed), times their exchange at a fixed concurrency, then
  * times refresh chains in short turns.
- * Prints one JSON line: [{ exchangesPerSec, refreshesPerSec }, …] in the order of `issuers`.
+ * Around every timed window it asks its parent (over the IPC channel, when there is one) to read
+ * the CPU meters, and waits for the answer before it starts the clock.
+ * Prints one JSON line: [{ exchangesPerSec, refreshesPerSec, driverCpuPerExchange }, …] in the
+ * order of `issuers` (CPU in µs).
  */
 import { performance } from 'node:perf_hooks';
 import { exchangeCode, fetchMetadata, obtainCode, pool, tokenRequest } from './oauth.mjs';
@@ -26,8 +29,18 @@ const targets = await Promise.all(
     refreshMs: 0,
     refreshed: 0,
     refreshTokens: [],
+    exchangeCpu: 0,
   })),
 );
+
+/** Tells the parent a timed window of `store` starts or stops, and waits until it has read its meters. */
+function mark(message) {
+  if (!process.send) return Promise.resolve();
+  return new Promise((resolve) => {
+    process.once('message', resolve);
+    process.send(message);
+  });
+}
 
 /** The targets in turn `turn`'s order: each store goes first as often as the others. */
 const inTurn = (turn) => targets.map((_, k) => targets[(k + turn + firstTurn) % targets.length]);
@@ -37,9 +50,15 @@ for (let turn = 0, done = 0; done < codes; turn++) {
   const n = Math.min(batch, codes - done);
   for (const t of inTurn(turn)) {
     const obtained = await pool(n, t.agents.length, (_, w) => obtainCode({ metadata: t.metadata, ...client, scope, userAgent: t.agents[w] }));
+    const store = targets.indexOf(t);
+    await mark({ edge: 'start', store, phase: 'exchange' });
+    const cpu = process.cpuUsage();
     const start = performance.now();
     const tokens = await pool(n, concurrency, (i) => exchangeCode(t.metadata, client, obtained[i]));
     t.exchangeMs += performance.now() - start;
+    const used = process.cpuUsage(cpu);
+    t.exchangeCpu += used.user + used.system;
+    await mark({ edge: 'stop', store, phase: 'exchange', ops: n });
     t.exchanged += n;
     for (const tok of tokens) {
       if (!tok.refresh_token) throw new Error('no refresh token issued');
@@ -72,5 +91,13 @@ for (let turn = 0, steps = 0; steps < perChain; turn++) {
 }
 
 process.stdout.write(
-  `${JSON.stringify(targets.map((t) => ({ exchangesPerSec: (t.exchanged * 1000) / t.exchangeMs, refreshesPerSec: (t.refreshed * 1000) / t.refreshMs })))}\n`,
+  `${JSON.stringify(
+    targets.map((t) => ({
+      exchangesPerSec: (t.exchanged * 1000) / t.exchangeMs,
+      refreshesPerSec: (t.refreshed * 1000) / t.refreshMs,
+      driverCpuPerExchange: t.exchangeCpu / t.exchanged,
+    })),
+  )}\n`,
 );
+// An open IPC channel would keep this process alive.
+process.disconnect?.();

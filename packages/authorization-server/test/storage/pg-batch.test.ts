@@ -125,6 +125,18 @@ describe('PostgreSQL store: statements of one turn batched', () => {
     expect(found.slice(ids.length)).toEqual([undefined, undefined]);
   });
 
+  it('rows without expiry (clients) and with one, upserted in one turn, keep theirs', async () => {
+    const clients = store.adapter('Client');
+    const sessions = store.adapter('Session');
+    await Promise.all([clients.upsert('client-a', { client_id: 'client-a' }), clients.upsert('client-b', { client_id: 'client-b' }), sessions.upsert('brief', { v: 1 }, 1)]);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect(await Promise.all([clients.find('client-a'), clients.find('client-b'), sessions.find('brief')])).toEqual([
+      { client_id: 'client-a' },
+      { client_id: 'client-b' },
+      undefined,
+    ]);
+  });
+
   it('two upserts of one row in one turn both apply, the later one last', async () => {
     const sessions = store.adapter('Session');
     await Promise.all([sessions.upsert('twice', { v: 1 }, 600), sessions.upsert('twice', { v: 2 }, 600), sessions.upsert('other', { v: 3 }, 600)]);

@@ -134,8 +134,9 @@ export async function runAsThroughput({ rounds, codes, refreshes, concurrency })
       concurrency,
       refreshes,
     };
-    // Warm-up: one small pass (JIT, prepared statements, pool connections).
-    await drive({ ...input, codes: Math.min(20, codes), refreshes: Math.min(20, refreshes) });
+    // Warm-up, untimed: one pass at the timed concurrency (JIT, pool connections, and the
+    // prepared statements of the batch sizes that concurrency produces).
+    await drive({ ...input, codes: Math.min(100, codes), refreshes: Math.min(20, refreshes) });
     for (let round = 0; round < rounds; round++) {
       // One driver per round; inside it the stores take turns batch by batch.
       const meter = exchangeCpuMeter(servers.length, measurePostgres);

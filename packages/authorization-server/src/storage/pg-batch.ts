@@ -4,9 +4,15 @@
  * Under load, the AS resumes several token requests in one turn of the event loop, and each
  * sends the same kind of statement (read a code, stamp it, save a refresh token). Every
  * statement costs a socket write and a wake-up of a backend on both sides, which on a busy
- * machine weighs more than the statement's own work; one statement over arrays of inputs
- * costs about the same as a single one. So inputs submitted in the same turn are gathered and
- * sent together at the end of the turn (no timer: an idle server adds no latency).
+ * machine weighs more than the statement's own work; one statement for several inputs costs
+ * little more than a single one. So inputs submitted in the same turn are gathered and
+ * sent together at the end of the turn (no timer: an idle server adds no latency). And while
+ * `maxInFlight` statements of one kind are running (one by default), new inputs of that kind
+ * wait for one of them to finish and then go together: under load, requests rarely resume in
+ * the same turn but often while an earlier statement is on its way (measured at 10 concurrent
+ * code exchanges: about 0.9 consume statements per exchange without the wait, 0.4 with it), and
+ * a waiting input waits one round trip at most. The store's statements are short (key
+ * lookups, no long row locks), so one running statement does not hold the others for long.
  *
  * Rules that keep a batch equivalent to its single statements:
  * - one statement never carries two inputs with the same key (a row): those wait for the
@@ -37,11 +43,18 @@ export interface BatchStatement<I, R> {
 /** Inputs per statement, at most (a bound on array parameters and on one statement's work). */
 export const MAX_BATCH = 64;
 
+/** Statements of one kind running at once, by default: beyond it, inputs gather for the next. */
+export const MAX_IN_FLIGHT = 1;
+
 export class Batcher<I, R> {
   #queue: Pending<I, R>[] = [];
   #scheduled = false;
+  #inFlight = 0;
 
-  constructor(private readonly statement: BatchStatement<I, R>) {}
+  constructor(
+    private readonly statement: BatchStatement<I, R>,
+    private readonly maxInFlight = MAX_IN_FLIGHT,
+  ) {}
 
   submit(input: I): Promise<R> {
     return new Promise<R>((resolve, reject) => {
@@ -51,7 +64,7 @@ export class Batcher<I, R> {
   }
 
   #schedule(): void {
-    if (this.#scheduled) return;
+    if (this.#scheduled || this.#queue.length === 0 || this.#inFlight >= this.maxInFlight) return;
     this.#scheduled = true;
     setImmediate(() => this.#flush());
   }
@@ -69,12 +82,22 @@ export class Batcher<I, R> {
     }
     const ordered = [...first.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, pending]) => pending);
     const runs: Promise<void>[] = [];
-    for (let i = 0; i < ordered.length; i += MAX_BATCH) runs.push(this.#run(ordered.slice(i, i + MAX_BATCH)));
+    for (let i = 0; i < ordered.length; i += MAX_BATCH) runs.push(this.#counted(ordered.slice(i, i + MAX_BATCH)));
     if (later.length > 0) {
       void Promise.allSettled(runs).then(() => {
         this.#queue.unshift(...later);
         this.#schedule();
       });
+    }
+  }
+
+  async #counted(batch: Pending<I, R>[]): Promise<void> {
+    this.#inFlight += 1;
+    try {
+      await this.#run(batch);
+    } finally {
+      this.#inFlight -= 1;
+      this.#schedule();
     }
   }
 

@@ -194,6 +194,30 @@ interface StampInput extends RowKey {
 
 const rowKey = (input: { model: string; id: string }) => `${input.model}\u0000${input.id}`;
 
+/**
+ * Inputs of a batch statement as a `VALUES` list, one row per input, `$1`… in row order (the
+ * first row carries the column types). A list of fixed length is a plain prepared statement for
+ * PostgreSQL, whose generic plan it caches; arrays through `unnest` looked like the natural
+ * form, but their plan depends on the array lengths, so every execution was planned again and
+ * cost the server more than the single statements it replaced.
+ */
+function valuesList(rows: unknown[][], types: string[]): { list: string; params: unknown[] } {
+  const tuples = rows.map((_, r) => `(${types.map((type, c) => `$${r * types.length + c + 1}${r === 0 ? `::${type}` : ''}`).join(', ')})`);
+  return { list: `(VALUES ${tuples.join(', ')})`, params: rows.flat() };
+}
+
+/**
+ * The live row of `oidc_models` named by `v.model`, `v.id` (at `v.now`), looked up by its key
+ * once per input. Written as a lateral subquery that cannot be merged into the outer join
+ * (`OFFSET 0`) so that the plan is one index lookup per input whatever the table's statistics
+ * say: a cached plan made while the table looked small (never analyzed, autovacuum off) was a
+ * hash join over a sequential scan, which grows with the table.
+ */
+function liveRowPerInput(q: string, columns: string): string {
+  return `LATERAL (SELECT ${columns} FROM ${q}.oidc_models m
+                   WHERE m.model = v.model AND m.id = v.id AND (m.expires_at IS NULL OR m.expires_at > v.now) OFFSET 0) m`;
+}
+
 /** Results of a batch statement put back in the order of its inputs (rows name model and id). */
 function inInputOrder<T extends { model: string; id: string }>(inputs: { model: string; id: string }[], rows: T[]): (T | undefined)[] {
   const byKey = new Map(rows.map((row) => [rowKey(row), row]));
@@ -249,14 +273,14 @@ class PgModels implements ModelBackend {
   }
 
   private async upsertMany(rows: ModelRow[]): Promise<void[]> {
-    const columns = rows.map(PgModels.upsertValues);
+    const { list, params } = valuesList(rows.map(PgModels.upsertValues), ['text', 'text', 'text', 'text', 'text', 'text', 'bigint']);
     await repeatable(
       this.pool,
       prepared(
         `INSERT INTO ${this.q}.oidc_models (model, id, payload, grant_id, uid, user_code, expires_at)
-         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[])
+         SELECT * FROM ${list} AS v
          ${this.upsertConflict}`,
-        [0, 1, 2, 3, 4, 5, 6].map((c) => columns.map((values) => values[c])),
+        params,
       ),
     );
     return rows.map(() => undefined);
@@ -272,14 +296,17 @@ class PgModels implements ModelBackend {
     return this.one(`SELECT payload FROM ${this.q}.oidc_models WHERE model = $1 AND id = $2 AND ${LIVE.replace('$NOW', '$3')}`, [model, id, now]);
   }
 
+  private static keyList(keys: RowKey[]) {
+    return valuesList(keys.map((k) => [k.model, k.id, k.now]), ['text', 'text', 'bigint']);
+  }
+
   private async findRows(keys: RowKey[]): Promise<(AdapterPayload | undefined)[]> {
+    const { list, params } = PgModels.keyList(keys);
     const { rows } = await repeatable<{ model: string; id: string; payload: string }>(
       this.pool,
       prepared(
-        `SELECT m.model, m.id, m.payload
-         FROM unnest($1::text[], $2::text[], $3::bigint[]) AS v(model, id, now)
-         JOIN ${this.q}.oidc_models m ON m.model = v.model AND m.id = v.id AND (m.expires_at IS NULL OR m.expires_at > v.now)`,
-        [keys.map((k) => k.model), keys.map((k) => k.id), keys.map((k) => k.now)],
+        `SELECT m.model, m.id, m.payload FROM ${list} AS v(model, id, now) CROSS JOIN ${liveRowPerInput(this.q, 'm.model, m.id, m.payload')}`,
+        params,
       ),
     );
     return inInputOrder(keys, rows).map((row) => (row ? (JSON.parse(row.payload) as AdapterPayload) : undefined));
@@ -302,8 +329,9 @@ class PgModels implements ModelBackend {
            CASE WHEN a.id IS NULL THEN NULL ELSE
              ARRAY(SELECT x.identity FROM ${this.q}.account_identities x WHERE x.account_id = a.id ORDER BY x.position) END AS identities
          FROM ${from}
-         LEFT JOIN ${this.q}.oidc_models g ON g.model = 'Grant' AND g.id = m.grant_id AND (g.expires_at IS NULL OR g.expires_at > ${now})
-         LEFT JOIN ${this.q}.accounts a ON a.id = substring(m.payload from ${ACCOUNT_ID_PATTERN})
+         LEFT JOIN LATERAL (SELECT g.payload, g.expires_at FROM ${this.q}.oidc_models g
+                            WHERE g.model = 'Grant' AND g.id = m.grant_id AND (g.expires_at IS NULL OR g.expires_at > ${now}) OFFSET 0) g ON true
+         LEFT JOIN LATERAL (SELECT a.* FROM ${this.q}.accounts a WHERE a.id = substring(m.payload from ${ACCOUNT_ID_PATTERN}) OFFSET 0) a ON true
          WHERE ${where}`;
   }
 
@@ -319,15 +347,16 @@ class PgModels implements ModelBackend {
   }
 
   private async readGrantSources(keys: RowKey[]): Promise<(GrantSourceRow | undefined)[]> {
+    const { list, params } = PgModels.keyList(keys);
     const { rows } = await repeatable<GrantSourceRow>(
       this.pool,
       prepared(
         this.grantSourceSql(
-          `unnest($1::text[], $2::text[], $3::bigint[]) AS v(model, id, now) JOIN ${this.q}.oidc_models m ON m.model = v.model AND m.id = v.id`,
-          '(m.expires_at IS NULL OR m.expires_at > v.now)',
+          `${list} AS v(model, id, now) CROSS JOIN ${liveRowPerInput(this.q, 'm.model, m.id, m.payload, m.grant_id')}`,
+          'true',
           'v.now',
         ),
-        [keys.map((k) => k.model), keys.map((k) => k.id), keys.map((k) => k.now)],
+        params,
       ),
     );
     return inInputOrder(keys, rows);
@@ -427,17 +456,24 @@ class PgModels implements ModelBackend {
     return result.rowCount === 1;
   }
 
-  /** Several stamps in one statement (one row each, never two of one row): which rows it stamped. */
+  /**
+   * Several stamps in one statement (one row each, never two of one row): which rows it stamped.
+   * Each input is its own `UPDATE` by key (the single statement's plan, an index lookup), run
+   * in input order, so that the rows are locked in key order.
+   */
   private async stampMany(inputs: StampInput[]): Promise<boolean[]> {
+    const branches = inputs.map(
+      (_, i) => `s${i} AS (UPDATE ${this.q}.oidc_models
+         SET payload = ${PgModels.stampedPayload(`$${4 * i + 3}::text`)}
+         WHERE model = $${4 * i + 1} AND id = $${4 * i + 2} AND ${LIVE.replace('$NOW', `$${4 * i + 4}::bigint`)}
+           AND payload !~ ${PgModels.STAMPED}
+         RETURNING model, id)`,
+    );
     const { rows } = await this.pool.query<{ model: string; id: string }>(
       prepared(
-        `UPDATE ${this.q}.oidc_models AS m
-         SET payload = ${PgModels.stampedPayload('v.consumed_at')}
-         FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) AS v(model, id, consumed_at, now)
-         WHERE m.model = v.model AND m.id = v.id AND (m.expires_at IS NULL OR m.expires_at > v.now)
-           AND m.payload !~ ${PgModels.STAMPED}
-         RETURNING m.model, m.id`,
-        [inputs.map((i) => i.model), inputs.map((i) => i.id), inputs.map((i) => JSON.stringify(i.consumedAt)), inputs.map((i) => i.now)],
+        `WITH ${branches.join(',\n')}
+         ${inputs.map((_, i) => `SELECT model, id FROM s${i}`).join(' UNION ALL ')}`,
+        inputs.flatMap((i) => [i.model, i.id, JSON.stringify(i.consumedAt), i.now]),
       ),
     );
     return inInputOrder(inputs, rows).map((row) => row !== undefined);

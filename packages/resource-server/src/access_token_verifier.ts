@@ -2,7 +2,7 @@ import { ResourceServerError } from './errors.js';
 import { introspectAccessToken } from './introspection.js';
 import { KeyStore } from './key_store.js';
 import { TokenCache, tokenHash } from './token_cache.js';
-import { verifyJwtAccessToken } from './verify_jwt.js';
+import { verifyJwtAccessToken, type JwtVerifyOptions } from './verify_jwt.js';
 import type { ResolvedOptions } from './options.js';
 import type { VerifiedAccessToken } from './types.js';
 
@@ -30,18 +30,19 @@ export function createAccessTokenVerifier(options: ResolvedOptions): AccessToken
   });
   const cache = new TokenCache(options.cacheMaxEntries, options.now);
 
-  async function verifyUncached(token: string): Promise<VerifiedAccessToken> {
-    if (JWT_SHAPE.test(token)) {
-      return verifyJwtAccessToken(token, {
-        resource: options.resource,
-        issuers: options.authorizationServers,
-        getKeys: (issuer) => keys.resolvedKeys(issuer) ?? keys.keys(issuer),
-        algorithms: options.algorithms,
-        clockTolerance: options.clockTolerance,
-        now: options.now,
-      });
-    }
-    if (options.introspection === undefined) throw new ResourceServerError('opaque_token_unsupported');
+  // built once: with the cache off this path runs for every request
+  const jwtOptions: JwtVerifyOptions = {
+    resource: options.resource,
+    issuers: options.authorizationServers,
+    getKeys: (issuer) => keys.resolvedKeys(issuer) ?? keys.keys(issuer),
+    algorithms: options.algorithms,
+    clockTolerance: options.clockTolerance,
+    now: options.now,
+  };
+
+  function verifyUncached(token: string): Promise<VerifiedAccessToken> {
+    if (JWT_SHAPE.test(token)) return verifyJwtAccessToken(token, jwtOptions);
+    if (options.introspection === undefined) return Promise.reject(new ResourceServerError('opaque_token_unsupported'));
     return introspectAccessToken(token, options.introspection, {
       resource: options.resource,
       issuers: options.authorizationServers,

@@ -7,12 +7,13 @@
  * machine weighs more than the statement's own work; one statement for several inputs costs
  * little more than a single one. So inputs submitted in the same turn are gathered and
  * sent together at the end of the turn (no timer: an idle server adds no latency). And while
- * `maxInFlight` statements of one kind are running (one by default), new inputs of that kind
- * wait for one of them to finish and then go together: under load, requests rarely resume in
- * the same turn but often while an earlier statement is on its way (measured at 10 concurrent
- * code exchanges: about 0.9 consume statements per exchange without the wait, 0.4 with it), and
- * a waiting input waits one round trip at most. The store's statements are short (key
- * lookups, no long row locks), so one running statement does not hold the others for long.
+ * a statement holds the batcher's {@link Gate} (shared by several batchers, one place by
+ * default), new inputs wait for it to finish and then go together: under load, requests rarely
+ * resume in the same turn but often while an earlier statement is on its way (measured at 10
+ * concurrent code exchanges: about 0.9 consume statements per exchange without the wait, 0.4
+ * with it). A waiting input waits for the running statement, and for those of the other
+ * batchers that were waiting before it (woken in order); the store's statements are short (key
+ * lookups, no long row locks), so that is a few round trips at most, and only under load.
  *
  * Rules that keep a batch equivalent to its single statements:
  * - one statement never carries two inputs with the same key (a row): those wait for the
@@ -43,17 +44,42 @@ export interface BatchStatement<I, R> {
 /** Inputs per statement, at most (a bound on array parameters and on one statement's work). */
 export const MAX_BATCH = 64;
 
-/** Statements of one kind running at once, by default: beyond it, inputs gather for the next. */
-export const MAX_IN_FLIGHT = 1;
+/**
+ * How many batch statements may run at once, shared by the batchers given the same gate (a
+ * turn's statements hold one place together); inputs that find no place gather for the next.
+ */
+export class Gate {
+  #running = 0;
+  readonly #waiting = new Set<() => void>();
+
+  constructor(readonly max: number) {}
+
+  /** Takes a place, or returns false and calls `wake` once a place is given back. */
+  enter(wake: () => void): boolean {
+    if (this.#running < this.max) {
+      this.#running += 1;
+      return true;
+    }
+    this.#waiting.add(wake);
+    return false;
+  }
+
+  leave(): void {
+    this.#running -= 1;
+    const waiting = [...this.#waiting];
+    this.#waiting.clear();
+    for (const wake of waiting) wake();
+  }
+}
 
 export class Batcher<I, R> {
   #queue: Pending<I, R>[] = [];
   #scheduled = false;
-  #inFlight = 0;
+  readonly #wake = () => this.#schedule();
 
   constructor(
     private readonly statement: BatchStatement<I, R>,
-    private readonly maxInFlight = MAX_IN_FLIGHT,
+    private readonly gate = new Gate(1),
   ) {}
 
   submit(input: I): Promise<R> {
@@ -64,13 +90,14 @@ export class Batcher<I, R> {
   }
 
   #schedule(): void {
-    if (this.#scheduled || this.#queue.length === 0 || this.#inFlight >= this.maxInFlight) return;
+    if (this.#scheduled || this.#queue.length === 0) return;
     this.#scheduled = true;
     setImmediate(() => this.#flush());
   }
 
   #flush(): void {
     this.#scheduled = false;
+    if (this.#queue.length === 0 || !this.gate.enter(this.#wake)) return;
     const queue = this.#queue;
     this.#queue = [];
     const first = new Map<string, Pending<I, R>>();
@@ -82,23 +109,13 @@ export class Batcher<I, R> {
     }
     const ordered = [...first.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, pending]) => pending);
     const runs: Promise<void>[] = [];
-    for (let i = 0; i < ordered.length; i += MAX_BATCH) runs.push(this.#counted(ordered.slice(i, i + MAX_BATCH)));
-    if (later.length > 0) {
-      void Promise.allSettled(runs).then(() => {
-        this.#queue.unshift(...later);
-        this.#schedule();
-      });
-    }
-  }
-
-  async #counted(batch: Pending<I, R>[]): Promise<void> {
-    this.#inFlight += 1;
-    try {
-      await this.#run(batch);
-    } finally {
-      this.#inFlight -= 1;
+    // one place in the gate for the whole turn, however many statements of 64 it makes
+    for (let i = 0; i < ordered.length; i += MAX_BATCH) runs.push(this.#run(ordered.slice(i, i + MAX_BATCH)));
+    void Promise.allSettled(runs).then(() => {
+      if (later.length > 0) this.#queue.unshift(...later);
+      this.gate.leave();
       this.#schedule();
-    }
+    });
   }
 
   async #run(batch: Pending<I, R>[]): Promise<void> {

@@ -23,7 +23,7 @@ import { type Clock, epochSeconds } from './clock.js';
 import { checkSchemaName, DEFAULT_PG_SCHEMA } from './config.js';
 import { signingFromRow, type CookieKeyRecord, type KeyBackend, type SigningRow } from './keys.js';
 import { pendingMigrations, POSTGRES_MIGRATIONS } from './migrations.js';
-import { Batcher } from './pg-batch.js';
+import { Batcher, Gate } from './pg-batch.js';
 import { isConnectionLoss, RECONNECT_ATTEMPTS, retryOnConnectionLoss } from './pg-reconnect.js';
 import type { IndexedField, ModelBackend, ModelRow } from './model-rows.js';
 import type { AccountRecord, AccountStore, KeyValueStore, StoredSigningKey } from './types.js';
@@ -238,10 +238,14 @@ class PgModels implements ModelBackend {
     /** Account rows read with a code or refresh token (for the `findAccount` that follows). */
     private readonly accounts: ReadAhead<PrefetchedAccount>,
   ) {
-    this.#rows = new Batcher<RowKey, AdapterPayload | undefined>({ key: rowKey, one: (k) => this.findRow(k.model, k.id, k.now), many: (ks) => this.findRows(ks) });
-    this.#grantSources = new Batcher<RowKey, GrantSourceRow | undefined>({ key: rowKey, one: (k) => this.readGrantSource(k), many: (ks) => this.readGrantSources(ks) });
-    this.#upserts = new Batcher<ModelRow, void>({ key: rowKey, one: (row) => this.upsertOne(row), many: (rows) => this.upsertMany(rows) });
-    this.#stamps = new Batcher<StampInput, boolean>({ key: rowKey, one: (input, batchError) => this.consumeOne(input, batchError), many: (inputs) => this.stampMany(inputs) });
+    // One statement of these four kinds at a time per instance: while it runs, the requests
+    // that come meanwhile gather for the next (0.57 statements per code exchange at 10
+    // concurrent exchanges, against 0.80 with one place per kind; see pg-batch.ts).
+    const gate = new Gate(1);
+    this.#rows = new Batcher<RowKey, AdapterPayload | undefined>({ key: rowKey, one: (k) => this.findRow(k.model, k.id, k.now), many: (ks) => this.findRows(ks) }, gate);
+    this.#grantSources = new Batcher<RowKey, GrantSourceRow | undefined>({ key: rowKey, one: (k) => this.readGrantSource(k), many: (ks) => this.readGrantSources(ks) }, gate);
+    this.#upserts = new Batcher<ModelRow, void>({ key: rowKey, one: (row) => this.upsertOne(row), many: (rows) => this.upsertMany(rows) }, gate);
+    this.#stamps = new Batcher<StampInput, boolean>({ key: rowKey, one: (input, batchError) => this.consumeOne(input, batchError), many: (inputs) => this.stampMany(inputs) }, gate);
   }
 
   async upsert(row: ModelRow): Promise<void> {

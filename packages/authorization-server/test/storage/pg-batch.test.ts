@@ -5,7 +5,7 @@
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Batcher, MAX_BATCH, type BatchStatement } from '../../src/storage/pg-batch.js';
+import { Batcher, Gate, MAX_BATCH, type BatchStatement } from '../../src/storage/pg-batch.js';
 import { openStore, type Store } from '../../src/storage/index.js';
 import { dropSchema, randomSchema, TEST_DATABASE_URL } from './pg-helpers.js';
 
@@ -15,7 +15,7 @@ interface Input {
 }
 
 /** A statement that records how it was called and answers `value * 10`. */
-function recording(options: { failMany?: unknown; maxInFlight?: number } = {}) {
+function recording(options: { failMany?: unknown; gate?: Gate } = {}) {
   const calls: { kind: 'one' | 'many'; keys: string[]; batchError?: unknown }[] = [];
   const statement: BatchStatement<Input, number> = {
     key: (input) => input.key,
@@ -30,7 +30,7 @@ function recording(options: { failMany?: unknown; maxInFlight?: number } = {}) {
       return inputs.map((i) => i.value * 10);
     },
   };
-  return { calls, batcher: new Batcher(statement, options.maxInFlight) };
+  return { calls, batcher: new Batcher(statement, options.gate) };
 }
 
 describe('Batcher', () => {
@@ -82,13 +82,31 @@ describe('Batcher', () => {
   });
 
   it('with room for two statements at once, a later turn does not wait', async () => {
-    const { calls, batcher } = recording({ maxInFlight: 2 });
+    const { calls, batcher } = recording({ gate: new Gate(2) });
     const first = [batcher.submit({ key: 'a', value: 1 }), batcher.submit({ key: 'b', value: 2 })];
     await new Promise((resolve) => setImmediate(resolve));
     const second = batcher.submit({ key: 'c', value: 3 });
     await new Promise((resolve) => setImmediate(resolve));
     expect(calls.map((c) => c.keys)).toEqual([['a', 'b'], ['c']]);
     expect(await Promise.all([...first, second])).toEqual([10, 20, 30]);
+  });
+
+  it('batchers sharing a gate: while one runs its statement, the inputs of the others gather, and then go in turn', async () => {
+    const gate = new Gate(1);
+    const reads = recording({ gate });
+    const writes = recording({ gate });
+    const turn = () => new Promise((resolve) => setImmediate(resolve));
+    const first = [reads.batcher.submit({ key: 'a', value: 1 }), reads.batcher.submit({ key: 'b', value: 2 })];
+    await turn();
+    const waiting = [writes.batcher.submit({ key: 'x', value: 5 })];
+    await turn();
+    waiting.push(writes.batcher.submit({ key: 'y', value: 6 }), reads.batcher.submit({ key: 'c', value: 3 }));
+    await turn();
+    // the reads' statement still runs: nothing else was sent
+    expect(writes.calls).toEqual([]);
+    expect(await Promise.all([...first, ...waiting])).toEqual([10, 20, 50, 60, 30]);
+    expect(reads.calls.map((c) => c.keys)).toEqual([['a', 'b'], ['c']]);
+    expect(writes.calls.map((c) => c.keys)).toEqual([['x', 'y']]);
   });
 
   it(`splits a turn of more than ${MAX_BATCH} inputs into statements of at most ${MAX_BATCH}`, async () => {

@@ -97,7 +97,7 @@ export class Batcher<I, R> {
 
   #flush(): void {
     this.#scheduled = false;
-    if (this.#queue.length === 0 || !this.gate.enter(this.#wake)) return;
+    if (!this.gate.enter(this.#wake)) return;
     const queue = this.#queue;
     this.#queue = [];
     const first = new Map<string, Pending<I, R>>();

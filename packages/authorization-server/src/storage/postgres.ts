@@ -215,7 +215,7 @@ function valuesList(rows: unknown[][], types: string[]): { list: string; params:
  */
 function liveRowPerInput(q: string, columns: string): string {
   return `LATERAL (SELECT ${columns} FROM ${q}.oidc_models m
-                   WHERE m.model = v.model AND m.id = v.id AND (m.expires_at IS NULL OR m.expires_at > v.now) OFFSET 0) m`;
+                   WHERE m.model = v.model AND m.id = v.id AND ${LIVE.replace('$NOW', 'v.now')} OFFSET 0) m`;
 }
 
 /** Results of a batch statement put back in the order of its inputs (rows name model and id). */
@@ -415,14 +415,14 @@ class PgModels implements ModelBackend {
    * rolled back, and its inputs are simply stamped one by one.
    */
   private async consumeOne(input: StampInput, batchError?: unknown): Promise<boolean> {
-    const { model, id, consumedAt, now } = input;
+    const { model, id, now } = input;
     if (batchError !== undefined && isConnectionLoss(batchError)) {
       const row = await this.findRow(model, id, now);
       if (row === undefined || row.consumed !== undefined) throw batchError;
     }
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.stamp(model, id, consumedAt, now);
+        return await this.stamp(input);
       } catch (error) {
         if (attempt >= RECONNECT_ATTEMPTS || !isConnectionLoss(error)) throw error;
         const row = await this.findRow(model, id, now);
@@ -447,16 +447,20 @@ class PgModels implements ModelBackend {
                  ELSE left(payload, -1) || ',"consumed":' || ${stamp} || '}' END`;
   }
 
-  private async stamp(model: string, id: string, consumedAt: number, now: number): Promise<boolean> {
-    const result = await this.pool.query(
-      prepared(
-        `UPDATE ${this.q}.oidc_models
-         SET payload = ${PgModels.stampedPayload('$3::text')}
-         WHERE model = $1 AND id = $2 AND ${LIVE.replace('$NOW', '$4')}
-           AND payload !~ ${PgModels.STAMPED}`,
-        [model, id, JSON.stringify(consumedAt), now],
-      ),
-    );
+  /** The conditional stamp of one row, its parameters (model, id, stamp, now) from `$(at + 1)` on. */
+  private stampSql(at: number): string {
+    return `UPDATE ${this.q}.oidc_models
+         SET payload = ${PgModels.stampedPayload(`$${at + 3}::text`)}
+         WHERE model = $${at + 1} AND id = $${at + 2} AND ${LIVE.replace('$NOW', `$${at + 4}`)}
+           AND payload !~ ${PgModels.STAMPED}`;
+  }
+
+  private static stampParams(input: StampInput): unknown[] {
+    return [input.model, input.id, JSON.stringify(input.consumedAt), input.now];
+  }
+
+  private async stamp(input: StampInput): Promise<boolean> {
+    const result = await this.pool.query(prepared(this.stampSql(0), PgModels.stampParams(input)));
     return result.rowCount === 1;
   }
 
@@ -466,18 +470,12 @@ class PgModels implements ModelBackend {
    * in input order, so that the rows are locked in key order.
    */
   private async stampMany(inputs: StampInput[]): Promise<boolean[]> {
-    const branches = inputs.map(
-      (_, i) => `s${i} AS (UPDATE ${this.q}.oidc_models
-         SET payload = ${PgModels.stampedPayload(`$${4 * i + 3}::text`)}
-         WHERE model = $${4 * i + 1} AND id = $${4 * i + 2} AND ${LIVE.replace('$NOW', `$${4 * i + 4}::bigint`)}
-           AND payload !~ ${PgModels.STAMPED}
-         RETURNING model, id)`,
-    );
+    const branches = inputs.map((_, i) => `s${i} AS (${this.stampSql(4 * i)} RETURNING model, id)`);
     const { rows } = await this.pool.query<{ model: string; id: string }>(
       prepared(
         `WITH ${branches.join(',\n')}
          ${inputs.map((_, i) => `SELECT model, id FROM s${i}`).join(' UNION ALL ')}`,
-        inputs.flatMap((i) => [i.model, i.id, JSON.stringify(i.consumedAt), i.now]),
+        inputs.flatMap(PgModels.stampParams),
       ),
     );
     return inInputOrder(inputs, rows).map((row) => row !== undefined);

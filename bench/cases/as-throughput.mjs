@@ -4,6 +4,7 @@
  * in this process; the driver runs in a child process (same Node binary).
  */
 import { fork } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -49,24 +50,29 @@ function drive(input, meter) {
 
 /**
  * CPU per exchange in this process (the AS instances; only the store whose turn it is works)
- * and in the PostgreSQL server, summed over a round's exchange windows, per store.
+ * and in the PostgreSQL server, summed over a round's exchange windows, per store; and how busy
+ * this process's event loop was in those windows (a store that makes requests wait on its
+ * round trips leaves the loop idle while the CPU may still be busy elsewhere).
  */
 function exchangeCpuMeter(storeCount, measurePostgres) {
-  const totals = Array.from({ length: storeCount }, () => ({ as: 0, postgres: 0, ops: 0 }));
+  const totals = Array.from({ length: storeCount }, () => ({ as: 0, postgres: 0, ops: 0, loopActive: 0, loopIdle: 0 }));
   let open;
   return {
     onMark(message) {
       if (message.phase !== 'exchange') return;
       if (message.edge === 'start') {
-        open = { as: ownCpuMicros(), postgres: measurePostgres ? postgresCpuByPid() : undefined };
+        open = { as: ownCpuMicros(), postgres: measurePostgres ? postgresCpuByPid() : undefined, loop: performance.eventLoopUtilization() };
         return;
       }
       const total = totals[message.store];
       total.as += ownCpuMicros() - open.as;
+      const loop = performance.eventLoopUtilization(open.loop);
+      total.loopActive += loop.active;
+      total.loopIdle += loop.idle;
       total.postgres += (measurePostgres && postgresCpuBetween(open.postgres, postgresCpuByPid())) || 0;
       total.ops += message.ops;
     },
-    perExchange: () => totals.map((t) => ({ as: t.as / t.ops, postgres: t.postgres / t.ops })),
+    perExchange: () => totals.map((t) => ({ as: t.as / t.ops, postgres: t.postgres / t.ops, loopBusy: t.loopActive / (t.loopActive + t.loopIdle) })),
   };
 }
 
@@ -123,7 +129,8 @@ export async function runAsThroughput({ rounds, codes, refreshes, concurrency })
     const pgCpuRow = { label: 'PostgreSQL server CPU per exchange', unit: 'µs/op', values: [] };
     const pgTotalRow = { label: 'AS + server CPU per exchange, PostgreSQL', unit: 'µs/op', values: [] };
     const driverCpuRow = { label: 'load driver CPU per exchange', unit: 'µs/op', values: [] };
-    rows.push(...asCpuRows, ...(measurePostgres ? [pgCpuRow, pgTotalRow] : []), driverCpuRow);
+    const loopRows = servers.map(([name]) => ({ label: `AS event loop busy in exchanges, ${name}`, unit: 'share', values: [] }));
+    rows.push(...asCpuRows, ...(measurePostgres ? [pgCpuRow, pgTotalRow] : []), driverCpuRow, ...loopRows);
     const input = {
       issuers: servers.map(([, as]) => as.issuer),
       ...BENCH_CLIENT,
@@ -146,7 +153,10 @@ export async function runAsThroughput({ rounds, codes, refreshes, concurrency })
         rows[2 * i + 1].values[round] = result.refreshesPerSec;
       });
       const cpu = meter.perExchange();
-      cpu.forEach((c, i) => (asCpuRows[i].values[round] = c.as));
+      cpu.forEach((c, i) => {
+        asCpuRows[i].values[round] = c.as;
+        loopRows[i].values[round] = c.loopBusy;
+      });
       if (measurePostgres) {
         pgCpuRow.values[round] = cpu[pgIndex].postgres;
         pgTotalRow.values[round] = cpu[pgIndex].as + cpu[pgIndex].postgres;
@@ -171,6 +181,7 @@ export async function runAsThroughput({ rounds, codes, refreshes, concurrency })
         ...notes,
         'Codes come from the real /authorize flow with DEV_AUTO_LOGIN (untimed); only token requests are timed. The stores take turns in batches of 50 exchanges / 5 refreshes per chain.',
         'CPU rows, exchanges only: this process (the AS instances), the PostgreSQL server processes (when the database runs on this machine) and the load driver, per exchange; "CPU per exchange: memory / X" reads like a throughput ratio (1 = free).',
+        'Event loop busy: the share of the exchange windows in which this process ran JavaScript or callbacks (1 = never waiting); below the memory store\'s, requests of that store wait on its round trips.',
         ...(pgIndex >= 0 && !measurePostgres ? ['PostgreSQL server CPU not measured: the database does not run on this machine or /proc is not readable.'] : []),
       ],
       rows,

@@ -26,7 +26,7 @@ const settings = quick
       rs: { rounds: 2, duration: 2, connections: 50 },
       plain: { rounds: 2, duration: 2, connections: 50, mode: 'plain' },
       validation: { rounds: 3, sampleMs: 300 },
-      as: { rounds: 2, codes: 40, refreshes: 40, concurrency: 8 },
+      as: { rounds: 2, codes: 40, batch: 40, refreshes: 40, concurrencies: [4, 8], refreshChains: 8 },
       flow: { rounds: 2, runsPerRound: 1 },
       cimd: { rounds: 2, flowsPerRound: 3 },
     }
@@ -34,7 +34,7 @@ const settings = quick
       rs: { rounds: 5, duration: 10, connections: 50 },
       plain: { rounds: 5, duration: 5, connections: 50, mode: 'plain' },
       validation: { rounds: 7, sampleMs: 2000 },
-      as: { rounds: 5, codes: 200, refreshes: 200, concurrency: 10 },
+      as: { rounds: 7, codes: 200, batch: 100, refreshes: 200, concurrencies: [10, 32], refreshChains: 10 },
       flow: { rounds: 5, runsPerRound: 3 },
       cimd: { rounds: 5, flowsPerRound: 10 },
     };

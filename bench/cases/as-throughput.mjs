@@ -51,11 +51,16 @@ function drive(input, meter) {
 /**
  * CPU per exchange in this process (the AS instances; only the store whose turn it is works)
  * and in the PostgreSQL server, summed over a round's exchange windows, per store; and how busy
- * this process's event loop was in those windows (a store that makes requests wait on its
- * round trips leaves the loop idle while the CPU may still be busy elsewhere).
+ * this process's event loop was in those windows, per store and concurrency (a store that makes
+ * requests wait on its round trips leaves the loop idle while the CPU may be busy elsewhere).
  */
-function exchangeCpuMeter(storeCount, measurePostgres) {
-  const totals = Array.from({ length: storeCount }, () => ({ as: 0, postgres: 0, ops: 0, loopActive: 0, loopIdle: 0 }));
+function exchangeCpuMeter(storeCount, levelCount, measurePostgres) {
+  const totals = Array.from({ length: storeCount }, () => ({
+    as: 0,
+    postgres: 0,
+    ops: 0,
+    loop: Array.from({ length: levelCount }, () => ({ active: 0, idle: 0 })),
+  }));
   let open;
   return {
     onMark(message) {
@@ -67,16 +72,21 @@ function exchangeCpuMeter(storeCount, measurePostgres) {
       const total = totals[message.store];
       total.as += ownCpuMicros() - open.as;
       const loop = performance.eventLoopUtilization(open.loop);
-      total.loopActive += loop.active;
-      total.loopIdle += loop.idle;
+      total.loop[message.level].active += loop.active;
+      total.loop[message.level].idle += loop.idle;
       total.postgres += (measurePostgres && postgresCpuBetween(open.postgres, postgresCpuByPid())) || 0;
       total.ops += message.ops;
     },
-    perExchange: () => totals.map((t) => ({ as: t.as / t.ops, postgres: t.postgres / t.ops, loopBusy: t.loopActive / (t.loopActive + t.loopIdle) })),
+    perExchange: () =>
+      totals.map((t) => ({
+        as: t.as / t.ops,
+        postgres: t.postgres / t.ops,
+        loopBusy: t.loop.map((l) => l.active / (l.active + l.idle)),
+      })),
   };
 }
 
-export async function runAsThroughput({ rounds, codes, refreshes, concurrency }) {
+export async function runAsThroughput({ rounds, codes, batch, refreshes, concurrencies, refreshChains }) {
   const resource = 'http://localhost:3000/mcp';
   const closers = [];
   const notes = [];
@@ -118,10 +128,12 @@ export async function runAsThroughput({ rounds, codes, refreshes, concurrency })
     notes.push(`${pgNote}SQLite in a temporary directory; memory = the in-process store.`);
 
     const rows = [];
+    const exchangeRow = (name, level) => `code exchanges, ${name}, ${concurrencies[level]} concurrent`;
     for (const [name] of servers) {
-      rows.push({ label: `code exchanges, ${name}`, unit: 'ops/s', values: [] });
+      concurrencies.forEach((_, level) => rows.push({ label: exchangeRow(name, level), unit: 'ops/s', values: [] }));
       rows.push({ label: `refreshes, ${name}`, unit: 'ops/s', values: [] });
     }
+    const byLabel = new Map(rows.map((row) => [row.label, row]));
     const pgIndex = servers.findIndex(([name]) => name === 'PostgreSQL');
     // The server's CPU can only be read when it runs here (and /proc shows it).
     const measurePostgres = pgIndex >= 0 && isLocalDatabase(PG_URL) && postgresCpuByPid() !== undefined;
@@ -129,33 +141,37 @@ export async function runAsThroughput({ rounds, codes, refreshes, concurrency })
     const pgCpuRow = { label: 'PostgreSQL server CPU per exchange', unit: 'µs/op', values: [] };
     const pgTotalRow = { label: 'AS + server CPU per exchange, PostgreSQL', unit: 'µs/op', values: [] };
     const driverCpuRow = { label: 'load driver CPU per exchange', unit: 'µs/op', values: [] };
-    const loopRows = servers.map(([name]) => ({ label: `AS event loop busy in exchanges, ${name}`, unit: 'share', values: [] }));
-    rows.push(...asCpuRows, ...(measurePostgres ? [pgCpuRow, pgTotalRow] : []), driverCpuRow, ...loopRows);
+    const loopRows = servers.map(([name]) =>
+      concurrencies.map((c) => ({ label: `AS event loop busy, ${name}, ${c} concurrent`, unit: 'share', values: [] })),
+    );
+    rows.push(...asCpuRows, ...(measurePostgres ? [pgCpuRow, pgTotalRow] : []), driverCpuRow, ...loopRows.flat());
     const input = {
       issuers: servers.map(([, as]) => as.issuer),
       ...BENCH_CLIENT,
       resource,
       scope: 'notes:read',
       codes,
-      batch: Math.min(codes, 50),
-      concurrency,
+      batch: Math.min(codes, batch),
+      concurrencies,
+      refreshChains,
       refreshes,
     };
-    // Warm-up, untimed: one pass at the timed concurrency (JIT, pool connections, and the
-    // prepared statements of the batch sizes that concurrency produces).
+    // Warm-up, untimed: one pass at the timed concurrencies (JIT, pool connections, and the
+    // prepared statements of the batch sizes those concurrencies produce).
     await drive({ ...input, codes: Math.min(100, codes), refreshes: Math.min(20, refreshes) });
     for (let round = 0; round < rounds; round++) {
       // One driver per round; inside it the stores take turns batch by batch.
-      const meter = exchangeCpuMeter(servers.length, measurePostgres);
+      const meter = exchangeCpuMeter(servers.length, concurrencies.length, measurePostgres);
       const results = await drive({ ...input, firstTurn: round }, meter.onMark);
       results.forEach((result, i) => {
-        rows[2 * i].values[round] = result.exchangesPerSec;
-        rows[2 * i + 1].values[round] = result.refreshesPerSec;
+        const name = servers[i][0];
+        result.exchangesPerSec.forEach((rate, level) => (byLabel.get(exchangeRow(name, level)).values[round] = rate));
+        byLabel.get(`refreshes, ${name}`).values[round] = result.refreshesPerSec;
       });
       const cpu = meter.perExchange();
       cpu.forEach((c, i) => {
         asCpuRows[i].values[round] = c.as;
-        loopRows[i].values[round] = c.loopBusy;
+        c.loopBusy.forEach((busy, level) => (loopRows[i][level].values[round] = busy));
       });
       if (measurePostgres) {
         pgCpuRow.values[round] = cpu[pgIndex].postgres;
@@ -164,24 +180,35 @@ export async function runAsThroughput({ rounds, codes, refreshes, concurrency })
       driverCpuRow.values[round] = results.reduce((sum, r) => sum + r.driverCpuPerExchange, 0) / results.length;
     }
     const running = new Set(servers.map(([name]) => name));
-    const ratios = [
-      { label: 'exchanges SQLite / memory', of: ['code exchanges, SQLite', 'code exchanges, memory'], target: { op: '>=', value: 0.8 } },
-      { label: 'exchanges PostgreSQL / memory', of: ['code exchanges, PostgreSQL', 'code exchanges, memory'], target: { op: '>=', value: 0.8 } },
-      { label: 'refreshes SQLite / memory', of: ['refreshes, SQLite', 'refreshes, memory'] },
-      { label: 'refreshes PostgreSQL / memory', of: ['refreshes, PostgreSQL', 'refreshes, memory'] },
-    ].filter((r) => r.of.every((label) => running.has(label.split(', ')[1])));
+    const ratios = [];
+    for (const name of ['SQLite', 'PostgreSQL']) {
+      if (!running.has(name) || !running.has('memory')) continue;
+      // The target compares capacities: the stores at the highest concurrency, where each one keeps the machine busy.
+      const saturating = concurrencies.length - 1;
+      concurrencies.forEach((c, level) =>
+        ratios.push({
+          label: `exchanges ${name} / memory, ${c} concurrent`,
+          of: [exchangeRow(name, level), exchangeRow('memory', level)],
+          ...(level === saturating ? { target: { op: '>=', value: 0.8 } } : {}),
+        }),
+      );
+    }
+    for (const name of ['SQLite', 'PostgreSQL']) {
+      if (running.has(name) && running.has('memory')) ratios.push({ label: `refreshes ${name} / memory`, of: [`refreshes, ${name}`, 'refreshes, memory'] });
+    }
     if (running.has('memory') && pgIndex >= 0) {
       ratios.push({ label: 'CPU per exchange, AS: memory / PostgreSQL', of: ['AS CPU per exchange, memory', 'AS CPU per exchange, PostgreSQL'] });
       if (measurePostgres) ratios.push({ label: 'CPU per exchange, AS + server: memory / PostgreSQL', of: ['AS CPU per exchange, memory', pgTotalRow.label] });
     }
     return {
       notRun,
-      title: `3. AS throughput — ${codes} code exchanges and ${refreshes} refreshes per store per round, concurrency ${concurrency}, ${rounds} rounds`,
+      title: `3. AS throughput — per store and round: ${codes} code exchanges at each of ${concurrencies.join(' and ')} concurrent requests, ${refreshes} refreshes in ${refreshChains} chains; ${rounds} rounds`,
       notes: [
         ...notes,
-        'Codes come from the real /authorize flow with DEV_AUTO_LOGIN (untimed); only token requests are timed. The stores take turns in batches of 50 exchanges / 5 refreshes per chain.',
-        'CPU rows, exchanges only: this process (the AS instances), the PostgreSQL server processes (when the database runs on this machine) and the load driver, per exchange; "CPU per exchange: memory / X" reads like a throughput ratio (1 = free).',
-        'Event loop busy: the share of the exchange windows in which this process ran JavaScript or callbacks (1 = never waiting); below the memory store\'s, requests of that store wait on its round trips.',
+        `Codes come from the real /authorize flow with DEV_AUTO_LOGIN (untimed); only token requests are timed. The stores take turns in batches of ${Math.min(codes, batch)} exchanges per concurrency / 5 refreshes per chain.`,
+        `The target is on the highest concurrency (${concurrencies.at(-1)}), a throughput comparison: there every store has requests to work on while others wait on the database. At ${concurrencies[0]} concurrent requests a store with database round trips is bound by their latency (its event loop busy share falls below the memory store's), not by CPU.`,
+        'CPU rows, exchanges at every concurrency together: this process (the AS instances), the PostgreSQL server processes (when the database runs on this machine) and the load driver, per exchange; "CPU per exchange: memory / X" reads like a throughput ratio (1 = free).',
+        'Event loop busy: the share of the exchange windows in which this process ran JavaScript or callbacks (1 = never waiting).',
         ...(pgIndex >= 0 && !measurePostgres ? ['PostgreSQL server CPU not measured: the database does not run on this machine or /proc is not readable.'] : []),
       ],
       rows,

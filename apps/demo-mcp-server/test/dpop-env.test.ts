@@ -40,7 +40,7 @@ describe.skipIf(!existsSync(main))('dist/main.js: DPoP', () => {
 
   it('RFC 9728 §2 / RFC 9449 §7.1: by default the PRM announces DPoP, not required, and challenges offer Bearer and DPoP', async () => {
     await withServer({}, async (port) => {
-      const prm = await (await fetch(`http://localhost:${port}/.well-known/oauth-protected-resource/mcp`)).json();
+      const prm = (await (await fetch(`http://localhost:${port}/.well-known/oauth-protected-resource/mcp`)).json()) as Record<string, any>;
       expect(prm.dpop_signing_alg_values_supported).toContain('ES256');
       expect(prm.dpop_bound_access_tokens_required).toBe(false);
       const res = await post(port);
@@ -50,7 +50,7 @@ describe.skipIf(!existsSync(main))('dist/main.js: DPoP', () => {
 
   it('RFC 9449 §7.2: MCP_DPOP_REQUIRED=1 → PRM dpop_bound_access_tokens_required, a valid Bearer token refused with a DPoP challenge', async () => {
     await withServer({ MCP_DPOP_REQUIRED: '1' }, async (port) => {
-      const prm = await (await fetch(`http://localhost:${port}/.well-known/oauth-protected-resource/mcp`)).json();
+      const prm = (await (await fetch(`http://localhost:${port}/.well-known/oauth-protected-resource/mcp`)).json()) as Record<string, any>;
       expect(prm.dpop_bound_access_tokens_required).toBe(true);
       const token = await as.sign({ aud: `http://localhost:${port}/mcp` });
       const res = await post(port, `Bearer ${token}`);

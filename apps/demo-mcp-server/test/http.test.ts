@@ -65,7 +65,7 @@ describe('protected resource', () => {
   it('RFC 9728 §3: PRM at the path-based well-known URL names the resource, the AS and scopes_supported', async () => {
     const res = await fetch(prmUrl);
     expect(res.status).toBe(200);
-    const prm = await res.json();
+    const prm = (await res.json()) as Record<string, any>;
     expect(prm.resource).toBe(demo.resource);
     expect(prm.authorization_servers).toEqual([as.issuer]);
     expect(prm.scopes_supported).toContain('notes:read');
@@ -74,7 +74,7 @@ describe('protected resource', () => {
   it('RFC 9728 §3: PRM is also served at the root well-known URL', async () => {
     const res = await fetch(`${new URL(demo.resource).origin}/.well-known/oauth-protected-resource`);
     expect(res.status).toBe(200);
-    expect((await res.json()).resource).toBe(demo.resource);
+    expect(((await res.json()) as Record<string, unknown>).resource).toBe(demo.resource);
   });
 
   it('default resource is http://localhost:<bound port>/mcp and url points at it', () => {

@@ -20,7 +20,7 @@ describe.skipIf(!existsSync(main))('dist/main.js', () => {
     const proc = run(process.execPath, [main], cleanEnv({ MCP_PORT: String(port), AS_ISSUER: as.issuer }));
     try {
       await proc.waitForOutput(/MCP endpoint/);
-      const prm = await (await fetch(`http://localhost:${port}/.well-known/oauth-protected-resource/mcp`)).json();
+      const prm = (await (await fetch(`http://localhost:${port}/.well-known/oauth-protected-resource/mcp`)).json()) as Record<string, any>;
       expect(prm.resource).toBe(`http://localhost:${port}/mcp`);
       expect(prm.authorization_servers).toEqual([as.issuer]);
       expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
@@ -81,7 +81,7 @@ describe.skipIf(!existsSync(main))('dist/main.js', () => {
     try {
       await proc.waitForOutput(/MCP endpoint/);
       const res = await fetch(`http://127.0.0.1:${port}/.well-known/oauth-protected-resource/notes/mcp`);
-      expect((await res.json()).resource).toBe(resource);
+      expect(((await res.json()) as Record<string, unknown>).resource).toBe(resource);
       const challenge = await fetch(`http://127.0.0.1:${port}/notes/mcp`, { method: 'POST' });
       expect(challenge.status).toBe(401);
     } finally {

@@ -70,7 +70,7 @@ function as(scopes: string | undefined, sub = 'layer-user') {
           },
         }),
       });
-      return { status: res.status, headers: res.headers, body: await res.json().catch(() => undefined) };
+      return { status: res.status, headers: res.headers, body: (await res.json().catch(() => undefined)) as any };
     },
   };
 }
@@ -146,7 +146,8 @@ describe('NotesStore', () => {
   it('list returns copies: callers cannot mutate stored notes', () => {
     const notes = new NotesStore();
     notes.add('a', 'kept');
-    const listed = notes.list('a') as Array<{ text: string }>;
+    // a caller that ignores `readonly` (plain JavaScript) still cannot reach the stored notes
+    const listed = notes.list('a') as unknown as Array<{ text: string }>;
     listed[0]!.text = 'changed';
     listed.length = 0;
     expect(notes.list('a').map((n) => n.text)).toEqual(['kept']);

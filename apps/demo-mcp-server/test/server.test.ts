@@ -30,7 +30,7 @@ describe('startDemoServer', () => {
       expect(server.resource).toBe('https://mcp.example.com/tenant/mcp');
       expect(server.url).toBe(`http://127.0.0.1:${server.port}/tenant/mcp`);
       const prm = await fetch(`http://127.0.0.1:${server.port}/.well-known/oauth-protected-resource/tenant/mcp`);
-      expect((await prm.json()).resource).toBe('https://mcp.example.com/tenant/mcp');
+      expect(((await prm.json()) as Record<string, unknown>).resource).toBe('https://mcp.example.com/tenant/mcp');
     } finally {
       await server.close();
     }

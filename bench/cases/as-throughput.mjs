@@ -181,10 +181,10 @@ export async function runAsThroughput({ rounds, codes, batch, refreshes, concurr
     }
     const running = new Set(servers.map(([name]) => name));
     const ratios = [];
-    for (const name of ['SQLite', 'PostgreSQL']) {
-      if (!running.has(name) || !running.has('memory')) continue;
-      // The target compares capacities: the stores at the highest concurrency, where each one keeps the machine busy.
-      const saturating = concurrencies.length - 1;
+    const compared = ['SQLite', 'PostgreSQL'].filter((name) => running.has(name) && running.has('memory'));
+    // The target compares capacities: the stores at the highest concurrency, where each one keeps the machine busy.
+    const saturating = concurrencies.length - 1;
+    for (const name of compared) {
       concurrencies.forEach((c, level) =>
         ratios.push({
           label: `exchanges ${name} / memory, ${c} concurrent`,
@@ -193,9 +193,7 @@ export async function runAsThroughput({ rounds, codes, batch, refreshes, concurr
         }),
       );
     }
-    for (const name of ['SQLite', 'PostgreSQL']) {
-      if (running.has(name) && running.has('memory')) ratios.push({ label: `refreshes ${name} / memory`, of: [`refreshes, ${name}`, 'refreshes, memory'] });
-    }
+    for (const name of compared) ratios.push({ label: `refreshes ${name} / memory`, of: [`refreshes, ${name}`, 'refreshes, memory'] });
     if (running.has('memory') && pgIndex >= 0) {
       ratios.push({ label: 'CPU per exchange, AS: memory / PostgreSQL', of: ['AS CPU per exchange, memory', 'AS CPU per exchange, PostgreSQL'] });
       if (measurePostgres) ratios.push({ label: 'CPU per exchange, AS + server: memory / PostgreSQL', of: ['AS CPU per exchange, memory', pgTotalRow.label] });
@@ -205,8 +203,8 @@ export async function runAsThroughput({ rounds, codes, batch, refreshes, concurr
       title: `3. AS throughput — per store and round: ${codes} code exchanges at each of ${concurrencies.join(' and ')} concurrent requests, ${refreshes} refreshes in ${refreshChains} chains; ${rounds} rounds`,
       notes: [
         ...notes,
-        `Codes come from the real /authorize flow with DEV_AUTO_LOGIN (untimed); only token requests are timed. The stores take turns in batches of ${Math.min(codes, batch)} exchanges per concurrency / 5 refreshes per chain.`,
-        `The target is on the highest concurrency (${concurrencies.at(-1)}), a throughput comparison: there every store has requests to work on while others wait on the database. At ${concurrencies[0]} concurrent requests a store with database round trips is bound by their latency (its event loop busy share falls below the memory store's), not by CPU.`,
+        `Codes come from the real /authorize flow with DEV_AUTO_LOGIN (untimed); only token requests are timed. The stores take turns in batches of ${input.batch} exchanges per concurrency / 5 refreshes per chain.`,
+        `The target is on the highest concurrency (${concurrencies[saturating]}), a throughput comparison: there every store has requests to work on while others wait on the database. At ${concurrencies[0]} concurrent requests a store with database round trips is bound by their latency (its event loop busy share falls below the memory store's), not by CPU.`,
         'CPU rows, exchanges at every concurrency together: this process (the AS instances), the PostgreSQL server processes (when the database runs on this machine) and the load driver, per exchange; "CPU per exchange: memory / X" reads like a throughput ratio (1 = free).',
         'Event loop busy: the share of the exchange windows in which this process ran JavaScript or callbacks (1 = never waiting).',
         ...(pgIndex >= 0 && !measurePostgres ? ['PostgreSQL server CPU not measured: the database does not run on this machine or /proc is not readable.'] : []),

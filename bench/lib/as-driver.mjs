@@ -50,10 +50,10 @@ const inTurn = (turn) => targets.map((_, k) => targets[(k + turn + firstTurn) % 
 for (let turn = 0, done = 0; done < codes; turn++) {
   const n = Math.min(batch, codes - done);
   for (const t of inTurn(turn)) {
+    const store = targets.indexOf(t);
     for (let k = 0; k < concurrencies.length; k++) {
       const level = (k + turn + firstTurn) % concurrencies.length;
       const obtained = await pool(n, t.agents.length, (_, w) => obtainCode({ metadata: t.metadata, ...client, scope, userAgent: t.agents[w] }));
-      const store = targets.indexOf(t);
       await mark({ edge: 'start', store, level, phase: 'exchange' });
       const cpu = process.cpuUsage();
       const start = performance.now();

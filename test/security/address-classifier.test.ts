@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { assertPublicHost, isPrivateAddress } from '@mcp-auth-kit/client';
-// Not part of the AS's public entry: its CIMD pre-connection literal check, tested as a pure
-// function (the built file, exactly what runs).
-import { isPrivateAddressLiteral } from '../../packages/authorization-server/dist/cimd.js';
+// The AS's CIMD pre-connection literal check is the shared classifier itself.
+import { isSpecialUseAddress as isPrivateAddressLiteral } from '@mcp-auth-kit/protocol';
 
 /**
  * SSRF address classification as pure functions (MCP security best practices §SSRF,

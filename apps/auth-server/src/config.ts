@@ -4,6 +4,7 @@
  * listed at once, and printable with secrets masked (`--print-config`).
  */
 import { readFileSync } from 'node:fs';
+import { isLoopbackHost } from '@mcp-auth-kit/protocol';
 import { parse as parseYaml } from 'yaml';
 import {
   ConfigError,
@@ -262,7 +263,7 @@ function serverConfigProblems(config: LoadedConfig): string[] {
     } catch {
       // reported above
     }
-    if (host && !['localhost', '127.0.0.1', '[::1]', '::1'].includes(host)) {
+    if (host && !isLoopbackHost(host)) {
       problems.push(`AS_DEMO_USER: refused because the issuer host "${host}" is not loopback (its password is public)`);
     }
   }

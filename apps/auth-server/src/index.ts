@@ -7,7 +7,6 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import {
   createAuthorizationServer,
-  isLoopbackHost,
   openStore,
   pinoLogger,
   type AuthorizationServer,
@@ -16,6 +15,7 @@ import {
   type StorageConfig,
   type Store,
 } from '@mcp-auth-kit/authorization-server';
+import { isLoopbackHost } from '@mcp-auth-kit/protocol';
 import { EnvError, loadConfig, type LogLevel } from './config.js';
 
 export const DEMO_USER = { username: 'demo', password: 'demo-password', displayName: 'Demo User' };

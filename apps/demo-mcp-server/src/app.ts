@@ -1,4 +1,5 @@
 import { createResourceServer, metadataUrlsFor, type DpopOptions, type ResourceServerLogger, type ValidationOutcome } from '@mcp-auth-kit/resource-server';
+import { isLoopbackHost } from '@mcp-auth-kit/protocol';
 import { Counter, Histogram, Registry } from 'prom-client';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, validateHostHeader, type AuthInfo } from '@modelcontextprotocol/server';
@@ -91,6 +92,7 @@ async function authorizationServerAnswers(issuer: string): Promise<boolean> {
   return false;
 }
 
+/** The names one loopback server answers under in a browser. */
 const LOOPBACK_HOSTNAMES = ['localhost', '127.0.0.1', '[::1]'];
 
 /**
@@ -100,7 +102,7 @@ const LOOPBACK_HOSTNAMES = ['localhost', '127.0.0.1', '[::1]'];
  */
 export function defaultAllowedOrigins(resourceUrl: URL): string[] {
   const origins = [resourceUrl.origin];
-  if (LOOPBACK_HOSTNAMES.includes(resourceUrl.hostname)) {
+  if (isLoopbackHost(resourceUrl.hostname)) {
     const port = resourceUrl.port ? `:${resourceUrl.port}` : '';
     for (const host of LOOPBACK_HOSTNAMES) origins.push(`${resourceUrl.protocol}//${host}${port}`);
   }

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { isLoopbackHost } from '@mcp-auth-kit/protocol';
 import { createDemoApp, type DemoAppOptions } from './app.js';
 import type { NotesStore } from './notes-store.js';
 
@@ -32,7 +33,6 @@ export interface DemoServer {
 }
 
 const DEFAULT_HOSTS = ['127.0.0.1', '::1'];
-const LOOPBACK = new Set(['127.0.0.1', '[::1]', 'localhost']);
 
 function listen(server: Server, port: number, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -147,7 +147,7 @@ export async function startDemoServer(options: StartDemoServerOptions): Promise<
 
   const resourceUrl = new URL(demo.resource);
   const servesResourceLocally =
-    LOOPBACK.has(resourceUrl.hostname) && resourceUrl.protocol === 'http:' && Number(resourceUrl.port || 80) === port;
+    isLoopbackHost(resourceUrl.hostname) && resourceUrl.protocol === 'http:' && Number(resourceUrl.port || 80) === port;
   const url = servesResourceLocally
     ? demo.resource
     : `http://${urlHost(listened[0]!)}:${port}${demo.mcpPath}`;

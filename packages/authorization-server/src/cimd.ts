@@ -3,13 +3,13 @@
  * policy (allowed / denied hosts), the dev-only private-network allowance (NOTES gotcha 1) and
  * the document adjustments that must happen before oidc-provider validates it.
  */
-import ipaddr from 'ipaddr.js';
 import { lookup } from 'node:dns/promises';
 import { rootCertificates } from 'node:tls';
 import type { CimdConfig } from './config.js';
 import type { Logger } from './logger.js';
 import type { KeyValueStore } from './storage/types.js';
-import { hostMatches, isLoopbackHost, looksNative, parseUrl } from './urls.js';
+import { classifyIpAddress, isLoopbackHost, isSpecialUseAddress } from '@mcp-auth-kit/protocol';
+import { hostMatches, looksNative, parseUrl } from './urls.js';
 
 export type FetchLike = (url: string | URL, options: Omit<RequestInit, 'dispatcher'> & { dispatcher?: unknown }) => Promise<Response>;
 
@@ -24,27 +24,10 @@ export function cimdRefusal(clientId: string, config: CimdConfig): string | unde
   if (config.allowedHosts?.length && !config.allowedHosts.some((p) => hostMatches(p, host))) {
     return `host ${host} is not in the allowed hosts`;
   }
-  if (!config.allowPrivateNetwork && (isLoopbackHost(host) || isPrivateAddressLiteral(host))) {
+  if (!config.allowPrivateNetwork && (isLoopbackHost(host) || isSpecialUseAddress(host))) {
     return `host ${host} is a loopback or private address`;
   }
   return undefined;
-}
-
-/**
- * IP literals outside public unicast space (checked before any connection; sockets are also
- * checked by oidc-provider). IANA special-use ranges come from ipaddr.js; IPv4-mapped
- * addresses are judged by their IPv4 part, and the deprecated IPv4-compatible ::/96 is refused.
- */
-export function isPrivateAddressLiteral(host: string): boolean {
-  const literal = host.replace(/^\[|\]$/g, '');
-  if (!ipaddr.isValid(literal)) return false;
-  let address = ipaddr.parse(literal);
-  if (address.kind() === 'ipv6') {
-    const v6 = address as ipaddr.IPv6;
-    if (v6.isIPv4MappedAddress()) address = v6.toIPv4Address();
-    else if (v6.parts.slice(0, 6).every((part) => part === 0)) return true;
-  }
-  return address.range() !== 'unicast';
 }
 
 /**
@@ -100,9 +83,9 @@ interface CachedDocument {
  */
 async function refusePrivateResolution(url: string, logger: Logger): Promise<void> {
   const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
-  if (ipaddr.isValid(host)) return; // literals were checked by the client_id policy
+  if (classifyIpAddress(host) !== undefined) return; // literals were checked by the client_id policy
   const answers = await lookup(host, { all: true, verbatim: true });
-  const refused = answers.find((answer) => isPrivateAddressLiteral(answer.address));
+  const refused = answers.find((answer) => isSpecialUseAddress(answer.address));
   if (refused) {
     logger.warn('client_id metadata document refused: host resolves to a special-use address', { client_id: url, address: refused.address });
     throw new Error('client_id metadata document host resolves to a special-use address');

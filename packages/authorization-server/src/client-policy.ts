@@ -5,7 +5,8 @@
  */
 import { errors } from 'oidc-provider';
 import type { ResourceRegistry } from './resources.js';
-import { isDangerousRedirectUri, isLoopbackHost, looksNative, parseUrl } from './urls.js';
+import { checkRedirectUri, redirectUriKind } from '@mcp-auth-kit/protocol';
+import { looksNative, parseUrl } from './urls.js';
 
 /** Holds the resource scopes a client registered (only used to limit client_credentials). */
 export const RESOURCE_SCOPE_PROPERTY = 'mcp_resource_scope';
@@ -66,11 +67,13 @@ export function createClientPolicy(options: ClientPolicyOptions) {
       if (!url || url.pathname === '/' || url.pathname === '') invalid('client_id URL must contain a path');
     }
 
-    // OAuth 2.1 §7.12.2 / MCP security §Open redirection: no script, data or file redirects.
+    // OAuth 2.1 §7.12.2 / MCP security §Open redirection, RFC 8252 §7.1, §7.3: a scheme allowlist
+    // (https, loopback http, reverse-domain private-use schemes), so an OS protocol handler nobody
+    // listed is refused too. This runs for every client the provider builds, also when a stored
+    // client is loaded at authorization time.
     for (const uri of redirectUris) {
-      if (typeof uri !== 'string' || isDangerousRedirectUri(uri)) {
-        invalidRedirect('redirect_uris must not use a dangerous URI scheme');
-      }
+      const check = checkRedirectUri(uri);
+      if (!check.ok) invalidRedirect(check.reason);
     }
 
     // NOTES gotcha 2: a client that omitted application_type but only has loopback / custom-scheme
@@ -86,8 +89,7 @@ export function createClientPolicy(options: ClientPolicyOptions) {
     // MCP security §Communication: redirect URIs are loopback or https (web clients included).
     if (metadata.application_type === 'web') {
       for (const uri of redirectUris) {
-        const url = parseUrl(uri)!;
-        if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
+        if (redirectUriKind(uri) === 'private-use') {
           invalidRedirect('redirect_uris of web clients must use https (http only on loopback)');
         }
       }

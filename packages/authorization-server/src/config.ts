@@ -1,6 +1,7 @@
 import type { ClientMetadata } from 'oidc-provider';
 import type { StorageConfig, Store } from './storage/types.js';
-import { isLoopbackHost, isValidResourceIndicator, parseUrl } from './urls.js';
+import { isLoopbackHost } from '@mcp-auth-kit/protocol';
+import { isValidResourceIndicator, parseUrl } from './urls.js';
 import type { Logger } from './logger.js';
 import { dpopConfigProblems, type DpopConfig } from './dpop.js';
 import { upstreamConfigProblems, type UpstreamProviderConfig } from './upstream/config.js';

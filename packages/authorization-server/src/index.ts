@@ -21,7 +21,6 @@ export type { HealthState } from './ops/http.js';
 export { hashPassword, verifyPassword } from './passwords.js';
 export { listAccountGrants, revokeRememberedGrant, type AccountGrantSummary } from './interactions/remembered-grants.js';
 export type { UpstreamProviderConfig } from './upstream/config.js';
-export { isLoopbackHost } from './urls.js';
 export { openStore, storageConfigFromEnv, defaultSqliteFile } from './storage/index.js';
 export type { Store, StorageConfig, AccountRecord } from './storage/index.js';
 export { StorageError } from './storage/index.js';

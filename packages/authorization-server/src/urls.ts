@@ -1,34 +1,8 @@
 /**
  * Pure URL classification helpers (no I/O), shared by config validation, client policy and
- * the CIMD trust policy.
+ * the CIMD trust policy. Loopback and redirect-URI scheme rules live in @mcp-auth-kit/protocol.
  */
-
-/** True for `localhost`, `*.localhost`, 127.0.0.0/8 and ::1 (brackets allowed). */
-export function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.toLowerCase().replace(/^\[|\]$/g, '');
-  if (host === 'localhost' || host.endsWith('.localhost')) return true;
-  if (host === '::1' || host === '0:0:0:0:0:0:0:1') return true;
-  if (/^::ffff:127\./.test(host)) return true;
-  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
-}
-
-/** Schemes that must never be a redirect target (script execution, local files, inline data). */
-export const DANGEROUS_SCHEMES = new Set([
-  'javascript:',
-  'data:',
-  'file:',
-  'vbscript:',
-  'blob:',
-  'about:',
-  'filesystem:',
-  'view-source:',
-  'chrome:',
-  'ws:',
-  'wss:',
-  'ftp:',
-  'mailto:',
-  'tel:',
-]);
+import { isNativeRedirectUri, redirectUriKind } from '@mcp-auth-kit/protocol';
 
 export function parseUrl(value: string): URL | undefined {
   try {
@@ -38,35 +12,13 @@ export function parseUrl(value: string): URL | undefined {
   }
 }
 
-export function isDangerousRedirectUri(uri: string): boolean {
-  const url = parseUrl(uri);
-  if (!url) return true;
-  return DANGEROUS_SCHEMES.has(url.protocol.toLowerCase());
-}
-
-export function isLoopbackHttpUri(uri: string): boolean {
-  const url = parseUrl(uri);
-  return !!url && url.protocol === 'http:' && isLoopbackHost(url.hostname);
-}
-
-/** Private-use URI scheme (RFC 8252 §7.1): anything that is not http(s) and not dangerous. */
-export function isCustomSchemeUri(uri: string): boolean {
-  const url = parseUrl(uri);
-  if (!url) return false;
-  const scheme = url.protocol.toLowerCase();
-  return scheme !== 'http:' && scheme !== 'https:' && !DANGEROUS_SCHEMES.has(scheme);
-}
-
-/** A client whose every redirect URI is loopback http or a custom scheme can only be native. */
+/** A client whose every redirect URI is loopback http or a private-use scheme can only be native. */
 export function looksNative(redirectUris: readonly string[]): boolean {
-  return (
-    redirectUris.length > 0 &&
-    redirectUris.every((uri) => isLoopbackHttpUri(uri) || isCustomSchemeUri(uri))
-  );
+  return redirectUris.length > 0 && redirectUris.every((uri) => isNativeRedirectUri(uri));
 }
 
 export function allLoopback(redirectUris: readonly string[]): boolean {
-  return redirectUris.length > 0 && redirectUris.every((uri) => isLoopbackHttpUri(uri));
+  return redirectUris.length > 0 && redirectUris.every((uri) => redirectUriKind(uri) === 'loopback');
 }
 
 /**

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adjustDocument, cacheSeconds, cimdRefusal, isPrivateAddressLiteral } from '../src/cimd.js';
+import { isSpecialUseAddress as isPrivateAddressLiteral } from '@mcp-auth-kit/protocol';
+import { adjustDocument, cacheSeconds, cimdRefusal } from '../src/cimd.js';
 import { openStore } from '../src/storage/index.js';
 import { authorizeUrl, decodeJwt, pkce, REDIRECT, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
 import { authorizeAuto, exchangeCode } from './helpers/flow.js';

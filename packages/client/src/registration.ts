@@ -3,7 +3,7 @@ import type { AuthorizationServerMetadata } from './discovery.js';
 import type { HttpDeps } from './http.js';
 import { registerClient } from './oauth.js';
 import type { ClientInformation } from './store.js';
-import { isNativeRedirectUri } from './url.js';
+import { isNativeRedirectUri } from '@mcp-auth-kit/protocol';
 import type { PrivateKeyInput } from './oauth.js';
 
 /** Credentials a user obtained out of band for one authorization server. */

@@ -1,12 +1,5 @@
+import { isLoopbackHost } from '@mcp-auth-kit/protocol';
 import { ERR, McpAuthError } from './errors.js';
-
-/** True for `localhost`, `*.localhost`, 127.0.0.0/8 and `[::1]` (pure function, no DNS). */
-export function isLoopbackHost(hostname: string): boolean {
-  const h = hostname.toLowerCase().replace(/^\[|\]$/g, '');
-  if (h === 'localhost' || h.endsWith('.localhost')) return true;
-  if (h === '::1' || h === '0:0:0:0:0:0:0:1') return true;
-  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
-}
 
 export interface UrlPolicy {
   /** Allow plain http to any host (tests only). Default false: http only for loopback hosts. */
@@ -38,13 +31,6 @@ export function serverKey(url: string | URL): string {
   u.hash = '';
   u.search = '';
   return u.href;
-}
-
-/** Loopback or custom-scheme redirect URIs belong to native apps (OIDC Registration `application_type`). */
-export function isNativeRedirectUri(uri: string): boolean {
-  const u = new URL(uri);
-  if (u.protocol === 'http:') return isLoopbackHost(u.hostname);
-  return u.protocol !== 'https:';
 }
 
 /**

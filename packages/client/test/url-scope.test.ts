@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assertAllowedUrl, ERR, isLoopbackHost, isNativeRedirectUri, resourceMatchesServer, scopeCovers, selectScope, unionScope } from '../src/index.js';
+import { assertAllowedUrl, ERR, isLoopbackHost, resourceMatchesServer, scopeCovers, selectScope, unionScope } from '../src/index.js';
 
 describe('URL policy (Security Best Practices: SSRF, authorization URL validation)', () => {
   it('loopback hosts are recognised as pure functions (no DNS)', () => {
@@ -19,12 +19,6 @@ describe('URL policy (Security Best Practices: SSRF, authorization URL validatio
         expect.objectContaining({ code: ERR.URL_FORBIDDEN }),
       );
     expect(() => assertAllowedUrl('not a url', 'u')).toThrowError(expect.objectContaining({ code: ERR.URL_FORBIDDEN }));
-  });
-  it('OIDC Registration application_type: loopback and custom-scheme redirects are native', () => {
-    expect(isNativeRedirectUri('http://127.0.0.1:1234/callback')).toBe(true);
-    expect(isNativeRedirectUri('http://localhost/callback')).toBe(true);
-    expect(isNativeRedirectUri('com.example.app:/cb')).toBe(true);
-    expect(isNativeRedirectUri('https://app.example.com/cb')).toBe(false);
   });
   it('RFC 9728 §3.3: PRM resource must identify the server (equal, or a path prefix on the same origin)', () => {
     expect(resourceMatchesServer('https://h.example/mcp', 'https://h.example/mcp')).toBe(true);

@@ -1,6 +1,7 @@
 import { isScopeToken } from './challenge.js';
 import { DEFAULT_ALGORITHMS } from './verify_jwt.js';
-import { canonicalResource, isLoopbackHost } from './resource_uri.js';
+import { isLoopbackHost } from '@mcp-auth-kit/protocol';
+import { canonicalResource } from './resource_uri.js';
 import { normalizeHost, normalizeOrigin } from './origin.js';
 import type { IntrospectionOptions } from './introspection.js';
 import type { ChallengeScopeStrategy, ScopeHierarchy, ScopePolicy } from './scope_policy.js';

@@ -1,5 +1,5 @@
 import { ResourceServerError } from './errors.js';
-import { isLoopbackHost } from './resource_uri.js';
+import { isLoopbackHost } from '@mcp-auth-kit/protocol';
 
 /** Serialised origin (`scheme://host[:port]`, lowercased, default port dropped), or `undefined`. */
 export function normalizeOrigin(value: string): string | undefined {

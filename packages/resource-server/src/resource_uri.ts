@@ -47,9 +47,3 @@ export function protectedResourceMetadataUrl(resource: string): string {
   const path = url.pathname === '/' ? '' : url.pathname.replace(/\/$/, '');
   return `${url.origin}/.well-known/oauth-protected-resource${path}`;
 }
-
-/** `true` for hosts that only this machine can reach (loopback). */
-export function isLoopbackHost(hostname: string): boolean {
-  const h = hostname.toLowerCase().replace(/^\[|\]$/g, '');
-  return h === 'localhost' || h.endsWith('.localhost') || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
-}

@@ -1,5 +1,6 @@
 /** Configuration of upstream OpenID Connect providers ("Sign in with <name>"). */
-import { isLoopbackHost, parseUrl } from '../urls.js';
+import { isLoopbackHost } from '@mcp-auth-kit/protocol';
+import { parseUrl } from '../urls.js';
 
 export interface UpstreamProviderConfig {
   /** Shown on the button ("Sign in with <name>") and in logs; unique. */

@@ -1,5 +1,5 @@
-import { createResourceServer, metadataUrlsFor, type DpopOptions, type ResourceServerLogger, type ValidationOutcome } from '@mcp-auth-kit/resource-server';
-import { isLoopbackHost } from '@mcp-auth-kit/protocol';
+import { createResourceServer, type DpopOptions, type ResourceServerLogger, type ValidationOutcome } from '@mcp-auth-kit/resource-server';
+import { authorizationServerMetadataUrls, isLoopbackHost } from '@mcp-auth-kit/protocol';
 import { Counter, Histogram, Registry } from 'prom-client';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, validateHostHeader, type AuthInfo } from '@modelcontextprotocol/server';
@@ -80,7 +80,7 @@ function demoMetrics() {
 
 /** Readiness: the authorization server's metadata answers (new tokens cannot be checked without its keys). */
 async function authorizationServerAnswers(issuer: string): Promise<boolean> {
-  for (const url of metadataUrlsFor(issuer)) {
+  for (const url of authorizationServerMetadataUrls(issuer)) {
     try {
       const res = await fetch(url, { signal: AbortSignal.timeout(2000) });
       await res.body?.cancel();

@@ -1,6 +1,6 @@
 import type { ClientMetadata } from 'oidc-provider';
 import type { StorageConfig, Store } from './storage/types.js';
-import { isLoopbackHost } from '@mcp-auth-kit/protocol';
+import { isLoopbackHost, isScopeToken } from '@mcp-auth-kit/protocol';
 import { isValidResourceIndicator, parseUrl } from './urls.js';
 import type { Logger } from './logger.js';
 import { dpopConfigProblems, type DpopConfig } from './dpop.js';
@@ -121,7 +121,6 @@ export class ConfigError extends Error {
   }
 }
 
-const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
 const RESERVED_SCOPES = new Set(['openid', 'offline_access', 'profile', 'email', 'address', 'phone']);
 
 function positiveInt(value: unknown): boolean {
@@ -170,7 +169,7 @@ export function validateConfig(config: AuthorizationServerConfig): void {
         problems.push(`${where}.scopes: must map at least one scope to its description`);
       } else {
         for (const [scope, description] of Object.entries(r.scopes)) {
-          if (!SCOPE_TOKEN.test(scope)) problems.push(`${where}.scopes: "${scope}" is not a valid scope token (RFC 6749 §3.3)`);
+          if (!isScopeToken(scope)) problems.push(`${where}.scopes: "${scope}" is not a valid scope token (RFC 6749 §3.3)`);
           if (RESERVED_SCOPES.has(scope)) problems.push(`${where}.scopes: "${scope}" is reserved for OpenID Connect`);
           if (typeof description !== 'string') problems.push(`${where}.scopes.${scope}: description must be a string`);
         }

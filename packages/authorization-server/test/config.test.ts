@@ -72,8 +72,8 @@ describe('configuration validation', () => {
     expect(error).toBeInstanceOf(ConfigError);
     const problems = (error as ConfigError).problems;
     expect(problems).toHaveLength(2);
-    expect(problems[0]).toMatch(/clients\[0\] \(a\): redirect_uris of web clients must use https/);
-    expect(problems[1]).toMatch(/clients\[1\] \(b\): redirect_uris must not use a dangerous URI scheme/);
+    expect(problems[0]).toMatch(/clients\[0\] \(a\): http redirect URIs are allowed only on loopback hosts/);
+    expect(problems[1]).toMatch(/clients\[1\] \(b\): redirect URI scheme "javascript:" is not allowed/);
   });
 
   it('createAuthorizationServer throws the ConfigError before opening storage', async () => {

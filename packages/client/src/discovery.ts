@@ -1,3 +1,4 @@
+import { authorizationServerMetadataUrls, protectedResourceMetadataUrls } from '@mcp-auth-kit/protocol';
 import { ERR, McpAuthError } from './errors.js';
 import { guardedGet, readJsonObject, type HttpDeps } from './http.js';
 import { resourceMatchesServer } from './url.js';
@@ -24,20 +25,6 @@ export interface AuthorizationServerMetadata {
   authorization_response_iss_parameter_supported?: boolean;
   client_id_metadata_document_supported?: boolean;
   [key: string]: unknown;
-}
-
-/**
- * RFC 9728 §3.1 + MCP Authorization Server Discovery: the PRM URLs to try, in order — the
- * challenge's `resource_metadata` when present, else the path-based well-known URL, else the root.
- */
-export function protectedResourceMetadataUrls(serverUrl: string | URL, resourceMetadata?: string): URL[] {
-  if (resourceMetadata) return [new URL(resourceMetadata)];
-  const server = new URL(serverUrl);
-  const path = server.pathname.replace(/\/$/, '');
-  const urls: URL[] = [];
-  if (path) urls.push(new URL(`/.well-known/oauth-protected-resource${path}`, server.origin));
-  urls.push(new URL('/.well-known/oauth-protected-resource', server.origin));
-  return urls;
 }
 
 /**
@@ -100,26 +87,6 @@ export async function discoverProtectedResource(
     return { metadata: await processProtectedResourceMetadataResponse(serverUrl, res), url };
   }
   throw new McpAuthError(ERR.PRM_NOT_FOUND, `no protected resource metadata found for ${String(serverUrl)}`, { cause: last });
-}
-
-/**
- * MCP Authorization Server Metadata Discovery order. Issuer with a path: RFC 8414 path insertion,
- * OIDC path insertion, OIDC path append. Issuer without a path: RFC 8414, then OIDC.
- */
-export function authorizationServerMetadataUrls(issuer: string | URL): URL[] {
-  const u = new URL(issuer);
-  const path = u.pathname.replace(/\/$/, '');
-  if (!path) {
-    return [
-      new URL('/.well-known/oauth-authorization-server', u.origin),
-      new URL('/.well-known/openid-configuration', u.origin),
-    ];
-  }
-  return [
-    new URL(`/.well-known/oauth-authorization-server${path}`, u.origin),
-    new URL(`/.well-known/openid-configuration${path}`, u.origin),
-    new URL(`${path}/.well-known/openid-configuration`, u.origin),
-  ];
 }
 
 /**

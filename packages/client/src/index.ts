@@ -1,15 +1,13 @@
 export { ERR, McpAuthError, type McpAuthErrorCode, type McpAuthErrorOptions } from './errors.js';
 export { parseWwwAuthenticate, bearerChallenge, oauthChallenge, type Challenge } from './www-authenticate.js';
 export { dpopAlgorithm } from './dpop.js';
-export { isLoopbackHost } from '@mcp-auth-kit/protocol';
+export { authorizationServerMetadataUrls, isLoopbackHost, protectedResourceMetadataUrls } from '@mcp-auth-kit/protocol';
 export { assertAllowedUrl, resourceMatchesServer, serverKey, type UrlPolicy } from './url.js';
 export type { FetchLike } from './http.js';
 export { isPrivateAddress, assertPublicHost, type Resolver } from './network.js';
 export {
-  protectedResourceMetadataUrls,
   processProtectedResourceMetadataResponse,
   discoverProtectedResource,
-  authorizationServerMetadataUrls,
   processAuthorizationServerMetadataResponse,
   discoverAuthorizationServer,
   assertPkceS256,

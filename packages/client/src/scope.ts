@@ -1,8 +1,6 @@
-/** Splits a space-delimited scope string into a de-duplicated list (order kept). */
-export function splitScope(scope: string | undefined): string[] {
-  if (!scope) return [];
-  return [...new Set(scope.split(/\s+/).filter(Boolean))];
-}
+import { splitScope } from '@mcp-auth-kit/protocol';
+
+export { splitScope };
 
 export function joinScope(scopes: Iterable<string>): string | undefined {
   const list = [...new Set(scopes)];

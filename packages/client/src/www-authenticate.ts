@@ -1,125 +1,19 @@
+import { parseWwwAuthenticate as parseChallenges, WwwAuthenticateParseError, type Challenge } from '@mcp-auth-kit/protocol';
 import { ERR, McpAuthError } from './errors.js';
 
-/** One challenge of a `WWW-Authenticate` header (RFC 9110 §11.6.1). */
-export interface Challenge {
-  /** Auth scheme, lower-cased (scheme names are case-insensitive). */
-  scheme: string;
-  /** Auth parameters; names lower-cased, values unquoted and unescaped. */
-  params: Record<string, string>;
-  /** The token68 form, when the challenge carries one instead of parameters. */
-  token68?: string;
-}
-
-const TCHAR = /[!#$%&'*+\-.^_`|~0-9A-Za-z]/;
-const TOKEN68CHAR = /[A-Za-z0-9\-._~+/]/;
+export type { Challenge };
 
 /**
- * Parses a `WWW-Authenticate` field value into its challenges: several challenges per field,
- * quoted strings with `\` escapes, token68, case-insensitive scheme and parameter names.
- * Unquoted parameter values are read up to the next comma or whitespace, which tolerates
- * servers that send URLs unquoted. Throws `MCP_AUTH_WWW_AUTHENTICATE_PARSE` on malformed input
- * and on a parameter repeated within one challenge (RFC 9110: each name occurs only once).
+ * The shared parser (@mcp-auth-kit/protocol) with the client's error code: malformed input throws
+ * `MCP_AUTH_WWW_AUTHENTICATE_PARSE`.
  */
 export function parseWwwAuthenticate(header: string): Challenge[] {
-  const s = header;
-  let i = 0;
-  const fail = (why: string): never => {
-    throw new McpAuthError(ERR.WWW_AUTHENTICATE_PARSE, `invalid WWW-Authenticate header: ${why} at offset ${i}`);
-  };
-  const skipOws = () => {
-    while (i < s.length && (s[i] === ' ' || s[i] === '\t')) i++;
-  };
-  const readToken = (): string => {
-    const start = i;
-    while (i < s.length && TCHAR.test(s[i]!)) i++;
-    return s.slice(start, i);
-  };
-  const readQuoted = (): string => {
-    i++; // opening quote
-    let out = '';
-    while (i < s.length) {
-      const c = s[i]!;
-      if (c === '\\') {
-        if (i + 1 >= s.length) fail('dangling escape');
-        out += s[i + 1];
-        i += 2;
-      } else if (c === '"') {
-        i++;
-        return out;
-      } else {
-        out += c;
-        i++;
-      }
-    }
-    return fail('unterminated quoted-string');
-  };
-  /** Looks ahead: is there `token BWS "=" BWS value` at the cursor (an auth-param, not token68)? */
-  const atParam = (): boolean => {
-    const save = i;
-    const name = readToken();
-    skipOws();
-    let ok = false;
-    if (name && s[i] === '=') {
-      i++;
-      skipOws();
-      ok = i < s.length && s[i] !== ',' && s[i] !== '=';
-    }
-    i = save;
-    return ok;
-  };
-
-  const challenges: Challenge[] = [];
-  for (;;) {
-    while (i < s.length && (s[i] === ',' || s[i] === ' ' || s[i] === '\t')) i++;
-    if (i >= s.length) break;
-    const scheme = readToken();
-    if (!scheme) fail('expected an auth-scheme');
-    const challenge: Challenge = { scheme: scheme.toLowerCase(), params: {} };
-    challenges.push(challenge);
-    if (i < s.length && s[i] !== ' ' && s[i] !== '\t' && s[i] !== ',') fail('unexpected character after auth-scheme');
-    skipOws();
-    if (i >= s.length || s[i] === ',') {
-      continue;
-    }
-    if (!atParam()) {
-      // token68, or the next challenge's scheme when this one has no parameters.
-      const start = i;
-      while (i < s.length && TOKEN68CHAR.test(s[i]!)) i++;
-      while (i < s.length && s[i] === '=') i++;
-      const candidate = s.slice(start, i);
-      skipOws();
-      if (candidate && (i >= s.length || s[i] === ',')) {
-        challenge.token68 = candidate;
-        continue;
-      }
-      fail('expected token68 or auth-param');
-    }
-    // auth-param list
-    for (;;) {
-      const name = readToken().toLowerCase();
-      skipOws();
-      i++; // '='
-      skipOws();
-      let value: string;
-      if (s[i] === '"') {
-        value = readQuoted();
-      } else {
-        const start = i;
-        while (i < s.length && s[i] !== ',' && s[i] !== ' ' && s[i] !== '\t') i++;
-        value = s.slice(start, i);
-      }
-      if (Object.prototype.hasOwnProperty.call(challenge.params, name)) fail(`repeated parameter "${name}"`);
-      challenge.params[name] = value;
-      skipOws();
-      if (i >= s.length) break;
-      if (s[i] !== ',') fail('expected "," between auth-params');
-      // Commas may separate params of this challenge or start the next challenge.
-      while (i < s.length && (s[i] === ',' || s[i] === ' ' || s[i] === '\t')) i++;
-      if (i >= s.length) break;
-      if (!atParam()) break;
-    }
+  try {
+    return parseChallenges(header);
+  } catch (cause) {
+    if (cause instanceof WwwAuthenticateParseError) throw new McpAuthError(ERR.WWW_AUTHENTICATE_PARSE, cause.message, { cause });
+    throw cause;
   }
-  return challenges;
 }
 
 /**

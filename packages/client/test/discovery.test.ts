@@ -2,13 +2,11 @@ import { createServer } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   assertPkceS256,
-  authorizationServerMetadataUrls,
   discoverAuthorizationServer,
   discoverProtectedResource,
   ERR,
   processAuthorizationServerMetadataResponse,
   processProtectedResourceMetadataResponse,
-  protectedResourceMetadataUrls,
 } from '../src/index.js';
 import { close, listen } from './_harness.js';
 
@@ -39,15 +37,6 @@ afterEach(async () => {
 });
 
 describe('Protected Resource Metadata discovery (RFC 9728, MCP Authorization Server Discovery)', () => {
-  it('URL order: challenge resource_metadata, else path-based well-known, else root', () => {
-    expect(protectedResourceMetadataUrls('https://h.example/public/mcp', 'https://h.example/custom').map(String)).toEqual(['https://h.example/custom']);
-    expect(protectedResourceMetadataUrls('https://h.example/public/mcp').map(String)).toEqual([
-      'https://h.example/.well-known/oauth-protected-resource/public/mcp',
-      'https://h.example/.well-known/oauth-protected-resource',
-    ]);
-    expect(protectedResourceMetadataUrls('https://h.example/').map(String)).toEqual(['https://h.example/.well-known/oauth-protected-resource']);
-  });
-
   it('processProtectedResourceMetadataResponse returns the document; resource kept exactly as published', async () => {
     const prm = await processProtectedResourceMetadataResponse('https://h.example/mcp', json({ resource: 'https://h.example', authorization_servers: ['https://as.example'] }));
     expect(prm.resource).toBe('https://h.example');
@@ -112,20 +101,6 @@ describe('Protected Resource Metadata discovery (RFC 9728, MCP Authorization Ser
 });
 
 describe('Authorization Server Metadata discovery (RFC 8414, OIDC Discovery)', () => {
-  it('issuer with a path: OAuth path insertion, OIDC path insertion, OIDC path append', () => {
-    expect(authorizationServerMetadataUrls('https://auth.example.com/tenant1').map(String)).toEqual([
-      'https://auth.example.com/.well-known/oauth-authorization-server/tenant1',
-      'https://auth.example.com/.well-known/openid-configuration/tenant1',
-      'https://auth.example.com/tenant1/.well-known/openid-configuration',
-    ]);
-  });
-  it('issuer without a path: OAuth, then OIDC', () => {
-    expect(authorizationServerMetadataUrls('https://auth.example.com').map(String)).toEqual([
-      'https://auth.example.com/.well-known/oauth-authorization-server',
-      'https://auth.example.com/.well-known/openid-configuration',
-    ]);
-  });
-
   it('RFC 8414 §3.3: metadata whose issuer differs from the identifier is rejected (exact string comparison)', async () => {
     const md = { issuer: 'https://honest.example', token_endpoint: 'https://honest.example/token', code_challenge_methods_supported: ['S256'] };
     await expect(processAuthorizationServerMetadataResponse('https://attacker.example', json(md))).rejects.toMatchObject({ code: ERR.AS_ISSUER_MISMATCH });

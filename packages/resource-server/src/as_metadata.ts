@@ -1,29 +1,10 @@
+import { authorizationServerMetadataUrls } from '@mcp-auth-kit/protocol';
+
 /** The parts of RFC 8414 metadata the resource server uses. */
 export interface AuthorizationServerMetadata {
   issuer: string;
   jwks_uri?: string;
   introspection_endpoint?: string;
-}
-
-/**
- * Metadata URLs to try, in order (MCP §Authorization Server Metadata Discovery; RFC 8414 §3.1
- * path insertion, then OpenID Connect Discovery path insertion and appending).
- */
-export function metadataUrlsFor(issuer: string): URL[] {
-  const url = new URL(issuer);
-  const path = url.pathname === '/' ? '' : url.pathname.replace(/\/$/, '');
-  const origin = url.origin;
-  if (path === '') {
-    return [
-      new URL(`${origin}/.well-known/oauth-authorization-server`),
-      new URL(`${origin}/.well-known/openid-configuration`),
-    ];
-  }
-  return [
-    new URL(`${origin}/.well-known/oauth-authorization-server${path}`),
-    new URL(`${origin}/.well-known/openid-configuration${path}`),
-    new URL(`${origin}${path}/.well-known/openid-configuration`),
-  ];
 }
 
 export class MetadataError extends Error {
@@ -88,7 +69,7 @@ export async function discoverAuthorizationServer(
   options: FetchOptions,
 ): Promise<AuthorizationServerMetadata> {
   const failures: Record<string, unknown>[] = [];
-  for (const url of metadataUrlsFor(issuer)) {
+  for (const url of authorizationServerMetadataUrls(issuer)) {
     try {
       const response = await options.fetch(url, {
         headers: { accept: 'application/json' },

@@ -30,11 +30,10 @@ export {
   type JwtVerifyOptions,
 } from './verify_jwt.js';
 export { introspectAccessToken, type IntrospectionOptions } from './introspection.js';
-export { buildChallenge, buildChallenge as buildWwwAuthenticate, quoteValue, isScopeToken, type ChallengeParams } from './challenge.js';
+export { buildChallenge, canonicalResource, protectedResourceMetadataUrl, quoteValue, isScopeToken, type ChallengeParams } from '@mcp-auth-kit/protocol';
 export { extractBearerToken, MAX_TOKEN_LENGTH, type BearerSources } from './bearer.js';
 export {
   protectedResourceMetadata,
-  protectedResourceMetadataUrl,
   type ProtectedResourceMetadata,
   type ProtectedResourceMetadataOptions,
 } from './metadata.js';
@@ -47,9 +46,9 @@ export {
   type ScopeHierarchy,
   type ChallengeScopeStrategy,
 } from './scope_policy.js';
-export { canonicalResource, audienceIncludes } from './resource_uri.js';
+export { audienceIncludes } from './resource_uri.js';
 export { checkOrigin, checkHost, normalizeOrigin } from './origin.js';
-export { metadataUrlsFor, processMetadata, type AuthorizationServerMetadata } from './as_metadata.js';
+export { processMetadata, type AuthorizationServerMetadata } from './as_metadata.js';
 export { renderError, type ErrorResponse } from './respond.js';
 export { TokenCache, tokenHash } from './token_cache.js';
 export {

@@ -1,5 +1,3 @@
-import { protectedResourceMetadataUrl } from './resource_uri.js';
-
 /** RFC 9728 §2 Protected Resource Metadata, as served by this package. */
 export interface ProtectedResourceMetadata {
   resource: string;
@@ -54,4 +52,3 @@ export function protectedResourceMetadata(options: ProtectedResourceMetadataOpti
   return doc;
 }
 
-export { protectedResourceMetadataUrl };

@@ -1,7 +1,5 @@
-import { isScopeToken } from './challenge.js';
 import { DEFAULT_ALGORITHMS } from './verify_jwt.js';
-import { isLoopbackHost } from '@mcp-auth-kit/protocol';
-import { canonicalResource } from './resource_uri.js';
+import { canonicalResource, isLoopbackHost, isScopeToken } from '@mcp-auth-kit/protocol';
 import { normalizeHost, normalizeOrigin } from './origin.js';
 import type { IntrospectionOptions } from './introspection.js';
 import type { ChallengeScopeStrategy, ScopeHierarchy, ScopePolicy } from './scope_policy.js';

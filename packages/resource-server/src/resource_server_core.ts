@@ -4,7 +4,7 @@ import { ResourceServerError } from './errors.js';
 import { protectedResourceMetadata, type ProtectedResourceMetadata } from './metadata.js';
 import { checkHost, checkLoopbackHost, checkOrigin } from './origin.js';
 import { logRejection, renderError, type ErrorResponse } from './respond.js';
-import { protectedResourceMetadataUrl } from './resource_uri.js';
+import { protectedResourceMetadataUrl } from '@mcp-auth-kit/protocol';
 import { checkScopes, requiredScopes } from './scope_policy.js';
 import { resolveOptions, type ResolvedOptions, type ResourceServerOptions } from './options.js';
 import type { McpAuthInfo, VerifiedAccessToken } from './types.js';

@@ -1,4 +1,4 @@
-import { buildChallenge } from './challenge.js';
+import { buildChallenge } from '@mcp-auth-kit/protocol';
 import { ResourceServerError } from './errors.js';
 import { tokenHash } from './token_cache.js';
 import type { ResourceServerLogger } from './types.js';

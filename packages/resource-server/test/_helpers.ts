@@ -1,3 +1,4 @@
+import { parseWwwAuthenticate } from '@mcp-auth-kit/protocol';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
@@ -183,18 +184,8 @@ export function rpc(method: string, params?: Record<string, unknown>, id: number
 
 /** Parses `Bearer a="b", c="d"` into a map (reference parser for tests; handles quoted-pairs). */
 export function parseChallenge(header: string): { scheme: string; params: Record<string, string> } {
-  const m = /^(\S+)(?: (.*))?$/s.exec(header);
-  if (m === null) throw new Error('bad challenge');
-  const params: Record<string, string> = {};
-  const rest = m[2] ?? '';
-  const re = /\s*([A-Za-z0-9_!#$%&'*+.^`|~-]+)="((?:[^"\\]|\\.)*)"\s*(?:,|$)/gy;
-  let match: RegExpExecArray | null;
-  let consumed = 0;
-  while ((match = re.exec(rest)) !== null) {
-    params[match[1]!] = match[2]!.replace(/\\(.)/g, '$1');
-    consumed = re.lastIndex;
-    if (consumed >= rest.length) break;
-  }
-  if (consumed !== rest.length) throw new Error(`unparsed challenge tail: ${rest.slice(consumed)}`);
-  return { scheme: m[1]!, params };
+  const [challenge] = parseWwwAuthenticate(header);
+  if (!challenge) throw new Error('bad challenge');
+  // Tests compare the scheme as sent (`Bearer`, `DPoP`); the shared parser lower-cases it.
+  return { scheme: header.slice(0, challenge.scheme.length), params: challenge.params };
 }

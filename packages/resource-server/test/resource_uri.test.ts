@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { audienceIncludes, canonicalResource, protectedResourceMetadataUrl } from '../src/index.js';
+import { audienceIncludes } from '../src/index.js';
 
 const R = 'http://localhost:3000/mcp';
 
@@ -38,14 +38,5 @@ describe('audienceIncludes() (RFC 8707 §2, MCP §Canonical Server URI)', () => 
   it('normalises the default port and a root trailing slash', () => {
     expect(audienceIncludes('https://mcp.example.com:443/', 'https://mcp.example.com')).toBe(true);
     expect(audienceIncludes('http://mcp.example.com:80/mcp', 'http://mcp.example.com/mcp')).toBe(true);
-    expect(canonicalResource('https://MCP.example.com:8443/a/')).toBe('https://mcp.example.com:8443/a');
-  });
-
-  it('RFC 9728 §3.1: well-known URL inserts the resource path', () => {
-    expect(protectedResourceMetadataUrl(R)).toBe('http://localhost:3000/.well-known/oauth-protected-resource/mcp');
-    expect(protectedResourceMetadataUrl('https://a.example')).toBe('https://a.example/.well-known/oauth-protected-resource');
-    expect(protectedResourceMetadataUrl('https://a.example/public/mcp')).toBe(
-      'https://a.example/.well-known/oauth-protected-resource/public/mcp',
-    );
   });
 });

@@ -1,5 +1,5 @@
 /** Configuration of upstream OpenID Connect providers ("Sign in with <name>"). */
-import { isLoopbackHost } from '@mcp-auth-kit/protocol';
+import { isLoopbackHost, isScopeToken } from '@mcp-auth-kit/protocol';
 import { parseUrl } from '../urls.js';
 
 export interface UpstreamProviderConfig {
@@ -41,7 +41,7 @@ export function upstreamConfigProblems(upstream: unknown, asLoopback: boolean): 
     }
     if (typeof u.clientId !== 'string' || !u.clientId) problems.push(`${where}.clientId: required`);
     if (u.clientSecret !== undefined && (typeof u.clientSecret !== 'string' || !u.clientSecret)) problems.push(`${where}.clientSecret: must be a non-empty string`);
-    if (u.scopes !== undefined && (!Array.isArray(u.scopes) || u.scopes.some((s) => typeof s !== 'string' || !/^[\x21\x23-\x5B\x5D-\x7E]+$/.test(s)))) {
+    if (u.scopes !== undefined && (!Array.isArray(u.scopes) || u.scopes.some((s) => !isScopeToken(s)))) {
       problems.push(`${where}.scopes: must be an array of scope tokens`);
     }
     if (u.allowSignup !== undefined && typeof u.allowSignup !== 'boolean') problems.push(`${where}.allowSignup: must be a boolean`);

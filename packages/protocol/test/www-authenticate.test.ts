@@ -1,8 +1,59 @@
 import { validateHeaderValue } from 'node:http';
-import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { buildChallenge, quoteValue } from '../src/index.js';
-import { parseChallenge } from './_helpers.js';
+import { describe, expect, it } from 'vitest';
+import { buildChallenge, parseWwwAuthenticate, quoteValue, WwwAuthenticateParseError, type Challenge } from '../src/www-authenticate.js';
+
+// RFC 9110 §11.6.1 vectors: [header, expected challenges]
+const VECTORS: Array<[string, Challenge[]]> = [
+  ['Bearer', [{ scheme: 'bearer', params: {} }]],
+  ['Bearer realm="example"', [{ scheme: 'bearer', params: { realm: 'example' } }]],
+  [
+    'Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource", scope="files:read"',
+    [{ scheme: 'bearer', params: { resource_metadata: 'https://mcp.example.com/.well-known/oauth-protected-resource', scope: 'files:read' } }],
+  ],
+  ['BEARER Scope="a b"', [{ scheme: 'bearer', params: { scope: 'a b' } }]],
+  ['Bearer error=invalid_token', [{ scheme: 'bearer', params: { error: 'invalid_token' } }]],
+  ['Bearer realm = "spaces"  ,  scope = x', [{ scheme: 'bearer', params: { realm: 'spaces', scope: 'x' } }]],
+  ['Bearer error_description="say \\"hi\\" \\\\ bye"', [{ scheme: 'bearer', params: { error_description: 'say "hi" \\ bye' } }]],
+  ['Bearer error_description="a, b=c"', [{ scheme: 'bearer', params: { error_description: 'a, b=c' } }]],
+  ['Basic YWxhZGRpbjpvcGVuc2VzYW1l', [{ scheme: 'basic', params: {}, token68: 'YWxhZGRpbjpvcGVuc2VzYW1l' }]],
+  ['Negotiate abc==', [{ scheme: 'negotiate', params: {}, token68: 'abc==' }]],
+  [
+    'Basic realm="simple", Bearer scope="x", error="insufficient_scope"',
+    [
+      { scheme: 'basic', params: { realm: 'simple' } },
+      { scheme: 'bearer', params: { scope: 'x', error: 'insufficient_scope' } },
+    ],
+  ],
+  [
+    'Newauth realm="apps", type=1, title="Login to \\"apps\\"", Basic realm="simple"',
+    [
+      { scheme: 'newauth', params: { realm: 'apps', type: '1', title: 'Login to "apps"' } },
+      { scheme: 'basic', params: { realm: 'simple' } },
+    ],
+  ],
+  ['Basic, Bearer', [{ scheme: 'basic', params: {} }, { scheme: 'bearer', params: {} }]],
+  ['Negotiate abc=, Bearer scope="y"', [{ scheme: 'negotiate', params: {}, token68: 'abc=' }, { scheme: 'bearer', params: { scope: 'y' } }]],
+  ['DPoP algs="ES256 PS256", Bearer', [{ scheme: 'dpop', params: { algs: 'ES256 PS256' } }, { scheme: 'bearer', params: {} }]],
+  // Lenient: URL sent unquoted by some servers.
+  ['Bearer resource_metadata=https://h.example/.well-known/x', [{ scheme: 'bearer', params: { resource_metadata: 'https://h.example/.well-known/x' } }]],
+  ['', []],
+];
+
+const INVALID = ['Bearer realm="unterminated', 'Bearer scope="a", scope="b"', '=x', 'Bearer realm="x" junk', 'Bearer "quoted"', 'Bearer realm="a\\'];
+
+describe('parseWwwAuthenticate (RFC 9110 §11.6.1)', () => {
+  for (const [header, expected] of VECTORS) {
+    it(`parses ${JSON.stringify(header)}`, () => {
+      expect(parseWwwAuthenticate(header)).toEqual(expected);
+    });
+  }
+  for (const header of INVALID) {
+    it(`rejects ${JSON.stringify(header)}`, () => {
+      expect(() => parseWwwAuthenticate(header)).toThrowError(WwwAuthenticateParseError);
+    });
+  }
+});
 
 describe('buildChallenge()', () => {
   it('RFC 6750 §3.1: no credentials → no error and no error_description, only resource_metadata and scope', () => {
@@ -25,8 +76,8 @@ describe('buildChallenge()', () => {
       resourceMetadata: 'https://mcp.example.com/.well-known/oauth-protected-resource',
       realm: 'mcp',
     });
-    expect(parseChallenge(header)).toEqual({
-      scheme: 'Bearer',
+    expect(parseWwwAuthenticate(header)).toEqual([{
+      scheme: 'bearer',
       params: {
         realm: 'mcp',
         error: 'insufficient_scope',
@@ -34,13 +85,13 @@ describe('buildChallenge()', () => {
         scope: 'notes:read notes:write',
         resource_metadata: 'https://mcp.example.com/.well-known/oauth-protected-resource',
       },
-    });
+    }]);
   });
 
   it('escapes backslash and double quote as quoted-pairs', () => {
     expect(quoteValue('a"b\\c')).toBe('"a\\"b\\\\c"');
     const header = buildChallenge({ error: 'invalid_token', errorDescription: 'say "hi" \\o/' });
-    expect(parseChallenge(header).params.error_description).toBe('say "hi" \\o/');
+    expect(parseWwwAuthenticate(header)[0]!.params.error_description).toBe('say "hi" \\o/');
   });
 
   it('drops scope values that are not RFC 6749 §3.3 scope-tokens', () => {
@@ -63,7 +114,7 @@ describe('buildChallenge()', () => {
           resourceMetadata: meta,
         });
         expect(() => validateHeaderValue('www-authenticate', header)).not.toThrow();
-        const { params } = parseChallenge(header);
+        const { params } = parseWwwAuthenticate(header)[0]!;
         const visible = (s: string) => s.replace(/[^\x20-\x7e]/g, '?');
         expect(params.error_description).toBe(visible(description));
         expect(params.realm).toBe(visible(realm));
@@ -79,7 +130,7 @@ describe('buildChallenge()', () => {
     fc.assert(
       fc.property(printable, (value) => {
         const header = buildChallenge({ error: 'invalid_request', errorDescription: value });
-        expect(parseChallenge(header).params.error_description).toBe(value);
+        expect(parseWwwAuthenticate(header)[0]!.params.error_description).toBe(value);
       }),
       { numRuns: 500 },
     );
@@ -91,7 +142,7 @@ describe('buildChallenge()', () => {
     fc.assert(
       fc.property(fc.array(scopeToken, { minLength: 1, maxLength: 5 }), (scopes) => {
         const header = buildChallenge({ error: 'insufficient_scope', scope: scopes });
-        expect(parseChallenge(header).params.scope).toBe(scopes.join(' '));
+        expect(parseWwwAuthenticate(header)[0]!.params.scope).toBe(scopes.join(' '));
       }),
       { numRuns: 300 },
     );

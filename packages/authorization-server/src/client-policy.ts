@@ -1,15 +1,23 @@
 /**
  * MCP client rules applied to every client the provider builds (pre-registered, DCR, RFC 7592
- * updates, CIMD documents), through oidc-provider's synchronous `extraClientMetadata.validator`,
- * which runs before oidc-provider's own schema validation and may adjust the metadata.
+ * updates, CIMD documents, stored records), through oidc-provider's synchronous
+ * `extraClientMetadata.validator`, which runs before oidc-provider's own schema validation and
+ * may adjust the metadata. What each source may set at all is decided by client-metadata-policy.ts.
  */
+import type Provider from 'oidc-provider';
 import { errors } from 'oidc-provider';
 import type { ResourceRegistry } from './resources.js';
 import { checkRedirectUri, redirectUriKind } from '@mcp-auth-kit/protocol';
+import {
+  applyMetadataPolicy,
+  RESOURCE_SCOPE_PROPERTY,
+  USERLESS_GRANTS,
+  userlessGrantRule,
+  type MetadataSource,
+} from './client-metadata-policy.js';
 import { looksNative, parseUrl } from './urls.js';
 
-/** Holds the resource scopes a client registered (only used to limit client_credentials). */
-export const RESOURCE_SCOPE_PROPERTY = 'mcp_resource_scope';
+export { RESOURCE_SCOPE_PROPERTY };
 
 type Metadata = Record<string, unknown> & {
   client_id?: string;
@@ -23,7 +31,8 @@ type Metadata = Record<string, unknown> & {
   client_secret_expires_at?: number;
 };
 
-interface Ctx {
+/** The part of the Koa context oidc-provider passes to the validator (DCR and RFC 7592 only). */
+export interface Ctx {
   oidc?: { route?: string; body?: Record<string, unknown>; client?: { clientSecret?: string } };
 }
 
@@ -31,6 +40,8 @@ export interface ClientPolicyOptions {
   resources: ResourceRegistry;
   /** Seconds a DCR-issued client secret stays valid (0 = forever). */
   clientSecretTTL: number;
+  /** `client_id`s of the clients in the server's configuration. */
+  operatorClientIds: ReadonlySet<string>;
 }
 
 function invalid(message: string): never {
@@ -48,13 +59,50 @@ export function isCimdClientId(clientId: unknown): boolean {
   return typeof clientId === 'string' && /^https:\/\//i.test(clientId);
 }
 
+/**
+ * Where the metadata in the validator came from. oidc-provider passes the request context only
+ * for DCR and RFC 7592 updates; configured clients are found before the store and before any
+ * document fetch, and DCR ids are server-generated, so an https id that is not configured is a
+ * fetched document and anything else a stored DCR record.
+ */
+export function metadataSource(ctx: Ctx | undefined, clientId: unknown, operatorClientIds: ReadonlySet<string>): MetadataSource {
+  const route = ctx?.oidc?.route;
+  if (route === 'registration') return 'registration';
+  if (route === 'client_update') return 'client_update';
+  if (typeof clientId === 'string' && operatorClientIds.has(clientId)) return 'operator';
+  if (isCimdClientId(clientId)) return 'cimd';
+  return 'stored';
+}
+
+/**
+ * Defence in depth at the token endpoint (oidc-provider's allowedGrantTypeCheck asks
+ * `client.grantTypeAllowed`): a grant without a user is refused unless the client is one the
+ * operator configured and it authenticates (RFC 6749 §4.4), whatever its grant_types say.
+ */
+export function restrictUserlessGrants(provider: Provider, operatorClientIds: ReadonlySet<string>): void {
+  const prototype = provider.Client.prototype;
+  const listed = prototype.grantTypeAllowed;
+  prototype.grantTypeAllowed = function grantTypeAllowed(this: InstanceType<Provider['Client']>, type: string): boolean {
+    if (
+      USERLESS_GRANTS.has(type) &&
+      !(operatorClientIds.has(this.clientId) && userlessGrantRule('operator', this.tokenEndpointAuthMethod) === 'allow')
+    ) {
+      return false;
+    }
+    return listed.call(this, type);
+  };
+}
+
 export function createClientPolicy(options: ClientPolicyOptions) {
   const { resources } = options;
   return function clientPolicy(ctx: Ctx | undefined, key: string, _value: unknown, metadata: Metadata): void {
     if (key !== RESOURCE_SCOPE_PROPERTY) return;
     const route = ctx?.oidc?.route;
     const registering = route === 'registration' || route === 'client_update';
-    const cimd = isCimdClientId(metadata.client_id);
+    const source = metadataSource(ctx, metadata.client_id, options.operatorClientIds);
+    const refusals = applyMetadataPolicy(source, metadata);
+    if (refusals.length) invalid(refusals.join('; '));
+    const cimd = source === 'cimd';
     const redirectUris = Array.isArray(metadata.redirect_uris) ? metadata.redirect_uris : [];
 
     // MCP client-registration §CIMD: the document MUST carry client_id, client_name, redirect_uris.
@@ -96,28 +144,20 @@ export function createClientPolicy(options: ClientPolicyOptions) {
     }
 
     // NOTES gotcha 3: resource scopes are not an allowlist for user-delegated flows (MCP step-up);
-    // they are kept apart and only limit client_credentials tokens.
+    // they are split off. Only an operator client keeps them, as the limit of its
+    // client_credentials tokens (no other source may hold that grant).
     if (typeof metadata.scope === 'string') {
       const requested = metadata.scope.split(' ').filter(Boolean);
       const resourceScopes = requested.filter((s) => resources.allScopes.has(s));
       const rest = requested.filter((s) => !resources.allScopes.has(s));
       if (resourceScopes.length) {
-        metadata[RESOURCE_SCOPE_PROPERTY] = resourceScopes.join(' ');
-        metadata.scope = rest.length ? rest.join(' ') : undefined;
-        if (metadata.scope === undefined) delete metadata.scope;
-      } else if (registering) {
-        delete metadata[RESOURCE_SCOPE_PROPERTY];
+        if (source === 'operator') metadata[RESOURCE_SCOPE_PROPERTY] = resourceScopes.join(' ');
+        if (rest.length) metadata.scope = rest.join(' ');
+        else delete metadata.scope;
       }
-    } else if (registering) {
-      delete metadata[RESOURCE_SCOPE_PROPERTY];
     }
 
     if (registering) {
-      // A dynamically registered client acts for users only: a machine grant with no user and
-      // no prior relationship would hand out resource access to anyone who can register.
-      if (Array.isArray(metadata.grant_types) && metadata.grant_types.includes('client_credentials')) {
-        invalid('client_credentials is only available to pre-registered clients');
-      }
       // RFC 7591 §3.2.1: confidential DCR clients get secrets that expire, including a secret
       // first issued by an RFC 7592 update (oidc-provider issues it with expires_at 0 = never).
       const newSecret = route === 'registration' || (route === 'client_update' && !ctx?.oidc?.client?.clientSecret);

@@ -9,6 +9,7 @@ import type { LoginThrottleLimits } from './interactions/throttle.js';
 import type { MetricsConfig } from './ops/metrics.js';
 import { productionProblems } from './ops/production.js';
 import { refreshGraceConfigProblems } from './refresh-grace.js';
+import { applyMetadataPolicy, DEFAULT_TOKEN_ENDPOINT_AUTH_METHOD } from './client-metadata-policy.js';
 
 /** A protected resource (an MCP server) this AS issues tokens for. */
 export interface ResourceConfig {
@@ -235,6 +236,11 @@ export function validateConfig(config: AuthorizationServerConfig): void {
   if (c.clients !== undefined && !Array.isArray(c.clients)) problems.push('clients: must be an array of client metadata');
   else c.clients?.forEach((client, i) => {
     if (!client || typeof client.client_id !== 'string' || !client.client_id) problems.push(`clients[${i}].client_id: required`);
+    if (!client || typeof client !== 'object') return;
+    // The same table the provider applies when it builds the client (lazily, at first use).
+    const copy: Record<string, unknown> = structuredClone(client);
+    copy.token_endpoint_auth_method ??= DEFAULT_TOKEN_ENDPOINT_AUTH_METHOD;
+    for (const refusal of applyMetadataPolicy('operator', copy)) problems.push(`clients[${i}]: ${refusal}`);
   });
 
   if (c.metrics?.token !== undefined && (typeof c.metrics.token !== 'string' || c.metrics.token.length < 16)) {

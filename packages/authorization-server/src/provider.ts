@@ -4,7 +4,8 @@ import type { AuthorizationServerConfig } from './config.js';
 import type { Store } from './storage/types.js';
 import type { Logger } from './logger.js';
 import { ResourceRegistry } from './resources.js';
-import { createClientPolicy, RESOURCE_SCOPE_PROPERTY } from './client-policy.js';
+import { createClientPolicy, RESOURCE_SCOPE_PROPERTY, restrictUserlessGrants } from './client-policy.js';
+import { DEFAULT_TOKEN_ENDPOINT_AUTH_METHOD } from './client-metadata-policy.js';
 import { createInteractionPolicy } from './interaction-policy.js';
 import { cimdRefusal, createProviderFetch } from './cimd.js';
 import { escapeHtml, page } from './html.js';
@@ -73,9 +74,11 @@ export async function buildProvider(
   const cookieKeys = await store.keys.cookieKeys();
   const dpop = dpopProviderOptions(config.dpop, cookieKeys);
 
+  const operatorClientIds = new Set((config.clients ?? []).map((c) => c.client_id));
   const clientPolicy = createClientPolicy({
     resources,
     clientSecretTTL: registration.clientSecretTTL ?? 30 * 24 * 3600,
+    operatorClientIds,
   });
 
   const configuration: Configuration = {
@@ -98,7 +101,7 @@ export async function buildProvider(
     clientDefaults: {
       grant_types: ['authorization_code'],
       response_types: ['code'],
-      token_endpoint_auth_method: 'client_secret_basic',
+      token_endpoint_auth_method: DEFAULT_TOKEN_ENDPOINT_AUTH_METHOD,
       id_token_signed_response_alg: signingAlg,
       // Left undefined so the client policy can tell "omitted" from "web" (NOTES gotcha 2).
       application_type: undefined,
@@ -227,6 +230,7 @@ export async function buildProvider(
 
   const provider = new Provider(config.issuer, configuration);
   provider.proxy = !!config.trustProxy;
+  restrictUserlessGrants(provider, operatorClientIds);
 
   // RFC 8414 §2 scopes_supported: the OIDC scopes plus every resource scope (NOTES gotcha 3 keeps
   // resource scopes out of oidc-provider's static list so they never become a client allowlist).

@@ -38,7 +38,7 @@ describe('attack: introspection of JWT access tokens (RFC 7662)', () => {
   beforeAll(async () => {
     endpoint = await listenProtectedEndpoint();
     otherResource = `http://127.0.0.1:${await freePort()}/mcp`;
-    const confidential = { grant_types: [], response_types: [], redirect_uris: [], token_endpoint_auth_method: 'client_secret_basic' };
+    const confidential = { grant_types: [] as string[], response_types: [], redirect_uris: [], token_endpoint_auth_method: 'client_secret_basic' as const };
     as = await startAuthServer({
       port: 0,
       host: '127.0.0.1',

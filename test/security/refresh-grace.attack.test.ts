@@ -62,7 +62,7 @@ describe('attack: replaying a rotated refresh token within the grace window', ()
   }
 
   /** Credentials in the form: a public client's id, or a confidential client's id and secret. */
-  const credentials = (client: string | { id: string; secret: string }) =>
+  const credentials = (client: string | { id: string; secret: string }): Record<string, string> =>
     typeof client === 'string' ? { client_id: client } : { client_id: client.id, client_secret: client.secret };
 
   /** Code flow; with `key`, the code exchange carries a proof (DPoP-bound tokens). */

@@ -43,7 +43,7 @@ export function grantClaim(token: { kind?: string; grantId?: string }): Record<s
   return token.kind === 'AccessToken' && token.grantId ? { [GRANT_CLAIM]: token.grantId } : undefined;
 }
 
-export function publicJwk(jwk: JWK): JWK {
+function publicJwk(jwk: JWK): JWK {
   const exported = createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' }).export({ format: 'jwk' }) as JWK;
   return { ...exported, ...(jwk.kid && { kid: jwk.kid }), ...(jwk.alg && { alg: jwk.alg }), use: 'sig' };
 }

@@ -15,6 +15,7 @@ export type AuditEvent =
   | 'token.issued'
   | 'token.refreshed'
   | 'token.revoked'
+  | 'refresh_grace.served'
   | 'client.registered'
   | 'client.updated'
   | 'client.deleted'

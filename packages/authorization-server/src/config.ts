@@ -25,6 +25,12 @@ export interface ResourceConfig {
    * request gets `invalid_scope`.
    */
   defaultScopes?: string[];
+  /**
+   * RFC 7662 §4: `client_id`s of pre-registered confidential clients (this resource server's own
+   * credentials) that may introspect access tokens issued for this resource. A pre-registered
+   * confidential client whose `client_id` is `resource` itself may too. Default: none.
+   */
+  introspectionClients?: string[];
 }
 
 export interface RegistrationConfig {
@@ -133,6 +139,22 @@ export function issuerIsLoopback(issuer: string): boolean {
   return !!url && isLoopbackHost(url.hostname);
 }
 
+/** A resource's `introspectionClients` must name pre-registered clients that authenticate. */
+function introspectionClientProblems(where: string, ids: unknown, clients: unknown): string[] {
+  if (ids === undefined) return [];
+  if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string' || !id)) return [`${where}.introspectionClients: must be an array of client_id strings`];
+  const registered = Array.isArray(clients) ? (clients as Array<Partial<ClientMetadata> | undefined>) : [];
+  const problems: string[] = [];
+  for (const id of ids as string[]) {
+    const client = registered.find((c) => c?.client_id === id);
+    if (!client) problems.push(`${where}.introspectionClients: "${id}" is not a pre-registered client (clients[])`);
+    else if (client.token_endpoint_auth_method === 'none') {
+      problems.push(`${where}.introspectionClients: "${id}" is a public client; introspection needs client authentication (RFC 7662 §2.1)`);
+    }
+  }
+  return problems;
+}
+
 /** Checks the whole configuration and throws one ConfigError listing every problem. */
 export function validateConfig(config: AuthorizationServerConfig): void {
   const problems: string[] = [];
@@ -181,6 +203,7 @@ export function validateConfig(config: AuthorizationServerConfig): void {
       if (r.accessTokenTTL !== undefined && !positiveInt(r.accessTokenTTL)) {
         problems.push(`${where}.accessTokenTTL: must be a positive integer (seconds)`);
       }
+      problems.push(...introspectionClientProblems(where, r.introspectionClients, c.clients));
     });
   }
 

@@ -50,6 +50,8 @@ export function logProviderErrors(provider: Provider, logger: Logger, metrics?: 
       // 5xx are reported twice by oidc-provider (the route event and server_error): log once.
       if (status >= 500 && event !== 'server_error') return;
       const error = err.error ?? (status >= 500 ? 'server_error' : err.name);
+      // Not an error on the wire: jwt-introspection.ts answers these with RFC 7662 §2.2.
+      if (event === 'introspection.error' && error === 'unsupported_token_type') return;
       metrics?.oauthError(endpointOf(event, ctx), error);
       if (event === 'authorization.error') metrics?.authorization('error');
       const fields = {

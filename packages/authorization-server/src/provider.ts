@@ -15,6 +15,7 @@ import { auditProviderEvents, logProviderErrors } from './provider-events.js';
 import type { AsMetrics } from './ops/metrics.js';
 import { meteredCimdFetch } from './ops/cimd-metrics.js';
 import { createIntrospectionPolicy, revocationAllowed } from './ops/token-policies.js';
+import { grantClaim, installJwtIntrospection } from './jwt-introspection.js';
 
 /** Seconds an access token lives when neither the server nor its resource sets `accessTokenTTL`. */
 export const DEFAULT_ACCESS_TOKEN_TTL = 300;
@@ -75,6 +76,7 @@ export async function buildProvider(
   const dpop = dpopProviderOptions(config.dpop, cookieKeys);
 
   const operatorClientIds = new Set((config.clients ?? []).map((c) => c.client_id));
+  const introspectionAllowed = createIntrospectionPolicy(resources, operatorClientIds);
   const clientPolicy = createClientPolicy({
     resources,
     clientSecretTTL: registration.clientSecretTTL ?? 30 * 24 * 3600,
@@ -148,13 +150,15 @@ export async function buildProvider(
     // MCP security §Token theft / OAuth 2.1 §4.3.1: rotate on every use; oidc-provider revokes the
     // whole grant when a rotated (consumed) refresh token is presented again.
     rotateRefreshToken: () => true,
+    // Lets introspection find a JWT access token's grant, and so see it revoked (jwt-introspection.ts).
+    extraTokenClaims: async (_ctx, token) => grantClaim(token as { kind?: string; grantId?: string }),
     features: {
       devInteractions: { enabled: false },
       // RFC 9449: cnf.jkt-bound access tokens, bound refresh tokens for public clients, nonces
       dPoP: dpop.feature,
       rpInitiatedLogout: { enabled: false },
       revocation: { enabled: true, allowedPolicy: revocationAllowed },
-      introspection: { enabled: true, allowedPolicy: createIntrospectionPolicy(resources) },
+      introspection: { enabled: true, allowedPolicy: introspectionAllowed },
       clientCredentials: { enabled: true },
       registration: {
         enabled: registration.enabled ?? true,
@@ -243,6 +247,7 @@ export async function buildProvider(
     }
   });
 
+  installJwtIntrospection(provider, { issuer: config.issuer, signingKeys: ordered.map((k) => k.jwk), allowed: introspectionAllowed, logger });
   logProviderErrors(provider, logger, metrics);
   auditProviderEvents(provider, logger, metrics);
 

@@ -29,6 +29,7 @@ import type Provider from 'oidc-provider';
 import { errors, type KoaContextWithOIDC } from 'oidc-provider';
 import type { KeyValueStore } from './storage/types.js';
 import type { Logger } from './logger.js';
+import { audit } from './audit.js';
 import { checkRefreshResource } from './refresh-grace/resource-check.js';
 import { loadRefreshGrantInternals, type DpopResult, type RefreshGrantInternals } from './refresh-grace/oidc-internals.js';
 import {
@@ -227,9 +228,14 @@ class RefreshGrace {
     const body = { ...payload.body };
     if (typeof body.expires_in === 'number') body.expires_in = Math.max(0, body.expires_in - elapsed);
     ctx.body = body; // the token endpoint already set Cache-Control: no-store
-    this.logger.info('refresh grace: repeated refresh answered with the same token pair', {
+    // Live tokens handed out again without a rotation: an operator must be able to see each one.
+    audit(this.logger, 'refresh_grace.served', {
       client_id: clientId,
       account: token.accountId,
+      grant: token.grantId,
+      dpop_jkt: payload.jkt,
+      resource: typeof ctx.oidc.params?.resource === 'string' ? ctx.oidc.params.resource : undefined,
+      seconds_since_first: elapsed,
       event: 'refresh_grace.served',
     });
   }

@@ -52,6 +52,19 @@ describe('configuration validation', () => {
     expect(list).toMatch(/defaultScopes/);
   });
 
+  it('RFC 7662 §2.1/§4: introspectionClients name pre-registered clients that authenticate', () => {
+    const resource = { resource: 'http://localhost:3000/mcp', scopes: { 'notes:read': 'Read' } };
+    const clients = [
+      { client_id: 'rs', client_secret: 'rs-secret-0123456789', grant_types: [], response_types: [], redirect_uris: [] },
+      { client_id: 'public', token_endpoint_auth_method: 'none', redirect_uris: ['http://127.0.0.1/cb'] },
+    ];
+    expect(problems({ ...valid, clients, resources: [{ ...resource, introspectionClients: ['rs'] }] })).toEqual([]);
+    const list = problems({ ...valid, clients, resources: [{ ...resource, introspectionClients: ['unknown', 'public'] }] }).join('\n');
+    expect(list).toMatch(/introspectionClients: "unknown" is not a pre-registered client/);
+    expect(list).toMatch(/introspectionClients: "public" is a public client/);
+    expect(problems({ ...valid, resources: [{ ...resource, introspectionClients: 'rs' }] }).join()).toMatch(/must be an array/);
+  });
+
   it('dev-only switches are refused unless the issuer host is loopback', () => {
     const list = problems({ ...valid, issuer: 'https://auth.example.com', devAutoLogin: 'demo', cimd: { allowPrivateNetwork: true } }).join('\n');
     expect(list).toMatch(/devAutoLogin: refused/);

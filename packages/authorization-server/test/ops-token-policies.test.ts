@@ -5,6 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerClient, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
 import { authorizeAuto } from './helpers/flow.js';
+import { createIntrospectionPolicy } from '../src/ops/token-policies.js';
+import { ResourceRegistry } from '../src/resources.js';
 
 const printed: string[] = [];
 const originalWrite = process.stdout.write.bind(process.stdout);
@@ -83,5 +85,29 @@ describe('revocation and introspection policies', () => {
 
   it('oidc-provider never falls back to its default policies (no warning printed)', () => {
     expect(printed.join('')).not.toMatch(/allowedPolicy function called/);
+  });
+});
+
+describe('introspection policy (RFC 7662 §4): which resource server may see an access token', () => {
+  const registry = new ResourceRegistry([
+    { resource: 'https://mcp.example/a', scopes: { r: 'R' }, introspectionClients: ['rs-a'] },
+    { resource: 'https://mcp.example/b', scopes: { r: 'R' } },
+  ]);
+  const allowed = createIntrospectionPolicy(registry, new Set(['rs-a', 'https://mcp.example/b', 'rs-public']));
+  const ctx = {} as never;
+  const accessToken = (aud: string, kind = 'AccessToken') => ({ clientId: 'owner', kind, aud });
+
+  it('the owner always; a listed confidential client for its resource; a static client named like the resource', async () => {
+    expect(await allowed(ctx, { clientId: 'owner', clientAuthMethod: 'none' }, accessToken('https://mcp.example/b'))).toBe(true);
+    expect(await allowed(ctx, { clientId: 'rs-a', clientAuthMethod: 'client_secret_basic' }, accessToken('https://mcp.example/a'))).toBe(true);
+    expect(await allowed(ctx, { clientId: 'https://mcp.example/b', clientAuthMethod: 'private_key_jwt' }, accessToken('https://mcp.example/b', 'ClientCredentials'))).toBe(true);
+  });
+
+  it('not: another resource\'s client, a refresh token, a public client, a dynamic (DCR/CIMD) client named like the resource', async () => {
+    expect(await allowed(ctx, { clientId: 'rs-a', clientAuthMethod: 'client_secret_basic' }, accessToken('https://mcp.example/b'))).toBe(false);
+    expect(await allowed(ctx, { clientId: 'rs-a', clientAuthMethod: 'client_secret_basic' }, { clientId: 'owner', kind: 'RefreshToken', aud: 'https://mcp.example/a' })).toBe(false);
+    expect(await allowed(ctx, { clientId: 'rs-public', clientAuthMethod: 'none' }, accessToken('https://mcp.example/a'))).toBe(false);
+    const dynamic = createIntrospectionPolicy(registry, new Set());
+    expect(await dynamic(ctx, { clientId: 'https://mcp.example/b', clientAuthMethod: 'private_key_jwt' }, accessToken('https://mcp.example/b'))).toBe(false);
   });
 });

@@ -262,14 +262,17 @@ describe('client credentials, introspection (RFC 7662) and revocation (RFC 7009)
     expect(refreshed.body.error).toBe('invalid_grant');
   });
 
-  it('RFC 7009 §2.2.1 / RFC 9068: JWT access tokens are self-contained — introspection and revocation answer unsupported_token_type', async () => {
+  it('RFC 7662 §2.2: a JWT access token introspects as active for its client; RFC 7009 §2.2.1: revocation answers unsupported_token_type', async () => {
     const auth = { authorization: basic('svc-basic', 'svc-basic-secret-0123456789') };
     const { body } = await tokenRequest(t.url, { grant_type: 'client_credentials', resource: RESOURCE, scope: 'notes:read' }, auth);
-    for (const path of ['/token/introspection', '/token/revocation']) {
-      const res = await fetch(`${t.url}${path}`, { method: 'POST', headers: { ...auth, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token: body.access_token }) });
-      expect(res.status, path).toBe(400);
-      expect(((await res.json()) as { error: string }).error).toBe('unsupported_token_type');
-    }
+    const post = (path: string) =>
+      fetch(`${t.url}${path}`, { method: 'POST', headers: { ...auth, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token: body.access_token }) });
+    const introspection = await post('/token/introspection');
+    expect(introspection.status).toBe(200);
+    expect(await introspection.json()).toMatchObject({ active: true, client_id: 'svc-basic', aud: RESOURCE, scope: 'notes:read', token_type: 'Bearer' });
+    const revocation = await post('/token/revocation');
+    expect(revocation.status).toBe(400);
+    expect(((await revocation.json()) as { error: string }).error).toBe('unsupported_token_type');
   });
 
   it('RFC 7662 §2.1: introspection requires client authentication', async () => {

@@ -1,5 +1,5 @@
 import { ResourceServerError } from './errors.js';
-import { introspectAccessToken } from './introspection.js';
+import { introspectAccessToken, type IntrospectionOptions } from './introspection.js';
 import { KeyStore } from './key_store.js';
 import { TokenCache, tokenHash } from './token_cache.js';
 import { verifyJwtAccessToken, type JwtVerifyOptions } from './verify_jwt.js';
@@ -40,10 +40,8 @@ export function createAccessTokenVerifier(options: ResolvedOptions): AccessToken
     now: options.now,
   };
 
-  function verifyUncached(token: string): Promise<VerifiedAccessToken> {
-    if (JWT_SHAPE.test(token)) return verifyJwtAccessToken(token, jwtOptions);
-    if (options.introspection === undefined) return Promise.reject(new ResourceServerError('opaque_token_unsupported'));
-    return introspectAccessToken(token, options.introspection, {
+  const introspect = (token: string, introspection: IntrospectionOptions) =>
+    introspectAccessToken(token, introspection, {
       resource: options.resource,
       issuers: options.authorizationServers,
       clockTolerance: options.clockTolerance,
@@ -51,6 +49,22 @@ export function createAccessTokenVerifier(options: ResolvedOptions): AccessToken
       fetch: options.fetch,
       timeoutMs: options.jwks.timeoutMs,
     });
+
+  async function verifyUncached(token: string): Promise<VerifiedAccessToken> {
+    const { introspection } = options;
+    if (JWT_SHAPE.test(token)) {
+      const verified = await verifyJwtAccessToken(token, jwtOptions);
+      if (!introspection?.introspectJwt) return verified;
+      // Both must hold: the token is ours (locally) and still live (the AS's word). The
+      // introspection answer is what is kept, so the cache honours `cacheTtlSeconds`.
+      const live = await introspect(token, introspection);
+      if ((live.jti !== undefined && live.jti !== verified.jti) || live.clientId !== verified.clientId) {
+        throw new ResourceServerError('introspection_failed', { detail: { message: 'the answer is about another token' } });
+      }
+      return live;
+    }
+    if (introspection === undefined) throw new ResourceServerError('opaque_token_unsupported');
+    return introspect(token, introspection);
   }
 
   // Concurrent requests with the same uncached token share one verification (one introspection

@@ -14,6 +14,13 @@ export interface IntrospectionOptions {
   authMethod?: 'client_secret_basic' | 'client_secret_post';
   /** Upper bound for caching an active response, on top of its `exp` (default 60 s). */
   cacheTtlSeconds?: number;
+  /**
+   * Also introspect JWT access tokens, after they passed local verification (default `false`:
+   * JWTs are only verified locally). The AS then reports a revoked grant before the token
+   * expires (RFC 7662 §2.2 `active`), at the cost of one introspection per token and
+   * `cacheTtlSeconds`. Needs an AS that introspects its JWTs (ours does).
+   */
+  introspectJwt?: boolean;
 }
 
 export interface IntrospectContext {

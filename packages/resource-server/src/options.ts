@@ -85,7 +85,7 @@ export interface ResourceServerOptions {
     /** Skip discovery: `{ [issuer]: jwksUri }`. */
     uris?: Readonly<Record<string, string>>;
   };
-  /** RFC 7662 introspection for opaque (non-JWT) tokens; unset means opaque tokens are refused. */
+  /** RFC 7662 introspection for opaque tokens (and JWTs with `introspectJwt`); unset means opaque tokens are refused. */
   introspection?: IntrospectionOptions;
   /** Largest JSON body `protect` reads itself (default 4 MiB). */
   maxBodyBytes?: number;
@@ -287,6 +287,9 @@ export function resolveOptions(options: ResourceServerOptions): ResolvedOptions 
     }
     if (typeof introspection.clientId !== 'string' || typeof introspection.clientSecret !== 'string') {
       throw invalid('introspection.clientId and introspection.clientSecret are required');
+    }
+    if (introspection.introspectJwt !== undefined && typeof introspection.introspectJwt !== 'boolean') {
+      throw invalid('introspection.introspectJwt must be a boolean');
     }
   }
   if (options.resourceDocumentation !== undefined && !URL.canParse(options.resourceDocumentation)) {

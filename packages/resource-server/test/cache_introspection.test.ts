@@ -213,3 +213,75 @@ describe('opaque tokens via RFC 7662 introspection', () => {
     }
   });
 });
+
+describe('JWT access tokens also introspected (introspection.introspectJwt)', () => {
+  const options = () => ({
+    authorizationServers: [as.issuer],
+    introspection: { endpoint: `${as.origin}/introspect`, clientId: 'rs', clientSecret: 'rs-secret', introspectJwt: true },
+    cache: false as const,
+  });
+  const activeFor = (token: string) => {
+    const claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>;
+    return { ...claims, active: true, token_type: 'Bearer' };
+  };
+
+  it('RFC 7662 §2.2: a valid JWT the AS reports active is accepted; once the AS says inactive (grant revoked) the same JWT is refused', async () => {
+    const token = await signToken({ key, issuer: as.issuer });
+    as.introspectionResponses.set(token, activeFor(token));
+    const t = makeApp(options());
+    try {
+      const res = await request(t.app).post('/mcp').set('Authorization', `Bearer ${token}`).send(rpc('ping')).expect(200);
+      expect(res.body.auth.extra.tokenType).toBe('introspection');
+      as.introspectionResponses.set(token, { active: false });
+      await request(t.app).post('/mcp').set('Authorization', `Bearer ${token}`).send(rpc('ping')).expect(401);
+      expect(t.logs.at(-1)?.details?.reason).toBe('introspection_inactive');
+    } finally {
+      as.introspectionResponses.delete(token);
+      await t.rs.close();
+    }
+  });
+
+  it('a JWT that fails local verification is refused without asking the AS', async () => {
+    const token = await signToken({ key, issuer: as.issuer, claims: { aud: 'http://localhost:3000/other' } });
+    as.introspectionResponses.set(token, activeFor(token));
+    const t = makeApp(options());
+    try {
+      const before = as.hits.introspection;
+      await request(t.app).post('/mcp').set('Authorization', `Bearer ${token}`).send(rpc('ping')).expect(401);
+      expect(t.logs.at(-1)?.details?.reason).toBe('aud_mismatch');
+      expect(as.hits.introspection).toBe(before);
+    } finally {
+      as.introspectionResponses.delete(token);
+      await t.rs.close();
+    }
+  });
+
+  it('an answer about another token (other jti or client_id) is refused: introspection_failed', async () => {
+    const token = await signToken({ key, issuer: as.issuer });
+    const t = makeApp(options());
+    try {
+      for (const patch of [{ jti: 'someone-else' }, { client_id: 'other-client' }]) {
+        as.introspectionResponses.set(token, { ...activeFor(token), ...patch });
+        await request(t.app).post('/mcp').set('Authorization', `Bearer ${token}`).send(rpc('ping')).expect(401);
+        expect(t.logs.at(-1)?.details?.reason).toBe('introspection_failed');
+      }
+    } finally {
+      as.introspectionResponses.delete(token);
+      await t.rs.close();
+    }
+  });
+
+  it('without introspectJwt a JWT is verified locally only (no introspection call)', async () => {
+    const token = await signToken({ key, issuer: as.issuer });
+    as.introspectionResponses.set(token, { active: false });
+    const t = makeApp({ ...options(), introspection: { ...options().introspection, introspectJwt: false } });
+    try {
+      const before = as.hits.introspection;
+      await request(t.app).post('/mcp').set('Authorization', `Bearer ${token}`).send(rpc('ping')).expect(200);
+      expect(as.hits.introspection).toBe(before);
+    } finally {
+      as.introspectionResponses.delete(token);
+      await t.rs.close();
+    }
+  });
+});

@@ -121,7 +121,7 @@ export interface TestAuthorizationServer {
    * access tokens cannot be (rejects with error `unsupported_token_type`).
    */
   revoke(token: string, options?: { client?: string | TestClient; hint?: 'access_token' | 'refresh_token' }): Promise<void>;
-  /** RFC 7662 introspection of a refresh token (the AS does not introspect JWT access tokens). */
+  /** RFC 7662 introspection of a refresh token or a JWT access token (inactive once its grant is revoked). */
   introspect(token: string, options?: { client?: string | TestClient }): Promise<Record<string, unknown>>;
   /** Rotates the signing keys in the store and restarts the AS in place (same port, same store). */
   rotateKeys(options?: { retireAfterSeconds?: number }): Promise<RotatedKeys>;

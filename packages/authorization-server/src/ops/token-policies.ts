@@ -32,17 +32,27 @@ function audiences(token: TokenLike): string[] {
   return Array.isArray(aud) ? aud.map(String) : typeof aud === 'string' ? [aud] : [];
 }
 
+/** Decides whether `client` may see `token`'s introspection (RFC 7662 §4); `false` → `{"active":false}`. */
+export type IntrospectionPolicy = (ctx: KoaContextWithOIDC, client: ClientLike, token: TokenLike) => Promise<boolean>;
+
 /**
  * RFC 7662 §4: a client introspects its own tokens; a resource server introspects access
- * tokens issued for it, authenticating with its own credentials: a confidential
- * (pre-registered) client whose `client_id` is the resource's URI. Anyone else gets
- * `{ "active": false }`.
+ * tokens issued for it, authenticating with its own credentials: a pre-registered confidential
+ * client listed in the resource's `introspectionClients`, or whose `client_id` is the resource's
+ * URI. Anyone else gets `{ "active": false }`, the answer for an unknown token (no oracle).
+ * Shared by oidc-provider's own introspection (refresh tokens) and ours of JWT access tokens.
  */
-export function createIntrospectionPolicy(resources: ResourceRegistry) {
-  return async (_ctx: KoaContextWithOIDC, client: ClientLike, token: TokenLike): Promise<boolean> => {
+export function createIntrospectionPolicy(resources: ResourceRegistry, staticClientIds: ReadonlySet<string>): IntrospectionPolicy {
+  return async (_ctx, client, token) => {
     if (token.clientId === client.clientId) return true;
-    if (client.clientAuthMethod === 'none' || !resources.get(client.clientId)) return false;
+    // A DCR or CIMD client never speaks for a resource, whatever its client_id.
+    if (client.clientAuthMethod === 'none' || !staticClientIds.has(client.clientId)) return false;
     const isAccessToken = token.kind === 'AccessToken' || token.kind === 'ClientCredentials';
-    return isAccessToken && audiences(token).includes(client.clientId);
+    return isAccessToken && audiences(token).some((aud) => resourceServerClient(resources, aud, client.clientId));
   };
+}
+
+function resourceServerClient(resources: ResourceRegistry, audience: string, clientId: string): boolean {
+  const resource = resources.get(audience);
+  return !!resource && (resource.resource === clientId || (resource.introspectionClients ?? []).includes(clientId));
 }

@@ -64,8 +64,10 @@ function bodyText(response: ResponseLike): string {
       text = String(r.body);
     }
   }
+  text = text.trimEnd();
   if (text === '') return '(empty)';
-  return text.length > MAX_BODY ? `${text.slice(0, MAX_BODY)}… (${text.length - MAX_BODY} more characters)` : text;
+  const shown = text.length > MAX_BODY ? `${text.slice(0, MAX_BODY)}… (${text.length - MAX_BODY} more characters)` : text;
+  return shown.split(/\r?\n/).join('\n  '); // SSE bodies span lines: keep them indented under "Body:"
 }
 
 function exchangeLine(e: ExchangeLike): string {

@@ -12,6 +12,7 @@ import {
   parseBearerChallenge,
   readMcpResponse,
   ResponseAssertionError,
+  type McpResponse,
 } from '@mcp-auth-kit/testing';
 
 const PRM = 'https://mcp.example.com/.well-known/oauth-protected-resource/mcp';
@@ -165,16 +166,17 @@ describe('every failed assertion shows the response: status, headers and body', 
   });
 
   it('the kit\'s own responses also list the requests that led to them (version fallback, session)', () => {
-    const e = failure(() =>
-      assertAuthorized({
-        ...mcpResponse(404, {}),
-        exchanges: [
-          { httpMethod: 'POST', method: 'tools/call', protocolVersion: '2026-07-28', status: 400 },
-          { httpMethod: 'POST', method: 'initialize', protocolVersion: '2025-11-25', status: 200 },
-          { httpMethod: 'POST', method: 'tools/call', protocolVersion: '2025-11-25', sessionId: 's-1', status: 404 },
-        ],
-      }),
-    );
+    const response: McpResponse = {
+      ...mcpResponse(404, {}),
+      protocolVersion: '2025-11-25',
+      sessionId: 's-1',
+      exchanges: [
+        { httpMethod: 'POST', method: 'tools/call', protocolVersion: '2026-07-28', status: 400 },
+        { httpMethod: 'POST', method: 'initialize', protocolVersion: '2025-11-25', status: 200 },
+        { httpMethod: 'POST', method: 'tools/call', protocolVersion: '2025-11-25', sessionId: 's-1', status: 404 },
+      ],
+    };
+    const e = failure(() => assertAuthorized(response));
     expect(e.message).toContain('Requests made for this response:\n  tools/call @2026-07-28 → 400\n  initialize @2025-11-25 → 200\n  tools/call @2025-11-25 [session s-1] → 404');
   });
 });

@@ -103,6 +103,13 @@ async function extraHeaders(context: McpWireContext, request: McpOutgoingRequest
   return typeof h === 'function' ? await h(request) : h;
 }
 
+/** Header names are case-insensitive (RFC 9110 §5.1): `Authorization` from the caller replaces the kit's `authorization`. */
+function mergeHeaders(own: Record<string, string>, extra: Record<string, string>): Headers {
+  const headers = new Headers(own);
+  for (const [name, value] of Object.entries(extra)) headers.set(name, value);
+  return headers;
+}
+
 function baseHeaders(context: McpWireContext): Record<string, string> {
   return {
     accept: 'application/json, text/event-stream',
@@ -137,12 +144,7 @@ export async function postMcpMessage(context: McpWireContext, message: McpMessag
     protocolVersion: context.protocolVersion,
     ...(context.sessionId !== undefined && { sessionId: context.sessionId }),
   };
-  const headers = {
-    'content-type': 'application/json',
-    ...baseHeaders(context),
-    ...wire.headers,
-    ...(await extraHeaders(context, outgoing)),
-  };
+  const headers = mergeHeaders({ 'content-type': 'application/json', ...baseHeaders(context), ...wire.headers }, await extraHeaders(context, outgoing));
   const body = {
     jsonrpc: '2.0',
     ...(message.id !== undefined && { id: message.id }),
@@ -156,7 +158,7 @@ export async function postMcpMessage(context: McpWireContext, message: McpMessag
 /** DELETE with the session id: ends a 2025-era session (2025-11-25 Transports §Session Management). */
 export async function deleteMcpSession(context: McpWireContext & { sessionId: string }, log: McpExchange[]): Promise<McpResponse> {
   const outgoing: McpOutgoingRequest = { httpMethod: 'DELETE', protocolVersion: context.protocolVersion, sessionId: context.sessionId };
-  const headers = { ...baseHeaders(context), ...(await extraHeaders(context, outgoing)) };
+  const headers = mergeHeaders(baseHeaders(context), await extraHeaders(context, outgoing));
   const res = await fetch(context.url, { method: 'DELETE', headers });
   return record(res, outgoing, log);
 }

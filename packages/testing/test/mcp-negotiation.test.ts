@@ -284,6 +284,12 @@ describe('extra headers', () => {
     for (const request of seen) expect(request.headers['x-tenant']).toBe('t1');
   });
 
+  it('RFC 9110 §5.1: an override in another letter case replaces the kit\'s header instead of adding a second value', async () => {
+    await callTool(`${base}/v2`, { name: 'whoami', token: 'kit-token', headers: { Authorization: 'DPoP bound-token', 'Mcp-Method': 'tools/call' } });
+    expect(seen[0]!.headers.authorization).toBe('DPoP bound-token');
+    expect(seen[0]!.headers['mcp-method']).toBe('tools/call');
+  });
+
   it('a function is called once per HTTP request with what is being sent (for per-request values like DPoP proofs)', async () => {
     const calls: McpOutgoingRequest[] = [];
     let n = 0;

@@ -1,15 +1,12 @@
 /**
  * Assertions on `WWW-Authenticate` challenges (RFC 6750 §3, RFC 9728 §5.1, MCP §Scope Challenge
- * Handling). They throw node:assert's AssertionError, which every test runner reports.
+ * Handling). They throw {@link ResponseAssertionError}, a node:assert AssertionError (which every
+ * test runner reports) whose message also shows the response's status, headers and body.
  */
-import { AssertionError } from 'node:assert';
 import { parseWwwAuthenticate, type Challenge } from '@mcp-auth-kit/client';
+import { headerValue, ResponseAssertionError, type ResponseLike } from './response-report.js';
 
-/** Anything with a status and headers: a fetch Response, a supertest response, a plain object. */
-export interface ResponseLike {
-  status: number;
-  headers: Headers | Record<string, string | string[] | undefined>;
-}
+export type { ResponseLike } from './response-report.js';
 
 export interface BearerChallenge {
   scheme: 'bearer';
@@ -35,17 +32,8 @@ export interface ChallengeExpectation {
   resourceMetadata?: string | boolean;
 }
 
-function headerValue(response: ResponseLike, name: string): string | undefined {
-  const h = response.headers;
-  if (typeof (h as Headers).get === 'function') return (h as Headers).get(name) ?? undefined;
-  const record = h as Record<string, string | string[] | undefined>;
-  const key = Object.keys(record).find((k) => k.toLowerCase() === name);
-  const value = key === undefined ? undefined : record[key];
-  return Array.isArray(value) ? value.join(', ') : value;
-}
-
-function fail(message: string, actual: unknown, expected: unknown): never {
-  throw new AssertionError({ message, actual, expected, operator: 'challenge' });
+function fail(response: ResponseLike, reason: string, actual: unknown, expected: unknown): never {
+  throw new ResponseAssertionError(reason, response, { actual, expected });
 }
 
 /** Parses the Bearer challenge of a `WWW-Authenticate` value (RFC 9110 §11.6.1 syntax). */
@@ -73,9 +61,9 @@ export function parseBearerChallenge(header: string): BearerChallenge | undefine
 /** Reads the response's Bearer challenge; fails when there is none or it cannot be parsed. */
 export function getBearerChallenge(response: ResponseLike): BearerChallenge {
   const header = headerValue(response, 'www-authenticate');
-  if (header === undefined) fail(`expected a WWW-Authenticate header on the HTTP ${response.status} response, found none`, undefined, 'Bearer …');
+  if (header === undefined) fail(response, `expected a WWW-Authenticate header on the HTTP ${response.status} response, found none`, undefined, 'Bearer …');
   const challenge = parseBearerChallenge(header);
-  if (!challenge) fail(`expected a Bearer challenge, got WWW-Authenticate: ${header}`, header, 'Bearer …');
+  if (!challenge) fail(response, `expected a Bearer challenge, got WWW-Authenticate: ${header}`, header, 'Bearer …');
   return challenge;
 }
 
@@ -84,6 +72,7 @@ export function assertChallenge(response: ResponseLike, expected: ChallengeExpec
   if (expected.status !== undefined && response.status !== expected.status) {
     const header = headerValue(response, 'www-authenticate');
     fail(
+      response,
       `expected HTTP ${expected.status}, got ${response.status}${header ? ` (WWW-Authenticate: ${header})` : ' (no WWW-Authenticate)'}`,
       response.status,
       expected.status,
@@ -91,29 +80,29 @@ export function assertChallenge(response: ResponseLike, expected: ChallengeExpec
   }
   const challenge = getBearerChallenge(response);
   if (expected.error === null && challenge.error !== undefined) {
-    fail(`expected a challenge without error (RFC 6750 §3.1: request without credentials), got error="${challenge.error}"`, challenge.error, undefined);
+    fail(response, `expected a challenge without error (RFC 6750 §3.1: request without credentials), got error="${challenge.error}"`, challenge.error, undefined);
   }
   if (typeof expected.error === 'string' && challenge.error !== expected.error) {
-    fail(`expected error="${expected.error}" in the challenge, got ${challenge.error === undefined ? 'no error' : `error="${challenge.error}"`}`, challenge.error, expected.error);
+    fail(response, `expected error="${expected.error}" in the challenge, got ${challenge.error === undefined ? 'no error' : `error="${challenge.error}"`}`, challenge.error, expected.error);
   }
   if (expected.scopes) {
     const got = challenge.scopes ?? [];
     const missing = expected.scopes.filter((s) => !got.includes(s));
     if (missing.length) {
-      fail(`expected the challenge's scope to include ${missing.join(' ')}, got ${challenge.scopes ? `scope="${got.join(' ')}"` : 'no scope'}`, got.join(' '), expected.scopes.join(' '));
+      fail(response, `expected the challenge's scope to include ${missing.join(' ')}, got ${challenge.scopes ? `scope="${got.join(' ')}"` : 'no scope'}`, got.join(' '), expected.scopes.join(' '));
     }
     if (expected.exactScopes) {
       const extra = got.filter((s) => !expected.scopes!.includes(s));
-      if (extra.length) fail(`expected the challenge's scope to be exactly "${expected.scopes.join(' ')}", got scope="${got.join(' ')}"`, got.join(' '), expected.scopes.join(' '));
+      if (extra.length) fail(response, `expected the challenge's scope to be exactly "${expected.scopes.join(' ')}", got scope="${got.join(' ')}"`, got.join(' '), expected.scopes.join(' '));
     }
   }
   const rm = expected.resourceMetadata ?? true;
   if (rm !== false) {
     if (challenge.resourceMetadata === undefined) {
-      fail('expected resource_metadata in the challenge (RFC 9728 §5.1), found none', undefined, rm === true ? 'a URL' : rm);
+      fail(response, 'expected resource_metadata in the challenge (RFC 9728 §5.1), found none', undefined, rm === true ? 'a URL' : rm);
     }
     if (typeof rm === 'string' && challenge.resourceMetadata !== rm) {
-      fail(`expected resource_metadata="${rm}", got "${challenge.resourceMetadata}"`, challenge.resourceMetadata, rm);
+      fail(response, `expected resource_metadata="${rm}", got "${challenge.resourceMetadata}"`, challenge.resourceMetadata, rm);
     }
   }
   return challenge;
@@ -140,5 +129,5 @@ export function assertInsufficientScope(response: ResponseLike, expected: Extra 
 export function assertAuthorized(response: ResponseLike): void {
   if (response.status >= 200 && response.status < 300) return;
   const header = headerValue(response, 'www-authenticate');
-  fail(`expected the request to be authorized, got HTTP ${response.status}${header ? ` (WWW-Authenticate: ${header})` : ''}`, response.status, '2xx');
+  fail(response, `expected the request to be authorized, got HTTP ${response.status}${header ? ` (WWW-Authenticate: ${header})` : ''}`, response.status, '2xx');
 }

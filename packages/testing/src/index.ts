@@ -20,12 +20,29 @@ export {
   parseBearerChallenge,
   type BearerChallenge,
   type ChallengeExpectation,
-  type ResponseLike,
 } from './challenge.js';
+export { ResponseAssertionError, describeResponse, type ResponseLike } from './response-report.js';
 export { startClientMetadataHost, type ClientMetadataHost } from './client-metadata-host.js';
 export { createLoopbackCertificate, type LoopbackCertificate } from './loopback-certificate.js';
 export { startLoopbackServer, type LoopbackServer, type RequestListener } from './loopback-server.js';
-export { mcpRequest, callTool, MCP_PROTOCOL_VERSION, type McpRequestOptions, type McpResponse } from './mcp-request.js';
+export { mcpRequest, callTool, type McpRequestOptions } from './mcp-request.js';
+export {
+  openMcpSession,
+  McpHandshakeError,
+  type McpConnectionOptions,
+  type McpSession,
+  type McpSessionRequestOptions,
+} from './mcp-session.js';
+export {
+  MCP_PROTOCOL_VERSION,
+  LEGACY_PROTOCOL_VERSIONS,
+  readMcpResponse,
+  encodeMcpHeaderValue,
+  type McpResponse,
+  type McpExchange,
+  type McpHeaders,
+  type McpOutgoingRequest,
+} from './mcp-wire.js';
 export { decodeAccessToken, waitUntilExpired, type AccessTokenClaims } from './jwt.js';
 export {
   runCodeFlow,

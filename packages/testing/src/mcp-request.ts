@@ -1,73 +1,51 @@
 /**
- * One MCP request over Streamable HTTP on the stateless 2026-07-28 wire (`_meta` envelope,
- * `Mcp-Method` / `Mcp-Name` headers), with or without a bearer token: enough to test a
- * protected endpoint without an MCP client session.
+ * One MCP request with or without a bearer token, on whichever wire the server speaks: enough
+ * to test a protected endpoint without an MCP client. The response is the answer to the request
+ * itself; when the server needed the 2025-era handshake first, `exchanges` lists it.
  */
-export const MCP_PROTOCOL_VERSION = '2026-07-28';
+import { classifyStatelessAttempt } from './mcp-negotiation.js';
+import { initializeHandshake, statelessSession, type McpConnectionOptions } from './mcp-session.js';
+import { isStatelessWire, LEGACY_PROTOCOL_VERSIONS, MCP_PROTOCOL_VERSION, type McpExchange, type McpResponse } from './mcp-wire.js';
 
-export interface McpRequestOptions {
-  /** Access token sent as `Authorization: Bearer …`; omit to test the unauthenticated path. */
-  token?: string;
+export interface McpRequestOptions extends McpConnectionOptions {
   method: string;
   params?: Record<string, unknown>;
-  headers?: Record<string, string>;
 }
 
-export interface McpResponse {
-  status: number;
-  headers: Headers;
-  /** The JSON-RPC message (JSON body or last SSE `data:` event), or the JSON error body. */
-  body: any;
-}
-
-let nextId = 1;
-
-async function readBody(res: Response): Promise<unknown> {
-  const text = await res.text();
-  if (text === '') return undefined;
-  if ((res.headers.get('content-type') ?? '').includes('text/event-stream')) {
-    const events = text
-      .split(/\r?\n/)
-      .filter((line) => line.startsWith('data:'))
-      .map((line) => line.slice(5).trim())
-      .filter(Boolean);
-    return events.length ? JSON.parse(events.at(-1)!) : undefined;
-  }
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
-
+/**
+ * Sends `method` (MCP 2026-07-28 Streamable HTTP §Backward Compatibility): first on the
+ * 2026-07-28 wire; when the server answers like an initialize-based server (a `400` without a
+ * challenge or a 2026-only error code), runs `initialize` → `notifications/initialized` → the
+ * request, then ends the session it got, if any. A refusal on the way (401, 403, …) is returned
+ * as is, so the challenge assertions see it.
+ */
 export async function mcpRequest(url: string, o: McpRequestOptions): Promise<McpResponse> {
-  const meta = {
-    'io.modelcontextprotocol/protocolVersion': MCP_PROTOCOL_VERSION,
-    'io.modelcontextprotocol/clientInfo': { name: 'mcp-auth-kit-testing', version: '0.1.0' },
-    'io.modelcontextprotocol/clientCapabilities': {},
-  };
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    accept: 'application/json, text/event-stream',
-    'mcp-protocol-version': MCP_PROTOCOL_VERSION,
-    'mcp-method': o.method,
-    ...(o.token !== undefined && { authorization: `Bearer ${o.token}` }),
-    ...o.headers,
-  };
-  const res = await fetch(url, {
-    method: 'POST',
-    headers,
-    body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: o.method, params: { ...o.params, _meta: meta } }),
-  });
-  return { status: res.status, headers: res.headers, body: await readBody(res) };
+  const version = o.protocolVersion ?? 'auto';
+  const request = { method: o.method, ...(o.params && { params: o.params }) };
+  let versions: readonly string[] = [version];
+  const log: McpExchange[] = [];
+  if (version === 'auto' || isStatelessWire(version)) {
+    const attempt = await statelessSession(url, o, version === 'auto' ? MCP_PROTOCOL_VERSION : version).request(request);
+    if (version !== 'auto') return attempt;
+    const outcome = classifyStatelessAttempt(attempt, LEGACY_PROTOCOL_VERSIONS);
+    if (outcome.kind === 'answer') return attempt;
+    log.push(...attempt.exchanges);
+    versions = outcome.versions;
+  }
+  const handshake = await initializeHandshake(url, o, versions, version !== 'auto', log);
+  if (!handshake.ok) return handshake.response;
+  try {
+    return await handshake.session.request(request);
+  } finally {
+    await handshake.session.close();
+  }
 }
 
-/** `tools/call` for `name`; the result is in `body.result` when the call went through. */
-export function callTool(url: string, o: { token?: string; name: string; arguments?: Record<string, unknown> }): Promise<McpResponse> {
-  return mcpRequest(url, {
-    token: o.token,
-    method: 'tools/call',
-    params: { name: o.name, arguments: o.arguments ?? {} },
-    headers: { 'mcp-name': o.name },
-  });
+/** `tools/call` for `name` (`Mcp-Name` set on the 2026-07-28 wire); the result is in `body.result`. */
+export function callTool(
+  url: string,
+  o: McpConnectionOptions & { name: string; arguments?: Record<string, unknown> },
+): Promise<McpResponse> {
+  const { name, arguments: args, ...connection } = o;
+  return mcpRequest(url, { ...connection, method: 'tools/call', params: { name, arguments: args ?? {} } });
 }

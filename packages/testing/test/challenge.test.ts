@@ -10,18 +10,22 @@ import {
   assertUnauthorized,
   getBearerChallenge,
   parseBearerChallenge,
+  readMcpResponse,
+  ResponseAssertionError,
+  type McpResponse,
 } from '@mcp-auth-kit/testing';
 
 const PRM = 'https://mcp.example.com/.well-known/oauth-protected-resource/mcp';
 const res = (status: number, challenge?: string) =>
   new Response(null, { status, headers: challenge === undefined ? {} : { 'www-authenticate': challenge } });
 
-function failure(run: () => unknown): AssertionError {
+function failure(run: () => unknown): ResponseAssertionError {
   try {
     run();
   } catch (err) {
     expect(err).toBeInstanceOf(AssertionError);
-    return err as AssertionError;
+    expect(err).toBeInstanceOf(ResponseAssertionError);
+    return err as ResponseAssertionError;
   }
   throw new Error('expected the assertion to fail');
 }
@@ -65,7 +69,8 @@ describe('challenge assertions pass on correct challenges', () => {
 describe('challenge assertions fail with clear AssertionErrors', () => {
   it('wrong status names both statuses and shows the challenge', () => {
     const e = failure(() => assertInvalidToken(res(200)));
-    expect(e.message).toBe('expected HTTP 401, got 200 (no WWW-Authenticate)');
+    expect(e.reason).toBe('expected HTTP 401, got 200 (no WWW-Authenticate)');
+    expect(e.message.split('\n')[0]).toBe(e.reason);
     expect(e.actual).toBe(200);
     expect(e.expected).toBe(401);
   });
@@ -80,7 +85,7 @@ describe('challenge assertions fail with clear AssertionErrors', () => {
     expect(e.message).toMatch(/without error.*got error="invalid_token"/);
   });
   it('wrong error code', () => {
-    expect(failure(() => assertInvalidToken(res(401, `Bearer error="invalid_request", resource_metadata="${PRM}"`))).message).toBe(
+    expect(failure(() => assertInvalidToken(res(401, `Bearer error="invalid_request", resource_metadata="${PRM}"`))).reason).toBe(
       'expected error="invalid_token" in the challenge, got error="invalid_request"',
     );
   });
@@ -92,7 +97,7 @@ describe('challenge assertions fail with clear AssertionErrors', () => {
   });
   it('step-up scope missing from the 403 challenge', () => {
     const e = failure(() => assertInsufficientScope(res(403, `Bearer error="insufficient_scope", scope="notes:read", resource_metadata="${PRM}"`), { scopes: ['notes:write'] }));
-    expect(e.message).toBe('expected the challenge\'s scope to include notes:write, got scope="notes:read"');
+    expect(e.reason).toBe('expected the challenge\'s scope to include notes:write, got scope="notes:read"');
   });
   it('exactScopes refuses extra scopes', () => {
     const r = res(401, `Bearer scope="a b", resource_metadata="${PRM}"`);
@@ -100,6 +105,79 @@ describe('challenge assertions fail with clear AssertionErrors', () => {
   });
   it('assertAuthorized shows the challenge of a refused request', () => {
     expect(failure(() => assertAuthorized(res(403, 'Bearer error="insufficient_scope"'))).message).toMatch(/got HTTP 403 \(WWW-Authenticate: Bearer error="insufficient_scope"\)/);
+  });
+});
+
+describe('every failed assertion shows the response: status, headers and body', () => {
+  // What callTool returns: the body is already read, so the message can show it.
+  const body = { jsonrpc: '2.0', error: { code: -32000, message: 'Bad Request: Unsupported protocol version: 2026-07-28' }, id: null };
+  const mcpResponse = (status: number, headers: Record<string, string>) => ({
+    status,
+    headers: new Headers({ 'content-type': 'application/json', 'x-request-id': 'r-1', ...headers }),
+    body,
+    text: JSON.stringify(body),
+  });
+  const bare = mcpResponse(400, {});
+  const withChallenge = mcpResponse(401, { 'www-authenticate': 'Bearer error="invalid_token"' });
+  const cases: [string, () => unknown, number][] = [
+    ['assertUnauthorized', () => assertUnauthorized(bare), 400],
+    ['assertInvalidToken', () => assertInvalidToken(bare), 400],
+    ['assertInsufficientScope', () => assertInsufficientScope(bare, { scopes: ['x'] }), 400],
+    ['assertChallenge (status)', () => assertChallenge(bare, { status: 401 }), 400],
+    ['assertChallenge (no challenge)', () => assertChallenge(bare, {}), 400],
+    ['assertChallenge (resource_metadata)', () => assertChallenge(withChallenge, {}), 401],
+    ['assertChallenge (error)', () => assertChallenge(withChallenge, { error: 'insufficient_scope', resourceMetadata: false }), 401],
+    ['assertChallenge (scopes)', () => assertChallenge(withChallenge, { scopes: ['x'], resourceMetadata: false }), 401],
+    ['assertAuthorized', () => assertAuthorized(withChallenge), 401],
+    ['getBearerChallenge', () => getBearerChallenge(bare), 400],
+  ];
+  it.each(cases)('%s', (_name, run, status) => {
+    const e = failure(run);
+    expect(e.message).toContain(`Response: HTTP ${status}`);
+    expect(e.message).toContain('  content-type: application/json');
+    expect(e.message).toContain('  x-request-id: r-1');
+    expect(e.message).toContain('Bad Request: Unsupported protocol version: 2026-07-28');
+    expect(e.response.status).toBe(status);
+  });
+
+  it('supertest-style responses: plain header object and raw text', () => {
+    const e = failure(() => assertAuthorized({ status: 500, headers: { 'Content-Type': 'text/plain', 'set-cookie': ['a=1', 'b=2'] }, text: 'boom' } as never));
+    expect(e.message).toContain('Response: HTTP 500');
+    expect(e.message).toContain('  content-type: text/plain');
+    expect(e.message).toContain('  set-cookie: a=1, b=2');
+    expect(e.message).toContain('  boom');
+  });
+
+  it('a long body is cut, saying how much was left out', () => {
+    const e = failure(() => assertAuthorized({ status: 502, headers: {}, text: 'x'.repeat(5000) } as never));
+    expect(e.message).toContain('… (1000 more characters)');
+  });
+
+  it('a fetch Response: the message says its body is not shown and how to see it; readMcpResponse shows it', async () => {
+    const raw = () => new Response('{"error":"nope"}', { status: 400, headers: { 'content-type': 'application/json' } });
+    const e = failure(() => assertUnauthorized(raw()));
+    expect(e.message).toContain('Response: HTTP 400');
+    expect(e.message).toContain('readMcpResponse');
+    expect(e.message).not.toContain('nope');
+    expect(failure(() => assertUnauthorized(new Response(null, { status: 204 }))).message).toContain('Body:\n  (empty)');
+    const read = await readMcpResponse(raw());
+    expect(read.body).toEqual({ error: 'nope' });
+    expect(failure(() => assertUnauthorized(read)).message).toContain('{"error":"nope"}');
+  });
+
+  it('the kit\'s own responses also list the requests that led to them (version fallback, session)', () => {
+    const response: McpResponse = {
+      ...mcpResponse(404, {}),
+      protocolVersion: '2025-11-25',
+      sessionId: 's-1',
+      exchanges: [
+        { httpMethod: 'POST', method: 'tools/call', protocolVersion: '2026-07-28', status: 400 },
+        { httpMethod: 'POST', method: 'initialize', protocolVersion: '2025-11-25', status: 200 },
+        { httpMethod: 'POST', method: 'tools/call', protocolVersion: '2025-11-25', sessionId: 's-1', status: 404 },
+      ],
+    };
+    const e = failure(() => assertAuthorized(response));
+    expect(e.message).toContain('Requests made for this response:\n  tools/call @2026-07-28 → 400\n  initialize @2025-11-25 → 200\n  tools/call @2025-11-25 [session s-1] → 404');
   });
 });
 
@@ -111,7 +189,11 @@ describe('supertest responses', () => {
       const res = await request(server.app).post('/mcp').set('content-type', 'application/json').send('{}');
       const challenge = assertUnauthorized(res, { scopes: ['notes:read'], resourceMetadata: 'http://127.0.0.1/.well-known/oauth-protected-resource/mcp' });
       expect(challenge.error).toBeUndefined();
-      expect(failure(() => assertInvalidToken(res)).message).toMatch(/expected error="invalid_token" in the challenge, got no error/);
+      const e = failure(() => assertInvalidToken(res));
+      expect(e.message).toMatch(/expected error="invalid_token" in the challenge, got no error/);
+      // supertest keeps the raw body in `text`: the RS's JSON error body is shown.
+      expect(e.message).toContain(res.text);
+      expect(res.text).toContain('error_description');
     } finally {
       await server.close();
     }

@@ -10,6 +10,7 @@ import {
   assertInsufficientScope,
   assertInvalidToken,
   callTool,
+  ResponseAssertionError,
   startLoopbackServer,
   startTestAuthorizationServer,
   type LoopbackServer,
@@ -72,10 +73,11 @@ const checks = {
   },
 };
 
-async function assertionFailure(run: Promise<void>): Promise<AssertionError> {
+async function assertionFailure(run: Promise<void>): Promise<ResponseAssertionError> {
   const error = await run.then(() => undefined, (e: unknown) => e);
   expect(error, 'the check should have failed against the misconfigured server').toBeInstanceOf(AssertionError);
-  return error as AssertionError;
+  expect(error).toBeInstanceOf(ResponseAssertionError);
+  return error as ResponseAssertionError;
 }
 
 describe('the checks pass against the correctly configured server', () => {
@@ -87,7 +89,10 @@ describe('the checks pass against the correctly configured server', () => {
 describe('the same checks catch misconfigured servers', () => {
   it('audience check defeated (resource option points at another server) → wrong-audience check fails', async () => {
     const e = await assertionFailure(checks.wrongAudienceRefused(servers.otherAudience));
-    expect(e.message).toBe('expected HTTP 401, got 200 (no WWW-Authenticate)');
+    expect(e.reason).toBe('expected HTTP 401, got 200 (no WWW-Authenticate)');
+    // The message shows what the server did instead: the tool ran for the foreign token.
+    expect(e.message).toContain('Response: HTTP 200');
+    expect(e.message).toMatch(/"text":"alice"/);
   });
 
   it('tool scope policy missing → step-up check fails', async () => {

@@ -284,10 +284,11 @@ export function createInteractionRouter(o: InteractionOptions): Router {
     const username = typeof req.body?.username === 'string' ? req.body.username.trim().slice(0, 200) : '';
     const password = typeof req.body?.password === 'string' ? req.body.password : '';
     const address = req.ip ?? 'unknown';
-    const brake = await throttle.blocked(address, username);
+    // Counted before the password is checked (see throttle.ts): parallel guesses cannot all pass.
+    const brake = await throttle.attempt(address, username);
     if (brake) {
       audit(o.logger, 'login.throttled', { username, ip: address, limit: brake });
-      // The counters expire at most one window after the first failure.
+      // The counters expire at most one window after the first attempt they counted.
       res.set('Retry-After', String(limits.windowSeconds));
       await renderLogin(res, details, 'Too many failed attempts. Try again later.', username, 429);
       return;
@@ -296,7 +297,6 @@ export function createInteractionRouter(o: InteractionOptions): Router {
     // Unknown users cost one scrypt too, so timing does not reveal which usernames exist.
     const ok = await verifyPassword(password, account?.passwordHash ?? (await dummyHash()));
     if (!account || !ok || account.disabled) {
-      await throttle.failed(address, username);
       audit(o.logger, 'login.failed', {
         method: 'password',
         username,

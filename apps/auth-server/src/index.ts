@@ -17,8 +17,9 @@ import {
 } from '@mcp-auth-kit/authorization-server';
 import { isLoopbackHost } from '@mcp-auth-kit/protocol';
 import { EnvError, loadConfig, type LogLevel } from './config.js';
+import { DEMO_USER, demoAccountProblems } from './demo-user.js';
 
-export const DEMO_USER = { username: 'demo', password: 'demo-password', displayName: 'Demo User' };
+export { DEMO_USER };
 export const DEFAULT_RESOURCE = 'http://localhost:3000/mcp';
 export const DEMO_SCOPES = {
   'notes:read': 'Read your notes',
@@ -169,6 +170,19 @@ export async function startAuthServer(options: StartAuthServerOptions = {}): Pro
       cimd: { ...extra.cimd, allowPrivateNetwork: !!options.cimdAllowPrivateNetwork || !!extra.cimd?.allowPrivateNetwork },
       logger,
     });
+    // Checked on the store the server will use, before it serves anything (requests get 503
+    // until then). Only an explicit AS_DEMO_USER=1 — refused above unless the issuer is
+    // loopback — keeps the demo account on outside development (the compose demo stack).
+    const exposed = options.production || !issuerLoopback;
+    if (exposed && options.demoUser) {
+      logger.warn('AS_DEMO_USER=1 in production mode: the demo account and its public password are on (local demo only)', { username: DEMO_USER.username });
+    } else if (exposed) {
+      const problems = await demoAccountProblems(store, options.production ? 'in production' : `for the non-loopback issuer ${issuer}`);
+      if (problems.length) {
+        await server.close();
+        throw new EnvError(problems);
+      }
+    }
     handler = server.app as unknown as typeof handler;
     if (options.banner) {
       const lines = [

@@ -60,21 +60,44 @@ describe('login throttle (shared kv)', () => {
     const limits = { perAddressAndUser: 3, perUser: 5, perAddress: 7, windowSeconds: 60 };
     const a = new LoginThrottle(store.kv, limits);
     const b = new LoginThrottle(store.kv, limits); // a second instance on the same store
-    for (let i = 0; i < 3; i++) await a.failed('10.0.0.1', 'Bob');
-    expect(await b.blocked('10.0.0.1', 'bob')).toBe('address-and-user');
-    expect(await b.blocked('10.0.0.2', 'bob')).toBeUndefined();
-    for (let i = 0; i < 2; i++) await b.failed(`10.0.0.${10 + i}`, 'bob');
-    expect(await a.blocked('10.9.9.9', 'BOB')).toBe('user');
-    for (let i = 0; i < 7; i++) await a.failed('10.0.0.99', `user${i}`);
-    expect(await a.blocked('10.0.0.99', 'somebody-else')).toBe('address');
+    for (let i = 0; i < 3; i++) expect(await a.attempt('10.0.0.1', 'Bob')).toBeUndefined();
+    expect(await b.attempt('10.0.0.1', 'bob')).toBe('address-and-user');
+    for (let i = 0; i < 2; i++) expect(await b.attempt(`10.0.0.${10 + i}`, 'bob')).toBeUndefined();
+    expect(await a.attempt('10.9.9.9', 'BOB')).toBe('user');
+    for (let i = 0; i < 7; i++) expect(await a.attempt('10.0.0.99', `user${i}`)).toBeUndefined();
+    expect(await a.attempt('10.0.0.99', 'somebody-else')).toBe('address');
   });
 
-  it('a success clears only the address+user counter', async () => {
-    const t = new LoginThrottle(store.kv, { perAddressAndUser: 2, perUser: 100, perAddress: 100, windowSeconds: 60 });
-    await t.failed('10.1.0.1', 'carol');
+  it('counts first: of 12 parallel attempts on one pair exactly the limit get through', async () => {
+    const t = new LoginThrottle(store.kv, { perAddressAndUser: 4, perUser: 100, perAddress: 100, windowSeconds: 60 });
+    const results = await Promise.all(Array.from({ length: 12 }, () => t.attempt('10.3.0.1', 'erin')));
+    expect(results.filter((r) => r === undefined)).toHaveLength(4);
+    expect(results.filter((r) => r === 'address-and-user')).toHaveLength(8);
+  });
+
+  it('a refused attempt weighs only on the brake that refused it', async () => {
+    const t = new LoginThrottle(store.kv, { perAddressAndUser: 2, perUser: 3, perAddress: 100, windowSeconds: 60 });
+    for (let i = 0; i < 2; i++) expect(await t.attempt('10.4.0.1', 'frank')).toBeUndefined();
+    // Hammering the locked pair: neither the user's nor the address's budget shrinks.
+    for (let i = 0; i < 20; i++) expect(await t.attempt('10.4.0.1', 'frank')).toBe('address-and-user');
+    expect(await t.attempt('10.4.0.2', 'frank')).toBeUndefined();
+    expect(await t.attempt('10.4.0.3', 'frank')).toBe('user');
+    // Hammering the locked user from another address: that address's budget is intact.
+    const u = new LoginThrottle(store.kv, { perAddressAndUser: 100, perUser: 3, perAddress: 5, windowSeconds: 60 });
+    for (let i = 0; i < 3; i++) expect(await u.attempt('10.5.0.1', 'grace')).toBeUndefined();
+    for (let i = 0; i < 20; i++) expect(await u.attempt('10.5.0.2', 'grace')).toBe('user');
+    for (let i = 0; i < 5; i++) expect(await u.attempt('10.5.0.2', `other${i}`)).toBeUndefined();
+    expect(await u.attempt('10.5.0.2', 'other5')).toBe('address');
+  });
+
+  it('a success clears the address+user counter and gives its attempt back to the user and address counters', async () => {
+    const t = new LoginThrottle(store.kv, { perAddressAndUser: 2, perUser: 2, perAddress: 100, windowSeconds: 60 });
+    expect(await t.attempt('10.1.0.1', 'carol')).toBeUndefined();
     await t.succeeded('10.1.0.1', 'carol');
-    await t.failed('10.1.0.1', 'carol');
-    expect(await t.blocked('10.1.0.1', 'carol')).toBeUndefined();
+    expect(await t.attempt('10.1.0.1', 'carol')).toBeUndefined();
+    expect(await t.attempt('10.1.0.1', 'carol')).toBeUndefined();
+    expect(await t.attempt('10.1.0.1', 'carol')).toBe('address-and-user');
+    expect(await t.attempt('10.1.0.9', 'carol'), 'two failures counted for the user, the success not').toBe('user');
   });
 });
 

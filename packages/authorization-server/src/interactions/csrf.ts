@@ -4,6 +4,7 @@
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
+import { readCookie } from './cookies.js';
 
 export const CSRF_COOKIE = 'mcp_csrf';
 
@@ -11,16 +12,6 @@ export function issueCsrfToken(res: Response, path: string, secure: boolean): st
   const token = randomBytes(24).toString('base64url');
   res.cookie(CSRF_COOKIE, token, { httpOnly: true, sameSite: 'strict', secure, path });
   return token;
-}
-
-export function readCookie(req: Request, name: string): string | undefined {
-  const header = req.headers.cookie;
-  if (!header) return undefined;
-  for (const part of header.split(';')) {
-    const [k, ...v] = part.trim().split('=');
-    if (k === name) return decodeURIComponent(v.join('='));
-  }
-  return undefined;
 }
 
 export function checkCsrfToken(req: Request): boolean {

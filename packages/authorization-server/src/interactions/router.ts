@@ -17,7 +17,8 @@ import { isCimdClientId } from '../client-policy.js';
 import { allLoopback, parseUrl } from '../urls.js';
 import type { UpstreamProviderConfig } from '../upstream/config.js';
 import { UpstreamLogin } from '../upstream/login.js';
-import { checkCsrfToken, issueCsrfToken, readCookie } from './csrf.js';
+import { checkCsrfToken, issueCsrfToken } from './csrf.js';
+import { readCookie } from './cookies.js';
 import { grantRequestedAccess, isEmpty, missingAccess, notCoveredBy } from './grant.js';
 import { consentPage, errorPage, loginPage } from './pages.js';
 import { RememberedGrants } from './remembered-grants.js';
@@ -284,10 +285,11 @@ export function createInteractionRouter(o: InteractionOptions): Router {
     const username = typeof req.body?.username === 'string' ? req.body.username.trim().slice(0, 200) : '';
     const password = typeof req.body?.password === 'string' ? req.body.password : '';
     const address = req.ip ?? 'unknown';
-    const brake = await throttle.blocked(address, username);
+    // Counted before the password is checked (see throttle.ts): parallel guesses cannot all pass.
+    const brake = await throttle.attempt(address, username);
     if (brake) {
       audit(o.logger, 'login.throttled', { username, ip: address, limit: brake });
-      // The counters expire at most one window after the first failure.
+      // The counters expire at most one window after the first attempt they counted.
       res.set('Retry-After', String(limits.windowSeconds));
       await renderLogin(res, details, 'Too many failed attempts. Try again later.', username, 429);
       return;
@@ -296,7 +298,6 @@ export function createInteractionRouter(o: InteractionOptions): Router {
     // Unknown users cost one scrypt too, so timing does not reveal which usernames exist.
     const ok = await verifyPassword(password, account?.passwordHash ?? (await dummyHash()));
     if (!account || !ok || account.disabled) {
-      await throttle.failed(address, username);
       audit(o.logger, 'login.failed', {
         method: 'password',
         username,

@@ -4,10 +4,16 @@
  * - per username, from every address: a temporary lockout against distributed guessing (it
  *   can be triggered by others, so the limit is higher and the lock ends with the window);
  * - per address, over every username: password spraying.
+ *
+ * Count first, then decide: an attempt takes its place in each counter with one atomic
+ * increment in the store and is let through only if the count that increment returned is within
+ * the limit. Reading the counters and adding failures after the password check let every
+ * attempt that arrived before the first failure was written through (N parallel guesses, N
+ * checks), on one instance or across several sharing the store.
  */
 import type { KeyValueStore } from '../storage/types.js';
 
-const NAMESPACE = 'login-failures';
+const NAMESPACE = 'login-attempts';
 
 export interface LoginThrottleLimits {
   perAddressAndUser: number;
@@ -18,9 +24,11 @@ export interface LoginThrottleLimits {
 
 export const DEFAULT_LOGIN_LIMITS: LoginThrottleLimits = { perAddressAndUser: 10, perUser: 50, perAddress: 100, windowSeconds: 15 * 60 };
 
+export type LoginBrake = 'address-and-user' | 'user' | 'address';
+
 function keys(address: string, username: string) {
   const user = username.toLowerCase();
-  return [`${address}|${user}`, `user|${user}`, `addr|${address}`] as const;
+  return { pair: `${address}|${user}`, user: `user|${user}`, addr: `addr|${address}` };
 }
 
 export class LoginThrottle {
@@ -29,22 +37,39 @@ export class LoginThrottle {
     private readonly limits: LoginThrottleLimits = DEFAULT_LOGIN_LIMITS,
   ) {}
 
-  /** The brake that is on for this attempt, if any. */
-  async blocked(address: string, username: string): Promise<'address-and-user' | 'user' | 'address' | undefined> {
-    const [pair, user, addr] = keys(address, username);
-    const [a, b, c] = await Promise.all([pair, user, addr].map((k) => this.kv.get<number>(NAMESPACE, k)));
-    if ((a ?? 0) >= this.limits.perAddressAndUser) return 'address-and-user';
-    if ((b ?? 0) >= this.limits.perUser) return 'user';
-    if ((c ?? 0) >= this.limits.perAddress) return 'address';
+  /**
+   * Counts this attempt; the brake that refuses it, or undefined when it may check the password.
+   * An attempt let through stays counted: a wrong password needs nothing more, a right one calls
+   * {@link succeeded}. A refused attempt is taken back from the counters before the one that
+   * refused it, so it only weighs on a brake that is already on: hammering one locked pair does
+   * not lock the user out for every address, nor the address for every user. The order (pair,
+   * address, user) keeps one address from counting more than its pair limit against a user.
+   */
+  async attempt(address: string, username: string): Promise<LoginBrake | undefined> {
+    const k = keys(address, username);
+    const brakes: Array<[LoginBrake, string, number]> = [
+      ['address-and-user', k.pair, this.limits.perAddressAndUser],
+      ['address', k.addr, this.limits.perAddress],
+      ['user', k.user, this.limits.perUser],
+    ];
+    const counted: string[] = [];
+    for (const [brake, key, limit] of brakes) {
+      const count = await this.kv.increment(NAMESPACE, key, 1, this.limits.windowSeconds);
+      if (count > limit) {
+        await Promise.all(counted.map((c) => this.kv.decrement(NAMESPACE, c, 1)));
+        return brake;
+      }
+      counted.push(key);
+    }
     return undefined;
   }
 
-  async failed(address: string, username: string): Promise<void> {
-    await Promise.all(keys(address, username).map((k) => this.kv.increment(NAMESPACE, k, 1, this.limits.windowSeconds)));
-  }
-
-  /** A successful login clears the pair counter (not the others: an attacker may share them). */
+  /**
+   * The password was right: the pair counter starts again; the attempt is taken back from the
+   * per-user and per-address counters (an attacker may share those, so they are not cleared).
+   */
   async succeeded(address: string, username: string): Promise<void> {
-    await this.kv.delete(NAMESPACE, keys(address, username)[0]);
+    const k = keys(address, username);
+    await Promise.all([this.kv.delete(NAMESPACE, k.pair), this.kv.decrement(NAMESPACE, k.user, 1), this.kv.decrement(NAMESPACE, k.addr, 1)]);
   }
 }

@@ -27,6 +27,7 @@ export function meteredCimdFetch(make: (kv: KeyValueStore) => FetchLike, kv: Key
       if (namespace === CIMD_NAMESPACE && state) state.outcome = 'miss';
     },
     increment: (namespace, key, by, ttlSeconds) => kv.increment(namespace, key, by, ttlSeconds),
+    decrement: (namespace, key, by) => kv.decrement(namespace, key, by),
     delete: (namespace, key) => kv.delete(namespace, key),
   };
   const inner = make(observed);

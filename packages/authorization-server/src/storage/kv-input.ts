@@ -35,6 +35,11 @@ export function validatingKv(kv: KeyValueStore): KeyValueStore {
       if (typeof by !== 'number' || !Number.isFinite(by)) throw invalid('kv increment must be a finite number');
       return kv.increment(namespace, key, by, ttlSeconds);
     },
+    async decrement(namespace, key, by) {
+      checkKey(namespace, key);
+      if (typeof by !== 'number' || !Number.isFinite(by) || by < 0) throw invalid('kv decrement must be a finite number, not negative');
+      return kv.decrement(namespace, key, by);
+    },
     async delete(namespace, key) {
       checkKey(namespace, key);
       return kv.delete(namespace, key);

@@ -176,6 +176,15 @@ class MemoryKv implements KeyValueStore {
     return by;
   }
 
+  async decrement(namespace: string, key: string, by: number): Promise<number | undefined> {
+    const e = this.live(namespace, key);
+    const previous = e ? (JSON.parse(e.value) as unknown) : undefined;
+    if (!e || typeof previous !== 'number') return undefined;
+    const next = Math.max(0, previous - by);
+    e.value = JSON.stringify(next);
+    return next;
+  }
+
   async delete(namespace: string, key: string): Promise<void> {
     this.entries.delete(modelKey(namespace, key));
   }

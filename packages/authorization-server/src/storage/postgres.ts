@@ -715,6 +715,20 @@ class PgKv implements KeyValueStore {
     return Number(rows[0]!.value);
   }
 
+  async decrement(namespace: string, key: string, by: number) {
+    // Only a live numeric counter changes (row-locked by UPDATE): nothing is created, no window restarts.
+    // Not retried after a dropped connection: the first run may have counted already.
+    const { rows } = await this.pool.query<{ value: string }>(
+      prepared(
+        `UPDATE ${this.q}.kv AS kv SET value = GREATEST(0, kv.value::numeric - $3::numeric)::text
+         WHERE kv.namespace = $1 AND kv.key = $2 AND kv.expires_at > $4 AND kv.value ~ ${JSON_NUMBER}
+         RETURNING value`,
+        [namespace, key, by, this.clock()],
+      ),
+    );
+    return rows[0] ? Number(rows[0].value) : undefined;
+  }
+
   async delete(namespace: string, key: string) {
     await repeatable(this.pool, prepared(`DELETE FROM ${this.q}.kv WHERE namespace = $1 AND key = $2`, [namespace, key]));
   }

@@ -279,6 +279,17 @@ class SqliteKv implements KeyValueStore {
     return Number(JSON.parse(row.value));
   }
 
+  async decrement(namespace: string, key: string, by: number) {
+    // Only a live numeric counter changes: nothing is created, no window restarts.
+    const row = prepared(
+      this.db,
+      `UPDATE kv SET value = CAST(MAX(0, kv.value - @by) AS TEXT)
+       WHERE namespace = @namespace AND key = @key AND expires_at > @now AND json_type(value) IN ('integer', 'real')
+       RETURNING value`,
+    ).get({ namespace, key, by, now: this.clock() }) as { value: string } | undefined;
+    return row ? Number(JSON.parse(row.value)) : undefined;
+  }
+
   async delete(namespace: string, key: string) {
     prepared(this.db, 'DELETE FROM kv WHERE namespace = ? AND key = ?').run(namespace, key);
   }

@@ -73,6 +73,12 @@ export interface KeyValueStore {
   set(namespace: string, key: string, value: unknown, ttlSeconds: number): Promise<void>;
   /** Atomically adds `by` to a counter that expires `ttlSeconds` after it was created; returns the new value. */
   increment(namespace: string, key: string, by: number, ttlSeconds: number): Promise<number>;
+  /**
+   * Atomically takes `by` back from a live counter (never below 0) and returns the new value. An
+   * absent or expired counter stays absent (undefined): giving back a count must never start a
+   * new window, or a limit would be reset by its own bookkeeping.
+   */
+  decrement(namespace: string, key: string, by: number): Promise<number | undefined>;
   delete(namespace: string, key: string): Promise<void>;
 }
 

@@ -393,6 +393,36 @@ export function storeContract(target: ContractTarget): void {
         expect([...results].sort((a, b) => a - b)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
         expect(await store.kv.get('lockout', 'alice')).toBe(40);
       });
+
+      it('decrement takes back from a live counter, never below 0, keeping its window', async () => {
+        expect(await store.kv.increment('rate', 'ip', 3, 60)).toBe(3);
+        clock.advance(30);
+        expect(await store.kv.decrement('rate', 'ip', 1)).toBe(2);
+        expect(await store.kv.decrement('rate', 'ip', 5)).toBe(0);
+        expect(await store.kv.increment('rate', 'ip', 1, 60)).toBe(1);
+        clock.advance(30);
+        expect(await store.kv.get('rate', 'ip'), 'the window still ends 60 s after creation').toBeUndefined();
+      });
+
+      it('decrement never creates a counter nor restarts an expired window (undefined instead)', async () => {
+        expect(await store.kv.decrement('rate', 'absent', 1)).toBeUndefined();
+        expect(await store.kv.get('rate', 'absent')).toBeUndefined();
+        await store.kv.increment('rate', 'old', 2, 10);
+        clock.advance(10);
+        expect(await store.kv.decrement('rate', 'old', 1)).toBeUndefined();
+        expect(await store.kv.increment('rate', 'old', 1, 10), 'a fresh window starts at `by`, not below it').toBe(1);
+        await store.kv.set('ns', 'text', { not: 'a number' }, 60);
+        expect(await store.kv.decrement('ns', 'text', 1)).toBeUndefined();
+        expect(await store.kv.get('ns', 'text')).toEqual({ not: 'a number' });
+        await expect(store.kv.decrement('ns', 'k', -1)).rejects.toMatchObject({ code: 'invalid_input' });
+        await expect(store.kv.decrement('ns', 'k', Number.NaN)).rejects.toMatchObject({ code: 'invalid_input' });
+      });
+
+      it('increment and decrement interleaved under concurrency lose no update', async () => {
+        await store.kv.increment('lockout', 'bob', 20, 300);
+        await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? store.kv.increment('lockout', 'bob', 1, 300) : store.kv.decrement('lockout', 'bob', 1))));
+        expect(await store.kv.get('lockout', 'bob')).toBe(20);
+      });
     });
 
     describe('cleanup and lifecycle', () => {

@@ -503,7 +503,7 @@ export class McpAuthClient {
       // Security Best Practices: only http(s) authorization URLs are ever opened.
       assertAllowedUrl(url, 'authorization URL', this.deps);
       this.emit({ type: 'authorization_url', url });
-      const callback = listener.waitForCallback({ timeoutMs: this.opts.authorizationTimeoutMs ?? 300_000 });
+      const callback = listener.waitForCallback({ state, timeoutMs: this.opts.authorizationTimeoutMs ?? 300_000 });
       callback.catch(() => undefined);
       await open(url);
       this.emit({ type: 'waiting_for_callback', redirectUri: listener.redirectUri });

@@ -66,19 +66,33 @@ function makeClient(opts: GlobalOpts, io: CliIo): McpAuthClient {
     },
   };
   if (opts.clientMetadataUrl) options.clientMetadataUrl = opts.clientMetadataUrl;
-  const secret = opts.clientSecret ?? io.env.MCP_AUTH_KIT_CLIENT_SECRET;
+  const credentials = clientCredentialOptions(opts, io.env);
+  if (credentials) Object.assign(options, credentials);
+  return new McpAuthClient(options);
+}
+
+/**
+ * MCP Authorization Server Binding: a client id or secret from the command line is bound to the
+ * `--issuer` that issued it, so it is refused without one (before any request) rather than sent to
+ * whichever authorization server the MCP server names.
+ */
+function clientCredentialOptions(opts: GlobalOpts, env: NodeJS.ProcessEnv): Pick<McpAuthClientOptions, 'clientCredentials' | 'preRegistered'> | undefined {
+  const secret = opts.clientSecret ?? env.MCP_AUTH_KIT_CLIENT_SECRET;
   if (opts.clientCredentials) {
     if (!opts.clientId || !secret) {
       throw new McpAuthError('MCP_AUTH_INVALID_ARGUMENT', '--client-credentials needs --client-id and a client secret');
     }
-    options.clientCredentials = { client_id: opts.clientId, client_secret: secret, ...(opts.issuer && { issuer: opts.issuer }) };
-  } else if (opts.clientId) {
-    if (!opts.issuer) throw new McpAuthError('MCP_AUTH_INVALID_ARGUMENT', '--client-id needs --issuer (credentials are bound to one authorization server)');
-    options.preRegistered = [
-      { issuer: opts.issuer, client_id: opts.clientId, ...(secret !== undefined && { client_secret: secret }) },
-    ];
+    if (!opts.issuer) {
+      throw new McpAuthError('MCP_AUTH_INVALID_ARGUMENT', '--client-credentials needs --issuer (the secret is sent only to the authorization server that issued it)');
+    }
+    return { clientCredentials: { client_id: opts.clientId, client_secret: secret, issuer: opts.issuer } };
   }
-  return new McpAuthClient(options);
+  if (opts.clientSecret !== undefined && !opts.clientId) {
+    throw new McpAuthError('MCP_AUTH_INVALID_ARGUMENT', '--client-secret needs --client-id and --issuer');
+  }
+  if (!opts.clientId) return undefined;
+  if (!opts.issuer) throw new McpAuthError('MCP_AUTH_INVALID_ARGUMENT', '--client-id needs --issuer (credentials are bound to one authorization server)');
+  return { preRegistered: [{ issuer: opts.issuer, client_id: opts.clientId, ...(secret !== undefined && { client_secret: secret }) }] };
 }
 
 async function withMcp<T>(url: string, auth: McpAuthClient, fn: (c: Client) => Promise<T>): Promise<T> {
@@ -101,8 +115,8 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
     .option('--client-metadata-url <url>', 'https URL of this client\'s Client ID Metadata Document')
     .option('--client-id <id>', 'pre-registered client_id (with --issuer)')
     .option('--client-secret <secret>', 'pre-registered client secret (prefer $MCP_AUTH_KIT_CLIENT_SECRET: arguments are visible to other users)')
-    .option('--issuer <issuer>', 'authorization server issuer the pre-registered client belongs to')
-    .option('--client-credentials', 'machine-to-machine: use the client credentials grant with --client-id and the secret (no browser)')
+    .option('--issuer <issuer>', 'issuer of the authorization server the client id and secret belong to (required with them: they are sent nowhere else)')
+    .option('--client-credentials', 'machine-to-machine: use the client credentials grant with --client-id, --issuer and the secret (no browser)')
     .addOption(new Option('--timeout <seconds>', 'how long to wait for the browser').default('300'))
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
     .exitOverride()

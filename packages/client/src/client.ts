@@ -684,10 +684,11 @@ export class McpAuthClient {
       const tokens = await this.storedTokens(b);
       const client = tokens && (await this.clientFor(b).catch(() => undefined));
       if (tokens && client && client.client_id === tokens.client_id) {
-        // RFC 7009: revoking the refresh token ends the grant at the AS (best effort).
-        const ctx = await this.grantContext(b, client);
-        if (tokens.refresh_token) await revokeToken(ctx, tokens.refresh_token, 'refresh_token');
-        else await revokeToken(ctx, tokens.access_token, 'access_token');
+        // RFC 7009: revoking the refresh token ends the grant at the AS (best effort). A binding
+        // whose records disagree on the issuer is not revoked, only forgotten.
+        const ctx = await this.grantContext(b, client).catch(() => undefined);
+        if (ctx && tokens.refresh_token) await revokeToken(ctx, tokens.refresh_token, 'refresh_token');
+        else if (ctx) await revokeToken(ctx, tokens.access_token, 'access_token');
       }
       await this.store.deleteTokens(b.issuer, b.resource);
       // a new login gets a new DPoP key

@@ -26,7 +26,7 @@ import { resolveClient, type PreRegisteredClient, type RegistrationContext } fro
 import { scopeCovers, selectScope, splitScope, unionScope } from './scope.js';
 import { MemoryStore, tokenKey, type AuthStore, type ClientInformation, type ServerBinding, type StoredTokens } from './store.js';
 import { assertAllowedUrl, serverKey } from './url.js';
-import { assertClientBoundTo, assertCredentialsBound, boundRecord } from './credential-binding.js';
+import { assertClientBoundTo, assertCredentialsBound, boundClient, boundRecord } from './credential-binding.js';
 import { oauthChallenge, type Challenge } from './www-authenticate.js';
 import { createDpopKey, createPersistableDpopKey, dpopAlgorithm, dpopKeyFromJwk, dpopResourceRequest, type DpopKey } from './dpop.js';
 
@@ -392,8 +392,7 @@ export class McpAuthClient {
     if (this.machine) return this.ccClient(binding);
     const pre = this.opts.preRegistered?.find((p) => p.issuer === binding.issuer);
     if (pre) return { ...pre, source: 'pre-registered' };
-    const stored = await this.store.getClient(binding.issuer);
-    return stored?.issuer === binding.issuer ? stored : undefined;
+    return boundClient(await this.store.getClient(binding.issuer), binding.issuer);
   }
 
   private ccClient(binding: ServerBinding): ClientInformation {
@@ -487,8 +486,7 @@ export class McpAuthClient {
     if (!open) {
       throw new McpAuthError(ERR.INTERACTION_REQUIRED, 'authorization requires a user, but no openAuthorizationUrl callback is configured');
     }
-    const found = await this.store.getClient(as.issuer);
-    const stored = found?.issuer === as.issuer ? found : undefined;
+    const stored = boundClient(await this.store.getClient(as.issuer), as.issuer);
     const listener = await this.listen(stored);
     try {
       const client = await resolveClient(

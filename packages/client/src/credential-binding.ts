@@ -81,6 +81,11 @@ export function assertClientBoundTo(binding: ServerBinding, client: ClientInform
   }
 }
 
+/** A stored registration is used only with the issuer it says it belongs to, whatever the store returned. */
+export function boundClient(record: ClientInformation | undefined, issuer: string): ClientInformation | undefined {
+  return record && record.issuer === issuer ? record : undefined;
+}
+
 /** A stored record is used only for the (issuer, resource) it says it belongs to, whatever the store returned. */
 export function boundRecord<T extends StoredTokens | StoredDpopKey>(record: T | undefined, binding: ServerBinding): T | undefined {
   return record && record.issuer === binding.issuer && record.resource === binding.resource ? record : undefined;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assertClientBoundTo, assertCredentialsBound, boundRecord } from '../src/credential-binding.js';
+import { assertClientBoundTo, assertCredentialsBound, boundClient, boundRecord } from '../src/credential-binding.js';
 import { ERR, type ClientInformation, type ServerBinding, type StoredTokens } from '../src/index.js';
 
 // MCP 2026-07-28 client-registration §Authorization Server Binding.
@@ -28,6 +28,12 @@ describe('credential binding', () => {
     expect(boundRecord({ ...tokens, issuer: 'https://evil.example' }, binding)).toBeUndefined();
     expect(boundRecord({ ...tokens, resource: 'https://mcp.example/other' }, binding)).toBeUndefined();
     expect(boundRecord(undefined, binding)).toBeUndefined();
+  });
+
+  it('boundClient: a stored registration is used only with the issuer it names', () => {
+    expect(boundClient(client, AS)).toBe(client);
+    expect(boundClient(client, 'https://evil.example')).toBeUndefined();
+    expect(boundClient(undefined, AS)).toBeUndefined();
   });
 
   it('assertCredentialsBound: issuers required and checked; http only on loopback unless allowed', () => {

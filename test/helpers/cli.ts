@@ -11,8 +11,9 @@ const isLoopbackCallback = (url: URL) => url.hostname === '127.0.0.1' && url.pat
 /**
  * `mcp-auth-kit --no-browser login <mcpUrl>`: reads the authorization URL the CLI prints, plays
  * the browser headlessly up to the CLI's loopback callback, and waits for the CLI to exit.
+ * `beforeBrowser` runs once the URL is printed, before the browser is played (attack tests).
  */
-export async function cliLogin(mcpUrl: string, env: NodeJS.ProcessEnv) {
+export async function cliLogin(mcpUrl: string, env: NodeJS.ProcessEnv, beforeBrowser?: (authorizationUrl: URL) => Promise<void>) {
   const login = spawn(process.execPath, [cliPath, '--no-browser', 'login', mcpUrl], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   const exited = new Promise<number | null>((resolve) => login.on('exit', resolve));
@@ -24,6 +25,7 @@ export async function cliLogin(mcpUrl: string, env: NodeJS.ProcessEnv) {
     });
     login.on('exit', (code) => reject(new Error(`login exited (${code}) before printing a URL: ${stderr}`)));
   });
+  await beforeBrowser?.(authorizationUrl);
   const callback = await new HeadlessUserAgent().follow(authorizationUrl, isLoopbackCallback, { deliver: true });
   const exitCode = await exited;
   return { authorizationUrl, callback, exitCode, stderr };

@@ -26,6 +26,7 @@ import { resolveClient, type PreRegisteredClient, type RegistrationContext } fro
 import { scopeCovers, selectScope, splitScope, unionScope } from './scope.js';
 import { MemoryStore, tokenKey, type AuthStore, type ClientInformation, type ServerBinding, type StoredTokens } from './store.js';
 import { assertAllowedUrl, serverKey } from './url.js';
+import { assertClientBoundTo, assertCredentialsBound, boundClient, boundRecord } from './credential-binding.js';
 import { oauthChallenge, type Challenge } from './www-authenticate.js';
 import { createDpopKey, createPersistableDpopKey, dpopAlgorithm, dpopKeyFromJwk, dpopResourceRequest, type DpopKey } from './dpop.js';
 
@@ -46,8 +47,12 @@ export interface ClientCredentialsConfig {
   client_secret?: string;
   token_endpoint_auth_method?: 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt';
   privateKey?: PrivateKeyInput;
-  /** When set, the credentials are used only with this AS `issuer`. */
-  issuer?: string;
+  /**
+   * The `issuer` of the authorization server that issued these credentials (MCP Authorization
+   * Server Binding). Required: they are sent to no other authorization server, whatever an MCP
+   * server's metadata names.
+   */
+  issuer: string;
   /** Scope to request when the MCP server gives no guidance. */
   scope?: string;
 }
@@ -61,8 +66,11 @@ export interface JwtBearerConfig {
   client_secret?: string;
   token_endpoint_auth_method?: 'none' | 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt';
   privateKey?: PrivateKeyInput;
-  /** When set, the credentials are used only with this AS `issuer`. */
-  issuer?: string;
+  /**
+   * The `issuer` of the authorization server these credentials and assertions are for (MCP
+   * Authorization Server Binding). Required: `assertion` is only ever asked for, and sent to, this one.
+   */
+  issuer: string;
   scope?: string;
   /** Supplies the assertion for an authorization server and resource. */
   assertion: (ctx: { issuer: string; resource: string; scope?: string | undefined }) => Promise<string>;
@@ -202,6 +210,8 @@ export class McpAuthClient {
         throw new McpAuthError(ERR.INVALID_ARGUMENT, '"clientMetadataUrl" must be an https URL with a path');
       }
     }
+    // MCP Authorization Server Binding: a credential without its issuer is a configuration error.
+    assertCredentialsBound(options, { ...(options.allowInsecureRequests && { allowInsecureRequests: true }) });
     this.opts = options;
     this.store = options.store ?? new MemoryStore();
     const baseFetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
@@ -245,8 +255,9 @@ export class McpAuthClient {
       found = { metadata: { resource: server, authorization_servers: [new URL(server).origin] } };
     }
     const { metadata: prm, url } = found;
-    const pre = new Set((this.opts.preRegistered ?? []).map((p) => p.issuer));
-    const issuer = prm.authorization_servers.find((s) => pre.has(s)) ?? prm.authorization_servers[0]!;
+    // RFC 9728 §7.6: the client picks; an AS it holds credentials for comes first.
+    const known = new Set([...(this.opts.preRegistered ?? []).map((p) => p.issuer), ...(this.machine ? [this.machine.issuer] : [])]);
+    const issuer = prm.authorization_servers.find((s) => known.has(s)) ?? prm.authorization_servers[0]!;
     assertAllowedUrl(issuer, 'authorization server issuer', this.deps);
     const asMeta = await discoverAuthorizationServer(issuer, this.deps);
     const binding: ServerBinding = {
@@ -274,8 +285,13 @@ export class McpAuthClient {
     return binding ? this.validTokens(binding) : undefined;
   }
 
+  /** The stored tokens of a binding; a record of another (issuer, resource) is never used. */
+  private async storedTokens(binding: ServerBinding): Promise<StoredTokens | undefined> {
+    return boundRecord(await this.store.getTokens(binding.issuer, binding.resource), binding);
+  }
+
   private async validTokens(binding: ServerBinding): Promise<StoredTokens | undefined> {
-    const tokens = await this.store.getTokens(binding.issuer, binding.resource);
+    const tokens = await this.storedTokens(binding);
     if (!tokens || !(await this.usable(tokens, binding))) return undefined;
     const skew = this.opts.expirySkewSeconds ?? 30;
     if (tokens.expires_at === undefined || tokens.expires_at - skew > nowSeconds()) return tokens;
@@ -313,7 +329,7 @@ export class McpAuthClient {
     const store = this.store;
     if (!store.getDpopKey || !store.setDpopKey) return createDpopKey(alg, clientId);
     const load = async () => {
-      const stored = await store.getDpopKey!(binding.issuer, binding.resource);
+      const stored = boundRecord(await store.getDpopKey!(binding.issuer, binding.resource), binding);
       if (stored && stored.alg === alg) {
         try {
           return await dpopKeyFromJwk(stored.alg, stored.private_jwk, clientId);
@@ -339,7 +355,7 @@ export class McpAuthClient {
     const pending = this.refreshing.get(key);
     if (pending) return pending;
     const attempt = async (): Promise<StoredTokens | undefined> => {
-      const current = await this.store.getTokens(binding.issuer, binding.resource);
+      const current = await this.storedTokens(binding);
       if (!current) return undefined;
       // Someone else already refreshed (another caller or process): use the newer token.
       if (staleAccessToken && current.access_token !== staleAccessToken) return current;
@@ -376,13 +392,12 @@ export class McpAuthClient {
     if (this.machine) return this.ccClient(binding);
     const pre = this.opts.preRegistered?.find((p) => p.issuer === binding.issuer);
     if (pre) return { ...pre, source: 'pre-registered' };
-    const stored = await this.store.getClient(binding.issuer);
-    return stored?.issuer === binding.issuer ? stored : undefined;
+    return boundClient(await this.store.getClient(binding.issuer), binding.issuer);
   }
 
   private ccClient(binding: ServerBinding): ClientInformation {
     const cc = this.machine!;
-    if (cc.issuer && cc.issuer !== binding.issuer) {
+    if (cc.issuer !== binding.issuer) {
       throw new McpAuthError(
         ERR.AS_MISMATCH,
         `client credentials are for ${cc.issuer}, but the MCP server uses the authorization server ${binding.issuer}`,
@@ -398,10 +413,18 @@ export class McpAuthClient {
     };
   }
 
+  /**
+   * Everything a token or revocation request is built from. Every credential-bearing request goes
+   * through here: the client, the binding and the AS metadata must name one issuer, and a key is
+   * taken only from configuration bound to that issuer.
+   */
   private async grantContext(binding: ServerBinding, client: ClientInformation): Promise<GrantContext & { dpopKey?: DpopKey | undefined }> {
+    assertClientBoundTo(binding, client);
+    const machine = this.machine;
     const privateKey =
-      this.machine?.privateKey ??
-      this.opts.preRegistered?.find((p) => p.issuer === binding.issuer && p.client_id === client.client_id)?.privateKey;
+      machine && machine.issuer === binding.issuer && machine.client_id === client.client_id
+        ? machine.privateKey
+        : this.opts.preRegistered?.find((p) => p.issuer === binding.issuer && p.client_id === client.client_id)?.privateKey;
     const dpopKey = await this.dpopKey(binding, client.client_id);
     return { as: binding.as_metadata, client, privateKey, deps: this.deps, dpop: dpopKey?.handle, dpopKey };
   }
@@ -463,7 +486,7 @@ export class McpAuthClient {
     if (!open) {
       throw new McpAuthError(ERR.INTERACTION_REQUIRED, 'authorization requires a user, but no openAuthorizationUrl callback is configured');
     }
-    const stored = await this.store.getClient(as.issuer);
+    const stored = boundClient(await this.store.getClient(as.issuer), as.issuer);
     const listener = await this.listen(stored);
     try {
       const client = await resolveClient(
@@ -503,7 +526,7 @@ export class McpAuthClient {
       // Security Best Practices: only http(s) authorization URLs are ever opened.
       assertAllowedUrl(url, 'authorization URL', this.deps);
       this.emit({ type: 'authorization_url', url });
-      const callback = listener.waitForCallback({ timeoutMs: this.opts.authorizationTimeoutMs ?? 300_000 });
+      const callback = listener.waitForCallback({ state, timeoutMs: this.opts.authorizationTimeoutMs ?? 300_000 });
       callback.catch(() => undefined);
       await open(url);
       this.emit({ type: 'waiting_for_callback', redirectUri: listener.redirectUri });
@@ -576,7 +599,7 @@ export class McpAuthClient {
           await res.body?.cancel();
           continue; // valid tokens for this (issuer, resource) exist but were not sent: use them
         }
-        const stored = await this.store.getTokens(fresh.issuer, fresh.resource);
+        const stored = await this.storedTokens(fresh);
         const known = stored && (await this.usable(stored, fresh)) ? stored : undefined;
         if (known?.refresh_token && !refreshed && !authorized) {
           refreshed = true;
@@ -633,7 +656,7 @@ export class McpAuthClient {
   async handleUnauthorized(serverUrl: string | URL, response: Response): Promise<StoredTokens> {
     const challenge = oauthChallenge(response);
     const fresh = await this.discover(serverUrl, challenge?.params.resource_metadata);
-    const stored = await this.store.getTokens(fresh.issuer, fresh.resource);
+    const stored = await this.storedTokens(fresh);
     if (stored?.refresh_token && (await this.usable(stored, fresh))) {
       const refreshed = await this.refresh(fresh, stored.access_token);
       if (refreshed && refreshed.access_token !== stored.access_token) return refreshed;
@@ -656,13 +679,14 @@ export class McpAuthClient {
       ? [await this.store.getServer(serverKey(serverUrl))].filter((b): b is ServerBinding => !!b)
       : await this.store.listServers();
     for (const b of bindings) {
-      const tokens = await this.store.getTokens(b.issuer, b.resource);
+      const tokens = await this.storedTokens(b);
       const client = tokens && (await this.clientFor(b).catch(() => undefined));
       if (tokens && client && client.client_id === tokens.client_id) {
-        // RFC 7009: revoking the refresh token ends the grant at the AS (best effort).
-        const ctx = await this.grantContext(b, client);
-        if (tokens.refresh_token) await revokeToken(ctx, tokens.refresh_token, 'refresh_token');
-        else await revokeToken(ctx, tokens.access_token, 'access_token');
+        // RFC 7009: revoking the refresh token ends the grant at the AS (best effort). A binding
+        // whose records disagree on the issuer is not revoked, only forgotten.
+        const ctx = await this.grantContext(b, client).catch(() => undefined);
+        if (ctx && tokens.refresh_token) await revokeToken(ctx, tokens.refresh_token, 'refresh_token');
+        else if (ctx) await revokeToken(ctx, tokens.access_token, 'access_token');
       }
       await this.store.deleteTokens(b.issuer, b.resource);
       // a new login gets a new DPoP key
@@ -676,7 +700,7 @@ export class McpAuthClient {
   async status(): Promise<ServerStatus[]> {
     const out: ServerStatus[] = [];
     for (const b of await this.store.listServers()) {
-      const t = await this.store.getTokens(b.issuer, b.resource);
+      const t = await this.storedTokens(b);
       out.push({
         server: b.server,
         resource: b.resource,

@@ -26,7 +26,7 @@ export {
   type StoredDpopKey,
 } from './store.js';
 export { FileStore, defaultStoreDir, defaultStorePath } from './file-store.js';
-export { startLoopbackListener, type LoopbackListener, type LoopbackListenerOptions } from './loopback.js';
+export { startLoopbackListener, type LoopbackListener, type LoopbackListenerOptions, type WaitForCallbackOptions } from './loopback.js';
 export { validateAuthorizationResponse, requestIdJag, JWT_BEARER_GRANT, type PrivateKeyInput, type IdJagRequest } from './oauth.js';
 export { resolveClient, dynamicRegistration, chooseAuthMethod, type PreRegisteredClient, type RegistrationContext } from './registration.js';
 export {

@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ERR, McpAuthError } from './errors.js';
 
@@ -11,42 +11,61 @@ export interface LoopbackListenerOptions {
   path?: string;
 }
 
+export interface WaitForCallbackOptions {
+  /**
+   * The `state` sent in the authorization request. Only a request on the callback path carrying
+   * exactly this `state` ends the wait; any other request is answered 400 and ignored.
+   */
+  state: string;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
 export interface LoopbackListener {
   /** `http://127.0.0.1:<port>/callback` */
   redirectUri: string;
-  /** Resolves with the first request URL on the callback path. */
-  waitForCallback(options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<URL>;
+  /**
+   * Resolves with the URL of the first request on the callback path whose `state` matches
+   * (RFC 6749 §10.12): anyone who can reach the port can send a forged callback, and such a
+   * request must neither end nor fail the login. Requests arriving before this is called are refused.
+   */
+  waitForCallback(options: WaitForCallbackOptions): Promise<URL>;
   close(): Promise<void>;
 }
 
-const PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>mcp-auth-kit</title></head>
-<body><p>Authorization response received. You can close this window and return to the application.</p></body></html>`;
+const SECURITY_HEADERS = {
+  'content-type': 'text/html; charset=utf-8',
+  'cache-control': 'no-store',
+  'referrer-policy': 'no-referrer',
+  'content-security-policy': "default-src 'none'",
+} as const;
+
+const page = (text: string) =>
+  `<!doctype html><html><head><meta charset="utf-8"><title>mcp-auth-kit</title></head>\n<body><p>${text}</p></body></html>`;
+
+const ACCEPTED = page('Authorization response received. You can close this window and return to the application.');
+const IGNORED = page('This response does not belong to the pending authorization and was ignored.');
 
 /** Starts the native-app redirect listener (RFC 8252 §7.3) on a loopback address. */
 export async function startLoopbackListener(options: LoopbackListenerOptions = {}): Promise<LoopbackListener> {
   const host = options.host ?? '127.0.0.1';
   const path = options.path ?? '/callback';
-  let resolveCallback!: (url: URL) => void;
-  const received = new Promise<URL>((resolve) => {
-    resolveCallback = resolve;
-  });
+  let waiter: { state: string; accept: (url: URL) => void } | undefined;
   let done = false;
-  const server: Server = createServer((req, res) => {
+  const server: Server = createServer((req, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', `http://${host.includes(':') ? `[${host}]` : host}`);
     if (req.method !== 'GET' || url.pathname !== path || done) {
       res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('Not found');
       return;
     }
+    const states = url.searchParams.getAll('state');
+    if (!waiter || states.length !== 1 || states[0] !== waiter.state) {
+      res.writeHead(400, SECURITY_HEADERS).end(IGNORED);
+      return;
+    }
     done = true;
-    res
-      .writeHead(200, {
-        'content-type': 'text/html; charset=utf-8',
-        'cache-control': 'no-store',
-        'referrer-policy': 'no-referrer',
-        'content-security-policy': "default-src 'none'",
-      })
-      .end(PAGE);
-    resolveCallback(url);
+    res.writeHead(200, SECURITY_HEADERS).end(ACCEPTED);
+    waiter.accept(url);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -67,24 +86,34 @@ export async function startLoopbackListener(options: LoopbackListenerOptions = {
   return {
     redirectUri,
     close,
-    waitForCallback({ timeoutMs = 300_000, signal } = {}) {
+    waitForCallback({ state, timeoutMs = 300_000, signal }: WaitForCallbackOptions) {
+      if (typeof state !== 'string' || !state) {
+        return Promise.reject(new McpAuthError(ERR.INVALID_ARGUMENT, 'waitForCallback needs the "state" of the authorization request'));
+      }
       return new Promise<URL>((resolve, reject) => {
+        const stop = (err: McpAuthError) => {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', onAbort);
+          if (waiter === current) waiter = undefined;
+          reject(err);
+        };
         const timer = setTimeout(
-          () => reject(new McpAuthError(ERR.AUTHORIZATION_TIMEOUT, `no authorization response within ${timeoutMs} ms`)),
+          () => stop(new McpAuthError(ERR.AUTHORIZATION_TIMEOUT, `no authorization response within ${timeoutMs} ms`)),
           timeoutMs,
         );
         timer.unref?.();
-        const onAbort = () => {
-          clearTimeout(timer);
-          reject(new McpAuthError(ERR.AUTHORIZATION_TIMEOUT, 'waiting for the authorization response was aborted'));
+        const onAbort = () => stop(new McpAuthError(ERR.AUTHORIZATION_TIMEOUT, 'waiting for the authorization response was aborted'));
+        const current = {
+          state,
+          accept: (url: URL) => {
+            clearTimeout(timer);
+            signal?.removeEventListener('abort', onAbort);
+            resolve(url);
+          },
         };
         if (signal?.aborted) return onAbort();
         signal?.addEventListener('abort', onAbort, { once: true });
-        received.then((url) => {
-          clearTimeout(timer);
-          signal?.removeEventListener('abort', onAbort);
-          resolve(url);
-        });
+        waiter = current;
       });
     },
   };

@@ -1,4 +1,5 @@
 import { ERR, McpAuthError } from './errors.js';
+import { boundClient } from './credential-binding.js';
 import type { AuthorizationServerMetadata } from './discovery.js';
 import type { HttpDeps } from './http.js';
 import { registerClient } from './oauth.js';
@@ -58,9 +59,10 @@ export async function resolveClient(
       `pre-registered client credentials are for ${pre.map((p) => p.issuer).join(', ')}, but the MCP server uses the authorization server ${as.issuer}; refusing to use them with another authorization server`,
     );
   }
-  if (stored && stored.issuer === as.issuer) {
-    const cimdStillValid = stored.source !== 'cimd' || (as.client_id_metadata_document_supported === true && stored.client_id === opts.clientMetadataUrl);
-    if (cimdStillValid) return stored;
+  const own = boundClient(stored, as.issuer);
+  if (own) {
+    const cimdStillValid = own.source !== 'cimd' || (as.client_id_metadata_document_supported === true && own.client_id === opts.clientMetadataUrl);
+    if (cimdStillValid) return own;
   }
   if (as.client_id_metadata_document_supported === true && opts.clientMetadataUrl) {
     return { issuer: as.issuer, client_id: opts.clientMetadataUrl, token_endpoint_auth_method: 'none', source: 'cimd' };

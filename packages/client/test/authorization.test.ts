@@ -84,9 +84,9 @@ describe('authorization flow security (through real HTTP)', () => {
     expect(as.tokenRequests).toHaveLength(0);
   });
 
-  it('a callback with a wrong state is discarded and its code never redeemed', async () => {
+  it('a callback with a wrong state is discarded (the listener keeps waiting) and its code never redeemed', async () => {
     const [as, rs] = await pair({ respond: (_q, iss) => ({ code: 'injected', state: 'attacker-state', iss }) });
-    await expect(client().fetch(rs.mcpUrl)).rejects.toMatchObject({ code: ERR.AUTHORIZATION_RESPONSE_INVALID });
+    await expect(client({ authorizationTimeoutMs: 500 }).fetch(rs.mcpUrl)).rejects.toMatchObject({ code: ERR.AUTHORIZATION_TIMEOUT });
     expect(as.tokenRequests).toHaveLength(0);
   });
 

@@ -141,6 +141,22 @@ describe('mcp-auth-kit CLI', () => {
     expect(t.err()).toContain('--client-credentials needs --client-id and a client secret');
   });
 
+  it('--client-credentials without --issuer is refused before any request (the secret is bound to one AS)', async () => {
+    const t = io({}, { MCP_AUTH_KIT_CLIENT_SECRET: 'zq-7f3-value' });
+    const before = as.hits.get('/token') ?? 0;
+    expect(await run(['--client-credentials', '--client-id', 'svc', 'login', rs.mcpUrl], t.io)).toBe(1);
+    expect(t.err()).toContain('--client-credentials needs --issuer');
+    expect(t.err()).not.toContain('zq-7f3-value');
+    expect(as.hits.get('/token') ?? 0).toBe(before);
+  });
+
+  it('--client-secret without --client-id is refused', async () => {
+    const t = io();
+    expect(await run(['--client-secret', 'zq-7f3-value', 'login', rs.mcpUrl], t.io)).toBe(1);
+    expect(t.err()).toContain('--client-secret needs --client-id and --issuer');
+    expect(t.err()).not.toContain('zq-7f3-value');
+  });
+
   it('the built bin starts with a shebang and prints help', async () => {
     const bin = join(dirname(fileURLToPath(import.meta.url)), '../dist/cli/main.js');
     expect(existsSync(bin), 'build the package first: npx tsc -b packages/client').toBe(true);

@@ -155,13 +155,43 @@ describe('token endpoint client authentication', () => {
 describe('client credentials grant (extension io.modelcontextprotocol/oauth-client-credentials)', () => {
   it('gets a token without any browser, with resource and the challenged scope', async () => {
     const [as, rs] = await pair({}, { scope: 'basic' });
-    const c = new McpAuthClient({ clientName: 'm2m', clientCredentials: { client_id: 'svc', client_secret: 'sec' } });
+    const c = new McpAuthClient({ clientName: 'm2m', clientCredentials: { client_id: 'svc', client_secret: 'sec', issuer: as.issuer } });
     expect((await c.fetch(rs.mcpUrl)).status).toBe(200);
     const t = as.tokenRequests[0]!;
     expect(t.body.get('grant_type')).toBe('client_credentials');
     expect(t.body.get('resource')).toBe(rs.mcpUrl);
     expect(t.body.get('scope')).toBe('basic');
     expect(as.authorizations).toHaveLength(0);
+  });
+
+  it('MCP Authorization Server Binding: configuring credentials without their issuer is a configuration error', () => {
+    const refused = (o: Partial<McpAuthClientOptions>) => expect(() => new McpAuthClient({ clientName: 'm2m', ...o })).toThrowError(expect.objectContaining({ code: ERR.INVALID_ARGUMENT }));
+    const assertion = async () => 'x';
+    refused({ clientCredentials: { client_id: 'svc', client_secret: 'sec' } as never });
+    refused({ clientCredentials: { client_id: 'svc', client_secret: 'sec', issuer: '' } });
+    refused({ clientCredentials: { client_id: 'svc', privateKey: { key: 'pem' }, issuer: undefined as never } });
+    refused({ clientCredentials: { client_id: 'svc', client_secret: 'sec', issuer: 'http://as.example' } }); // http off loopback
+    refused({ clientCredentials: { client_id: 'svc', client_secret: 'sec', issuer: 'https://as.example?x=1' } });
+    refused({ clientCredentials: { client_id: 'svc', client_secret: 'sec', issuer: 'https://as.example#f' } });
+    refused({ clientCredentials: { client_id: 'svc', client_secret: 'sec', issuer: 'not a url' } });
+    refused({ clientCredentials: { client_secret: 'sec', issuer: 'https://as.example' } as never });
+    refused({ jwtBearer: { client_id: 'w', assertion } as never });
+    refused({ jwtBearer: { client_id: 'w', issuer: 'https://as.example' } as never });
+    refused({ preRegistered: [{ client_id: 'p', client_secret: 's' } as never] });
+    refused({ preRegistered: [{ client_id: 'p', client_secret: 's', issuer: 'javascript:alert(1)' }] });
+    const err = ((): Error | undefined => {
+      try {
+        new McpAuthClient({ clientName: 'm2m', clientCredentials: { client_id: 'svc', client_secret: 'zq-7f3-value' } as never });
+        return undefined;
+      } catch (e) {
+        return e as Error;
+      }
+    })();
+    expect(err?.message).toContain('"clientCredentials.issuer" is required');
+    expect(err?.message).not.toContain('zq-7f3-value');
+    // accepted: bound to an https issuer, or an http loopback one
+    new McpAuthClient({ clientName: 'm2m', clientCredentials: { client_id: 'svc', client_secret: 'sec', issuer: 'https://as.example' } });
+    new McpAuthClient({ clientName: 'm2m', jwtBearer: { client_id: 'w', issuer: 'http://127.0.0.1:1', assertion } });
   });
 
   it('credentials bound to another issuer are refused', async () => {
@@ -178,7 +208,7 @@ describe('JWT bearer grant (RFC 7523) and enterprise-managed authorization (ID-J
     const seen: unknown[] = [];
     const c = new McpAuthClient({
       clientName: 'wif',
-      jwtBearer: { client_id: 'workload', assertion: async (ctx) => (seen.push(ctx), 'workload.jwt.value') },
+      jwtBearer: { client_id: 'workload', issuer: as.issuer, assertion: async (ctx) => (seen.push(ctx), 'workload.jwt.value') },
     });
     expect((await c.fetch(rs.mcpUrl)).status).toBe(200);
     expect(seen).toEqual([{ issuer: as.issuer, resource: rs.mcpUrl, scope: 'basic' }]);
@@ -196,7 +226,7 @@ describe('JWT bearer grant (RFC 7523) and enterprise-managed authorization (ID-J
     cleanups.push(as, rs);
     const c = new McpAuthClient({
       clientName: 'wif',
-      jwtBearer: { client_id: 'workload', assertion: async () => 'x' },
+      jwtBearer: { client_id: 'workload', issuer: as.issuer, assertion: async () => 'x' },
       fetch: async (i, init) => {
         const req = new Request(i, init);
         if (req.url.endsWith('/token')) {
@@ -232,6 +262,7 @@ describe('JWT bearer grant (RFC 7523) and enterprise-managed authorization (ID-J
       jwtBearer: {
         client_id: 'mcp-client',
         client_secret: 'mcp-secret',
+        issuer: as.issuer,
         assertion: enterpriseManagedAssertion({ idpTokenEndpoint: `${idpUrl}/token`, idpClientId: 'idp-client', idToken: 'user.id.token' }),
       },
     });

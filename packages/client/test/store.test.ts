@@ -129,11 +129,11 @@ describe('FileStore specifics (OAuth 2.1 §7.1 secure token storage)', () => {
 });
 
 describe('loopback redirect listener (RFC 8252 §7.3)', () => {
-  it('binds 127.0.0.1 on an ephemeral port and resolves with the first callback on /callback', async () => {
+  it('binds 127.0.0.1 on an ephemeral port and resolves with the first callback on /callback carrying the state', async () => {
     const l = await startLoopbackListener();
     try {
       expect(l.redirectUri).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/callback$/);
-      const waiting = l.waitForCallback({ timeoutMs: 5000 });
+      const waiting = l.waitForCallback({ state: 's', timeoutMs: 5000 });
       expect((await fetch(new URL('/other', l.redirectUri))).status).toBe(404);
       const page = await fetch(`${l.redirectUri}?code=c&state=s`);
       expect(page.status).toBe(200);
@@ -142,16 +142,52 @@ describe('loopback redirect listener (RFC 8252 §7.3)', () => {
       const url = await waiting;
       expect(url.searchParams.get('code')).toBe('c');
       // Only one response is accepted.
-      expect((await fetch(`${l.redirectUri}?code=second`)).status).toBe(404);
+      expect((await fetch(`${l.redirectUri}?code=second&state=s`)).status).toBe(404);
     } finally {
       await l.close();
     }
   });
 
+  it('RFC 6749 §10.12: requests without exactly the expected state get a 400 page and the wait goes on', async () => {
+    const l = await startLoopbackListener();
+    try {
+      // before anyone waits, no state can be checked: refused
+      expect((await fetch(`${l.redirectUri}?code=early&state=s`)).status).toBe(400);
+      const waiting = l.waitForCallback({ state: 's', timeoutMs: 5000 });
+      for (const query of ['code=x&state=t', 'code=x', 'code=x&state=', 'code=x&state=s&state=s', 'error=access_denied&state=S']) {
+        const res = await fetch(`${l.redirectUri}?${query}`);
+        expect(res.status, query).toBe(400);
+        expect(res.headers.get('content-security-policy')).toBe("default-src 'none'");
+        expect(await res.text()).not.toContain('code=x');
+      }
+      expect((await fetch(`${l.redirectUri}?code=real&state=s`)).status).toBe(200);
+      expect((await waiting).searchParams.get('code')).toBe('real');
+    } finally {
+      await l.close();
+    }
+  });
+
+  it('waitForCallback times out when only forged callbacks arrive', async () => {
+    const l = await startLoopbackListener();
+    try {
+      const waiting = l.waitForCallback({ state: 's', timeoutMs: 300 });
+      expect((await fetch(`${l.redirectUri}?code=x&state=forged`)).status).toBe(400);
+      await expect(waiting).rejects.toMatchObject({ code: 'MCP_AUTH_AUTHORIZATION_TIMEOUT' });
+    } finally {
+      await l.close();
+    }
+  });
+
+  it('waitForCallback needs a state', async () => {
+    const l = await startLoopbackListener();
+    await expect(l.waitForCallback({ state: '' })).rejects.toMatchObject({ code: 'MCP_AUTH_INVALID_ARGUMENT' });
+    await l.close();
+  });
+
   it('waitForCallback can be aborted', async () => {
     const l = await startLoopbackListener();
     const ac = new AbortController();
-    const p = l.waitForCallback({ signal: ac.signal });
+    const p = l.waitForCallback({ state: 's', signal: ac.signal });
     ac.abort();
     await expect(p).rejects.toMatchObject({ code: 'MCP_AUTH_AUTHORIZATION_TIMEOUT' });
     await l.close();

@@ -2,7 +2,7 @@
 // Conformance client for @modelcontextprotocol/conformance client scenarios.
 // It only wires @mcp-auth-kit/client (built dist) to the scenario: the server URL is the last
 // argument, optional credentials come from MCP_CONFORMANCE_CONTEXT. No per-scenario OAuth logic.
-import { McpAuthClient, MemoryStore, createAuthFetch, enterpriseManagedAssertion } from '@mcp-auth-kit/client';
+import { McpAuthClient, MemoryStore, createAuthFetch, discoverProtectedResource, enterpriseManagedAssertion } from '@mcp-auth-kit/client';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
 const serverUrl = process.argv[process.argv.length - 1];
@@ -42,10 +42,21 @@ const options = {
 // Credentials the scenario hands over: an enterprise IdP → ID-JAG + JWT bearer grant; a workload
 // JWT → JWT bearer grant; a private key or secret without issuer → client credentials grant;
 // a secret with an issuer → pre-registered client for that AS.
+// The library binds machine credentials to one AS issuer (MCP Authorization Server Binding). The
+// extension scenarios name none, so this harness, standing in for the operator who would configure
+// it, pins the AS the scenario's server names (trust on first use: acceptable for a test server
+// the harness itself started, never for an arbitrary MCP server).
+async function pinnedIssuer() {
+  if (context.issuer) return context.issuer;
+  const { metadata } = await discoverProtectedResource(serverUrl, { fetch: (i, init) => fetch(i, init) });
+  return metadata.authorization_servers[0];
+}
+
 if (context.idp_token_endpoint) {
   options.jwtBearer = {
     client_id: context.client_id,
     client_secret: context.client_secret,
+    issuer: await pinnedIssuer(),
     assertion: enterpriseManagedAssertion({
       idpTokenEndpoint: context.idp_token_endpoint,
       idpClientId: context.idp_client_id,
@@ -53,17 +64,18 @@ if (context.idp_token_endpoint) {
     }),
   };
 } else if (context.valid_jwt) {
-  options.jwtBearer = { client_id: context.client_id, assertion: async () => context.valid_jwt };
+  options.jwtBearer = { client_id: context.client_id, issuer: await pinnedIssuer(), assertion: async () => context.valid_jwt };
 } else if (context.private_key_pem) {
   options.clientCredentials = {
     client_id: context.client_id,
     token_endpoint_auth_method: 'private_key_jwt',
     privateKey: { key: context.private_key_pem, alg: context.signing_algorithm ?? 'ES256' },
+    issuer: await pinnedIssuer(),
   };
 } else if (context.client_id && context.client_secret && context.issuer) {
   options.preRegistered = [{ issuer: context.issuer, client_id: context.client_id, client_secret: context.client_secret }];
 } else if (context.client_id && context.client_secret) {
-  options.clientCredentials = { client_id: context.client_id, client_secret: context.client_secret };
+  options.clientCredentials = { client_id: context.client_id, client_secret: context.client_secret, issuer: await pinnedIssuer() };
 }
 
 const auth = new McpAuthClient(options);

@@ -15,6 +15,15 @@ describe('CLI terminal output', () => {
     expect(stripControls('déjà vu — ✓ 日本語 🙂 \u2028')).toBe('déjà vu — ✓ 日本語 🙂 \u2028');
   });
 
+  it('Trojan Source (CVE-2021-42574): bidirectional controls are removed, so a name cannot display reordered', () => {
+    for (const bidi of ['\u061c', '\u200e', '\u200f', '\u202a', '\u202b', '\u202c', '\u202d', '\u202e', '\u2066', '\u2067', '\u2068', '\u2069']) {
+      expect(stripControls(`safe${bidi}etirw`), `U+${bidi.charCodeAt(0).toString(16)}`).toBe('safeetirw');
+    }
+    const json = terminalJson({ name: 'a\u202eb' });
+    expect(json).toContain('\\u202e');
+    expect(JSON.parse(json)).toEqual({ name: 'a\u202eb' });
+  });
+
   it('terminalJson leaves no raw control in the output and parses back to the same value', () => {
     const value = { name: 'x\u001b[2J\u0007', text: 'a\u009b31m\u009d0;t\u009c\u007fz', list: ['\u0000', '\n\t'], n: 1 };
     const json = terminalJson(value);

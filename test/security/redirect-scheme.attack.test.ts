@@ -107,6 +107,25 @@ describe('attack: OS protocol-handler redirect URIs (RFC 8252 §7.1, §7.3; OAut
     expect(tokens.access_token).toBeTruthy();
   });
 
+  it('operator extra scheme (redirectUris.extraSchemes): a trusted single-word scheme registers natively; others stay refused', async () => {
+    const trusting = await startAttackStack({ authorizationServer: { redirectUris: { extraSchemes: ['myhost'] } } });
+    try {
+      const ok = await postJson(trusting.metadata.registration_endpoint, {
+        client_name: 'desktop host', grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: 'none',
+        redirect_uris: ['myhost://oauth/callback'],
+      });
+      expect(ok.status).toBe(201);
+      expect(ok.body.application_type).toBe('native');
+      const refused = await postJson(trusting.metadata.registration_endpoint, {
+        client_name: 'desktop host', grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: 'none',
+        redirect_uris: ['ms-msdt:/id PCWDiagnostic'],
+      });
+      expect(refused.status).toBe(400);
+    } finally {
+      await trusting.close();
+    }
+  });
+
   it('legitimate: loopback http on any port and https still register', async () => {
     expect((await register(['http://127.0.0.1:49152/callback'])).status).toBe(201);
     expect((await register(['http://[::1]/callback'])).status).toBe(201);

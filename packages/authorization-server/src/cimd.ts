@@ -8,7 +8,7 @@ import { rootCertificates } from 'node:tls';
 import type { CimdConfig } from './config.js';
 import type { Logger } from './logger.js';
 import type { KeyValueStore } from './storage/types.js';
-import { classifyIpAddress, isLoopbackHost, isSpecialUseAddress } from '@mcp-auth-kit/protocol';
+import { classifyIpAddress, isLoopbackHost, isSpecialUseAddress, type RedirectUriOptions } from '@mcp-auth-kit/protocol';
 import { hostMatches, looksNative, parseUrl } from './urls.js';
 
 export type FetchLike = (url: string | URL, options: Omit<RequestInit, 'dispatcher'> & { dispatcher?: unknown }) => Promise<Response>;
@@ -34,9 +34,9 @@ export function cimdRefusal(clientId: string, config: CimdConfig): string | unde
  * Adjusts a fetched CIMD document: clients publishing only loopback / custom-scheme redirect
  * URIs without `application_type` are native (NOTES gotcha 2, RFC 8252 §7.3 any-port loopback).
  */
-export function adjustDocument(doc: Record<string, unknown>): Record<string, unknown> {
+export function adjustDocument(doc: Record<string, unknown>, options?: RedirectUriOptions): Record<string, unknown> {
   const uris = Array.isArray(doc.redirect_uris) ? (doc.redirect_uris as unknown[]) : [];
-  if (doc.application_type === undefined && uris.every((u) => typeof u === 'string') && looksNative(uris as string[])) {
+  if (doc.application_type === undefined && uris.every((u) => typeof u === 'string') && looksNative(uris as string[], options)) {
     return { ...doc, application_type: 'native' };
   }
   return doc;
@@ -114,7 +114,7 @@ async function readAtMost(response: Response, limit: number): Promise<string | u
   return Buffer.concat(chunks).toString('utf8');
 }
 
-export function createProviderFetch(config: CimdConfig, logger: Logger, kv?: KeyValueStore): FetchLike {
+export function createProviderFetch(config: CimdConfig, logger: Logger, kv?: KeyValueStore, redirectUris?: RedirectUriOptions): FetchLike {
   let devDispatcher: unknown;
   if (config.allowPrivateNetwork && config.extraCaCertificates) {
     const Agent = undiciAgentClass();
@@ -157,7 +157,7 @@ export function createProviderFetch(config: CimdConfig, logger: Logger, kv?: Key
       return new Response(text, { status: response.status, headers: response.headers });
     }
     if (body && typeof body === 'object' && !Array.isArray(body) && (body as { client_id?: unknown }).client_id === url) {
-      const adjusted = JSON.stringify(adjustDocument(body as Record<string, unknown>));
+      const adjusted = JSON.stringify(adjustDocument(body as Record<string, unknown>, redirectUris));
       const seconds = cacheSeconds(response.headers.get('cache-control'));
       logger.info('fetched client_id metadata document', { client_id: url, cache_seconds: seconds });
       if (kv && seconds > 0) await kv.set(CACHE_NAMESPACE, url, { body: adjusted, expiresAt: Date.now() + seconds * 1000 } satisfies CachedDocument, seconds);

@@ -7,7 +7,7 @@
 import type Provider from 'oidc-provider';
 import { errors } from 'oidc-provider';
 import type { ResourceRegistry } from './resources.js';
-import { checkRedirectUri, redirectUriKind } from '@mcp-auth-kit/protocol';
+import { checkRedirectUri, redirectUriKind, type RedirectUriOptions } from '@mcp-auth-kit/protocol';
 import {
   applyMetadataPolicy,
   RESOURCE_SCOPE_PROPERTY,
@@ -42,6 +42,8 @@ export interface ClientPolicyOptions {
   clientSecretTTL: number;
   /** `client_id`s of the clients in the server's configuration. */
   operatorClientIds: ReadonlySet<string>;
+  /** The operator's extra private-use redirect schemes. */
+  redirectUris?: RedirectUriOptions;
 }
 
 function invalid(message: string): never {
@@ -120,7 +122,7 @@ export function createClientPolicy(options: ClientPolicyOptions) {
     // listed is refused too. This runs for every client the provider builds, also when a stored
     // client is loaded at authorization time.
     for (const uri of redirectUris) {
-      const check = checkRedirectUri(uri);
+      const check = checkRedirectUri(uri, options.redirectUris);
       if (!check.ok) invalidRedirect(check.reason);
     }
 
@@ -131,13 +133,13 @@ export function createClientPolicy(options: ClientPolicyOptions) {
     const rawBody = ctx?.oidc?.body;
     const omitted = metadata.application_type === undefined || (registering && rawBody !== undefined && rawBody.application_type === undefined);
     if (omitted) {
-      metadata.application_type = looksNative(redirectUris) ? 'native' : 'web';
+      metadata.application_type = looksNative(redirectUris, options.redirectUris) ? 'native' : 'web';
     }
 
     // MCP security §Communication: redirect URIs are loopback or https (web clients included).
     if (metadata.application_type === 'web') {
       for (const uri of redirectUris) {
-        if (redirectUriKind(uri) === 'private-use') {
+        if (redirectUriKind(uri, options.redirectUris) === 'private-use') {
           invalidRedirect('redirect_uris of web clients must use https (http only on loopback)');
         }
       }

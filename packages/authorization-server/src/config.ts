@@ -1,6 +1,6 @@
 import type { ClientMetadata } from 'oidc-provider';
 import type { StorageConfig, Store } from './storage/types.js';
-import { isLoopbackHost, isScopeToken } from '@mcp-auth-kit/protocol';
+import { extraSchemeProblem, isLoopbackHost, isScopeToken } from '@mcp-auth-kit/protocol';
 import { isValidResourceIndicator, parseUrl } from './urls.js';
 import type { Logger } from './logger.js';
 import { dpopConfigProblems, type DpopConfig } from './dpop.js';
@@ -107,6 +107,12 @@ export interface AuthorizationServerConfig {
   serviceName?: string;
   /** Upstream OpenID Connect providers offered as "Sign in with <name>" on the login page. */
   upstream?: UpstreamProviderConfig[];
+  /**
+   * Redirect URIs are https, loopback http (RFC 8252 §7.3) or reverse-domain private-use schemes
+   * (RFC 8252 §7.1). `extraSchemes` admits further single-word schemes of desktop hosts the
+   * operator trusts (e.g. `["myhost"]`), for every client: DCR, CIMD and configured ones.
+   */
+  redirectUris?: { extraSchemes?: string[] };
   /** Failed-login brakes (defaults: 10 per address+user, 50 per user, 100 per address, 900 s window). */
   loginThrottle?: Partial<LoginThrottleLimits>;
   logger?: Logger;
@@ -228,6 +234,18 @@ export function validateConfig(config: AuthorizationServerConfig): void {
     const list = c.cimd?.[key];
     if (list !== undefined && (!Array.isArray(list) || list.some((h) => typeof h !== 'string' || !h.trim()))) {
       problems.push(`cimd.${key}: must be an array of host patterns`);
+    }
+  }
+
+  const extraSchemes = c.redirectUris?.extraSchemes;
+  if (extraSchemes !== undefined) {
+    if (!Array.isArray(extraSchemes)) {
+      problems.push('redirectUris.extraSchemes: must be an array of URI schemes');
+    } else {
+      for (const scheme of extraSchemes) {
+        const problem = typeof scheme === 'string' ? extraSchemeProblem(scheme) : 'must be a string';
+        if (problem) problems.push(`redirectUris.extraSchemes: ${problem}`);
+      }
     }
   }
 

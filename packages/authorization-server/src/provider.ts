@@ -81,13 +81,14 @@ export async function buildProvider(
     resources,
     clientSecretTTL: registration.clientSecretTTL ?? 30 * 24 * 3600,
     operatorClientIds,
+    redirectUris: config.redirectUris,
   });
 
   const configuration: Configuration = {
     adapter: ((name: string) => store.adapter(name)) as unknown as Configuration['adapter'],
     // Same inference as for DCR and CIMD: all-loopback / custom-scheme clients are native.
     clients: (config.clients ?? []).map((c) =>
-      c.application_type === undefined && Array.isArray(c.redirect_uris) && looksNative(c.redirect_uris)
+      c.application_type === undefined && Array.isArray(c.redirect_uris) && looksNative(c.redirect_uris, config.redirectUris)
         ? { ...c, application_type: 'native' }
         : c,
     ),
@@ -216,8 +217,8 @@ export async function buildProvider(
       },
     } as unknown as Configuration['features'],
     fetch: (metrics
-      ? meteredCimdFetch((kv) => createProviderFetch(cimd, logger, kv), store.kv, metrics)
-      : createProviderFetch(cimd, logger, store.kv)) as unknown as Configuration['fetch'],
+      ? meteredCimdFetch((kv) => createProviderFetch(cimd, logger, kv, config.redirectUris), store.kv, metrics)
+      : createProviderFetch(cimd, logger, store.kv, config.redirectUris)) as unknown as Configuration['fetch'],
     async renderError(ctx, out) {
       ctx.type = 'html';
       ctx.set('cache-control', 'no-store');

@@ -2,7 +2,7 @@
  * Pure URL classification helpers (no I/O), shared by config validation, client policy and
  * the CIMD trust policy. Loopback and redirect-URI scheme rules live in @mcp-auth-kit/protocol.
  */
-import { isNativeRedirectUri, redirectUriKind } from '@mcp-auth-kit/protocol';
+import { isNativeRedirectUri, redirectUriKind, type RedirectUriOptions } from '@mcp-auth-kit/protocol';
 
 export function parseUrl(value: string): URL | undefined {
   try {
@@ -13,8 +13,8 @@ export function parseUrl(value: string): URL | undefined {
 }
 
 /** A client whose every redirect URI is loopback http or a private-use scheme can only be native. */
-export function looksNative(redirectUris: readonly string[]): boolean {
-  return redirectUris.length > 0 && redirectUris.every((uri) => isNativeRedirectUri(uri));
+export function looksNative(redirectUris: readonly string[], options?: RedirectUriOptions): boolean {
+  return redirectUris.length > 0 && redirectUris.every((uri) => isNativeRedirectUri(uri, options));
 }
 
 export function allLoopback(redirectUris: readonly string[]): boolean {

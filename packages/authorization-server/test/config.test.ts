@@ -33,6 +33,14 @@ describe('configuration validation', () => {
     expect(list.join('\n')).toMatch(/accessTokenTTL/);
   });
 
+  it('RFC 8252 §7.1: redirectUris.extraSchemes takes lower-case single schemes, never http(s) or script/data/file schemes', () => {
+    expect(problems({ ...valid, redirectUris: { extraSchemes: ['myhost', 'other-app'] } })).toEqual([]);
+    const list = problems({ ...valid, redirectUris: { extraSchemes: ['https', 'javascript', 'My:Host', 7] } });
+    expect(list).toHaveLength(4);
+    for (const problem of list) expect(problem).toMatch(/^redirectUris\.extraSchemes: /);
+    expect(problems({ ...valid, redirectUris: { extraSchemes: 'myhost' } })).toEqual(['redirectUris.extraSchemes: must be an array of URI schemes']);
+  });
+
   it('MCP security §Communication: http issuers only on loopback; RFC 8414 §2: no query or fragment', () => {
     expect(problems({ ...valid, issuer: 'http://auth.example.com' }).join()).toMatch(/https/);
     expect(problems({ ...valid, issuer: 'https://auth.example.com?x=1' }).join()).toMatch(/query/);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkRedirectUri, isNativeRedirectUri, redirectUriKind } from '../src/redirect-uri.js';
+import { checkRedirectUri, extraSchemeProblem, isNativeRedirectUri, redirectUriKind } from '../src/redirect-uri.js';
 
 /**
  * Redirect-URI scheme allowlist: https, loopback http (RFC 8252 §7.3), private-use schemes in
@@ -41,6 +41,23 @@ describe('checkRedirectUri: scheme allowlist (OAuth 2.1 §2.3.1, RFC 8252 §7.1,
     const check = checkRedirectUri(uri);
     expect(check.ok).toBe(false);
     if (!check.ok) expect(check.reason).toMatch(/redirect URI/);
+  });
+
+  it('operator extra schemes: a listed single-word scheme is private-use; nothing else changes', () => {
+    const options = { extraSchemes: ['myhost'] };
+    expect(redirectUriKind('myhost://callback', options)).toBe('private-use');
+    expect(isNativeRedirectUri('myhost:/cb', options)).toBe(true);
+    expect(redirectUriKind('myhost://callback')).toBeUndefined();
+    expect(redirectUriKind('otherhost://callback', options)).toBeUndefined();
+    expect(redirectUriKind('http://app.example.com/cb', { extraSchemes: ['http'] })).toBeUndefined();
+  });
+
+  it('extraSchemeProblem: only lower-case schemes that are not http(s) and cannot run content', () => {
+    expect(extraSchemeProblem('myhost')).toBeUndefined();
+    expect(extraSchemeProblem('my-host+x.1')).toBeUndefined();
+    for (const bad of ['MyHost', 'myhost:', '1abc', '', 'http', 'https', 'javascript', 'data', 'file', 'vbscript', 'blob']) {
+      expect(extraSchemeProblem(bad), bad).toBeTruthy();
+    }
   });
 
   it('non-strings are refused', () => {

@@ -60,12 +60,17 @@ export type BearerErrorCode =
   | 'use_dpop_nonce';
 
 export interface WireError {
-  status: 400 | 401 | 403;
+  status: 400 | 401 | 403 | 500;
   /** Absent when no credentials were presented (RFC 6750 §3.1: no error information then). */
   error?: BearerErrorCode;
   description: string;
   /** `true` for the DNS-rebinding guards: not an OAuth error, answered with a JSON-RPC body. */
   transport?: boolean;
+  /**
+   * `true` when the middleware itself failed (a bug, not the request): 500 `server_error`, no
+   * challenge, so a server fault never sends every client back to sign in.
+   */
+  server?: boolean;
 }
 
 /** Exhaustive map from internal reason to wire shape; adding a reason without a case fails to compile. */
@@ -114,8 +119,9 @@ export function reasonToWire(reason: RejectionReason): WireError {
     case 'claim_invalid':
     case 'opaque_token_unsupported':
     case 'introspection_inactive':
-    case 'internal_error':
       return { status: 401, error: 'invalid_token', description: 'The access token is invalid' };
+    case 'internal_error':
+      return { status: 500, description: 'The resource server failed to process the request', server: true };
     case 'insufficient_scope':
       return {
         status: 403,
@@ -161,7 +167,7 @@ export function reasonToWire(reason: RejectionReason): WireError {
  */
 export class ResourceServerError extends Error {
   readonly reason: RejectionReason;
-  readonly status: 400 | 401 | 403;
+  readonly status: 400 | 401 | 403 | 500;
   readonly error: BearerErrorCode | undefined;
   readonly description: string;
   /** Scopes the request needs (challenge `scope`), set for `insufficient_scope`. */
@@ -186,5 +192,9 @@ export class ResourceServerError extends Error {
 
   get transport(): boolean {
     return reasonToWire(this.reason).transport === true;
+  }
+
+  get server(): boolean {
+    return reasonToWire(this.reason).server === true;
   }
 }

@@ -38,6 +38,7 @@ export function renderError(err: ResourceServerError, ctx: RenderContext, reques
   if (err.transport) {
     return { status: err.status, headers, body: { jsonrpc: '2.0', error: { code: -32000, message: err.description } } };
   }
+  if (err.server) return { status: err.status, headers, body: { error: 'server_error', error_description: err.description } };
   const scope = err.scope ?? ctx.defaultScope;
   const common = {
     ...(ctx.realm !== undefined ? { realm: ctx.realm } : {}),

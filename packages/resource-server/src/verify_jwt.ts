@@ -4,6 +4,7 @@ import {
   type JWTPayload,
   type JWTVerifyGetKey,
 } from 'jose';
+import { MetadataError } from './as_metadata.js';
 import { ResourceServerError, type RejectionReason } from './errors.js';
 import { audienceIncludes } from './resource_uri.js';
 import type { MemoizedKeySet } from './key_memo.js';
@@ -74,7 +75,8 @@ export async function verifyJwtAccessToken(
     // a warm key store answers synchronously: no await (a microtask hop) per token
     getKey = typeof keys === 'function' ? keys : await keys;
   } catch (cause) {
-    throw new ResourceServerError('keys_unavailable', { cause, detail: { issuer, ...detailOf(cause) } });
+    const reason = isKeyFetchFailure(cause) ? 'keys_unavailable' : 'internal_error';
+    throw new ResourceServerError(reason, { cause, detail: { issuer, ...detailOf(cause) } });
   }
 
   let payload: JWTPayload;
@@ -168,6 +170,14 @@ function detailOf(cause: unknown): Record<string, unknown> {
   return {};
 }
 
+/** Network and metadata failures while fetching the issuer's keys (fetch, abort, timeout). */
+function isKeyFetchFailure(cause: unknown): boolean {
+  if (cause instanceof MetadataError) return true;
+  if (!(cause instanceof Error)) return false;
+  if (cause.name === 'AbortError' || cause.name === 'TimeoutError') return true;
+  return cause instanceof TypeError && cause.message === 'fetch failed';
+}
+
 function mapJoseError(cause: unknown, issuer: string): ResourceServerError {
   let reason: RejectionReason = 'internal_error';
   let detail: Record<string, unknown> = { issuer };
@@ -199,10 +209,10 @@ function mapJoseError(cause: unknown, issuer: string): ResourceServerError {
   } else if (cause instanceof errors.JOSEError) {
     // the base class is what jose throws for a JWKS response that is not 200 OK
     reason = cause.code === 'ERR_JOSE_GENERIC' ? 'keys_unavailable' : 'token_malformed';
-  } else if (cause instanceof Error) {
-    // fetch failures (network, abort) while loading the JWKS
+  } else if (isKeyFetchFailure(cause)) {
     reason = 'keys_unavailable';
   }
+  // anything else is a fault of this code, not of the token: internal_error (500, logged)
   if (cause instanceof Error) detail = { ...detail, message: cause.message };
   return new ResourceServerError(reason, { cause, detail });
 }

@@ -302,3 +302,31 @@ describe('rs.protect: body handling', () => {
     await post(body, readToken).expect(403);
   });
 });
+
+describe('rs.protect: its own failures are 500, never a sign-in challenge', () => {
+  it('a fault inside the middleware (here: the clock throws) → 500 server_error without WWW-Authenticate, logged', async () => {
+    let broken = false;
+    const faulty = makeApp({
+      authorizationServers: [as.issuer],
+      allowedHosts: ['localhost:3000'],
+      now: () => {
+        if (broken) throw new TypeError('clock unavailable');
+        return Date.now();
+      },
+    });
+    try {
+      broken = true;
+      const res = await request(faulty.app).post('/mcp').set('Host', 'localhost:3000').set('Authorization', `Bearer ${readToken}`).send(rpc('ping'));
+      expect(res.status).toBe(500);
+      expect(res.headers['www-authenticate']).toBeUndefined();
+      expect(res.body).toEqual({ error: 'server_error', error_description: 'The resource server failed to process the request' });
+      expect(JSON.stringify(res.body)).not.toContain('clock unavailable');
+      expect(faulty.logs.some((entry) => JSON.stringify(entry).includes('internal_error'))).toBe(true);
+      // what the request did is still answered as before
+      broken = false;
+      await request(faulty.app).post('/mcp').set('Host', 'localhost:3000').set('Authorization', 'Bearer not-a-jwt').send(rpc('ping')).expect(401);
+    } finally {
+      await faulty.rs.close();
+    }
+  });
+});

@@ -7,6 +7,7 @@ import { errors } from 'oidc-provider';
 import type { ResourceRegistry } from './resources.js';
 import { checkRedirectUri, redirectUriKind } from '@mcp-auth-kit/protocol';
 import { looksNative, parseUrl } from './urls.js';
+import { refuseFetchedUrlFields } from './client-url-fields.js';
 
 /** Holds the resource scopes a client registered (only used to limit client_credentials). */
 export const RESOURCE_SCOPE_PROPERTY = 'mcp_resource_scope';
@@ -52,6 +53,7 @@ export function createClientPolicy(options: ClientPolicyOptions) {
   const { resources } = options;
   return function clientPolicy(ctx: Ctx | undefined, key: string, _value: unknown, metadata: Metadata): void {
     if (key !== RESOURCE_SCOPE_PROPERTY) return;
+    refuseFetchedUrlFields(metadata);
     const route = ctx?.oidc?.route;
     const registering = route === 'registration' || route === 'client_update';
     const cimd = isCimdClientId(metadata.client_id);

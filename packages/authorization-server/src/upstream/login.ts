@@ -10,6 +10,7 @@ import type { AccountRecord, Store } from '../storage/types.js';
 import type { Logger } from '../logger.js';
 import { StorageError } from '../storage/errors.js';
 import type { UpstreamProviderConfig } from './config.js';
+import { createEgressFetch, upstreamEgressPolicy } from '../egress.js';
 
 const FLOWS = 'upstream-flow';
 const FLOW_TTL = 600;
@@ -49,6 +50,12 @@ export class UpstreamLogin {
     if (!pending) {
       const p = this.providers[index]!;
       const issuer = new URL(p.issuer);
+      // Discovery, JWKS, token and userinfo requests of this configuration all use this fetch.
+      const egressFetch = createEgressFetch({
+        policy: upstreamEgressPolicy(p.issuer, p.allowPrivateNetwork),
+        logger: this.o.logger,
+        purpose: `upstream:${p.name}`,
+      });
       pending = oidc.discovery(
         issuer,
         p.clientId,
@@ -56,7 +63,11 @@ export class UpstreamLogin {
         p.clientSecret ? oidc.ClientSecretBasic(p.clientSecret) : oidc.None(),
         // Validated at start-up: plain http only for a loopback provider on a loopback AS.
         // A short timeout: the user is waiting on the login page.
-        { timeout: 10, ...(issuer.protocol === 'http:' ? { execute: [oidc.allowInsecureRequests] } : {}) },
+        {
+          timeout: 10,
+          [oidc.customFetch]: (url, options) => egressFetch(url, options as RequestInit),
+          ...(issuer.protocol === 'http:' ? { execute: [oidc.allowInsecureRequests] } : {}),
+        },
       );
       pending.then(
         (config) => {

@@ -23,6 +23,7 @@ interface GlobalOpts {
   issuer?: string;
   clientCredentials?: boolean;
   timeout: string;
+  privateNetworks: 'auto' | 'block' | 'allow';
 }
 
 function describeEvent(e: McpAuthEvent): string | undefined {
@@ -53,6 +54,7 @@ function makeClient(opts: GlobalOpts, io: CliIo): McpAuthClient {
     clientName: 'mcp-auth-kit CLI',
     store: new FileStore(join(home, 'store.json')),
     authorizationTimeoutMs: Number(opts.timeout) * 1000,
+    privateNetworks: opts.privateNetworks,
     onEvent: (e) => {
       const text = describeEvent(e);
       if (text) io.stderr(`${text}\n`);
@@ -104,6 +106,11 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
     .option('--issuer <issuer>', 'authorization server issuer the pre-registered client belongs to')
     .option('--client-credentials', 'machine-to-machine: use the client credentials grant with --client-id and the secret (no browser)')
     .addOption(new Option('--timeout <seconds>', 'how long to wait for the browser').default('300'))
+    .addOption(
+      new Option('--private-networks <mode>', 'addresses the OAuth requests an MCP server names may reach: auto (public; loopback for a local server), block (public only), allow (any, for a trusted intranet)')
+        .choices(['auto', 'block', 'allow'])
+        .default('auto'),
+    )
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
     .exitOverride()
     .showHelpAfterError();

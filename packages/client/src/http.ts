@@ -1,7 +1,7 @@
 import { allowsEveryAddress, egressRefusal, type EgressPolicy } from '@mcp-auth-kit/protocol';
 import { ERR, McpAuthError } from './errors.js';
 import { assertAllowedUrl, type UrlPolicy } from './url.js';
-import { assertEgressAllowed, egressDispatcher, type Resolver } from './network.js';
+import { assertEgressAllowed, egressDispatcher, egressRefusalMessage, type Resolver } from './network.js';
 
 export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
@@ -40,7 +40,7 @@ async function egressFetch(input: string | URL | Request, init: RequestInit, dep
     return await deps.fetch(input, options);
   } catch (err) {
     const refusal = egressRefusal(err);
-    if (refusal) throw new McpAuthError(ERR.URL_FORBIDDEN, `${what}: ${refusal.reason} (SSRF protection)`, { cause: err });
+    if (refusal) throw new McpAuthError(ERR.URL_FORBIDDEN, egressRefusalMessage(what, refusal.reason), { cause: err });
     throw err;
   }
 }

@@ -26,7 +26,12 @@ export type Resolver = (hostname: string) => Promise<string[]>;
  */
 export async function assertEgressAllowed(url: URL, policy: EgressPolicy, what: string, resolve?: Resolver): Promise<void> {
   const decision = await resolveEgress(url.hostname.replace(/^\[|\]$/g, ''), policy, resolve);
-  if (!decision.ok) throw new McpAuthError(ERR.URL_FORBIDDEN, `${what}: ${decision.reason} (SSRF protection)`);
+  if (!decision.ok) throw new McpAuthError(ERR.URL_FORBIDDEN, egressRefusalMessage(what, decision.reason));
+}
+
+/** The refusal as the user reads it, with the way out for an intranet they trust. */
+export function egressRefusalMessage(what: string, reason: string): string {
+  return `${what}: ${reason} (SSRF protection; for a trusted intranet: privateNetworks 'allow', CLI --private-networks allow)`;
 }
 
 /** {@link assertEgressAllowed} with public addresses only. */

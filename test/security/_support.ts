@@ -1,4 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { lookup } from 'node:dns/promises';
+import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
+import { hostname } from 'node:os';
 import { DEMO_SCOPES, startAuthServer, type RunningAuthServer, type StartAuthServerOptions } from '@mcp-auth-kit/auth-server';
 import { startDemoServer, type DemoServer } from '@mcp-auth-kit/demo-mcp-server';
 import { silentLogger } from '@mcp-auth-kit/authorization-server';
@@ -291,4 +294,37 @@ export const REGISTERED_ERRORS = new Set([
 /** No stack frames or file paths in a response body. */
 export function leaksInternals(text: string): boolean {
   return /\n\s+at |\bat [\w$.<>]+ \(|\/(?:work|home|usr|node_modules|src|dist)\/|[A-Z]:\\|\.(?:ts|js|mjs):\d+/.test(text);
+}
+
+/**
+ * A TCP listener on a loopback address that records every connection and closes it at once:
+ * the target of an SSRF attempt. "No connection" means `sockets` stays empty.
+ */
+export interface CountingListener {
+  port: number;
+  sockets: Socket[];
+  close(): void;
+}
+
+export function listenCounting(host = '127.0.0.1'): Promise<CountingListener | undefined> {
+  return new Promise((resolve) => {
+    const sockets: Socket[] = [];
+    const server = createTcpServer((socket) => {
+      sockets.push(socket);
+      socket.destroy();
+    });
+    server.once('error', () => resolve(undefined));
+    server.listen(0, host, () => resolve({ port: (server.address() as AddressInfo).port, sockets, close: () => server.close() }));
+  });
+}
+
+/**
+ * The machine's host name when it resolves (from /etc/hosts, no DNS) to loopback only: a name
+ * that is not loopback by its text. Undefined when the machine has no such name.
+ */
+export async function loopbackResolvingHostname(): Promise<string | undefined> {
+  const name = hostname();
+  if (/(?:^|\.)localhost\.?$/i.test(name)) return undefined;
+  const answers = await lookup(name, { all: true }).catch(() => []);
+  return answers.length > 0 && answers.every((a) => a.address.startsWith('127.') || a.address === '::1') ? name : undefined;
 }

@@ -3,12 +3,11 @@
  * policy (allowed / denied hosts), the dev-only private-network allowance (NOTES gotcha 1) and
  * the document adjustments that must happen before oidc-provider validates it.
  */
-import { lookup } from 'node:dns/promises';
-import { rootCertificates } from 'node:tls';
 import type { CimdConfig } from './config.js';
 import type { Logger } from './logger.js';
 import type { KeyValueStore } from './storage/types.js';
-import { classifyIpAddress, isLoopbackHost, isSpecialUseAddress, type RedirectUriOptions } from '@mcp-auth-kit/protocol';
+import { checkEgressHost, type RedirectUriOptions } from '@mcp-auth-kit/protocol';
+import { clientUrlEgressPolicy, createEgressFetch } from './egress.js';
 import { hostMatches, looksNative, parseUrl } from './urls.js';
 
 export type FetchLike = (url: string | URL, options: Omit<RequestInit, 'dispatcher'> & { dispatcher?: unknown }) => Promise<Response>;
@@ -24,10 +23,10 @@ export function cimdRefusal(clientId: string, config: CimdConfig): string | unde
   if (config.allowedHosts?.length && !config.allowedHosts.some((p) => hostMatches(p, host))) {
     return `host ${host} is not in the allowed hosts`;
   }
-  if (!config.allowPrivateNetwork && (isLoopbackHost(host) || isSpecialUseAddress(host))) {
-    return `host ${host} is a loopback or private address`;
-  }
-  return undefined;
+  // The egress policy decides literals and loopback names here, without a connection; names are
+  // decided on their resolved addresses when the document is fetched.
+  const decision = checkEgressHost(host, clientUrlEgressPolicy(config));
+  return decision && !decision.ok ? decision.reason : undefined;
 }
 
 /**
@@ -40,13 +39,6 @@ export function adjustDocument(doc: Record<string, unknown>, options?: RedirectU
     return { ...doc, application_type: 'native' };
   }
   return doc;
-}
-
-function undiciAgentClass(): (new (opts: unknown) => unknown) | undefined {
-  // Node's bundled undici is not importable by name; its Agent is the global dispatcher's class.
-  void Response;
-  const g = globalThis as Record<symbol, { constructor: new (opts: unknown) => unknown } | undefined>;
-  return (g[Symbol.for('undici.globalDispatcher.2')] ?? g[Symbol.for('undici.globalDispatcher.1')])?.constructor;
 }
 
 const CACHE_NAMESPACE = 'cimd-document';
@@ -71,27 +63,6 @@ interface CachedDocument {
   expiresAt: number;
 }
 
-/**
- * The `fetch` given to oidc-provider: every outgoing request of the provider goes through it.
- * CIMD documents are cached in the shared kv store, so every instance (and a restarted one)
- * reuses a fetched document until its cache lifetime ends.
- */
-/**
- * A host NAME resolving to a special-use address is refused before any connection: oidc-provider's
- * dispatcher checks the peer only once the TCP connection exists, which already reaches the
- * target. Its socket check still stands behind this one against DNS rebinding.
- */
-async function refusePrivateResolution(url: string, logger: Logger): Promise<void> {
-  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
-  if (classifyIpAddress(host) !== undefined) return; // literals were checked by the client_id policy
-  const answers = await lookup(host, { all: true, verbatim: true });
-  const refused = answers.find((answer) => isSpecialUseAddress(answer.address));
-  if (refused) {
-    logger.warn('client_id metadata document refused: host resolves to a special-use address', { client_id: url, address: refused.address });
-    throw new Error('client_id metadata document host resolves to a special-use address');
-  }
-}
-
 /** oidc-provider's `fetchResponseBodyLimits` default for CIMD documents. */
 const CIMD_BODY_LIMIT_BYTES = 5120;
 
@@ -114,12 +85,20 @@ async function readAtMost(response: Response, limit: number): Promise<string | u
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/**
+ * The `fetch` given to oidc-provider: every outgoing request of the provider goes through it, and
+ * through the egress policy for client-named URLs (egress.ts), which checks the resolved address
+ * before connecting — oidc-provider's own dispatcher checks the peer only once connected.
+ * CIMD documents are cached in the shared kv store, so every instance (and a restarted one)
+ * reuses a fetched document until its cache lifetime ends.
+ */
 export function createProviderFetch(config: CimdConfig, logger: Logger, kv?: KeyValueStore, redirectUris?: RedirectUriOptions): FetchLike {
-  let devDispatcher: unknown;
-  if (config.allowPrivateNetwork && config.extraCaCertificates) {
-    const Agent = undiciAgentClass();
-    if (Agent) devDispatcher = new Agent({ connect: { ca: [...rootCertificates, config.extraCaCertificates] } });
-  }
+  const egressFetch = createEgressFetch({
+    policy: clientUrlEgressPolicy(config),
+    logger,
+    purpose: 'client_metadata',
+    extraCaCertificates: config.allowPrivateNetwork ? config.extraCaCertificates : undefined,
+  });
 
   return async (input, options) => {
     const url = String(input);
@@ -134,13 +113,7 @@ export function createProviderFetch(config: CimdConfig, logger: Logger, kv?: Key
         });
       }
     }
-    if (config.allowPrivateNetwork) {
-      // Dev only (loopback issuer enforced at start-up): drop oidc-provider's SSRF dispatcher.
-      delete options.dispatcher;
-      if (devDispatcher) options.dispatcher = devDispatcher;
-    }
-    if (!config.allowPrivateNetwork) await refusePrivateResolution(url, logger);
-    const response = await fetch(url, options as unknown as RequestInit);
+    const response = await egressFetch(url, options);
     const type = response.headers.get('content-type') ?? '';
     if (response.status !== 200 || !/json/i.test(type)) return response;
     // Read no further than oidc-provider would accept: a hostile host must not make us

@@ -16,6 +16,7 @@ import {
   type MetadataSource,
 } from './client-metadata-policy.js';
 import { looksNative, parseUrl } from './urls.js';
+import { refuseFetchedUrlFields } from './client-url-fields.js';
 
 export { RESOURCE_SCOPE_PROPERTY };
 
@@ -99,6 +100,7 @@ export function createClientPolicy(options: ClientPolicyOptions) {
   const { resources } = options;
   return function clientPolicy(ctx: Ctx | undefined, key: string, _value: unknown, metadata: Metadata): void {
     if (key !== RESOURCE_SCOPE_PROPERTY) return;
+    refuseFetchedUrlFields(metadata);
     const route = ctx?.oidc?.route;
     const registering = route === 'registration' || route === 'client_update';
     const source = metadataSource(ctx, metadata.client_id, options.operatorClientIds);

@@ -113,6 +113,8 @@ export async function buildProvider(
       properties: [RESOURCE_SCOPE_PROPERTY],
       validator: clientPolicy as unknown as NonNullable<Configuration['extraClientMetadata']>['validator'],
     },
+    // No pairwise subjects, so no sector_identifier_uri fetch ever (client-url-fields.ts refuses the field).
+    sectorIdentifierUriValidate: () => false,
     // OAuth 2.1 §4.1.1 / MCP security §PKCE: every client, S256 only (v9 refuses `plain`).
     pkce: { required: () => true },
     // OAuth 2.1 §10.1 removes the implicit grant: no token ever travels in a front-channel

@@ -1,3 +1,4 @@
+import { ANY_ADDRESS, egressPolicyForPeer } from '@mcp-auth-kit/protocol';
 import { ERR, McpAuthError } from './errors.js';
 import {
   assertPkceS256,
@@ -116,10 +117,17 @@ export interface McpAuthClientOptions {
   /** Allow plain http to non-loopback hosts. Default false. */
   allowInsecureRequests?: boolean;
   /**
-   * SSRF protection for clients deployed on servers: refuse OAuth-related URLs (PRM, AS metadata,
-   * token, registration endpoints, redirects) whose host is or resolves to a private, loopback,
-   * link-local or reserved address. Default false (desktop/CLI hosts talk to localhost servers).
+   * Which addresses the OAuth-related requests may reach: PRM, AS metadata, registration, token
+   * and revocation endpoints and their redirects. The MCP server names them, so a hostile server
+   * could aim them into the client's own network (MCP security best practices §SSRF, RFC 9728
+   * §7.7); the resolved address is checked before connecting.
+   * - `'auto'` (default): public addresses; loopback too when the MCP server itself is on a
+   *   loopback host (local development). Private, link-local and other special-use addresses: never.
+   * - `'block'`: public addresses only, also for a loopback MCP server (clients deployed on servers).
+   * - `'allow'`: no address restriction (an intranet whose servers the user trusts).
    */
+  privateNetworks?: 'auto' | 'block' | 'allow';
+  /** Same as `privateNetworks: 'block'` (kept for existing callers). */
   blockPrivateNetworks?: boolean;
   /**
    * RFC 9449 DPoP (extension SEP-1932). `'auto'` (default): sender-constrained tokens when both the
@@ -218,7 +226,6 @@ export class McpAuthClient {
     this.deps = {
       fetch: baseFetch,
       ...(options.allowInsecureRequests && { allowInsecureRequests: true }),
-      ...(options.blockPrivateNetworks && { blockPrivateNetworks: true }),
     };
     this.fetch = this.fetch.bind(this);
   }
@@ -229,6 +236,13 @@ export class McpAuthClient {
     } catch {
       // A faulty progress listener must not break authorization.
     }
+  }
+
+  /** The requests made for an MCP server, under the egress policy its URL earns (see `privateNetworks`). */
+  private depsFor(server: string): HttpDeps {
+    const mode = this.opts.blockPrivateNetworks ? 'block' : (this.opts.privateNetworks ?? 'auto');
+    const egress = mode === 'allow' ? ANY_ADDRESS : egressPolicyForPeer(server, { blockLoopback: mode === 'block' });
+    return { ...this.deps, egress };
   }
 
   private get wantRefresh() {
@@ -246,9 +260,10 @@ export class McpAuthClient {
    */
   async discover(serverUrl: string | URL, resourceMetadata?: string): Promise<ServerBinding & { prm: ProtectedResourceMetadata }> {
     const server = serverKey(serverUrl);
+    const deps = this.depsFor(server);
     let found: { metadata: ProtectedResourceMetadata; url?: URL };
     try {
-      found = await discoverProtectedResource(server, this.deps, resourceMetadata);
+      found = await discoverProtectedResource(server, deps, resourceMetadata);
     } catch (err) {
       if (!this.opts.legacyDiscovery || !(err instanceof McpAuthError) || err.code !== ERR.PRM_NOT_FOUND) throw err;
       // MCP 2025-03-26: no PRM; the server's origin is the authorization server ("authorization base URL").
@@ -258,8 +273,8 @@ export class McpAuthClient {
     // RFC 9728 §7.6: the client picks; an AS it holds credentials for comes first.
     const known = new Set([...(this.opts.preRegistered ?? []).map((p) => p.issuer), ...(this.machine ? [this.machine.issuer] : [])]);
     const issuer = prm.authorization_servers.find((s) => known.has(s)) ?? prm.authorization_servers[0]!;
-    assertAllowedUrl(issuer, 'authorization server issuer', this.deps);
-    const asMeta = await discoverAuthorizationServer(issuer, this.deps);
+    assertAllowedUrl(issuer, 'authorization server issuer', deps);
+    const asMeta = await discoverAuthorizationServer(issuer, deps);
     const binding: ServerBinding = {
       server,
       resource: prm.resource,
@@ -426,7 +441,7 @@ export class McpAuthClient {
         ? machine.privateKey
         : this.opts.preRegistered?.find((p) => p.issuer === binding.issuer && p.client_id === client.client_id)?.privateKey;
     const dpopKey = await this.dpopKey(binding, client.client_id);
-    return { as: binding.as_metadata, client, privateKey, deps: this.deps, dpop: dpopKey?.handle, dpopKey };
+    return { as: binding.as_metadata, client, privateKey, deps: this.depsFor(binding.server), dpop: dpopKey?.handle, dpopKey };
   }
 
   /**
@@ -501,7 +516,7 @@ export class McpAuthClient {
         },
         { as, redirectUri: listener.redirectUri },
         stored,
-        this.deps,
+        this.depsFor(binding.server),
       );
       if (client.source !== 'pre-registered' && (stored?.client_id !== client.client_id || stored.issuer !== client.issuer)) {
         await this.store.setClient(client);

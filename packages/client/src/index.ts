@@ -4,7 +4,7 @@ export { dpopAlgorithm } from './dpop.js';
 export { authorizationServerMetadataUrls, isLoopbackHost, protectedResourceMetadataUrls } from '@mcp-auth-kit/protocol';
 export { assertAllowedUrl, resourceMatchesServer, serverKey, type UrlPolicy } from './url.js';
 export type { FetchLike } from './http.js';
-export { isPrivateAddress, assertPublicHost, type Resolver } from './network.js';
+export { isPrivateAddress, assertPublicHost, assertEgressAllowed, type Resolver } from './network.js';
 export {
   processProtectedResourceMetadataResponse,
   discoverProtectedResource,

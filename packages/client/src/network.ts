@@ -1,5 +1,11 @@
-import { lookup } from 'node:dns/promises';
-import { classifyIpAddress } from '@mcp-auth-kit/protocol';
+import {
+  PUBLIC_ONLY,
+  classifyIpAddress,
+  createEgressDispatcher,
+  resolveEgress,
+  type EgressDispatcher,
+  type EgressPolicy,
+} from '@mcp-auth-kit/protocol';
 import { ERR, McpAuthError } from './errors.js';
 
 /**
@@ -13,25 +19,41 @@ export function isPrivateAddress(address: string): boolean {
 
 export type Resolver = (hostname: string) => Promise<string[]>;
 
-const systemResolver: Resolver = async (hostname) => (await lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
-
 /**
- * Refuses a URL whose host is, or resolves to, a private or reserved address. The check happens
- * before the request; DNS answers can still change between check and use (rebinding), so
- * server-side deployments should add an egress proxy as the spec advises.
+ * Refuses a URL whose host is, or resolves to, an address the egress policy does not allow, with
+ * a clear error before any request. The connection itself is checked again on the address it
+ * uses ({@link egressDispatcher}), so an answer that changes in between (rebinding) is refused too.
  */
-export async function assertPublicHost(url: URL, what: string, resolve: Resolver = systemResolver): Promise<void> {
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  let addresses: string[];
-  if (classifyIpAddress(host) !== undefined) addresses = [host];
-  else {
-    try {
-      addresses = await resolve(host);
-    } catch (cause) {
-      throw new McpAuthError(ERR.URL_FORBIDDEN, `${what}: host ${host} does not resolve`, { cause });
-    }
+export async function assertEgressAllowed(url: URL, policy: EgressPolicy, what: string, resolve?: Resolver): Promise<void> {
+  const decision = await resolveEgress(url.hostname.replace(/^\[|\]$/g, ''), policy, resolve);
+  if (!decision.ok) throw new McpAuthError(ERR.URL_FORBIDDEN, egressRefusalMessage(what, decision.reason));
+}
+
+/** The refusal as the user reads it, with the way out for an intranet they trust. */
+export function egressRefusalMessage(what: string, reason: string): string {
+  return `${what}: ${reason} (SSRF protection; for a trusted intranet: privateNetworks 'allow', CLI --private-networks allow)`;
+}
+
+/** {@link assertEgressAllowed} with public addresses only. */
+export function assertPublicHost(url: URL, what: string, resolve?: Resolver): Promise<void> {
+  return assertEgressAllowed(url, PUBLIC_ONLY, what, resolve);
+}
+
+const dispatchers = new Map<string, EgressDispatcher>();
+const stubbed = new WeakMap<Resolver, Map<string, EgressDispatcher>>();
+
+/** The dispatcher that enforces `policy` when connecting (one per policy, shared by all clients). */
+export function egressDispatcher(policy: EgressPolicy, resolve?: Resolver): EgressDispatcher {
+  const key = `${policy.loopback}/${policy.specialUse}`;
+  let cache = dispatchers;
+  if (resolve) {
+    cache = stubbed.get(resolve) ?? new Map();
+    stubbed.set(resolve, cache);
   }
-  if (addresses.length === 0 || addresses.some(isPrivateAddress)) {
-    throw new McpAuthError(ERR.URL_FORBIDDEN, `${what}: host ${host} is a private or reserved address; refused (SSRF protection)`);
+  let dispatcher = cache.get(key);
+  if (!dispatcher) {
+    dispatcher = createEgressDispatcher({ policy, ...(resolve && { resolve }) });
+    cache.set(key, dispatcher);
   }
+  return dispatcher;
 }

@@ -1,3 +1,5 @@
+import { lookup } from 'node:dns/promises';
+import { hostname } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { assertPublicHost, ERR, isPrivateAddress, McpAuthClient } from '../src/index.js';
 import { startFakeAs, startFakeRs } from './_fake.js';
@@ -41,5 +43,23 @@ describe('SSRF protection (Security Best Practices: block private IP ranges, RFC
     await expect(c.fetch(rs.mcpUrl)).rejects.toMatchObject({ code: ERR.URL_FORBIDDEN });
     expect(as.registrations).toHaveLength(0);
     expect(as.tokenRequests).toHaveLength(0);
+  });
+
+  it("privateNetworks (MCP security §SSRF): a non-loopback server's loopback pointer is refused by default ('auto') and followed with 'allow'", async (ctx) => {
+    // A name that is not loopback by its text but resolves (from /etc/hosts) to loopback only.
+    const name = hostname();
+    const answers = await lookup(name, { all: true }).catch(() => []);
+    if (/localhost\.?$/i.test(name) || answers.length === 0 || !answers.every((a) => a.address.startsWith('127.'))) ctx.skip();
+    const as = await startFakeAs();
+    const rs = await startFakeRs(as);
+    cleanups.push(as, rs);
+    const viaName = rs.mcpUrl.replace('127.0.0.1', name);
+    const never = async () => expect.unreachable();
+    const auto = new McpAuthClient({ clientName: 'auto', allowInsecureRequests: true, openAuthorizationUrl: never });
+    await expect(auto.fetch(viaName)).rejects.toMatchObject({ code: ERR.URL_FORBIDDEN });
+    // 'allow' follows the pointer: the PRM is read (and refused for naming 127.0.0.1, not this name).
+    const allow = new McpAuthClient({ clientName: 'allow', privateNetworks: 'allow', allowInsecureRequests: true, openAuthorizationUrl: never });
+    await expect(allow.fetch(viaName)).rejects.toMatchObject({ code: ERR.PRM_RESOURCE_MISMATCH });
+    expect(as.registrations).toHaveLength(0);
   });
 });

@@ -19,3 +19,25 @@ export {
   type Challenge,
   type ChallengeParams,
 } from './www-authenticate.js';
+export {
+  ANY_ADDRESS,
+  PUBLIC_ONLY,
+  allowsEveryAddress,
+  checkEgress,
+  checkEgressHost,
+  egressPolicyForPeer,
+  type EgressDecision,
+  type EgressPolicy,
+  type PeerEgressOptions,
+} from './egress.js';
+export {
+  EgressRefusedError,
+  createEgressConnector,
+  createEgressDispatcher,
+  egressRefusal,
+  resolveEgress,
+  type EgressConnector,
+  type EgressConnectorOptions,
+  type EgressDispatcher,
+  type EgressResolver,
+} from './egress-connector.js';

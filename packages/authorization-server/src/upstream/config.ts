@@ -17,12 +17,17 @@ export interface UpstreamProviderConfig {
    * false: the identity must already be linked to an account, else the sign-in is refused).
    */
   allowSignup?: boolean;
+  /**
+   * The provider lives on the private network: its discovery document may name private addresses
+   * (default false: public addresses only, loopback only for a provider on a loopback host).
+   */
+  allowPrivateNetwork?: boolean;
 }
 
 /** Problems of `upstream` (empty when valid); `asLoopback`: the AS issuer host is loopback. */
 export function upstreamConfigProblems(upstream: unknown, asLoopback: boolean): string[] {
   if (upstream === undefined) return [];
-  if (!Array.isArray(upstream)) return ['upstream: must be an array of { name, issuer, clientId, clientSecret?, scopes?, allowSignup? }'];
+  if (!Array.isArray(upstream)) return ['upstream: must be an array of { name, issuer, clientId, clientSecret?, scopes?, allowSignup?, allowPrivateNetwork? }'];
   const problems: string[] = [];
   const names = new Set<string>();
   upstream.forEach((u: Partial<UpstreamProviderConfig> | null, i) => {
@@ -45,6 +50,7 @@ export function upstreamConfigProblems(upstream: unknown, asLoopback: boolean): 
       problems.push(`${where}.scopes: must be an array of scope tokens`);
     }
     if (u.allowSignup !== undefined && typeof u.allowSignup !== 'boolean') problems.push(`${where}.allowSignup: must be a boolean`);
+    if (u.allowPrivateNetwork !== undefined && typeof u.allowPrivateNetwork !== 'boolean') problems.push(`${where}.allowPrivateNetwork: must be a boolean`);
   });
   return problems;
 }

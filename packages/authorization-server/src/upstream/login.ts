@@ -10,6 +10,7 @@ import type { AccountRecord, Store } from '../storage/types.js';
 import type { Logger } from '../logger.js';
 import { StorageError } from '../storage/errors.js';
 import type { UpstreamProviderConfig } from './config.js';
+import { createEgressFetch, upstreamEgressPolicy, type EgressFetch } from '../egress.js';
 
 const FLOWS = 'upstream-flow';
 const FLOW_TTL = 600;
@@ -35,6 +36,7 @@ export interface UpstreamLoginOptions {
 
 export class UpstreamLogin {
   private readonly configs = new Map<number, Promise<oidc.Configuration>>();
+  private readonly fetches = new Map<number, EgressFetch>();
   /** Origins of the discovered authorization endpoints (the login page's CSP form-action). */
   private readonly endpointOrigins = new Set<string>();
 
@@ -43,12 +45,25 @@ export class UpstreamLogin {
     private readonly o: UpstreamLoginOptions,
   ) {}
 
+  /** One egress fetch (and connection pool) per provider, kept across discovery retries. */
+  private egressFetch(index: number): EgressFetch {
+    let egress = this.fetches.get(index);
+    if (!egress) {
+      const p = this.providers[index]!;
+      egress = createEgressFetch({ policy: upstreamEgressPolicy(p.issuer, p.allowPrivateNetwork), logger: this.o.logger, purpose: `upstream:${p.name}` });
+      this.fetches.set(index, egress);
+    }
+    return egress;
+  }
+
   /** Discovery once per provider; a failure is not cached, so the next click tries again. */
   private configuration(index: number): Promise<oidc.Configuration> {
     let pending = this.configs.get(index);
     if (!pending) {
       const p = this.providers[index]!;
       const issuer = new URL(p.issuer);
+      // Discovery, JWKS, token and userinfo requests of this configuration all use this fetch.
+      const egressFetch = this.egressFetch(index);
       pending = oidc.discovery(
         issuer,
         p.clientId,
@@ -56,7 +71,11 @@ export class UpstreamLogin {
         p.clientSecret ? oidc.ClientSecretBasic(p.clientSecret) : oidc.None(),
         // Validated at start-up: plain http only for a loopback provider on a loopback AS.
         // A short timeout: the user is waiting on the login page.
-        { timeout: 10, ...(issuer.protocol === 'http:' ? { execute: [oidc.allowInsecureRequests] } : {}) },
+        {
+          timeout: 10,
+          [oidc.customFetch]: (url, options) => egressFetch(url, options as RequestInit),
+          ...(issuer.protocol === 'http:' ? { execute: [oidc.allowInsecureRequests] } : {}),
+        },
       );
       pending.then(
         (config) => {

@@ -25,6 +25,7 @@ interface GlobalOpts {
   issuer?: string;
   clientCredentials?: boolean;
   timeout: string;
+  privateNetworks: 'auto' | 'block' | 'allow';
 }
 
 function describeEvent(e: McpAuthEvent): string | undefined {
@@ -62,6 +63,7 @@ function makeClient(opts: GlobalOpts, ctx: CliContext): McpAuthClient {
     clientName: 'mcp-auth-kit CLI',
     store: new FileStore(join(home, 'store.json')),
     authorizationTimeoutMs: Number(opts.timeout) * 1000,
+    privateNetworks: opts.privateNetworks,
     onEvent: (e) => {
       const text = describeEvent(e);
       if (text) term.err(`${text}\n`);
@@ -129,6 +131,11 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
     .option('--issuer <issuer>', 'issuer of the authorization server the client id and secret belong to (required with them: they are sent nowhere else)')
     .option('--client-credentials', 'machine-to-machine: use the client credentials grant with --client-id, --issuer and the secret (no browser)')
     .addOption(new Option('--timeout <seconds>', 'how long to wait for the browser').default('300'))
+    .addOption(
+      new Option('--private-networks <mode>', 'addresses the OAuth requests an MCP server names may reach: auto (public; loopback for a local server), block (public only), allow (any, for a trusted intranet)')
+        .choices(['auto', 'block', 'allow'])
+        .default('auto'),
+    )
     .configureOutput({ writeOut: term.out, writeErr: term.err })
     .exitOverride()
     .showHelpAfterError();

@@ -81,7 +81,7 @@ const SITES: Site[] = [
   // Test helpers
   { file: 'packages/testing/src/test-authorization-server.ts', line: /fetch\(metadata\.registration_endpoint/, count: 1, route: 'test-tooling', why: 'registers a test client at the test AS' },
   { file: 'packages/testing/src/code-flow.ts', line: /fetch\(/, count: 2, route: 'test-tooling', why: 'drives a code flow in tests' },
-  { file: 'packages/testing/src/mcp-request.ts', line: /fetch\(url/, count: 1, route: 'test-tooling', why: 'MCP request helper' },
+  { file: 'packages/testing/src/mcp-wire.ts', line: /fetch\(context\.url/, count: 2, route: 'test-tooling', why: 'MCP request helper (request and session end)' },
   { file: 'packages/testing/src/headless-browser.ts', line: /fetch\(url/, count: 1, route: 'test-tooling', why: 'headless browser' },
 ];
 
@@ -155,7 +155,7 @@ describe('egress inventory: every outgoing request in packages/*/src and apps/*/
 
   it('the AS hands oidc-provider the egress-wrapped fetch, and the provider fetch calls nothing else', () => {
     const provider = readFileSync(join(ROOT, 'packages/authorization-server/src/provider.ts'), 'utf8');
-    expect(provider).toMatch(/fetch: \(metrics\s*\?\s*meteredCimdFetch\(\(kv\) => createProviderFetch\(cimd, logger, kv\)/);
+    expect(provider).toMatch(/fetch: \(metrics\s*\?\s*meteredCimdFetch\(\(kv\) => createProviderFetch\(cimd, logger, kv[,)]/);
     const cimd = readFileSync(join(ROOT, 'packages/authorization-server/src/cimd.ts'), 'utf8');
     expect(cimd).toMatch(/const egressFetch = createEgressFetch\(\{\s*policy: clientUrlEgressPolicy\(config\)/);
     expect(cimd).toMatch(/await egressFetch\(url, options\)/);

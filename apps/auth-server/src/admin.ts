@@ -3,7 +3,6 @@
  * users, grants, signing and cookie keys. Passwords are read from stdin or AS_ADMIN_PASSWORD, never argv.
  */
 import { randomUUID } from 'node:crypto';
-import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
   DEFAULT_ACCESS_TOKEN_TTL,
@@ -54,10 +53,9 @@ export function adminStorage(env: NodeJS.ProcessEnv): StorageConfig {
     if (problems.length) {
       throw new Error(`cannot tell which store to open: the configuration is invalid (see --print-config):\n  - ${problems.join('\n  - ')}`);
     }
-    if (config.storage) return config.storage;
-    return { kind: 'sqlite', file: join(resolve(config.dataDir), 'auth-server.sqlite') };
+    return config.storage ?? storageConfigFromEnv({ DATA_DIR: config.dataDir });
   }
-  return { kind: 'sqlite', file: join(resolve(env.DATA_DIR?.trim() || '.data'), 'auth-server.sqlite') };
+  return storageConfigFromEnv(env);
 }
 
 class UsageError extends Error {}

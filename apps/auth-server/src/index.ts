@@ -4,11 +4,11 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join, resolve } from 'node:path';
 import {
   createAuthorizationServer,
   openStore,
   pinoLogger,
+  storageConfigFromEnv,
   type AuthorizationServer,
   type AuthorizationServerConfig,
   type Logger,
@@ -25,7 +25,6 @@ export const DEMO_SCOPES = {
   'notes:read': 'Read your notes',
   'notes:write': 'Create and change your notes',
 };
-const SQLITE_FILE_NAME = 'auth-server.sqlite';
 
 export interface StartAuthServerOptions {
   /** Port to listen on (0 = any free port). Default 9000. */
@@ -84,14 +83,10 @@ function listen(server: Server, port: number, host: string): Promise<void> {
   });
 }
 
+/** The store of these options, read by the one storage rule of the runtime contract. */
 export function storageFor(options: StartAuthServerOptions): StorageConfig {
   if (options.storage) return options.storage;
-  if (options.databaseUrl) {
-    return options.databaseSchema
-      ? { kind: 'postgres', url: options.databaseUrl, schema: options.databaseSchema }
-      : { kind: 'postgres', url: options.databaseUrl };
-  }
-  return { kind: 'sqlite', file: join(resolve(options.dataDir ?? '.data'), SQLITE_FILE_NAME) };
+  return storageConfigFromEnv({ DATABASE_URL: options.databaseUrl, DATABASE_SCHEMA: options.databaseSchema, DATA_DIR: options.dataDir });
 }
 
 export async function startAuthServer(options: StartAuthServerOptions = {}): Promise<RunningAuthServer> {

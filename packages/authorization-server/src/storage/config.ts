@@ -9,7 +9,7 @@ export const DEFAULT_PG_SCHEMA = 'mcp_auth_kit';
 
 /** `${DATA_DIR:-.data}/auth-server.sqlite`, resolved against the working directory. */
 export function defaultSqliteFile(env: NodeJS.ProcessEnv = process.env): string {
-  return resolve(join(env.DATA_DIR || DEFAULT_DATA_DIR, SQLITE_FILE_NAME));
+  return resolve(join(env.DATA_DIR?.trim() || DEFAULT_DATA_DIR, SQLITE_FILE_NAME));
 }
 
 /**

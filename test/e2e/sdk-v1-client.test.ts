@@ -8,7 +8,7 @@ import { inspectAccessToken } from './jwt.js';
 
 // The foundation flow driven by the widely installed MCP SDK v1 client
 // (@modelcontextprotocol/sdk 1.32.2, 2025-11-25 wire). It checks neither `state` nor `iss`
-// (NOTES-oidc-provider gotcha 8), so the test does, before handing the code over.
+// (its finishAuth takes the code alone), so the test does, before handing the code over.
 describe('e2e: MCP SDK v1 client', () => {
   let stack: DemoStack;
   let provider: HeadlessSdkOAuthProvider;

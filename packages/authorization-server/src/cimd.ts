@@ -1,6 +1,6 @@
 /**
  * Client ID Metadata Documents on top of oidc-provider's draft-02 feature: the MCP trust
- * policy (allowed / denied hosts), the dev-only private-network allowance (NOTES gotcha 1) and
+ * policy (allowed / denied hosts), the dev-only private-network allowance (oidc-provider's own dispatcher refuses every non-public address, loopback included) and
  * the document adjustments that must happen before oidc-provider validates it.
  */
 import type { CimdConfig } from './config.js';
@@ -31,7 +31,7 @@ export function cimdRefusal(clientId: string, config: CimdConfig): string | unde
 
 /**
  * Adjusts a fetched CIMD document: clients publishing only loopback / custom-scheme redirect
- * URIs without `application_type` are native (NOTES gotcha 2, RFC 8252 §7.3 any-port loopback).
+ * URIs without `application_type` are native (oidc-provider defaults application_type to web, and only native clients get RFC 8252 §7.3 any-port loopback).
  */
 export function adjustDocument(doc: Record<string, unknown>, options?: RedirectUriOptions): Record<string, unknown> {
   const uris = Array.isArray(doc.redirect_uris) ? (doc.redirect_uris as unknown[]) : [];

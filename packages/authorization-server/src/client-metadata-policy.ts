@@ -32,8 +32,8 @@
  * silently (the AS default applies); reject = `invalid_client_metadata` naming the field.
  * (1) must equal the client's id (oidc-provider). (2) must equal the document URL (oidc-provider).
  * (3) oidc-provider refuses secrets and shared-secret auth methods in documents (CIMD draft-02).
- * (4) resource scopes are split off: they are not an allowlist for user-delegated flows (NOTES
- *     gotcha 3); only an operator client keeps them, as the limit of its client_credentials tokens.
+ * (4) resource scopes are split off: they are not an allowlist for user-delegated flows (MCP
+ *     step-up asks for more later); only an operator client keeps them, as the limit of its client_credentials tokens.
  * (5) pairwise subjects and third-party-initiated login are not offered; from an untrusted source
  *     they would only make the AS fetch or store an attacker's URL.
  * (6) derived by the AS from an operator client's `scope`; set by hand it would widen the

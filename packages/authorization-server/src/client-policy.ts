@@ -128,7 +128,7 @@ export function createClientPolicy(options: ClientPolicyOptions) {
       if (!check.ok) invalidRedirect(check.reason);
     }
 
-    // NOTES gotcha 2: a client that omitted application_type but only has loopback / custom-scheme
+    // oidc-provider defaults application_type to web, and only native clients get any-port loopback: a client that omitted application_type but only has loopback / custom-scheme
     // redirect URIs can only be native; that gives it RFC 8252 §7.3 any-port loopback matching.
     // oidc-provider fills its default ("web") before this hook runs, so "omitted" is read from
     // the raw registration body (CIMD documents are adjusted before parsing, see cimd.ts).
@@ -147,7 +147,7 @@ export function createClientPolicy(options: ClientPolicyOptions) {
       }
     }
 
-    // NOTES gotcha 3: resource scopes are not an allowlist for user-delegated flows (MCP step-up);
+    // oidc-provider treats the registered scope of a client as an allowlist: resource scopes are not an allowlist for user-delegated flows (MCP step-up);
     // they are split off. Only an operator client keeps them, as the limit of its
     // client_credentials tokens (no other source may hold that grant).
     if (typeof metadata.scope === 'string') {

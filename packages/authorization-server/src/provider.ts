@@ -106,7 +106,7 @@ export async function buildProvider(
       response_types: ['code'],
       token_endpoint_auth_method: DEFAULT_TOKEN_ENDPOINT_AUTH_METHOD,
       id_token_signed_response_alg: signingAlg,
-      // Left undefined so the client policy can tell "omitted" from "web" (NOTES gotcha 2).
+      // Left undefined so the client policy can tell "omitted" from "web" (oidc-provider defaults application_type to web, and only native clients get any-port loopback).
       application_type: undefined,
     } as Configuration['clientDefaults'],
     extraClientMetadata: {
@@ -146,7 +146,7 @@ export async function buildProvider(
       Grant: refreshTTL,
       RefreshToken: refreshTTL,
     } as Configuration['ttl'],
-    // NOTES gotcha 4: MCP clients rarely ask for offline_access; the `refresh_token` grant in the
+    // oidc-provider issues refresh tokens only for offline_access by default: MCP clients rarely ask for offline_access; the `refresh_token` grant in the
     // client's registration is what decides. Refresh tokens outlive the browser session.
     expiresWithSession: async () => false,
     issueRefreshToken: async (_ctx, client) => refreshEnabled && client.grantTypeAllowed('refresh_token'),
@@ -239,8 +239,8 @@ export async function buildProvider(
   provider.proxy = !!config.trustProxy;
   restrictUserlessGrants(provider, operatorClientIds);
 
-  // RFC 8414 §2 scopes_supported: the OIDC scopes plus every resource scope (NOTES gotcha 3 keeps
-  // resource scopes out of oidc-provider's static list so they never become a client allowlist).
+  // RFC 8414 §2 scopes_supported: the OIDC scopes plus every resource scope. The resource scopes
+  // stay out of oidc-provider's static list, which it would turn into an allowlist for clients.
   provider.use(async (ctx, next) => {
     await next();
     if (ctx.oidc?.route === 'discovery' && ctx.status === 200 && ctx.body && typeof ctx.body === 'object') {

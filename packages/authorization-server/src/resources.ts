@@ -12,7 +12,7 @@ export class ResourceRegistry {
     }
   }
 
-  /** Exact string match (RFC 8707 + NOTES gotcha 5: no normalisation, a trailing "/" differs). */
+  /** Exact string match (RFC 8707 + oidc-provider compares resources as strings: no normalisation, a trailing "/" differs). */
   get(resource: string): ResourceConfig | undefined {
     return this.#byUri.get(resource);
   }

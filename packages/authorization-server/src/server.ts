@@ -101,7 +101,7 @@ export async function createAuthorizationServer(config: AuthorizationServerConfi
     if (metrics) app.get('/metrics', metricsHandler(metrics, config.metrics?.token));
 
     // RFC 8414 §3.1: an issuer with a path is discovered at the path-inserted well-known URL
-    // (NOTES gotcha 7). The OIDC path-insertion form is served the same way for MCP clients.
+    // (oidc-provider serves an issuer with a path only under <mount>/.well-known). The OIDC path-insertion form is served the same way for MCP clients.
     const callback = provider.callback();
     if (mountPath) {
       for (const wellKnown of ['oauth-authorization-server', 'openid-configuration']) {

@@ -94,7 +94,7 @@ describe('CIMD trust policy (pure functions)', () => {
     expect(cimdRefusal('https://other.example/c.json', policy)).toMatch(/not in the allowed/);
   });
 
-  it('NOTES gotcha 2: documents with only loopback/private-use redirects and no application_type become native', () => {
+  it('oidc-provider defaults application_type to web, and only native clients get any-port loopback: documents with only loopback/private-use redirects and no application_type become native', () => {
     expect(adjustDocument({ redirect_uris: ['http://localhost/cb', 'com.example.app:/cb'] }).application_type).toBe('native');
     // RFC 8252 §7.1: a scheme without a dot is no private-use scheme, so it does not make the client native
     expect(adjustDocument({ redirect_uris: ['http://localhost/cb', 'myapp:/cb'] }).application_type).toBeUndefined();

@@ -72,7 +72,7 @@ describe('RFC 7591 dynamic client registration with MCP rules', () => {
     },
   );
 
-  it('NOTES gotcha 2: omitted application_type with loopback redirects is treated as native (any-port loopback)', async () => {
+  it('oidc-provider defaults application_type to web, and only native clients get any-port loopback: omitted application_type with loopback redirects is treated as native (any-port loopback)', async () => {
     const reg = await registerClient(t.url, { application_type: undefined, redirect_uris: ['http://127.0.0.1/callback'] });
     expect(reg.status).toBe(201);
     expect(reg.body.application_type).toBe('native');
@@ -113,7 +113,7 @@ describe('RFC 7591 dynamic client registration with MCP rules', () => {
     expect(reg.body.some_vendor_field).toBeUndefined();
   });
 
-  it('NOTES gotcha 3: resource scopes in DCR `scope` are accepted', async () => {
+  it('oidc-provider treats the registered scope of a client as an allowlist: resource scopes in DCR `scope` are accepted', async () => {
     const reg = await registerClient(t.url, { scope: 'notes:read' });
     expect(reg.status).toBe(201);
   });
@@ -304,7 +304,7 @@ describe('RFC 7592 client update (PUT to registration_client_uri) with MCP rules
     expect(res.body.error).toMatch(/invalid_redirect_uri|invalid_client_metadata/);
   });
 
-  it('RFC 7592 §2.2 + NOTES gotcha 2: an update omitting application_type with loopback redirects stays native', async () => {
+  it('RFC 7592 §2.2 + oidc-provider defaults application_type to web, and only native clients get any-port loopback: an update omitting application_type with loopback redirects stays native', async () => {
     const reg = await register();
     const { application_type: _type, ...withoutType } = nativeMetadata();
     const res = await update(reg, { ...withoutType, redirect_uris: ['http://127.0.0.1/callback'] });

@@ -15,7 +15,7 @@ describe('RFC 8707 resource indicators + RFC 9068 JWT access tokens', () => {
         { resource: OTHER, scopes: { 'other:read': 'Read other' }, accessTokenTTL: 120 },
       ],
     });
-    // MCP clients register with the scope of the first challenge (NOTES gotcha 3).
+    // MCP clients register with the scope of the first challenge (oidc-provider treats the registered scope of a client as an allowlist).
     clientId = (await registerClient(t.url, { scope: 'notes:read' })).body.client_id;
   });
   afterAll(() => t.close());
@@ -34,7 +34,7 @@ describe('RFC 8707 resource indicators + RFC 9068 JWT access tokens', () => {
     }
   });
 
-  it('RFC 8707 §2 (NOTES gotcha 5): the resource matches exactly — a trailing slash is another resource', async () => {
+  it('RFC 8707 §2 (oidc-provider compares resources as strings): the resource matches exactly — a trailing slash is another resource', async () => {
     const flow = await authorizeAuto(t.url, clientId, { resource: `${RESOURCE}/` });
     expect(flow.callback.searchParams.get('error')).toBe('invalid_target');
   });
@@ -65,7 +65,7 @@ describe('RFC 8707 resource indicators + RFC 9068 JWT access tokens', () => {
     expect(res.body.expires_in).toBe(120);
   });
 
-  it('MCP step-up (NOTES gotcha 3): a client registered with notes:read can later obtain notes:write', async () => {
+  it('MCP step-up (oidc-provider treats the registered scope of a client as an allowlist): a client registered with notes:read can later obtain notes:write', async () => {
     const flow = await authorizeAuto(t.url, clientId, { scope: 'notes:read notes:write' });
     expect(flow.callback.searchParams.get('error')).toBeNull();
     const res = await exchangeCode(t.url, clientId, flow);

@@ -58,7 +58,7 @@ export async function grantRequestedAccess(
   if (!grant) grant = new provider.Grant({ accountId, clientId });
 
   const missing = missingAccess(details);
-  // NOTES gotcha 3: both the OIDC scopes and every resource's scopes must be granted.
+  // oidc-provider treats the registered scope of a client as an allowlist: both the OIDC scopes and every resource's scopes must be granted.
   if (missing.missingOIDCScope?.length) grant.addOIDCScope(missing.missingOIDCScope.join(' '));
   if (missing.missingOIDCClaims?.length) grant.addOIDCClaims(missing.missingOIDCClaims);
   for (const [indicator, scopes] of Object.entries(missing.missingResourceScopes ?? {})) {

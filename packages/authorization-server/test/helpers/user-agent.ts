@@ -1,6 +1,6 @@
 /**
  * A headless "browser" for authorization flows: follows redirects by hand with a path-aware
- * cookie jar (NOTES gotcha 6) and stops at the client's redirect URI.
+ * cookie jar (interaction cookies are path-scoped) and stops at the client's redirect URI.
  */
 interface Cookie {
   name: string;

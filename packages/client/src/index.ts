@@ -35,10 +35,7 @@ export {
   createSdkAuthProvider,
   enterpriseManagedAssertion,
   type EnterpriseManagedOptions,
-  type JwtBearerConfig,
-  type McpAuthClientOptions,
-  type McpAuthEvent,
-  type ClientCredentialsConfig,
   type ServerStatus,
 } from './client.js';
+export { type JwtBearerConfig, type McpAuthClientOptions, type McpAuthEvent, type ClientCredentialsConfig } from './client/options.js';
 export { buildClientMetadataDocument, type ClientMetadataDocumentInput } from './cimd.js';

@@ -1,6 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { McpAuthClient, createAuthFetch, type McpAuthClientOptions, type McpAuthEvent } from '../client.js';
+import { McpAuthClient, createAuthFetch } from '../client.js';
+import type { McpAuthClientOptions, McpAuthEvent } from '../client/options.js';
 import { McpAuthError } from '../errors.js';
 import { FileStore, defaultStoreDir } from '../file-store.js';
 import { join } from 'node:path';

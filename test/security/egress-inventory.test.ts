@@ -64,9 +64,9 @@ const SITES: Site[] = [
   },
   { file: 'packages/client/src/client.ts', line: /^async fetch\(input: string \| URL \| Request, init\?: RequestInit\)/, count: 1, route: 'mcp-server', why: 'McpAuthClient.fetch, the MCP request API (a definition)' },
   { file: 'packages/client/src/client.ts', line: /res = await this\.deps\.fetch\(new Request\(original\.clone\(\), \{ headers \}\)\)/, count: 1, route: 'mcp-server', why: 'the Bearer request to the MCP server' },
-  { file: 'packages/client/src/client.ts', line: /return \(input, init\) => client\.fetch\(input, init\)/, count: 1, route: 'mcp-server', why: 'createAuthFetch' },
+  { file: 'packages/client/src/client/sdk-adapters.ts', line: /return \(input, init\) => client\.fetch\(input, init\)/, count: 1, route: 'mcp-server', why: 'createAuthFetch' },
   {
-    file: 'packages/client/src/client.ts', line: /fetch: options\.fetch \?\? \(\(i, init\) => globalThis\.fetch\(i, init\)\)/, count: 1, route: 'operator-configured',
+    file: 'packages/client/src/client/enterprise-managed.ts', line: /fetch: options\.fetch \?\? \(\(i, init\) => globalThis\.fetch\(i, init\)\)/, count: 1, route: 'operator-configured',
     why: 'enterpriseManagedAssertion: the IdP token endpoint the caller configures (through policyFetch, URL policy only)',
   },
   { file: 'packages/client/src/cli/program.ts', line: /from '@modelcontextprotocol\/client'/, count: 1, route: 'mcp-server', why: 'the SDK transport to the MCP server, with fetch = createAuthFetch', proof: /\{ fetch: createAuthFetch\(auth\) \}/ },

@@ -6,7 +6,7 @@ import {
   discoverProtectedResource,
   type ProtectedResourceMetadata,
 } from './discovery.js';
-import type { FetchLike, HttpDeps } from './http.js';
+import type { HttpDeps } from './http.js';
 import { startLoopbackListener } from './loopback.js';
 import {
   clientCredentialsGrant,
@@ -16,7 +16,6 @@ import {
   generateState,
   jwtBearerGrant,
   refreshGrant,
-  requestIdJag,
   revokeToken,
   validateAuthorizationResponse,
   type GrantContext,
@@ -608,65 +607,4 @@ export class McpAuthClient {
     }
     return out;
   }
-}
-
-/** Settings of {@link enterpriseManagedAssertion}. */
-export interface EnterpriseManagedOptions {
-  /** Enterprise IdP token endpoint (RFC 8693 token exchange). */
-  idpTokenEndpoint: string;
-  /** This client's client_id at the IdP. */
-  idpClientId: string;
-  idpClientSecret?: string;
-  /** The user's ID Token from the SSO login (or a function returning a fresh one). */
-  idToken: string | (() => Promise<string>);
-  fetch?: FetchLike;
-  allowInsecureRequests?: boolean;
-}
-
-/**
- * Enterprise-Managed Authorization: an `assertion` callback for {@link JwtBearerConfig} that
- * exchanges the user's ID Token for an ID-JAG (audience = the MCP AS issuer, resource = the MCP
- * server) at the enterprise IdP, without sending the user to the MCP authorization server.
- */
-export function enterpriseManagedAssertion(options: EnterpriseManagedOptions): JwtBearerConfig['assertion'] {
-  const deps: HttpDeps = {
-    fetch: options.fetch ?? ((i, init) => globalThis.fetch(i, init)),
-    ...(options.allowInsecureRequests && { allowInsecureRequests: true }),
-  };
-  return async ({ issuer, resource, scope }) =>
-    requestIdJag(
-      {
-        tokenEndpoint: options.idpTokenEndpoint,
-        clientId: options.idpClientId,
-        clientSecret: options.idpClientSecret,
-        idToken: typeof options.idToken === 'string' ? options.idToken : await options.idToken(),
-        audience: issuer,
-        resource,
-        scope,
-      },
-      deps,
-    );
-}
-
-/**
- * An `AuthProvider` for the SDK v2 transports' `authProvider` option (`token()` before each
- * request, `onUnauthorized()` on 401). Prefer {@link createAuthFetch}: through this interface the
- * SDK cannot hand over 403 step-up nor send DPoP proofs, so this adapter always asks for Bearer
- * tokens only where the AS/PRM do not require DPoP.
- */
-export function createSdkAuthProvider(client: McpAuthClient, serverUrl: string | URL) {
-  return {
-    async token(): Promise<string | undefined> {
-      const tokens = await client.getTokens(serverUrl);
-      return tokens && !tokens.dpop_jkt ? tokens.access_token : undefined;
-    },
-    async onUnauthorized(ctx: { response: Response }): Promise<void> {
-      await client.handleUnauthorized(serverUrl, ctx.response);
-    },
-  };
-}
-
-/** An authenticated fetch bound to a client (for the MCP SDK transports' `fetch` option). */
-export function createAuthFetch(client: McpAuthClient): FetchLike {
-  return (input, init) => client.fetch(input, init);
 }

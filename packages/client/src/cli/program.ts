@@ -1,6 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { McpAuthClient, createAuthFetch } from '../client.js';
+import { McpAuthClient } from '../client.js';
+import { createAuthFetch } from '../client/sdk-adapters.js';
 import type { McpAuthClientOptions, McpAuthEvent } from '../client/options.js';
 import { McpAuthError } from '../errors.js';
 import { FileStore, defaultStoreDir } from '../file-store.js';

@@ -1,6 +1,6 @@
 import { Command, CommanderError, Option } from 'commander';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { McpAuthClient } from '../client.js';
+import { McpAuthClient } from '../client/mcp-auth-client.js';
 import { createAuthFetch } from '../client/sdk-adapters.js';
 import type { McpAuthClientOptions, McpAuthEvent } from '../client/options.js';
 import { McpAuthError } from '../errors.js';

@@ -1,5 +1,5 @@
 import type { FetchLike } from '../http.js';
-import type { McpAuthClient } from '../client.js';
+import type { McpAuthClient } from './mcp-auth-client.js';
 
 /**
  * An `AuthProvider` for the SDK v2 transports' `authProvider` option (`token()` before each

@@ -59,14 +59,15 @@ const SITES: Site[] = [
   { file: 'packages/client/src/dpop.ts', line: /from 'oauth4webapi'/, count: 1, route: 'mcp-server', why: 'protectedResourceRequest: the DPoP request to the MCP server' },
   { file: 'packages/client/src/dpop.ts', line: /\[oauth\.customFetch\]: \(url, init\) => deps\.fetch\(url, init/, count: 1, route: 'mcp-server', why: 'the DPoP request to the MCP server' },
   {
-    file: 'packages/client/src/client.ts', line: /const baseFetch = options\.fetch \?\? \(\(input, init\) => globalThis\.fetch\(input, init\)\)/, count: 1, route: 'egress',
-    why: 'the base fetch: OAuth requests reach it only through http.ts egressFetch (depsFor(server) sets the egress policy)', proof: /deps: this\.depsFor\(binding\.server\)/,
+    file: 'packages/client/src/client/context.ts', line: /const baseFetch = options\.fetch \?\? \(\(input, init\) => globalThis\.fetch\(input, init\)\)/, count: 1, route: 'egress',
+    why: 'the base fetch: OAuth requests reach it only through http.ts egressFetch (depsFor(server) sets the egress policy)',
+    proof: /const egress = mode === 'allow' \? ANY_ADDRESS : egressPolicyForPeer\(server, /,
   },
-  { file: 'packages/client/src/client.ts', line: /^async fetch\(input: string \| URL \| Request, init\?: RequestInit\)/, count: 1, route: 'mcp-server', why: 'McpAuthClient.fetch, the MCP request API (a definition)' },
-  { file: 'packages/client/src/client.ts', line: /res = await this\.deps\.fetch\(new Request\(original\.clone\(\), \{ headers \}\)\)/, count: 1, route: 'mcp-server', why: 'the Bearer request to the MCP server' },
-  { file: 'packages/client/src/client.ts', line: /return \(input, init\) => client\.fetch\(input, init\)/, count: 1, route: 'mcp-server', why: 'createAuthFetch' },
+  { file: 'packages/client/src/client/mcp-auth-client.ts', line: /^async fetch\(input: string \| URL \| Request, init\?: RequestInit\)/, count: 1, route: 'mcp-server', why: 'McpAuthClient.fetch, the MCP request API (a definition)' },
+  { file: 'packages/client/src/client/auth-fetch.ts', line: /res = await context\.deps\.fetch\(new Request\(original\.clone\(\), \{ headers \}\)\)/, count: 1, route: 'mcp-server', why: 'the Bearer request to the MCP server' },
+  { file: 'packages/client/src/client/sdk-adapters.ts', line: /return \(input, init\) => client\.fetch\(input, init\)/, count: 1, route: 'mcp-server', why: 'createAuthFetch' },
   {
-    file: 'packages/client/src/client.ts', line: /fetch: options\.fetch \?\? \(\(i, init\) => globalThis\.fetch\(i, init\)\)/, count: 1, route: 'operator-configured',
+    file: 'packages/client/src/client/enterprise-managed.ts', line: /fetch: options\.fetch \?\? \(\(i, init\) => globalThis\.fetch\(i, init\)\)/, count: 1, route: 'operator-configured',
     why: 'enterpriseManagedAssertion: the IdP token endpoint the caller configures (through policyFetch, URL policy only)',
   },
   { file: 'packages/client/src/cli/program.ts', line: /from '@modelcontextprotocol\/client'/, count: 1, route: 'mcp-server', why: 'the SDK transport to the MCP server, with fetch = createAuthFetch', proof: /\{ fetch: createAuthFetch\(auth\) \}/ },
@@ -162,13 +163,18 @@ describe('egress inventory: every outgoing request in packages/*/src and apps/*/
   });
 
   it('the client applies a policy to every request made for an MCP server (depsFor), never the bare deps', () => {
-    const client = readFileSync(join(ROOT, 'packages/client/src/client.ts'), 'utf8');
-    const bare = [...client.matchAll(/this\.deps\b(?!\.fetch\(new Request)/g)].map((m) => client.slice(m.index! - 60, m.index! + 30).replace(/\s+/g, ' '));
+    const dir = join(ROOT, 'packages/client/src/client');
+    const read = (name: string) => readFileSync(join(dir, name), 'utf8');
+    const bare = readdirSync(dir).flatMap((name) =>
+      [...read(name).matchAll(/\.deps\b(?!\.fetch\(new Request)/g)].map((m) => `${name}: ${read(name).slice(m.index! - 60, m.index! + 30).replace(/\s+/g, ' ')}`),
+    );
     // Allowed: building deps once, spreading it in depsFor, the MCP request (DPoP) and the authorization URL scheme check.
     expect(bare).toHaveLength(4);
-    expect(client).toMatch(/\{ \.\.\.this\.deps, egress \}/);
-    expect(client).toMatch(/dpopResourceRequest\(original, tokens\.access_token, dpopKey, this\.deps\)/);
-    expect(client).toMatch(/assertAllowedUrl\(url, 'authorization URL', this\.deps\)/);
+    expect(read('context.ts')).toMatch(/\{ \.\.\.this\.deps, egress \}/);
+    expect(read('auth-fetch.ts')).toMatch(/dpopResourceRequest\(original, tokens\.access_token, dpopKey, context\.deps\)/);
+    expect(read('authorization-flows.ts')).toMatch(/assertAllowedUrl\(url, 'authorization URL', this\.context\.deps\)/);
+    // Token and revocation requests: the grant context carries the server's policy.
+    expect(read('credentials.ts')).toMatch(/deps: context\.depsFor\(binding\.server\)/);
   });
 
   it('oauth4webapi request functions: only the token, revocation and resource requests that the sites above route', () => {

@@ -29,16 +29,8 @@ export { FileStore, defaultStoreDir, defaultStorePath } from './file-store.js';
 export { startLoopbackListener, type LoopbackListener, type LoopbackListenerOptions, type WaitForCallbackOptions } from './loopback.js';
 export { validateAuthorizationResponse, requestIdJag, JWT_BEARER_GRANT, type PrivateKeyInput, type IdJagRequest } from './oauth.js';
 export { resolveClient, dynamicRegistration, chooseAuthMethod, type PreRegisteredClient, type RegistrationContext } from './registration.js';
-export {
-  McpAuthClient,
-  createAuthFetch,
-  createSdkAuthProvider,
-  enterpriseManagedAssertion,
-  type EnterpriseManagedOptions,
-  type JwtBearerConfig,
-  type McpAuthClientOptions,
-  type McpAuthEvent,
-  type ClientCredentialsConfig,
-  type ServerStatus,
-} from './client.js';
+export { McpAuthClient, type ServerStatus } from './client/mcp-auth-client.js';
+export { createAuthFetch, createSdkAuthProvider } from './client/sdk-adapters.js';
+export { enterpriseManagedAssertion, type EnterpriseManagedOptions } from './client/enterprise-managed.js';
+export type { JwtBearerConfig, McpAuthClientOptions, McpAuthEvent, ClientCredentialsConfig } from './client/options.js';
 export { buildClientMetadataDocument, type ClientMetadataDocumentInput } from './cimd.js';

@@ -1,6 +1,8 @@
 import { Command, CommanderError, Option } from 'commander';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { McpAuthClient, createAuthFetch, type McpAuthClientOptions, type McpAuthEvent } from '../client.js';
+import { McpAuthClient } from '../client/mcp-auth-client.js';
+import { createAuthFetch } from '../client/sdk-adapters.js';
+import type { McpAuthClientOptions, McpAuthEvent } from '../client/options.js';
 import { McpAuthError } from '../errors.js';
 import { FileStore, defaultStoreDir } from '../file-store.js';
 import { join } from 'node:path';

@@ -1,0 +1,106 @@
+import { dpopResourceRequest } from '../dpop.js';
+import { scopeCovers, splitScope, unionScope } from '../scope.js';
+import { serverKey } from '../url.js';
+import { oauthChallenge } from '../www-authenticate.js';
+import type { Authorizer } from './authorization-flows.js';
+import type { ClientContext } from './context.js';
+import type { DpopKeys } from './dpop-keys.js';
+import { discoverBinding, scopeToRequest } from './server-binding.js';
+import type { TokenKeeper } from './tokens.js';
+
+/** The parts of an McpAuthClient that its requests to MCP servers go through. */
+export interface AuthFetchParts {
+  readonly context: ClientContext;
+  readonly dpopKeys: DpopKeys;
+  readonly keeper: TokenKeeper;
+  readonly authorizer: Authorizer;
+  /** (resource, scope set) pairs whose step-up did not help: never retried in this client. */
+  readonly failedStepUps: Set<string>;
+}
+
+/**
+ * fetch with MCP authorization: attaches the bound access token, refreshes it when expired or
+ * on 401 `invalid_token`, runs discovery + authorization on 401, steps up on 403
+ * `insufficient_scope` with the scope union (bounded retries), and retries the request.
+ * The final response is returned as is (e.g. a 403 when step-up is exhausted).
+ */
+export async function authorizedFetch(parts: AuthFetchParts, input: string | URL | Request, init?: RequestInit): Promise<Response> {
+  const { context, dpopKeys, keeper, authorizer, failedStepUps } = parts;
+  const original = new Request(input, init);
+  const server = serverKey(original.url);
+  const maxStepUps = context.opts.maxStepUpAttempts ?? 2;
+  let refreshed = false;
+  let authorized = false;
+  let stepUps = 0;
+  let lastStepUpKey: string | undefined;
+  /** Access tokens the server refused during this call: never sent again (guarantees termination). */
+  const refused = new Set<string>();
+  for (let round = 0; ; round++) {
+    const binding = await context.store.getServer(server);
+    const candidate = binding ? await keeper.validTokens(binding) : undefined;
+    const tokens = candidate && !refused.has(candidate.access_token) ? candidate : undefined;
+    let res: Response;
+    const dpopKey = tokens?.dpop_jkt && binding ? await dpopKeys.keyFor(binding, tokens.client_id) : undefined;
+    if (tokens && dpopKey) {
+      res = await dpopResourceRequest(original, tokens.access_token, dpopKey, context.deps);
+    } else {
+      const headers = new Headers(original.headers);
+      if (tokens) headers.set('authorization', `Bearer ${tokens.access_token}`);
+      res = await context.deps.fetch(new Request(original.clone(), { headers }));
+    }
+
+    // Defence in depth: whatever the servers answer, one call makes a bounded number of requests.
+    if (round >= 4 + maxStepUps) return res;
+
+    if (res.status === 401) {
+      if (tokens) refused.add(tokens.access_token);
+      const challenge = oauthChallenge(res);
+      const fresh = await discoverBinding(context, server, challenge?.params.resource_metadata);
+      const valid = await keeper.validTokens(fresh);
+      if (valid && !refused.has(valid.access_token)) {
+        await res.body?.cancel();
+        continue; // valid tokens for this (issuer, resource) exist but were not sent: use them
+      }
+      const stored = await keeper.storedTokens(fresh);
+      const known = stored && (await keeper.usable(stored, fresh)) ? stored : undefined;
+      if (known?.refresh_token && !refreshed && !authorized) {
+        refreshed = true;
+        // Stale = the token the server refused: when another caller has already replaced it, the
+        // newer token is used instead of redeeming the (rotated) refresh token once more.
+        if (await keeper.refresh(fresh, tokens?.access_token ?? known.access_token)) {
+          await res.body?.cancel();
+          continue;
+        }
+      }
+      if (authorized) return res;
+      const scope = scopeToRequest(context, fresh, challenge?.params.scope);
+      await res.body?.cancel();
+      await authorizer.authorize(fresh, scope);
+      authorized = true;
+      continue;
+    }
+
+    if (res.status === 403 && binding && tokens) {
+      const challenge = oauthChallenge(res);
+      if (challenge?.params.error !== 'insufficient_scope') return res;
+      const wanted = unionScope(tokens.requested_scope ?? tokens.scope, challenge.params.scope);
+      const key = JSON.stringify([binding.resource, splitScope(wanted).sort()]);
+      if (lastStepUpKey === key || (tokens.scope && scopeCovers(tokens.scope, wanted) && stepUps > 0)) {
+        failedStepUps.add(key);
+      }
+      if (stepUps >= maxStepUps || failedStepUps.has(key)) return res;
+      stepUps++;
+      lastStepUpKey = key;
+      context.emit({ type: 'step_up', resource: binding.resource, scope: wanted });
+      await res.body?.cancel();
+      // Refresh cannot widen scope (RFC 6749 §6): step-up always re-authorizes.
+      let scope = wanted;
+      if (context.wantRefresh && !context.machine && binding.as_metadata.scopes_supported?.includes('offline_access')) {
+        scope = unionScope(scope, 'offline_access');
+      }
+      await authorizer.authorize(binding, scope);
+      continue;
+    }
+    return res;
+  }
+}

@@ -1,0 +1,46 @@
+import { ANY_ADDRESS, egressPolicyForPeer } from '@mcp-auth-kit/protocol';
+import type { HttpDeps } from '../http.js';
+import { MemoryStore, type AuthStore } from '../store.js';
+import type { ClientCredentialsConfig, JwtBearerConfig, McpAuthClientOptions, McpAuthEvent } from './options.js';
+
+/** The options of one McpAuthClient as its parts read them: store, HTTP, events, grant choice. */
+export class ClientContext {
+  readonly opts: McpAuthClientOptions;
+  readonly store: AuthStore;
+  /** Without an egress policy: requests a peer names go through {@link depsFor} instead. */
+  readonly deps: HttpDeps;
+
+  constructor(options: McpAuthClientOptions) {
+    this.opts = options;
+    this.store = options.store ?? new MemoryStore();
+    const baseFetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+    this.deps = {
+      fetch: baseFetch,
+      ...(options.allowInsecureRequests && { allowInsecureRequests: true }),
+    };
+  }
+
+  emit(event: McpAuthEvent) {
+    try {
+      this.opts.onEvent?.(event);
+    } catch {
+      // A faulty progress listener must not break authorization.
+    }
+  }
+
+  /** The requests made for an MCP server, under the egress policy its URL earns (see `privateNetworks`). */
+  depsFor(server: string): HttpDeps {
+    const mode = this.opts.blockPrivateNetworks ? 'block' : (this.opts.privateNetworks ?? 'auto');
+    const egress = mode === 'allow' ? ANY_ADDRESS : egressPolicyForPeer(server, { blockLoopback: mode === 'block' });
+    return { ...this.deps, egress };
+  }
+
+  get wantRefresh() {
+    return this.opts.refreshTokens !== false;
+  }
+
+  /** The non-interactive grant configured, if any. */
+  get machine(): ClientCredentialsConfig | JwtBearerConfig | undefined {
+    return this.opts.jwtBearer ?? this.opts.clientCredentials;
+  }
+}

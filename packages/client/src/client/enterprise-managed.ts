@@ -1,0 +1,41 @@
+import type { FetchLike, HttpDeps } from '../http.js';
+import { requestIdJag } from '../oauth.js';
+import type { JwtBearerConfig } from './options.js';
+
+/** Settings of {@link enterpriseManagedAssertion}. */
+export interface EnterpriseManagedOptions {
+  /** Enterprise IdP token endpoint (RFC 8693 token exchange). */
+  idpTokenEndpoint: string;
+  /** This client's client_id at the IdP. */
+  idpClientId: string;
+  idpClientSecret?: string;
+  /** The user's ID Token from the SSO login (or a function returning a fresh one). */
+  idToken: string | (() => Promise<string>);
+  fetch?: FetchLike;
+  allowInsecureRequests?: boolean;
+}
+
+/**
+ * Enterprise-Managed Authorization: an `assertion` callback for {@link JwtBearerConfig} that
+ * exchanges the user's ID Token for an ID-JAG (audience = the MCP AS issuer, resource = the MCP
+ * server) at the enterprise IdP, without sending the user to the MCP authorization server.
+ */
+export function enterpriseManagedAssertion(options: EnterpriseManagedOptions): JwtBearerConfig['assertion'] {
+  const deps: HttpDeps = {
+    fetch: options.fetch ?? ((i, init) => globalThis.fetch(i, init)),
+    ...(options.allowInsecureRequests && { allowInsecureRequests: true }),
+  };
+  return async ({ issuer, resource, scope }) =>
+    requestIdJag(
+      {
+        tokenEndpoint: options.idpTokenEndpoint,
+        clientId: options.idpClientId,
+        clientSecret: options.idpClientSecret,
+        idToken: typeof options.idToken === 'string' ? options.idToken : await options.idToken(),
+        audience: issuer,
+        resource,
+        scope,
+      },
+      deps,
+    );
+}

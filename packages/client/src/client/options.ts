@@ -1,0 +1,139 @@
+import { assertCredentialsBound } from '../credential-binding.js';
+import { ERR, McpAuthError } from '../errors.js';
+import type { FetchLike } from '../http.js';
+import type { LoopbackListenerOptions } from '../loopback.js';
+import type { PrivateKeyInput } from '../oauth.js';
+import type { PreRegisteredClient, RegistrationContext } from '../registration.js';
+import type { AuthStore, ClientInformation } from '../store.js';
+
+/** Progress notifications (for CLIs and logs); never carry tokens, codes or secrets. */
+export type McpAuthEvent =
+  | { type: 'discovered'; server: string; resource: string; issuer: string }
+  | { type: 'authorization_server_changed'; server: string; from: string; to: string }
+  | { type: 'registered'; issuer: string; client_id: string; source: ClientInformation['source'] }
+  | { type: 'authorization_url'; url: URL }
+  | { type: 'waiting_for_callback'; redirectUri: string }
+  | { type: 'authorized'; issuer: string; resource: string; scope?: string | undefined }
+  | { type: 'refreshed'; issuer: string; resource: string }
+  | { type: 'step_up'; resource: string; scope: string | undefined };
+
+/** Client credentials grant configuration (extension `io.modelcontextprotocol/oauth-client-credentials`). */
+export interface ClientCredentialsConfig {
+  client_id: string;
+  client_secret?: string;
+  token_endpoint_auth_method?: 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt';
+  privateKey?: PrivateKeyInput;
+  /**
+   * The `issuer` of the authorization server that issued these credentials (MCP Authorization
+   * Server Binding). Required: they are sent to no other authorization server, whatever an MCP
+   * server's metadata names.
+   */
+  issuer: string;
+  /** Scope to request when the MCP server gives no guidance. */
+  scope?: string;
+}
+
+/**
+ * RFC 7523 JWT bearer grant configuration: workload identity federation, or enterprise-managed
+ * authorization with {@link enterpriseManagedAssertion} as `assertion`.
+ */
+export interface JwtBearerConfig {
+  client_id: string;
+  client_secret?: string;
+  token_endpoint_auth_method?: 'none' | 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt';
+  privateKey?: PrivateKeyInput;
+  /**
+   * The `issuer` of the authorization server these credentials and assertions are for (MCP
+   * Authorization Server Binding). Required: `assertion` is only ever asked for, and sent to, this one.
+   */
+  issuer: string;
+  scope?: string;
+  /** Supplies the assertion for an authorization server and resource. */
+  assertion: (ctx: { issuer: string; resource: string; scope?: string | undefined }) => Promise<string>;
+}
+
+export interface McpAuthClientOptions {
+  /** `client_name` for DCR and shown on consent pages. */
+  clientName: string;
+  /** Where client registrations and tokens live. Default: a new {@link MemoryStore}. */
+  store?: AuthStore;
+  /**
+   * Shows the authorization URL to the user (open a browser, print it, or — in tests — follow it
+   * headlessly). The URL has already been checked to be https (or http on loopback).
+   * Without it, interactive authorization fails with `MCP_AUTH_INTERACTION_REQUIRED`.
+   */
+  openAuthorizationUrl?: (url: URL) => Promise<void>;
+  /** Loopback redirect listener settings (default `http://127.0.0.1:<ephemeral>/callback`). */
+  loopback?: LoopbackListenerOptions;
+  /** How long to wait for the authorization callback. Default 300 000 ms. */
+  authorizationTimeoutMs?: number;
+  /** HTTPS URL of this client's Client ID Metadata Document, used when the AS supports CIMD. */
+  clientMetadataUrl?: string;
+  /** Pre-registered credentials, each bound to one AS issuer. */
+  preRegistered?: PreRegisteredClient[];
+  /** Extra RFC 7591 metadata for DCR. */
+  clientMetadata?: Record<string, unknown>;
+  /** Override the DCR `application_type` (default: native for loopback/custom-scheme redirects). */
+  applicationType?: 'native' | 'web';
+  /** Last resort of registration: ask the host/user for a client_id. */
+  onRegistrationNeeded?: (ctx: RegistrationContext) => Promise<Omit<ClientInformation, 'issuer' | 'source'> | undefined>;
+  /** Use the client credentials grant instead of the interactive flow. */
+  clientCredentials?: ClientCredentialsConfig;
+  /** Use the RFC 7523 JWT bearer grant instead of the interactive flow. */
+  jwtBearer?: JwtBearerConfig;
+  /** Ask for refresh tokens (`refresh_token` grant in DCR, `offline_access` when the AS lists it). Default true. */
+  refreshTokens?: boolean;
+  /** Re-authorizations allowed for step-up within one request. Default 2. */
+  maxStepUpAttempts?: number;
+  /** Seconds before `expires_at` at which a token counts as expired. Default 30. */
+  expirySkewSeconds?: number;
+  /** fetch implementation for every request. Default `globalThis.fetch`. */
+  fetch?: FetchLike;
+  /** Allow plain http to non-loopback hosts. Default false. */
+  allowInsecureRequests?: boolean;
+  /**
+   * Which addresses the OAuth-related requests may reach: PRM, AS metadata, registration, token
+   * and revocation endpoints and their redirects. The MCP server names them, so a hostile server
+   * could aim them into the client's own network (MCP security best practices §SSRF, RFC 9728
+   * §7.7); the resolved address is checked before connecting.
+   * - `'auto'` (default): public addresses; loopback too when the MCP server itself is on a
+   *   loopback host (local development). Private, link-local and other special-use addresses: never.
+   * - `'block'`: public addresses only, also for a loopback MCP server (clients deployed on servers).
+   * - `'allow'`: no address restriction (an intranet whose servers the user trusts).
+   */
+  privateNetworks?: 'auto' | 'block' | 'allow';
+  /** Same as `privateNetworks: 'block'` (kept for existing callers). */
+  blockPrivateNetworks?: boolean;
+  /**
+   * RFC 9449 DPoP (extension SEP-1932). `'auto'` (default): sender-constrained tokens when both the
+   * AS (`dpop_signing_alg_values_supported`) and the MCP server's PRM (`dpop_signing_alg_values_supported`
+   * or `dpop_bound_access_tokens_required`) announce DPoP — an AS alone cannot vouch that the
+   * resource server accepts the `DPoP` scheme. `'always'`: whenever the AS supports it.
+   * `'never'`: Bearer only. One key per (issuer, resource), persisted by stores that implement
+   * `getDpopKey`/`setDpopKey` (memory and file stores); with other stores a new process re-authorizes.
+   */
+  dpop?: 'auto' | 'always' | 'never';
+  /**
+   * MCP 2025-03-26 servers publish no Protected Resource Metadata: with this on, a server without
+   * PRM is treated as its own authorization server (issuer = its origin; AS metadata, issuer
+   * equality and PKCE S256 are still required). Default false.
+   */
+  legacyDiscovery?: boolean;
+  /** Progress callback. */
+  onEvent?: (event: McpAuthEvent) => void;
+}
+
+/** Refuses options no client can work with, before anything is sent. */
+export function assertValidOptions(options: McpAuthClientOptions): void {
+  if (!options || typeof options.clientName !== 'string' || !options.clientName) {
+    throw new McpAuthError(ERR.INVALID_ARGUMENT, '"clientName" is required');
+  }
+  if (options.clientMetadataUrl) {
+    const u = new URL(options.clientMetadataUrl);
+    if (u.protocol !== 'https:' || u.pathname === '/' || !u.pathname) {
+      throw new McpAuthError(ERR.INVALID_ARGUMENT, '"clientMetadataUrl" must be an https URL with a path');
+    }
+  }
+  // MCP Authorization Server Binding: a credential without its issuer is a configuration error.
+  assertCredentialsBound(options, { ...(options.allowInsecureRequests && { allowInsecureRequests: true }) });
+}

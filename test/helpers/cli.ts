@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { HeadlessUserAgent } from './user-agent.js';
 
 /** The `mcp-auth-kit` command as npm links it (the checked-in bin shim). */
-export const cliPath = join(dirname(createRequire(import.meta.url).resolve('@mcp-auth-kit/client/package.json')), 'bin/mcp-auth-kit.js');
+export const cliPath = join(dirname(createRequire(import.meta.url).resolve('@mcp-auth-kit/cli/package.json')), 'bin/mcp-auth-kit.js');
 
 const isLoopbackCallback = (url: URL) => url.hostname === '127.0.0.1' && url.pathname === '/callback';
 

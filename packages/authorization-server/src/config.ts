@@ -1,4 +1,4 @@
-import type { ClientMetadata } from 'oidc-provider';
+import type { ClientMetadata } from './oidc-shapes.js';
 import type { StorageConfig, Store } from './storage/types.js';
 import { isLoopbackHost, isValidResourceIndicator, parseUrl } from './urls.js';
 import type { Logger } from './logger.js';

@@ -22,6 +22,7 @@ export const ID_TOKEN_TTL = 3600;
 
 export const OIDC_SCOPES = ['openid', 'offline_access', 'profile'];
 
+/** @internal */
 export interface ProviderParts {
   provider: Provider;
   resources: ResourceRegistry;
@@ -49,6 +50,7 @@ export function pinEndpointsToIssuer(body: Record<string, unknown>, issuer: URL)
   }
 }
 
+/** @internal */
 export async function buildProvider(
   config: AuthorizationServerConfig,
   store: Store,

@@ -11,9 +11,10 @@ const isLoopbackCallback = (url: URL) => url.hostname === '127.0.0.1' && url.pat
 /**
  * `mcp-auth-kit --no-browser login <mcpUrl>`: reads the authorization URL the CLI prints, plays
  * the browser headlessly up to the CLI's loopback callback, and waits for the CLI to exit.
+ * `bin`: another installed copy of the command (the scratch project's, from the tarball).
  */
-export async function cliLogin(mcpUrl: string, env: NodeJS.ProcessEnv) {
-  const login = spawn(process.execPath, [cliPath, '--no-browser', 'login', mcpUrl], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function cliLogin(mcpUrl: string, env: NodeJS.ProcessEnv, bin = cliPath) {
+  const login = spawn(process.execPath, [bin, '--no-browser', 'login', mcpUrl], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   const exited = new Promise<number | null>((resolve) => login.on('exit', resolve));
   const authorizationUrl = await new Promise<URL>((resolve, reject) => {

@@ -3,8 +3,9 @@
 // `npm publish` would (prepack builds it) and checks the tarballs, not the working tree:
 //   - manifest: MIT license, repository, engines, ESM, public access, ranges (not pins) for
 //     runtime dependencies, every exports/main/types/bin target shipped;
-//   - contents: README, LICENSE (the root one), no build info, no tests, no dist file without
-//     its source (a stale output of a deleted module), source maps whose sources are shipped;
+//   - contents: README, LICENSE (the root one), CHANGELOG; no build info, no tests, no dist
+//     file without its source (a stale output of a deleted module); source maps whose sources
+//     are shipped;
 //   - publint (strict) and @arethetypeswrong/cli (profile esm-only: the packages are ESM only,
 //     so CommonJS `require` resolving to ESM is expected, everything else is checked).
 // Exit code 1 and one line per problem when anything is wrong.
@@ -84,7 +85,7 @@ function exportTargets(exports) {
 
 function checkContents(m, files, dir) {
   const name = m.name;
-  for (const required of ['package.json', 'README.md', 'LICENSE']) if (!files.has(required)) problem(name, `${required} is not in the tarball`);
+  for (const required of ['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md']) if (!files.has(required)) problem(name, `${required} is not in the tarball`);
   if (readFileSync(join(dir, 'LICENSE'), 'utf8') !== rootLicense) problem(name, 'LICENSE differs from the root LICENSE');
   const targets = [...exportTargets(m.exports), m.main, m.types, ...Object.values(m.bin ?? {})].filter(Boolean);
   for (const target of targets) {
@@ -93,7 +94,7 @@ function checkContents(m, files, dir) {
   for (const file of files) {
     if (/\.tsbuildinfo$/.test(file)) problem(name, `${file}: build info shipped`);
     if (/(^|\/)(test|tests|__tests__)\/|\.test\.[cm]?[jt]s$/.test(file)) problem(name, `${file}: test file shipped`);
-    if (!/^(dist|src|bin)\/|^(package\.json|README\.md|LICENSE)$/.test(file)) problem(name, `${file}: unexpected file`);
+    if (!/^(dist|src|bin)\/|^(package\.json|README\.md|LICENSE|CHANGELOG\.md)$/.test(file)) problem(name, `${file}: unexpected file`);
     const compiled = /^dist\/(.+)\.(js|d\.ts)$/.exec(file);
     if (compiled && !files.has(`src/${compiled[1]}.ts`)) {
       problem(name, `${file} has no source src/${compiled[1]}.ts (stale build output: npm run clean && npm run build)`);

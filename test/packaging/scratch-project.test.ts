@@ -170,6 +170,10 @@ describe('the install: what a user gets from the tarballs', () => {
 // runtime the user's test output must not carry that line.
 const supportedRuntime = Number(process.versions.node.split('.')[0]) >= 22 && Boolean(process.release.lts);
 
+// express4-sdk1 under vitest and node:test: the authorized tool calls need the testing kit's
+// wire negotiation (2026-07-28 first, then initialize on 2025-11-25), which an SDK v1 server
+// requires; it comes from branch testing-kit. Without it those two cases fail with
+// "expected the request to be authorized, got HTTP 400" (SDK v1: unsupported protocol version).
 describe.each(PROJECTS)('%s: the server protected by the middleware, tested with the testing kit', (project) => {
   it('under vitest (the project\'s own vitest)', async () => {
     const result = await node(['node_modules/vitest/vitest.mjs', 'run', '--reporter=verbose'], dirs[project]);

@@ -12,6 +12,7 @@ COPY package.json package-lock.json ./
 COPY packages/authorization-server/package.json packages/authorization-server/
 COPY packages/resource-server/package.json packages/resource-server/
 COPY packages/client/package.json packages/client/
+COPY packages/cli/package.json packages/cli/
 COPY packages/testing/package.json packages/testing/
 COPY apps/auth-server/package.json apps/auth-server/
 COPY apps/demo-mcp-server/package.json apps/demo-mcp-server/

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 // Under `npm start`, `node` on the script PATH may be a different binary than the one running npm
-// (node_modules/.bin can hold a `node`, e.g. the conformance suite's Node 22), and native modules
+// (a dependency's bin can put a `node` into node_modules/.bin), and native modules
 // (better-sqlite3) are built for the Node that ran the install: run the children with npm's Node.
 const nodeBinary =
   process.env.npm_node_execpath && existsSync(process.env.npm_node_execpath)

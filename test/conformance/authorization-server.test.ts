@@ -7,7 +7,11 @@ import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAuthServer, type RunningAuthServer } from '@mcp-auth-kit/auth-server';
 import { silentLogger } from '@mcp-auth-kit/authorization-server';
+import { node22, unavailableNode22 } from '../helpers/node22.js';
 import { runAuthorizationConformance, type CliResult } from './as/run-cli.js';
+
+const node = await node22();
+const skip = unavailableNode22('the conformance CLI (authorization-server scenarios)', node);
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -30,7 +34,7 @@ function expectAllPassed(result: CliResult) {
   expect(result.exitCode).toBe(0);
 }
 
-describe('official conformance: conformance authorization', () => {
+describe.skipIf(skip)('official conformance: conformance authorization', () => {
   let as: RunningAuthServer;
   const resource = 'http://localhost:3000/mcp';
 
@@ -57,13 +61,13 @@ describe('official conformance: conformance authorization', () => {
 
   it('metadata endpoint + authorization code grant with --resource (RFC 8707)', async () => {
     const port = await freePort();
-    const result = await runAuthorizationConformance({ issuer: as.issuer, clientId: await registerFor(port), callbackPort: port, resource });
+    const result = await runAuthorizationConformance({ node: node.path!, issuer: as.issuer, clientId: await registerFor(port), callbackPort: port, resource });
     expectAllPassed(result);
   }, 60_000);
 
   it('metadata endpoint + authorization code grant without --resource (single default resource)', async () => {
     const port = await freePort();
-    const result = await runAuthorizationConformance({ issuer: as.issuer, clientId: await registerFor(port), callbackPort: port });
+    const result = await runAuthorizationConformance({ node: node.path!, issuer: as.issuer, clientId: await registerFor(port), callbackPort: port });
     expectAllPassed(result);
   }, 60_000);
 });

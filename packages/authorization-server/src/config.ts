@@ -1,4 +1,4 @@
-import type { ClientMetadata } from 'oidc-provider';
+import type { ClientMetadata } from './oidc-shapes.js';
 import type { StorageConfig, Store } from './storage/types.js';
 import { extraSchemeProblem, isLoopbackHost, isScopeToken } from '@mcp-auth-kit/protocol';
 import { isValidResourceIndicator, parseUrl } from './urls.js';

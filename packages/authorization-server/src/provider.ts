@@ -24,6 +24,7 @@ export const ID_TOKEN_TTL = 3600;
 
 export const OIDC_SCOPES = ['openid', 'offline_access', 'profile'];
 
+/** @internal */
 export interface ProviderParts {
   provider: Provider;
   resources: ResourceRegistry;
@@ -51,6 +52,7 @@ export function pinEndpointsToIssuer(body: Record<string, unknown>, issuer: URL)
   }
 }
 
+/** @internal */
 export async function buildProvider(
   config: AuthorizationServerConfig,
   store: Store,

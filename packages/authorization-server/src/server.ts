@@ -2,6 +2,7 @@ import express, { type Express, type Request, type Response, type NextFunction }
 import type Provider from 'oidc-provider';
 import helmet from 'helmet';
 import { ConfigError, validateConfig, type AuthorizationServerConfig } from './config.js';
+import type { OidcProvider } from './oidc-shapes.js';
 import { openStore } from './storage/index.js';
 import type { Store } from './storage/types.js';
 import { consoleLogger } from './logger.js';
@@ -21,7 +22,8 @@ export interface AuthorizationServer {
   issuer: string;
   /** The whole AS as an express app (mount at the issuer's origin). */
   app: Express;
-  provider: Provider;
+  /** The oidc-provider instance (a structural subset; see oidc-shapes.ts for the full type). */
+  provider: OidcProvider;
   store: Store;
   /** This instance's Prometheus metrics (own registry); undefined when `metrics.enabled` is false. */
   metrics?: AsMetrics;

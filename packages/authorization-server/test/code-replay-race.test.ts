@@ -29,7 +29,8 @@ function raceGate(instances: Instance[], n: number) {
   const opened = new Promise<void>((resolve) => (open = resolve));
   const timer = setTimeout(() => open(), 5000);
   const restores = instances.map((instance) => {
-    const model = instance.as().provider.AuthorizationCode as unknown as { find: (...args: unknown[]) => Promise<unknown> };
+    // the public type of `provider` is a subset (oidc-shapes.ts): the model class is reached by cast
+    const model = (instance.as().provider as unknown as { AuthorizationCode: { find: (...args: unknown[]) => Promise<unknown> } }).AuthorizationCode;
     const own = Object.prototype.hasOwnProperty.call(model, 'find');
     const original = model.find;
     model.find = async function gatedFind(this: unknown, ...args: unknown[]) {

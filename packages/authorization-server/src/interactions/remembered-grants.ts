@@ -29,6 +29,7 @@ export interface RememberedGrant {
 /** Models whose records carry a grantId (oidc-provider's revoke helper uses the same list). */
 const GRANT_BOUND_MODELS = ['AccessToken', 'AuthorizationCode', 'RefreshToken', 'DeviceCode', 'BackchannelAuthenticationRequest'];
 
+/** @internal */
 export class RememberedGrants {
   constructor(
     private readonly provider: Provider,

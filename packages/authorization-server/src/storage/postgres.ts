@@ -21,6 +21,7 @@ import {
 import type { BackendParts, OpenStoreOptions } from './assemble.js';
 import { type Clock, epochSeconds } from './clock.js';
 import { checkSchemaName, DEFAULT_PG_SCHEMA } from './config.js';
+import { driverMissing } from './errors.js';
 import { signingFromRow, type CookieKeyRecord, type KeyBackend, type SigningRow } from './keys.js';
 import { pendingMigrations, POSTGRES_MIGRATIONS } from './migrations.js';
 import { Batcher, Gate } from './pg-batch.js';
@@ -742,7 +743,12 @@ export async function openPostgresBackend(
 ): Promise<BackendParts> {
   const schema = checkSchemaName(schemaOption ?? DEFAULT_PG_SCHEMA);
   const q = `"${schema}"`;
-  const { default: pg } = await import('pg');
+  let pg: typeof import('pg').default;
+  try {
+    ({ default: pg } = await import('pg'));
+  } catch (error) {
+    throw driverMissing('PostgreSQL', 'pg', error);
+  }
   const pool = new pg.Pool({ connectionString: url, max: 10, idleTimeoutMillis: 30_000, application_name: 'mcp-auth-kit' });
   // An idle client dropped by the server must not crash the process; the pool replaces it.
   pool.on('error', (error) => options.onError?.(error));

@@ -19,7 +19,7 @@ import {
 } from './accounts.js';
 import type { BackendParts } from './assemble.js';
 import { type Clock, epochSeconds } from './clock.js';
-import { StorageError } from './errors.js';
+import { driverMissing, StorageError } from './errors.js';
 import { signingFromRow, type CookieKeyRecord, type KeyBackend, type SigningRow } from './keys.js';
 import { pendingMigrations, SQLITE_MIGRATIONS } from './migrations.js';
 import type { IndexedField, ModelBackend, ModelRow } from './model-rows.js';
@@ -301,7 +301,7 @@ async function loadDatabase(file: string): Promise<Db> {
   try {
     ({ default: Database } = await import('better-sqlite3'));
   } catch (error) {
-    throw new StorageError('the SQLite driver (better-sqlite3) is not installed', 'unavailable', { cause: error });
+    throw driverMissing('SQLite', 'better-sqlite3', error);
   }
   try {
     return new Database(file);

@@ -7,7 +7,7 @@
  * local accounts, signing and cookie keys, and small expiring records (CIMD cache, rate
  * limits, login-failure counters).
  */
-import type { Adapter } from 'oidc-provider';
+import type { Adapter } from '../oidc-shapes.js';
 import type { JWK } from 'jose';
 
 export type StorageConfig =

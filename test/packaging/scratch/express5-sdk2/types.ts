@@ -1,0 +1,55 @@
+// Type-checked by `tsc -p .` (nodenext, skipLibCheck: false): every package's published
+// declarations compile in a user's project on express 5 types next to the MCP SDK v2 express
+// package (whose own req.auth augmentation must merge with ours), and the CLI's subpath.
+import express, { type Request, type Response } from 'express';
+import {
+  createAuthorizationServer,
+  openStore,
+  StorageError,
+  type AuthorizationServer,
+  type AuthorizationServerConfig,
+  type Store,
+} from '@mcp-auth-kit/authorization-server';
+import { createResourceServer, type McpAuthInfo } from '@mcp-auth-kit/resource-server';
+import { McpAuthClient, MemoryStore, createAuthFetch, type McpAuthClientOptions } from '@mcp-auth-kit/client';
+import { callTool, startTestAuthorizationServer, type TestAuthorizationServer } from '@mcp-auth-kit/testing';
+import { run, type CliIo } from '@mcp-auth-kit/client/cli';
+import { createMcpExpressApp } from '@modelcontextprotocol/express';
+import type { AuthInfo } from '@modelcontextprotocol/server';
+
+const rs = createResourceServer({
+  resource: 'http://127.0.0.1:3000/mcp',
+  authorizationServers: ['http://127.0.0.1:9000'],
+});
+const app = createMcpExpressApp({ host: '127.0.0.1' });
+app.use(express.json());
+app.use(rs.metadataRouter);
+app.post('/mcp', rs.protect, (req: Request, res: Response) => {
+  const auth: McpAuthInfo | undefined = req.auth; // set by rs.protect, typed by the augmentation
+  const sdkAuth: AuthInfo | undefined = req.auth; // the SDK's own view of the same member
+  if (sdkAuth?.resourceMetadataUrl) res.set('x-prm', sdkAuth.resourceMetadataUrl);
+  res.json({ clientId: auth?.clientId, scopes: auth?.scopes.join(' '), sub: auth?.extra?.sub });
+});
+
+export async function startAs(config: AuthorizationServerConfig): Promise<AuthorizationServer> {
+  const as = await createAuthorizationServer(config);
+  app.use(as.app);
+  return as;
+}
+
+export async function memoryStore(): Promise<Store | StorageError> {
+  return openStore({ kind: 'memory' }).catch((error: unknown) => (error instanceof StorageError ? error : Promise.reject(error)));
+}
+
+const options: McpAuthClientOptions = { clientName: 'typed host', store: new MemoryStore() };
+export const authFetch = createAuthFetch(new McpAuthClient(options));
+
+export async function kit(): Promise<number> {
+  const as: TestAuthorizationServer = await startTestAuthorizationServer({ resources: { 'http://127.0.0.1:3000/mcp': ['notes:read'] } });
+  const res = await callTool('http://127.0.0.1:3000/mcp', { token: await as.issueAccessToken(), name: 'whoami' });
+  await as.close();
+  return res.status;
+}
+
+const io: CliIo = { stdout: (text) => process.stdout.write(text), stderr: (text) => process.stderr.write(text), env: process.env };
+export const cli = (argv: string[]): Promise<number> => run(argv, io);

@@ -1,3 +1,4 @@
+import type Provider from 'oidc-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   applyMetadataPolicy,
@@ -206,12 +207,15 @@ describe('token endpoint guard: grants without a user (defence in depth behind t
   afterAll(() => t?.close());
 
   /** A client object whose grant_types list client_credentials, as if the metadata policy had been bypassed. */
-  const clientLike = (clientId: string, tokenEndpointAuthMethod: string) =>
-    Object.assign(Object.create(t.as.provider.Client.prototype) as InstanceType<typeof t.as.provider.Client>, {
+  const clientLike = (clientId: string, tokenEndpointAuthMethod: string) => {
+    // the published type is a subset of oidc-provider's; the full one for this white-box check
+    const provider = t.as.provider as unknown as Provider;
+    return Object.assign(Object.create(provider.Client.prototype) as InstanceType<typeof provider.Client>, {
       clientId,
       tokenEndpointAuthMethod,
       grantTypes: ['authorization_code', 'client_credentials'],
     });
+  };
 
   it('RFC 6749 §4.4: refused for a client the operator did not configure, even with private_key_jwt', () => {
     expect(clientLike('https://app.example/c.json', 'private_key_jwt').grantTypeAllowed('client_credentials')).toBe(false);

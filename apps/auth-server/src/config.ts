@@ -4,10 +4,9 @@
  * listed at once, and printable with secrets masked (`--print-config`).
  */
 import { readFileSync } from 'node:fs';
-import { isLoopbackHost } from '@mcp-auth-kit/protocol';
+import { ConfigError, isLoopbackHost } from '@mcp-auth-kit/protocol';
 import { parse as parseYaml } from 'yaml';
 import {
-  ConfigError,
   storageConfigFromEnv,
   validateConfig,
   type AuthorizationServerConfig,
@@ -51,13 +50,6 @@ export const AS_FILE_KEYS = [
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
-
-export class EnvError extends Error {
-  constructor(readonly problems: string[]) {
-    super(`Invalid configuration (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n${problems.map((p) => `  - ${p}`).join('\n')}`);
-    this.name = 'EnvError';
-  }
-}
 
 export interface LoadedConfig {
   port: number;

@@ -15,8 +15,8 @@ import {
   type StorageConfig,
   type Store,
 } from '@mcp-auth-kit/authorization-server';
-import { isLoopbackHost } from '@mcp-auth-kit/protocol';
-import { EnvError, loadConfig, type LogLevel } from './config.js';
+import { ConfigError, isLoopbackHost } from '@mcp-auth-kit/protocol';
+import { loadConfig, type LogLevel } from './config.js';
 import { DEMO_USER, demoAccountProblems } from './demo-user.js';
 
 export { DEMO_USER };
@@ -145,7 +145,7 @@ export async function startAuthServer(options: StartAuthServerOptions = {}): Pro
   try {
     const issuerLoopback = isLoopbackHost(new URL(issuer).hostname);
     if (options.demoUser && !issuerLoopback) {
-      throw new EnvError([`AS_DEMO_USER: refused because the issuer host "${new URL(issuer).hostname}" is not loopback (its password is public)`]);
+      throw new ConfigError([`AS_DEMO_USER: refused because the issuer host "${new URL(issuer).hostname}" is not loopback (its password is public)`]);
     }
     const seedDemoUser = options.demoUser ?? (issuerLoopback && !options.production);
     store = await openStore(storageFor(options));
@@ -175,7 +175,7 @@ export async function startAuthServer(options: StartAuthServerOptions = {}): Pro
       const problems = await demoAccountProblems(store, options.production ? 'in production' : `for the non-loopback issuer ${issuer}`);
       if (problems.length) {
         await server.close();
-        throw new EnvError(problems);
+        throw new ConfigError(problems);
       }
     }
     handler = server.app as unknown as typeof handler;
@@ -219,12 +219,12 @@ export async function startAuthServer(options: StartAuthServerOptions = {}): Pro
 
 /**
  * Reads the runtime contract's environment variables and `AS_CONFIG_FILE` (JSON or YAML; the
- * environment wins), validates everything the server will be given, and throws one EnvError
+ * environment wins), validates everything the server will be given, and throws one ConfigError
  * listing every problem (see README, "Configuration reference").
  */
 export function configFromEnv(env: NodeJS.ProcessEnv): StartAuthServerOptions {
   const { config, problems } = loadConfig(env);
-  if (problems.length) throw new EnvError(problems);
+  if (problems.length) throw new ConfigError(problems);
   return {
     host: config.host,
     authorizationServer: config.authorizationServer,
@@ -244,5 +244,6 @@ export function configFromEnv(env: NodeJS.ProcessEnv): StartAuthServerOptions {
   };
 }
 
-export { EnvError, loadConfig, printableConfig, APP_FILE_KEYS, AS_FILE_KEYS, type LoadedConfig } from './config.js';
+export { ConfigError };
+export { loadConfig, printableConfig, APP_FILE_KEYS, AS_FILE_KEYS, type LoadedConfig } from './config.js';
 export { runAdmin, adminStorage, ADMIN_USAGE, type AdminIo } from './admin.js';

@@ -4,7 +4,7 @@
  * `AS_CONFIG_FILE`. `--print-config` prints the effective configuration (secrets masked) and
  * exits (1 when it is invalid).
  */
-import { configFromEnv, loadConfig, printableConfig, startAuthServer } from './index.js';
+import { ConfigError, configFromEnv, loadConfig, printableConfig, startAuthServer } from './index.js';
 
 const args = process.argv.slice(2);
 if (args.includes('--help') || args.includes('-h')) {
@@ -24,7 +24,7 @@ if (args.includes('--print-config')) {
   const { config, problems } = loadConfig(process.env);
   process.stdout.write(`${JSON.stringify(printableConfig(config), null, 2)}\n`);
   if (problems.length) {
-    process.stderr.write(`Invalid configuration (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n${problems.map((p) => `  - ${p}`).join('\n')}\n`);
+    process.stderr.write(`${new ConfigError(problems).message}\n`);
     process.exit(1);
   }
   process.exit(0);

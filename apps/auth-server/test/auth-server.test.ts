@@ -5,7 +5,8 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '@mcp-auth-kit/authorization-server';
-import { configFromEnv, startAuthServer, EnvError } from '../src/index.js';
+import { ConfigError as SharedConfigError } from '@mcp-auth-kit/protocol';
+import { configFromEnv, startAuthServer, ConfigError } from '../src/index.js';
 
 const MAIN = resolve(fileURLToPath(new URL('.', import.meta.url)), '../dist/main.js');
 // `npx vitest` may run under the workspace's Node 22 binary (node_modules/.bin/node); the
@@ -43,9 +44,11 @@ describe('configFromEnv', () => {
     } catch (err) {
       error = err;
     }
-    expect(error).toBeInstanceOf(EnvError);
-    const problems = (error as EnvError).problems;
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(ConfigError).toBe(SharedConfigError);
+    const { problems, message } = error as ConfigError;
     expect(problems).toHaveLength(6);
+    expect(message).toBe(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
     expect(problems.join('\n')).not.toContain('hunter2');
   });
 });
@@ -74,7 +77,7 @@ describe('AS_CONFIG_FILE', () => {
     }
   });
 
-  it('a broken file is an EnvError that does not quote the file', () => {
+  it('a broken file is a ConfigError that does not quote the file', () => {
     const dir = mkdtempSync(join(tmpdir(), 'as-config-'));
     try {
       const file = join(dir, 'as.json');

@@ -154,7 +154,7 @@ describe('--print-config', () => {
   it('exits 1 and lists the problems when the configuration is invalid', async () => {
     const out = await run(['--print-config'], { NODE_ENV: 'production', DEV_AUTO_LOGIN: 'demo', AS_PORT: 'x' });
     expect(out.code).toBe(1);
-    expect(out.stderr).toMatch(/Invalid configuration \(2 problems\)/);
+    expect(out.stderr).toMatch(/Invalid configuration:\n {2}- .+\n {2}- .+\n/);
     expect(out.stderr).toMatch(/AS_PORT must be a port number/);
     expect(out.stderr).toMatch(/DEV_AUTO_LOGIN/);
   });

@@ -1,5 +1,5 @@
 import { createResourceServer, type DpopOptions, type ResourceServerLogger, type ValidationOutcome } from '@mcp-auth-kit/resource-server';
-import { authorizationServerMetadataUrls, isLoopbackHost } from '@mcp-auth-kit/protocol';
+import { authorizationServerMetadataUrls, ConfigError, isLoopbackHost } from '@mcp-auth-kit/protocol';
 import { Counter, Histogram, Registry } from 'prom-client';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, validateHostHeader, type AuthInfo } from '@modelcontextprotocol/server';
@@ -133,12 +133,13 @@ function sdkAuthInfo(auth: AuthInfo, resourceMetadataUrl: string): AuthInfo {
   return info;
 }
 
-function parseAbsoluteUrl(value: string, name: string): URL {
-  try {
-    return new URL(value);
-  } catch {
-    throw new TypeError(`${name} must be an absolute URL`);
-  }
+/** What {@link ConfigError}'s message names: "Invalid demo MCP server configuration:". */
+export const CONFIG_SUBJECT = 'demo MCP server';
+
+function parseAbsoluteUrl(problems: string[], value: string, name: string): URL | undefined {
+  if (URL.canParse(value)) return new URL(value);
+  problems.push(`${name} must be an absolute URL`);
+  return undefined;
 }
 
 /**
@@ -148,9 +149,12 @@ function parseAbsoluteUrl(value: string, name: string): URL {
  * `Mcp-Session-Id`) from one server factory.
  */
 export function createDemoApp(options: DemoAppOptions): DemoApp {
-  const resourceUrl = parseAbsoluteUrl(options.resource, 'resource');
-  parseAbsoluteUrl(options.issuer, 'issuer');
-  if (resourceUrl.hash) throw new TypeError('resource must not contain a fragment (RFC 8707 §2)');
+  const problems: string[] = [];
+  const resourceUrl = parseAbsoluteUrl(problems, options.resource, 'resource');
+  parseAbsoluteUrl(problems, options.issuer, 'issuer');
+  if (resourceUrl?.hash) problems.push('resource must not contain a fragment (RFC 8707 §2)');
+  // (`resourceUrl` is set whenever no problem was found; the test narrows its type.)
+  if (problems.length > 0 || resourceUrl === undefined) throw new ConfigError(problems, CONFIG_SUBJECT);
   // Kept verbatim: it is the audience the AS puts in tokens (RFC 8707), so no re-serialisation.
   const resource = options.resource;
   const mcpPath = resourceUrl.pathname === '' ? '/' : resourceUrl.pathname;

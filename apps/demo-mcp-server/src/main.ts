@@ -4,6 +4,7 @@
 // (comma-separated listen addresses, default loopback 127.0.0.1 and ::1) and
 // MCP_ALLOWED_ORIGINS (comma-separated browser origins, default the resource's origin),
 // MCP_DPOP_REQUIRED=1 (accept only DPoP-bound tokens, RFC 9449; default: DPoP and Bearer).
+import { ConfigError } from '@mcp-auth-kit/protocol';
 import type { ResourceServerLogger } from '@mcp-auth-kit/resource-server';
 import { startDemoServer } from './server.js';
 
@@ -26,26 +27,33 @@ function list(value: string | undefined): string[] | undefined {
   return items && items.length > 0 ? items : undefined;
 }
 
-function port(value: string | undefined): number {
+// Each records its problem and returns the default, so one ConfigError lists every bad variable.
+function port(problems: string[], value: string | undefined): number {
   if (value === undefined || value === '') return 3000;
   const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 0 || parsed > 65535) throw new Error('MCP_PORT must be a port number');
-  return parsed;
+  if (Number.isInteger(parsed) && parsed >= 0 && parsed <= 65535) return parsed;
+  problems.push('MCP_PORT must be a port number (0-65535)');
+  return 3000;
 }
 
-function milliseconds(value: string | undefined, fallback: number): number {
+function milliseconds(problems: string[], value: string | undefined, fallback: number): number {
   if (value === undefined || value.trim() === '') return fallback;
   const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 0) throw new Error('SHUTDOWN_TIMEOUT_MS must be a number of milliseconds');
-  return parsed;
+  if (Number.isInteger(parsed) && parsed >= 0) return parsed;
+  problems.push('SHUTDOWN_TIMEOUT_MS must be a number of milliseconds');
+  return fallback;
 }
 
 async function main(): Promise<void> {
   const env = process.env;
   const hosts = list(env.MCP_HOST);
   const allowedOrigins = list(env.MCP_ALLOWED_ORIGINS);
+  const problems: string[] = [];
+  const listenPort = port(problems, env.MCP_PORT);
+  const shutdownTimeoutMs = milliseconds(problems, env.SHUTDOWN_TIMEOUT_MS, 3000);
+  if (problems.length > 0) throw new ConfigError(problems);
   const server = await startDemoServer({
-    port: port(env.MCP_PORT),
+    port: listenPort,
     ...(hosts && { hosts }),
     ...(env.MCP_RESOURCE && { resource: env.MCP_RESOURCE }),
     issuer: env.AS_ISSUER || 'http://localhost:9000',
@@ -54,7 +62,7 @@ async function main(): Promise<void> {
     dpop: env.MCP_DPOP_REQUIRED === '1' || env.MCP_DPOP_REQUIRED === 'true' ? { required: true } : true,
     // GET /metrics (token validations, latency) unless MCP_METRICS=0.
     metrics: !['0', 'false'].includes(env.MCP_METRICS?.trim() ?? ''),
-    shutdownTimeoutMs: milliseconds(env.SHUTDOWN_TIMEOUT_MS, 3000),
+    shutdownTimeoutMs,
     logger: stderrLogger,
   });
   process.stdout.write(

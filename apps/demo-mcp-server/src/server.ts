@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { isLoopbackHost } from '@mcp-auth-kit/protocol';
-import { createDemoApp, type DemoAppOptions } from './app.js';
+import { ConfigError, isLoopbackHost } from '@mcp-auth-kit/protocol';
+import { CONFIG_SUBJECT, createDemoApp, type DemoAppOptions } from './app.js';
 import type { NotesStore } from './notes-store.js';
 
 export interface StartDemoServerOptions extends Omit<DemoAppOptions, 'resource'> {
@@ -109,7 +109,7 @@ async function listenAll(
  */
 export async function startDemoServer(options: StartDemoServerOptions): Promise<DemoServer> {
   const hosts = options.hosts ?? (options.host !== undefined ? [options.host] : DEFAULT_HOSTS);
-  if (hosts.length === 0) throw new TypeError('hosts must name at least one address');
+  if (hosts.length === 0) throw new ConfigError(['hosts must name at least one address'], CONFIG_SUBJECT);
   const servers: Server[] = [];
   const listened: string[] = [];
   // The app needs the bound port (default resource), so it is created after listening; a

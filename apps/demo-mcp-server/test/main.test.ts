@@ -108,4 +108,12 @@ describe.skipIf(!existsSync(main))('dist/main.js', () => {
     expect((await proc.exited).code).not.toBe(0);
     expect(proc.output()).toMatch(/MCP_PORT/);
   });
+
+  it('every bad variable is listed at once (MCP_PORT and SHUTDOWN_TIMEOUT_MS)', async () => {
+    const proc = run(process.execPath, [main], cleanEnv({ MCP_PORT: 'eighty', SHUTDOWN_TIMEOUT_MS: 'soon', AS_ISSUER: as.issuer }));
+    expect((await proc.exited).code).not.toBe(0);
+    expect(proc.output()).toMatch(
+      /Invalid configuration:\n {2}- MCP_PORT must be a port number \(0-65535\)\n {2}- SHUTDOWN_TIMEOUT_MS must be a number of milliseconds/,
+    );
+  });
 });

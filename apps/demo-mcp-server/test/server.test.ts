@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ConfigError } from '@mcp-auth-kit/protocol';
 import { createDemoApp, defaultAllowedOrigins, startDemoServer } from '../src/index.js';
 import { freePort, isListening } from './helpers/ports.js';
 
@@ -47,8 +48,20 @@ describe('startDemoServer', () => {
     const port = await freePort();
     await expect(
       startDemoServer({ port, host: '127.0.0.1', issuer: 'http://127.0.0.1:9', resource: 'not a url' }),
-    ).rejects.toThrow(TypeError);
+    ).rejects.toThrow(ConfigError);
     expect(await isListening(port)).toBe(false);
+  });
+
+  it('every bad option is listed in one ConfigError', () => {
+    let error: unknown;
+    try {
+      createDemoApp({ resource: 'not a url', issuer: 'nor this' });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).problems).toEqual(['resource must be an absolute URL', 'issuer must be an absolute URL']);
+    expect((error as ConfigError).message).toMatch(/^Invalid demo MCP server configuration:\n/);
   });
 
   it('RFC 8707 §2: a resource with a fragment is refused', () => {

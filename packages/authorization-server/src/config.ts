@@ -1,6 +1,6 @@
 import type { ClientMetadata } from './oidc-shapes.js';
 import type { StorageConfig, Store } from './storage/types.js';
-import { extraSchemeProblem, isLoopbackHost, isScopeToken } from '@mcp-auth-kit/protocol';
+import { ConfigError, extraSchemeProblem, isLoopbackHost, isScopeToken } from '@mcp-auth-kit/protocol';
 import { isValidResourceIndicator, parseUrl } from './urls.js';
 import type { Logger } from './logger.js';
 import { dpopConfigProblems, type DpopConfig } from './dpop.js';
@@ -127,12 +127,11 @@ export interface AuthorizationServerConfig {
   readinessTimeoutMs?: number;
 }
 
-export class ConfigError extends Error {
-  constructor(readonly problems: string[]) {
-    super(`Invalid authorization server configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
-    this.name = 'ConfigError';
-  }
-}
+// One class for every package's configuration errors (re-exported, so `instanceof` holds across packages).
+export { ConfigError };
+
+/** What {@link ConfigError}'s message names: "Invalid authorization server configuration:". */
+export const CONFIG_SUBJECT = 'authorization server';
 
 const RESERVED_SCOPES = new Set(['openid', 'offline_access', 'profile', 'email', 'address', 'phone']);
 
@@ -294,5 +293,5 @@ export function validateConfig(config: AuthorizationServerConfig): void {
 
   if (!c.storage || typeof c.storage !== 'object') problems.push('storage: required ({ kind: "memory" | "sqlite" | "postgres", … } or a Store)');
 
-  if (problems.length) throw new ConfigError(problems);
+  if (problems.length) throw new ConfigError(problems, CONFIG_SUBJECT);
 }

@@ -1,7 +1,7 @@
 import express, { type Express, type Request, type Response, type NextFunction } from 'express';
 import type Provider from 'oidc-provider';
 import helmet from 'helmet';
-import { ConfigError, validateConfig, type AuthorizationServerConfig } from './config.js';
+import { CONFIG_SUBJECT, ConfigError, validateConfig, type AuthorizationServerConfig } from './config.js';
 import type { OidcProvider } from './oidc-shapes.js';
 import { openStore } from './storage/index.js';
 import type { Store } from './storage/types.js';
@@ -44,7 +44,7 @@ async function checkStaticClients(provider: Provider, config: AuthorizationServe
       problems.push(`clients[${i}] (${client.client_id}): ${e.error_description ?? e.message}`);
     }
   }
-  if (problems.length) throw new ConfigError(problems);
+  if (problems.length) throw new ConfigError(problems, CONFIG_SUBJECT);
 }
 
 function isStore(value: unknown): value is Store {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ConfigError as SharedConfigError } from '@mcp-auth-kit/protocol';
 import { ConfigError, validateConfig, type AuthorizationServerConfig } from '../src/config.js';
 import { createAuthorizationServer } from '../src/server.js';
 import { silentLogger } from '../src/logger.js';
@@ -9,7 +10,7 @@ const valid: AuthorizationServerConfig = {
   storage: { kind: 'memory' },
 };
 
-function problems(config: unknown): string[] {
+function problems(config: unknown): readonly string[] {
   try {
     validateConfig(config as AuthorizationServerConfig);
     return [];
@@ -95,6 +96,21 @@ describe('configuration validation', () => {
     expect(problems).toHaveLength(2);
     expect(problems[0]).toMatch(/clients\[0\] \(a\): http redirect URIs are allowed only on loopback hosts/);
     expect(problems[1]).toMatch(/clients\[1\] \(b\): redirect URI scheme "javascript:" is not allowed/);
+  });
+
+  it('the ConfigError is the shared one from @mcp-auth-kit/protocol, listing every problem in its message', () => {
+    expect(ConfigError).toBe(SharedConfigError);
+    let error: unknown;
+    try {
+      validateConfig({ ...valid, issuer: 'not a url', resources: [] });
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(SharedConfigError);
+    expect(error).toMatchObject({ name: 'ConfigError', code: 'ERR_INVALID_CONFIG', subject: 'authorization server' });
+    const { message, problems } = error as ConfigError;
+    expect(problems.length).toBeGreaterThanOrEqual(2);
+    expect(message).toBe(`Invalid authorization server configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
   });
 
   it('createAuthorizationServer throws the ConfigError before opening storage', async () => {

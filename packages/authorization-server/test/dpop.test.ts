@@ -206,7 +206,7 @@ describe('RFC 9449 §8 DPoP nonces at the authorization server', () => {
 
   it('config: a nonceSecret that is not 32 bytes of base64url and symmetric algorithms are refused', () => {
     const base = { issuer: 'http://localhost:9000', resources: [{ resource: RESOURCE, scopes: { a: 'a' } }], storage: { kind: 'memory' as const } };
-    let problems: string[] = [];
+    let problems: readonly string[] = [];
     try {
       validateConfig({ ...base, dpop: { nonceSecret: 'short', algorithms: ['HS256'] } });
     } catch (err) {

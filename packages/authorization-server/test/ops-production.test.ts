@@ -15,7 +15,7 @@ const base: AuthorizationServerConfig = {
   production: true,
 };
 
-function problemsOf(config: AuthorizationServerConfig): string[] {
+function problemsOf(config: AuthorizationServerConfig): readonly string[] {
   try {
     validateConfig(config);
     return [];

@@ -9,6 +9,7 @@ export {
   type RedirectUriKind,
   type RedirectUriOptions,
 } from './redirect-uri.js';
+export { ConfigError, INVALID_CONFIG } from './config-error.js';
 export { canonicalResource } from './resource-uri.js';
 export { isScopeToken, splitScope } from './scope.js';
 export {

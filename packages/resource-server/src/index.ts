@@ -31,6 +31,8 @@ export {
 } from './verify_jwt.js';
 export { introspectAccessToken, type IntrospectionOptions } from './introspection.js';
 export { buildChallenge, canonicalResource, protectedResourceMetadataUrl, quoteValue, isScopeToken, type ChallengeParams } from '@mcp-auth-kit/protocol';
+// Thrown by createResourceServer for bad options; the one class every mcp-auth-kit package throws.
+export { ConfigError, INVALID_CONFIG } from '@mcp-auth-kit/protocol';
 export { extractBearerToken, MAX_TOKEN_LENGTH, type BearerSources } from './bearer.js';
 export {
   protectedResourceMetadata,

@@ -1,5 +1,5 @@
 import { DEFAULT_ALGORITHMS } from './verify_jwt.js';
-import { canonicalResource, isLoopbackHost, isScopeToken } from '@mcp-auth-kit/protocol';
+import { canonicalResource, ConfigError, isLoopbackHost, isScopeToken } from '@mcp-auth-kit/protocol';
 import { normalizeHost, normalizeOrigin } from './origin.js';
 import type { IntrospectionOptions } from './introspection.js';
 import type { ChallengeScopeStrategy, ScopeHierarchy, ScopePolicy } from './scope_policy.js';
@@ -137,165 +137,218 @@ export interface ResolvedOptions {
   dpop: ResolvedDpopOptions | undefined;
 }
 
-function invalid(message: string): TypeError {
-  return Object.assign(new TypeError(message), { code: 'ERR_INVALID_ARG_VALUE' });
-}
+/** What {@link ConfigError}'s message names: "Invalid resource server configuration:". */
+const CONFIG_SUBJECT = 'resource server';
 
-function scopeList(name: string, value: readonly string[] | undefined): string[] {
+// Every check below records its problem and goes on with a fallback, so one ConfigError lists
+// them all; a check that needs an earlier value (the resource URL) is skipped when it is invalid.
+
+function scopeList(problems: string[], name: string, value: readonly string[] | undefined): string[] {
   if (value === undefined) return [];
-  if (!Array.isArray(value)) throw invalid(`${name} must be an array of scope strings`);
+  if (!Array.isArray(value)) {
+    problems.push(`${name} must be an array of scope strings`);
+    return [];
+  }
   for (const s of value) {
-    if (typeof s !== 'string' || !isScopeToken(s)) throw invalid(`${name} contains an invalid scope: ${JSON.stringify(s)}`);
+    if (typeof s !== 'string' || !isScopeToken(s)) problems.push(`${name} contains an invalid scope: ${JSON.stringify(s)}`);
   }
   return [...value];
 }
 
-function nonNegative(name: string, value: number | undefined, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
+/** The items of a list option (none, after recording the problem, when it is not an array). */
+function arrayOf(problems: string[], name: string, value: unknown): unknown[] {
+  if (!Array.isArray(value)) {
+    problems.push(`${name} must be an array`);
+    return [];
+  }
+  return [...value];
+}
+
+function nonNegative(problems: string[], name: string, value: number | undefined, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > max) {
-    throw invalid(`${name} must be a number between 0 and ${max}`);
+    problems.push(`${name} must be a number between 0 and ${max}`);
+    return fallback;
   }
   return value;
 }
 
-function resolveDpop(input: boolean | DpopOptions | undefined, resource: string): ResolvedDpopOptions | undefined {
-  if (input === undefined || input === false) return undefined;
-  if (input !== true && (typeof input !== 'object' || input === null)) throw invalid('dpop must be a boolean or an object');
-  const o: DpopOptions = input === true ? {} : input;
-  const algorithms = o.algorithms === undefined ? [...DEFAULT_DPOP_ALGORITHMS] : [...o.algorithms];
-  if (algorithms.length === 0) throw invalid('dpop.algorithms must not be empty');
+function algorithmList(problems: string[], name: string, value: readonly string[] | undefined, allowed: readonly string[]): string[] {
+  if (value === undefined) return [...allowed];
+  const algorithms = arrayOf(problems, name, value);
+  if (Array.isArray(value) && algorithms.length === 0) problems.push(`${name} must not be empty`);
   for (const alg of algorithms) {
-    if (!DEFAULT_DPOP_ALGORITHMS.includes(alg)) {
-      throw invalid(`dpop.algorithms: ${JSON.stringify(alg)} is not allowed (asymmetric JWS algorithms only)`);
+    if (typeof alg !== 'string' || !allowed.includes(alg)) {
+      problems.push(`${name}: ${JSON.stringify(alg)} is not allowed (asymmetric JWS algorithms only)`);
     }
   }
+  return algorithms as string[];
+}
+
+function resolveDpop(
+  problems: string[],
+  input: boolean | DpopOptions | undefined,
+  resource: string | undefined,
+): ResolvedDpopOptions | undefined {
+  if (input === undefined || input === false) return undefined;
+  if (input !== true && (typeof input !== 'object' || input === null)) {
+    problems.push('dpop must be a boolean or an object');
+    return undefined;
+  }
+  const o: DpopOptions = input === true ? {} : input;
+  const algorithms = algorithmList(problems, 'dpop.algorithms', o.algorithms, DEFAULT_DPOP_ALGORITHMS);
   let nonce: ResolvedDpopOptions['nonce'];
   if (o.nonce !== undefined && o.nonce !== false) {
     const n = o.nonce === true ? {} : o.nonce;
     let secret: Uint8Array | undefined;
     if (n.secret !== undefined) {
       secret = decodeNonceSecret(n.secret);
-      if (secret === undefined) throw invalid('dpop.nonce.secret must be 32 bytes (or their base64url encoding)');
+      if (secret === undefined) problems.push('dpop.nonce.secret must be 32 bytes (or their base64url encoding)');
     }
-    nonce = { secret, lifetimeSeconds: nonNegative('dpop.nonce.lifetimeSeconds', n.lifetimeSeconds, 300, 3600) };
+    nonce = { secret, lifetimeSeconds: nonNegative(problems, 'dpop.nonce.lifetimeSeconds', n.lifetimeSeconds, 300, 3600) };
   }
   let replay: ResolvedDpopOptions['replay'];
   if (o.replay !== undefined && typeof (o.replay as DpopReplayStore).add === 'function') {
     replay = o.replay as DpopReplayStore;
   } else {
-    const maxEntries = nonNegative('dpop.replay.maxEntries', (o.replay as { maxEntries?: number } | undefined)?.maxEntries, 100_000);
-    if (maxEntries < 1) throw invalid('dpop.replay.maxEntries must be at least 1');
+    const maxEntries = nonNegative(problems, 'dpop.replay.maxEntries', (o.replay as { maxEntries?: number } | undefined)?.maxEntries, 100_000);
+    if (maxEntries < 1) problems.push('dpop.replay.maxEntries must be at least 1');
     replay = { maxEntries };
   }
-  const urls = o.publicUrl === undefined ? [resource] : typeof o.publicUrl === 'string' ? [o.publicUrl] : [...o.publicUrl];
+  // The default is the resource: nothing to check when that is invalid (reported already).
+  const urls =
+    o.publicUrl === undefined ? (resource === undefined ? [] : [resource])
+    : typeof o.publicUrl === 'string' ? [o.publicUrl]
+    : arrayOf(problems, 'dpop.publicUrl', o.publicUrl);
+  if (Array.isArray(o.publicUrl) && urls.length === 0) problems.push('dpop.publicUrl must not be empty');
   const htu: string[] = [];
   for (const url of urls) {
     const normalized = typeof url === 'string' ? normalizeHtu(url) : undefined;
-    if (normalized === undefined) throw invalid(`dpop.publicUrl contains an invalid URL: ${JSON.stringify(url)}`);
-    htu.push(normalized);
+    if (normalized === undefined) problems.push(`dpop.publicUrl contains an invalid URL: ${JSON.stringify(url)}`);
+    else htu.push(normalized);
   }
-  if (htu.length === 0) throw invalid('dpop.publicUrl must not be empty');
   return {
     required: o.required === true,
     algorithms,
-    maxAgeSeconds: nonNegative('dpop.maxAgeSeconds', o.maxAgeSeconds, 60, 600),
-    clockToleranceSeconds: nonNegative('dpop.clockToleranceSeconds', o.clockToleranceSeconds, 5, 300),
+    maxAgeSeconds: nonNegative(problems, 'dpop.maxAgeSeconds', o.maxAgeSeconds, 60, 600),
+    clockToleranceSeconds: nonNegative(problems, 'dpop.clockToleranceSeconds', o.clockToleranceSeconds, 5, 300),
     nonce,
     replay,
     htu,
   };
 }
 
-/** Checks options once, at startup (a bad configuration never reaches a request). */
+/**
+ * Checks options once, at startup (a bad configuration never reaches a request).
+ * @throws {ConfigError} listing every problem found
+ */
 export function resolveOptions(options: ResourceServerOptions): ResolvedOptions {
-  if (typeof options !== 'object' || options === null) throw invalid('options are required');
+  if (typeof options !== 'object' || options === null) throw new ConfigError(['options are required'], CONFIG_SUBJECT);
+  const problems: string[] = [];
   const canonical = typeof options.resource === 'string' ? canonicalResource(options.resource) : undefined;
+  let resourceUrl: URL | undefined;
   if (canonical === undefined) {
-    throw invalid('resource must be an absolute http(s) URI without fragment or userinfo');
-  }
-  const resourceUrl = new URL(options.resource);
-  if (resourceUrl.protocol !== 'https:' && !isLoopbackHost(resourceUrl.hostname)) {
-    options.logger?.warn?.('resource is not https; only acceptable behind a TLS-terminating proxy', {
-      resource: options.resource,
-    });
-  }
-  if (!Array.isArray(options.authorizationServers) || options.authorizationServers.length === 0) {
-    throw invalid('authorizationServers must list at least one issuer');
-  }
-  for (const issuer of options.authorizationServers) {
-    if (typeof issuer !== 'string' || !URL.canParse(issuer) || issuer.includes('#') || issuer.includes('?')) {
-      throw invalid(`authorizationServers contains an invalid issuer: ${JSON.stringify(issuer)}`);
+    problems.push('resource must be an absolute http(s) URI without fragment or userinfo');
+  } else {
+    resourceUrl = new URL(options.resource);
+    if (resourceUrl.protocol !== 'https:' && !isLoopbackHost(resourceUrl.hostname)) {
+      options.logger?.warn?.('resource is not https; only acceptable behind a TLS-terminating proxy', {
+        resource: options.resource,
+      });
     }
   }
-  for (const issuer of options.authorizationServers) {
-    const url = new URL(issuer);
-    if (url.protocol !== 'https:' && !isLoopbackHost(url.hostname)) {
-      // MCP §Communication Security: authorization server endpoints MUST be served over HTTPS
-      options.logger?.warn?.('authorization server issuer is not https', { issuer });
+  if (!Array.isArray(options.authorizationServers) || options.authorizationServers.length === 0) {
+    problems.push('authorizationServers must list at least one issuer');
+  } else {
+    for (const issuer of options.authorizationServers) {
+      if (typeof issuer !== 'string' || !URL.canParse(issuer) || issuer.includes('#') || issuer.includes('?')) {
+        problems.push(`authorizationServers contains an invalid issuer: ${JSON.stringify(issuer)}`);
+        continue;
+      }
+      const url = new URL(issuer);
+      if (url.protocol !== 'https:' && !isLoopbackHost(url.hostname)) {
+        // MCP §Communication Security: authorization server endpoints MUST be served over HTTPS
+        options.logger?.warn?.('authorization server issuer is not https', { issuer });
+      }
     }
   }
   const scopesSupported =
-    options.scopesSupported === undefined ? undefined : scopeList('scopesSupported', options.scopesSupported);
+    options.scopesSupported === undefined ? undefined : scopeList(problems, 'scopesSupported', options.scopesSupported);
   if (scopesSupported?.includes('offline_access')) {
-    throw invalid('scopesSupported must not contain offline_access (MCP §Refresh Tokens)');
+    problems.push('scopesSupported must not contain offline_access (MCP §Refresh Tokens)');
   }
   const policy = options.scopePolicy ?? {};
   const knownScopes = new Set(scopesSupported ?? []);
-  for (const s of scopeList('scopePolicy.default', policy.default)) knownScopes.add(s);
+  for (const s of scopeList(problems, 'scopePolicy.default', policy.default)) knownScopes.add(s);
   for (const [table, name] of [
     [policy.methods, 'scopePolicy.methods'],
     [policy.tools, 'scopePolicy.tools'],
   ] as const) {
     for (const [key, list] of Object.entries(table ?? {})) {
-      for (const s of scopeList(`${name}[${JSON.stringify(key)}]`, list)) knownScopes.add(s);
+      for (const s of scopeList(problems, `${name}[${JSON.stringify(key)}]`, list)) knownScopes.add(s);
     }
   }
   if (knownScopes.has('offline_access')) {
-    throw invalid('scopePolicy must not require offline_access (MCP §Refresh Tokens)');
+    problems.push('scopePolicy must not require offline_access (MCP §Refresh Tokens)');
   }
   const hierarchy = options.scopeHierarchy ?? {};
-  for (const [key, list] of Object.entries(hierarchy)) scopeList(`scopeHierarchy[${JSON.stringify(key)}]`, list);
+  for (const [key, list] of Object.entries(hierarchy)) scopeList(problems, `scopeHierarchy[${JSON.stringify(key)}]`, list);
 
-  const algorithms = options.algorithms === undefined ? [...DEFAULT_ALGORITHMS] : [...options.algorithms];
-  if (algorithms.length === 0) throw invalid('algorithms must not be empty');
-  for (const alg of algorithms) {
-    if (!DEFAULT_ALGORITHMS.includes(alg)) {
-      throw invalid(`algorithm ${JSON.stringify(alg)} is not allowed (asymmetric JWS algorithms only)`);
-    }
-  }
+  const algorithms = algorithmList(problems, 'algorithms', options.algorithms, DEFAULT_ALGORITHMS);
 
   const allowedOrigins = new Set<string>();
-  for (const origin of options.allowedOrigins ?? [resourceUrl.origin]) {
+  // The default, the resource's origin, is known only when the resource is valid.
+  const origins =
+    options.allowedOrigins !== undefined ? arrayOf(problems, 'allowedOrigins', options.allowedOrigins)
+    : resourceUrl !== undefined ? [resourceUrl.origin]
+    : [];
+  for (const origin of origins) {
     const normalized = typeof origin === 'string' ? normalizeOrigin(origin) : undefined;
-    if (normalized === undefined) throw invalid(`allowedOrigins contains an invalid origin: ${JSON.stringify(origin)}`);
-    allowedOrigins.add(normalized);
+    if (normalized === undefined) problems.push(`allowedOrigins contains an invalid origin: ${JSON.stringify(origin)}`);
+    else allowedOrigins.add(normalized);
   }
   let allowedHosts: Set<string> | undefined;
   if (options.allowedHosts !== undefined) {
     allowedHosts = new Set();
-    for (const host of options.allowedHosts) {
-      const normalized = typeof host === 'string' ? normalizeHost(host, resourceUrl.protocol as 'http:' | 'https:') : undefined;
-      if (normalized === undefined) throw invalid(`allowedHosts contains an invalid host: ${JSON.stringify(host)}`);
-      allowedHosts.add(normalized);
+    // The scheme only decides which default port is dropped, not whether a host is valid.
+    const scheme = resourceUrl?.protocol === 'http:' ? 'http:' : 'https:';
+    for (const host of arrayOf(problems, 'allowedHosts', options.allowedHosts)) {
+      const normalized = typeof host === 'string' ? normalizeHost(host, scheme) : undefined;
+      if (normalized === undefined) problems.push(`allowedHosts contains an invalid host: ${JSON.stringify(host)}`);
+      else allowedHosts.add(normalized);
     }
   }
 
   const introspection = options.introspection;
   if (introspection !== undefined) {
     if (typeof introspection.endpoint !== 'string' || !URL.canParse(introspection.endpoint)) {
-      throw invalid('introspection.endpoint must be a URL');
+      problems.push('introspection.endpoint must be a URL');
     }
     if (typeof introspection.clientId !== 'string' || typeof introspection.clientSecret !== 'string') {
-      throw invalid('introspection.clientId and introspection.clientSecret are required');
+      problems.push('introspection.clientId and introspection.clientSecret are required');
     }
     if (introspection.introspectJwt !== undefined && typeof introspection.introspectJwt !== 'boolean') {
-      throw invalid('introspection.introspectJwt must be a boolean');
+      problems.push('introspection.introspectJwt must be a boolean');
     }
   }
   if (options.resourceDocumentation !== undefined && !URL.canParse(options.resourceDocumentation)) {
-    throw invalid('resourceDocumentation must be a URL');
+    problems.push('resourceDocumentation must be a URL');
   }
 
+  const clockTolerance = nonNegative(problems, 'clockTolerance', options.clockTolerance, 30, 300);
+  const cacheMaxEntries = options.cache === false ? 0 : nonNegative(problems, 'cache.maxEntries', options.cache?.maxEntries, 1000);
+  const jwks = {
+    cooldownMs: nonNegative(problems, 'jwks.cooldownMs', options.jwks?.cooldownMs, 30_000),
+    cacheMaxAgeMs: nonNegative(problems, 'jwks.cacheMaxAgeMs', options.jwks?.cacheMaxAgeMs, 600_000),
+    timeoutMs: nonNegative(problems, 'jwks.timeoutMs', options.jwks?.timeoutMs, 5_000),
+    failureCooldownMs: nonNegative(problems, 'jwks.failureCooldownMs', options.jwks?.failureCooldownMs, 5_000),
+    uris: { ...(options.jwks?.uris ?? {}) },
+  };
+  const maxBodyBytes = nonNegative(problems, 'maxBodyBytes', options.maxBodyBytes, 4 * 1024 * 1024);
+  const dpop = resolveDpop(problems, options.dpop, canonical === undefined ? undefined : options.resource);
+
+  // (`canonical`/`resourceUrl` are set whenever no problem was found; the test narrows their types.)
+  if (problems.length > 0 || canonical === undefined || resourceUrl === undefined) throw new ConfigError(problems, CONFIG_SUBJECT);
   return {
     resource: options.resource,
     canonicalResource: canonical,
@@ -310,21 +363,15 @@ export function resolveOptions(options: ResourceServerOptions): ResolvedOptions 
     allowedHosts,
     loopbackHostsOnly: allowedHosts === undefined && isLoopbackHost(resourceUrl.hostname),
     algorithms,
-    clockTolerance: nonNegative('clockTolerance', options.clockTolerance, 30, 300),
-    cacheMaxEntries: options.cache === false ? 0 : nonNegative('cache.maxEntries', options.cache?.maxEntries, 1000),
-    jwks: {
-      cooldownMs: nonNegative('jwks.cooldownMs', options.jwks?.cooldownMs, 30_000),
-      cacheMaxAgeMs: nonNegative('jwks.cacheMaxAgeMs', options.jwks?.cacheMaxAgeMs, 600_000),
-      timeoutMs: nonNegative('jwks.timeoutMs', options.jwks?.timeoutMs, 5_000),
-      failureCooldownMs: nonNegative('jwks.failureCooldownMs', options.jwks?.failureCooldownMs, 5_000),
-      uris: { ...(options.jwks?.uris ?? {}) },
-    },
+    clockTolerance,
+    cacheMaxEntries,
+    jwks,
     introspection,
-    maxBodyBytes: nonNegative('maxBodyBytes', options.maxBodyBytes, 4 * 1024 * 1024),
+    maxBodyBytes,
     serveRootMetadata: options.serveRootMetadata ?? true,
     logger: options.logger,
     fetch: options.fetch ?? globalThis.fetch.bind(globalThis),
     now: options.now ?? Date.now,
-    dpop: resolveDpop(options.dpop, options.resource),
+    dpop,
   };
 }

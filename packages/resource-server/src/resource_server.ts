@@ -26,7 +26,8 @@ export interface ResourceServer {
 
 /**
  * Creates the resource-server side of MCP authorization for one MCP endpoint.
- * Options are checked now: a bad configuration throws a `TypeError` (`code: 'ERR_INVALID_ARG_VALUE'`).
+ * Options are checked now: a bad configuration throws one `ConfigError` (a `TypeError`,
+ * `code: 'ERR_INVALID_CONFIG'`) whose `problems` list every bad option.
  *
  * @example
  * const rs = createResourceServer({

@@ -4,6 +4,7 @@ import request from 'supertest';
 import { SignJWT } from 'jose';
 import { makeApp, makeKey, parseChallenge, RESOURCE, rpc, signToken, TestAuthorizationServer, type SigningKey, type TestApp } from './_helpers.js';
 import { ath, makeProof, proofKey, unsignedJwt, type ProofKey } from './_dpop.js';
+import { ConfigError } from '../src/index.js';
 
 let as: TestAuthorizationServer;
 let signing: SigningKey;
@@ -433,10 +434,10 @@ describe('DPoP options', () => {
   it('refuses symmetric or unknown proof algorithms, bad nonce secrets and bad public URLs at creation', () => {
     const base = { authorizationServers: ['http://127.0.0.1:1'] };
     expect(() => makeApp({ ...base, dpop: { algorithms: ['HS256'] } })).toThrow(/asymmetric/);
-    expect(() => makeApp({ ...base, dpop: { algorithms: ['none'] } })).toThrow(TypeError);
-    expect(() => makeApp({ ...base, dpop: { algorithms: [] } })).toThrow(TypeError);
+    expect(() => makeApp({ ...base, dpop: { algorithms: ['none'] } })).toThrow(ConfigError);
+    expect(() => makeApp({ ...base, dpop: { algorithms: [] } })).toThrow(/dpop\.algorithms must not be empty/);
     expect(() => makeApp({ ...base, dpop: { nonce: { secret: 'too-short' } } })).toThrow(/32 bytes/);
     expect(() => makeApp({ ...base, dpop: { publicUrl: 'ftp://x/mcp' } })).toThrow(/publicUrl/);
-    expect(() => makeApp({ ...base, dpop: { maxAgeSeconds: 100_000 } })).toThrow(TypeError);
+    expect(() => makeApp({ ...base, dpop: { maxAgeSeconds: 100_000 } })).toThrow(/dpop\.maxAgeSeconds must be a number between 0 and 600/);
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
-import { createResourceServer, protectedResourceMetadata } from '../src/index.js';
+import { ConfigError, createResourceServer, protectedResourceMetadata } from '../src/index.js';
 import { makeApp, RESOURCE } from './_helpers.js';
 
 const { app, rs } = makeApp({
@@ -85,7 +85,7 @@ describe('Protected Resource Metadata (RFC 9728)', () => {
   it.each(['mcp.example.com', 'https://mcp.example.com#frag', 'ftp://x/mcp', 'https://u:p@x/mcp'])(
     'MCP §Canonical Server URI: refuses resource %j at startup',
     (resource) => {
-      expect(() => createResourceServer({ resource, authorizationServers: ['http://localhost:9000'] })).toThrow(TypeError);
+      expect(() => createResourceServer({ resource, authorizationServers: ['http://localhost:9000'] })).toThrow(ConfigError);
     },
   );
 

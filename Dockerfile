@@ -9,6 +9,7 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 # Manifests first so the dependency layer is cached until they change.
 COPY package.json package-lock.json ./
+COPY packages/protocol/package.json packages/protocol/
 COPY packages/authorization-server/package.json packages/authorization-server/
 COPY packages/resource-server/package.json packages/resource-server/
 COPY packages/client/package.json packages/client/

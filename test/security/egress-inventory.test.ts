@@ -39,7 +39,12 @@ const SITES: Site[] = [
   // Authorization server
   {
     file: 'packages/authorization-server/src/egress.ts', line: /=> fetch\(url, \{ \.\.\.init, dispatcher \}/, count: 1, route: 'egress',
-    why: 'the only fetch of the AS: every request carries the egress dispatcher', proof: /const dispatcher = createEgressDispatcher\(/,
+    why: 'the only fetch of the AS: every request carries the egress dispatcher', proof: /const dispatcher = tryCreateEgressDispatcher\(/,
+  },
+  {
+    file: 'packages/authorization-server/src/egress.ts', line: /return fetch\(url, rest as RequestInit\)/, count: 1, route: 'egress',
+    why: 'where Node’s undici cannot be reached (jest VM): only after every resolved address passed the policy',
+    proof: /const decision = await resolveEgress\(host, options\.policy, options\.resolve\);\n\s*if \(!decision\.ok\)/,
   },
   {
     file: 'packages/authorization-server/src/upstream/login.ts', line: /from 'openid-client'/, count: 1, route: 'egress',
@@ -49,7 +54,7 @@ const SITES: Site[] = [
   // Client library
   {
     file: 'packages/client/src/http.ts', line: /return await deps\.fetch\(input, options\)/, count: 1, route: 'egress',
-    why: 'egressFetch: OAuth requests leave the client only here, with the egress dispatcher', proof: /dispatcher: egressDispatcher\(policy, deps\.resolve\)/,
+    why: 'egressFetch: OAuth requests leave the client only here, with the egress dispatcher', proof: /const dispatcher = policy && egressDispatcher\(policy, deps\.resolve\);/,
   },
   {
     file: 'packages/client/src/oauth.ts', line: /from 'oauth4webapi'/, count: 1, route: 'egress',

@@ -6,7 +6,15 @@
  * (MCP security best practices §SSRF, draft-ietf-oauth-client-id-metadata-document §SSRF).
  */
 import { rootCertificates } from 'node:tls';
-import { PUBLIC_ONLY, createEgressDispatcher, egressPolicyForPeer, type EgressPolicy, type EgressResolver } from '@mcp-auth-kit/protocol';
+import {
+  EgressRefusedError,
+  PUBLIC_ONLY,
+  egressPolicyForPeer,
+  resolveEgress,
+  tryCreateEgressDispatcher,
+  type EgressPolicy,
+  type EgressResolver,
+} from '@mcp-auth-kit/protocol';
 import type { CimdConfig } from './config.js';
 import type { Logger } from './logger.js';
 
@@ -46,11 +54,27 @@ export interface EgressFetchOptions {
  * (oidc-provider passes its own, which checks the peer only after connecting) is replaced.
  */
 export function createEgressFetch(options: EgressFetchOptions): EgressFetch {
-  const dispatcher = createEgressDispatcher({
+  const onRefused = (host: string, reason: string) =>
+    options.logger.warn('outgoing request refused by the egress policy', { purpose: options.purpose, host, reason });
+  const dispatcher = tryCreateEgressDispatcher({
     policy: options.policy,
     ...(options.extraCaCertificates && { ca: [...rootCertificates, options.extraCaCertificates] }),
     ...(options.resolve && { resolve: options.resolve }),
-    onRefused: (host, reason) => options.logger.warn('outgoing request refused by the egress policy', { purpose: options.purpose, host, reason }),
+    onRefused,
   });
-  return (url, init = {}) => fetch(url, { ...init, dispatcher } as RequestInit);
+  if (dispatcher) return (url, init = {}) => fetch(url, { ...init, dispatcher } as RequestInit);
+
+  options.logger.warn('egress policy: Node’s undici is not reachable here (a VM context or another global dispatcher); addresses are checked before connecting, without pinning', {
+    purpose: options.purpose,
+  });
+  return async (url, init = {}) => {
+    const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+    const decision = await resolveEgress(host, options.policy, options.resolve);
+    if (!decision.ok) {
+      onRefused(host, decision.reason);
+      throw new TypeError('fetch failed', { cause: new EgressRefusedError(host, decision.reason) });
+    }
+    const { dispatcher: _callers, ...rest } = init;
+    return fetch(url, rest as RequestInit);
+  };
 }

@@ -35,7 +35,8 @@ async function checkTarget(url: URL, what: string, deps: HttpDeps): Promise<URL>
  */
 async function egressFetch(input: string | URL | Request, init: RequestInit, deps: HttpDeps, what: string): Promise<Response> {
   const policy = restricted(deps);
-  const options = policy ? ({ ...init, dispatcher: egressDispatcher(policy, deps.resolve) } as RequestInit) : init;
+  const dispatcher = policy && egressDispatcher(policy, deps.resolve);
+  const options = dispatcher ? ({ ...init, dispatcher } as RequestInit) : init;
   try {
     return await deps.fetch(input, options);
   } catch (err) {

@@ -1,7 +1,7 @@
 import {
   PUBLIC_ONLY,
   classifyIpAddress,
-  createEgressDispatcher,
+  tryCreateEgressDispatcher,
   resolveEgress,
   type EgressDispatcher,
   type EgressPolicy,
@@ -42,8 +42,12 @@ export function assertPublicHost(url: URL, what: string, resolve?: Resolver): Pr
 const dispatchers = new Map<string, EgressDispatcher>();
 const stubbed = new WeakMap<Resolver, Map<string, EgressDispatcher>>();
 
-/** The dispatcher that enforces `policy` when connecting (one per policy, shared by all clients). */
-export function egressDispatcher(policy: EgressPolicy, resolve?: Resolver): EgressDispatcher {
+/**
+ * The dispatcher that enforces `policy` when connecting (one per policy, shared by all clients);
+ * undefined where Node's undici cannot be reached (e.g. jest's VM context): the check before each
+ * request (`assertEgressAllowed`) then stands alone.
+ */
+export function egressDispatcher(policy: EgressPolicy, resolve?: Resolver): EgressDispatcher | undefined {
   const key = `${policy.loopback}/${policy.specialUse}`;
   let cache = dispatchers;
   if (resolve) {
@@ -52,7 +56,8 @@ export function egressDispatcher(policy: EgressPolicy, resolve?: Resolver): Egre
   }
   let dispatcher = cache.get(key);
   if (!dispatcher) {
-    dispatcher = createEgressDispatcher({ policy, ...(resolve && { resolve }) });
+    dispatcher = tryCreateEgressDispatcher({ policy, ...(resolve && { resolve }) });
+    if (!dispatcher) return undefined;
     cache.set(key, dispatcher);
   }
   return dispatcher;

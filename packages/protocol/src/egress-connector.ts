@@ -153,7 +153,19 @@ let Agent = bundledAgentClass();
  * when Node's bundled undici is not reachable: callers fail closed rather than fetch unchecked.
  */
 export function createEgressDispatcher(options: EgressConnectorOptions): EgressDispatcher {
+  const dispatcher = tryCreateEgressDispatcher(options);
+  if (!dispatcher) throw new Error('egress policy: the undici Agent of Node’s fetch is not available; refusing to fetch unchecked');
+  return dispatcher;
+}
+
+/**
+ * The same, or undefined where Node's bundled undici cannot be reached: in a VM context such as
+ * jest's ESM mode (its global object does not carry Node's dispatcher), or after an application
+ * installed another global dispatcher (a proxy) before this module loaded. Callers then check
+ * every resolved address before connecting ({@link resolveEgress}) and fetch without pinning —
+ * the only gap left is a DNS answer that changes between that check and the connection.
+ */
+export function tryCreateEgressDispatcher(options: EgressConnectorOptions): EgressDispatcher | undefined {
   Agent ??= bundledAgentClass();
-  if (!Agent) throw new Error('egress policy: the undici Agent of Node’s fetch is not available; refusing to fetch unchecked');
-  return new Agent({ connect: createEgressConnector(options) });
+  return Agent ? new Agent({ connect: createEgressConnector(options) }) : undefined;
 }

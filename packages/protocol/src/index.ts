@@ -35,6 +35,7 @@ export {
   EgressRefusedError,
   createEgressConnector,
   createEgressDispatcher,
+  tryCreateEgressDispatcher,
   egressRefusal,
   resolveEgress,
   type EgressConnector,

@@ -130,7 +130,7 @@ export async function runAsThroughput({ rounds, codes, batch, refreshes, concurr
     const rows = [];
     const exchangeRow = (name, level) => `code exchanges, ${name}, ${concurrencies[level]} concurrent`;
     for (const [name] of servers) {
-      concurrencies.forEach((_, level) => rows.push({ label: exchangeRow(name, level), unit: 'ops/s', values: [] }));
+      for (const level of concurrencies.keys()) rows.push({ label: exchangeRow(name, level), unit: 'ops/s', values: [] });
       rows.push({ label: `refreshes, ${name}`, unit: 'ops/s', values: [] });
     }
     const byLabel = new Map(rows.map((row) => [row.label, row]));
@@ -165,13 +165,13 @@ export async function runAsThroughput({ rounds, codes, batch, refreshes, concurr
       const results = await drive({ ...input, firstTurn: round }, meter.onMark);
       results.forEach((result, i) => {
         const name = servers[i][0];
-        result.exchangesPerSec.forEach((rate, level) => (byLabel.get(exchangeRow(name, level)).values[round] = rate));
+        for (const [level, rate] of result.exchangesPerSec.entries()) byLabel.get(exchangeRow(name, level)).values[round] = rate;
         byLabel.get(`refreshes, ${name}`).values[round] = result.refreshesPerSec;
       });
       const cpu = meter.perExchange();
       cpu.forEach((c, i) => {
         asCpuRows[i].values[round] = c.as;
-        c.loopBusy.forEach((busy, level) => (loopRows[i][level].values[round] = busy));
+        for (const [level, busy] of c.loopBusy.entries()) loopRows[i][level].values[round] = busy;
       });
       if (measurePostgres) {
         pgCpuRow.values[round] = cpu[pgIndex].postgres;
@@ -185,13 +185,13 @@ export async function runAsThroughput({ rounds, codes, batch, refreshes, concurr
     // The target compares capacities: the stores at the highest concurrency, where each one keeps the machine busy.
     const saturating = concurrencies.length - 1;
     for (const name of compared) {
-      concurrencies.forEach((c, level) =>
+      for (const [level, c] of concurrencies.entries()) {
         ratios.push({
           label: `exchanges ${name} / memory, ${c} concurrent`,
           of: [exchangeRow(name, level), exchangeRow('memory', level)],
           ...(level === saturating ? { target: { op: '>=', value: 0.8 } } : {}),
-        }),
-      );
+        });
+      }
     }
     for (const name of compared) ratios.push({ label: `refreshes ${name} / memory`, of: [`refreshes, ${name}`, 'refreshes, memory'] });
     if (running.has('memory') && pgIndex >= 0) {

@@ -149,7 +149,10 @@ export async function runRsOverhead({ rounds, duration, connections, tokenCount 
     const bodyReader = plain ? [] : [readJsonBody];
     const build = (layers) => (plain ? plainAppWith(layers) : appWith(layers, resourceMetadataUrl));
     const variants = [
-      ['unprotected (same handler, fixed caller)', build([(req, _res, next) => ((req.auth = staticAuth), next()), ...bodyReader])],
+      ['unprotected (same handler, fixed caller)', build([(req, _res, next) => {
+        req.auth = staticAuth;
+        next();
+      }, ...bodyReader])],
       ['ours, cache on', build([rsCache.protect])],
       ['ours, cache off', build([rsCold.protect])],
       ['SDK requireBearerAuth + jose', build([requireBearerAuth({ verifier: joseVerifier, requiredScopes: ['notes:read'], resourceMetadataUrl }), ...bodyReader])],

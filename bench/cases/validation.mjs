@@ -85,7 +85,7 @@ export async function runValidation({ rounds, sampleMs }) {
     const rows = cases.map(([label]) => ({ label, unit: 'µs/call', values: [] }));
     for (let round = 0; round < rounds; round++) {
       const perCall = await timeInterleaved(cases.map(([, fn]) => fn), sampleMs);
-      perCall.forEach((us, i) => (rows[i].values[round] = us));
+      for (const [i, us] of perCall.entries()) rows[i].values[round] = us;
     }
     const [coldRow, hitRow, joseRow, decodeRow, remoteRow] = rows.map((r) => r.label);
     return {

@@ -132,7 +132,7 @@ describe('e2e: DPoP-bound tokens (AS nonces required, demo server accepting DPoP
       dpop: original.headers.get('dpop')!,
     });
     expect(res.status).toBe(401);
-    expect(res.headers.get('www-authenticate')).toMatch(/DPoP [^]*error="invalid_dpop_proof"/);
+    expect(res.headers.get('www-authenticate')).toMatch(/DPoP [\s\S]*error="invalid_dpop_proof"/);
   });
 
   it('RFC 9449 §4.3: a stolen token with a proof by another key → 401', async () => {
@@ -152,7 +152,7 @@ describe('e2e: DPoP-bound tokens (AS nonces required, demo server accepting DPoP
     const original = mcpCalls().find((s) => s.status === 200 && s.headers.has('dpop'))!;
     const res = await replay(stack, original, { authorization: `DPoP ${tokens!.access_token}`, dpop: proof });
     expect(res.status).toBe(401);
-    expect(res.headers.get('www-authenticate')).toMatch(/DPoP [^]*error="invalid_token"/);
+    expect(res.headers.get('www-authenticate')).toMatch(/DPoP [\s\S]*error="invalid_token"/);
   });
 
   it('refresh keeps the binding: the refreshed token has the same cnf.jkt and still works', async () => {
@@ -175,7 +175,7 @@ describe('e2e: DPoP-bound tokens (AS nonces required, demo server accepting DPoP
     expect(added.isError).not.toBe(true);
     expect(opened.length).toBe(before + 1);
     const challenge = mcpCalls().find((s) => s.status === 403)!.responseHeaders.get('www-authenticate')!;
-    expect(challenge).toMatch(/DPoP [^]*error="insufficient_scope"/);
+    expect(challenge).toMatch(/DPoP [\s\S]*error="insufficient_scope"/);
     const tokens = await auth.getTokens(stack.mcpUrl);
     expect(tokens!.scope).toContain('notes:write');
     expect((inspectAccessToken(tokens!.access_token).claims.cnf as { jkt: string }).jkt).toBe(tokens!.dpop_jkt);
@@ -198,7 +198,7 @@ describe('e2e: DPoP required at the MCP server, with resource-server nonces (MCP
     expectWhoami(result, (await auth.getTokens(stack.mcpUrl))!.access_token);
     const calls = seen.filter((s) => s.url === stack.mcpUrl && s.headers.has('authorization'));
     const nonceChallenge = calls.find((s) => s.status === 401);
-    expect(nonceChallenge?.responseHeaders.get('www-authenticate')).toMatch(/^DPoP [^]*error="use_dpop_nonce"/);
+    expect(nonceChallenge?.responseHeaders.get('www-authenticate')).toMatch(/^DPoP [\s\S]*error="use_dpop_nonce"/);
     expect(nonceChallenge?.responseHeaders.get('dpop-nonce')).toBeTruthy();
     const nonce = nonceChallenge!.responseHeaders.get('dpop-nonce');
     const after = calls.filter((s) => s.status === 200);

@@ -257,11 +257,19 @@ describe('attack: a malicious MCP server names its own authorization server to c
       let tokens: StoredTokens[] = [];
       return {
         getClient: async () => clients[0],
-        setClient: async (c) => void (clients = [c, ...clients]),
-        deleteClient: async () => void (clients = []),
+        setClient: async (c) => {
+          clients = [c, ...clients];
+        },
+        deleteClient: async () => {
+          clients = [];
+        },
         getTokens: async (_issuer, resource) => tokens.find((t) => t.resource === resource),
-        setTokens: async (t) => void (tokens = [t, ...tokens.filter((x) => x.resource !== t.resource)]),
-        deleteTokens: async (_issuer, resource) => void (tokens = tokens.filter((x) => x.resource !== resource)),
+        setTokens: async (t) => {
+          tokens = [t, ...tokens.filter((x) => x.resource !== t.resource)];
+        },
+        deleteTokens: async (_issuer, resource) => {
+          tokens = tokens.filter((x) => x.resource !== resource);
+        },
         getServer: (s) => servers.getServer(s),
         setServer: (b) => servers.setServer(b),
         deleteServer: (s) => servers.deleteServer(s),

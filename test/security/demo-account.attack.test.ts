@@ -64,7 +64,9 @@ describe('attack: the demo account of a development database, started in product
     await dev.close();
     return dir;
   }
-  afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+  afterAll(() => {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
 
   let dataDir: string;
   beforeAll(async () => {

@@ -103,7 +103,7 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: Admin
   // A client_id may start with "-" (DCR ids are random base64url): take it before option parsing.
   const grantsRevoke = argv[0] === 'grants' && argv[1] === 'revoke' && argv.length >= 4;
   const rawClientId = grantsRevoke ? argv[3] : undefined;
-  let parsed;
+  let parsed: ReturnType<typeof parseArgs<{ args: string[]; allowPositionals: true; options: { 'display-name': { type: 'string' }; 'retire-after': { type: 'string' }; help: { type: 'boolean'; short: 'h' } } }>>;
   try {
     parsed = parseArgs({
       args: grantsRevoke ? [...argv.slice(0, 3), ...argv.slice(4)] : argv,

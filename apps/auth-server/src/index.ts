@@ -106,8 +106,10 @@ export async function startAuthServer(options: StartAuthServerOptions = {}): Pro
     // Stop accepting, let in-flight requests finish (idle keep-alive sockets are closed as
     // they become idle), and cut whatever is still open after the grace period.
     const closed = Promise.all(servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
-    const sweep = setInterval(() => servers.forEach((s) => s.closeIdleConnections()), 50);
-    servers.forEach((s) => s.closeIdleConnections());
+    const sweep = setInterval(() => {
+      for (const s of servers) s.closeIdleConnections();
+    }, 50);
+    for (const s of servers) s.closeIdleConnections();
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<void>((r) => {
       timer = setTimeout(r, graceMs);
@@ -115,7 +117,7 @@ export async function startAuthServer(options: StartAuthServerOptions = {}): Pro
     await Promise.race([closed, timeout]);
     clearInterval(sweep);
     clearTimeout(timer);
-    servers.forEach((s) => s.closeAllConnections());
+    for (const s of servers) s.closeAllConnections();
     await closed;
   };
 

@@ -82,7 +82,7 @@ export async function runFullFlow(base: string, password = 'alice-password'): Pr
   if (!isUrl(callback)) throw new Error(`expected the redirect, got ${callback.status}`);
   values.code = callback.searchParams.get('code')!;
   expect(values.code).toBeTruthy();
-  ua.cookies.forEach((c, i) => (values[`cookie_${i}_${c.name}`] = c.value));
+  for (const [i, c] of ua.cookies.entries()) values[`cookie_${i}_${c.name}`] = c.value;
 
   const token = await form(
     `${base}/token`,

@@ -122,7 +122,10 @@ describe('authorization flow security (through real HTTP)', () => {
   it('Security Considerations §PKCE: an AS without code_challenge_methods_supported is refused before the browser opens', async () => {
     const [as, rs] = await pair({ metadata: { code_challenge_methods_supported: undefined } });
     let opened = false;
-    await expect(client({ openAuthorizationUrl: async () => void (opened = true) }).fetch(rs.mcpUrl)).rejects.toMatchObject({ code: ERR.PKCE_NOT_SUPPORTED });
+    const openAuthorizationUrl = async () => {
+      opened = true;
+    };
+    await expect(client({ openAuthorizationUrl }).fetch(rs.mcpUrl)).rejects.toMatchObject({ code: ERR.PKCE_NOT_SUPPORTED });
     expect(opened).toBe(false);
     expect(as.registrations).toHaveLength(0);
   });
@@ -130,7 +133,10 @@ describe('authorization flow security (through real HTTP)', () => {
   it('Security Best Practices: a javascript: authorization_endpoint is never opened', async () => {
     const [, rs] = await pair({ metadata: { authorization_endpoint: 'javascript:alert(document.cookie)' } });
     let opened = false;
-    await expect(client({ openAuthorizationUrl: async () => void (opened = true) }).fetch(rs.mcpUrl)).rejects.toMatchObject({ code: ERR.URL_FORBIDDEN });
+    const openAuthorizationUrl = async () => {
+      opened = true;
+    };
+    await expect(client({ openAuthorizationUrl }).fetch(rs.mcpUrl)).rejects.toMatchObject({ code: ERR.URL_FORBIDDEN });
     expect(opened).toBe(false);
   });
 

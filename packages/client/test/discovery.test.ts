@@ -88,7 +88,12 @@ describe('Protected Resource Metadata discovery (RFC 9728, MCP Authorization Ser
 
   it('Security Best Practices (SSRF): a resource_metadata URL that is not https/loopback is refused before any request', async () => {
     let called = false;
-    const spy = { fetch: async () => ((called = true), new Response()) };
+    const spy = {
+      fetch: async () => {
+        called = true;
+        return new Response();
+      },
+    };
     await expect(discoverProtectedResource('https://h.example/mcp', spy, 'http://169.254.169.254/latest/meta-data')).rejects.toMatchObject({ code: ERR.URL_FORBIDDEN });
     await expect(discoverProtectedResource('https://h.example/mcp', spy, 'file:///etc/passwd')).rejects.toMatchObject({ code: ERR.URL_FORBIDDEN });
     expect(called).toBe(false);

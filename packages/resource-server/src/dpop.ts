@@ -78,9 +78,9 @@ export function normalizeHtu(value: string): string | undefined {
   url.hash = '';
   url.username = '';
   url.password = '';
-  const path = url.pathname.replace(/%[0-9A-Fa-f]{2}/g, (escape) => {
-    const char = String.fromCharCode(Number.parseInt(escape.slice(1), 16));
-    return UNRESERVED.test(char) ? char : escape.toUpperCase();
+  const path = url.pathname.replace(/%[0-9A-Fa-f]{2}/g, (escaped) => {
+    const char = String.fromCharCode(Number.parseInt(escaped.slice(1), 16));
+    return UNRESERVED.test(char) ? char : escaped.toUpperCase();
   });
   return `${url.origin}${path}`;
 }

@@ -335,7 +335,7 @@ export function createInteractionRouter(o: InteractionOptions): Router {
       if (details.prompt.name === 'login' && typeof req.body?.upstream === 'string') {
         const index = Number(req.body.upstream);
         if (!upstream || !Number.isInteger(index) || !upstreamProviders[index]) return fail(res, 400, 'Unknown sign-in provider.', action(details.uid));
-        let started;
+        let started: { url: string; handle: string };
         try {
           started = await upstream.start(index, details.uid);
         } catch (err) {

@@ -127,7 +127,7 @@ export class Batcher<I, R> {
       await Promise.all(batch.map((pending) => this.#alone(pending, error)));
       return;
     }
-    batch.forEach((pending, i) => pending.resolve(results[i]!));
+    for (const [i, pending] of batch.entries()) pending.resolve(results[i]!);
   }
 
   async #alone(pending: Pending<I, R>, batchError?: unknown): Promise<void> {

@@ -33,7 +33,8 @@ export function isJsonContentType(value: string | undefined): boolean {
 }
 
 export function isFormContentType(value: string | undefined): boolean {
-  return value?.split(';')[0]!.trim().toLowerCase() === 'application/x-www-form-urlencoded';
+  if (value === undefined) return false;
+  return value.split(';')[0]!.trim().toLowerCase() === 'application/x-www-form-urlencoded';
 }
 
 /** `true` once another middleware (express.json(), body-parser) consumed the stream. */

@@ -1,7 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
 // One runner for the whole monorepo. Tests import packages by their public names, which
-// resolve to the built `dist/` (npm test builds first), so every test exercises what users get.
+// resolve to the built `dist/` (npm test builds first, through `npm run typecheck`), so every
+// test exercises what users get; a package's own tests may import its `src/` internals by path.
 export default defineConfig({
   test: {
     include: [
@@ -15,6 +16,5 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    reporters: process.env.CI ? ['default'] : ['default'],
   },
 });

@@ -30,8 +30,8 @@ export interface TestAsOptions {
   advertisedIssuer?: string;
 }
 
-/** A loopback authorization server: RFC 8414 metadata, JWKS, RFC 7662 introspection; counts hits. */
-export class TestAuthorizationServer {
+/** A stub issuer on loopback for the middleware's own tests (RFC 8414 metadata, JWKS, RFC 7662 introspection; counts hits); the users' one is the testing kit's TestAuthorizationServer. */
+export class StubIssuer {
   server!: Server;
   issuer!: string;
   keys: SigningKey[] = [];

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { TokenCache, tokenHash, type VerifiedAccessToken } from '../src/index.js';
-import { makeApp, makeKey, RESOURCE, rpc, signToken, TestAuthorizationServer, type SigningKey } from './_helpers.js';
+import { makeApp, makeKey, RESOURCE, rpc, signToken, StubIssuer, type SigningKey } from './_helpers.js';
 
-let as: TestAuthorizationServer;
+let as: StubIssuer;
 let key: SigningKey;
 beforeAll(async () => {
-  as = await new TestAuthorizationServer().start();
+  as = await new StubIssuer().start();
   key = await makeKey('ES256');
   as.keys = [key];
 });

@@ -2,18 +2,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { SignJWT } from 'jose';
-import { makeApp, makeKey, parseChallenge, RESOURCE, rpc, signToken, TestAuthorizationServer, type SigningKey, type TestApp } from './_helpers.js';
+import { makeApp, makeKey, parseChallenge, RESOURCE, rpc, signToken, StubIssuer, type SigningKey, type TestApp } from './_helpers.js';
 import { ath, makeProof, proofKey, unsignedJwt, type ProofKey } from './_dpop.js';
 import { ConfigError } from '../src/index.js';
 
-let as: TestAuthorizationServer;
+let as: StubIssuer;
 let signing: SigningKey;
 let pk: ProofKey;
 let other: ProofKey;
 let t: TestApp;
 
 beforeAll(async () => {
-  as = await new TestAuthorizationServer().start();
+  as = await new StubIssuer().start();
   signing = await makeKey('ES256');
   as.keys = [signing];
   pk = await proofKey('ES256');

@@ -1,16 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { generateSecret, SignJWT, exportSPKI } from 'jose';
-import { b64url, parseChallenge, makeApp, makeKey, RESOURCE, rpc, signToken, TestAuthorizationServer, type SigningKey, type TestApp } from './_helpers.js';
+import { b64url, parseChallenge, makeApp, makeKey, RESOURCE, rpc, signToken, StubIssuer, type SigningKey, type TestApp } from './_helpers.js';
 
-let as: TestAuthorizationServer;
-let other: TestAuthorizationServer;
+let as: StubIssuer;
+let other: StubIssuer;
 let key: SigningKey;
 let t: TestApp;
 
 beforeAll(async () => {
-  as = await new TestAuthorizationServer().start();
-  other = await new TestAuthorizationServer().start();
+  as = await new StubIssuer().start();
+  other = await new StubIssuer().start();
   key = await makeKey('ES256');
   as.keys = [key];
   other.keys = [await makeKey('ES256')];
@@ -208,7 +208,7 @@ describe('JWT access token validation (RFC 9068 §4, MCP §Token Handling)', () 
 
 describe('JWKS retrieval (RFC 8414 jwks_uri, cached, refetch on unknown kid, fail closed)', () => {
   it('unknown kid triggers one refetch; a key added at the AS is then accepted', async () => {
-    const server = await new TestAuthorizationServer().start();
+    const server = await new StubIssuer().start();
     const first = await makeKey('ES256');
     server.keys = [first];
     const app = makeApp({ authorizationServers: [server.issuer], cache: false, jwks: { cooldownMs: 0 } });
@@ -229,7 +229,7 @@ describe('JWKS retrieval (RFC 8414 jwks_uri, cached, refetch on unknown kid, fai
   });
 
   it('within the cooldown an unknown kid does not refetch (no JWKS hammering) and is refused', async () => {
-    const server = await new TestAuthorizationServer().start();
+    const server = await new StubIssuer().start();
     const first = await makeKey('ES256');
     server.keys = [first];
     const app = makeApp({ authorizationServers: [server.issuer], cache: false });
@@ -249,7 +249,7 @@ describe('JWKS retrieval (RFC 8414 jwks_uri, cached, refetch on unknown kid, fai
   });
 
   it('fail closed: JWKS endpoint failing → 401 invalid_token, never accepted', async () => {
-    const server = await new TestAuthorizationServer().start();
+    const server = await new StubIssuer().start();
     const k = await makeKey('ES256');
     server.keys = [k];
     server.jwksStatus = 500;
@@ -266,7 +266,7 @@ describe('JWKS retrieval (RFC 8414 jwks_uri, cached, refetch on unknown kid, fai
   });
 
   it('fail closed: authorization server unreachable → 401 invalid_token', async () => {
-    const server = await new TestAuthorizationServer().start();
+    const server = await new StubIssuer().start();
     const k = await makeKey('ES256');
     const issuer = server.issuer;
     await server.stop();
@@ -281,7 +281,7 @@ describe('JWKS retrieval (RFC 8414 jwks_uri, cached, refetch on unknown kid, fai
   });
 
   it('a failed discovery is remembered for failureCooldownMs, then retried', async () => {
-    const server = await new TestAuthorizationServer().start();
+    const server = await new StubIssuer().start();
     const k = await makeKey('ES256');
     server.keys = [k];
     server.metadataStatus = 503;
@@ -306,7 +306,7 @@ describe('JWKS retrieval (RFC 8414 jwks_uri, cached, refetch on unknown kid, fai
   it.each(['oauth', 'oidc-insert', 'oidc-append'] as const)(
     'MCP §Authorization Server Metadata Discovery: issuer with a path, %s document',
     async (discovery) => {
-      const server = await new TestAuthorizationServer({ path: '/tenant1', discovery }).start();
+      const server = await new StubIssuer({ path: '/tenant1', discovery }).start();
       const k = await makeKey('ES256');
       server.keys = [k];
       const app = makeApp({ authorizationServers: [server.issuer], cache: false });
@@ -320,7 +320,7 @@ describe('JWKS retrieval (RFC 8414 jwks_uri, cached, refetch on unknown kid, fai
   );
 
   it('OIDC fallback for a root issuer', async () => {
-    const server = await new TestAuthorizationServer({ discovery: 'oidc-insert' }).start();
+    const server = await new StubIssuer({ discovery: 'oidc-insert' }).start();
     const k = await makeKey('ES256');
     server.keys = [k];
     const app = makeApp({ authorizationServers: [server.issuer], cache: false });
@@ -333,7 +333,7 @@ describe('JWKS retrieval (RFC 8414 jwks_uri, cached, refetch on unknown kid, fai
   });
 
   it('RFC 8414 §3.3: metadata whose issuer differs from the configured one is not used (fail closed)', async () => {
-    const server = await new TestAuthorizationServer({ advertisedIssuer: 'https://honest.example' }).start();
+    const server = await new StubIssuer({ advertisedIssuer: 'https://honest.example' }).start();
     const k = await makeKey('ES256');
     server.keys = [k];
     const app = makeApp({ authorizationServers: [server.issuer], cache: false });
@@ -349,8 +349,8 @@ describe('JWKS retrieval (RFC 8414 jwks_uri, cached, refetch on unknown kid, fai
   });
 
   it('several authorization servers: each token is checked with its own issuer keys', async () => {
-    const a = await new TestAuthorizationServer().start();
-    const b = await new TestAuthorizationServer().start();
+    const a = await new StubIssuer().start();
+    const b = await new StubIssuer().start();
     a.keys = [await makeKey('ES256')];
     b.keys = [await makeKey('RS256')];
     const app = makeApp({ authorizationServers: [a.issuer, b.issuer], cache: false });

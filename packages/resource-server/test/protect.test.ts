@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import express from 'express';
-import { makeApp, makeKey, parseChallenge, rpc, signToken, TestAuthorizationServer, type SigningKey, type TestApp } from './_helpers.js';
+import { makeApp, makeKey, parseChallenge, rpc, signToken, StubIssuer, type SigningKey, type TestApp } from './_helpers.js';
 
-let as: TestAuthorizationServer;
+let as: StubIssuer;
 let key: SigningKey;
 let t: TestApp;
 let readToken: string;
@@ -12,7 +12,7 @@ let writeToken: string;
 const PRM = 'http://localhost:3000/.well-known/oauth-protected-resource/mcp';
 
 beforeAll(async () => {
-  as = await new TestAuthorizationServer().start();
+  as = await new StubIssuer().start();
   key = await makeKey('ES256');
   as.keys = [key];
   t = makeApp({ authorizationServers: [as.issuer], allowedHosts: ['localhost:3000', '127.0.0.1'] });

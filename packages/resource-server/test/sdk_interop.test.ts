@@ -4,9 +4,9 @@ import request from 'supertest';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { createResourceServer, type ResourceServer } from '../src/index.js';
-import { makeKey, RESOURCE, rpc, signToken, TestAuthorizationServer, type SigningKey } from './_helpers.js';
+import { makeKey, RESOURCE, rpc, signToken, StubIssuer, type SigningKey } from './_helpers.js';
 
-let as: TestAuthorizationServer;
+let as: StubIssuer;
 let key: SigningKey;
 let rs: ResourceServer;
 let app: express.Express;
@@ -21,7 +21,7 @@ function mcpServer(): McpServer {
 }
 
 beforeAll(async () => {
-  as = await new TestAuthorizationServer().start();
+  as = await new StubIssuer().start();
   key = await makeKey('ES256');
   as.keys = [key];
   rs = createResourceServer({

@@ -4,15 +4,15 @@ import request from 'supertest';
 import { McpServer } from '@modelcontextprotocol/server';
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import { createResourceServer, type ResourceServer } from '../src/index.js';
-import { makeKey, RESOURCE, rpc, signToken, TestAuthorizationServer, type SigningKey } from './_helpers.js';
+import { makeKey, RESOURCE, rpc, signToken, StubIssuer, type SigningKey } from './_helpers.js';
 
-let as: TestAuthorizationServer;
+let as: StubIssuer;
 let key: SigningKey;
 let rs: ResourceServer;
 let app: express.Express;
 
 beforeAll(async () => {
-  as = await new TestAuthorizationServer().start();
+  as = await new StubIssuer().start();
   key = await makeKey('ES256');
   as.keys = [key];
   rs = createResourceServer({

@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
-import { makeApp, makeKey, rpc, signToken, TestAuthorizationServer, type SigningKey, type TestApp } from './_helpers.js';
+import { makeApp, makeKey, rpc, signToken, StubIssuer, type SigningKey, type TestApp } from './_helpers.js';
 import type { ValidationOutcome } from '../src/index.js';
 
-let as: TestAuthorizationServer;
+let as: StubIssuer;
 let key: SigningKey;
 let t: TestApp;
 const outcomes: ValidationOutcome[] = [];
 
 beforeAll(async () => {
-  as = await new TestAuthorizationServer().start();
+  as = await new StubIssuer().start();
   key = await makeKey('ES256');
   as.keys = [key];
   const record = () => {};

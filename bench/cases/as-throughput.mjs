@@ -1,7 +1,8 @@
 /**
  * Case 3 — authorization server throughput: authorization-code exchanges and refreshes per
- * second on the memory, SQLite and PostgreSQL stores, same configuration. The AS instances run
- * in this process; the driver runs in a child process (same Node binary).
+ * second on the memory, SQLite and PostgreSQL stores, same configuration; SQLite once per
+ * driver (Node's built-in node:sqlite, on Node ≥ 22.13, and better-sqlite3). The AS instances
+ * run in this process; the driver runs in a child process (same Node binary).
  */
 import { fork } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
@@ -17,6 +18,12 @@ import { isLocalDatabase, ownCpuMicros, postgresCpuBetween, postgresCpuByPid } f
 
 const DRIVER = fileURLToPath(new URL('../lib/as-driver.mjs', import.meta.url));
 export const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test';
+
+const [nodeMajor, nodeMinor] = process.versions.node.split('.').map(Number);
+/** node:sqlite loads without a flag from Node 22.13 on. */
+const NODE_HAS_SQLITE = nodeMajor > 22 || (nodeMajor === 22 && nodeMinor >= 13);
+const SQLITE_NODE = 'SQLite node:sqlite';
+const SQLITE_BETTER = 'SQLite better-sqlite3';
 
 /**
  * One driver run. `meter`, when given, is called at the start and stop of every timed exchange
@@ -97,7 +104,8 @@ export async function runAsThroughput({ rounds, codes, batch, refreshes, concurr
   try {
     const stores = [
       ['memory', { kind: 'memory' }],
-      ['SQLite', { kind: 'sqlite', file: join(dir, 'as.sqlite') }],
+      ...(NODE_HAS_SQLITE ? [[SQLITE_NODE, { kind: 'sqlite', file: join(dir, 'as-node.sqlite'), driver: 'node' }]] : []),
+      [SQLITE_BETTER, { kind: 'sqlite', file: join(dir, 'as-better.sqlite'), driver: 'better-sqlite3' }],
       ['PostgreSQL', { kind: 'postgres', url: PG_URL, schema }],
     ];
     const servers = [];
@@ -125,7 +133,8 @@ export async function runAsThroughput({ rounds, codes, batch, refreshes, concurr
     }
     if (servers.length === 0) throw new Error(`no store could start (${notRun.join('; ')})`);
     const pgNote = servers.some(([name]) => name === 'PostgreSQL') ? `PostgreSQL ${PG_URL.replace(/\/\/[^@]*@/, '//')} schema ${schema} (dropped afterwards); ` : '';
-    notes.push(`${pgNote}SQLite in a temporary directory; memory = the in-process store.`);
+    notes.push(`${pgNote}SQLite in a temporary directory (a file per driver); memory = the in-process store.`);
+    if (!NODE_HAS_SQLITE) notes.push(`No node:sqlite rows: node:sqlite needs Node 22.13+, this is ${process.version}.`);
 
     const rows = [];
     const exchangeRow = (name, level) => `code exchanges, ${name}, ${concurrencies[level]} concurrent`;
@@ -181,7 +190,7 @@ export async function runAsThroughput({ rounds, codes, batch, refreshes, concurr
     }
     const running = new Set(servers.map(([name]) => name));
     const ratios = [];
-    const compared = ['SQLite', 'PostgreSQL'].filter((name) => running.has(name) && running.has('memory'));
+    const compared = [SQLITE_NODE, SQLITE_BETTER, 'PostgreSQL'].filter((name) => running.has(name) && running.has('memory'));
     // The target compares capacities: the stores at the highest concurrency, where each one keeps the machine busy.
     const saturating = concurrencies.length - 1;
     for (const name of compared) {
@@ -194,6 +203,26 @@ export async function runAsThroughput({ rounds, codes, batch, refreshes, concurr
       }
     }
     for (const name of compared) ratios.push({ label: `refreshes ${name} / memory`, of: [`refreshes, ${name}`, 'refreshes, memory'] });
+    // Whether node:sqlite holds up against better-sqlite3 for the AS's own flows (the embedded
+    // default needs no native build when it does): ≥ 0.8 at every concurrency and for refreshes.
+    if (running.has(SQLITE_NODE) && running.has(SQLITE_BETTER)) {
+      concurrencies.forEach((c, level) =>
+        ratios.push({
+          label: `exchanges node:sqlite / better-sqlite3, ${c} concurrent`,
+          of: [exchangeRow(SQLITE_NODE, level), exchangeRow(SQLITE_BETTER, level)],
+          target: { op: '>=', value: 0.8 },
+        }),
+      );
+      ratios.push({
+        label: 'refreshes node:sqlite / better-sqlite3',
+        of: [`refreshes, ${SQLITE_NODE}`, `refreshes, ${SQLITE_BETTER}`],
+        target: { op: '>=', value: 0.8 },
+      });
+      ratios.push({
+        label: 'CPU per exchange, AS: better-sqlite3 / node:sqlite',
+        of: [`AS CPU per exchange, ${SQLITE_BETTER}`, `AS CPU per exchange, ${SQLITE_NODE}`],
+      });
+    }
     if (running.has('memory') && pgIndex >= 0) {
       ratios.push({ label: 'CPU per exchange, AS: memory / PostgreSQL', of: ['AS CPU per exchange, memory', 'AS CPU per exchange, PostgreSQL'] });
       if (measurePostgres) ratios.push({ label: 'CPU per exchange, AS + server: memory / PostgreSQL', of: ['AS CPU per exchange, memory', pgTotalRow.label] });

@@ -155,12 +155,17 @@ describe('the install: what a user gets from the tarballs', () => {
     expect(existsSync(installed('express5-sdk2', '@modelcontextprotocol/client'))).toBe(true);
   });
 
-  it('choosing the SQLite or PostgreSQL store without its driver names the package to install', async () => {
+  it('the default SQLite store needs no driver on Node ≥ 22.13 (node:sqlite); a missing driver names the package to install', async () => {
     const result = await node(['drivers.mjs'], dirs['express4-sdk1']);
     expect(result.code, result.output).toBe(0);
     const lines = result.output.trim().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line));
+    const [major, minor] = process.versions.node.split('.').map(Number) as [number, number];
+    const builtinSqlite = major > 22 || (major === 22 && minor >= 13);
     expect(lines).toEqual([
-      expect.objectContaining({ kind: 'sqlite', name: 'StorageError', code: 'unavailable', message: expect.stringContaining('npm install better-sqlite3') }),
+      builtinSqlite
+        ? expect.objectContaining({ kind: 'sqlite', opened: true })
+        : expect.objectContaining({ kind: 'sqlite', name: 'StorageError', code: 'unavailable', message: expect.stringMatching(/Node\.js 22\.13.*npm install better-sqlite3/) }),
+      expect.objectContaining({ kind: 'sqlite', driver: 'better-sqlite3', name: 'StorageError', code: 'unavailable', message: expect.stringContaining('npm install better-sqlite3') }),
       expect.objectContaining({ kind: 'postgres', name: 'StorageError', code: 'unavailable', message: expect.stringContaining('npm install pg') }),
     ]);
   });

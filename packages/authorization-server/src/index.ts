@@ -22,5 +22,5 @@ export { hashPassword, verifyPassword } from './passwords.js';
 export { listAccountGrants, revokeRememberedGrant, type AccountGrantSummary } from './interactions/remembered-grants.js';
 export type { UpstreamProviderConfig } from './upstream/config.js';
 export { openStore, storageConfigFromEnv, defaultSqliteFile } from './storage/index.js';
-export type { Store, StorageConfig, AccountRecord } from './storage/index.js';
+export type { Store, StorageConfig, AccountRecord, SqliteDriverName } from './storage/index.js';
 export { StorageError } from './storage/index.js';

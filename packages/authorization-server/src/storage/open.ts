@@ -6,7 +6,8 @@ import type { StorageConfig, Store } from './types.js';
 
 /**
  * Opens (and migrates) the configured store. SQLite and PostgreSQL drivers are loaded only
- * when chosen, so a memory-only user never loads a native module.
+ * when chosen, so a memory-only user never loads a native module (and a SQLite user on
+ * Node ≥ 22.13 neither: `node:sqlite` is built in).
  */
 export async function openStore(config: StorageConfig, options: OpenStoreOptions = {}): Promise<Store> {
   const clock = options.clock ?? systemClock;
@@ -17,7 +18,7 @@ export async function openStore(config: StorageConfig, options: OpenStoreOptions
       break;
     case 'sqlite': {
       const { openSqliteBackend } = await import('./sqlite.js');
-      parts = await openSqliteBackend(config.file, clock);
+      parts = await openSqliteBackend(config.file, clock, config.driver);
       break;
     }
     case 'postgres': {

@@ -1,11 +1,11 @@
 /**
- * Embedded store: one SQLite file (WAL mode), the default for a single AS instance.
- * better-sqlite3 is synchronous, so each method is one short synchronous step and every
- * read-modify-write runs in an IMMEDIATE transaction (safe across processes sharing the file).
+ * Embedded store: one SQLite file (WAL mode), the default for a single AS instance, on
+ * `node:sqlite` or better-sqlite3 (`sqlite-driver.ts`). Both drivers are synchronous, so each
+ * method is one short synchronous step and every read-modify-write runs in an IMMEDIATE
+ * transaction (safe across processes sharing the file).
  */
 import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type BetterSqlite3 from 'better-sqlite3';
 import type { AdapterPayload } from 'oidc-provider';
 import {
   type AccountRow,
@@ -19,33 +19,29 @@ import {
 } from './accounts.js';
 import type { BackendParts } from './assemble.js';
 import { type Clock, epochSeconds } from './clock.js';
-import { driverMissing, StorageError } from './errors.js';
+import { StorageError } from './errors.js';
 import { signingFromRow, type CookieKeyRecord, type KeyBackend, type SigningRow } from './keys.js';
 import { pendingMigrations, SQLITE_MIGRATIONS } from './migrations.js';
 import type { IndexedField, ModelBackend, ModelRow } from './model-rows.js';
+import { openSqliteDriver, type SqliteDriver, type SqliteDriverName, type SqliteStatement } from './sqlite-driver.js';
 import type { AccountRecord, AccountStore, KeyValueStore, StoredSigningKey } from './types.js';
 
-type Db = BetterSqlite3.Database;
+type Db = SqliteDriver;
 
 const LIVE = '(expires_at IS NULL OR expires_at > @now)';
 
-const statements = new WeakMap<Db, Map<string, BetterSqlite3.Statement>>();
+const statements = new WeakMap<Db, Map<string, SqliteStatement>>();
 /**
- * The compiled statement for `sql` on this connection, compiled once: better-sqlite3's
+ * The compiled statement for `sql` on this connection, compiled once: both drivers'
  * `prepare` compiles anew at every call, which costs more than running the small statements
  * of a token request. SQLite recompiles a cached statement by itself after a schema change.
  */
-function prepared(db: Db, sql: string): BetterSqlite3.Statement {
+function prepared(db: Db, sql: string): SqliteStatement {
   let cache = statements.get(db);
   if (cache === undefined) statements.set(db, (cache = new Map()));
   let statement = cache.get(sql);
   if (statement === undefined) cache.set(sql, (statement = db.prepare(sql)));
   return statement;
-}
-
-function isUniqueViolation(error: unknown): boolean {
-  const code = (error as { code?: unknown })?.code;
-  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 }
 
 function migrate(db: Db): void {
@@ -56,7 +52,7 @@ function migrate(db: Db): void {
       db.exec(m.sql);
       db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, Date.now());
     }
-  }).immediate();
+  }, 'immediate');
 }
 
 class SqliteModels implements ModelBackend {
@@ -94,7 +90,7 @@ class SqliteModels implements ModelBackend {
       `UPDATE oidc_models SET payload = json_set(payload, '$.consumed', @consumedAt)
        WHERE model = @model AND id = @id AND ${LIVE} AND json_type(payload, '$.consumed') IS NULL`,
     ).run({ model, id, consumedAt, now });
-    return changes === 1;
+    return Number(changes) === 1;
   }
 
   async destroy(model: string, id: string) {
@@ -126,17 +122,15 @@ class SqliteKeys implements KeyBackend {
   }
 
   async mutateSigningKeys(change: (rows: StoredSigningKey[]) => StoredSigningKey[] | undefined) {
-    return this.db
-      .transaction(() => {
-        const next = change(this.signing());
-        if (next) {
-          prepared(this.db, 'DELETE FROM signing_keys').run();
-          const insert = prepared(this.db, 'INSERT INTO signing_keys (kid, jwk, status, created_at, retire_after) VALUES (?, ?, ?, ?, ?)');
-          for (const k of next) insert.run(k.jwk.kid, JSON.stringify(k.jwk), k.status, k.createdAt, k.retireAfter ?? null);
-        }
-        return this.signing();
-      })
-      .immediate();
+    return this.db.transaction(() => {
+      const next = change(this.signing());
+      if (next) {
+        prepared(this.db, 'DELETE FROM signing_keys').run();
+        const insert = prepared(this.db, 'INSERT INTO signing_keys (kid, jwk, status, created_at, retire_after) VALUES (?, ?, ?, ?, ?)');
+        for (const k of next) insert.run(k.jwk.kid, JSON.stringify(k.jwk), k.status, k.createdAt, k.retireAfter ?? null);
+      }
+      return this.signing();
+    }, 'immediate');
   }
 
   async readCookieKeys() {
@@ -144,17 +138,15 @@ class SqliteKeys implements KeyBackend {
   }
 
   async mutateCookieKeys(change: (rows: CookieKeyRecord[]) => CookieKeyRecord[] | undefined) {
-    return this.db
-      .transaction(() => {
-        const next = change(this.cookie());
-        if (next) {
-          prepared(this.db, 'DELETE FROM cookie_keys').run();
-          const insert = prepared(this.db, 'INSERT INTO cookie_keys (position, key, created_at) VALUES (?, ?, ?)');
-          next.forEach((k, i) => insert.run(i, k.key, k.createdAt));
-        }
-        return this.cookie();
-      })
-      .immediate();
+    return this.db.transaction(() => {
+      const next = change(this.cookie());
+      if (next) {
+        prepared(this.db, 'DELETE FROM cookie_keys').run();
+        const insert = prepared(this.db, 'INSERT INTO cookie_keys (position, key, created_at) VALUES (?, ?, ?)');
+        next.forEach((k, i) => insert.run(i, k.key, k.createdAt));
+      }
+      return this.cookie();
+    }, 'immediate');
   }
 }
 
@@ -181,29 +173,29 @@ class SqliteAccounts implements AccountStore {
       createdAt: record.createdAt,
       updatedAt: record.updatedAt,
     };
+    // node:sqlite refuses a named parameter its statement does not use.
+    const { createdAt: _createdAt, ...update } = params;
     try {
-      this.db
-        .transaction(() => {
-          if (insert) {
-            prepared(
-              this.db,
-              `INSERT INTO accounts (id, username, username_key, password_hash, display_name, disabled, created_at, updated_at)
-               VALUES (@id, @username, @usernameKey, @passwordHash, @displayName, @disabled, @createdAt, @updatedAt)`,
-            ).run(params);
-          } else {
-            prepared(
-              this.db,
-              `UPDATE accounts SET username = @username, username_key = @usernameKey, password_hash = @passwordHash,
-               display_name = @displayName, disabled = @disabled, updated_at = @updatedAt WHERE id = @id`,
-            ).run(params);
-            prepared(this.db, 'DELETE FROM account_identities WHERE account_id = ?').run(record.id);
-          }
-          const add = prepared(this.db, 'INSERT INTO account_identities (identity, account_id, position) VALUES (?, ?, ?)');
-          (record.upstreamIdentities ?? []).forEach((identity, i) => add.run(identity, record.id, i));
-        })
-        .immediate();
+      this.db.transaction(() => {
+        if (insert) {
+          prepared(
+            this.db,
+            `INSERT INTO accounts (id, username, username_key, password_hash, display_name, disabled, created_at, updated_at)
+             VALUES (@id, @username, @usernameKey, @passwordHash, @displayName, @disabled, @createdAt, @updatedAt)`,
+          ).run(params);
+        } else {
+          prepared(
+            this.db,
+            `UPDATE accounts SET username = @username, username_key = @usernameKey, password_hash = @passwordHash,
+             display_name = @displayName, disabled = @disabled, updated_at = @updatedAt WHERE id = @id`,
+          ).run(update);
+          prepared(this.db, 'DELETE FROM account_identities WHERE account_id = ?').run(record.id);
+        }
+        const add = prepared(this.db, 'INSERT INTO account_identities (identity, account_id, position) VALUES (?, ?, ?)');
+        (record.upstreamIdentities ?? []).forEach((identity, i) => add.run(identity, record.id, i));
+      }, 'immediate');
     } catch (error) {
-      if (isUniqueViolation(error)) throw conflict('account (id, username or upstream identity)', error);
+      if (this.db.isUniqueViolation(error)) throw conflict('account (id, username or upstream identity)', error);
       throw error;
     }
   }
@@ -295,40 +287,19 @@ class SqliteKv implements KeyValueStore {
   }
 }
 
-/** Opens the file; a native module that cannot load becomes an `unavailable` StorageError. */
-async function loadDatabase(file: string): Promise<Db> {
-  let Database: typeof BetterSqlite3;
-  try {
-    ({ default: Database } = await import('better-sqlite3'));
-  } catch (error) {
-    throw driverMissing('SQLite', 'better-sqlite3', error);
-  }
-  try {
-    return new Database(file);
-  } catch (error) {
-    // The binding is loaded lazily by the constructor: an ABI mismatch surfaces here.
-    const code = (error as { code?: unknown }).code;
-    const message = String((error as Error).message ?? '');
-    if (code === 'ERR_DLOPEN_FAILED' || /NODE_MODULE_VERSION|bindings file|better_sqlite3\.node/.test(message)) {
-      throw new StorageError(`the SQLite driver cannot load on Node.js ${process.version}: ${message.split('\n')[0]}`, 'unavailable', { cause: error });
-    }
-    throw error;
-  }
-}
-
-export async function openSqliteBackend(file: string, clock: Clock): Promise<BackendParts> {
+export async function openSqliteBackend(file: string, clock: Clock, driver?: SqliteDriverName): Promise<BackendParts> {
   if (typeof file !== 'string' || file === '') throw new StorageError('sqlite storage needs a file path', 'misconfigured');
   const dir = dirname(file);
   // The file holds private signing keys: keep the folder and file private to this user.
   if (!existsSync(dir)) mkdirSync(dir, { recursive: true, mode: 0o700 });
   const created = !existsSync(file);
-  const db = await loadDatabase(file);
+  const db = await openSqliteDriver(file, driver);
   try {
     if (created) chmodSync(file, 0o600);
-    db.pragma('journal_mode = WAL');
-    db.pragma('busy_timeout = 5000');
-    db.pragma('foreign_keys = ON');
-    db.pragma('synchronous = NORMAL');
+    db.exec('PRAGMA journal_mode = WAL');
+    db.exec('PRAGMA busy_timeout = 5000');
+    db.exec('PRAGMA foreign_keys = ON');
+    db.exec('PRAGMA synchronous = NORMAL');
     migrate(db);
   } catch (error) {
     db.close();
@@ -349,8 +320,8 @@ export async function openSqliteBackend(file: string, clock: Clock): Promise<Bac
         const models = db.prepare('DELETE FROM oidc_models WHERE expires_at IS NOT NULL AND expires_at <= ?').run(now).changes;
         const kv = db.prepare('DELETE FROM kv WHERE expires_at <= ?').run(now).changes;
         const keys = db.prepare("DELETE FROM signing_keys WHERE status = 'retired' AND retire_after <= ?").run(epochSeconds(now)).changes;
-        return models + kv + keys;
-      })();
+        return Number(models) + Number(kv) + Number(keys);
+      });
     },
     close: async () => {
       db.close();

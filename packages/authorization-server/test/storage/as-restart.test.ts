@@ -11,6 +11,7 @@ import { registerClient, RESOURCE, tokenRequest } from '../helpers/as.js';
 import { authorizeAuto, exchangeCode } from '../helpers/flow.js';
 import { getJwks, startInstance, verifyAccessToken } from './as-harness.js';
 import { dropSchema, randomSchema, TEST_DATABASE_URL } from './pg-helpers.js';
+import { caseName, SQLITE_DRIVERS } from './sqlite-drivers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mcp-auth-kit-restart-'));
 const schema = randomSchema('storage_restart');
@@ -19,13 +20,17 @@ afterAll(async () => {
   await dropSchema(schema);
 });
 
-const targets: [string, StorageConfig][] = [
-  ['sqlite', { kind: 'sqlite', file: join(dir, 'as.sqlite') }],
-  ['postgres', { kind: 'postgres', url: TEST_DATABASE_URL, schema }],
+const targets: [string, StorageConfig, string | undefined][] = [
+  ...SQLITE_DRIVERS.map((c): [string, StorageConfig, string | undefined] => [
+    caseName(c),
+    { kind: 'sqlite', file: join(dir, `as-${c.driver}.sqlite`), driver: c.driver },
+    c.skip,
+  ]),
+  ['postgres', { kind: 'postgres', url: TEST_DATABASE_URL, schema }, undefined],
 ];
 
-describe.each(targets)('AS restart on %s', (_name, storage) => {
-  it('keeps keys (identical JWKS), registered clients, grants and refresh tokens', async () => {
+describe.each(targets)('AS restart on %s', (_name, storage, skip) => {
+  it.skipIf(skip !== undefined)('keeps keys (identical JWKS), registered clients, grants and refresh tokens', async () => {
     const instance = await startInstance(storage);
     try {
       const issuer = instance.as().issuer;

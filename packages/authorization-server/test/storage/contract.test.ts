@@ -1,10 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll } from 'vitest';
+import { afterAll, describe } from 'vitest';
 import { openStore } from '../../src/storage/index.js';
 import { storeContract } from './contract.js';
 import { dropSchema, randomSchema, TEST_DATABASE_URL } from './pg-helpers.js';
+import { caseName, SQLITE_DRIVERS } from './sqlite-drivers.js';
 
 storeContract({
   name: 'memory',
@@ -18,16 +19,20 @@ let sqliteFile = '';
 let sqliteRun = 0;
 afterAll(() => rmSync(sqliteDir, { recursive: true, force: true }));
 
-storeContract({
-  name: 'sqlite',
-  durable: true,
-  open: (options) => openStore({ kind: 'sqlite', file: sqliteFile }, options),
-  // A fresh database file (in a not-yet-existing sub-folder) for every test.
-  reset: async () => {
-    sqliteRun++;
-    sqliteFile = join(sqliteDir, `run-${sqliteRun}`, 'nested', 'auth.sqlite');
-  },
-});
+for (const sqlite of SQLITE_DRIVERS) {
+  describe.skipIf(sqlite.skip !== undefined)(caseName(sqlite), () => {
+    storeContract({
+      name: sqlite.label,
+      durable: true,
+      open: (options) => openStore({ kind: 'sqlite', file: sqliteFile, driver: sqlite.driver }, options),
+      // A fresh database file (in a not-yet-existing sub-folder) for every test.
+      reset: async () => {
+        sqliteRun++;
+        sqliteFile = join(sqliteDir, `run-${sqliteRun}`, 'nested', 'auth.sqlite');
+      },
+    });
+  });
+}
 
 const pgSchema = randomSchema();
 afterAll(() => dropSchema(pgSchema));

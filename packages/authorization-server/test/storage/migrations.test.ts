@@ -1,12 +1,13 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/storage/index.js';
 import { pendingMigrations, POSTGRES_MIGRATIONS, SQLITE_MIGRATIONS } from '../../src/storage/migrations.js';
+import { openSqliteDriver } from '../../src/storage/sqlite-driver.js';
 import { dropSchema, randomSchema, schemaExists, TEST_DATABASE_URL } from './pg-helpers.js';
+import { caseName, SQLITE_DRIVERS } from './sqlite-drivers.js';
 
 describe('pendingMigrations', () => {
   const all = [
@@ -85,19 +86,19 @@ describe('PostgreSQL start-up migrations', () => {
   });
 });
 
-describe('SQLite start-up', () => {
+describe.each(SQLITE_DRIVERS.map((c) => [caseName(c), c] as const))('SQLite start-up, %s', (_name, { driver, skip }) => {
   const dir = mkdtempSync(join(tmpdir(), 'mcp-auth-kit-sqlite-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('creates the folder, a private file (0600) in WAL mode, and records the migrations', async () => {
+  it.skipIf(skip !== undefined)('creates the folder, a private file (0600) in WAL mode, and records the migrations', async () => {
     const file = join(dir, 'a', 'b', 'auth.sqlite');
-    const store = await openStore({ kind: 'sqlite', file }, { cleanupIntervalSeconds: 0 });
+    const store = await openStore({ kind: 'sqlite', file, driver }, { cleanupIntervalSeconds: 0 });
     await store.keys.signingKeys();
     await store.close();
     expect(statSync(file).mode & 0o777).toBe(0o600);
-    const db = new Database(file, { readonly: true });
+    const db = await openSqliteDriver(file, driver);
     try {
-      expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+      expect(db.prepare('PRAGMA journal_mode').get()).toEqual(expect.objectContaining({ journal_mode: 'wal' }));
       const versions = (db.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as { version: number }[]).map((r) => r.version);
       expect(versions).toEqual(SQLITE_MIGRATIONS.map((m) => m.version));
     } finally {
@@ -105,13 +106,34 @@ describe('SQLite start-up', () => {
     }
   });
 
-  it('refuses a database file migrated by a newer build', async () => {
+  it.skipIf(skip !== undefined)('sets the busy timeout (5 s) on every connection it opens', async () => {
+    const file = join(dir, 'busy.sqlite');
+    const store = await openStore({ kind: 'sqlite', file, driver }, { cleanupIntervalSeconds: 0 });
+    try {
+      // Two IMMEDIATE writers on one file: the second waits for the first instead of failing at once.
+      const other = await openSqliteDriver(file, driver);
+      other.exec('BEGIN IMMEDIATE');
+      const started = Date.now();
+      // The lock is never released while the store waits (its write blocks this thread), so
+      // the write fails, but only after busy_timeout, not at once.
+      await expect(store.kv.set('ns', 'k', 1, 60)).rejects.toThrow(/locked|busy/i);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(4_500);
+      other.exec('COMMIT');
+      other.close();
+      await store.kv.set('ns', 'k', 1, 60);
+      expect(await store.kv.get('ns', 'k')).toBe(1);
+    } finally {
+      await store.close();
+    }
+  }, 15_000);
+
+  it.skipIf(skip !== undefined)('refuses a database file migrated by a newer build', async () => {
     const file = join(dir, 'future.sqlite');
-    const store = await openStore({ kind: 'sqlite', file }, { cleanupIntervalSeconds: 0 });
+    const store = await openStore({ kind: 'sqlite', file, driver }, { cleanupIntervalSeconds: 0 });
     await store.close();
-    const db = new Database(file);
+    const db = await openSqliteDriver(file, driver);
     db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, ?, 0)').run('future');
     db.close();
-    await expect(openStore({ kind: 'sqlite', file })).rejects.toMatchObject({ code: 'misconfigured' });
+    await expect(openStore({ kind: 'sqlite', file, driver })).rejects.toMatchObject({ code: 'misconfigured' });
   });
 });

@@ -206,13 +206,13 @@ export async function runAsThroughput({ rounds, codes, batch, refreshes, concurr
     // Whether node:sqlite holds up against better-sqlite3 for the AS's own flows (the embedded
     // default needs no native build when it does): ≥ 0.8 at every concurrency and for refreshes.
     if (running.has(SQLITE_NODE) && running.has(SQLITE_BETTER)) {
-      concurrencies.forEach((c, level) =>
+      for (const [level, c] of concurrencies.entries()) {
         ratios.push({
           label: `exchanges node:sqlite / better-sqlite3, ${c} concurrent`,
           of: [exchangeRow(SQLITE_NODE, level), exchangeRow(SQLITE_BETTER, level)],
           target: { op: '>=', value: 0.8 },
-        }),
-      );
+        });
+      }
       ratios.push({
         label: 'refreshes node:sqlite / better-sqlite3',
         of: [`refreshes, ${SQLITE_NODE}`, `refreshes, ${SQLITE_BETTER}`],

@@ -145,7 +145,10 @@ let nodeSqlite: NodeSqliteModule | null | undefined;
 export function builtinSqlite(): NodeSqliteModule | undefined {
   if (nodeSqlite !== undefined) return nodeSqlite ?? undefined;
   const getBuiltinModule = (process as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule;
-  if (typeof getBuiltinModule !== 'function') return (nodeSqlite = null) ?? undefined;
+  if (typeof getBuiltinModule !== 'function') {
+    nodeSqlite = null;
+    return undefined;
+  }
   const emitWarning = process.emitWarning;
   process.emitWarning = function (this: unknown, warning: string | Error, ...rest: unknown[]) {
     const text = typeof warning === 'string' ? warning : warning?.message;

@@ -38,9 +38,15 @@ const statements = new WeakMap<Db, Map<string, SqliteStatement>>();
  */
 function prepared(db: Db, sql: string): SqliteStatement {
   let cache = statements.get(db);
-  if (cache === undefined) statements.set(db, (cache = new Map()));
+  if (cache === undefined) {
+    cache = new Map();
+    statements.set(db, cache);
+  }
   let statement = cache.get(sql);
-  if (statement === undefined) cache.set(sql, (statement = db.prepare(sql)));
+  if (statement === undefined) {
+    statement = db.prepare(sql);
+    cache.set(sql, statement);
+  }
   return statement;
 }
 
@@ -143,7 +149,7 @@ class SqliteKeys implements KeyBackend {
       if (next) {
         prepared(this.db, 'DELETE FROM cookie_keys').run();
         const insert = prepared(this.db, 'INSERT INTO cookie_keys (position, key, created_at) VALUES (?, ?, ?)');
-        next.forEach((k, i) => insert.run(i, k.key, k.createdAt));
+        for (const [i, k] of next.entries()) insert.run(i, k.key, k.createdAt);
       }
       return this.cookie();
     }, 'immediate');
@@ -192,7 +198,7 @@ class SqliteAccounts implements AccountStore {
           prepared(this.db, 'DELETE FROM account_identities WHERE account_id = ?').run(record.id);
         }
         const add = prepared(this.db, 'INSERT INTO account_identities (identity, account_id, position) VALUES (?, ?, ?)');
-        (record.upstreamIdentities ?? []).forEach((identity, i) => add.run(identity, record.id, i));
+        for (const [i, identity] of (record.upstreamIdentities ?? []).entries()) add.run(identity, record.id, i);
       }, 'immediate');
     } catch (error) {
       if (this.db.isUniqueViolation(error)) throw conflict('account (id, username or upstream identity)', error);

@@ -41,7 +41,11 @@ const settings = quick
 
 const cases = [
   { id: '1', name: 'resource-server overhead', run: async () => (await import('./cases/rs-overhead.mjs')).runRsOverhead(settings.rs) },
-  { id: '1b', name: 'resource-server overhead, plain route', run: async () => (await import('./cases/rs-overhead.mjs')).runRsOverhead(settings.plain) },
+  {
+    id: '1b',
+    name: 'resource-server overhead, plain route',
+    run: async () => (await import('./cases/rs-overhead.mjs')).runRsOverhead(settings.plain),
+  },
   { id: '2', name: 'token validation', run: async () => (await import('./cases/validation.mjs')).runValidation(settings.validation) },
   { id: '3', name: 'AS throughput', run: async () => (await import('./cases/as-throughput.mjs')).runAsThroughput(settings.as) },
   { id: '4', name: 'full flow', run: async () => (await import('./cases/full-flow.mjs')).runFullFlow(settings.flow) },
@@ -52,7 +56,9 @@ const cpu = cpus();
 process.stdout.write(
   [
     `mcp-auth-kit benchmarks (${quick ? 'quick' : 'full'} run) — ${new Date().toISOString()}`,
-    `Node ${process.version} (${process.execPath}), ${process.platform}/${process.arch}, ${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`,
+    `Node ${process.version} (${process.execPath}), ${process.platform}/${process.arch}, ${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}, load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
     'Only ratios of cases measured in the same round are meaningful; absolute numbers depend on the machine and its load.',
     '',
   ].join('\n') + '\n',
@@ -81,7 +87,9 @@ for (const c of cases) {
 
 process.stdout.write('== targets (median of same-round ratios; numbers never fail the run)\n');
 for (const r of evaluated.filter((r) => r.target)) {
-  process.stdout.write(`   ${r.verdict.padEnd(5)} ${r.label} = ${Number.isFinite(r.median) ? r.median.toFixed(3) : '—'} (target ${r.target.op === '>=' ? '≥' : '≤'} ${r.target.value})\n`);
+  process.stdout.write(
+    `   ${r.verdict.padEnd(5)} ${r.label} = ${Number.isFinite(r.median) ? r.median.toFixed(3) : '—'} (target ${r.target.op === '>=' ? '≥' : '≤'} ${r.target.value})\n`,
+  );
 }
 if (failed.length) {
   process.stdout.write(`\n${failed.length} case(s) failed to run: ${failed.map((c) => `${c.id} (${c.name})`).join(', ')}\n`);

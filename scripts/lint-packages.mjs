@@ -30,12 +30,16 @@ const problem = (pkg, text) => problems.push(`${pkg}: ${text}`);
 
 const dest = mkdtempSync(join(tmpdir(), 'mcp-auth-kit-lint-'));
 try {
-  const out = execFileSync(npm[0], [...npm.slice(1), 'pack', '--json', '--pack-destination', dest, ...workspaces.flatMap((ws) => ['-w', ws])], {
-    cwd: root,
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-    maxBuffer: 64 * 1024 * 1024,
-  });
+  const out = execFileSync(
+    npm[0],
+    [...npm.slice(1), 'pack', '--json', '--pack-destination', dest, ...workspaces.flatMap((ws) => ['-w', ws])],
+    {
+      cwd: root,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
   const packed = JSON.parse(out.slice(out.indexOf('[')));
   for (const [index, entry] of packed.entries()) {
     const dir = join(root, workspaces[index]);
@@ -64,7 +68,8 @@ function checkManifest(m) {
   if (m.type !== 'module') problem(name, 'type must be "module" (the packages are ESM)');
   if (!m.repository?.url || !m.repository?.directory) problem(name, 'repository { url, directory } missing');
   if (!m.engines?.node) problem(name, 'engines.node missing');
-  if (m.engines?.node !== rootManifest.engines.node) problem(name, `engines.node ${m.engines?.node} differs from the root's ${rootManifest.engines.node}`);
+  if (m.engines?.node !== rootManifest.engines.node)
+    problem(name, `engines.node ${m.engines?.node} differs from the root's ${rootManifest.engines.node}`);
   if (m.publishConfig?.access !== 'public') problem(name, 'publishConfig.access must be "public" (scoped package)');
   if (!Array.isArray(m.files)) problem(name, 'files whitelist missing');
   for (const [dep, range] of Object.entries({ ...m.dependencies, ...m.peerDependencies })) {
@@ -74,7 +79,7 @@ function checkManifest(m) {
   for (const dep of Object.keys(m.peerDependenciesMeta ?? {})) {
     if (!m.peerDependencies?.[dep]) problem(name, `peerDependenciesMeta.${dep} without a peer dependency`);
   }
-  if (m.dependencies?.express) problem(name, 'express must be a peer dependency (one copy in the user\'s tree)');
+  if (m.dependencies?.express) problem(name, "express must be a peer dependency (one copy in the user's tree)");
 }
 
 function exportTargets(exports) {
@@ -85,7 +90,8 @@ function exportTargets(exports) {
 
 function checkContents(m, files, dir) {
   const name = m.name;
-  for (const required of ['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md']) if (!files.has(required)) problem(name, `${required} is not in the tarball`);
+  for (const required of ['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md'])
+    if (!files.has(required)) problem(name, `${required} is not in the tarball`);
   if (readFileSync(join(dir, 'LICENSE'), 'utf8') !== rootLicense) problem(name, 'LICENSE differs from the root LICENSE');
   const targets = [...exportTargets(m.exports), m.main, m.types, ...Object.values(m.bin ?? {})].filter(Boolean);
   for (const target of targets) {

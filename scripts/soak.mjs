@@ -82,7 +82,11 @@ async function json(res) {
 }
 
 function form(url, fields) {
-  return fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields) }).then(json);
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(fields),
+  }).then(json);
 }
 
 async function callWhoami(mcpUrl, token) {
@@ -108,7 +112,13 @@ async function oneFlow(env, validations) {
     const reg = await fetch(metadata.registration_endpoint, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ client_name: 'soak', redirect_uris: [REDIRECT_URI], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' }),
+      body: JSON.stringify({
+        client_name: 'soak',
+        redirect_uris: [REDIRECT_URI],
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'none',
+      }),
     }).then(json);
     if (reg.status !== 201) throw new Error(`HTTP ${reg.status}`);
     const clientId = reg.body.client_id;
@@ -118,9 +128,16 @@ async function oneFlow(env, validations) {
     const state = randomBytes(8).toString('hex');
     const start = new URL(metadata.authorization_endpoint);
     for (const [k, v] of Object.entries({
-      response_type: 'code', client_id: clientId, redirect_uri: REDIRECT_URI, scope: 'notes:read', state, resource: mcpUrl,
-      code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256',
-    })) start.searchParams.set(k, v);
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: REDIRECT_URI,
+      scope: 'notes:read',
+      state,
+      resource: mcpUrl,
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+      code_challenge_method: 'S256',
+    }))
+      start.searchParams.set(k, v);
     const jar = new CookieJar();
     let url = start;
     let callback;
@@ -144,15 +161,28 @@ async function oneFlow(env, validations) {
     }
 
     step = 'token';
-    const tokens = await form(metadata.token_endpoint, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, client_id: clientId, code_verifier: verifier, resource: mcpUrl });
+    const tokens = await form(metadata.token_endpoint, {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: REDIRECT_URI,
+      client_id: clientId,
+      code_verifier: verifier,
+      resource: mcpUrl,
+    });
     if (tokens.status !== 200) throw new Error(`HTTP ${tokens.status} ${tokens.body.error ?? ''}`);
 
     step = 'validate';
     for (let i = 0; i < validations; i++) await callWhoami(mcpUrl, tokens.body.access_token);
 
     step = 'refresh';
-    const refreshed = await form(metadata.token_endpoint, { grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token, client_id: clientId, resource: mcpUrl });
-    if (refreshed.status !== 200 || refreshed.body.refresh_token === tokens.body.refresh_token) throw new Error(`HTTP ${refreshed.status} ${refreshed.body.error ?? ''}`);
+    const refreshed = await form(metadata.token_endpoint, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.body.refresh_token,
+      client_id: clientId,
+      resource: mcpUrl,
+    });
+    if (refreshed.status !== 200 || refreshed.body.refresh_token === tokens.body.refresh_token)
+      throw new Error(`HTTP ${refreshed.status} ${refreshed.body.error ?? ''}`);
 
     step = 'validate-refreshed';
     await callWhoami(mcpUrl, refreshed.body.access_token);
@@ -272,7 +302,13 @@ export async function runSoak(options = {}) {
 
 function parseArgs(argv) {
   const options = {};
-  const names = { '--flows': 'flows', '--concurrency': 'concurrency', '--validations': 'validations', '--duration': 'durationSeconds', '--instances': 'instances' };
+  const names = {
+    '--flows': 'flows',
+    '--concurrency': 'concurrency',
+    '--validations': 'validations',
+    '--duration': 'durationSeconds',
+    '--instances': 'instances',
+  };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--database-url') options.databaseUrl = argv[++i];
@@ -281,7 +317,9 @@ function parseArgs(argv) {
       if (!Number.isInteger(value) || value < 1) throw new Error(`${arg} needs a positive integer`);
       options[names[arg]] = value;
     } else if (arg === '--help' || arg === '-h') {
-      process.stdout.write('usage: node scripts/soak.mjs [--flows N] [--concurrency N] [--validations N] [--duration SECONDS] [--instances N] [--database-url URL]\n');
+      process.stdout.write(
+        'usage: node scripts/soak.mjs [--flows N] [--concurrency N] [--validations N] [--duration SECONDS] [--instances N] [--database-url URL]\n',
+      );
       process.exit(0);
     } else throw new Error(`unknown argument ${arg}`);
   }
@@ -298,4 +336,3 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     process.exit(1);
   }
 }
-

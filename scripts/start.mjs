@@ -13,9 +13,7 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 // (a dependency's bin can put a `node` into node_modules/.bin), and native modules
 // (better-sqlite3) are built for the Node that ran the install: run the children with npm's Node.
 const nodeBinary =
-  process.env.npm_node_execpath && existsSync(process.env.npm_node_execpath)
-    ? process.env.npm_node_execpath
-    : process.execPath;
+  process.env.npm_node_execpath && existsSync(process.env.npm_node_execpath) ? process.env.npm_node_execpath : process.execPath;
 function milliseconds(value, fallback) {
   const parsed = Number(value);
   return value !== undefined && value !== '' && Number.isFinite(parsed) && parsed > 0 ? parsed : fallback;
@@ -36,7 +34,10 @@ function fail(message) {
 function resolveEnvironment(env) {
   const asPort = env.AS_PORT || '9000';
   const mcpPort = env.MCP_PORT || '3000';
-  for (const [name, value] of [['AS_PORT', asPort], ['MCP_PORT', mcpPort]]) {
+  for (const [name, value] of [
+    ['AS_PORT', asPort],
+    ['MCP_PORT', mcpPort],
+  ]) {
     if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 65535) fail(`${name} must be a port number (1-65535)`);
   }
   const resolved = {

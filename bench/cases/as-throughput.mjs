@@ -132,7 +132,9 @@ export async function runAsThroughput({ rounds, codes, batch, refreshes, concurr
       }
     }
     if (servers.length === 0) throw new Error(`no store could start (${notRun.join('; ')})`);
-    const pgNote = servers.some(([name]) => name === 'PostgreSQL') ? `PostgreSQL ${PG_URL.replace(/\/\/[^@]*@/, '//')} schema ${schema} (dropped afterwards); ` : '';
+    const pgNote = servers.some(([name]) => name === 'PostgreSQL')
+      ? `PostgreSQL ${PG_URL.replace(/\/\/[^@]*@/, '//')} schema ${schema} (dropped afterwards); `
+      : '';
     notes.push(`${pgNote}SQLite in a temporary directory (a file per driver); memory = the in-process store.`);
     if (!NODE_HAS_SQLITE) notes.push(`No node:sqlite rows: node:sqlite needs Node 22.13+, this is ${process.version}.`);
 
@@ -224,8 +226,12 @@ export async function runAsThroughput({ rounds, codes, batch, refreshes, concurr
       });
     }
     if (running.has('memory') && pgIndex >= 0) {
-      ratios.push({ label: 'CPU per exchange, AS: memory / PostgreSQL', of: ['AS CPU per exchange, memory', 'AS CPU per exchange, PostgreSQL'] });
-      if (measurePostgres) ratios.push({ label: 'CPU per exchange, AS + server: memory / PostgreSQL', of: ['AS CPU per exchange, memory', pgTotalRow.label] });
+      ratios.push({
+        label: 'CPU per exchange, AS: memory / PostgreSQL',
+        of: ['AS CPU per exchange, memory', 'AS CPU per exchange, PostgreSQL'],
+      });
+      if (measurePostgres)
+        ratios.push({ label: 'CPU per exchange, AS + server: memory / PostgreSQL', of: ['AS CPU per exchange, memory', pgTotalRow.label] });
     }
     return {
       notRun,
@@ -236,7 +242,9 @@ export async function runAsThroughput({ rounds, codes, batch, refreshes, concurr
         `The target is on the highest concurrency (${concurrencies[saturating]}), a throughput comparison: there every store has requests to work on while others wait on the database. At ${concurrencies[0]} concurrent requests a store with database round trips is bound by their latency (its event loop busy share falls below the memory store's), not by CPU.`,
         'CPU rows, exchanges at every concurrency together: this process (the AS instances), the PostgreSQL server processes (when the database runs on this machine) and the load driver, per exchange; "CPU per exchange: memory / X" reads like a throughput ratio (1 = free).',
         'Event loop busy: the share of the exchange windows in which this process ran JavaScript or callbacks (1 = never waiting).',
-        ...(pgIndex >= 0 && !measurePostgres ? ['PostgreSQL server CPU not measured: the database does not run on this machine or /proc is not readable.'] : []),
+        ...(pgIndex >= 0 && !measurePostgres
+          ? ['PostgreSQL server CPU not measured: the database does not run on this machine or /proc is not readable.']
+          : []),
       ],
       rows,
       ratios,

@@ -28,7 +28,12 @@ export async function runCimd({ rounds, flowsPerRound }) {
     let docs = 0;
     const publish = () => {
       const path = `/clients/bench-${++docs}.json`;
-      const clientId = host.publish(path, { client_name: `bench CIMD client ${docs}`, redirect_uris: [REDIRECT], grant_types: ['authorization_code'], response_types: ['code'] });
+      const clientId = host.publish(path, {
+        client_name: `bench CIMD client ${docs}`,
+        redirect_uris: [REDIRECT],
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+      });
       return { path, clientId };
     };
     const flow = async (clientId) => {
@@ -70,7 +75,9 @@ export async function runCimd({ rounds, flowsPerRound }) {
     }
     return {
       title: `5. CIMD — first authorization (authorize + token), ${flowsPerRound} flows per kind per round, ${rounds} rounds`,
-      notes: ['Cold: a never-seen https client_id on a loopback HTTPS host (dev-only private-network allowance); warm: a client_id the AS fetched before. Fresh cookie jar per flow.'],
+      notes: [
+        'Cold: a never-seen https client_id on a loopback HTTPS host (dev-only private-network allowance); warm: a client_id the AS fetched before. Fresh cookie jar per flow.',
+      ],
       rows,
       ratios: [{ label: 'cold / warm', of: [rows[0].label, rows[1].label] }],
     };

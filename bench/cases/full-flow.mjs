@@ -11,7 +11,11 @@ import { McpAuthClient, MemoryStore, createAuthFetch } from '@mcp-auth-kit/clien
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError as UnauthorizedV1 } from '@modelcontextprotocol/sdk/client/auth.js';
-import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2, UnauthorizedError as UnauthorizedV2 } from '@modelcontextprotocol/client';
+import {
+  Client as ClientV2,
+  StreamableHTTPClientTransport as TransportV2,
+  UnauthorizedError as UnauthorizedV2,
+} from '@modelcontextprotocol/client';
 import { startBenchAs } from '../lib/as.mjs';
 import { closeAll, listen } from '../lib/servers.mjs';
 import { UserAgent } from '../lib/user-agent.mjs';
@@ -138,23 +142,23 @@ const arms = {
 const MODERN = { versionNegotiation: { mode: { pin: '2026-07-28' } } };
 
 async function sdkV2Flow(url, clientOptions) {
-    const provider = new HeadlessProvider();
-    const first = new ClientV2({ name: 'bench', version: '1.0.0' }, clientOptions);
-    const transport = new TransportV2(new URL(url), { authProvider: provider });
-    try {
-      await first.connect(transport);
-      await first.callTool({ name: 'whoami', arguments: {} });
-      throw new Error('SDK v2: called a tool without authorization');
-    } catch (error) {
-      if (!(error instanceof UnauthorizedV2)) throw error;
-    }
-    await transport.finishAuth(provider.callback.searchParams);
-    await first.close().catch(() => {});
-    const client = new ClientV2({ name: 'bench', version: '1.0.0' }, clientOptions);
-    await client.connect(new TransportV2(new URL(url), { authProvider: provider }));
-    const result = await client.callTool({ name: 'whoami', arguments: {} });
-    await client.close();
-    return result;
+  const provider = new HeadlessProvider();
+  const first = new ClientV2({ name: 'bench', version: '1.0.0' }, clientOptions);
+  const transport = new TransportV2(new URL(url), { authProvider: provider });
+  try {
+    await first.connect(transport);
+    await first.callTool({ name: 'whoami', arguments: {} });
+    throw new Error('SDK v2: called a tool without authorization');
+  } catch (error) {
+    if (!(error instanceof UnauthorizedV2)) throw error;
+  }
+  await transport.finishAuth(provider.callback.searchParams);
+  await first.close().catch(() => {});
+  const client = new ClientV2({ name: 'bench', version: '1.0.0' }, clientOptions);
+  await client.connect(new TransportV2(new URL(url), { authProvider: provider }));
+  const result = await client.callTool({ name: 'whoami', arguments: {} });
+  await client.close();
+  return result;
 }
 
 export async function runFullFlow({ rounds, runsPerRound = 1 }) {
@@ -198,7 +202,10 @@ export async function runFullFlow({ rounds, runsPerRound = 1 }) {
         if (process.env.BENCH_VERBOSE) {
           process.stderr.write(`${names[i]}:\n  MCP: ${mcpListener.log.join(', ')}\n  AS: ${as.listener.log.join(', ')}\n`);
         }
-        breakdown.set(names[i], `MCP server ${mcpListener.counts.client}, AS back-channel ${as.listener.counts.client}, browser → AS ${as.listener.counts.userAgent}`);
+        breakdown.set(
+          names[i],
+          `MCP server ${mcpListener.counts.client}, AS back-channel ${as.listener.counts.client}, browser → AS ${as.listener.counts.userAgent}`,
+        );
       }
     }
     const pairs = [

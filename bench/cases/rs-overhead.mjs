@@ -124,9 +124,23 @@ export async function runRsOverhead({ rounds, duration, connections, tokenCount 
       resource: new URL(resource),
       extra: { sub: claims.sub, iss: claims.iss },
     };
-    const rsCache = createResourceServer({ resource, authorizationServers: [as.issuer], scopesSupported: ['notes:read'], scopePolicy: policy });
-    const rsCold = createResourceServer({ resource, authorizationServers: [as.issuer], scopesSupported: ['notes:read'], scopePolicy: policy, cache: false });
-    closers.push(() => rsCache.close(), () => rsCold.close());
+    const rsCache = createResourceServer({
+      resource,
+      authorizationServers: [as.issuer],
+      scopesSupported: ['notes:read'],
+      scopePolicy: policy,
+    });
+    const rsCold = createResourceServer({
+      resource,
+      authorizationServers: [as.issuer],
+      scopesSupported: ['notes:read'],
+      scopePolicy: policy,
+      cache: false,
+    });
+    closers.push(
+      () => rsCache.close(),
+      () => rsCold.close(),
+    );
 
     // The MCP SDK v1 recipe: requireBearerAuth with a jose verifier on the AS's remote JWKS.
     const jwks = createRemoteJWKSet(new URL(as.metadata.jwks_uri));
@@ -149,13 +163,22 @@ export async function runRsOverhead({ rounds, duration, connections, tokenCount 
     const bodyReader = plain ? [] : [readJsonBody];
     const build = (layers) => (plain ? plainAppWith(layers) : appWith(layers, resourceMetadataUrl));
     const variants = [
-      ['unprotected (same handler, fixed caller)', build([(req, _res, next) => {
-        req.auth = staticAuth;
-        next();
-      }, ...bodyReader])],
+      [
+        'unprotected (same handler, fixed caller)',
+        build([
+          (req, _res, next) => {
+            req.auth = staticAuth;
+            next();
+          },
+          ...bodyReader,
+        ]),
+      ],
       ['ours, cache on', build([rsCache.protect])],
       ['ours, cache off', build([rsCold.protect])],
-      ['SDK requireBearerAuth + jose', build([requireBearerAuth({ verifier: joseVerifier, requiredScopes: ['notes:read'], resourceMetadataUrl }), ...bodyReader])],
+      [
+        'SDK requireBearerAuth + jose',
+        build([requireBearerAuth({ verifier: joseVerifier, requiredScopes: ['notes:read'], resourceMetadataUrl }), ...bodyReader]),
+      ],
     ];
     if (!plain) {
       const demo = createDemoApp({ resource, issuer: as.issuer });
@@ -163,13 +186,16 @@ export async function runRsOverhead({ rounds, duration, connections, tokenCount 
     }
     for (const [, v] of variants) closers.push(v.close);
 
-    const request = plain ? { method: 'GET', headers: { accept: 'application/json', authorization: `Bearer ${token}` } } : toolsCallRequest(token);
+    const request = plain
+      ? { method: 'GET', headers: { accept: 'application/json', authorization: `Bearer ${token}` } }
+      : toolsCallRequest(token);
     // Each variant must answer the tool call correctly before it is measured.
     for (const [label, v] of variants) {
       server.setHandler(v.app);
       const res = await fetch(resource, request);
       const text = await res.text();
-      if (res.status !== 200 || !text.includes(String(claims.sub))) throw new Error(`${label}: tools/call answered HTTP ${res.status}: ${text.slice(0, 200)}`);
+      if (res.status !== 200 || !text.includes(String(claims.sub)))
+        throw new Error(`${label}: tools/call answered HTTP ${res.status}: ${text.slice(0, 200)}`);
       await runAutocannon({ url: resource, connections, duration: 1, ...request, bearerTokens: tokens });
     }
 

@@ -58,7 +58,10 @@ export async function runValidation({ rounds, sampleMs }) {
     const options = { resource, authorizationServers: [as.issuer] };
     const cached = createResourceServer(options);
     const cold = createResourceServer({ ...options, cache: false });
-    closers.push(() => cached.close(), () => cold.close());
+    closers.push(
+      () => cached.close(),
+      () => cold.close(),
+    );
 
     const { kid } = decodeProtectedHeader(token);
     const jwks = await (await fetch(as.metadata.jwks_uri)).json();
@@ -84,13 +87,18 @@ export async function runValidation({ rounds, sampleMs }) {
     }
     const rows = cases.map(([label]) => ({ label, unit: 'µs/call', values: [] }));
     for (let round = 0; round < rounds; round++) {
-      const perCall = await timeInterleaved(cases.map(([, fn]) => fn), sampleMs);
+      const perCall = await timeInterleaved(
+        cases.map(([, fn]) => fn),
+        sampleMs,
+      );
       for (const [i, us] of perCall.entries()) rows[i].values[round] = us;
     }
     const [coldRow, hitRow, joseRow, decodeRow, remoteRow] = rows.map((r) => r.label);
     return {
       title: `2. token validation — one ES256 access token from our AS, ${rounds} rounds × ${sampleMs} ms per case, alternating in 5 ms slices`,
-      notes: ['Ratios are times: "jose / cache hit" is how many times faster a hit is; "cold / jose" the cost of our checks over bare jose.'],
+      notes: [
+        'Ratios are times: "jose / cache hit" is how many times faster a hit is; "cold / jose" the cost of our checks over bare jose.',
+      ],
       rows,
       ratios: [
         { label: 'jose / ours cache hit (speed-up)', of: [joseRow, hitRow], target: { op: '>=', value: 10 } },

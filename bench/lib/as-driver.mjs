@@ -53,7 +53,9 @@ for (let turn = 0, done = 0; done < codes; turn++) {
     const store = targets.indexOf(t);
     for (let k = 0; k < concurrencies.length; k++) {
       const level = (k + turn + firstTurn) % concurrencies.length;
-      const obtained = await pool(n, t.agents.length, (_, w) => obtainCode({ metadata: t.metadata, ...client, scope, userAgent: t.agents[w] }));
+      const obtained = await pool(n, t.agents.length, (_, w) =>
+        obtainCode({ metadata: t.metadata, ...client, scope, userAgent: t.agents[w] }),
+      );
       await mark({ edge: 'start', store, level, phase: 'exchange' });
       const cpu = process.cpuUsage();
       const start = performance.now();
@@ -82,7 +84,12 @@ for (let turn = 0, steps = 0; steps < perChain; turn++) {
     await Promise.all(
       t.chains.map(async (_, c) => {
         for (let i = 0; i < n; i++) {
-          const tok = await tokenRequest(t.metadata, { grant_type: 'refresh_token', client_id: clientId, refresh_token: t.chains[c], resource });
+          const tok = await tokenRequest(t.metadata, {
+            grant_type: 'refresh_token',
+            client_id: clientId,
+            refresh_token: t.chains[c],
+            resource,
+          });
           if (!tok.refresh_token) throw new Error('refresh did not rotate the refresh token');
           t.chains[c] = tok.refresh_token;
         }

@@ -20,7 +20,9 @@ export function runAutocannon(options) {
       }
       if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0 || result.total === 0) {
         return reject(
-          new Error(`load run had failures: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts of ${result.total}`),
+          new Error(
+            `load run had failures: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts of ${result.total}`,
+          ),
         );
       }
       resolve(result);

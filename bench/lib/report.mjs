@@ -26,21 +26,29 @@ export function renderCase(result) {
   lines.push(`== ${result.title}`);
   for (const note of result.notes ?? []) lines.push(`   ${note}`);
   const labelWidth = Math.max(34, ...result.rows.map((r) => r.label.length + 2), ...result.ratios.map((r) => r.label.length + 2));
-  lines.push(`   ${pad('case', labelWidth)}${pad('unit', 10)}${pad('min', 10, true)}${pad('median', 10, true)}${pad('max', 10, true)}  rounds`);
+  lines.push(
+    `   ${pad('case', labelWidth)}${pad('unit', 10)}${pad('min', 10, true)}${pad('median', 10, true)}${pad('max', 10, true)}  rounds`,
+  );
   const byLabel = new Map(result.rows.map((r) => [r.label, r]));
   for (const row of result.rows) {
     const s = summarize(row.values);
-    lines.push(`   ${pad(row.label, labelWidth)}${pad(row.unit, 10)}${pad(fmt(s.min), 10, true)}${pad(fmt(s.median), 10, true)}${pad(fmt(s.max), 10, true)}  ${s.n}`);
+    lines.push(
+      `   ${pad(row.label, labelWidth)}${pad(row.unit, 10)}${pad(fmt(s.min), 10, true)}${pad(fmt(s.median), 10, true)}${pad(fmt(s.max), 10, true)}  ${s.n}`,
+    );
   }
   if (result.ratios.length) {
-    lines.push(`   ${pad('same-round ratio', labelWidth)}${pad('', 10)}${pad('min', 10, true)}${pad('median', 10, true)}${pad('max', 10, true)}  target`);
+    lines.push(
+      `   ${pad('same-round ratio', labelWidth)}${pad('', 10)}${pad('min', 10, true)}${pad('median', 10, true)}${pad('max', 10, true)}  target`,
+    );
     for (const ratio of result.ratios) {
       const [a, b] = ratio.of.map((label) => byLabel.get(label));
       if (!a || !b) throw new Error(`ratio ${ratio.label}: unknown row`);
       const s = summarize(roundRatios(a.values, b.values));
       const v = verdict(s.median, ratio.target);
       const target = ratio.target ? `${ratio.target.op === '>=' ? '≥' : '≤'} ${ratio.target.value}  ${v}` : '(no target)';
-      lines.push(`   ${pad(ratio.label, labelWidth)}${pad('×', 10)}${pad(fmt(s.min), 10, true)}${pad(fmt(s.median), 10, true)}${pad(fmt(s.max), 10, true)}  ${target}`);
+      lines.push(
+        `   ${pad(ratio.label, labelWidth)}${pad('×', 10)}${pad(fmt(s.min), 10, true)}${pad(fmt(s.median), 10, true)}${pad(fmt(s.max), 10, true)}  ${target}`,
+      );
       evaluated.push({ case: result.title, label: ratio.label, median: s.median, verdict: v, target: ratio.target });
     }
   }

@@ -37,7 +37,15 @@ describe('browser: login and consent pages (Chromium)', () => {
       logger: silentLogger,
       authorizationServer: {
         users: [{ username: 'alice', password: PASSWORD, displayName: 'Alice Example' }],
-        upstream: [{ name: 'Upstream IdP', issuer: idp.issuer, clientId: UPSTREAM_CLIENT_ID, clientSecret: UPSTREAM_CLIENT_SECRET, allowSignup: true }],
+        upstream: [
+          {
+            name: 'Upstream IdP',
+            issuer: idp.issuer,
+            clientId: UPSTREAM_CLIENT_ID,
+            clientSecret: UPSTREAM_CLIENT_SECRET,
+            allowSignup: true,
+          },
+        ],
       },
     });
     await idp.configure(`${as.issuer}/interaction/upstream/callback`);
@@ -133,7 +141,14 @@ describe('browser: login and consent pages (Chromium)', () => {
     const token = await fetch(`${as.url}/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'authorization_code', code: code!, redirect_uri: listener.redirectUri, code_verifier: verifier, client_id: clientId, resource: RESOURCE }),
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code: code!,
+        redirect_uri: listener.redirectUri,
+        code_verifier: verifier,
+        client_id: clientId,
+        resource: RESOURCE,
+      }),
     });
     expect(token.status).toBe(200);
     const body = (await token.json()) as { access_token: string; scope: string };
@@ -169,7 +184,10 @@ describe('browser: login and consent pages (Chromium)', () => {
 
   it('CSRF: the login form posted without its token is refused (403), not signed in', async () => {
     const { context, page } = await openLogin();
-    await page.locator('input[name="csrf"]').first().evaluate((el) => el.remove());
+    await page
+      .locator('input[name="csrf"]')
+      .first()
+      .evaluate((el) => el.remove());
     await page.getByLabel('Username').fill('alice');
     await page.getByLabel('Password').fill(PASSWORD);
     const [response] = await Promise.all([

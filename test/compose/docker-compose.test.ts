@@ -142,7 +142,10 @@ describe('Dockerfile', () => {
     const copied = [...beforeBuild.matchAll(/^COPY (\S+) \1$/gm)].map((m) => m[1]!);
     expect(beforeBuild).toMatch(/^COPY tsconfig\.base\.json tsconfig\.json/m);
     for (const { path } of refs) {
-      expect(copied.some((dir) => path === dir || path.startsWith(`${dir}/`)), path).toBe(true);
+      expect(
+        copied.some((dir) => path === dir || path.startsWith(`${dir}/`)),
+        path,
+      ).toBe(true);
     }
   });
 

@@ -29,7 +29,10 @@ const EXPECTED = ['authorization-server-metadata', 'authorization-server-metadat
 function expectAllPassed(result: CliResult) {
   const summary = result.checks.map((c) => `${c.id}:${c.status}${c.errorMessage ? ` (${c.errorMessage})` : ''}`);
   expect(result.checks.map((c) => c.id).sort(), result.stdout).toEqual([...EXPECTED].sort());
-  expect(result.checks.every((c) => c.status === 'SUCCESS'), `${summary.join(', ')}\n${result.browserTrace.join('\n')}`).toBe(true);
+  expect(
+    result.checks.every((c) => c.status === 'SUCCESS'),
+    `${summary.join(', ')}\n${result.browserTrace.join('\n')}`,
+  ).toBe(true);
   expect(result.stdout).toMatch(/Total: 3 passed, 0 failed/);
   expect(result.exitCode).toBe(0);
 }
@@ -61,13 +64,24 @@ describe.skipIf(skip)('official conformance: conformance authorization', () => {
 
   it('metadata endpoint + authorization code grant with --resource (RFC 8707)', async () => {
     const port = await freePort();
-    const result = await runAuthorizationConformance({ node: node.path!, issuer: as.issuer, clientId: await registerFor(port), callbackPort: port, resource });
+    const result = await runAuthorizationConformance({
+      node: node.path!,
+      issuer: as.issuer,
+      clientId: await registerFor(port),
+      callbackPort: port,
+      resource,
+    });
     expectAllPassed(result);
   }, 60_000);
 
   it('metadata endpoint + authorization code grant without --resource (single default resource)', async () => {
     const port = await freePort();
-    const result = await runAuthorizationConformance({ node: node.path!, issuer: as.issuer, clientId: await registerFor(port), callbackPort: port });
+    const result = await runAuthorizationConformance({
+      node: node.path!,
+      issuer: as.issuer,
+      clientId: await registerFor(port),
+      callbackPort: port,
+    });
     expectAllPassed(result);
   }, 60_000);
 });

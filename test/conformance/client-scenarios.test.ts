@@ -49,10 +49,26 @@ interface Outcome {
 }
 
 async function runScenario(scenario: string, wire: string[]): Promise<Outcome> {
-  const args = [cli, 'client', '--command', `"${process.execPath}" "${clientScript}"`, '--scenario', scenario, '--timeout', '30000', '-o', outDir, ...wire];
+  const args = [
+    cli,
+    'client',
+    '--command',
+    `"${process.execPath}" "${clientScript}"`,
+    '--scenario',
+    scenario,
+    '--timeout',
+    '30000',
+    '-o',
+    outDir,
+    ...wire,
+  ];
   let output: string;
   try {
-    const { stdout, stderr } = await run(node.path!, args, { cwd: outDir, maxBuffer: 32 * 1024 * 1024, env: { ...process.env, NO_COLOR: '1' } });
+    const { stdout, stderr } = await run(node.path!, args, {
+      cwd: outDir,
+      maxBuffer: 32 * 1024 * 1024,
+      env: { ...process.env, NO_COLOR: '1' },
+    });
     output = stdout + stderr;
   } catch (err) {
     const e = err as { stdout?: string; stderr?: string };

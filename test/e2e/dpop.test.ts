@@ -39,7 +39,14 @@ function recordingClient(seen: Seen[], opened: URL[]) {
       const request = new Request(input, init);
       const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.clone().text();
       const res = await globalThis.fetch(request);
-      seen.push({ url: request.url, method: request.method, headers: request.headers, body, status: res.status, responseHeaders: res.headers });
+      seen.push({
+        url: request.url,
+        method: request.method,
+        headers: request.headers,
+        body,
+        status: res.status,
+        responseHeaders: res.headers,
+      });
       return res;
     },
   });
@@ -174,7 +181,9 @@ describe('e2e: DPoP-bound tokens (AS nonces required, demo server accepting DPoP
     await client.close();
     expect(added.isError).not.toBe(true);
     expect(opened.length).toBe(before + 1);
-    const challenge = mcpCalls().find((s) => s.status === 403)!.responseHeaders.get('www-authenticate')!;
+    const challenge = mcpCalls()
+      .find((s) => s.status === 403)!
+      .responseHeaders.get('www-authenticate')!;
     expect(challenge).toMatch(/DPoP [\s\S]*error="insufficient_scope"/);
     const tokens = await auth.getTokens(stack.mcpUrl);
     expect(tokens!.scope).toContain('notes:write');

@@ -6,7 +6,16 @@ import { startAuthServer, type RunningAuthServer } from '@mcp-auth-kit/auth-serv
 import { silentLogger } from '@mcp-auth-kit/authorization-server';
 import { startDemoServer, type DemoServer } from '@mcp-auth-kit/demo-mcp-server';
 import { freePort } from '../helpers/ports.js';
-import { authorizeCode, callWhoami, pkcePair, postForm, refresh, registerClient, type AttackStack, type AsMetadata } from '../security/_support.js';
+import {
+  authorizeCode,
+  callWhoami,
+  pkcePair,
+  postForm,
+  refresh,
+  registerClient,
+  type AttackStack,
+  type AsMetadata,
+} from '../security/_support.js';
 
 /**
  * The AS restarts between the authorization response and the token request (SQLite file
@@ -54,7 +63,14 @@ describe('fault: AS restarted between authorization and token request (SQLite)',
     const earlier = await (async () => {
       const { verifier, challenge } = pkcePair();
       const code = (await authorizeCode(stack, { clientId, challenge })).get('code')!;
-      const res = await postForm(stack.metadata.token_endpoint, { grant_type: 'authorization_code', code, redirect_uri: 'http://127.0.0.1/callback', client_id: clientId, code_verifier: verifier, resource: stack.mcpUrl });
+      const res = await postForm(stack.metadata.token_endpoint, {
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: 'http://127.0.0.1/callback',
+        client_id: clientId,
+        code_verifier: verifier,
+        resource: stack.mcpUrl,
+      });
       expect(res.status).toBe(200);
       return res.body as { access_token: string; refresh_token: string };
     })();

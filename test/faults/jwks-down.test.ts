@@ -31,7 +31,16 @@ describe('fault: the authorization server (and its JWKS) goes down', () => {
     const alg = String((current!.jwk as JWK).alg);
     const foreign = await generateKeyPair(alg);
     const now = Math.floor(Date.now() / 1000);
-    const unknownKid = await new SignJWT({ iss: stack.issuer, aud: stack.mcpUrl, sub: 'x', client_id: 'x', scope: 'notes:read', jti: 'j', iat: now, exp: now + 300 })
+    const unknownKid = await new SignJWT({
+      iss: stack.issuer,
+      aud: stack.mcpUrl,
+      sub: 'x',
+      client_id: 'x',
+      scope: 'notes:read',
+      jti: 'j',
+      iat: now,
+      exp: now + 300,
+    })
       .setProtectedHeader({ alg, kid: 'rotated-in-later', typ: 'at+jwt' })
       .sign(foreign.privateKey);
 
@@ -80,14 +89,25 @@ describe('fault: the authorization server (and its JWKS) goes down', () => {
     });
     await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
     try {
-      endpoint.protect(fresh.issuer, { jwks: { uris: { [fresh.issuer]: `http://127.0.0.1:${(relay.address() as AddressInfo).port}/jwks` } } });
+      endpoint.protect(fresh.issuer, {
+        jwks: { uris: { [fresh.issuer]: `http://127.0.0.1:${(relay.address() as AddressInfo).port}/jwks` } },
+      });
       const [current] = await fresh.as.server.store.keys.signingKeys();
       const alg = String((current!.jwk as JWK).alg);
       const foreign = await generateKeyPair(alg);
       const now = Math.floor(Date.now() / 1000);
       const forged = await Promise.all(
         Array.from({ length: 50 }, (_, i) =>
-          new SignJWT({ iss: fresh.issuer, aud: endpoint.resource, sub: 'x', client_id: 'x', scope: 'notes:read', jti: `j${i}`, iat: now, exp: now + 300 })
+          new SignJWT({
+            iss: fresh.issuer,
+            aud: endpoint.resource,
+            sub: 'x',
+            client_id: 'x',
+            scope: 'notes:read',
+            jti: `j${i}`,
+            iat: now,
+            exp: now + 300,
+          })
             .setProtectedHeader({ alg, kid: `unknown-${i}`, typ: 'at+jwt' })
             .sign(foreign.privateKey),
         ),

@@ -1,5 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authorizeCode, callWhoami, fullFlow, pkcePair, postJson, refresh, registerClient, startAttackStack, type AttackStack } from '../security/_support.js';
+import {
+  authorizeCode,
+  callWhoami,
+  fullFlow,
+  pkcePair,
+  postJson,
+  refresh,
+  registerClient,
+  startAttackStack,
+  type AttackStack,
+} from '../security/_support.js';
 import { openPgScope, shouldRunPgTests, type PgScope } from './_pg.js';
 
 /**
@@ -72,9 +82,17 @@ describe.skipIf(!available)('fault: PostgreSQL connections dropped under the AS'
     const results = await Promise.all(flows);
     await dropper;
     expect(drops).toBeGreaterThan(0);
-    console.log(`pg fault: ${drops} backend(s) terminated mid-flow; ${results.filter((r) => !r.ok).length} of ${results.length} concurrent flows failed while connections were dropped`);
+    console.log(
+      `pg fault: ${drops} backend(s) terminated mid-flow; ${results.filter((r) => !r.ok).length} of ${results.length} concurrent flows failed while connections were dropped`,
+    );
     for (const r of results) {
-      if (!r.ok) console.log(`pg fault: flow failed: ${r.message.slice(0, 60)} … ${r.message.replace(/<[^>]+>/g, " ").replace(/\s+/g, " ").slice(-160)}`);
+      if (!r.ok)
+        console.log(
+          `pg fault: flow failed: ${r.message.slice(0, 60)} … ${r.message
+            .replace(/<[^>]+>/g, ' ')
+            .replace(/\s+/g, ' ')
+            .slice(-160)}`,
+        );
       if (!r.ok) expect(r.message).not.toMatch(/\bat \S+ \(|postgres:\/\//);
     }
     // Whatever failed is retried once and succeeds; whatever succeeded is usable.
@@ -95,7 +113,11 @@ describe.skipIf(!available)('fault: PostgreSQL connections dropped under the AS'
       Array.from({ length: 20 }, async (_, i) => {
         await new Promise((r) => setTimeout(r, i * 4));
         return postJson(stack.metadata.registration_endpoint, {
-          client_name: `during drop ${i}`, redirect_uris: ['http://127.0.0.1/callback'], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none',
+          client_name: `during drop ${i}`,
+          redirect_uris: ['http://127.0.0.1/callback'],
+          grant_types: ['authorization_code', 'refresh_token'],
+          response_types: ['code'],
+          token_endpoint_auth_method: 'none',
         });
       }),
     );

@@ -53,8 +53,16 @@ async function install(pkg: string, cacheDir: string): Promise<string> {
   const staging = mkdtempSync(`${cacheDir}.tmp-`);
   try {
     const [cmd, args] = npmCommand([
-      'install', '--no-save', '--no-package-lock', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error',
-      '--prefix', staging, `${pkg}@${MIN_MAJOR}`,
+      'install',
+      '--no-save',
+      '--no-package-lock',
+      '--no-audit',
+      '--no-fund',
+      '--prefer-offline',
+      '--loglevel=error',
+      '--prefix',
+      staging,
+      `${pkg}@${MIN_MAJOR}`,
     ]);
     await run(cmd, args, { cwd: staging, timeout: 300_000, maxBuffer: 8 * 1024 * 1024 });
     if (!binaryIn(staging, pkg)) throw new Error(`${pkg} installed without a node binary`);
@@ -78,7 +86,10 @@ async function find(): Promise<Node22> {
   if (fromEnv) {
     const version = await versionOf(fromEnv);
     if (version && major(version) >= MIN_MAJOR) return { path: fromEnv, version };
-    return { path: undefined, reason: `MCP_AUTH_KIT_NODE22=${fromEnv} is not a Node.js ${MIN_MAJOR}+ binary (${version ?? 'does not run'})` };
+    return {
+      path: undefined,
+      reason: `MCP_AUTH_KIT_NODE22=${fromEnv} is not a Node.js ${MIN_MAJOR}+ binary (${version ?? 'does not run'})`,
+    };
   }
 
   const pkg = `node-${process.platform === 'win32' ? 'win' : process.platform}-${process.arch}`;
@@ -88,7 +99,11 @@ async function find(): Promise<Node22> {
     try {
       path = await install(pkg, cacheDir);
     } catch (error) {
-      const detail = String((error as { stderr?: string }).stderr || (error as Error).message).trim().split('\n').slice(0, 3).join(' / ');
+      const detail = String((error as { stderr?: string }).stderr || (error as Error).message)
+        .trim()
+        .split('\n')
+        .slice(0, 3)
+        .join(' / ');
       return {
         path: undefined,
         reason: `this test runs on Node ${process.version} and needs a Node.js ${MIN_MAJOR}+ binary: installing ${pkg}@${MIN_MAJOR} from the npm registry failed (${detail}). Run the tests on Node ${MIN_MAJOR}+, or set MCP_AUTH_KIT_NODE22 to a Node ${MIN_MAJOR}+ binary.`,

@@ -37,9 +37,7 @@ export class HeadlessUserAgent {
         continue;
       }
       const body = await res.text();
-      throw new Error(
-        `authorization stopped at ${url.origin}${url.pathname} with HTTP ${res.status}: ${body.slice(0, 400)}`,
-      );
+      throw new Error(`authorization stopped at ${url.origin}${url.pathname} with HTTP ${res.status}: ${body.slice(0, 400)}`);
     }
     throw new Error('authorization did not reach the redirect URI within the hop limit');
   }

@@ -12,7 +12,18 @@
  * test/packaging/scratch/.
  */
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -81,7 +92,10 @@ beforeAll(async () => {
   expect(pack.code, tail(pack.output)).toBe(0);
   timings.push(`pack ${pack.seconds.toFixed(1)} s`);
   const files = new Map<string, string>();
-  for (const entry of JSON.parse(pack.output.slice(pack.output.indexOf('['), pack.output.lastIndexOf(']') + 1)) as Array<{ name: string; filename: string }>) {
+  for (const entry of JSON.parse(pack.output.slice(pack.output.indexOf('['), pack.output.lastIndexOf(']') + 1)) as Array<{
+    name: string;
+    filename: string;
+  }>) {
     files.set(entry.name, entry.filename);
   }
   expect([...files.keys()].sort()).toEqual(published.map((ws) => readJson(join(root, ws, 'package.json')).name).sort());
@@ -138,7 +152,10 @@ describe('the install: what a user gets from the tarballs', () => {
     expect(versionOf('express5-sdk2', 'express')).toMatch(/^5\./);
     for (const project of PROJECTS) {
       for (const pkg of ['authorization-server', 'resource-server', 'testing']) {
-        expect(existsSync(join(installed(project, `@mcp-auth-kit/${pkg}`), 'node_modules', 'express')), `${project}: ${pkg} has its own express`).toBe(false);
+        expect(
+          existsSync(join(installed(project, `@mcp-auth-kit/${pkg}`), 'node_modules', 'express')),
+          `${project}: ${pkg} has its own express`,
+        ).toBe(false);
       }
     }
   });
@@ -158,15 +175,35 @@ describe('the install: what a user gets from the tarballs', () => {
   it('the default SQLite store needs no driver on Node ≥ 22.13 (node:sqlite); a missing driver names the package to install', async () => {
     const result = await node(['drivers.mjs'], dirs['express4-sdk1']);
     expect(result.code, result.output).toBe(0);
-    const lines = result.output.trim().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line));
+    const lines = result.output
+      .trim()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line));
     const [major, minor] = process.versions.node.split('.').map(Number) as [number, number];
     const builtinSqlite = major > 22 || (major === 22 && minor >= 13);
     expect(lines).toEqual([
       builtinSqlite
         ? expect.objectContaining({ kind: 'sqlite', opened: true })
-        : expect.objectContaining({ kind: 'sqlite', name: 'StorageError', code: 'unavailable', message: expect.stringMatching(/Node\.js 22\.13.*npm install better-sqlite3/) }),
-      expect.objectContaining({ kind: 'sqlite', driver: 'better-sqlite3', name: 'StorageError', code: 'unavailable', message: expect.stringContaining('npm install better-sqlite3') }),
-      expect.objectContaining({ kind: 'postgres', name: 'StorageError', code: 'unavailable', message: expect.stringContaining('npm install pg') }),
+        : expect.objectContaining({
+            kind: 'sqlite',
+            name: 'StorageError',
+            code: 'unavailable',
+            message: expect.stringMatching(/Node\.js 22\.13.*npm install better-sqlite3/),
+          }),
+      expect.objectContaining({
+        kind: 'sqlite',
+        driver: 'better-sqlite3',
+        name: 'StorageError',
+        code: 'unavailable',
+        message: expect.stringContaining('npm install better-sqlite3'),
+      }),
+      expect.objectContaining({
+        kind: 'postgres',
+        name: 'StorageError',
+        code: 'unavailable',
+        message: expect.stringContaining('npm install pg'),
+      }),
     ]);
   });
 });
@@ -180,7 +217,7 @@ const supportedRuntime = Number(process.versions.node.split('.')[0]) >= 22 && Bo
 // requires; it comes from branch testing-kit. Without it those two cases fail with
 // "expected the request to be authorized, got HTTP 400" (SDK v1: unsupported protocol version).
 describe.each(PROJECTS)('%s: the server protected by the middleware, tested with the testing kit', (project) => {
-  it('under vitest (the project\'s own vitest)', async () => {
+  it("under vitest (the project's own vitest)", async () => {
     const result = await node(['node_modules/vitest/vitest.mjs', 'run', '--reporter=verbose'], dirs[project]);
     expect(result.code, tail(result.output)).toBe(0);
     expect(result.output).toMatch(/Tests\s+4 passed \(4\)/);
@@ -212,7 +249,11 @@ describe('the client side, installed from the tarballs, against the demo stack',
   afterAll(() => stack?.close());
 
   it('client library + MCP SDK v1 client: login, whoami, then step-up for add_note', async () => {
-    const child = spawn(process.execPath, ['client-demo.mjs', stack.mcpUrl], { cwd: dirs['express4-sdk1'], env: userEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['client-demo.mjs', stack.mcpUrl], {
+      cwd: dirs['express4-sdk1'],
+      env: userEnv,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     const browsing: Promise<URL>[] = [];

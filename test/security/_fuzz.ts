@@ -36,7 +36,10 @@ export const headerValue = fc
  * system resolver and perhaps to a public host: tests never leave loopback.
  */
 export const loopbackUrl = fc
-  .tuple(fc.webUrl({ withQueryParameters: true, withFragments: true }), fc.constantFrom('127.0.0.1', 'localhost', '[::1]', '127.0.0.1:1', 'localhost:9'))
+  .tuple(
+    fc.webUrl({ withQueryParameters: true, withFragments: true }),
+    fc.constantFrom('127.0.0.1', 'localhost', '[::1]', '127.0.0.1:1', 'localhost:9'),
+  )
   .map(([generated, host]) => {
     const url = new URL(generated);
     url.host = host;
@@ -54,8 +57,28 @@ export const fieldValue = (validLooking: string[] = []) =>
     {
       weight: 2,
       arbitrary: fc.constantFrom(
-        '', ' ', 'null', 'true', '0', '-1', '1e309', '[]', '{}', '<x-fuzz-marker>', '"><script>x-fuzz</script>', '%00', '\u0000',
-        'javascript:alert(1)', 'http://127.0.0.1:1/x', 'S256', 'plain', 'none', 'code', 'token', 'openid', 'offline_access',
+        '',
+        ' ',
+        'null',
+        'true',
+        '0',
+        '-1',
+        '1e309',
+        '[]',
+        '{}',
+        '<x-fuzz-marker>',
+        '"><script>x-fuzz</script>',
+        '%00',
+        '\u0000',
+        'javascript:alert(1)',
+        'http://127.0.0.1:1/x',
+        'S256',
+        'plain',
+        'none',
+        'code',
+        'token',
+        'openid',
+        'offline_access',
         ...validLooking,
       ),
     },
@@ -83,11 +106,16 @@ export async function fuzzHttp(
         });
         const text = await res.text();
         statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-        const problem = res.status >= 500
-          ? `HTTP ${res.status}`
-          : request.method === 'HEAD'
-            ? undefined
-            : res.status >= 500 ? `HTTP ${res.status}` : leaksInternals(text) ? 'stack or path leaked' : check(request, { status: res.status, headers: res.headers, text });
+        const problem =
+          res.status >= 500
+            ? `HTTP ${res.status}`
+            : request.method === 'HEAD'
+              ? undefined
+              : res.status >= 500
+                ? `HTTP ${res.status}`
+                : leaksInternals(text)
+                  ? 'stack or path leaked'
+                  : check(request, { status: res.status, headers: res.headers, text });
         if (problem) failures.push({ request, problem, status: res.status, excerpt: text.slice(0, 300) });
       } catch (error) {
         failures.push({ request, problem: `request failed: ${(error as Error).message}` });
@@ -118,13 +146,17 @@ export function oauthErrorShape(res: { status: number; headers: Headers; text: s
 /** Reflected markers must never appear unescaped in an HTML page (reflected XSS). */
 export function noReflectedMarkup(res: { headers: Headers; text: string }): string | undefined {
   const type = res.headers.get('content-type') ?? '';
-  if (type.includes('html') && (res.text.includes('<x-fuzz-marker>') || res.text.includes('<script>x-fuzz'))) return 'unescaped input reflected in HTML';
+  if (type.includes('html') && (res.text.includes('<x-fuzz-marker>') || res.text.includes('<script>x-fuzz')))
+    return 'unescaped input reflected in HTML';
   return undefined;
 }
 
 export function summarize(failures: FuzzFailure[]): string {
   return failures
     .slice(0, 5)
-    .map((f) => `${f.problem} ← ${f.request.label} ${f.request.method} ${f.request.url.slice(0, 200)} ${String(f.request.body ?? '').slice(0, 200)} :: ${f.excerpt ?? ''}`)
+    .map(
+      (f) =>
+        `${f.problem} ← ${f.request.label} ${f.request.method} ${f.request.url.slice(0, 200)} ${String(f.request.body ?? '').slice(0, 200)} :: ${f.excerpt ?? ''}`,
+    )
     .join('\n');
 }

@@ -145,9 +145,7 @@ export async function registerClient(stack: AttackStack, metadata: Record<string
   return res.body.client_id as string;
 }
 
-export type FrontChannelResult =
-  | { kind: 'callback'; url: URL }
-  | { kind: 'stopped'; status: number; url: URL; body: string };
+export type FrontChannelResult = { kind: 'callback'; url: URL } | { kind: 'stopped'; status: number; url: URL; body: string };
 
 /**
  * Plays the browser: follows the AS's redirects (cookie jar aware) until a URL that is not on

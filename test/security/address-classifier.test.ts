@@ -105,7 +105,9 @@ describe('SSRF address classifier of @mcp-auth-kit/client: isPrivateAddress (pur
 
   it('assertPublicHost: a name resolving to any private address is refused (resolver stubbed, no DNS, no connection)', async () => {
     const resolver = (answers: string[]) => async () => answers;
-    await expect(assertPublicHost(new URL('https://rebind.test/x'), 'PRM', resolver(['93.184.216.34', '127.0.0.1']))).rejects.toThrow(/private|reserved/);
+    await expect(assertPublicHost(new URL('https://rebind.test/x'), 'PRM', resolver(['93.184.216.34', '127.0.0.1']))).rejects.toThrow(
+      /private|reserved/,
+    );
     await expect(assertPublicHost(new URL('https://v6.test/x'), 'PRM', resolver(['::ffff:169.254.169.254']))).rejects.toThrow();
     await expect(assertPublicHost(new URL('https://empty.test/x'), 'PRM', resolver([]))).rejects.toThrow();
     await expect(assertPublicHost(new URL('https://public.test/x'), 'PRM', resolver(['93.184.216.34']))).resolves.toBeUndefined();
@@ -117,8 +119,21 @@ describe('SSRF pre-connection literal check of the AS CIMD fetch: isPrivateAddre
   const unwrap = (a: string) => a.replace(/^\[|\]$/g, '');
   // The AS relies on this check for IP literals before oidc-provider's connect-time check.
   const covered = [
-    '0.0.0.0', '10.0.0.1', '100.64.0.1', '127.0.0.1', '169.254.169.254', '172.16.0.1', '192.168.1.1', '224.0.0.1', '240.0.0.1',
-    '::', '::1', '::ffff:7f00:1', 'fc00::1', 'fd00:ec2::254', 'fe80::1',
+    '0.0.0.0',
+    '10.0.0.1',
+    '100.64.0.1',
+    '127.0.0.1',
+    '169.254.169.254',
+    '172.16.0.1',
+    '192.168.1.1',
+    '224.0.0.1',
+    '240.0.0.1',
+    '::',
+    '::1',
+    '::ffff:7f00:1',
+    'fc00::1',
+    'fd00:ec2::254',
+    'fe80::1',
   ];
   for (const address of covered) {
     it(`${address} is refused before any connection`, () => {

@@ -95,7 +95,10 @@ describe('attack: authorization code grant (OAuth 2.1 §4.1, §7.5; RFC 7636; RF
 
   describe('front-channel tokens (OAuth 2.1 §10.1: the implicit grant is removed)', () => {
     it('response_type=token (implicit access token) → refused, no token in the redirect', async () => {
-      const result = await frontChannel(stack.issuer, authorizationUrl(stack, { clientId: nativeClient, challenge: pkcePair().challenge, extra: { response_type: 'token' } }));
+      const result = await frontChannel(
+        stack.issuer,
+        authorizationUrl(stack, { clientId: nativeClient, challenge: pkcePair().challenge, extra: { response_type: 'token' } }),
+      );
       if (result.kind === 'callback') {
         const all = `${result.url.search}${result.url.hash}`;
         expect(all).not.toContain('access_token');
@@ -107,9 +110,16 @@ describe('attack: authorization code grant (OAuth 2.1 §4.1, §7.5; RFC 7636; RF
 
     // OAuth 2.1 §10.1 removes the implicit grant: an MCP AS offers response_types ["code"] only.
     it('DCR refuses the implicit grant and front-channel response types', async () => {
-      for (const [grant_types, response_types] of [[['implicit'], ['id_token']], [['authorization_code', 'implicit'], ['code id_token']]]) {
+      for (const [grant_types, response_types] of [
+        [['implicit'], ['id_token']],
+        [['authorization_code', 'implicit'], ['code id_token']],
+      ]) {
         const res = await postJson(stack.metadata.registration_endpoint, {
-          client_name: 'implicit', redirect_uris: [NATIVE_REDIRECT], grant_types, response_types, token_endpoint_auth_method: 'none',
+          client_name: 'implicit',
+          redirect_uris: [NATIVE_REDIRECT],
+          grant_types,
+          response_types,
+          token_endpoint_auth_method: 'none',
         });
         expect(res.status, JSON.stringify(response_types)).toBe(400);
       }
@@ -124,10 +134,19 @@ describe('attack: authorization code grant (OAuth 2.1 §4.1, §7.5; RFC 7636; RF
   describe('pushed authorization requests (RFC 9126)', () => {
     const par = (form: Record<string, string>) =>
       postForm(stack.metadata.pushed_authorization_request_endpoint as string, {
-        response_type: 'code', client_id: nativeClient, redirect_uri: NATIVE_REDIRECT, scope: 'notes:read', resource: stack.mcpUrl, state: 'par', ...form,
+        response_type: 'code',
+        client_id: nativeClient,
+        redirect_uri: NATIVE_REDIRECT,
+        scope: 'notes:read',
+        resource: stack.mcpUrl,
+        state: 'par',
+        ...form,
       });
     const authorizeWith = (clientId: string, requestUri: string, extra = '') =>
-      frontChannel(stack.issuer, `${stack.metadata.authorization_endpoint}?client_id=${clientId}&request_uri=${encodeURIComponent(requestUri)}${extra}`);
+      frontChannel(
+        stack.issuer,
+        `${stack.metadata.authorization_endpoint}?client_id=${clientId}&request_uri=${encodeURIComponent(requestUri)}${extra}`,
+      );
 
     it('PKCE is required at the PAR endpoint too: missing or plain → invalid_request', async () => {
       expect((await par({})).body.error).toBe('invalid_request');
@@ -153,7 +172,7 @@ describe('attack: authorization code grant (OAuth 2.1 §4.1, §7.5; RFC 7636; RF
   });
 
   describe('authorization code replay (OAuth 2.1 §4.1.3: single use; SHOULD revoke tokens already issued)', () => {
-    it('second redemption fails with invalid_grant AND the first redemption\'s refresh token stops working', async () => {
+    it("second redemption fails with invalid_grant AND the first redemption's refresh token stops working", async () => {
       const first = await fullFlow(stack, nativeClient);
       expect(first.refresh_token).toBeTruthy();
       const replay = await exchange(first.code, first.verifier);
@@ -336,9 +355,11 @@ describe('attack: authorization code grant (OAuth 2.1 §4.1, §7.5; RFC 7636; RF
       });
     }
 
-    it('token request with a redirect_uri other than the authorization request\'s → invalid_grant', async () => {
+    it("token request with a redirect_uri other than the authorization request's → invalid_grant", async () => {
       const { verifier, challenge } = pkcePair();
-      const code = (await authorizeCode(stack, { clientId: nativeClient, challenge, redirectUri: 'http://127.0.0.1:5000/callback' })).get('code')!;
+      const code = (await authorizeCode(stack, { clientId: nativeClient, challenge, redirectUri: 'http://127.0.0.1:5000/callback' })).get(
+        'code',
+      )!;
       const res = await exchange(code, verifier, { redirect_uri: 'http://127.0.0.1:5001/callback' });
       expect(res.status).toBe(400);
       expect(res.body.error).toBe('invalid_grant');
@@ -364,13 +385,21 @@ describe('attack: authorization code grant (OAuth 2.1 §4.1, §7.5; RFC 7636; RF
     });
 
     it('unknown resource at the authorization endpoint → invalid_target, no code', async () => {
-      const params = await authorizeCode(stack, { clientId: nativeClient, challenge: pkcePair().challenge, resource: 'http://127.0.0.1:2/unknown' });
+      const params = await authorizeCode(stack, {
+        clientId: nativeClient,
+        challenge: pkcePair().challenge,
+        resource: 'http://127.0.0.1:2/unknown',
+      });
       expect(params.get('code')).toBeNull();
       expect(params.get('error')).toBe('invalid_target');
     });
 
     it('resource with a fragment → invalid_target', async () => {
-      const params = await authorizeCode(stack, { clientId: nativeClient, challenge: pkcePair().challenge, resource: `${stack.mcpUrl}#frag` });
+      const params = await authorizeCode(stack, {
+        clientId: nativeClient,
+        challenge: pkcePair().challenge,
+        resource: `${stack.mcpUrl}#frag`,
+      });
       expect(params.get('code')).toBeNull();
       expect(['invalid_target', 'invalid_request']).toContain(params.get('error'));
     });
@@ -385,7 +414,7 @@ describe('attack: authorization code grant (OAuth 2.1 §4.1, §7.5; RFC 7636; RF
       expect(mcp.headers.get('www-authenticate')).toContain('error="invalid_token"');
     });
 
-    it('refresh for another resource than the grant\'s → refused', async () => {
+    it("refresh for another resource than the grant's → refused", async () => {
       const tokens = await fullFlow(stack, nativeClient);
       const res = await postForm(stack.metadata.token_endpoint, {
         grant_type: 'refresh_token',

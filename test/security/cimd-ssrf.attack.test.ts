@@ -162,7 +162,13 @@ describe('attack: hostile CIMD document hosts (dev private-network switch ON, lo
     });
 
     const doc = (url: string, extra: Record<string, unknown> = {}) =>
-      JSON.stringify({ client_id: url, client_name: 'cimd attack', redirect_uris: [NATIVE_REDIRECT], token_endpoint_auth_method: 'none', ...extra });
+      JSON.stringify({
+        client_id: url,
+        client_name: 'cimd attack',
+        redirect_uris: [NATIVE_REDIRECT],
+        token_endpoint_auth_method: 'none',
+        ...extra,
+      });
     routes['/good.json'] = (res, url) => res.writeHead(200, { 'content-type': 'application/json' }).end(doc(url));
     routes['/redirect.json'] = (res) => res.writeHead(302, { location: `${origin}/redirect-target.json` }).end();
     routes['/redirect-target.json'] = (res, url) => res.writeHead(200, { 'content-type': 'application/json' }).end(doc(url));
@@ -171,13 +177,21 @@ describe('attack: hostile CIMD document hosts (dev private-network switch ON, lo
     routes['/array.json'] = (res) => res.writeHead(200, { 'content-type': 'application/json' }).end('[]');
     routes['/mismatch.json'] = (res) => res.writeHead(200, { 'content-type': 'application/json' }).end(doc(`${origin}/other.json`));
     routes['/js-redirect.json'] = (res, url) =>
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ client_id: url, client_name: 'x', redirect_uris: ['javascript:alert(1)'], token_endpoint_auth_method: 'none' }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(
+          JSON.stringify({ client_id: url, client_name: 'x', redirect_uris: ['javascript:alert(1)'], token_endpoint_auth_method: 'none' }),
+        );
     routes['/no-name.json'] = (res, url) =>
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ client_id: url, redirect_uris: [NATIVE_REDIRECT], token_endpoint_auth_method: 'none' }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ client_id: url, redirect_uris: [NATIVE_REDIRECT], token_endpoint_auth_method: 'none' }));
     routes['/trailing.json'] = (res, url) => res.writeHead(200, { 'content-type': 'application/json' }).end(doc(`${url}/`));
     routes['/404.json'] = (res) => res.writeHead(404, { 'content-type': 'application/json' }).end('{}');
     routes['/secret.json'] = (res, url) =>
-      res.writeHead(200, { 'content-type': 'application/json' }).end(doc(url, { token_endpoint_auth_method: 'client_secret_post', client_secret: 'x' }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(doc(url, { token_endpoint_auth_method: 'client_secret_post', client_secret: 'x' }));
     routes['/oversized.json'] = (res, url) => {
       // A valid document padded far beyond any sane size, streamed with backpressure.
       const head = Buffer.from(`{"client_id":${JSON.stringify(url)},"client_name":"big","redirect_uris":["${NATIVE_REDIRECT}"],"pad":"`);

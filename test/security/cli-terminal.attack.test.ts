@@ -37,13 +37,17 @@ interface Hostile {
   server: Server;
 }
 
-async function serve(handler: (path: string, body: string, self: string) => { status: number; headers?: Record<string, string>; body?: unknown }): Promise<Hostile> {
+async function serve(
+  handler: (path: string, body: string, self: string) => { status: number; headers?: Record<string, string>; body?: unknown },
+): Promise<Hostile> {
   let self = '';
   const server = createServer(async (req, res) => {
     let body = '';
     for await (const chunk of req) body += chunk;
     const out = handler(new URL(req.url ?? '/', self).pathname, body, self);
-    res.writeHead(out.status, { 'content-type': 'application/json', ...out.headers }).end(out.body === undefined ? '' : JSON.stringify(out.body));
+    res
+      .writeHead(out.status, { 'content-type': 'application/json', ...out.headers })
+      .end(out.body === undefined ? '' : JSON.stringify(out.body));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   self = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -51,7 +55,11 @@ async function serve(handler: (path: string, body: string, self: string) => { st
 }
 
 const TOOLS = [
-  { name: `evil-tool${PAYLOADS.clear}${PAYLOADS.c1}`, description: `reads notes${PAYLOADS.clipboard}${PAYLOADS.title} and more`, inputSchema: { type: 'object' } },
+  {
+    name: `evil-tool${PAYLOADS.clear}${PAYLOADS.c1}`,
+    description: `reads notes${PAYLOADS.clipboard}${PAYLOADS.title} and more`,
+    inputSchema: { type: 'object' },
+  },
   { name: `bell${PAYLOADS.misc}`, description: `line one\nline two ${PAYLOADS.link}`, inputSchema: { type: 'object' } },
 ];
 const RESULT_TEXT = `result-text${ALL}end`;
@@ -62,7 +70,11 @@ function jsonRpc(body: string) {
   if (msg.id === undefined) return { status: 202 };
   const result =
     msg.method === 'initialize'
-      ? { protocolVersion: msg.params?.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: `hostile${ALL}`, version: '1.0.0' } }
+      ? {
+          protocolVersion: msg.params?.protocolVersion,
+          capabilities: { tools: {} },
+          serverInfo: { name: `hostile${ALL}`, version: '1.0.0' },
+        }
       : msg.method === 'tools/list'
         ? { tools: TOOLS }
         : msg.method === 'tools/call'
@@ -94,7 +106,8 @@ describe('attack: terminal escape sequences from servers through the CLI', () =>
           },
         };
       }
-      if (path === '/register') return { status: 400, body: { error: 'invalid_client_metadata', error_description: `registration-refused${ALL}` } };
+      if (path === '/register')
+        return { status: 400, body: { error: 'invalid_client_metadata', error_description: `registration-refused${ALL}` } };
       if (path === '/token') return { status: 400, body: { error: 'invalid_client', error_description: `token-refused${ALL}` } };
       return { status: 404, body: {} };
     });
@@ -103,9 +116,11 @@ describe('attack: terminal escape sequences from servers through the CLI', () =>
       const prm = /^\/\.well-known\/oauth-protected-resource(\/.*)$/.exec(path)?.[1];
       if (prm === '/mismatch/mcp') return { status: 200, body: { resource: `${self}/other${ALL}`, authorization_servers: [as.url] } };
       // the URL parser drops trailing C0 controls, so this `resource` still matches the server URL
-      if (prm === '/trailing/mcp') return { status: 200, body: { resource: `${self}/trailing/mcp${BEL}${ESC}\b\r\u0000${ESC}`, authorization_servers: [as.url] } };
+      if (prm === '/trailing/mcp')
+        return { status: 200, body: { resource: `${self}/trailing/mcp${BEL}${ESC}\b\r\u0000${ESC}`, authorization_servers: [as.url] } };
       if (prm === '/as/mcp') return { status: 200, body: { resource: `${self}/as/mcp`, authorization_servers: [as.url] } };
-      if (prm === '/badiss/mcp') return { status: 200, body: { resource: `${self}/badiss/mcp`, authorization_servers: [`${as.url}/bad-issuer`] } };
+      if (prm === '/badiss/mcp')
+        return { status: 200, body: { resource: `${self}/badiss/mcp`, authorization_servers: [`${as.url}/bad-issuer`] } };
       return {
         status: 401,
         headers: { 'www-authenticate': `Bearer resource_metadata="${self}/.well-known/oauth-protected-resource${path}"` },
@@ -127,7 +142,11 @@ describe('attack: terminal escape sequences from servers through the CLI', () =>
       execFile(
         process.execPath,
         [cliPath, '--no-browser', '--timeout', '5', ...args],
-        { env: { ...process.env, MCP_AUTH_KIT_HOME: home, MCP_AUTH_KIT_CLIENT_SECRET: 'some-secret', CI: 'true' }, encoding: 'utf8', timeout: 30_000 },
+        {
+          env: { ...process.env, MCP_AUTH_KIT_HOME: home, MCP_AUTH_KIT_CLIENT_SECRET: 'some-secret', CI: 'true' },
+          encoding: 'utf8',
+          timeout: 30_000,
+        },
         (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, stdout, stderr }),
       );
     });

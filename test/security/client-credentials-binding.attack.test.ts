@@ -48,7 +48,9 @@ interface Hostile {
   server: Server;
 }
 
-async function recordingServer(handler: (req: Recorded, self: string) => { status: number; headers?: Record<string, string>; body?: unknown }): Promise<Hostile> {
+async function recordingServer(
+  handler: (req: Recorded, self: string) => { status: number; headers?: Record<string, string>; body?: unknown },
+): Promise<Hostile> {
   const requests: Recorded[] = [];
   let self = '';
   const server = createServer(async (req, res) => {
@@ -57,7 +59,9 @@ async function recordingServer(handler: (req: Recorded, self: string) => { statu
     const rec: Recorded = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body };
     requests.push(rec);
     const out = handler(rec, self);
-    res.writeHead(out.status, { 'content-type': 'application/json', ...out.headers }).end(out.body === undefined ? '' : JSON.stringify(out.body));
+    res
+      .writeHead(out.status, { 'content-type': 'application/json', ...out.headers })
+      .end(out.body === undefined ? '' : JSON.stringify(out.body));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   self = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -107,7 +111,12 @@ describe('attack: a malicious MCP server names its own authorization server to c
             registration_endpoint: `${self}/register`,
             revocation_endpoint: `${self}/revoke`,
             code_challenge_methods_supported: ['S256'],
-            grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:jwt-bearer'],
+            grant_types_supported: [
+              'authorization_code',
+              'refresh_token',
+              'client_credentials',
+              'urn:ietf:params:oauth:grant-type:jwt-bearer',
+            ],
             token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
           },
         };
@@ -202,11 +211,20 @@ describe('attack: a malicious MCP server names its own authorization server to c
 
     it('private_key_jwt bound to the real issuer: no client assertion reaches the hostile AS; without an issuer: configuration error', async () => {
       const bound = await attack({
-        clientCredentials: { client_id: 'svc', token_endpoint_auth_method: 'private_key_jwt', privateKey: { key: pem, alg: 'ES256' }, issuer: stack.issuer },
+        clientCredentials: {
+          client_id: 'svc',
+          token_endpoint_auth_method: 'private_key_jwt',
+          privateKey: { key: pem, alg: 'ES256' },
+          issuer: stack.issuer,
+        },
       });
       expect(bound.error?.code).toBe('MCP_AUTH_AS_MISMATCH');
       const unbound = await attack({
-        clientCredentials: { client_id: 'svc', token_endpoint_auth_method: 'private_key_jwt', privateKey: { key: pem, alg: 'ES256' } } as never,
+        clientCredentials: {
+          client_id: 'svc',
+          token_endpoint_auth_method: 'private_key_jwt',
+          privateKey: { key: pem, alg: 'ES256' },
+        } as never,
       });
       expect(unbound.error?.code).toBe('MCP_AUTH_INVALID_ARGUMENT');
       expect(hostileAsSaw('client_assertion')).toBe(false);
@@ -281,9 +299,28 @@ describe('attack: a malicious MCP server names its own authorization server to c
       it(`stored registration and tokens of the real AS (${kind}): after the MCP server switches to the hostile AS, none of them reaches it`, async () => {
         const store = kind === 'MemoryStore' ? new MemoryStore() : issuerBlindStore();
         // An earlier login, when this MCP server still named the real AS: a confidential DCR client and its tokens.
-        await store.setServer({ server: hostileMcpUrl, resource: hostileMcpUrl, issuer: stack.issuer, as_metadata: stack.metadata as never });
-        await store.setClient({ issuer: stack.issuer, client_id: 'stored-client', client_secret: STORED_SECRET, token_endpoint_auth_method: 'client_secret_basic', source: 'dcr' });
-        await store.setTokens({ issuer: stack.issuer, resource: hostileMcpUrl, access_token: ACCESS, refresh_token: REFRESH, token_type: 'Bearer', client_id: 'stored-client', expires_at: Math.floor(Date.now() / 1000) + 3600 });
+        await store.setServer({
+          server: hostileMcpUrl,
+          resource: hostileMcpUrl,
+          issuer: stack.issuer,
+          as_metadata: stack.metadata as never,
+        });
+        await store.setClient({
+          issuer: stack.issuer,
+          client_id: 'stored-client',
+          client_secret: STORED_SECRET,
+          token_endpoint_auth_method: 'client_secret_basic',
+          source: 'dcr',
+        });
+        await store.setTokens({
+          issuer: stack.issuer,
+          resource: hostileMcpUrl,
+          access_token: ACCESS,
+          refresh_token: REFRESH,
+          token_type: 'Bearer',
+          client_id: 'stored-client',
+          expires_at: Math.floor(Date.now() / 1000) + 3600,
+        });
         const result = await attack({
           store,
           openAuthorizationUrl: async () => {
@@ -300,8 +337,11 @@ describe('attack: a malicious MCP server names its own authorization server to c
   describe('CLI (mcp-auth-kit)', () => {
     const cli = (args: string[]) =>
       new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-        execFile(process.execPath, [cliPath, '--no-browser', '--timeout', '5', ...args], { env: { ...process.env, MCP_AUTH_KIT_HOME: home, MCP_AUTH_KIT_CLIENT_SECRET: SECRET, CI: 'true' }, timeout: 30_000 }, (err, stdout, stderr) =>
-          resolve({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, stdout, stderr }),
+        execFile(
+          process.execPath,
+          [cliPath, '--no-browser', '--timeout', '5', ...args],
+          { env: { ...process.env, MCP_AUTH_KIT_HOME: home, MCP_AUTH_KIT_CLIENT_SECRET: SECRET, CI: 'true' }, timeout: 30_000 },
+          (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, stdout, stderr }),
         );
       });
 

@@ -5,7 +5,17 @@ import { SignJWT, exportJWK, generateKeyPair, type CryptoKey } from 'jose';
 import { startAuthServer } from '@mcp-auth-kit/auth-server';
 import { silentLogger } from '@mcp-auth-kit/authorization-server';
 import { createLoopbackCertificate, type LoopbackCertificate } from '@mcp-auth-kit/testing';
-import { NATIVE_REDIRECT, authorizationUrl, frontChannel, pkcePair, postForm, postJson, registerClient, startAttackStack, type AttackStack } from './_support.js';
+import {
+  NATIVE_REDIRECT,
+  authorizationUrl,
+  frontChannel,
+  pkcePair,
+  postForm,
+  postJson,
+  registerClient,
+  startAttackStack,
+  type AttackStack,
+} from './_support.js';
 
 /**
  * Client metadata from untrusted sources — a Client ID Metadata Document, a DCR body, an RFC 7592
@@ -28,7 +38,12 @@ function addNote(mcpUrl: string, token: string): Promise<Response> {
       'mcp-protocol-version': '2025-11-25',
       authorization: `Bearer ${token}`,
     },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'add_note', arguments: { text: 'written by a machine' } } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'add_note', arguments: { text: 'written by a machine' } },
+    }),
   });
 }
 
@@ -55,7 +70,12 @@ describe('attack: client metadata from untrusted sources (CIMD, DCR, RFC 7592)',
     await new Promise<void>((r) => host.listen(0, '127.0.0.1', r));
     origin = `https://127.0.0.1:${(host.address() as AddressInfo).port}`;
 
-    const base = (url: string) => ({ client_id: url, client_name: 'hostile machine', redirect_uris: [NATIVE_REDIRECT], response_types: ['code'] });
+    const base = (url: string) => ({
+      client_id: url,
+      client_name: 'hostile machine',
+      redirect_uris: [NATIVE_REDIRECT],
+      response_types: ['code'],
+    });
     // The finding, verbatim: a public CIMD client asking for the machine grant and every resource scope.
     documents.set('/cc.json', (url) => ({
       ...base(url),
@@ -111,7 +131,11 @@ describe('attack: client metadata from untrusted sources (CIMD, DCR, RFC 7592)',
   });
 
   const clientCredentials = (form: Record<string, string>, headers: Record<string, string> = {}) =>
-    postForm(stack.metadata.token_endpoint, { grant_type: 'client_credentials', resource: stack.mcpUrl, scope: 'notes:read notes:write', ...form }, headers);
+    postForm(
+      stack.metadata.token_endpoint,
+      { grant_type: 'client_credentials', resource: stack.mcpUrl, scope: 'notes:read notes:write', ...form },
+      headers,
+    );
 
   it('control: the operator-configured confidential client gets a client_credentials token that add_note accepts', async () => {
     const basic = `Basic ${Buffer.from(`${SERVICE.id}:${SERVICE.secret}`).toString('base64')}`;
@@ -132,7 +156,10 @@ describe('attack: client metadata from untrusted sources (CIMD, DCR, RFC 7592)',
   });
 
   it('the same CIMD document still works for the user-delegated flow (the machine grant is dropped, not the client)', async () => {
-    const result = await frontChannel(stack.issuer, authorizationUrl(stack, { clientId: `${origin}/cc.json`, challenge: pkcePair().challenge }));
+    const result = await frontChannel(
+      stack.issuer,
+      authorizationUrl(stack, { clientId: `${origin}/cc.json`, challenge: pkcePair().challenge }),
+    );
     expect(result.kind).toBe('callback');
     expect((result as { url: URL }).url.searchParams.get('code')).toBeTruthy();
   });
@@ -163,7 +190,10 @@ describe('attack: client metadata from untrusted sources (CIMD, DCR, RFC 7592)',
     expect(res.status, res.text).toBeGreaterThanOrEqual(400);
     expect(res.body.access_token).toBeUndefined();
     for (const path of ['/internal.json', '/internal-only.json']) {
-      const result = await frontChannel(stack.issuer, authorizationUrl(stack, { clientId: `${origin}${path}`, challenge: pkcePair().challenge }));
+      const result = await frontChannel(
+        stack.issuer,
+        authorizationUrl(stack, { clientId: `${origin}${path}`, challenge: pkcePair().challenge }),
+      );
       expect(result.kind, path).toBe('stopped');
       const stopped = result as { status: number; body: string };
       expect(stopped.status).toBe(400);
@@ -270,13 +300,27 @@ describe('operator configuration: machine clients must authenticate (RFC 6749 §
 
   it('a pre-registered client with client_credentials and auth "none" → refused at start-up', async () => {
     await expect(
-      start({ client_id: 'svc-public', grant_types: ['client_credentials'], response_types: [], redirect_uris: [], token_endpoint_auth_method: 'none', scope: 'notes:read' }),
+      start({
+        client_id: 'svc-public',
+        grant_types: ['client_credentials'],
+        response_types: [],
+        redirect_uris: [],
+        token_endpoint_auth_method: 'none',
+        scope: 'notes:read',
+      }),
     ).rejects.toThrow(/clients\[0\].*client_credentials/);
   });
 
   it(`a pre-registered client naming the internal ${INTERNAL_PROPERTY} → refused at start-up (resource scopes go in scope)`, async () => {
     await expect(
-      start({ client_id: 'svc-internal', client_secret: 'svc-internal-secret-0123456789', grant_types: ['client_credentials'], response_types: [], redirect_uris: [], [INTERNAL_PROPERTY]: 'notes:write' }),
+      start({
+        client_id: 'svc-internal',
+        client_secret: 'svc-internal-secret-0123456789',
+        grant_types: ['client_credentials'],
+        response_types: [],
+        redirect_uris: [],
+        [INTERNAL_PROPERTY]: 'notes:write',
+      }),
     ).rejects.toThrow(new RegExp(`clients\\[0\\].*${INTERNAL_PROPERTY}`));
   });
 });

@@ -105,7 +105,9 @@ describe('attack: CSRF on the AS login and consent forms', () => {
     const jar = new CookieJar();
     const page = await frontChannel(stack.issuer, authorizationUrl(stack, { clientId, challenge: pkcePair().challenge }), jar);
     expect(page.kind).toBe('stopped');
-    const res = await fetch((page as { url: URL }).url, { headers: { cookie: await jar.getCookieString((page as { url: URL }).url.href) } });
+    const res = await fetch((page as { url: URL }).url, {
+      headers: { cookie: await jar.getCookieString((page as { url: URL }).url.href) },
+    });
     const csp = res.headers.get('content-security-policy') ?? '';
     const xfo = res.headers.get('x-frame-options') ?? '';
     expect(/frame-ancestors 'none'/.test(csp) || /deny/i.test(xfo)).toBe(true);
@@ -132,7 +134,11 @@ describe('attack: CSRF on the AS login and consent forms', () => {
     it('a second client using the same signed-in browser with prompt=none gets consent_required (or login_required), never a code', async () => {
       const jar = await signInAndApprove(clientId);
       const attacker = await registerClient(stack);
-      const silent = await frontChannel(stack.issuer, authorizationUrl(stack, { clientId: attacker, challenge: pkcePair().challenge, extra: { prompt: 'none' } }), jar);
+      const silent = await frontChannel(
+        stack.issuer,
+        authorizationUrl(stack, { clientId: attacker, challenge: pkcePair().challenge, extra: { prompt: 'none' } }),
+        jar,
+      );
       expect(silent.kind).toBe('callback');
       const params = (silent as { url: URL }).url.searchParams;
       expect(params.get('code')).toBeNull();
@@ -150,7 +156,11 @@ describe('attack: CSRF on the AS login and consent forms', () => {
     it('RFC 8252 §8.6: even the approved public (native) client is not silently re-approved — prompt=none, same or wider scope → no code', async () => {
       const jar = await signInAndApprove(clientId);
       for (const scope of ['notes:read', 'notes:read notes:write']) {
-        const silent = await frontChannel(stack.issuer, authorizationUrl(stack, { clientId, challenge: pkcePair().challenge, scope, extra: { prompt: 'none' } }), jar);
+        const silent = await frontChannel(
+          stack.issuer,
+          authorizationUrl(stack, { clientId, challenge: pkcePair().challenge, scope, extra: { prompt: 'none' } }),
+          jar,
+        );
         expect(silent.kind).toBe('callback');
         expect((silent as { url: URL }).url.searchParams.get('code'), scope).toBeNull();
       }

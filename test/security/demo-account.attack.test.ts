@@ -19,7 +19,8 @@ import { NATIVE_REDIRECT, frontChannel, pkcePair, postJson } from './_support.js
  * password is refused on its login page.
  */
 
-const MESSAGE = /account "demo" still signs in with the public demo password \(refused in production\).*mcp-auth-server-admin user set-password demo.*mcp-auth-server-admin user disable demo/s;
+const MESSAGE =
+  /account "demo" still signs in with the public demo password \(refused in production\).*mcp-auth-server-admin user set-password demo.*mcp-auth-server-admin user disable demo/s;
 const MAIN = join(dirname(createRequire(import.meta.url).resolve('@mcp-auth-kit/auth-server')), 'main.js');
 
 function adminIo(password = ''): AdminIo & { lines: string[] } {
@@ -27,13 +28,27 @@ function adminIo(password = ''): AdminIo & { lines: string[] } {
   return { lines, out: (l) => lines.push(l), err: (l) => lines.push(l), readPassword: async () => password };
 }
 
-const start = (dataDir: string, production: boolean) => startAuthServer({ port: 0, host: '127.0.0.1', dataDir, production, logger: silentLogger });
+const start = (dataDir: string, production: boolean) =>
+  startAuthServer({ port: 0, host: '127.0.0.1', dataDir, production, logger: silentLogger });
 
 /** A password login as `username` on the running server: 303 (signed in) or the page's status. */
 async function login(server: RunningAuthServer, username: string, password: string): Promise<number> {
-  const reg = await postJson(`${server.url}/reg`, { client_name: 'demo check', redirect_uris: [NATIVE_REDIRECT], token_endpoint_auth_method: 'none' });
+  const reg = await postJson(`${server.url}/reg`, {
+    client_name: 'demo check',
+    redirect_uris: [NATIVE_REDIRECT],
+    token_endpoint_auth_method: 'none',
+  });
   const authorize = new URL(`${server.issuer}/auth`);
-  const params = { response_type: 'code', client_id: reg.body.client_id as string, redirect_uri: NATIVE_REDIRECT, scope: 'notes:read', resource: 'http://localhost:3000/mcp', code_challenge: pkcePair().challenge, code_challenge_method: 'S256', state: 's' };
+  const params = {
+    response_type: 'code',
+    client_id: reg.body.client_id as string,
+    redirect_uri: NATIVE_REDIRECT,
+    scope: 'notes:read',
+    resource: 'http://localhost:3000/mcp',
+    code_challenge: pkcePair().challenge,
+    code_challenge_method: 'S256',
+    state: 's',
+  };
   for (const [k, v] of Object.entries(params)) authorize.searchParams.set(k, v);
   const jar = new CookieJar();
   const page = await frontChannel(server.issuer, authorize, jar);
@@ -78,7 +93,10 @@ describe('attack: the demo account of a development database, started in product
   });
 
   it('the real entry (NODE_ENV=production npm start) exits 1 with that message and never serves', async () => {
-    const child = spawn(process.execPath, [MAIN], { env: { ...process.env, NODE_ENV: 'production', AS_PORT: '0', DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [MAIN], {
+      env: { ...process.env, NODE_ENV: 'production', AS_PORT: '0', DATA_DIR: dataDir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
@@ -113,15 +131,33 @@ describe('attack: the demo account of a development database, started in product
 
   it('a non-loopback issuer outside production is refused the same way (the password is just as public there)', async () => {
     const dir = await developmentDataDir();
-    await expect(startAuthServer({ port: 0, host: '127.0.0.1', issuer: 'https://auth.example.com', dataDir: dir, logger: silentLogger })).rejects.toThrow(
+    await expect(
+      startAuthServer({ port: 0, host: '127.0.0.1', issuer: 'https://auth.example.com', dataDir: dir, logger: silentLogger }),
+    ).rejects.toThrow(
       /account "demo" still signs in with the public demo password \(refused for the non-loopback issuer https:\/\/auth\.example\.com\)/,
     );
   });
 
   it('only an explicit AS_DEMO_USER=1 on a loopback issuer (the compose demo stack) keeps the demo account on in production', async () => {
     const dir = await developmentDataDir();
-    const demo = await startAuthServer({ port: 0, host: '127.0.0.1', dataDir: dir, production: true, demoUser: true, logger: silentLogger });
+    const demo = await startAuthServer({
+      port: 0,
+      host: '127.0.0.1',
+      dataDir: dir,
+      production: true,
+      demoUser: true,
+      logger: silentLogger,
+    });
     await demo.close();
-    await expect(startAuthServer({ port: 0, host: '127.0.0.1', issuer: 'https://auth.example.com', dataDir: dir, demoUser: true, logger: silentLogger })).rejects.toThrow(/AS_DEMO_USER: refused/);
+    await expect(
+      startAuthServer({
+        port: 0,
+        host: '127.0.0.1',
+        issuer: 'https://auth.example.com',
+        dataDir: dir,
+        demoUser: true,
+        logger: silentLogger,
+      }),
+    ).rejects.toThrow(/AS_DEMO_USER: refused/);
   });
 });

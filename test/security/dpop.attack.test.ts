@@ -16,7 +16,14 @@ describe('attack: DPoP-bound tokens at the MCP server', () => {
     signer: { privateKey: CryptoKey; publicJwk: JWK },
     claims: { htm: string; htu: string; ath?: string; nonce?: string; iat?: number; jti?: string },
   ) =>
-    new SignJWT({ jti: claims.jti ?? randomUUID(), htm: claims.htm, htu: claims.htu, iat: claims.iat ?? Math.floor(Date.now() / 1000), ...(claims.ath && { ath: claims.ath }), ...(claims.nonce && { nonce: claims.nonce }) })
+    new SignJWT({
+      jti: claims.jti ?? randomUUID(),
+      htm: claims.htm,
+      htu: claims.htu,
+      iat: claims.iat ?? Math.floor(Date.now() / 1000),
+      ...(claims.ath && { ath: claims.ath }),
+      ...(claims.nonce && { nonce: claims.nonce }),
+    })
       .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: signer.publicJwk })
       .sign(signer.privateKey);
 
@@ -57,11 +64,21 @@ describe('attack: DPoP-bound tokens at the MCP server', () => {
     const clientId = await registerClient(stack);
     const { verifier, challenge } = pkcePair();
     const code = (await authorizeCode(stack, { clientId, challenge })).get('code')!;
-    const form = { grant_type: 'authorization_code', code, redirect_uri: NATIVE_REDIRECT, client_id: clientId, code_verifier: verifier, resource: stack.mcpUrl };
+    const form = {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: NATIVE_REDIRECT,
+      client_id: clientId,
+      code_verifier: verifier,
+      resource: stack.mcpUrl,
+    };
     const tokenCall = async (nonce?: string) =>
       fetch(stack.metadata.token_endpoint, {
         method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', dpop: await proof(key, { htm: 'POST', htu: stack.metadata.token_endpoint, nonce }) },
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          dpop: await proof(key, { htm: 'POST', htu: stack.metadata.token_endpoint, nonce }),
+        },
         body: new URLSearchParams(form).toString(),
       });
     let res = await tokenCall();
@@ -102,7 +119,7 @@ describe('attack: DPoP-bound tokens at the MCP server', () => {
     expect(res.challenge).toMatch(/DPoP/);
   });
 
-  it('stolen token: proof signed by the attacker\'s own key → 401 invalid_dpop_proof / invalid_token', async () => {
+  it("stolen token: proof signed by the attacker's own key → 401 invalid_dpop_proof / invalid_token", async () => {
     const attacker = await newKey();
     const res = await call(`DPoP ${token}`, (nonce) => proof(attacker, { htm: 'POST', htu: stack.mcpUrl, ath: ath(token), nonce }));
     expect(res.status).toBe(401);
@@ -128,7 +145,10 @@ describe('attack: DPoP-bound tokens at the MCP server', () => {
     expect(first.status).toBe(200);
     // Capture one proof and send it twice (with the nonce the server currently wants, if any).
     let captured: string | undefined;
-    const firstUse = await call(`DPoP ${token}`, async (nonce) => (captured = await proof(key, { htm: 'POST', htu: stack.mcpUrl, ath: ath(token), nonce, jti: randomUUID() })));
+    const firstUse = await call(
+      `DPoP ${token}`,
+      async (nonce) => (captured = await proof(key, { htm: 'POST', htu: stack.mcpUrl, ath: ath(token), nonce, jti: randomUUID() })),
+    );
     expect(firstUse.status).toBe(200);
     const replay = await call(`DPoP ${token}`, async () => captured!);
     expect(replay.status).toBe(401);

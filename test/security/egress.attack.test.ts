@@ -41,7 +41,7 @@ async function until(condition: () => boolean, ms = 5000): Promise<void> {
   while (!condition() && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
 }
 
-describe('attack: sector_identifier_uri makes the AS fetch a URL of the client\'s choosing (pairwise is not supported: refused)', () => {
+describe("attack: sector_identifier_uri makes the AS fetch a URL of the client's choosing (pairwise is not supported: refused)", () => {
   let off: AttackStack;
   let on: AttackStack;
   let target: CountingListener;
@@ -76,11 +76,17 @@ describe('attack: sector_identifier_uri makes the AS fetch a URL of the client\'
     await on?.close();
   });
 
-  for (const [switchName, stack] of [['OFF', () => off], ['ON (dev, loopback issuer)', () => on]] as const) {
+  for (const [switchName, stack] of [
+    ['OFF', () => off],
+    ['ON (dev, loopback issuer)', () => on],
+  ] as const) {
     for (const host of ['127.0.0.1', 'localhost']) {
       it(`DCR (RFC 7591) with sector_identifier_uri on ${host}, dev switch ${switchName} → 400 invalid_client_metadata, the listener sees NO connection`, async () => {
         const before = target.sockets.length;
-        const res = await postJson(stack().metadata.registration_endpoint, { ...DCR_BASE, sector_identifier_uri: `https://${host}:${target.port}/sector.json` });
+        const res = await postJson(stack().metadata.registration_endpoint, {
+          ...DCR_BASE,
+          sector_identifier_uri: `https://${host}:${target.port}/sector.json`,
+        });
         expect(target.sockets.length - before, 'the AS connected to the sector_identifier_uri target').toBe(0);
         expect(res.status).toBe(400);
         expect(res.body.error).toBe('invalid_client_metadata');
@@ -139,7 +145,11 @@ describe('attack: jwks_uri of an untrusted (DCR) client — kept for private_key
   });
 
   async function authenticateWithKeyFrom(jwksUri: string) {
-    const registered = await postJson(stack.metadata.registration_endpoint, { ...DCR_BASE, token_endpoint_auth_method: 'private_key_jwt', jwks_uri: jwksUri });
+    const registered = await postJson(stack.metadata.registration_endpoint, {
+      ...DCR_BASE,
+      token_endpoint_auth_method: 'private_key_jwt',
+      jwks_uri: jwksUri,
+    });
     expect(registered.status, registered.text).toBe(201);
     const clientId = registered.body.client_id as string;
     const { privateKey } = await generateKeyPair('ES256');
@@ -195,7 +205,11 @@ describe('request_uri: the AS never fetches a request object by reference', () =
   it('authorization request with request_uri=https://127.0.0.1/… → refused (request_uri_not_supported), NO connection', async () => {
     const created = await postJson(stack.metadata.registration_endpoint, DCR_BASE);
     const { challenge } = pkcePair();
-    const url = authorizationUrl(stack, { clientId: created.body.client_id as string, challenge, extra: { request_uri: `https://127.0.0.1:${target.port}/request.jwt` } });
+    const url = authorizationUrl(stack, {
+      clientId: created.body.client_id as string,
+      challenge,
+      extra: { request_uri: `https://127.0.0.1:${target.port}/request.jwt` },
+    });
     const result = await frontChannel(stack.issuer, url);
     const error = result.kind === 'callback' ? result.url.searchParams.get('error') : result.body;
     expect(error).toMatch(/request_uri_not_supported/);
@@ -208,7 +222,11 @@ describe('attack: an upstream identity provider named by a host that resolves to
   let stack: AttackStack | undefined;
   let loopbackName: string | undefined;
   const warnings: Array<{ message: string; fields?: Record<string, unknown> }> = [];
-  const logger: Logger = { info: () => {}, error: () => {}, warn: (message, fields) => void warnings.push({ message, ...(fields && { fields }) }) };
+  const logger: Logger = {
+    info: () => {},
+    error: () => {},
+    warn: (message, fields) => void warnings.push({ message, ...(fields && { fields }) }),
+  };
 
   beforeAll(async () => {
     target = (await listenCounting())!;
@@ -218,7 +236,9 @@ describe('attack: an upstream identity provider named by a host that resolves to
     stack = await startAttackStack({
       quiet: false,
       logger,
-      authorizationServer: { upstream: [{ name: 'Rebound IdP', issuer: `https://${loopbackName}:${target.port}`, clientId: 'mcp-auth-kit' }] },
+      authorizationServer: {
+        upstream: [{ name: 'Rebound IdP', issuer: `https://${loopbackName}:${target.port}`, clientId: 'mcp-auth-kit' }],
+      },
     });
   });
   afterAll(async () => {
@@ -310,7 +330,9 @@ describe('the client egress decision for every other address class (pure: litera
     ['https://0.0.0.0/', 'this network'],
   ])('%s (%s): refused for a remote AND for a loopback MCP server', async (url) => {
     for (const policy of [remote, local]) {
-      await expect(assertEgressAllowed(new URL(url), policy, 'u', async () => expect.unreachable('no DNS for literals'))).rejects.toMatchObject({ code: ERR.URL_FORBIDDEN });
+      await expect(
+        assertEgressAllowed(new URL(url), policy, 'u', async () => expect.unreachable('no DNS for literals')),
+      ).rejects.toMatchObject({ code: ERR.URL_FORBIDDEN });
     }
   });
 });

@@ -1,7 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { NATIVE_REDIRECT, fullFlow, leaksInternals, registerClient, startAttackStack, type AttackStack } from './_support.js';
-import { FUZZ_SCALE, FUZZ_SEED, fieldValue, fuzzHttp, headerValue, loopbackUrl, noReflectedMarkup, oauthErrorShape, summarize, type FuzzRequest } from './_fuzz.js';
+import {
+  FUZZ_SCALE,
+  FUZZ_SEED,
+  fieldValue,
+  fuzzHttp,
+  headerValue,
+  loopbackUrl,
+  noReflectedMarkup,
+  oauthErrorShape,
+  summarize,
+  type FuzzRequest,
+} from './_fuzz.js';
 
 /**
  * HTTP fuzzing of every public AS endpoint on the running server (10,000 generated malformed
@@ -23,12 +34,27 @@ describe('fuzz: authorization server endpoints over HTTP', () => {
     const tokens = await fullFlow(stack, clientId);
     refreshToken = tokens.refresh_token!;
     accessToken = tokens.access_token;
-    validLooking = [clientId, NATIVE_REDIRECT, stack.mcpUrl, stack.issuer, 'authorization_code', 'refresh_token', 'client_credentials', 'notes:read', 'notes:write', refreshToken, accessToken, accessToken.slice(0, -3)];
+    validLooking = [
+      clientId,
+      NATIVE_REDIRECT,
+      stack.mcpUrl,
+      stack.issuer,
+      'authorization_code',
+      'refresh_token',
+      'client_credentials',
+      'notes:read',
+      'notes:write',
+      refreshToken,
+      accessToken,
+      accessToken.slice(0, -3),
+    ];
   });
   afterAll(async () => stack?.close());
 
-  const sample = <T>(arb: fc.Arbitrary<T>, count: number, offset: number) => fc.sample(arb, { numRuns: n(count), seed: FUZZ_SEED + offset });
-  const keys = (known: string[]) => fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...known) }, { weight: 1, arbitrary: fc.string({ minLength: 1, maxLength: 12 }) });
+  const sample = <T>(arb: fc.Arbitrary<T>, count: number, offset: number) =>
+    fc.sample(arb, { numRuns: n(count), seed: FUZZ_SEED + offset });
+  const keys = (known: string[]) =>
+    fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...known) }, { weight: 1, arbitrary: fc.string({ minLength: 1, maxLength: 12 }) });
   const form = (known: string[]) =>
     fc.array(fc.tuple(keys(known), fieldValue(validLooking)), { maxLength: 10 }).map((pairs) => {
       const p = new URLSearchParams();
@@ -39,7 +65,16 @@ describe('fuzz: authorization server endpoints over HTTP', () => {
     fc.string({ maxLength: 200 }),
     fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v)),
     fc.uint8Array({ maxLength: 200 }).map((b) => Buffer.from(b).toString('latin1')),
-    fc.constantFrom('', '=', '&&&', '%', '%zz', 'a=%E0%A4%A', 'grant_type=authorization_code&grant_type=refresh_token', `resource=${encodeURIComponent('http://a')}&resource=${encodeURIComponent('http://b')}`),
+    fc.constantFrom(
+      '',
+      '=',
+      '&&&',
+      '%',
+      '%zz',
+      'a=%E0%A4%A',
+      'grant_type=authorization_code&grant_type=refresh_token',
+      `resource=${encodeURIComponent('http://a')}&resource=${encodeURIComponent('http://b')}`,
+    ),
   );
   const contentType = fc.constantFrom(
     'application/x-www-form-urlencoded',
@@ -52,13 +87,16 @@ describe('fuzz: authorization server endpoints over HTTP', () => {
     '',
   );
   // Built lazily: the token and client exist only after beforeAll.
-  const authHeader = () => fc.oneof(
-    fc.constant(undefined),
-    headerValue.map((v) => `Basic ${Buffer.from(v).toString('base64')}`),
-    fc.tuple(fieldValue(validLooking), fieldValue()).map(([a, b]) => `Basic ${Buffer.from(`${encodeURIComponent(a)}:${encodeURIComponent(b)}`).toString('base64')}`),
-    headerValue,
-    fc.constant(`Bearer ${accessToken}`),
-  );
+  const authHeader = () =>
+    fc.oneof(
+      fc.constant(undefined),
+      headerValue.map((v) => `Basic ${Buffer.from(v).toString('base64')}`),
+      fc
+        .tuple(fieldValue(validLooking), fieldValue())
+        .map(([a, b]) => `Basic ${Buffer.from(`${encodeURIComponent(a)}:${encodeURIComponent(b)}`).toString('base64')}`),
+      headerValue,
+      fc.constant(`Bearer ${accessToken}`),
+    );
   // RFC 9449 proofs at the token endpoint: junk, and JWT-shaped junk that reaches the proof parser.
   const dpopHeader = fc.oneof(
     { weight: 6, arbitrary: fc.constant('') },
@@ -66,50 +104,140 @@ describe('fuzz: authorization server endpoints over HTTP', () => {
     {
       weight: 1,
       arbitrary: fc
-        .tuple(fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.record({ typ: fc.constantFrom('dpop+jwt', 'JWT'), alg: fc.constantFrom('ES256', 'none', 'HS256', 'RS256'), jwk: fc.jsonValue({ maxDepth: 1 }) }, { requiredKeys: [] })), fc.jsonValue({ maxDepth: 2 }), fc.string({ maxLength: 20 }))
-        .map(([h, p, sig]) => `${Buffer.from(JSON.stringify(h)).toString('base64url')}.${Buffer.from(JSON.stringify(p)).toString('base64url')}.${Buffer.from(sig).toString('base64url')}`),
+        .tuple(
+          fc.oneof(
+            fc.jsonValue({ maxDepth: 2 }),
+            fc.record(
+              {
+                typ: fc.constantFrom('dpop+jwt', 'JWT'),
+                alg: fc.constantFrom('ES256', 'none', 'HS256', 'RS256'),
+                jwk: fc.jsonValue({ maxDepth: 1 }),
+              },
+              { requiredKeys: [] },
+            ),
+          ),
+          fc.jsonValue({ maxDepth: 2 }),
+          fc.string({ maxLength: 20 }),
+        )
+        .map(
+          ([h, p, sig]) =>
+            `${Buffer.from(JSON.stringify(h)).toString('base64url')}.${Buffer.from(JSON.stringify(p)).toString('base64url')}.${Buffer.from(sig).toString('base64url')}`,
+        ),
     },
   );
   const formRequests = (label: string, url: string, known: string[], count: number, offset: number): FuzzRequest[] =>
-    sample(fc.tuple(fc.oneof({ weight: 4, arbitrary: form(known) }, { weight: 1, arbitrary: rawBody }), contentType, authHeader(), fc.constantFrom('POST', 'POST', 'POST', 'POST', 'POST', 'POST', 'POST', 'POST', 'GET', 'PUT', 'DELETE', 'OPTIONS'), dpopHeader), count, offset).map(
-      ([body, type, auth, method, dpop]) => ({
-        label,
-        method,
-        url,
-        body,
-        headers: { ...(type && { 'content-type': type }), ...(auth && { authorization: auth }), ...(dpop && { dpop }) },
-      }),
-    );
+    sample(
+      fc.tuple(
+        fc.oneof({ weight: 4, arbitrary: form(known) }, { weight: 1, arbitrary: rawBody }),
+        contentType,
+        authHeader(),
+        fc.constantFrom('POST', 'POST', 'POST', 'POST', 'POST', 'POST', 'POST', 'POST', 'GET', 'PUT', 'DELETE', 'OPTIONS'),
+        dpopHeader,
+      ),
+      count,
+      offset,
+    ).map(([body, type, auth, method, dpop]) => ({
+      label,
+      method,
+      url,
+      body,
+      headers: { ...(type && { 'content-type': type }), ...(auth && { authorization: auth }), ...(dpop && { dpop }) },
+    }));
 
   const results: Array<{ label: string; count: number; statuses: Map<number, number> }> = [];
   afterAll(() => {
-    for (const r of results) console.log(`fuzz ${r.label}: ${r.count} requests, statuses ${JSON.stringify(Object.fromEntries(r.statuses))}`);
+    for (const r of results)
+      console.log(`fuzz ${r.label}: ${r.count} requests, statuses ${JSON.stringify(Object.fromEntries(r.statuses))}`);
   });
 
-  async function run(label: string, requests: FuzzRequest[], check = (res: { status: number; headers: Headers; text: string }) => oauthErrorShape(res) ?? noReflectedMarkup(res)) {
+  async function run(
+    label: string,
+    requests: FuzzRequest[],
+    check = (res: { status: number; headers: Headers; text: string }) => oauthErrorShape(res) ?? noReflectedMarkup(res),
+  ) {
     const { failures, statuses } = await fuzzHttp(requests, (_req, res) => check(res));
     results.push({ label, count: requests.length, statuses });
     expect(failures, summarize(failures)).toHaveLength(0);
   }
 
   it('token endpoint (RFC 6749 §3.2, §5.2): 3,000 malformed requests', async () => {
-    const known = ['grant_type', 'code', 'redirect_uri', 'client_id', 'code_verifier', 'refresh_token', 'resource', 'scope', 'client_secret', 'client_assertion', 'client_assertion_type', 'assertion', 'subject_token'];
+    const known = [
+      'grant_type',
+      'code',
+      'redirect_uri',
+      'client_id',
+      'code_verifier',
+      'refresh_token',
+      'resource',
+      'scope',
+      'client_secret',
+      'client_assertion',
+      'client_assertion_type',
+      'assertion',
+      'subject_token',
+    ];
     await run('/token', formRequests('/token', stack.metadata.token_endpoint, known, 3000, 1));
   }, 60_000);
 
   it('registration endpoint (RFC 7591 §3): 2,000 malformed requests', async () => {
-    const metadataKeys = ['redirect_uris', 'client_name', 'grant_types', 'response_types', 'token_endpoint_auth_method', 'application_type', 'scope', 'client_uri', 'logo_uri', 'jwks', 'jwks_uri', 'software_statement', 'contacts', 'client_id', 'client_secret', 'post_logout_redirect_uris', 'id_token_signed_response_alg'];
-    const metadataValue = fc.oneof(fieldValue(validLooking), fc.array(fieldValue(validLooking), { maxLength: 4 }), fc.jsonValue({ maxDepth: 2 }));
+    const metadataKeys = [
+      'redirect_uris',
+      'client_name',
+      'grant_types',
+      'response_types',
+      'token_endpoint_auth_method',
+      'application_type',
+      'scope',
+      'client_uri',
+      'logo_uri',
+      'jwks',
+      'jwks_uri',
+      'software_statement',
+      'contacts',
+      'client_id',
+      'client_secret',
+      'post_logout_redirect_uris',
+      'id_token_signed_response_alg',
+    ];
+    const metadataValue = fc.oneof(
+      fieldValue(validLooking),
+      fc.array(fieldValue(validLooking), { maxLength: 4 }),
+      fc.jsonValue({ maxDepth: 2 }),
+    );
     const body = fc.oneof(
       { weight: 4, arbitrary: fc.dictionary(keys(metadataKeys), metadataValue, { maxKeys: 8 }).map((o) => JSON.stringify(o)) },
-      { weight: 2, arbitrary: fc.record({ redirect_uris: fc.array(fieldValue([NATIVE_REDIRECT]), { maxLength: 3 }) }, { requiredKeys: [] }).map((o) => JSON.stringify({ client_name: 'fuzz', ...o })) },
+      {
+        weight: 2,
+        arbitrary: fc
+          .record({ redirect_uris: fc.array(fieldValue([NATIVE_REDIRECT]), { maxLength: 3 }) }, { requiredKeys: [] })
+          .map((o) => JSON.stringify({ client_name: 'fuzz', ...o })),
+      },
       { weight: 1, arbitrary: rawBody },
     );
-    const requests = sample(fc.tuple(body, fc.constantFrom('application/json', 'application/json', 'application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded', ''), authHeader(), fc.constantFrom('POST', 'POST', 'POST', 'GET', 'PUT', 'DELETE')), 2000, 2).map(
+    const requests = sample(
+      fc.tuple(
+        body,
+        fc.constantFrom(
+          'application/json',
+          'application/json',
+          'application/json; charset=utf-8',
+          'text/plain',
+          'application/x-www-form-urlencoded',
+          '',
+        ),
+        authHeader(),
+        fc.constantFrom('POST', 'POST', 'POST', 'GET', 'PUT', 'DELETE'),
+      ),
+      2000,
+      2,
+    ).map(
       ([b, type, auth, method]): FuzzRequest => ({
         label: '/reg',
         method,
-        url: method === 'POST' ? stack.metadata.registration_endpoint : `${stack.metadata.registration_endpoint}/${Buffer.from(b.slice(0, 20)).toString('base64url')}`,
+        url:
+          method === 'POST'
+            ? stack.metadata.registration_endpoint
+            : `${stack.metadata.registration_endpoint}/${Buffer.from(b.slice(0, 20)).toString('base64url')}`,
         body: b,
         headers: { ...(type && { 'content-type': type }), ...(auth && { authorization: auth }) },
       }),
@@ -118,9 +246,34 @@ describe('fuzz: authorization server endpoints over HTTP', () => {
   }, 60_000);
 
   it('authorization endpoint (OAuth 2.1 §4.1.1): 2,000 malformed queries and form posts', async () => {
-    const known = ['response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method', 'resource', 'prompt', 'request', 'request_uri', 'login_hint', 'nonce', 'response_mode', 'max_age', 'claims', 'ui_locales', 'id_token_hint', 'acr_values', 'dpop_jkt'];
+    const known = [
+      'response_type',
+      'client_id',
+      'redirect_uri',
+      'scope',
+      'state',
+      'code_challenge',
+      'code_challenge_method',
+      'resource',
+      'prompt',
+      'request',
+      'request_uri',
+      'login_hint',
+      'nonce',
+      'response_mode',
+      'max_age',
+      'claims',
+      'ui_locales',
+      'id_token_hint',
+      'acr_values',
+      'dpop_jkt',
+    ];
     const query = fc.array(fc.tuple(keys(known), fieldValue(validLooking)), { maxLength: 12 }).map((pairs) => {
-      const p = new URLSearchParams([['client_id', clientId], ['redirect_uri', NATIVE_REDIRECT], ['response_type', 'code']]);
+      const p = new URLSearchParams([
+        ['client_id', clientId],
+        ['redirect_uri', NATIVE_REDIRECT],
+        ['response_type', 'code'],
+      ]);
       for (const [k, v] of pairs) p.set(k, v);
       return p.toString();
     });
@@ -128,7 +281,13 @@ describe('fuzz: authorization server endpoints over HTTP', () => {
       ([q, method]): FuzzRequest =>
         method === 'GET'
           ? { label: '/auth', method, url: `${stack.metadata.authorization_endpoint}?${q}` }
-          : { label: '/auth', method, url: stack.metadata.authorization_endpoint, body: q, headers: { 'content-type': 'application/x-www-form-urlencoded' } },
+          : {
+              label: '/auth',
+              method,
+              url: stack.metadata.authorization_endpoint,
+              body: q,
+              headers: { 'content-type': 'application/x-www-form-urlencoded' },
+            },
     );
     await run('/auth', requests, (res) => {
       // An error may only be redirected with a registered code (RFC 6749 §4.1.2.1) and never with a code.
@@ -151,27 +310,67 @@ describe('fuzz: authorization server endpoints over HTTP', () => {
 
   it('discovery, JWKS, PAR, userinfo, interaction and unknown paths: 1,000 malformed requests', async () => {
     const paths = [
-      '/.well-known/oauth-authorization-server', '/.well-known/openid-configuration', '/.well-known/oauth-authorization-server/x',
-      '/jwks', '/request', '/me', '/interaction/', '/interaction/assets/style.css', '/account', '/session/end', '/reg/', '/token/', '/auth/', '/healthz', '/', '/favicon.ico',
+      '/.well-known/oauth-authorization-server',
+      '/.well-known/openid-configuration',
+      '/.well-known/oauth-authorization-server/x',
+      '/jwks',
+      '/request',
+      '/me',
+      '/interaction/',
+      '/interaction/assets/style.css',
+      '/account',
+      '/session/end',
+      '/reg/',
+      '/token/',
+      '/auth/',
+      '/healthz',
+      '/',
+      '/favicon.ico',
     ];
     const path = fc.oneof(
       { weight: 4, arbitrary: fc.constantFrom(...paths) },
       { weight: 2, arbitrary: fc.tuple(fc.constantFrom(...paths), fc.webSegment()).map(([p, s]) => `${p.replace(/\/$/, '')}/${s}`) },
       { weight: 1, arbitrary: fc.webPath() },
       { weight: 1, arbitrary: fc.string({ maxLength: 30 }).map((s) => `/${encodeURIComponent(s)}`) },
-      { weight: 1, arbitrary: fc.constantFrom('/%2e%2e/%2e%2e/etc/passwd', '/..%2f..%2f', '/%00', '/.well-known/%2e%2e', '/jwks/%ff', '/reg/%ff', '/%ff') },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom(
+          '/%2e%2e/%2e%2e/etc/passwd',
+          '/..%2f..%2f',
+          '/%00',
+          '/.well-known/%2e%2e',
+          '/jwks/%ff',
+          '/reg/%ff',
+          '/%ff',
+        ),
+      },
     );
     const requests = sample(
-      fc.tuple(path, fc.webQueryParameters(), fc.constantFrom('GET', 'GET', 'POST', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'PATCH'), headerValue, headerValue, authHeader(), rawBody),
+      fc.tuple(
+        path,
+        fc.webQueryParameters(),
+        fc.constantFrom('GET', 'GET', 'POST', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'PATCH'),
+        headerValue,
+        headerValue,
+        authHeader(),
+        rawBody,
+      ),
       1000,
       6,
-    ).map(([p, q, method, accept, origin, auth, body]): FuzzRequest => ({
-      label: 'misc',
-      method,
-      url: `${stack.issuer}${p}${q ? `?${q}` : ''}`,
-      body,
-      headers: { ...(accept && { accept }), ...(origin && { origin }), ...(auth && { authorization: auth }), 'content-type': 'application/x-www-form-urlencoded' },
-    }));
+    ).map(
+      ([p, q, method, accept, origin, auth, body]): FuzzRequest => ({
+        label: 'misc',
+        method,
+        url: `${stack.issuer}${p}${q ? `?${q}` : ''}`,
+        body,
+        headers: {
+          ...(accept && { accept }),
+          ...(origin && { origin }),
+          ...(auth && { authorization: auth }),
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+      }),
+    );
     await run('misc', requests);
   }, 60_000);
 
@@ -221,7 +420,12 @@ describe('fuzz: interactive login form (live interaction, valid CSRF)', () => {
     // Bodies stay under the form parser's 8 KiB limit: larger ones hit the known 500 below.
     const field = fieldValue(['demo', 'DEMO', ' demo ', 'demo-password', 'login', 'approve', 'abort', 'deny']).map((v) => v.slice(0, 1500));
     const inputs = fc.sample(
-      fc.record({ username: fc.option(field, { nil: undefined }), password: fc.option(field, { nil: undefined }), action: fc.option(field, { nil: undefined }), extra: fc.option(fc.tuple(fc.string({ minLength: 1, maxLength: 8 }), field), { nil: undefined }) }),
+      fc.record({
+        username: fc.option(field, { nil: undefined }),
+        password: fc.option(field, { nil: undefined }),
+        action: fc.option(field, { nil: undefined }),
+        extra: fc.option(fc.tuple(fc.string({ minLength: 1, maxLength: 8 }), field), { nil: undefined }),
+      }),
       { numRuns: Math.max(1, Math.round(200 * FUZZ_SCALE)), seed: FUZZ_SEED + 50 },
     );
     let jar = new CookieJar();
@@ -252,7 +456,8 @@ describe('fuzz: interactive login form (live interaction, valid CSRF)', () => {
       });
       for (const c of res.headers.getSetCookie()) await jar.setCookie(c, page.action, { ignoreError: true });
       const text = await res.text();
-      const problem = res.status >= 500 ? `HTTP ${res.status}` : leaksInternals(text) ? 'leak' : noReflectedMarkup({ headers: res.headers, text });
+      const problem =
+        res.status >= 500 ? `HTTP ${res.status}` : leaksInternals(text) ? 'leak' : noReflectedMarkup({ headers: res.headers, text });
       if (problem) failures.push(`${problem} ← ${body.toString().slice(0, 200)}`);
       // A re-rendered form carries the next CSRF token; anything else ends this interaction.
       page = res.status === 200 && text.includes('name="csrf"') ? formOf(text) : undefined;
@@ -265,7 +470,11 @@ describe('fuzz: interactive login form (live interaction, valid CSRF)', () => {
     const { CookieJar } = await import('tough-cookie');
     const { authorizationUrl, frontChannel, pkcePair } = await import('./_support.js');
     const jar = new CookieJar();
-    const page = await frontChannel(stack.issuer, authorizationUrl(stack, { clientId: await registerClient(stack), challenge: pkcePair().challenge }), jar);
+    const page = await frontChannel(
+      stack.issuer,
+      authorizationUrl(stack, { clientId: await registerClient(stack), challenge: pkcePair().challenge }),
+      jar,
+    );
     expect(page.kind).toBe('stopped');
     const html = (page as { body: string }).body;
     const action = new URL(/<form method="post" action="([^"]+)"/.exec(html)![1]!.replace(/&amp;/g, '&'), stack.issuer).href;

@@ -21,8 +21,32 @@ const RUNS = 12_000;
 
 const TOKEN_CHARS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/=';
 const nasty = fc.constantFrom(
-  '', ' ', '\t', ',', '"', '\\', '=', '==', '"\\', ',,,', '\r\n', '\u0000', '\u00ff', '\u2028', '😀',
-  'Bearer', 'bearer', 'DPoP', 'Basic', 'realm', 'error', 'scope', 'resource_metadata', 'a=b', 'a="b', 'a="b\\"c"',
+  '',
+  ' ',
+  '\t',
+  ',',
+  '"',
+  '\\',
+  '=',
+  '==',
+  '"\\',
+  ',,,',
+  '\r\n',
+  '\u0000',
+  '\u00ff',
+  '\u2028',
+  '😀',
+  'Bearer',
+  'bearer',
+  'DPoP',
+  'Basic',
+  'realm',
+  'error',
+  'scope',
+  'resource_metadata',
+  'a=b',
+  'a="b',
+  'a="b\\"c"',
 );
 const headerish = fc.oneof(
   { weight: 3, arbitrary: fc.array(fc.oneof(nasty, fc.string({ maxLength: 12 })), { maxLength: 20 }).map((parts) => parts.join('')) },
@@ -74,7 +98,12 @@ describe('fuzz: client WWW-Authenticate parser (RFC 9110 §11.6.1)', () => {
 describe('fuzz: resource server bearer extraction and challenge (RFC 6750 §2.1, §3)', () => {
   const authorization = fc.oneof(
     headerish,
-    fc.tuple(fc.constantFrom('Bearer', 'bearer', 'BEARER', 'DPoP', 'Basic', ''), fc.constantFrom(' ', '  ', '\t', ''), fc.string({ unit: fc.constantFrom(...TOKEN_CHARS.split('')), maxLength: 60 }))
+    fc
+      .tuple(
+        fc.constantFrom('Bearer', 'bearer', 'BEARER', 'DPoP', 'Basic', ''),
+        fc.constantFrom(' ', '  ', '\t', ''),
+        fc.string({ unit: fc.constantFrom(...TOKEN_CHARS.split('')), maxLength: 60 }),
+      )
       .map(([s, sp, t]) => `${s}${sp}${t}`),
   );
   const url = fc.oneof(
@@ -86,16 +115,21 @@ describe('fuzz: resource server bearer extraction and challenge (RFC 6750 §2.1,
 
   it(`${RUNS} Authorization / URL pairs: a token matching RFC 6750 b64token, or a ResourceServerError`, () => {
     fc.assert(
-      fc.property(fc.option(authorization, { nil: undefined }), fc.option(url, { nil: undefined }), fc.boolean(), (header, target, inBody) => {
-        try {
-          const token = extractBearerToken({ authorization: header, url: target, tokenInBody: inBody });
-          expect(token).toMatch(/^[A-Za-z0-9\-._~+/]+=*$/);
-          expect(header!.toLowerCase().startsWith('bearer')).toBe(true);
-          expect(inBody).toBe(false);
-        } catch (error) {
-          expect(error).toBeInstanceOf(ResourceServerError);
-        }
-      }),
+      fc.property(
+        fc.option(authorization, { nil: undefined }),
+        fc.option(url, { nil: undefined }),
+        fc.boolean(),
+        (header, target, inBody) => {
+          try {
+            const token = extractBearerToken({ authorization: header, url: target, tokenInBody: inBody });
+            expect(token).toMatch(/^[A-Za-z0-9\-._~+/]+=*$/);
+            expect(header!.toLowerCase().startsWith('bearer')).toBe(true);
+            expect(inBody).toBe(false);
+          } catch (error) {
+            expect(error).toBeInstanceOf(ResourceServerError);
+          }
+        },
+      ),
       { numRuns: RUNS, seed },
     );
   });

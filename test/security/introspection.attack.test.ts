@@ -38,7 +38,12 @@ describe('attack: introspection of JWT access tokens (RFC 7662)', () => {
   beforeAll(async () => {
     endpoint = await listenProtectedEndpoint();
     otherResource = `http://127.0.0.1:${await freePort()}/mcp`;
-    const confidential = { grant_types: [] as string[], response_types: [], redirect_uris: [], token_endpoint_auth_method: 'client_secret_basic' as const };
+    const confidential = {
+      grant_types: [] as string[],
+      response_types: [],
+      redirect_uris: [],
+      token_endpoint_auth_method: 'client_secret_basic' as const,
+    };
     as = await startAuthServer({
       port: 0,
       host: '127.0.0.1',
@@ -54,7 +59,13 @@ describe('attack: introspection of JWT access tokens (RFC 7662)', () => {
         clients: [
           { client_id: RS_CLIENT, client_secret: RS_SECRET, ...confidential },
           { client_id: OTHER_RS_CLIENT, client_secret: OTHER_RS_SECRET, ...confidential },
-          { ...confidential, client_id: SERVICE_CLIENT, client_secret: SERVICE_SECRET, grant_types: ['client_credentials'], scope: 'notes:read' },
+          {
+            ...confidential,
+            client_id: SERVICE_CLIENT,
+            client_secret: SERVICE_SECRET,
+            grant_types: ['client_credentials'],
+            scope: 'notes:read',
+          },
         ],
         registration: { rateLimit: false },
       },
@@ -89,13 +100,29 @@ describe('attack: introspection of JWT access tokens (RFC 7662)', () => {
     const { verifier, challenge } = pkcePair();
     const resource = options.resource ?? endpoint.resource;
     const url = new URL(metadata.authorization_endpoint);
-    for (const [k, v] of Object.entries({ response_type: 'code', client_id: clientId, redirect_uri: NATIVE_REDIRECT, scope: 'notes:read', state: randomUUID(), resource, code_challenge: challenge, code_challenge_method: 'S256' })) {
+    for (const [k, v] of Object.entries({
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: NATIVE_REDIRECT,
+      scope: 'notes:read',
+      state: randomUUID(),
+      resource,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    })) {
       url.searchParams.set(k, v);
     }
     const result = await frontChannel(as.issuer, url);
     if (result.kind !== 'callback') throw new Error(`authorization stopped: ${result.status}`);
     const code = result.url.searchParams.get('code')!;
-    const form = { grant_type: 'authorization_code', code, redirect_uri: NATIVE_REDIRECT, client_id: clientId, code_verifier: verifier, resource };
+    const form = {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: NATIVE_REDIRECT,
+      client_id: clientId,
+      code_verifier: verifier,
+      resource,
+    };
     const res = await postForm(metadata.token_endpoint, form, options.dpop ? { dpop: await options.dpop() } : {});
     expect(res.status, res.text).toBe(200);
     return { tokens: res.body as { access_token: string; refresh_token: string; token_type: string }, form };
@@ -129,7 +156,7 @@ describe('attack: introspection of JWT access tokens (RFC 7662)', () => {
     expect(res.headers.get('cache-control')).toBe('no-store');
   });
 
-  it('RFC 7662 §4: the introspection client configured for the token\'s resource sees it active; a resource server of another resource gets what an unknown token gets', async () => {
+  it("RFC 7662 §4: the introspection client configured for the token's resource sees it active; a resource server of another resource gets what an unknown token gets", async () => {
     const client = await register();
     const { tokens } = await codeFlow(client.client_id);
     const mine = await introspect(tokens.access_token, rs);
@@ -143,15 +170,22 @@ describe('attack: introspection of JWT access tokens (RFC 7662)', () => {
     expect({ status: foreign.status, text: foreign.text }).toEqual({ status: unknown.status, text: unknown.text });
   });
 
-  it('RFC 7662 §4 (no oracle): another client — public or confidential — learns nothing about a victim\'s access token', async () => {
+  it("RFC 7662 §4 (no oracle): another client — public or confidential — learns nothing about a victim's access token", async () => {
     const victim = await register();
     const { tokens } = await codeFlow(victim.client_id);
     const publicAttacker = await register();
-    const confidentialAttacker = await register({ token_endpoint_auth_method: 'client_secret_basic', application_type: 'web', redirect_uris: ['https://attacker.example/cb'] });
+    const confidentialAttacker = await register({
+      token_endpoint_auth_method: 'client_secret_basic',
+      application_type: 'web',
+      redirect_uris: ['https://attacker.example/cb'],
+    });
     const forged = await new SignJWT({ ...decodeJwt(tokens.access_token) })
       .setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid: 'attacker' })
       .sign((await generateKeyPair('ES256')).privateKey);
-    for (const caller of [{ clientId: publicAttacker.client_id }, { clientId: confidentialAttacker.client_id, secret: confidentialAttacker.client_secret! }]) {
+    for (const caller of [
+      { clientId: publicAttacker.client_id },
+      { clientId: confidentialAttacker.client_id, secret: confidentialAttacker.client_secret! },
+    ]) {
       const foreign = await introspect(tokens.access_token, caller);
       const unknown = await introspect(forged, caller);
       expect(foreign.status).toBe(200);
@@ -165,7 +199,9 @@ describe('attack: introspection of JWT access tokens (RFC 7662)', () => {
     const { tokens } = await codeFlow(client.client_id);
     const { privateKey } = await generateKeyPair('ES256');
     const { kid } = decodeProtectedHeader(tokens.access_token);
-    const forged = await new SignJWT({ ...decodeJwt(tokens.access_token) }).setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid }).sign(privateKey);
+    const forged = await new SignJWT({ ...decodeJwt(tokens.access_token) })
+      .setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid })
+      .sign(privateKey);
     const unsigned = `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'at+jwt' })).toString('base64url')}.${tokens.access_token.split('.')[1]}.`;
     for (const token of [forged, unsigned]) {
       const res = await introspect(token, { clientId: client.client_id });
@@ -187,11 +223,15 @@ describe('attack: introspection of JWT access tokens (RFC 7662)', () => {
     expect(anonymous.body.active).toBeUndefined();
   });
 
-  it('RFC 7662 §2.2 + RFC 7009 §2: once the refresh token is revoked, the grant\'s access token introspects as inactive', async () => {
+  it("RFC 7662 §2.2 + RFC 7009 §2: once the refresh token is revoked, the grant's access token introspects as inactive", async () => {
     const client = await register();
     const { tokens } = await codeFlow(client.client_id);
     expect((await introspect(tokens.access_token, rs)).body.active).toBe(true);
-    const revoked = await postForm(metadata.revocation_endpoint!, { token: tokens.refresh_token, token_type_hint: 'refresh_token', client_id: client.client_id });
+    const revoked = await postForm(metadata.revocation_endpoint!, {
+      token: tokens.refresh_token,
+      token_type_hint: 'refresh_token',
+      client_id: client.client_id,
+    });
     expect(revoked.status).toBe(200);
     expect((await introspect(tokens.access_token, rs)).body).toEqual({ active: false });
     expect((await introspect(tokens.access_token, { clientId: client.client_id })).body).toEqual({ active: false });
@@ -221,11 +261,19 @@ describe('attack: introspection of JWT access tokens (RFC 7662)', () => {
     expect(res.body).toMatchObject({ active: true, token_type: 'DPoP', cnf: { jkt: await calculateJwkThumbprint(jwk) } });
   });
 
-  it('client credentials: the machine client and the resource\'s introspection client see the token active', async () => {
-    const res = await postForm(metadata.token_endpoint, { grant_type: 'client_credentials', resource: endpoint.resource, scope: 'notes:read' }, basic(SERVICE_CLIENT, SERVICE_SECRET));
+  it("client credentials: the machine client and the resource's introspection client see the token active", async () => {
+    const res = await postForm(
+      metadata.token_endpoint,
+      { grant_type: 'client_credentials', resource: endpoint.resource, scope: 'notes:read' },
+      basic(SERVICE_CLIENT, SERVICE_SECRET),
+    );
     expect(res.status, res.text).toBe(200);
     const token = res.body.access_token as string;
-    expect((await introspect(token, { clientId: SERVICE_CLIENT, secret: SERVICE_SECRET })).body).toMatchObject({ active: true, client_id: SERVICE_CLIENT, sub: SERVICE_CLIENT });
+    expect((await introspect(token, { clientId: SERVICE_CLIENT, secret: SERVICE_SECRET })).body).toMatchObject({
+      active: true,
+      client_id: SERVICE_CLIENT,
+      sub: SERVICE_CLIENT,
+    });
     expect((await introspect(token, rs)).body).toMatchObject({ active: true, client_id: SERVICE_CLIENT });
     expect((await introspect(token, otherRs)).body).toEqual({ active: false });
   });
@@ -247,12 +295,22 @@ describe('attack: introspection of JWT access tokens (RFC 7662)', () => {
   it('RFC 9700 §4.14.2 end to end: a rotated refresh token presented by another client ends the grant, and the resource server refuses the access token', async () => {
     const client = await register();
     const { tokens } = await codeFlow(client.client_id);
-    const rotated = await postForm(metadata.token_endpoint, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: client.client_id, resource: endpoint.resource });
+    const rotated = await postForm(metadata.token_endpoint, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token,
+      client_id: client.client_id,
+      resource: endpoint.resource,
+    });
     expect(rotated.status, rotated.text).toBe(200);
     const access = rotated.body.access_token as string;
     expect((await callEndpoint(endpoint.resource, access)).status).toBe(200);
     const thief = await register();
-    const stolen = await postForm(metadata.token_endpoint, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: thief.client_id, resource: endpoint.resource });
+    const stolen = await postForm(metadata.token_endpoint, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token,
+      client_id: thief.client_id,
+      resource: endpoint.resource,
+    });
     expect(stolen.body.error).toBe('invalid_grant');
     expect((await callEndpoint(endpoint.resource, access)).status).toBe(401);
   });

@@ -44,7 +44,11 @@ describe('attack: credentials in logs while the stack is under attack', () => {
     // The AS's default logger (pino JSON lines), at debug level, written into the capture.
     const destination = { write: (line: string) => void captured.push(line) };
     stack = await startAttackStack({ quiet: false, mcpLogger, logger: pinoLogger({ level: 'debug', name: 'auth-server', destination }) });
-    loginStack = await startAttackStack({ quiet: false, devAutoLogin: undefined, logger: pinoLogger({ level: 'debug', name: 'auth-server', destination }) });
+    loginStack = await startAttackStack({
+      quiet: false,
+      devAutoLogin: undefined,
+      logger: pinoLogger({ level: 'debug', name: 'auth-server', destination }),
+    });
   });
   afterAll(async () => {
     process.stderr.write = originalWrite;
@@ -61,28 +65,59 @@ describe('attack: credentials in logs while the stack is under attack', () => {
     secrets.add(rotated.body.access_token as string);
     secrets.add(rotated.body.refresh_token as string);
     await refresh(stack, publicClient, tokens.refresh_token!);
-    await postForm(stack.metadata.token_endpoint, { grant_type: 'authorization_code', code: tokens.code, redirect_uri: NATIVE_REDIRECT, client_id: publicClient, code_verifier: tokens.verifier, resource: stack.mcpUrl });
+    await postForm(stack.metadata.token_endpoint, {
+      grant_type: 'authorization_code',
+      code: tokens.code,
+      redirect_uri: NATIVE_REDIRECT,
+      client_id: publicClient,
+      code_verifier: tokens.verifier,
+      resource: stack.mcpUrl,
+    });
     await postForm(stack.metadata.revocation_endpoint!, { token: rotated.body.refresh_token as string, client_id: publicClient });
 
     // Confidential client: secret and registration access token; wrong and right secrets.
     const reg = await postJson(stack.metadata.registration_endpoint, {
-      client_name: 'confidential', redirect_uris: ['https://app.example.test/cb'], application_type: 'web',
-      grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'client_secret_post',
+      client_name: 'confidential',
+      redirect_uris: ['https://app.example.test/cb'],
+      application_type: 'web',
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'client_secret_post',
     });
     expect(reg.status).toBe(201);
     const secret = reg.body.client_secret as string;
     secrets.add(secret);
     if (typeof reg.body.registration_access_token === 'string') secrets.add(reg.body.registration_access_token);
     const { verifier, challenge } = pkcePair();
-    const code = (await authorizeCode(stack, { clientId: reg.body.client_id as string, redirectUri: 'https://app.example.test/cb', challenge })).get('code')!;
+    const code = (
+      await authorizeCode(stack, { clientId: reg.body.client_id as string, redirectUri: 'https://app.example.test/cb', challenge })
+    ).get('code')!;
     secrets.add(code);
     secrets.add(verifier);
     const wrongSecret = `${secret.slice(0, -6)}WRONG1`;
     secrets.add(wrongSecret);
-    await postForm(stack.metadata.token_endpoint, { grant_type: 'authorization_code', code, redirect_uri: 'https://app.example.test/cb', client_id: reg.body.client_id as string, client_secret: wrongSecret, code_verifier: verifier, resource: stack.mcpUrl });
-    const confidential = await postForm(stack.metadata.token_endpoint, { grant_type: 'authorization_code', code, redirect_uri: 'https://app.example.test/cb', client_id: reg.body.client_id as string, client_secret: secret, code_verifier: verifier, resource: stack.mcpUrl });
+    await postForm(stack.metadata.token_endpoint, {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: 'https://app.example.test/cb',
+      client_id: reg.body.client_id as string,
+      client_secret: wrongSecret,
+      code_verifier: verifier,
+      resource: stack.mcpUrl,
+    });
+    const confidential = await postForm(stack.metadata.token_endpoint, {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: 'https://app.example.test/cb',
+      client_id: reg.body.client_id as string,
+      client_secret: secret,
+      code_verifier: verifier,
+      resource: stack.mcpUrl,
+    });
     if (typeof confidential.body.access_token === 'string') secrets.add(confidential.body.access_token);
-    await fetch(`${stack.metadata.registration_endpoint}/${reg.body.client_id as string}`, { headers: { authorization: 'Bearer wrong-registration-access-token-123' } }).then((r) => r.arrayBuffer());
+    await fetch(`${stack.metadata.registration_endpoint}/${reg.body.client_id as string}`, {
+      headers: { authorization: 'Bearer wrong-registration-access-token-123' },
+    }).then((r) => r.arrayBuffer());
     secrets.add('wrong-registration-access-token-123');
 
     // MCP server: valid, tampered, and query-string tokens.
@@ -95,7 +130,11 @@ describe('attack: credentials in logs while the stack is under attack', () => {
     // Login page: a wrong and a right password.
     const jar = new CookieJar();
     const loginClient = await registerClient(loginStack);
-    const page = await frontChannel(loginStack.issuer, authorizationUrl(loginStack, { clientId: loginClient, challenge: pkcePair().challenge }), jar);
+    const page = await frontChannel(
+      loginStack.issuer,
+      authorizationUrl(loginStack, { clientId: loginClient, challenge: pkcePair().challenge }),
+      jar,
+    );
     expect(page.kind).toBe('stopped');
     const body = (page as { body: string }).body;
     const action = new URL(/<form method="post" action="([^"]+)"/.exec(body)![1]!.replace(/&amp;/g, '&'), loginStack.issuer).href;
@@ -112,7 +151,7 @@ describe('attack: credentials in logs while the stack is under attack', () => {
       await res.arrayBuffer();
     }
 
-    const log = captured.join("\n");
+    const log = captured.join('\n');
     expect(captured.length, 'the stack logged nothing: the test would prove nothing').toBeGreaterThan(20);
     expect(log).toContain('"name":"auth-server"');
     expect(log).toContain('request refused');

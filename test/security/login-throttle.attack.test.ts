@@ -2,7 +2,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CookieJar } from 'tough-cookie';
 import { startAuthServer, type RunningAuthServer } from '@mcp-auth-kit/auth-server';
 import type { Logger } from '@mcp-auth-kit/authorization-server';
-import { authorizationUrl, frontChannel, pkcePair, postJson, registerClient, startAttackStack, NATIVE_REDIRECT, type AttackStack } from './_support.js';
+import {
+  authorizationUrl,
+  frontChannel,
+  pkcePair,
+  postJson,
+  registerClient,
+  startAttackStack,
+  NATIVE_REDIRECT,
+  type AttackStack,
+} from './_support.js';
 import { openPgScope, type PgScope } from '../faults/_pg.js';
 
 /**
@@ -25,7 +34,11 @@ function recordingLogger() {
   const lines: Array<{ message: string; fields: Record<string, unknown> }> = [];
   const push = (message: string, fields: Record<string, unknown> = {}) => lines.push({ message, fields });
   const logger: Logger = { debug: () => {}, info: push, warn: push, error: push };
-  return { logger, audits: (event: string, match: Record<string, unknown> = {}) => lines.filter((l) => l.fields.audit === event && Object.entries(match).every(([k, v]) => l.fields[k] === v)) };
+  return {
+    logger,
+    audits: (event: string, match: Record<string, unknown> = {}) =>
+      lines.filter((l) => l.fields.audit === event && Object.entries(match).every(([k, v]) => l.fields[k] === v)),
+  };
 }
 
 interface LoginForm {
@@ -42,7 +55,11 @@ async function openLoginForm(issuer: string, authorize: URL): Promise<LoginForm>
   if (page.kind !== 'stopped' || page.status !== 200) throw new Error(`expected the login page, got ${page.kind}`);
   const action = /<form method="post" action="([^"]+)"/.exec(page.body)![1]!.replace(/&amp;/g, '&');
   const url = new URL(action, issuer);
-  return { path: url.pathname + url.search, csrf: /name="csrf" value="([^"]+)"/.exec(page.body)![1]!, cookie: await jar.getCookieString(url.href) };
+  return {
+    path: url.pathname + url.search,
+    csrf: /name="csrf" value="([^"]+)"/.exec(page.body)![1]!,
+    cookie: await jar.getCookieString(url.href),
+  };
 }
 
 /** One login post from `address` (X-Forwarded-For, trusted by the AS); returns the status. */
@@ -72,7 +89,12 @@ describe('attack: parallel password guessing, one AS instance (count first, then
 
   beforeAll(async () => {
     // The shipped defaults (10 per address+user, 50 per user, 100 per address)…
-    stack = await startAttackStack({ devAutoLogin: undefined, quiet: false, logger: defaults.logger, authorizationServer: { trustProxy: true, users } });
+    stack = await startAttackStack({
+      devAutoLogin: undefined,
+      quiet: false,
+      logger: defaults.logger,
+      authorizationServer: { trustProxy: true, users },
+    });
     // …and small per-user / per-address limits, so N parallel guesses cross each of them.
     small = await startAttackStack({
       devAutoLogin: undefined,
@@ -83,11 +105,14 @@ describe('attack: parallel password guessing, one AS instance (count first, then
   });
   afterAll(async () => Promise.all([stack?.close(), small?.close()]));
 
-  const openForm = async (s: AttackStack) => openLoginForm(s.issuer, authorizationUrl(s, { clientId: await registerClient(s), challenge: pkcePair().challenge }));
+  const openForm = async (s: AttackStack) =>
+    openLoginForm(s.issuer, authorizationUrl(s, { clientId: await registerClient(s), challenge: pkcePair().challenge }));
 
   it(`per (address, user): of ${N} parallel wrong passwords exactly 10 are checked, the rest answered 429`, async () => {
     const form = await openForm(stack);
-    const results = await Promise.all(Array.from({ length: N }, (_, i) => guess(stack.issuer, form, 'victim', `wrong-${i}`, '203.0.113.10')));
+    const results = await Promise.all(
+      Array.from({ length: N }, (_, i) => guess(stack.issuer, form, 'victim', `wrong-${i}`, '203.0.113.10')),
+    );
     expect(tally(results)).toEqual({ 401: 10, 429: N - 10 });
     expect(defaults.audits('login.failed', { username: 'victim', ip: '203.0.113.10' })).toHaveLength(10);
     expect(defaults.audits('login.throttled', { username: 'victim', limit: 'address-and-user' })).toHaveLength(N - 10);
@@ -102,7 +127,9 @@ describe('attack: parallel password guessing, one AS instance (count first, then
 
   it(`per user from many addresses: of ${N} parallel guesses from ${N} addresses exactly 5 are checked`, async () => {
     const form = await openForm(small);
-    const results = await Promise.all(Array.from({ length: N }, (_, i) => guess(small.issuer, form, 'victim', `wrong-${i}`, `203.0.113.${100 + i}`)));
+    const results = await Promise.all(
+      Array.from({ length: N }, (_, i) => guess(small.issuer, form, 'victim', `wrong-${i}`, `203.0.113.${100 + i}`)),
+    );
     expect(tally(results)).toEqual({ 401: 5, 429: N - 5 });
     expect(tight.audits('login.failed', { username: 'victim' })).toHaveLength(5);
     expect(tight.audits('login.throttled', { username: 'victim', limit: 'user' })).toHaveLength(N - 5);
@@ -110,7 +137,9 @@ describe('attack: parallel password guessing, one AS instance (count first, then
 
   it(`per address over many users (spraying): of ${N} parallel guesses for ${N} usernames exactly 7 are checked`, async () => {
     const form = await openForm(small);
-    const results = await Promise.all(Array.from({ length: N }, (_, i) => guess(small.issuer, form, `sprayed-${i}`, 'Summer2026!', '198.51.100.77')));
+    const results = await Promise.all(
+      Array.from({ length: N }, (_, i) => guess(small.issuer, form, `sprayed-${i}`, 'Summer2026!', '198.51.100.77')),
+    );
     expect(tally(results)).toEqual({ 401: 7, 429: N - 7 });
     expect(tight.audits('login.failed', { ip: '198.51.100.77' })).toHaveLength(7);
     expect(tight.audits('login.throttled', { ip: '198.51.100.77', limit: 'address' })).toHaveLength(N - 7);
@@ -121,7 +150,11 @@ describe('attack: parallel password guessing, one AS instance (count first, then
     try {
       const results = await Promise.all(
         Array.from({ length: N }, (_, i) =>
-          postJson(limited.metadata.registration_endpoint, { client_name: `burst ${i}`, redirect_uris: [NATIVE_REDIRECT], token_endpoint_auth_method: 'none' }),
+          postJson(limited.metadata.registration_endpoint, {
+            client_name: `burst ${i}`,
+            redirect_uris: [NATIVE_REDIRECT],
+            token_endpoint_auth_method: 'none',
+          }),
         ),
       );
       expect(tally(results)).toEqual({ 201: 6, 429: N - 6 });
@@ -160,10 +193,23 @@ describe('attack: parallel password guessing spread over two AS instances on one
   });
 
   it(`per user: of ${N} parallel guesses from ${N} addresses, alternating between the instances, exactly 5 are checked`, async () => {
-    const reg = await postJson(`${a.url}/reg`, { client_name: 'two instances', redirect_uris: [NATIVE_REDIRECT], token_endpoint_auth_method: 'none' });
+    const reg = await postJson(`${a.url}/reg`, {
+      client_name: 'two instances',
+      redirect_uris: [NATIVE_REDIRECT],
+      token_endpoint_auth_method: 'none',
+    });
     expect(reg.status).toBe(201);
     const authorize = new URL(`${a.issuer}/auth`);
-    for (const [k, v] of Object.entries({ response_type: 'code', client_id: reg.body.client_id as string, redirect_uri: NATIVE_REDIRECT, scope: 'notes:read', resource: 'http://localhost:3000/mcp', code_challenge: pkcePair().challenge, code_challenge_method: 'S256', state: 's' })) {
+    for (const [k, v] of Object.entries({
+      response_type: 'code',
+      client_id: reg.body.client_id as string,
+      redirect_uri: NATIVE_REDIRECT,
+      scope: 'notes:read',
+      resource: 'http://localhost:3000/mcp',
+      code_challenge: pkcePair().challenge,
+      code_challenge_method: 'S256',
+      state: 's',
+    })) {
       authorize.searchParams.set(k, v);
     }
     const form = await openLoginForm(a.issuer, authorize);

@@ -1,7 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'node:http';
 import { CookieJar } from 'tough-cookie';
-import { authorizationUrl, frontChannel, leaksInternals, pkcePair, registerClient, startAttackStack, type AttackStack } from './_support.js';
+import {
+  authorizationUrl,
+  frontChannel,
+  leaksInternals,
+  pkcePair,
+  registerClient,
+  startAttackStack,
+  type AttackStack,
+} from './_support.js';
 import { freePort } from '../helpers/ports.js';
 
 /**
@@ -18,7 +26,17 @@ import { freePort } from '../helpers/ports.js';
  * them, so the handlers behind the interaction and session checks are reached too.
  */
 
-const COOKIE_NAMES = ['mcp_csrf', 'mcp_upstream', '_interaction', '_interaction.sig', '_interaction_resume', '_interaction_resume.sig', '_session', '_session.sig', '_state'];
+const COOKIE_NAMES = [
+  'mcp_csrf',
+  'mcp_upstream',
+  '_interaction',
+  '_interaction.sig',
+  '_interaction_resume',
+  '_interaction_resume.sig',
+  '_session',
+  '_session.sig',
+  '_state',
+];
 
 const MALFORMED: Array<[string, (name: string) => string]> = [
   ['bad percent-encoding', (n) => `${n}=%zz`],
@@ -134,7 +152,12 @@ describe('attack: malformed cookies on every AS page route', () => {
     const accountToken = (await jar2.getCookies(`${issuer}/account`)).find((c) => c.key === 'mcp_csrf')!.value;
     await add('account page', 'GET', `${issuer}/account`, jar2);
     await add('account form post', 'POST', `${issuer}/account`, jar2, { csrf: accountToken, action: 'revoke', client_id: 'nobody' });
-    await add('authorization endpoint (signed-in browser)', 'GET', authorizationUrl(stack, { clientId, challenge: pkcePair().challenge }).href, jar2);
+    await add(
+      'authorization endpoint (signed-in browser)',
+      'GET',
+      authorizationUrl(stack, { clientId, challenge: pkcePair().challenge }).href,
+      jar2,
+    );
     await add('session end', 'GET', `${issuer}/session/end`, jar2);
     // Resuming ends the interaction it names: a third browser's own, so the others stay live.
     const jar3 = new CookieJar();
@@ -146,7 +169,9 @@ describe('attack: malformed cookies on every AS page route', () => {
   afterAll(async () => stack?.close());
 
   it('the routes are reached with real state (so the malformed cookie is what is tested)', async () => {
-    const byLabel = Object.fromEntries(await Promise.all(routes.map(async (r) => [r.label, (await raw(r.url, r.method, r.cookies, r.body)).status] as const)));
+    const byLabel = Object.fromEntries(
+      await Promise.all(routes.map(async (r) => [r.label, (await raw(r.url, r.method, r.cookies, r.body)).status] as const)),
+    );
     expect(byLabel['login page']).toBe(200);
     expect(byLabel['consent page']).toBe(200);
     expect(byLabel['account page']).toBe(200);
@@ -173,7 +198,8 @@ describe('attack: malformed cookies on every AS page route', () => {
         const res = await raw(route.url, route.method, cookie, route.body);
         // Leaks are looked for in refusals (the account page's own text, "access at once (its
         // tokens…", reads like a stack frame to `leaksInternals`).
-        if (res.status >= 500 || (res.status >= 400 && leaksInternals(res.body))) failures.push(`${route.method} ${route.label} ← ${label} (${name}): HTTP ${res.status}`);
+        if (res.status >= 500 || (res.status >= 400 && leaksInternals(res.body)))
+          failures.push(`${route.method} ${route.label} ← ${label} (${name}): HTTP ${res.status}`);
       }
     };
     await Promise.all(Array.from({ length: 6 }, worker));

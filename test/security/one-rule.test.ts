@@ -28,17 +28,24 @@ const files = SOURCE_DIRS.flatMap((dir) => sourceFiles(join(ROOT, dir)))
 
 const COPIES: Array<[RegExp, string]> = [
   [/function\s+isLoopback\w*\s*\(/, 'a loopback predicate'],
-  [/function\s+is(?:Private|SpecialUse|Reserved)\w*Address\w*\s*\(/, 'a special-use address classifier (delegating wrappers excepted below)'],
+  [
+    /function\s+is(?:Private|SpecialUse|Reserved)\w*Address\w*\s*\(/,
+    'a special-use address classifier (delegating wrappers excepted below)',
+  ],
   [/\/\^?\\?\(?127\\\./, 'a 127/8 regular expression'],
   [/::ffff:/i, 'IPv4-mapped address parsing'],
-  [/\[\s*'(?:localhost|127\.0\.0\.1|\[::1\]|::1)'[^\]]*\]\s*\.includes\(|new Set\(\[\s*'(?:localhost|127\.0\.0\.1|\[::1\]|::1)'/, 'a literal list of loopback names used as a predicate'],
+  [
+    /\[\s*'(?:localhost|127\.0\.0\.1|\[::1\]|::1)'[^\]]*\]\s*\.includes\(|new Set\(\[\s*'(?:localhost|127\.0\.0\.1|\[::1\]|::1)'/,
+    'a literal list of loopback names used as a predicate',
+  ],
   [/new BlockList\(|from 'ipaddr\.js'/, 'an address range table'],
   [/DANGEROUS_SCHEMES|'javascript:'\s*,\s*'data:'/, 'a redirect-scheme denylist'],
 ];
 
 /** Wrappers that keep a documented public name but only delegate to the protocol package. */
 const DELEGATING: Record<string, RegExp> = {
-  'packages/client/src/network.ts': /export function isPrivateAddress\(address: string\): boolean \{\n\s*return classifyIpAddress\(address\) !== 'public';\n\}/,
+  'packages/client/src/network.ts':
+    /export function isPrivateAddress\(address: string\): boolean \{\n\s*return classifyIpAddress\(address\) !== 'public';\n\}/,
 };
 
 describe('one rule, one place: address and redirect-scheme predicates live in @mcp-auth-kit/protocol', () => {
@@ -49,9 +56,7 @@ describe('one rule, one place: address and redirect-scheme predicates live in @m
 
   for (const [pattern, what] of COPIES) {
     it(`no source outside packages/protocol defines ${what}`, () => {
-      const offenders = files
-        .filter(({ path, text }) => pattern.test(text) && !DELEGATING[path]?.test(text))
-        .map(({ path }) => path);
+      const offenders = files.filter(({ path, text }) => pattern.test(text) && !DELEGATING[path]?.test(text)).map(({ path }) => path);
       expect(offenders).toEqual([]);
     });
   }

@@ -1,6 +1,15 @@
 import { startClientMetadataHost, type ClientMetadataHost } from '@mcp-auth-kit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NATIVE_REDIRECT, authorizationUrl, frontChannel, fullFlow, pkcePair, postJson, startAttackStack, type AttackStack } from './_support.js';
+import {
+  NATIVE_REDIRECT,
+  authorizationUrl,
+  frontChannel,
+  fullFlow,
+  pkcePair,
+  postJson,
+  startAttackStack,
+  type AttackStack,
+} from './_support.js';
 
 /**
  * Redirect-URI scheme allowlist (issue 19, finding 2). OS protocol-handler schemes used to be
@@ -93,7 +102,10 @@ describe('attack: OS protocol-handler redirect URIs (RFC 8252 §7.1, §7.3; OAut
       redirect_uris: ['ms-msdt:/id PCWDiagnostic'],
     } as never);
     const { challenge } = pkcePair();
-    const result = await frontChannel(stack.issuer, authorizationUrl(stack, { clientId, challenge, redirectUri: 'ms-msdt:/id PCWDiagnostic' }));
+    const result = await frontChannel(
+      stack.issuer,
+      authorizationUrl(stack, { clientId, challenge, redirectUri: 'ms-msdt:/id PCWDiagnostic' }),
+    );
     expect(result.kind).toBe('stopped');
     if (result.kind === 'stopped') expect(result.status).toBe(400);
   });
@@ -111,13 +123,19 @@ describe('attack: OS protocol-handler redirect URIs (RFC 8252 §7.1, §7.3; OAut
     const trusting = await startAttackStack({ authorizationServer: { redirectUris: { extraSchemes: ['myhost'] } } });
     try {
       const ok = await postJson(trusting.metadata.registration_endpoint, {
-        client_name: 'desktop host', grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: 'none',
+        client_name: 'desktop host',
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'none',
         redirect_uris: ['myhost://oauth/callback'],
       });
       expect(ok.status).toBe(201);
       expect(ok.body.application_type).toBe('native');
       const refused = await postJson(trusting.metadata.registration_endpoint, {
-        client_name: 'desktop host', grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: 'none',
+        client_name: 'desktop host',
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'none',
         redirect_uris: ['ms-msdt:/id PCWDiagnostic'],
       });
       expect(refused.status).toBe(400);

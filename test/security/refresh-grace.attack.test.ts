@@ -2,7 +2,17 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignJWT, calculateJwkThumbprint, exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
 import type { Logger } from '@mcp-auth-kit/authorization-server';
-import { NATIVE_REDIRECT, authorizeCode, pkcePair, postForm, postJson, registerClient, startAttackStack, type AttackStack, type JsonResponse } from './_support.js';
+import {
+  NATIVE_REDIRECT,
+  authorizeCode,
+  pkcePair,
+  postForm,
+  postJson,
+  registerClient,
+  startAttackStack,
+  type AttackStack,
+  type JsonResponse,
+} from './_support.js';
 
 /**
  * The refresh grace window (packages/authorization-server/src/refresh-grace.ts) repeats the
@@ -34,7 +44,10 @@ async function dpopKey(): Promise<DpopKey> {
 
 describe('attack: replaying a rotated refresh token within the grace window', () => {
   const lines: Line[] = [];
-  const record = (level: string) => (message: string, fields: Record<string, unknown> = {}) => void lines.push({ level, message, fields });
+  const record =
+    (level: string) =>
+    (message: string, fields: Record<string, unknown> = {}) =>
+      void lines.push({ level, message, fields });
   const logger: Logger = { debug: record('debug'), info: record('info'), warn: record('warn'), error: record('error') };
   let stack: AttackStack;
 
@@ -72,7 +85,14 @@ describe('attack: replaying a rotated refresh token within the grace window', ()
     const params = await authorizeCode(stack, { clientId, challenge, ...(key && { extra: { dpop_jkt: key.jkt } }) });
     const res = await postForm(
       stack.metadata.token_endpoint,
-      { grant_type: 'authorization_code', code: params.get('code')!, redirect_uri: NATIVE_REDIRECT, ...credentials(client), code_verifier: verifier, resource: stack.mcpUrl },
+      {
+        grant_type: 'authorization_code',
+        code: params.get('code')!,
+        redirect_uri: NATIVE_REDIRECT,
+        ...credentials(client),
+        code_verifier: verifier,
+        resource: stack.mcpUrl,
+      },
       key ? { dpop: await proof(key) } : {},
     );
     expect(res.status, res.text).toBe(200);
@@ -108,7 +128,10 @@ describe('attack: replaying a rotated refresh token within the grace window', ()
     // The leak ends the grant: the victim's newest refresh token is dead too, and so (RFC 7662
     // §2.2) is the access token that came with it, for any resource server that asks.
     expectNothingServed(await refresh(victim, first.body.refresh_token as string));
-    const introspection = await postForm(stack.metadata.introspection_endpoint!, { token: first.body.access_token as string, client_id: victim });
+    const introspection = await postForm(stack.metadata.introspection_endpoint!, {
+      token: first.body.access_token as string,
+      client_id: victim,
+    });
     expect(introspection.status, introspection.text).toBe(200);
     expect(introspection.body).toEqual({ active: false });
     expect(served().length).toBe(before);
@@ -139,7 +162,7 @@ describe('attack: replaying a rotated refresh token within the grace window', ()
     expect(served().length).toBe(before);
   });
 
-  it('RFC 9449 §5: a confidential client\'s refresh answered with a DPoP-bound access token is not repeated without the proof or with another key; the replay is reuse and ends the grant', async () => {
+  it("RFC 9449 §5: a confidential client's refresh answered with a DPoP-bound access token is not repeated without the proof or with another key; the replay is reuse and ends the grant", async () => {
     for (const replayKey of [undefined, await dpopKey()]) {
       const client = await confidentialClient();
       const key = await dpopKey();
@@ -178,7 +201,12 @@ describe('attack: replaying a rotated refresh token within the grace window', ()
       expect(line.fields.account).toBeTypeOf('string');
     }
     const text = JSON.stringify(audit);
-    for (const secret of [tokens.refresh_token!, tokens.access_token!, first.body.refresh_token as string, first.body.access_token as string]) {
+    for (const secret of [
+      tokens.refresh_token!,
+      tokens.access_token!,
+      first.body.refresh_token as string,
+      first.body.access_token as string,
+    ]) {
       expect(text.includes(secret)).toBe(false);
     }
     // The pair stays usable: nothing was revoked by the repeats.

@@ -161,7 +161,14 @@ describe('attack: forged and misused access tokens at the MCP server', () => {
   });
 
   it('RFC 6750 §3.1: malformed Authorization headers → 400/401, never 5xx, never accepted', async () => {
-    for (const value of [`Bearer ${legit} extra`, `Bearer\t${legit}`, `Basic ${legit}`, 'Bearer', `Bearer ${legit},Bearer ${legit}`, `Bearer ${'a'.repeat(10000)}`]) {
+    for (const value of [
+      `Bearer ${legit} extra`,
+      `Bearer\t${legit}`,
+      `Basic ${legit}`,
+      'Bearer',
+      `Bearer ${legit},Bearer ${legit}`,
+      `Bearer ${'a'.repeat(10000)}`,
+    ]) {
       const res = await callWhoami(stack.mcpUrl, undefined, { authorization: value });
       expect([400, 401], value.slice(0, 30)).toContain(res.status);
     }
@@ -169,11 +176,20 @@ describe('attack: forged and misused access tokens at the MCP server', () => {
   });
 
   it('oversized request body (10 MiB) with and without a token → 4xx (413 with a token), never 5xx; the server stays healthy', async () => {
-    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'add_note', arguments: { text: 'x'.repeat(10 * 1024 * 1024) } } });
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'add_note', arguments: { text: 'x'.repeat(10 * 1024 * 1024) } },
+    });
     for (const token of [legit, undefined]) {
       const res = await fetch(stack.mcpUrl, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(token && { authorization: `Bearer ${token}` }) },
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...(token && { authorization: `Bearer ${token}` }),
+        },
         body,
       }).catch(() => undefined);
       // The server may also cut the upload short (connection reset): that is a refusal too.
@@ -188,7 +204,13 @@ describe('attack: forged and misused access tokens at the MCP server', () => {
   });
 
   it('Streamable HTTP §Security (DNS rebinding / CSRF): a foreign Origin is refused even with a valid token', async () => {
-    for (const origin of ['http://evil.test', 'null', 'http://localhost:1', `${new URL(stack.mcpUrl).origin}.evil.test`, 'https://localhost']) {
+    for (const origin of [
+      'http://evil.test',
+      'null',
+      'http://localhost:1',
+      `${new URL(stack.mcpUrl).origin}.evil.test`,
+      'https://localhost',
+    ]) {
       const res = await callWhoami(stack.mcpUrl, legit, { origin });
       expect(res.status, origin).toBe(403);
       expect(res.headers.get('access-control-allow-origin'), origin).toBeNull();
@@ -202,7 +224,13 @@ describe('attack: forged and misused access tokens at the MCP server', () => {
     const { request } = await import('node:http');
     const status = await new Promise<number>((resolve, reject) => {
       const req = request(
-        { host: '127.0.0.1', port: url.port, path: url.pathname, method: 'POST', headers: { host: 'evil.test', authorization: `Bearer ${legit}`, 'content-type': 'application/json' } },
+        {
+          host: '127.0.0.1',
+          port: url.port,
+          path: url.pathname,
+          method: 'POST',
+          headers: { host: 'evil.test', authorization: `Bearer ${legit}`, 'content-type': 'application/json' },
+        },
         (res) => {
           res.resume();
           resolve(res.statusCode ?? 0);

@@ -51,7 +51,9 @@ export function adminStorage(env: NodeJS.ProcessEnv): StorageConfig {
   if (env.AS_CONFIG_FILE?.trim()) {
     const { config, problems } = loadConfig(env);
     if (problems.length) {
-      throw new Error(`cannot tell which store to open: the configuration is invalid (see --print-config):\n  - ${problems.join('\n  - ')}`);
+      throw new Error(
+        `cannot tell which store to open: the configuration is invalid (see --print-config):\n  - ${problems.join('\n  - ')}`,
+      );
     }
     return config.storage ?? storageConfigFromEnv({ DATA_DIR: config.dataDir });
   }
@@ -76,7 +78,9 @@ export interface SignedTokenLifetimes {
 export function signedTokenLifetimes(env: NodeJS.ProcessEnv): SignedTokenLifetimes {
   const { config, problems } = loadConfig(env);
   if (problems.length) {
-    throw new Error(`cannot tell how long issued tokens stay valid: the configuration is invalid (see --print-config):\n  - ${problems.join('\n  - ')}`);
+    throw new Error(
+      `cannot tell how long issued tokens stay valid: the configuration is invalid (see --print-config):\n  - ${problems.join('\n  - ')}`,
+    );
   }
   const as = config.authorizationServer;
   const accessToken = Math.max(as?.accessTokenTTL ?? DEFAULT_ACCESS_TOKEN_TTL, ...(as?.resources ?? []).map((r) => r.accessTokenTTL ?? 0));
@@ -103,7 +107,13 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: Admin
   // A client_id may start with "-" (DCR ids are random base64url): take it before option parsing.
   const grantsRevoke = argv[0] === 'grants' && argv[1] === 'revoke' && argv.length >= 4;
   const rawClientId = grantsRevoke ? argv[3] : undefined;
-  let parsed: ReturnType<typeof parseArgs<{ args: string[]; allowPositionals: true; options: { 'display-name': { type: 'string' }; 'retire-after': { type: 'string' }; help: { type: 'boolean'; short: 'h' } } }>>;
+  let parsed: ReturnType<
+    typeof parseArgs<{
+      args: string[];
+      allowPositionals: true;
+      options: { 'display-name': { type: 'string' }; 'retire-after': { type: 'string' }; help: { type: 'boolean'; short: 'h' } };
+    }>
+  >;
   try {
     parsed = parseArgs({
       args: grantsRevoke ? [...argv.slice(0, 3), ...argv.slice(4)] : argv,
@@ -167,7 +177,8 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: Admin
         case 'user unlink': {
           const account = await findUser();
           const [, , , issuer, subject] = parsed.positionals;
-          if (!issuer || !subject || /\s/.test(issuer) || /\s/.test(subject)) throw new UsageError(`${key} needs a username, an issuer and a subject`);
+          if (!issuer || !subject || /\s/.test(issuer) || /\s/.test(subject))
+            throw new UsageError(`${key} needs a username, an issuer and a subject`);
           const identity = `${issuer} ${subject}`;
           const current = account.upstreamIdentities ?? [];
           if (action === 'link') {
@@ -192,7 +203,9 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: Admin
           const grants = await listAccountGrants(store, account.id);
           if (!grants.length) io.out(`${account.username} has approved no client`);
           for (const g of grants) {
-            const scopes = Object.entries(g.resources).map(([resource, list]) => `${resource} [${list.join(' ')}]`).join(', ');
+            const scopes = Object.entries(g.resources)
+              .map(([resource, list]) => `${resource} [${list.join(' ')}]`)
+              .join(', ');
             const until = g.expiresAt ? new Date(g.expiresAt * 1000).toISOString() : 'no expiry';
             io.out(`${g.clientId}\t${scopes || '(no resource)'}\tuntil ${until}`);
           }
@@ -201,14 +214,16 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: Admin
         case 'grants revoke': {
           const account = await findUser();
           if (!clientArg) throw new UsageError('grants revoke needs a username and a client_id');
-          if (!(await revokeRememberedGrant(store, account.id, clientArg))) throw new UsageError(`${account.username} has no grant for client "${clientArg}"`);
+          if (!(await revokeRememberedGrant(store, account.id, clientArg)))
+            throw new UsageError(`${account.username} has no grant for client "${clientArg}"`);
           io.out(`revoked the grant of ${account.username} for ${clientArg} (its tokens no longer work)`);
           return 0;
         }
         case 'keys rotate': {
           const text = parsed.values['retire-after'];
           const retireAfter = text === undefined ? undefined : /^\d+$/.test(text.trim()) ? Number(text) : NaN;
-          if (retireAfter !== undefined && !Number.isSafeInteger(retireAfter)) throw new UsageError('--retire-after must be a whole number of seconds');
+          if (retireAfter !== undefined && !Number.isSafeInteger(retireAfter))
+            throw new UsageError('--retire-after must be a whole number of seconds');
           const ttl = signedTokenLifetimes(env);
           // Resource servers verify a token with the key it names: dropping that key from the
           // JWKS before the token expires makes them refuse a token that is still valid.
@@ -233,7 +248,9 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: Admin
           const before = (await store.keys.cookieKeys()).length;
           const after = await store.keys.rotateCookieKeys();
           const dropped = Math.max(0, before + 1 - after.length);
-          io.out(`added a new cookie key; ${after.length} kept: the new one signs, ${after.length - 1} older still verify${dropped ? `, ${dropped} oldest dropped` : ''}`);
+          io.out(
+            `added a new cookie key; ${after.length} kept: the new one signs, ${after.length - 1} older still verify${dropped ? `, ${dropped} oldest dropped` : ''}`,
+          );
           io.out('restart the authorization server instances to sign cookies with the new key');
           return 0;
         }

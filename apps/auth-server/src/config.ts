@@ -134,7 +134,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): { config: LoadedConfig; prob
     return undefined;
   };
   /** Environment first, then the file. */
-  const setting = (key: keyof typeof APP_FILE_KEYS): string | undefined => env[APP_FILE_KEYS[key]]?.trim() || fileString(key)?.trim() || undefined;
+  const setting = (key: keyof typeof APP_FILE_KEYS): string | undefined =>
+    env[APP_FILE_KEYS[key]]?.trim() || fileString(key)?.trim() || undefined;
 
   const portText = setting('port') ?? '9000';
   const port = Number(portText);
@@ -235,10 +236,15 @@ function serverConfigProblems(config: LoadedConfig): string[] {
     serviceName: 'MCP Auth Kit',
     ...config.authorizationServer,
     issuer,
-    resources: config.authorizationServer?.resources ?? [{ resource: config.resource ?? 'http://localhost:3000/mcp', scopes: { 'notes:read': '-' } }],
+    resources: config.authorizationServer?.resources ?? [
+      { resource: config.resource ?? 'http://localhost:3000/mcp', scopes: { 'notes:read': '-' } },
+    ],
     storage: config.storage ?? { kind: 'sqlite', file: 'unused' },
     devAutoLogin: config.devAutoLogin ?? config.authorizationServer?.devAutoLogin,
-    cimd: { ...config.authorizationServer?.cimd, allowPrivateNetwork: config.cimdAllowPrivateNetwork || !!config.authorizationServer?.cimd?.allowPrivateNetwork },
+    cimd: {
+      ...config.authorizationServer?.cimd,
+      allowPrivateNetwork: config.cimdAllowPrivateNetwork || !!config.authorizationServer?.cimd?.allowPrivateNetwork,
+    },
     production: config.production,
   };
   const problems: string[] = [];
@@ -274,7 +280,8 @@ function maskUrl(url: string | undefined): string | undefined {
   }
 }
 
-const SECRET_SETTING = /^(password|client_secret|clientSecret|secret|nonceSecret|initialAccessToken|token|privateKey|private_key|d|p|q|dp|dq|qi|k)$/;
+const SECRET_SETTING =
+  /^(password|client_secret|clientSecret|secret|nonceSecret|initialAccessToken|token|privateKey|private_key|d|p|q|dp|dq|qi|k)$/;
 
 function maskSecrets(value: unknown, key = ''): unknown {
   if (SECRET_SETTING.test(key) && value !== undefined && value !== null) return '***';
@@ -290,7 +297,7 @@ export function printableConfig(config: LoadedConfig): Record<string, unknown> {
   const storage =
     config.storage?.kind === 'postgres'
       ? { kind: 'postgres', url: maskUrl(config.storage.url), schema: config.storage.schema ?? 'mcp_auth_kit' }
-      : config.storage ?? { kind: 'sqlite', file: `${config.dataDir}/auth-server.sqlite` };
+      : (config.storage ?? { kind: 'sqlite', file: `${config.dataDir}/auth-server.sqlite` });
   return maskSecrets({
     configFile: config.configFile ?? null,
     production: config.production,

@@ -147,7 +147,9 @@ export async function startAuthServer(options: StartAuthServerOptions = {}): Pro
   try {
     const issuerLoopback = isLoopbackHost(new URL(issuer).hostname);
     if (options.demoUser && !issuerLoopback) {
-      throw new ConfigError([`AS_DEMO_USER: refused because the issuer host "${new URL(issuer).hostname}" is not loopback (its password is public)`]);
+      throw new ConfigError([
+        `AS_DEMO_USER: refused because the issuer host "${new URL(issuer).hostname}" is not loopback (its password is public)`,
+      ]);
     }
     const seedDemoUser = options.demoUser ?? (issuerLoopback && !options.production);
     store = await openStore(storageFor(options));
@@ -172,7 +174,9 @@ export async function startAuthServer(options: StartAuthServerOptions = {}): Pro
     // loopback — keeps the demo account on outside development (the compose demo stack).
     const exposed = options.production || !issuerLoopback;
     if (exposed && options.demoUser) {
-      logger.warn('AS_DEMO_USER=1 in production mode: the demo account and its public password are on (local demo only)', { username: DEMO_USER.username });
+      logger.warn('AS_DEMO_USER=1 in production mode: the demo account and its public password are on (local demo only)', {
+        username: DEMO_USER.username,
+      });
     } else if (exposed) {
       const problems = await demoAccountProblems(store, options.production ? 'in production' : `for the non-loopback issuer ${issuer}`);
       if (problems.length) {

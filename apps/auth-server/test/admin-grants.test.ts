@@ -37,7 +37,12 @@ describe('mcp-auth-server-admin grants (list / revoke a user approval)', () => {
     const reg = await fetch(`${as.url}/reg`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ client_name: 'Admin Test', application_type: 'web', redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' }),
+      body: JSON.stringify({
+        client_name: 'Admin Test',
+        application_type: 'web',
+        redirect_uris: [REDIRECT],
+        token_endpoint_auth_method: 'none',
+      }),
     });
     clientId = ((await reg.json()) as { client_id: string }).client_id;
   });
@@ -51,8 +56,14 @@ describe('mcp-auth-server-admin grants (list / revoke a user approval)', () => {
     const verifier = randomBytes(32).toString('base64url');
     const url = new URL(`${as.url}/auth`);
     url.search = new URLSearchParams({
-      client_id: clientId, response_type: 'code', redirect_uri: REDIRECT, scope: 'notes:read', resource: RESOURCE, state: 's',
-      code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256',
+      client_id: clientId,
+      response_type: 'code',
+      redirect_uri: REDIRECT,
+      scope: 'notes:read',
+      resource: RESOURCE,
+      state: 's',
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+      code_challenge_method: 'S256',
     }).toString();
     const login = await ua.follow(url.href, REDIRECT);
     if (isUrl(login)) throw new Error('expected the login page');

@@ -16,7 +16,14 @@ const NODE = process.env.npm_node_execpath || process.execPath;
 describe('configFromEnv', () => {
   it('uses the runtime-contract defaults', () => {
     const c = configFromEnv({});
-    expect(c).toMatchObject({ port: 9000, issuer: undefined, dataDir: '.data', devAutoLogin: undefined, cimdAllowPrivateNetwork: false, resource: undefined });
+    expect(c).toMatchObject({
+      port: 9000,
+      issuer: undefined,
+      dataDir: '.data',
+      devAutoLogin: undefined,
+      cimdAllowPrivateNetwork: false,
+      resource: undefined,
+    });
   });
 
   it('reads every variable', () => {
@@ -33,14 +40,28 @@ describe('configFromEnv', () => {
     });
     expect(c.host).toBe('0.0.0.0');
     expect(c.authorizationServer?.trustProxy).toBe(true);
-    expect(c).toMatchObject({ port: 9100, issuer: 'http://localhost:9100', dataDir: '/tmp/x', resource: 'http://localhost:3100/mcp', devAutoLogin: 'demo', cimdAllowPrivateNetwork: true });
+    expect(c).toMatchObject({
+      port: 9100,
+      issuer: 'http://localhost:9100',
+      dataDir: '/tmp/x',
+      resource: 'http://localhost:3100/mcp',
+      devAutoLogin: 'demo',
+      cimdAllowPrivateNetwork: true,
+    });
     expect(c.storage).toMatchObject({ kind: 'postgres' });
   });
 
   it('lists every bad variable at once, never echoing the database URL', () => {
     let error: unknown;
     try {
-      configFromEnv({ AS_PORT: 'abc', AS_ISSUER: 'not a url', MCP_RESOURCE: '::', CIMD_ALLOW_PRIVATE_NETWORK: 'maybe', DATABASE_URL: 'mysql://u:hunter2@h/db', TRUST_PROXY: 'yes' });
+      configFromEnv({
+        AS_PORT: 'abc',
+        AS_ISSUER: 'not a url',
+        MCP_RESOURCE: '::',
+        CIMD_ALLOW_PRIVATE_NETWORK: 'maybe',
+        DATABASE_URL: 'mysql://u:hunter2@h/db',
+        TRUST_PROXY: 'yes',
+      });
     } catch (err) {
       error = err;
     }
@@ -58,14 +79,27 @@ describe('AS_CONFIG_FILE', () => {
     const dir = mkdtempSync(join(tmpdir(), 'as-config-'));
     try {
       const file = join(dir, 'as.json');
-      writeFileSync(file, JSON.stringify({
-        resources: [{ resource: 'https://mcp.example.com/mcp', scopes: { 'files:read': 'Read files' } }],
-        clients: [{ client_id: 'desktop-app', client_name: 'Desktop', redirect_uris: ['http://127.0.0.1/callback'], token_endpoint_auth_method: 'none', application_type: 'native' }],
-      }));
+      writeFileSync(
+        file,
+        JSON.stringify({
+          resources: [{ resource: 'https://mcp.example.com/mcp', scopes: { 'files:read': 'Read files' } }],
+          clients: [
+            {
+              client_id: 'desktop-app',
+              client_name: 'Desktop',
+              redirect_uris: ['http://127.0.0.1/callback'],
+              token_endpoint_auth_method: 'none',
+              application_type: 'native',
+            },
+          ],
+        }),
+      );
       const options = configFromEnv({ AS_CONFIG_FILE: file });
       const s = await startAuthServer({ ...options, port: 0, storage: { kind: 'memory' }, logger: silentLogger });
       try {
-        const m = (await (await fetch(`http://127.0.0.1:${s.port}/.well-known/oauth-authorization-server`)).json()) as { scopes_supported: string[] };
+        const m = (await (await fetch(`http://127.0.0.1:${s.port}/.well-known/oauth-authorization-server`)).json()) as {
+          scopes_supported: string[];
+        };
         expect(m.scopes_supported).toContain('files:read');
         expect(m.scopes_supported).not.toContain('notes:read');
         expect(await s.server.provider.Client.find('desktop-app')).toBeTruthy();
@@ -114,13 +148,26 @@ describe('startAuthServer', () => {
   });
 
   it('DEV_AUTO_LOGIN is refused with a clear error when the issuer is not loopback', async () => {
-    await expect(startAuthServer({ port: 0, host: '127.0.0.1', issuer: 'https://auth.example.com', devAutoLogin: 'demo', storage: { kind: 'memory' }, logger: silentLogger })).rejects.toThrow(
-      /devAutoLogin: refused/,
-    );
+    await expect(
+      startAuthServer({
+        port: 0,
+        host: '127.0.0.1',
+        issuer: 'https://auth.example.com',
+        devAutoLogin: 'demo',
+        storage: { kind: 'memory' },
+        logger: silentLogger,
+      }),
+    ).rejects.toThrow(/devAutoLogin: refused/);
   });
 
   it('does not seed the demo user for a non-loopback issuer', async () => {
-    const s = await startAuthServer({ port: 0, host: '127.0.0.1', issuer: 'https://auth.example.com', storage: { kind: 'memory' }, logger: silentLogger });
+    const s = await startAuthServer({
+      port: 0,
+      host: '127.0.0.1',
+      issuer: 'https://auth.example.com',
+      storage: { kind: 'memory' },
+      logger: silentLogger,
+    });
     running.push(s);
     expect(await s.server.store.accounts.findByUsername('demo')).toBeUndefined();
   });
@@ -166,7 +213,9 @@ describe('main.ts (npm start entry)', () => {
 
       const second = runMain({ AS_PORT: port, DATA_DIR: dataDir });
       await second.ready;
-      const read = await fetch(`http://127.0.0.1:${port}/reg/${client.client_id}`, { headers: { authorization: `Bearer ${client.registration_access_token}` } });
+      const read = await fetch(`http://127.0.0.1:${port}/reg/${client.client_id}`, {
+        headers: { authorization: `Bearer ${client.registration_access_token}` },
+      });
       expect(read.status).toBe(200);
       expect(await (await fetch(`http://127.0.0.1:${port}/jwks`)).json()).toEqual(jwks1);
       second.child.kill('SIGINT');

@@ -72,29 +72,54 @@ describe('config file and environment', () => {
     const path = file('as.yaml', YAML);
     const { config, problems } = loadConfig({ AS_CONFIG_FILE: path, AS_PORT: '9666', LOG_LEVEL: 'debug' });
     expect(problems).toEqual([]);
-    expect(config).toMatchObject({ port: 9666, issuer: 'https://auth.example.com', resource: 'https://mcp.example.com/mcp', logLevel: 'debug', shutdownTimeoutMs: 3000 });
-    expect(config.storage).toEqual({ kind: 'postgres', url: 'postgres://app:file-db-password@db.internal:5432/auth', schema: 'tenant_one' });
-    expect(config.authorizationServer).toMatchObject({ trustProxy: true, registration: { initialAccessToken: 'yaml-initial-access-token-0123' } });
+    expect(config).toMatchObject({
+      port: 9666,
+      issuer: 'https://auth.example.com',
+      resource: 'https://mcp.example.com/mcp',
+      logLevel: 'debug',
+      shutdownTimeoutMs: 3000,
+    });
+    expect(config.storage).toEqual({
+      kind: 'postgres',
+      url: 'postgres://app:file-db-password@db.internal:5432/auth',
+      schema: 'tenant_one',
+    });
+    expect(config.authorizationServer).toMatchObject({
+      trustProxy: true,
+      registration: { initialAccessToken: 'yaml-initial-access-token-0123' },
+    });
     expect(config.authorizationServer?.resources?.[0]?.scopes).toEqual({ 'files:read': 'Read your files' });
   });
 
   it('reads a JSON file the same way', () => {
-    const path = file('as.json', JSON.stringify({ issuer: 'https://auth.example.com', resources: [{ resource: 'https://mcp.example.com/mcp', scopes: { a: 'A' } }] }));
+    const path = file(
+      'as.json',
+      JSON.stringify({ issuer: 'https://auth.example.com', resources: [{ resource: 'https://mcp.example.com/mcp', scopes: { a: 'A' } }] }),
+    );
     const { config, problems } = loadConfig({ AS_CONFIG_FILE: path });
     expect(problems).toEqual([]);
     expect(config.issuer).toBe('https://auth.example.com');
   });
 
   it('lists every problem at once: environment, file keys, and the authorization server configuration', () => {
-    const path = file('bad.yaml', `
+    const path = file(
+      'bad.yaml',
+      `
 colour: blue
 issuer: http://auth.example.com
 accessTokenTTL: -5
 users:
   - username: bob
     password: short
-`);
-    const { problems } = loadConfig({ AS_CONFIG_FILE: path, AS_PORT: 'x', LOG_LEVEL: 'loud', METRICS: 'perhaps', SHUTDOWN_TIMEOUT_MS: '0' });
+`,
+    );
+    const { problems } = loadConfig({
+      AS_CONFIG_FILE: path,
+      AS_PORT: 'x',
+      LOG_LEVEL: 'loud',
+      METRICS: 'perhaps',
+      SHUTDOWN_TIMEOUT_MS: '0',
+    });
     const text = problems.join('\n');
     expect(text).toMatch(/AS_PORT must be a port number/);
     expect(text).toMatch(/LOG_LEVEL must be one of/);
@@ -117,7 +142,12 @@ users:
   });
 
   it('NODE_ENV=production refuses the dev switches, the memory store and the demo user, with how to fix each', () => {
-    const { config, problems } = loadConfig({ NODE_ENV: 'production', DEV_AUTO_LOGIN: 'demo', CIMD_ALLOW_PRIVATE_NETWORK: '1', DATABASE_URL: 'memory:' });
+    const { config, problems } = loadConfig({
+      NODE_ENV: 'production',
+      DEV_AUTO_LOGIN: 'demo',
+      CIMD_ALLOW_PRIVATE_NETWORK: '1',
+      DATABASE_URL: 'memory:',
+    });
     expect(config.production).toBe(true);
     const text = problems.join('\n');
     expect(text).toMatch(/DEV_AUTO_LOGIN\): dev-only switch refused in production; unset it/);
@@ -132,7 +162,11 @@ users:
   });
 
   it('DATABASE_SCHEMA is honoured with a databaseUrl given through the API too', () => {
-    expect(storageFor({ databaseUrl: 'postgres://u@127.0.0.1/db', databaseSchema: 'tenant_two' })).toEqual({ kind: 'postgres', url: 'postgres://u@127.0.0.1/db', schema: 'tenant_two' });
+    expect(storageFor({ databaseUrl: 'postgres://u@127.0.0.1/db', databaseSchema: 'tenant_two' })).toEqual({
+      kind: 'postgres',
+      url: 'postgres://u@127.0.0.1/db',
+      schema: 'tenant_two',
+    });
   });
 });
 
@@ -145,7 +179,14 @@ describe('--print-config', () => {
     expect(printed).toMatchObject({ port: 9555, issuer: 'https://auth.example.com', logLevel: 'warn', production: false });
     expect(printed.storage).toEqual({ kind: 'postgres', url: 'postgres://app:***@db.internal:5432/auth', schema: 'tenant_one' });
     expect(printed.authorizationServer.metrics.token).toBe('***');
-    for (const secret of ['file-db-password', 'yaml-client-secret', 'yaml-initial-access-token', 'yaml-metrics-token', 'env-metrics-token', 'yaml-alice-password']) {
+    for (const secret of [
+      'file-db-password',
+      'yaml-client-secret',
+      'yaml-initial-access-token',
+      'yaml-metrics-token',
+      'env-metrics-token',
+      'yaml-alice-password',
+    ]) {
       expect(out.stdout + out.stderr, secret).not.toContain(secret);
     }
     expect(printableConfig(loadConfig({ AS_CONFIG_FILE: path }).config)).toMatchObject({ configFile: path });

@@ -36,7 +36,13 @@ async function refused(port: number): Promise<boolean> {
 
 describe('graceful shutdown', () => {
   it('stops accepting, lets the in-flight request finish, then closes the store', async () => {
-    const running = await startAuthServer({ port: 0, host: '127.0.0.1', storage: { kind: 'memory' }, logger: silentLogger, shutdownTimeoutMs: 10_000 });
+    const running = await startAuthServer({
+      port: 0,
+      host: '127.0.0.1',
+      storage: { kind: 'memory' },
+      logger: silentLogger,
+      shutdownTimeoutMs: 10_000,
+    });
     const slow = slowTokenRequest(running.port);
     await new Promise((r) => setTimeout(r, 50));
     let closed = false;
@@ -52,7 +58,13 @@ describe('graceful shutdown', () => {
   });
 
   it('cuts requests still running after shutdownTimeoutMs', async () => {
-    const running = await startAuthServer({ port: 0, host: '127.0.0.1', storage: { kind: 'memory' }, logger: silentLogger, shutdownTimeoutMs: 200 });
+    const running = await startAuthServer({
+      port: 0,
+      host: '127.0.0.1',
+      storage: { kind: 'memory' },
+      logger: silentLogger,
+      shutdownTimeoutMs: 200,
+    });
     const slow = slowTokenRequest(running.port);
     await new Promise((r) => setTimeout(r, 50));
     await running.close();

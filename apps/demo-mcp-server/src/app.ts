@@ -208,7 +208,13 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
       const started = process.hrtime.bigint();
       res.once('finish', () => {
         const route =
-          req.path === mcpPath ? 'mcp' : req.path.startsWith('/.well-known/') ? 'metadata' : ['/healthz', '/readyz', '/metrics'].includes(req.path) ? req.path.slice(1) : 'other';
+          req.path === mcpPath
+            ? 'mcp'
+            : req.path.startsWith('/.well-known/')
+              ? 'metadata'
+              : ['/healthz', '/readyz', '/metrics'].includes(req.path)
+                ? req.path.slice(1)
+                : 'other';
         metrics.observe(req.method, route, res.statusCode, Number(process.hrtime.bigint() - started) / 1e9);
       });
       next();
@@ -232,7 +238,10 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
   if (metrics) {
     app.get('/metrics', async (_req, res, next) => {
       try {
-        res.set('cache-control', 'no-store').set('content-type', metrics.registry.contentType).send(await metrics.registry.metrics());
+        res
+          .set('cache-control', 'no-store')
+          .set('content-type', metrics.registry.contentType)
+          .send(await metrics.registry.metrics());
       } catch (error) {
         next(error);
       }
@@ -240,9 +249,7 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
   }
 
   // DNS rebinding (Streamable HTTP §Security): only our own names may be in Host, whatever the Origin.
-  const allowedHostnames = [
-    ...new Set([resourceUrl.hostname.toLowerCase(), ...LOOPBACK_HOSTNAMES, ...(options.allowedHostnames ?? [])]),
-  ];
+  const allowedHostnames = [...new Set([resourceUrl.hostname.toLowerCase(), ...LOOPBACK_HOSTNAMES, ...(options.allowedHostnames ?? [])])];
   app.use((req: Request, res: Response, next: NextFunction) => {
     const result = validateHostHeader(req.headers.host, allowedHostnames);
     if (result.ok) return next();

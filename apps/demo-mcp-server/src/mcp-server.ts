@@ -52,8 +52,7 @@ export function createNotesMcpServer(store: NotesStore): McpServer {
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
       scopeChallenge: requireScopes(...scopesForTool('add_note')),
     },
-    ({ text }, ctx) =>
-      withCaller(ctx.http?.authInfo, (caller) => jsonResult({ note: store.add(caller.subject, text) })),
+    ({ text }, ctx) => withCaller(ctx.http?.authInfo, (caller) => jsonResult({ note: store.add(caller.subject, text) })),
   );
 
   server.registerTool(
@@ -65,10 +64,7 @@ export function createNotesMcpServer(store: NotesStore): McpServer {
       annotations: { readOnlyHint: true, openWorldHint: false },
       scopeChallenge: requireScopes(...scopesForTool('list_notes')),
     },
-    (ctx) =>
-      withCaller(ctx.http?.authInfo, (caller) =>
-        jsonResult({ notes: store.list(caller.subject) }),
-      ),
+    (ctx) => withCaller(ctx.http?.authInfo, (caller) => jsonResult({ notes: store.list(caller.subject) })),
   );
 
   server.registerTool(

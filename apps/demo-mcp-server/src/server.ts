@@ -148,9 +148,7 @@ export async function startDemoServer(options: StartDemoServerOptions): Promise<
   const resourceUrl = new URL(demo.resource);
   const servesResourceLocally =
     isLoopbackHost(resourceUrl.hostname) && resourceUrl.protocol === 'http:' && Number(resourceUrl.port || 80) === port;
-  const url = servesResourceLocally
-    ? demo.resource
-    : `http://${urlHost(listened[0]!)}:${port}${demo.mcpPath}`;
+  const url = servesResourceLocally ? demo.resource : `http://${urlHost(listened[0]!)}:${port}${demo.mcpPath}`;
 
   let closing: Promise<void> | undefined;
   return {

@@ -53,16 +53,11 @@ function runScenario(scenario: string): Promise<Check[]> {
   const out = mkdtempSync(join(tmpdir(), 'demo-conformance-'));
   outputDirs.push(out);
   return new Promise((resolve, reject) => {
-    execFile(
-      node.path!,
-      [cli, 'server', '--url', proxyUrl, '--scenario', scenario, '-o', out],
-      { timeout: 60_000 },
-      (error) => {
-        const dirs = readdirSync(out);
-        if (dirs.length === 0) return reject(error ?? new Error(`no results for ${scenario}`));
-        resolve(JSON.parse(readFileSync(join(out, dirs[0]!, 'checks.json'), 'utf8')) as Check[]);
-      },
-    );
+    execFile(node.path!, [cli, 'server', '--url', proxyUrl, '--scenario', scenario, '-o', out], { timeout: 60_000 }, (error) => {
+      const dirs = readdirSync(out);
+      if (dirs.length === 0) return reject(error ?? new Error(`no results for ${scenario}`));
+      resolve(JSON.parse(readFileSync(join(out, dirs[0]!, 'checks.json'), 'utf8')) as Check[]);
+    });
   });
 }
 

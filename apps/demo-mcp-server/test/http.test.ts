@@ -390,9 +390,7 @@ describe('bearer token handling at the demo endpoint', () => {
 
 describe('server health after all of the above', () => {
   it('the MCP layer reported only client-side rejections, never an internal error', () => {
-    const internal = reported.filter(
-      (error) => !/^(Rejected inbound request|Unsupported protocol version)/.test(error.message),
-    );
+    const internal = reported.filter((error) => !/^(Rejected inbound request|Unsupported protocol version)/.test(error.message));
     expect(internal).toEqual([]);
     expect(reported.length).toBeGreaterThan(0);
   });

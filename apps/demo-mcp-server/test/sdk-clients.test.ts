@@ -1,8 +1,4 @@
-import {
-  Client as ClientV2,
-  InsufficientScopeError,
-  StreamableHTTPClientTransport as TransportV2,
-} from '@modelcontextprotocol/client';
+import { Client as ClientV2, InsufficientScopeError, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -48,9 +44,7 @@ const clients: Array<{
     era: 'legacy',
     async connect(token) {
       const client = new ClientV2({ name: 'interop-v2-legacy', version: '1.0.0' });
-      await client.connect(
-        new TransportV2(new URL(demo.url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
-      );
+      await client.connect(new TransportV2(new URL(demo.url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
       return { client: client as unknown as ToolClient, era: () => client.getProtocolEra() };
     },
   },
@@ -59,13 +53,8 @@ const clients: Array<{
     sdk: 'v2',
     era: 'modern',
     async connect(token) {
-      const client = new ClientV2(
-        { name: 'interop-v2-modern', version: '1.0.0' },
-        { versionNegotiation: { mode: { pin: '2026-07-28' } } },
-      );
-      await client.connect(
-        new TransportV2(new URL(demo.url), { authProvider: { token: async () => token } }),
-      );
+      const client = new ClientV2({ name: 'interop-v2-modern', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+      await client.connect(new TransportV2(new URL(demo.url), { authProvider: { token: async () => token } }));
       return { client: client as unknown as ToolClient, era: () => client.getProtocolEra() };
     },
   },
@@ -74,13 +63,8 @@ const clients: Array<{
     sdk: 'v2',
     era: 'modern',
     async connect(token) {
-      const client = new ClientV2(
-        { name: 'interop-v2-auto', version: '1.0.0' },
-        { versionNegotiation: { mode: 'auto' } },
-      );
-      await client.connect(
-        new TransportV2(new URL(demo.url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
-      );
+      const client = new ClientV2({ name: 'interop-v2-auto', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
+      await client.connect(new TransportV2(new URL(demo.url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
       return { client: client as unknown as ToolClient, era: () => client.getProtocolEra() };
     },
   },
@@ -90,9 +74,7 @@ const clients: Array<{
     era: 'legacy',
     async connect(token) {
       const client = new ClientV1({ name: 'interop-v1', version: '1.0.0' });
-      await client.connect(
-        new TransportV1(new URL(demo.url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }),
-      );
+      await client.connect(new TransportV1(new URL(demo.url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
       return {
         client: client as unknown as ToolClient,
         era: () => (client.getServerVersion() ? 'legacy' : undefined),

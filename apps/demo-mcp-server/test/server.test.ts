@@ -46,9 +46,9 @@ describe('startDemoServer', () => {
 
   it('an invalid resource is refused at startup and leaves no listener behind', async () => {
     const port = await freePort();
-    await expect(
-      startDemoServer({ port, host: '127.0.0.1', issuer: 'http://127.0.0.1:9', resource: 'not a url' }),
-    ).rejects.toThrow(ConfigError);
+    await expect(startDemoServer({ port, host: '127.0.0.1', issuer: 'http://127.0.0.1:9', resource: 'not a url' })).rejects.toThrow(
+      ConfigError,
+    );
     expect(await isListening(port)).toBe(false);
   });
 
@@ -65,9 +65,7 @@ describe('startDemoServer', () => {
   });
 
   it('RFC 8707 §2: a resource with a fragment is refused', () => {
-    expect(() => createDemoApp({ resource: 'http://localhost:3000/mcp#x', issuer: 'http://localhost:9000' })).toThrow(
-      /fragment/,
-    );
+    expect(() => createDemoApp({ resource: 'http://localhost:3000/mcp#x', issuer: 'http://localhost:9000' })).toThrow(/fragment/);
   });
 });
 

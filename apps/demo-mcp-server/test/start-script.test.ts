@@ -42,7 +42,10 @@ describe.skipIf(missing.length > 0)(`scripts/start.mjs${skipReason}`, () => {
       const issuer = `http://localhost:${asPort}`;
       const metadata = (await (await fetch(`${issuer}/.well-known/oauth-authorization-server`)).json()) as Record<string, any>;
       expect(metadata.issuer).toBe(issuer);
-      const prm = (await (await fetch(`http://localhost:${mcpPort}/.well-known/oauth-protected-resource/mcp`)).json()) as Record<string, any>;
+      const prm = (await (await fetch(`http://localhost:${mcpPort}/.well-known/oauth-protected-resource/mcp`)).json()) as Record<
+        string,
+        any
+      >;
       expect(prm.resource).toBe(`http://localhost:${mcpPort}/mcp`);
       expect(prm.authorization_servers).toEqual([issuer]);
       const output = proc.output();

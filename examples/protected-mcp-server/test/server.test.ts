@@ -1,8 +1,15 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
-  assertAuthorized, assertInsufficientScope, assertInvalidToken, assertUnauthorized, callTool,
-  startLoopbackServer, startTestAuthorizationServer, waitUntilExpired,
-  type LoopbackServer, type TestAuthorizationServer,
+  assertAuthorized,
+  assertInsufficientScope,
+  assertInvalidToken,
+  assertUnauthorized,
+  callTool,
+  startLoopbackServer,
+  startTestAuthorizationServer,
+  waitUntilExpired,
+  type LoopbackServer,
+  type TestAuthorizationServer,
 } from '@mcp-auth-kit/testing';
 import { createProtectedMcpServer, type ProtectedMcpServer } from '../src/server.js';
 
@@ -12,7 +19,7 @@ let server: ProtectedMcpServer;
 let resource: string;
 
 beforeAll(async () => {
-  mcp = await startLoopbackServer();            // the resource URI needs the port first
+  mcp = await startLoopbackServer(); // the resource URI needs the port first
   resource = `${mcp.origin}/mcp`;
   as = await startTestAuthorizationServer({
     resources: { [resource]: ['notes:read', 'notes:write'], 'http://127.0.0.1:1/other': ['notes:read'] },

@@ -5,10 +5,7 @@ import type { UserSeed } from './config.js';
 import { hashPassword } from './passwords.js';
 
 /** Another instance starting at the same time may create the same username first. */
-async function createOrFind(
-  store: Store,
-  account: Omit<AccountRecord, 'createdAt' | 'updatedAt'>,
-): Promise<AccountRecord> {
+async function createOrFind(store: Store, account: Omit<AccountRecord, 'createdAt' | 'updatedAt'>): Promise<AccountRecord> {
   try {
     return await store.accounts.create(account);
   } catch (err) {

@@ -133,7 +133,8 @@ export function createProviderFetch(config: CimdConfig, logger: Logger, kv?: Key
       const adjusted = JSON.stringify(adjustDocument(body as Record<string, unknown>, redirectUris));
       const seconds = cacheSeconds(response.headers.get('cache-control'));
       logger.info('fetched client_id metadata document', { client_id: url, cache_seconds: seconds });
-      if (kv && seconds > 0) await kv.set(CACHE_NAMESPACE, url, { body: adjusted, expiresAt: Date.now() + seconds * 1000 } satisfies CachedDocument, seconds);
+      if (kv && seconds > 0)
+        await kv.set(CACHE_NAMESPACE, url, { body: adjusted, expiresAt: Date.now() + seconds * 1000 } satisfies CachedDocument, seconds);
       const headers = new Headers(response.headers);
       headers.delete('content-length');
       headers.delete('content-encoding');

@@ -133,7 +133,8 @@ export function createClientPolicy(options: ClientPolicyOptions) {
     // oidc-provider fills its default ("web") before this hook runs, so "omitted" is read from
     // the raw registration body (CIMD documents are adjusted before parsing, see cimd.ts).
     const rawBody = ctx?.oidc?.body;
-    const omitted = metadata.application_type === undefined || (registering && rawBody !== undefined && rawBody.application_type === undefined);
+    const omitted =
+      metadata.application_type === undefined || (registering && rawBody !== undefined && rawBody.application_type === undefined);
     if (omitted) {
       metadata.application_type = looksNative(redirectUris, options.redirectUris) ? 'native' : 'web';
     }

@@ -147,7 +147,8 @@ export function issuerIsLoopback(issuer: string): boolean {
 /** A resource's `introspectionClients` must name pre-registered clients that authenticate. */
 function introspectionClientProblems(where: string, ids: unknown, clients: unknown): string[] {
   if (ids === undefined) return [];
-  if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string' || !id)) return [`${where}.introspectionClients: must be an array of client_id strings`];
+  if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string' || !id))
+    return [`${where}.introspectionClients: must be an array of client_id strings`];
   const registered = Array.isArray(clients) ? (clients as Array<Partial<ClientMetadata> | undefined>) : [];
   const problems: string[] = [];
   for (const id of ids as string[]) {
@@ -202,7 +203,10 @@ export function validateConfig(config: AuthorizationServerConfig): void {
           if (typeof description !== 'string') problems.push(`${where}.scopes.${scope}: description must be a string`);
         }
       }
-      if (r.defaultScopes !== undefined && (!Array.isArray(r.defaultScopes) || r.defaultScopes.some((d) => !r.scopes || !(d in r.scopes)))) {
+      if (
+        r.defaultScopes !== undefined &&
+        (!Array.isArray(r.defaultScopes) || r.defaultScopes.some((d) => !r.scopes || !(d in r.scopes)))
+      ) {
         problems.push(`${where}.defaultScopes: must list scopes of this resource`);
       }
       if (r.accessTokenTTL !== undefined && !positiveInt(r.accessTokenTTL)) {
@@ -212,9 +216,11 @@ export function validateConfig(config: AuthorizationServerConfig): void {
     });
   }
 
-  if (c.accessTokenTTL !== undefined && !positiveInt(c.accessTokenTTL)) problems.push('accessTokenTTL: must be a positive integer (seconds)');
+  if (c.accessTokenTTL !== undefined && !positiveInt(c.accessTokenTTL))
+    problems.push('accessTokenTTL: must be a positive integer (seconds)');
   if (c.sessionTTL !== undefined && !positiveInt(c.sessionTTL)) problems.push('sessionTTL: must be a positive integer (seconds)');
-  if (c.refreshTokens?.ttl !== undefined && !positiveInt(c.refreshTokens.ttl)) problems.push('refreshTokens.ttl: must be a positive integer (seconds)');
+  if (c.refreshTokens?.ttl !== undefined && !positiveInt(c.refreshTokens.ttl))
+    problems.push('refreshTokens.ttl: must be a positive integer (seconds)');
   problems.push(...refreshGraceConfigProblems(c.refreshTokens?.reuseGraceSeconds));
 
   if (c.devAutoLogin !== undefined) {
@@ -261,10 +267,11 @@ export function validateConfig(config: AuthorizationServerConfig): void {
 
   if (c.users !== undefined) {
     if (!Array.isArray(c.users)) problems.push('users: must be an array');
-    else c.users.forEach((u, i) => {
-      if (!u || typeof u.username !== 'string' || !u.username.trim()) problems.push(`users[${i}].username: required`);
-      if (!u || typeof u.password !== 'string' || u.password.length < 8) problems.push(`users[${i}].password: at least 8 characters`);
-    });
+    else
+      c.users.forEach((u, i) => {
+        if (!u || typeof u.username !== 'string' || !u.username.trim()) problems.push(`users[${i}].username: required`);
+        if (!u || typeof u.password !== 'string' || u.password.length < 8) problems.push(`users[${i}].password: at least 8 characters`);
+      });
   }
 
   problems.push(...upstreamConfigProblems(c.upstream, loopback));
@@ -274,24 +281,27 @@ export function validateConfig(config: AuthorizationServerConfig): void {
   }
 
   if (c.clients !== undefined && !Array.isArray(c.clients)) problems.push('clients: must be an array of client metadata');
-  else c.clients?.forEach((client, i) => {
-    if (!client || typeof client.client_id !== 'string' || !client.client_id) problems.push(`clients[${i}].client_id: required`);
-    if (!client || typeof client !== 'object') return;
-    // The same table the provider applies when it builds the client (lazily, at first use).
-    const copy: Record<string, unknown> = structuredClone(client);
-    copy.token_endpoint_auth_method ??= DEFAULT_TOKEN_ENDPOINT_AUTH_METHOD;
-    for (const refusal of applyMetadataPolicy('operator', copy)) problems.push(`clients[${i}]: ${refusal}`);
-  });
+  else
+    c.clients?.forEach((client, i) => {
+      if (!client || typeof client.client_id !== 'string' || !client.client_id) problems.push(`clients[${i}].client_id: required`);
+      if (!client || typeof client !== 'object') return;
+      // The same table the provider applies when it builds the client (lazily, at first use).
+      const copy: Record<string, unknown> = structuredClone(client);
+      copy.token_endpoint_auth_method ??= DEFAULT_TOKEN_ENDPOINT_AUTH_METHOD;
+      for (const refusal of applyMetadataPolicy('operator', copy)) problems.push(`clients[${i}]: ${refusal}`);
+    });
 
   if (c.metrics?.token !== undefined && (typeof c.metrics.token !== 'string' || c.metrics.token.length < 16)) {
     problems.push('metrics.token: must be a string of at least 16 characters');
   }
-  if (c.readinessTimeoutMs !== undefined && !positiveInt(c.readinessTimeoutMs)) problems.push('readinessTimeoutMs: must be a positive integer (milliseconds)');
+  if (c.readinessTimeoutMs !== undefined && !positiveInt(c.readinessTimeoutMs))
+    problems.push('readinessTimeoutMs: must be a positive integer (milliseconds)');
   if (c.production) problems.push(...productionProblems(c));
 
   problems.push(...dpopConfigProblems(c.dpop));
 
-  if (!c.storage || typeof c.storage !== 'object') problems.push('storage: required ({ kind: "memory" | "sqlite" | "postgres", … } or a Store)');
+  if (!c.storage || typeof c.storage !== 'object')
+    problems.push('storage: required ({ kind: "memory" | "sqlite" | "postgres", … } or a Store)');
 
   if (problems.length) throw new ConfigError(problems, CONFIG_SUBJECT);
 }

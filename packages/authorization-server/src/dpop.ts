@@ -41,9 +41,11 @@ export function dpopConfigProblems(dpop: unknown): string[] {
   }
   if (d.algorithms !== undefined) {
     if (!Array.isArray(d.algorithms) || d.algorithms.length === 0) problems.push('dpop.algorithms: must be a non-empty array');
-    else for (const alg of d.algorithms) {
-      if (!SUPPORTED.includes(alg)) problems.push(`dpop.algorithms: "${String(alg)}" is not an asymmetric JWS algorithm supported for DPoP`);
-    }
+    else
+      for (const alg of d.algorithms) {
+        if (!SUPPORTED.includes(alg))
+          problems.push(`dpop.algorithms: "${String(alg)}" is not an asymmetric JWS algorithm supported for DPoP`);
+      }
   }
   return problems;
 }

@@ -64,9 +64,12 @@ export function createEgressFetch(options: EgressFetchOptions): EgressFetch {
   });
   if (dispatcher) return (url, init = {}) => fetch(url, { ...init, dispatcher } as RequestInit);
 
-  options.logger.warn('egress policy: Node’s undici is not reachable here (a VM context or another global dispatcher); addresses are checked before connecting, without pinning', {
-    purpose: options.purpose,
-  });
+  options.logger.warn(
+    'egress policy: Node’s undici is not reachable here (a VM context or another global dispatcher); addresses are checked before connecting, without pinning',
+    {
+      purpose: options.purpose,
+    },
+  );
   return async (url, init = {}) => {
     const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
     const decision = await resolveEgress(host, options.policy, options.resolve);

@@ -58,7 +58,12 @@ export function installJwtIntrospection(provider: Provider, options: JwtIntrospe
     let payload: JWTPayload;
     try {
       // RFC 9068 §4: our typ, our issuer, our keys, not expired (no leeway: we are the clock).
-      ({ payload } = await jwtVerify(token, keySet, { issuer, typ: 'at+jwt', algorithms, requiredClaims: ['exp', 'iat', 'jti', 'sub', 'aud', 'client_id'] }));
+      ({ payload } = await jwtVerify(token, keySet, {
+        issuer,
+        typ: 'at+jwt',
+        algorithms,
+        requiredClaims: ['exp', 'iat', 'jti', 'sub', 'aud', 'client_id'],
+      }));
     } catch {
       return inactive();
     }
@@ -98,7 +103,10 @@ export function installJwtIntrospection(provider: Provider, options: JwtIntrospe
       ctx.status = 200;
     } catch (err) {
       // Fail closed, and visibly: a store failure must not read as "revoked".
-      logger.error('JWT introspection failed', { client_id: ctx.oidc.client.clientId, detail: err instanceof Error ? err.message : String(err) });
+      logger.error('JWT introspection failed', {
+        client_id: ctx.oidc.client.clientId,
+        detail: err instanceof Error ? err.message : String(err),
+      });
       ctx.status = 500;
       ctx.body = { error: 'server_error', error_description: 'oops! something went wrong' };
     }

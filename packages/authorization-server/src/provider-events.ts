@@ -85,7 +85,15 @@ export function auditProviderEvents(provider: Provider, logger: Logger, metrics?
     const ctx = contextOf(args);
     const grantType = String(ctx?.oidc?.params?.grant_type ?? 'unknown');
     metrics?.tokenIssued(grantType);
-    const oidc = ctx?.oidc as unknown as { client?: { clientId: string }; entities?: Record<string, { accountId?: string; scope?: string; aud?: unknown; resourceServer?: { audience?: string } } | undefined> } | undefined;
+    const oidc = ctx?.oidc as unknown as
+      | {
+          client?: { clientId: string };
+          entities?: Record<
+            string,
+            { accountId?: string; scope?: string; aud?: unknown; resourceServer?: { audience?: string } } | undefined
+          >;
+        }
+      | undefined;
     const accessToken = oidc?.entities?.AccessToken ?? oidc?.entities?.ClientCredentials;
     audit(logger, grantType === 'refresh_token' ? 'token.refreshed' : 'token.issued', {
       grant_type: grantType,
@@ -104,7 +112,7 @@ export function auditProviderEvents(provider: Provider, logger: Logger, metrics?
     audit(logger, 'grant.revoked', {
       client_id: clientId,
       // A refresh token presented twice ends its grant (OAuth 2.1 §4.3.1 reuse detection).
-      reason: route === 'revocation' ? 'revocation' : route === 'token' ? 'token_reuse_or_replay' : route ?? 'unknown',
+      reason: route === 'revocation' ? 'revocation' : route === 'token' ? 'token_reuse_or_replay' : (route ?? 'unknown'),
     });
   });
 

@@ -226,7 +226,10 @@ export async function buildProvider(
     async renderError(ctx, out) {
       ctx.type = 'html';
       ctx.set('cache-control', 'no-store');
-      ctx.set('content-security-policy', "default-src 'none'; style-src 'self'; frame-ancestors 'none'; form-action 'none'; base-uri 'none'");
+      ctx.set(
+        'content-security-policy',
+        "default-src 'none'; style-src 'self'; frame-ancestors 'none'; form-action 'none'; base-uri 'none'",
+      );
       ctx.body = page(
         'Authorization error',
         `<h1>Authorization error</h1><p class="error"><code>${escapeHtml(out.error)}</code>${
@@ -252,7 +255,12 @@ export async function buildProvider(
     }
   });
 
-  installJwtIntrospection(provider, { issuer: config.issuer, signingKeys: ordered.map((k) => k.jwk), allowed: introspectionAllowed, logger });
+  installJwtIntrospection(provider, {
+    issuer: config.issuer,
+    signingKeys: ordered.map((k) => k.jwk),
+    allowed: introspectionAllowed,
+    logger,
+  });
   logProviderErrors(provider, logger, metrics);
   auditProviderEvents(provider, logger, metrics);
 

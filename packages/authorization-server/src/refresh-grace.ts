@@ -216,11 +216,21 @@ class RefreshGrace {
   /** The same token again within the window: serve the first response when it is safe to. */
   private async repeat(ctx: Ctx, value: string, slot: string, clientId: string, token: FoundRefreshToken, record: unknown): Promise<void> {
     const payload = record === undefined ? undefined : openGraceRecord(value, slot, record);
-    const refusal = payload ? await this.refusal(ctx, payload, token) : record === undefined ? 'first_response_missing' : isFailureMarker(record) ? 'first_request_failed' : 'unreadable_record';
+    const refusal = payload
+      ? await this.refusal(ctx, payload, token)
+      : record === undefined
+        ? 'first_response_missing'
+        : isFailureMarker(record)
+          ? 'first_request_failed'
+          : 'unreadable_record';
 
     if (refusal || !payload) {
       // The provider decides: the real error of a failed first request, or reuse detection.
-      this.logger.info('refresh grace not applied', { client_id: clientId, reason: refusal ?? 'unreadable_record', event: 'refresh_grace.skipped' });
+      this.logger.info('refresh grace not applied', {
+        client_id: clientId,
+        reason: refusal ?? 'unreadable_record',
+        event: 'refresh_grace.skipped',
+      });
       return this.internals.handler(ctx);
     }
 

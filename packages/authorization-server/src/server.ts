@@ -64,7 +64,8 @@ export async function createAuthorizationServer(config: AuthorizationServerConfi
   try {
     if (config.users?.length) await seedUsers(store, config.users);
     const devAccount = config.devAutoLogin ? await ensureAccount(store, config.devAutoLogin.trim()) : undefined;
-    if (devAccount) logger.warn('DEV_AUTO_LOGIN is on: every authorization request is approved without a page', { username: devAccount.username });
+    if (devAccount)
+      logger.warn('DEV_AUTO_LOGIN is on: every authorization request is approved without a page', { username: devAccount.username });
     if (config.cimd?.allowPrivateNetwork) logger.warn('CIMD may fetch loopback/private addresses (dev only)');
     if (config.production && metrics && !config.metrics?.token) {
       logger.warn('GET /metrics is open to anyone who reaches this server: block it at the proxy or set metrics.token (METRICS_TOKEN)');
@@ -121,9 +122,12 @@ export async function createAuthorizationServer(config: AuthorizationServerConfi
 
     const registration = config.registration ?? {};
     if ((registration.enabled ?? true) && registration.rateLimit !== false) {
-      app.post(`${mountPath}/reg`, rateLimit(store.kv, 'dcr-rate', registration.rateLimit ?? { max: 20, windowSeconds: 3600 }, logger, () =>
+      app.post(
+        `${mountPath}/reg`,
+        rateLimit(store.kv, 'dcr-rate', registration.rateLimit ?? { max: 20, windowSeconds: 3600 }, logger, () =>
           metrics?.registrationRateLimited(),
-        ));
+        ),
+      );
     }
 
     app.use(
@@ -146,7 +150,15 @@ export async function createAuthorizationServer(config: AuthorizationServerConfi
     // The signed-in user's approvals, each revocable (see interactions/account.ts).
     app.use(
       `${mountPath}/account`,
-      createAccountRouter({ provider, store, resources, logger, mountPath, secureCookies: issuerUrl.protocol === 'https:', serviceName: config.serviceName ?? issuerUrl.host }),
+      createAccountRouter({
+        provider,
+        store,
+        resources,
+        logger,
+        mountPath,
+        secureCookies: issuerUrl.protocol === 'https:',
+        serviceName: config.serviceName ?? issuerUrl.host,
+      }),
     );
 
     if (mountPath) app.use(mountPath, callback);

@@ -26,7 +26,15 @@ describe('CIMD trust policy (pure functions)', () => {
   });
 
   it('MCP security §CIMD SSRF: loopback and private addresses are refused unless the dev switch is on', () => {
-    for (const id of ['https://127.0.0.1/c.json', 'https://localhost/c.json', 'https://10.1.2.3/c.json', 'https://192.168.1.1/c.json', 'https://[::1]/c.json', 'https://169.254.169.254/c.json', 'https://[fd00::1]/c.json']) {
+    for (const id of [
+      'https://127.0.0.1/c.json',
+      'https://localhost/c.json',
+      'https://10.1.2.3/c.json',
+      'https://192.168.1.1/c.json',
+      'https://[::1]/c.json',
+      'https://169.254.169.254/c.json',
+      'https://[fd00::1]/c.json',
+    ]) {
       expect(cimdRefusal(id, {}), id).toBeTruthy();
     }
     expect(cimdRefusal('https://127.0.0.1/c.json', { allowPrivateNetwork: true })).toBeUndefined();
@@ -79,7 +87,14 @@ describe('CIMD trust policy (pure functions)', () => {
   });
 
   it('MCP security best practices §SSRF: encoded loopback / mapped forms in a client_id URL are refused (URL parsing normalises them first)', () => {
-    for (const id of ['https://0x7f.1/c.json', 'https://2130706433/c.json', 'https://[::ffff:127.0.0.1]/c.json', 'https://[::ffff:169.254.169.254]/c.json', 'https://100.64.0.1/c.json', 'https://[fe80::1]/c.json']) {
+    for (const id of [
+      'https://0x7f.1/c.json',
+      'https://2130706433/c.json',
+      'https://[::ffff:127.0.0.1]/c.json',
+      'https://[::ffff:169.254.169.254]/c.json',
+      'https://100.64.0.1/c.json',
+      'https://[fe80::1]/c.json',
+    ]) {
       expect(cimdRefusal(id, {}), id).toMatch(/loopback or private/);
     }
     expect(cimdRefusal('https://[2606:4700:4700::1111]/c.json', {})).toBeUndefined();
@@ -128,7 +143,15 @@ describe('CIMD end to end (HTTPS document host on loopback, dev private-network 
   async function errorPageFor(clientId: string, redirect = REDIRECT) {
     const { challenge } = pkce();
     const result = await new UserAgent().follow(
-      authorizeUrl(t.url, { client_id: clientId, response_type: 'code', redirect_uri: redirect, code_challenge: challenge, code_challenge_method: 'S256', scope: 'notes:read', resource: RESOURCE }),
+      authorizeUrl(t.url, {
+        client_id: clientId,
+        response_type: 'code',
+        redirect_uri: redirect,
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        scope: 'notes:read',
+        resource: RESOURCE,
+      }),
       redirect,
     );
     if (isUrl(result)) throw new Error(`unexpected redirect to ${result.href}`);
@@ -183,7 +206,15 @@ describe('CIMD end to end (HTTPS document host on loopback, dev private-network 
     const ua = new UserAgent();
     const { challenge } = pkce();
     const login = await ua.follow(
-      authorizeUrl(manual.url, { client_id: `${host.origin}/good.json`, response_type: 'code', redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', scope: 'notes:read', resource: RESOURCE }),
+      authorizeUrl(manual.url, {
+        client_id: `${host.origin}/good.json`,
+        response_type: 'code',
+        redirect_uri: REDIRECT,
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        scope: 'notes:read',
+        resource: RESOURCE,
+      }),
       REDIRECT,
     );
     if (isUrl(login)) throw new Error('expected login');
@@ -262,7 +293,15 @@ describe('CIMD without the dev switch', () => {
   it('MCP security §CIMD SSRF: a loopback client_id URL is refused before any fetch', async () => {
     const { challenge } = pkce();
     const result = await new UserAgent().follow(
-      authorizeUrl(t.url, { client_id: 'https://127.0.0.1:1/client.json', response_type: 'code', redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', scope: 'notes:read', resource: RESOURCE }),
+      authorizeUrl(t.url, {
+        client_id: 'https://127.0.0.1:1/client.json',
+        response_type: 'code',
+        redirect_uri: REDIRECT,
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        scope: 'notes:read',
+        resource: RESOURCE,
+      }),
       REDIRECT,
     );
     expect(isUrl(result)).toBe(false);
@@ -273,13 +312,21 @@ describe('CIMD without the dev switch', () => {
   });
 
   it('the token endpoint refuses a refused CIMD client_id with invalid_client', async () => {
-    const res = await tokenRequest(t.url, { grant_type: 'authorization_code', code: 'x', redirect_uri: REDIRECT, code_verifier: 'y', client_id: 'https://blocked.example/client.json' });
+    const res = await tokenRequest(t.url, {
+      grant_type: 'authorization_code',
+      code: 'x',
+      redirect_uri: REDIRECT,
+      code_verifier: 'y',
+      client_id: 'https://blocked.example/client.json',
+    });
     // RFC 6749 §5.2: 400 is right when no Authorization header was used.
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('invalid_client');
   });
 
   it('config: allowPrivateNetwork is refused for a non-loopback issuer', async () => {
-    await expect(startAs({ issuerPath: '', cimd: { allowPrivateNetwork: true }, issuer: 'https://auth.example.com' } as never)).rejects.toThrow(/allowPrivateNetwork/);
+    await expect(
+      startAs({ issuerPath: '', cimd: { allowPrivateNetwork: true }, issuer: 'https://auth.example.com' } as never),
+    ).rejects.toThrow(/allowPrivateNetwork/);
   });
 });

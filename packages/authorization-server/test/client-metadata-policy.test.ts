@@ -91,7 +91,11 @@ describe('client metadata policy: grants without a user (RFC 6749 §4.4: confide
       for (const method of authMethods) {
         const expected = expectation(source, method);
         it(`${source} + ${method} + ${grant} → ${expected}`, () => {
-          const metadata: Record<string, unknown> = { client_id: 'c', token_endpoint_auth_method: method, grant_types: ['authorization_code', grant] };
+          const metadata: Record<string, unknown> = {
+            client_id: 'c',
+            token_endpoint_auth_method: method,
+            grant_types: ['authorization_code', grant],
+          };
           const refusals = applyMetadataPolicy(source, metadata);
           if (expected === 'reject') {
             expect(refusals).toHaveLength(1);
@@ -107,7 +111,10 @@ describe('client metadata policy: grants without a user (RFC 6749 §4.4: confide
 
   it('user-delegated grants are untouched for every source', () => {
     for (const source of METADATA_SOURCES) {
-      const metadata: Record<string, unknown> = { token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'] };
+      const metadata: Record<string, unknown> = {
+        token_endpoint_auth_method: 'none',
+        grant_types: ['authorization_code', 'refresh_token'],
+      };
       expect(applyMetadataPolicy(source, metadata)).toEqual([]);
       expect(metadata.grant_types).toEqual(['authorization_code', 'refresh_token']);
     }
@@ -157,20 +164,30 @@ describe('client metadata policy at start-up (validateConfig)', () => {
   });
 
   it('RFC 6749 §4.4: client_credentials with auth "none" is a configuration error', () => {
-    expect(() => validateConfig(config({ client_id: 'svc', grant_types: ['client_credentials'], token_endpoint_auth_method: 'none' }))).toThrow(
-      /clients\[0\]: client_credentials needs client authentication/,
-    );
+    expect(() =>
+      validateConfig(config({ client_id: 'svc', grant_types: ['client_credentials'], token_endpoint_auth_method: 'none' })),
+    ).toThrow(/clients\[0\]: client_credentials needs client authentication/);
   });
 
   it(`${RESOURCE_SCOPE_PROPERTY} in a configured client is a configuration error`, () => {
-    expect(() => validateConfig(config({ client_id: 'svc', client_secret: 's'.repeat(32), [RESOURCE_SCOPE_PROPERTY]: 'notes:read' }))).toThrow(
-      new RegExp(`clients\\[0\\]: ${RESOURCE_SCOPE_PROPERTY} is internal`),
-    );
+    expect(() =>
+      validateConfig(config({ client_id: 'svc', client_secret: 's'.repeat(32), [RESOURCE_SCOPE_PROPERTY]: 'notes:read' })),
+    ).toThrow(new RegExp(`clients\\[0\\]: ${RESOURCE_SCOPE_PROPERTY} is internal`));
   });
 
   it('a confidential machine client (default or explicit secret auth, or private_key_jwt) is accepted', () => {
     for (const method of [undefined, 'client_secret_basic', 'client_secret_post', 'private_key_jwt']) {
-      expect(() => validateConfig(config({ client_id: 'svc', client_secret: 's'.repeat(32), grant_types: ['client_credentials'], token_endpoint_auth_method: method, scope: 'notes:read' }))).not.toThrow();
+      expect(() =>
+        validateConfig(
+          config({
+            client_id: 'svc',
+            client_secret: 's'.repeat(32),
+            grant_types: ['client_credentials'],
+            token_endpoint_auth_method: method,
+            scope: 'notes:read',
+          }),
+        ),
+      ).not.toThrow();
     }
   });
 });
@@ -188,7 +205,10 @@ describe('the policy and oidc-provider agree on the fields', () => {
     const weakCache = 'oidc-provider/lib/helpers/weak_cache.js';
     const { default: instance } = (await import(weakCache)) as { default: (p: unknown) => Record<string, unknown> };
     void t.as.provider.Client; // builds the client schema, which records the recognised fields
-    const state = instance(t.as.provider) as { RECOGNIZED_METADATA: string[]; configuration: { extraClientMetadata: { properties: string[] } } };
+    const state = instance(t.as.provider) as {
+      RECOGNIZED_METADATA: string[];
+      configuration: { extraClientMetadata: { properties: string[] } };
+    };
     const fields = [...state.RECOGNIZED_METADATA, ...state.configuration.extraClientMetadata.properties];
     expect(fields.length).toBeGreaterThan(20);
     expect(fields.filter((f) => !KNOWN_FIELDS.includes(f))).toEqual([]);
@@ -200,7 +220,13 @@ describe('token endpoint guard: grants without a user (defence in depth behind t
   beforeAll(async () => {
     t = await startAs({
       clients: [
-        { client_id: 'svc-secret', client_secret: 'svc-secret-0123456789abcdef', grant_types: ['client_credentials'], response_types: [], redirect_uris: [] },
+        {
+          client_id: 'svc-secret',
+          client_secret: 'svc-secret-0123456789abcdef',
+          grant_types: ['client_credentials'],
+          response_types: [],
+          redirect_uris: [],
+        },
       ],
     });
   });

@@ -30,7 +30,8 @@ function raceGate(instances: Instance[], n: number) {
   const timer = setTimeout(() => open(), 5000);
   const restores = instances.map((instance) => {
     // the public type of `provider` is a subset (oidc-shapes.ts): the model class is reached by cast
-    const model = (instance.as().provider as unknown as { AuthorizationCode: { find: (...args: unknown[]) => Promise<unknown> } }).AuthorizationCode;
+    const model = (instance.as().provider as unknown as { AuthorizationCode: { find: (...args: unknown[]) => Promise<unknown> } })
+      .AuthorizationCode;
     const own = Object.prototype.hasOwnProperty.call(model, 'find');
     const original = model.find;
     model.find = async function gatedFind(this: unknown, ...args: unknown[]) {
@@ -116,7 +117,7 @@ for (const target of targets) {
       oneWinner(await raced([as], [() => exchangeCode(as.url, clientId, flow), () => exchangeCode(as.url, clientId, flow)]));
     });
 
-    it('RFC 6749 §4.1.2: after the replay the grant is revoked — the winner\'s refresh token is refused', async () => {
+    it("RFC 6749 §4.1.2: after the replay the grant is revoked — the winner's refresh token is refused", async () => {
       const flow = await authorizeAuto(as.url, clientId);
       const winner = oneWinner(await raced([as], [() => exchangeCode(as.url, clientId, flow), () => exchangeCode(as.url, clientId, flow)]));
       const r = await refresh(as.url, clientId, winner.body.refresh_token as string);
@@ -126,7 +127,10 @@ for (const target of targets) {
 
     it('RFC 9700 §4.5.3.1: five exchanges of one code at once → one 200, four invalid_grant', async () => {
       const flow = await authorizeAuto(as.url, clientId);
-      const results = await raced([as], Array.from({ length: 5 }, () => () => exchangeCode(as.url, clientId, flow)));
+      const results = await raced(
+        [as],
+        Array.from({ length: 5 }, () => () => exchangeCode(as.url, clientId, flow)),
+      );
       expect(results.filter((r) => r.status === 200)).toHaveLength(1);
       expect(results.filter((r) => r.status === 400).map((r) => r.body.error)).toEqual(Array(4).fill('invalid_grant'));
     });
@@ -162,7 +166,7 @@ describe('code replay race: two AS instances on one PostgreSQL schema', () => {
     await dropSchema(schema);
   });
 
-  it('RFC 6749 §4.1.2: the code exchanged on A and on B at once → one success; the winner\'s refresh token then fails on both', async () => {
+  it("RFC 6749 §4.1.2: the code exchanged on A and on B at once → one success; the winner's refresh token then fails on both", async () => {
     for (let round = 0; round < 3; round++) {
       const flow = await authorizeAuto(a.url, clientId);
       const winner = oneWinner(await raced([a, b], [() => exchangeCode(a.url, clientId, flow), () => exchangeCode(b.url, clientId, flow)]));

@@ -39,7 +39,9 @@ describe('configuration validation', () => {
     const list = problems({ ...valid, redirectUris: { extraSchemes: ['https', 'javascript', 'My:Host', 7] } });
     expect(list).toHaveLength(4);
     for (const problem of list) expect(problem).toMatch(/^redirectUris\.extraSchemes: /);
-    expect(problems({ ...valid, redirectUris: { extraSchemes: 'myhost' } })).toEqual(['redirectUris.extraSchemes: must be an array of URI schemes']);
+    expect(problems({ ...valid, redirectUris: { extraSchemes: 'myhost' } })).toEqual([
+      'redirectUris.extraSchemes: must be an array of URI schemes',
+    ]);
   });
 
   it('MCP security §Communication: http issuers only on loopback; RFC 8414 §2: no query or fragment', () => {
@@ -55,7 +57,10 @@ describe('configuration validation', () => {
   });
 
   it('rejects reserved and malformed scope names and unknown default scopes', () => {
-    const list = problems({ ...valid, resources: [{ resource: 'https://x.example/mcp', scopes: { openid: 'x', 'bad scope': 'y' }, defaultScopes: ['nope'] }] }).join('\n');
+    const list = problems({
+      ...valid,
+      resources: [{ resource: 'https://x.example/mcp', scopes: { openid: 'x', 'bad scope': 'y' }, defaultScopes: ['nope'] }],
+    }).join('\n');
     expect(list).toMatch(/reserved/);
     expect(list).toMatch(/valid scope token/);
     expect(list).toMatch(/defaultScopes/);
@@ -75,7 +80,9 @@ describe('configuration validation', () => {
   });
 
   it('dev-only switches are refused unless the issuer host is loopback', () => {
-    const list = problems({ ...valid, issuer: 'https://auth.example.com', devAutoLogin: 'demo', cimd: { allowPrivateNetwork: true } }).join('\n');
+    const list = problems({ ...valid, issuer: 'https://auth.example.com', devAutoLogin: 'demo', cimd: { allowPrivateNetwork: true } }).join(
+      '\n',
+    );
     expect(list).toMatch(/devAutoLogin: refused/);
     expect(list).toMatch(/allowPrivateNetwork: refused/);
     expect(problems({ ...valid, issuer: 'http://127.0.0.1:9000', devAutoLogin: 'demo' })).toEqual([]);
@@ -114,8 +121,8 @@ describe('configuration validation', () => {
   });
 
   it('createAuthorizationServer throws the ConfigError before opening storage', async () => {
-    await expect(createAuthorizationServer({ ...valid, issuer: 'https://auth.example.com', devAutoLogin: 'demo', logger: silentLogger })).rejects.toThrow(
-      /devAutoLogin: refused because the issuer host "auth.example.com" is not loopback/,
-    );
+    await expect(
+      createAuthorizationServer({ ...valid, issuer: 'https://auth.example.com', devAutoLogin: 'demo', logger: silentLogger }),
+    ).rejects.toThrow(/devAutoLogin: refused because the issuer host "auth.example.com" is not loopback/);
   });
 });

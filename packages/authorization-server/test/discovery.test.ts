@@ -23,7 +23,9 @@ describe('discovery', () => {
     expect(m.response_types_supported).toContain('code');
     expect(m.grant_types_supported).toEqual(expect.arrayContaining(['authorization_code', 'refresh_token', 'client_credentials']));
     expect(m.scopes_supported).toEqual(expect.arrayContaining(['notes:read', 'notes:write', 'offline_access']));
-    expect(m.token_endpoint_auth_methods_supported).toEqual(expect.arrayContaining(['none', 'client_secret_basic', 'client_secret_post', 'private_key_jwt']));
+    expect(m.token_endpoint_auth_methods_supported).toEqual(
+      expect.arrayContaining(['none', 'client_secret_basic', 'client_secret_post', 'private_key_jwt']),
+    );
   });
 
   it('MCP security §PKCE: OIDC discovery also lists code_challenge_methods_supported S256', async () => {

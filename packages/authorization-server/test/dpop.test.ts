@@ -108,25 +108,28 @@ describe('RFC 9449 DPoP at the authorization server', () => {
   it.each([
     ['10 minutes old', -600],
     ['10 minutes in the future', 600],
-  ])('RFC 9449 §4.3 (check 11) + §8: a proof whose iat is %s is refused; the server answers use_dpop_nonce with a DPoP-Nonce', async (_label, offset) => {
-    const params = await codeFor(t, clientId, key);
-    const iat = Math.floor(Date.now() / 1000) + offset;
-    const res = await tokenRequest(t.url, params, { dpop: await proof(key, `${t.url}/token`, undefined, { iat }) });
-    expect(res.status).toBe(400);
-    // A nonce secret is always configured (src/dpop.ts), so oidc-provider refuses a proof outside
-    // its iat window with use_dpop_nonce (RFC 9449 §8) rather than invalid_dpop_proof: the stale
-    // proof is refused either way, and the client learns how to prove freshness.
-    expect(res.body.error).toBe('use_dpop_nonce');
-    expect(res.body.access_token).toBeUndefined();
-    const nonce = res.headers.get('dpop-nonce');
-    expect(nonce).toBeTruthy();
-    // RFC 9449 §8: the retry with the server's nonce is accepted.
-    const ok = await tokenRequest(t.url, params, { dpop: await proof(key, `${t.url}/token`, nonce!) });
-    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
-    expect(ok.body.token_type).toBe('DPoP');
-  });
+  ])(
+    'RFC 9449 §4.3 (check 11) + §8: a proof whose iat is %s is refused; the server answers use_dpop_nonce with a DPoP-Nonce',
+    async (_label, offset) => {
+      const params = await codeFor(t, clientId, key);
+      const iat = Math.floor(Date.now() / 1000) + offset;
+      const res = await tokenRequest(t.url, params, { dpop: await proof(key, `${t.url}/token`, undefined, { iat }) });
+      expect(res.status).toBe(400);
+      // A nonce secret is always configured (src/dpop.ts), so oidc-provider refuses a proof outside
+      // its iat window with use_dpop_nonce (RFC 9449 §8) rather than invalid_dpop_proof: the stale
+      // proof is refused either way, and the client learns how to prove freshness.
+      expect(res.body.error).toBe('use_dpop_nonce');
+      expect(res.body.access_token).toBeUndefined();
+      const nonce = res.headers.get('dpop-nonce');
+      expect(nonce).toBeTruthy();
+      // RFC 9449 §8: the retry with the server's nonce is accepted.
+      const ok = await tokenRequest(t.url, params, { dpop: await proof(key, `${t.url}/token`, nonce!) });
+      expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+      expect(ok.body.token_type).toBe('DPoP');
+    },
+  );
 
-  it('RFC 9449 §4.3 (check 11) + §8: a stale proof carrying a nonce that is not the server\'s is refused', async () => {
+  it("RFC 9449 §4.3 (check 11) + §8: a stale proof carrying a nonce that is not the server's is refused", async () => {
     const params = await codeFor(t, clientId, key);
     const iat = Math.floor(Date.now() / 1000) - 600;
     const res = await tokenRequest(t.url, params, { dpop: await proof(key, `${t.url}/token`, 'made-up-nonce', { iat }) });
@@ -136,7 +139,7 @@ describe('RFC 9449 DPoP at the authorization server', () => {
     expect(res.body.access_token).toBeUndefined();
   });
 
-  it('without a proof the token stays a Bearer token (DPoP is the client\'s choice unless the resource requires it)', async () => {
+  it("without a proof the token stays a Bearer token (DPoP is the client's choice unless the resource requires it)", async () => {
     const res = await tokenRequest(t.url, await codeFor(t, clientId));
     expect(res.status).toBe(200);
     expect(res.body.token_type).toBe('Bearer');
@@ -157,7 +160,7 @@ describe('RFC 9449 §8 DPoP nonces at the authorization server', () => {
     await a.close();
   });
 
-  it('RFC 9449 §8: with requireNonce, a proof without nonce gets use_dpop_nonce and a DPoP-Nonce; one instance\'s nonce works at another with the same secret', async () => {
+  it("RFC 9449 §8: with requireNonce, a proof without nonce gets use_dpop_nonce and a DPoP-Nonce; one instance's nonce works at another with the same secret", async () => {
     const key = await dpopKey();
     const clientId = (await registerClient(a.url)).body.client_id;
     const params = await codeFor(a, clientId, key);
@@ -205,7 +208,11 @@ describe('RFC 9449 §8 DPoP nonces at the authorization server', () => {
   });
 
   it('config: a nonceSecret that is not 32 bytes of base64url and symmetric algorithms are refused', () => {
-    const base = { issuer: 'http://localhost:9000', resources: [{ resource: RESOURCE, scopes: { a: 'a' } }], storage: { kind: 'memory' as const } };
+    const base = {
+      issuer: 'http://localhost:9000',
+      resources: [{ resource: RESOURCE, scopes: { a: 'a' } }],
+      storage: { kind: 'memory' as const },
+    };
     let problems: readonly string[] = [];
     try {
       validateConfig({ ...base, dpop: { nonceSecret: 'short', algorithms: ['HS256'] } });

@@ -18,7 +18,11 @@ describe('errors and logs never leak secrets or stacks', () => {
   afterAll(() => t.close());
 
   it('redact() replaces secret-looking fields', () => {
-    expect(redact({ refresh_token: 'abc', password: 'p', client_id: 'c' })).toEqual({ refresh_token: '[redacted]', password: '[redacted]', client_id: 'c' });
+    expect(redact({ refresh_token: 'abc', password: 'p', client_id: 'c' })).toEqual({
+      refresh_token: '[redacted]',
+      password: '[redacted]',
+      client_id: 'c',
+    });
   });
 
   it('a full flow plus failed token requests leave no code, token or secret in the logs', async () => {
@@ -29,22 +33,43 @@ describe('errors and logs never leak secrets or stacks', () => {
     expect(ok.status).toBe(200);
     const replay = await exchangeCode(t.url, reg.body.client_id, flow);
     expect(replay.status).toBe(400);
-    const badRefresh = await tokenRequest(t.url, { grant_type: 'refresh_token', refresh_token: 'forged-refresh-token-value', client_id: reg.body.client_id });
+    const badRefresh = await tokenRequest(t.url, {
+      grant_type: 'refresh_token',
+      refresh_token: 'forged-refresh-token-value',
+      client_id: reg.body.client_id,
+    });
     expect(badRefresh.status).toBe(400);
     const all = lines.join('\n');
     // The refusals are logged with their OAuth error code…
     expect(all).toMatch(/request refused .*"event":"grant.error".*"error":"invalid_grant"/);
-    for (const secret of [code, ok.body.access_token, ok.body.refresh_token, flow.verifier, 'forged-refresh-token-value', reg.body.registration_access_token]) {
+    for (const secret of [
+      code,
+      ok.body.access_token,
+      ok.body.refresh_token,
+      flow.verifier,
+      'forged-refresh-token-value',
+      reg.body.registration_access_token,
+    ]) {
       expect(all).not.toContain(secret);
     }
   });
 
   it('OAuth error responses are JSON with a registered code and no stack', async () => {
     const cases: Array<[string, RequestInit]> = [
-      ['/token', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=authorization_code&code=%ZZ' }],
+      [
+        '/token',
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: 'grant_type=authorization_code&code=%ZZ',
+        },
+      ],
       ['/token', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"grant_type":' }],
       ['/token', { method: 'POST' }],
-      ['/reg', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: 'not-an-array' }) }],
+      [
+        '/reg',
+        { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: 'not-an-array' }) },
+      ],
     ];
     for (const [path, init] of cases) {
       const res = await fetch(`${t.url}${path}`, init);
@@ -52,7 +77,14 @@ describe('errors and logs never leak secrets or stacks', () => {
       expect(res.status, `${path} ${text}`).toBeGreaterThanOrEqual(400);
       expect(res.status, `${path} ${text}`).toBeLessThan(500);
       const body = JSON.parse(text) as { error: string };
-      expect(['invalid_request', 'invalid_client', 'invalid_client_metadata', 'unsupported_grant_type', 'invalid_grant', 'invalid_redirect_uri']).toContain(body.error);
+      expect([
+        'invalid_request',
+        'invalid_client',
+        'invalid_client_metadata',
+        'unsupported_grant_type',
+        'invalid_grant',
+        'invalid_redirect_uri',
+      ]).toContain(body.error);
       expect(text).not.toMatch(/at .*\.(js|ts):\d+/);
     }
   });

@@ -32,7 +32,16 @@ describe('remembered grants', () => {
     const ua = new UserAgent();
     const { verifier, challenge } = pkce();
     const login = await ua.follow(
-      authorizeUrl(t.url, { client_id: clientId, response_type: 'code', redirect_uri: WEB_REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', scope, resource, state: 's' }),
+      authorizeUrl(t.url, {
+        client_id: clientId,
+        response_type: 'code',
+        redirect_uri: WEB_REDIRECT,
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        scope,
+        resource,
+        state: 's',
+      }),
       WEB_REDIRECT,
     );
     if (isUrl(login)) throw new Error('expected the login page');
@@ -54,7 +63,14 @@ describe('remembered grants', () => {
     const second = await freshSession(clientId, 'notes:read');
     expect(isUrl(second.next)).toBe(true);
     const code = (second.next as URL).searchParams.get('code')!;
-    const token = await tokenRequest(t.url, { grant_type: 'authorization_code', code, redirect_uri: WEB_REDIRECT, code_verifier: second.verifier, client_id: clientId, resource: RESOURCE });
+    const token = await tokenRequest(t.url, {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: WEB_REDIRECT,
+      code_verifier: second.verifier,
+      client_id: clientId,
+      resource: RESOURCE,
+    });
     expect(token.status).toBe(200);
     expect(token.body.scope).toBe('notes:read');
   });
@@ -65,7 +81,16 @@ describe('remembered grants', () => {
       const ua = new UserAgent();
       const { challenge } = pkce();
       const login = await ua.follow(
-        authorizeUrl(t.url, { client_id: clientId, response_type: 'code', redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', scope: 'notes:read', resource: RESOURCE, state: 's' }),
+        authorizeUrl(t.url, {
+          client_id: clientId,
+          response_type: 'code',
+          redirect_uri: REDIRECT,
+          code_challenge: challenge,
+          code_challenge_method: 'S256',
+          scope: 'notes:read',
+          resource: RESOURCE,
+          state: 's',
+        }),
         REDIRECT,
       );
       if (isUrl(login)) throw new Error('expected the login page');
@@ -90,7 +115,17 @@ describe('remembered grants', () => {
     const ua = new UserAgent();
     const { challenge } = pkce();
     const login = await ua.follow(
-      authorizeUrl(t.url, { client_id: clientId, response_type: 'code', redirect_uri: WEB_REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', scope: 'notes:read', resource: RESOURCE, state: 's', prompt: 'consent' }),
+      authorizeUrl(t.url, {
+        client_id: clientId,
+        response_type: 'code',
+        redirect_uri: WEB_REDIRECT,
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        scope: 'notes:read',
+        resource: RESOURCE,
+        state: 's',
+        prompt: 'consent',
+      }),
       WEB_REDIRECT,
     );
     if (isUrl(login)) throw new Error('expected the login page');
@@ -108,7 +143,14 @@ describe('remembered grants', () => {
     expect(wider.next.body).not.toContain('Read your notes');
     expect(wider.next.body).toMatch(/Already allowed[\s\S]*notes:read/);
     const done = await approve(wider.ua, wider.next);
-    const token = await tokenRequest(t.url, { grant_type: 'authorization_code', code: done.searchParams.get('code')!, redirect_uri: WEB_REDIRECT, code_verifier: wider.verifier, client_id: clientId, resource: RESOURCE });
+    const token = await tokenRequest(t.url, {
+      grant_type: 'authorization_code',
+      code: done.searchParams.get('code')!,
+      redirect_uri: WEB_REDIRECT,
+      code_verifier: wider.verifier,
+      client_id: clientId,
+      resource: RESOURCE,
+    });
     expect(token.body.scope).toBe('notes:read notes:write');
   });
 
@@ -135,7 +177,14 @@ describe('remembered grants', () => {
     const clientId = (await webClient()).body.client_id;
     const first = await freshSession(clientId, 'notes:read notes:write');
     const done = await approve(first.ua, first.next);
-    const token = await tokenRequest(t.url, { grant_type: 'authorization_code', code: done.searchParams.get('code')!, redirect_uri: WEB_REDIRECT, code_verifier: first.verifier, client_id: clientId, resource: RESOURCE });
+    const token = await tokenRequest(t.url, {
+      grant_type: 'authorization_code',
+      code: done.searchParams.get('code')!,
+      redirect_uri: WEB_REDIRECT,
+      code_verifier: first.verifier,
+      client_id: clientId,
+      resource: RESOURCE,
+    });
     expect(token.body.refresh_token).toBeTruthy();
     const alice = (await t.as.store.accounts.findByUsername('alice'))!;
     const listed = (await listAccountGrants(t.as.store, alice.id)).find((g) => g.clientId === clientId);
@@ -143,13 +192,26 @@ describe('remembered grants', () => {
 
     expect(await revokeRememberedGrant(t.as.store, alice.id, clientId)).toBe(true);
     expect((await listAccountGrants(t.as.store, alice.id)).some((g) => g.clientId === clientId)).toBe(false);
-    const refresh = await tokenRequest(t.url, { grant_type: 'refresh_token', refresh_token: token.body.refresh_token, client_id: clientId });
+    const refresh = await tokenRequest(t.url, {
+      grant_type: 'refresh_token',
+      refresh_token: token.body.refresh_token,
+      client_id: clientId,
+    });
     expect(refresh.status).toBe(400);
     expect(refresh.body.error).toBe('invalid_grant');
     // Same browser session (its grant is gone) and a new one: both see the consent page again.
     const { challenge } = pkce();
     const sameSession = await first.ua.follow(
-      authorizeUrl(t.url, { client_id: clientId, response_type: 'code', redirect_uri: WEB_REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', scope: 'notes:read', resource: RESOURCE, state: 's' }),
+      authorizeUrl(t.url, {
+        client_id: clientId,
+        response_type: 'code',
+        redirect_uri: WEB_REDIRECT,
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        scope: 'notes:read',
+        resource: RESOURCE,
+        state: 's',
+      }),
       WEB_REDIRECT,
     );
     expect(!isUrl(sameSession) && sameSession.body).toContain('Authorize access');
@@ -164,7 +226,14 @@ describe('remembered grants', () => {
     const clientId = (await webClient({ client_name: 'Account Page Client' })).body.client_id;
     const first = await freshSession(clientId, 'notes:read notes:write');
     const done = await approve(first.ua, first.next);
-    const token = await tokenRequest(t.url, { grant_type: 'authorization_code', code: done.searchParams.get('code')!, redirect_uri: WEB_REDIRECT, code_verifier: first.verifier, client_id: clientId, resource: RESOURCE });
+    const token = await tokenRequest(t.url, {
+      grant_type: 'authorization_code',
+      code: done.searchParams.get('code')!,
+      redirect_uri: WEB_REDIRECT,
+      code_verifier: first.verifier,
+      client_id: clientId,
+      resource: RESOURCE,
+    });
     const page = await first.ua.request(`${t.url}/account`);
     expect(page.status).toBe(200);
     expect(page.headers.get('cache-control')).toBe('no-store');
@@ -191,7 +260,11 @@ describe('remembered grants', () => {
     });
     expect(revoked.status).toBe(303);
     expect((await listAccountGrants(t.as.store, alice.id)).some((g) => g.clientId === clientId)).toBe(false);
-    const refresh = await tokenRequest(t.url, { grant_type: 'refresh_token', refresh_token: token.body.refresh_token, client_id: clientId });
+    const refresh = await tokenRequest(t.url, {
+      grant_type: 'refresh_token',
+      refresh_token: token.body.refresh_token,
+      client_id: clientId,
+    });
     expect(refresh.body.error).toBe('invalid_grant');
     const after = await first.ua.request(`${t.url}/account?revoked=1`);
     expect(after.body).toContain('Access revoked.');
@@ -210,7 +283,16 @@ describe('remembered grants', () => {
     const bob = new UserAgent();
     const { challenge } = pkce();
     const login = await bob.follow(
-      authorizeUrl(t.url, { client_id: clientId, response_type: 'code', redirect_uri: WEB_REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', scope: 'notes:read', resource: RESOURCE, state: 's' }),
+      authorizeUrl(t.url, {
+        client_id: clientId,
+        response_type: 'code',
+        redirect_uri: WEB_REDIRECT,
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        scope: 'notes:read',
+        resource: RESOURCE,
+        state: 's',
+      }),
       WEB_REDIRECT,
     );
     if (isUrl(login)) throw new Error('expected login');

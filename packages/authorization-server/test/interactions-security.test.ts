@@ -11,13 +11,26 @@ import type { Store } from '../src/storage/types.js';
 function recordingLogger() {
   const lines: Array<{ message: string; fields: Record<string, unknown> }> = [];
   const push = (message: string, fields: Record<string, unknown> = {}) => lines.push({ message, fields });
-  return { logger: { info: push, warn: push, error: push } as Logger, lines, audits: (event: string) => lines.filter((l) => l.fields.audit === event) };
+  return {
+    logger: { info: push, warn: push, error: push } as Logger,
+    lines,
+    audits: (event: string) => lines.filter((l) => l.fields.audit === event),
+  };
 }
 
 async function openLogin(base: string, clientId: string, ua = new UserAgent(), headers: Record<string, string> = {}) {
   const { challenge } = pkce();
   const page = await ua.follow(
-    authorizeUrl(base, { client_id: clientId, response_type: 'code', redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', scope: 'notes:read', resource: RESOURCE, state: 's' }),
+    authorizeUrl(base, {
+      client_id: clientId,
+      response_type: 'code',
+      redirect_uri: REDIRECT,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      scope: 'notes:read',
+      resource: RESOURCE,
+      state: 's',
+    }),
     REDIRECT,
     { headers },
   );
@@ -106,7 +119,14 @@ describe('interaction pages: headers, CSRF, lockout, audit', () => {
   let clientId: string;
   const log = recordingLogger();
   beforeAll(async () => {
-    t = await startAs({ logger: log.logger, trustProxy: true, users: [{ username: 'alice', password: 'alice-password' }, { username: 'bob', password: 'bob-password' }] });
+    t = await startAs({
+      logger: log.logger,
+      trustProxy: true,
+      users: [
+        { username: 'alice', password: 'alice-password' },
+        { username: 'bob', password: 'bob-password' },
+      ],
+    });
     clientId = (await registerClient(t.url)).body.client_id;
   });
   afterAll(() => t.close());
@@ -175,7 +195,11 @@ describe('interaction pages: headers, CSRF, lockout, audit', () => {
     const consent = await ua.submit(page, { username: 'alice', password: 'alice-password', action: 'login' }, REDIRECT);
     if (isUrl(consent)) throw new Error('expected consent');
     const action = new URL(/action="([^"]+)"/.exec(consent.body)![1]!, consent.url).href;
-    const res = await ua.request(action, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ action: 'approve' }) });
+    const res = await ua.request(action, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ action: 'approve' }),
+    });
     expect(res.status).toBe(403);
     expect(res.headers.get('location')).toBeNull();
   });
@@ -202,7 +226,12 @@ describe('interaction pages: headers, CSRF, lockout, audit', () => {
         const next = await ua.follow(new URL(/action="([^"]+)"/.exec(page.body)![1]!, page.url).href, REDIRECT, {
           method: 'POST',
           headers: { 'content-type': 'application/x-www-form-urlencoded', ...from },
-          body: new URLSearchParams({ csrf: /name="csrf" value="([^"]+)"/.exec(page.body)![1]!, username: 'bob', password: `wrong-${i}`, action: 'login' }),
+          body: new URLSearchParams({
+            csrf: /name="csrf" value="([^"]+)"/.exec(page.body)![1]!,
+            username: 'bob',
+            password: `wrong-${i}`,
+            action: 'login',
+          }),
         });
         if (isUrl(next)) throw new Error('unexpected redirect');
         expect(next.status).toBe(401);
@@ -213,7 +242,12 @@ describe('interaction pages: headers, CSRF, lockout, audit', () => {
       const blocked = await second.ua.follow(new URL(/action="([^"]+)"/.exec(second.page.body)![1]!, second.page.url).href, REDIRECT, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded', ...from },
-        body: new URLSearchParams({ csrf: /name="csrf" value="([^"]+)"/.exec(second.page.body)![1]!, username: 'bob', password: 'bob-password', action: 'login' }),
+        body: new URLSearchParams({
+          csrf: /name="csrf" value="([^"]+)"/.exec(second.page.body)![1]!,
+          username: 'bob',
+          password: 'bob-password',
+          action: 'login',
+        }),
       });
       expect(!isUrl(blocked) && blocked.status).toBe(429);
       expect(log.audits('login.throttled').at(-1)?.fields).toMatchObject({ username: 'bob', limit: 'address-and-user' });
@@ -237,7 +271,10 @@ describe('interaction pages: headers, CSRF, lockout, audit', () => {
     const consent2 = await second.ua.submit(second.page, { username: 'alice', password: 'alice-password', action: 'login' }, REDIRECT);
     if (isUrl(consent2)) throw new Error('expected consent');
     await second.ua.submit(consent2, { action: 'approve' }, REDIRECT);
-    const events = log.lines.slice(before).map((l) => String(l.fields.audit ?? '')).filter((e) => /^(login|consent)\./.test(e));
+    const events = log.lines
+      .slice(before)
+      .map((l) => String(l.fields.audit ?? ''))
+      .filter((e) => /^(login|consent)\./.test(e));
     expect(events).toEqual(['login.succeeded', 'consent.denied', 'login.succeeded', 'consent.granted']);
     const granted = log.lines.slice(before).find((l) => l.fields.audit === 'consent.granted')!;
     expect(granted.fields).toMatchObject({ client_id: fresh, resources: [RESOURCE], scopes: ['notes:read'], via: 'page' });
@@ -256,7 +293,12 @@ describe('loginThrottle configuration', () => {
         return ua.follow(new URL(/action="([^"]+)"/.exec(page.body)![1]!, page.url).href, REDIRECT, {
           method: 'POST',
           headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
-          body: new URLSearchParams({ csrf: /name="csrf" value="([^"]+)"/.exec(page.body)![1]!, username: 'alice', password, action: 'login' }),
+          body: new URLSearchParams({
+            csrf: /name="csrf" value="([^"]+)"/.exec(page.body)![1]!,
+            username: 'alice',
+            password,
+            action: 'login',
+          }),
         });
       };
       for (let i = 0; i < 3; i++) expect(((await attempt(`192.0.2.${i + 1}`, 'wrong-password')) as Page).status).toBe(401);
@@ -269,9 +311,14 @@ describe('loginThrottle configuration', () => {
   });
 
   it('invalid limits are configuration errors', () => {
-    expect(() => validateConfig({ issuer: 'http://127.0.0.1:1', resources: [{ resource: RESOURCE, scopes: { a: 'A' } }], storage: { kind: 'memory' }, loginThrottle: { perUser: 0, bogus: 1 } as never })).toThrow(
-      /loginThrottle.perUser: must be a positive integer[\s\S]*loginThrottle.bogus: unknown field/,
-    );
+    expect(() =>
+      validateConfig({
+        issuer: 'http://127.0.0.1:1',
+        resources: [{ resource: RESOURCE, scopes: { a: 'A' } }],
+        storage: { kind: 'memory' },
+        loginThrottle: { perUser: 0, bogus: 1 } as never,
+      }),
+    ).toThrow(/loginThrottle.perUser: must be a positive integer[\s\S]*loginThrottle.bogus: unknown field/);
   });
 });
 
@@ -292,9 +339,15 @@ describe('issuer with a path', () => {
 });
 
 describe('DEV_AUTO_LOGIN', () => {
-  const base = { resources: [{ resource: RESOURCE, scopes: { 'notes:read': 'Read' } }], storage: { kind: 'memory' as const }, devAutoLogin: 'dev' };
+  const base = {
+    resources: [{ resource: RESOURCE, scopes: { 'notes:read': 'Read' } }],
+    storage: { kind: 'memory' as const },
+    devAutoLogin: 'dev',
+  };
   it('is refused unless the issuer host is loopback', () => {
-    expect(() => validateConfig({ ...base, issuer: 'https://auth.example.com' })).toThrow(/devAutoLogin: refused because the issuer host "auth.example.com" is not loopback/);
+    expect(() => validateConfig({ ...base, issuer: 'https://auth.example.com' })).toThrow(
+      /devAutoLogin: refused because the issuer host "auth.example.com" is not loopback/,
+    );
     expect(() => validateConfig({ ...base, issuer: 'https://127.0.0.1.nip.io' })).toThrow(/devAutoLogin: refused/);
     expect(() => validateConfig({ ...base, issuer: 'http://localhost:9000' })).not.toThrow();
     expect(() => validateConfig({ ...base, issuer: 'http://127.0.0.1:9000' })).not.toThrow();
@@ -307,7 +360,16 @@ describe('DEV_AUTO_LOGIN', () => {
       const clientId = (await registerClient(t.url)).body.client_id;
       const { challenge } = pkce();
       const end = await new UserAgent().follow(
-        authorizeUrl(t.url, { client_id: clientId, response_type: 'code', redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', scope: 'notes:read', resource: RESOURCE, state: 's' }),
+        authorizeUrl(t.url, {
+          client_id: clientId,
+          response_type: 'code',
+          redirect_uri: REDIRECT,
+          code_challenge: challenge,
+          code_challenge_method: 'S256',
+          scope: 'notes:read',
+          resource: RESOURCE,
+          state: 's',
+        }),
         REDIRECT,
       );
       expect(isUrl(end) && end.searchParams.get('code')).toBeTruthy();

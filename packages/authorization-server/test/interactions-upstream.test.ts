@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authorizeUrl, decodeJwt, pkce, REDIRECT, registerClient, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
 import { UserAgent, isUrl, type Page } from './helpers/user-agent.js';
-import { startUpstreamIdp, UPSTREAM_CLIENT_ID, UPSTREAM_CLIENT_SECRET, UPSTREAM_PUBLIC_CLIENT_ID, type UpstreamIdp } from './interactions-helpers/upstream-idp.js';
+import {
+  startUpstreamIdp,
+  UPSTREAM_CLIENT_ID,
+  UPSTREAM_CLIENT_SECRET,
+  UPSTREAM_PUBLIC_CLIENT_ID,
+  type UpstreamIdp,
+} from './interactions-helpers/upstream-idp.js';
 import { validateConfig } from '../src/config.js';
 import type { Logger } from '../src/logger.js';
 
@@ -39,7 +45,16 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
   async function loginPage(ua: UserAgent) {
     const { verifier, challenge } = pkce();
     const page = await ua.follow(
-      authorizeUrl(t.url, { client_id: clientId, response_type: 'code', redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', scope: 'notes:read', resource: RESOURCE, state: 'st' }),
+      authorizeUrl(t.url, {
+        client_id: clientId,
+        response_type: 'code',
+        redirect_uri: REDIRECT,
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        scope: 'notes:read',
+        resource: RESOURCE,
+        state: 'st',
+      }),
       REDIRECT,
     );
     if (isUrl(page)) throw new Error('expected the login page');
@@ -73,7 +88,14 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
     expect(account?.passwordHash).toBeNull();
     const done = await ua.submit(consent, { action: 'approve' }, REDIRECT);
     if (!isUrl(done)) throw new Error('expected the redirect');
-    const token = await tokenRequest(t.url, { grant_type: 'authorization_code', code: done.searchParams.get('code')!, redirect_uri: REDIRECT, code_verifier: verifier, client_id: clientId, resource: RESOURCE });
+    const token = await tokenRequest(t.url, {
+      grant_type: 'authorization_code',
+      code: done.searchParams.get('code')!,
+      redirect_uri: REDIRECT,
+      code_verifier: verifier,
+      client_id: clientId,
+      resource: RESOURCE,
+    });
     expect(token.status).toBe(200);
     expect(decodeJwt(token.body.access_token).payload.sub).toBe(account!.id);
     expect(log.events()).toContain('login.upstream');
@@ -106,7 +128,16 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
     for (let i = ua.cookies.length - 1; i >= 0; i--) if (ua.cookies[i]!.origin === t.url) ua.cookies.splice(i, 1);
     const { challenge } = pkce();
     const login = await ua.follow(
-      authorizeUrl(t.url, { client_id: attackerClient, response_type: 'code', redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', scope: 'notes:read', resource: RESOURCE, state: 'x' }),
+      authorizeUrl(t.url, {
+        client_id: attackerClient,
+        response_type: 'code',
+        redirect_uri: REDIRECT,
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        scope: 'notes:read',
+        resource: RESOURCE,
+        state: 'x',
+      }),
       REDIRECT,
     );
     if (isUrl(login)) throw new Error('expected the login page');
@@ -136,7 +167,13 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
   });
 
   it('without allowSignup, an identity linked by the operator signs in as that existing account', async () => {
-    await t.as.store.accounts.create({ id: 'judy-local', username: 'judy', passwordHash: null, disabled: false, upstreamIdentities: [`${idp.issuer} judy-upstream`] });
+    await t.as.store.accounts.create({
+      id: 'judy-local',
+      username: 'judy',
+      passwordHash: null,
+      disabled: false,
+      upstreamIdentities: [`${idp.issuer} judy-upstream`],
+    });
     const ua = new UserAgent();
     const consent = await viaUpstream(ua, (await loginPage(ua)).page, 0, 'judy-upstream');
     if (isUrl(consent)) throw new Error('expected consent');
@@ -154,7 +191,9 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
     expect(authorize.searchParams.get('nonce')).toBeTruthy();
     const state = authorize.searchParams.get('state')!;
     // The provider answers the callback with error=access_denied.
-    const res = await ua.request(`${t.as.issuer}/interaction/upstream/callback?error=access_denied&state=${encodeURIComponent(state)}&iss=${encodeURIComponent(idp.issuer)}`);
+    const res = await ua.request(
+      `${t.as.issuer}/interaction/upstream/callback?error=access_denied&state=${encodeURIComponent(state)}&iss=${encodeURIComponent(idp.issuer)}`,
+    );
     expect(res.status).toBe(401);
     expect(res.body).toContain('was cancelled');
     expect(res.body).toContain('Back to sign-in');
@@ -205,7 +244,11 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
     const ua = new UserAgent();
     const { page } = await loginPage(ua);
     const action = new URL(/action="([^"]+)"/.exec(page.body)![1]!, page.url).href;
-    const res = await ua.request(action, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ upstream: '1' }) });
+    const res = await ua.request(action, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ upstream: '1' }),
+    });
     expect(res.status).toBe(403);
   });
 
@@ -222,7 +265,16 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
       const ua = new UserAgent();
       const { challenge } = pkce();
       const page = await ua.follow(
-        authorizeUrl(down.url, { client_id: cid, response_type: 'code', redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', scope: 'notes:read', resource: RESOURCE, state: 'st' }),
+        authorizeUrl(down.url, {
+          client_id: cid,
+          response_type: 'code',
+          redirect_uri: REDIRECT,
+          code_challenge: challenge,
+          code_challenge_method: 'S256',
+          scope: 'notes:read',
+          resource: RESOURCE,
+          state: 'st',
+        }),
         REDIRECT,
       );
       if (isUrl(page)) throw new Error('expected the login page');
@@ -238,13 +290,27 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
 
   it('config: upstream issuers must be https (http only for loopback on a loopback issuer); fields are checked', () => {
     const base = { resources: [{ resource: RESOURCE, scopes: { a: 'A' } }], storage: { kind: 'memory' as const } };
-    expect(() => validateConfig({ ...base, issuer: 'https://as.example', upstream: [{ name: 'X', issuer: 'http://127.0.0.1:1', clientId: 'c' }] })).toThrow(/must use https/);
-    expect(() => validateConfig({ ...base, issuer: 'https://as.example', upstream: [{ name: 'X', issuer: 'http://idp.example', clientId: 'c' }] })).toThrow(/must use https/);
-    expect(() => validateConfig({ ...base, issuer: 'http://127.0.0.1:9', upstream: [{ name: 'X', issuer: 'http://127.0.0.1:1', clientId: 'c' }] })).not.toThrow();
-    expect(() => validateConfig({ ...base, issuer: 'https://as.example', upstream: [{ name: '', issuer: 'https://idp.example', clientId: '' }] })).toThrow(/name: required[\s\S]*clientId: required/);
-    expect(() => validateConfig({ ...base, issuer: 'https://as.example', upstream: [
-      { name: 'X', issuer: 'https://idp.example', clientId: 'c' },
-      { name: 'X', issuer: 'https://idp2.example', clientId: 'c' },
-    ] })).toThrow(/duplicate/);
+    expect(() =>
+      validateConfig({ ...base, issuer: 'https://as.example', upstream: [{ name: 'X', issuer: 'http://127.0.0.1:1', clientId: 'c' }] }),
+    ).toThrow(/must use https/);
+    expect(() =>
+      validateConfig({ ...base, issuer: 'https://as.example', upstream: [{ name: 'X', issuer: 'http://idp.example', clientId: 'c' }] }),
+    ).toThrow(/must use https/);
+    expect(() =>
+      validateConfig({ ...base, issuer: 'http://127.0.0.1:9', upstream: [{ name: 'X', issuer: 'http://127.0.0.1:1', clientId: 'c' }] }),
+    ).not.toThrow();
+    expect(() =>
+      validateConfig({ ...base, issuer: 'https://as.example', upstream: [{ name: '', issuer: 'https://idp.example', clientId: '' }] }),
+    ).toThrow(/name: required[\s\S]*clientId: required/);
+    expect(() =>
+      validateConfig({
+        ...base,
+        issuer: 'https://as.example',
+        upstream: [
+          { name: 'X', issuer: 'https://idp.example', clientId: 'c' },
+          { name: 'X', issuer: 'https://idp2.example', clientId: 'c' },
+        ],
+      }),
+    ).toThrow(/duplicate/);
   });
 });

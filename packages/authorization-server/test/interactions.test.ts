@@ -30,7 +30,16 @@ describe('login and consent pages', () => {
   async function start(ua: UserAgent, scope = 'notes:read notes:write', client = clientId, redirect = REDIRECT) {
     const { verifier, challenge } = pkce();
     const page = await ua.follow(
-      authorizeUrl(t.url, { client_id: client, response_type: 'code', redirect_uri: redirect, code_challenge: challenge, code_challenge_method: 'S256', scope, resource: RESOURCE, state: 'st' }),
+      authorizeUrl(t.url, {
+        client_id: client,
+        response_type: 'code',
+        redirect_uri: redirect,
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        scope,
+        resource: RESOURCE,
+        state: 'st',
+      }),
       redirect,
     );
     if (isUrl(page)) throw new Error(`unexpected redirect ${page.href}`);
@@ -126,7 +135,7 @@ describe('login and consent pages', () => {
     expect(consent.body).toContain('notes:write');
     expect(consent.body).toContain('Change your notes');
     expect(consent.headers.get('cache-control')).toBe('no-store');
-    expect(consent.headers.get('content-security-policy')).toContain('form-action \'self\' http://127.0.0.1:7777');
+    expect(consent.headers.get('content-security-policy')).toContain("form-action 'self' http://127.0.0.1:7777");
   });
 
   it('operator-registered clients are not marked unverified and get no loopback warning', async () => {
@@ -157,7 +166,12 @@ describe('login and consent pages', () => {
   });
 
   it('a disabled local account is refused at the password form even with the right password: no session, no code', async () => {
-    await t.as.store.accounts.create({ id: 'carol-id', username: 'carol', passwordHash: await hashPassword('carol-password'), disabled: false });
+    await t.as.store.accounts.create({
+      id: 'carol-id',
+      username: 'carol',
+      passwordHash: await hashPassword('carol-password'),
+      disabled: false,
+    });
     // The same store call as `mcp-auth-server-admin user disable carol`.
     await t.as.store.accounts.update('carol-id', { disabled: true });
     const ua = new UserAgent();
@@ -190,7 +204,12 @@ describe('login and consent pages', () => {
   // oidc-provider asks for a login only when the session has no account id; our login check
   // (interaction-policy.ts) also asks when the session's account is disabled or gone.
   it('disabling an account ends its live browser session: the next authorization request shows the login page', async () => {
-    await t.as.store.accounts.create({ id: 'erin-id', username: 'erin', passwordHash: await hashPassword('erin-password'), disabled: false });
+    await t.as.store.accounts.create({
+      id: 'erin-id',
+      username: 'erin',
+      passwordHash: await hashPassword('erin-password'),
+      disabled: false,
+    });
     const ua = new UserAgent();
     const { page } = await start(ua);
     expect((await login(ua, page, 'erin', 'erin-password')).body).toContain('Authorize access');

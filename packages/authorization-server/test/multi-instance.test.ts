@@ -65,7 +65,16 @@ describe('two instances behind a round-robin balancer on one PostgreSQL store', 
     const ua = new UserAgent();
     const { verifier, challenge } = pkce();
     const login = await ua.follow(
-      authorizeUrl(url, { client_id: clientId, response_type: 'code', redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', scope: 'notes:read', resource: RESOURCE, state: 's' }),
+      authorizeUrl(url, {
+        client_id: clientId,
+        response_type: 'code',
+        redirect_uri: REDIRECT,
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        scope: 'notes:read',
+        resource: RESOURCE,
+        state: 's',
+      }),
       REDIRECT,
     );
     if (isUrl(login)) throw new Error('expected the login page');
@@ -74,13 +83,30 @@ describe('two instances behind a round-robin balancer on one PostgreSQL store', 
     const callback = await ua.submit(consent, { action: 'approve' }, REDIRECT);
     if (!isUrl(callback)) throw new Error(`expected a redirect, got ${callback.status}`);
     expect(callback.searchParams.get('iss')).toBe(url);
-    const tokens = await tokenRequest(url, { grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: REDIRECT, code_verifier: verifier, client_id: clientId, resource: RESOURCE });
+    const tokens = await tokenRequest(url, {
+      grant_type: 'authorization_code',
+      code: callback.searchParams.get('code')!,
+      redirect_uri: REDIRECT,
+      code_verifier: verifier,
+      client_id: clientId,
+      resource: RESOURCE,
+    });
     expect(tokens.status).toBe(200);
     expect(decodeJwt(tokens.body.access_token).payload.aud).toBe(RESOURCE);
-    const refreshed = await tokenRequest(url, { grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token, client_id: clientId, resource: RESOURCE });
+    const refreshed = await tokenRequest(url, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.body.refresh_token,
+      client_id: clientId,
+      resource: RESOURCE,
+    });
     expect(refreshed.status).toBe(200);
     // Reuse detection works across instances too.
-    const replay = await tokenRequest(url, { grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token, client_id: clientId, resource: RESOURCE });
+    const replay = await tokenRequest(url, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.body.refresh_token,
+      client_id: clientId,
+      resource: RESOURCE,
+    });
     expect(replay.body.error).toBe('invalid_grant');
     expect(served[0]).toBeGreaterThan(3);
     expect(served[1]).toBeGreaterThan(3);

@@ -94,7 +94,11 @@ export async function runFullFlow(base: string, password = 'alice-password'): Pr
   values.access_token = token.body.access_token;
   values.refresh_token = token.body.refresh_token;
 
-  const refreshed = await form(`${base}/token`, { grant_type: 'refresh_token', refresh_token: values.refresh_token!, resource: RESOURCE }, basic);
+  const refreshed = await form(
+    `${base}/token`,
+    { grant_type: 'refresh_token', refresh_token: values.refresh_token!, resource: RESOURCE },
+    basic,
+  );
   expect(refreshed.status, JSON.stringify(refreshed.body)).toBe(200);
   values.access_token_2 = refreshed.body.access_token;
   values.refresh_token_2 = refreshed.body.refresh_token;
@@ -102,7 +106,11 @@ export async function runFullFlow(base: string, password = 'alice-password'): Pr
   const revoked = await form(`${base}/token/revocation`, { token: values.refresh_token_2!, token_type_hint: 'refresh_token' }, basic);
   expect(revoked.status).toBe(200);
   // The first refresh token was rotated: presenting it again is refused (and logged).
-  const replay = await form(`${base}/token`, { grant_type: 'refresh_token', refresh_token: values.refresh_token!, resource: RESOURCE }, basic);
+  const replay = await form(
+    `${base}/token`,
+    { grant_type: 'refresh_token', refresh_token: values.refresh_token!, resource: RESOURCE },
+    basic,
+  );
   expect(replay.status).toBe(400);
   expect(replay.body.error).toBe('invalid_grant');
   return { values };

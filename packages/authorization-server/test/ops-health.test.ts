@@ -50,7 +50,7 @@ describe('health probes', () => {
     const t = await startAs({ storage: store });
     cleanups.push(() => t.close());
     await store.close();
-    expect((await probe(t.url, '/readyz'))).toMatchObject({ status: 503, body: { status: 'unavailable', checks: { store: 'down' } } });
+    expect(await probe(t.url, '/readyz')).toMatchObject({ status: 503, body: { status: 'unavailable', checks: { store: 'down' } } });
     expect((await probe(t.url, '/healthz')).status).toBe(200);
   });
 

@@ -49,18 +49,47 @@ describe('structured JSON logs of a full flow', () => {
   it('DESIGN §Rules: no token, code, verifier, secret, password or cookie of the flow appears in any log line', () => {
     const all = [...lines, ...stdio].join('\n');
     expect(Object.keys(flow.values)).toEqual(
-      expect.arrayContaining(['access_token', 'refresh_token', 'access_token_2', 'refresh_token_2', 'code', 'code_verifier', 'client_secret', 'registration_access_token', 'password', 'wrong_password', 'basic_credentials']),
+      expect.arrayContaining([
+        'access_token',
+        'refresh_token',
+        'access_token_2',
+        'refresh_token_2',
+        'code',
+        'code_verifier',
+        'client_secret',
+        'registration_access_token',
+        'password',
+        'wrong_password',
+        'basic_credentials',
+      ]),
     );
     expect(Object.keys(flow.values).some((k) => k.startsWith('cookie_'))).toBe(true);
     for (const [name, value] of Object.entries(flow.values)) {
       expect(value.length, name).toBeGreaterThan(7);
-      expect(all.includes(value), `${name} leaked into the logs: ${[...lines, ...stdio].filter((l) => l.includes(value)).join(' | ').slice(0, 600)}`).toBe(false);
+      expect(
+        all.includes(value),
+        `${name} leaked into the logs: ${[...lines, ...stdio]
+          .filter((l) => l.includes(value))
+          .join(' | ')
+          .slice(0, 600)}`,
+      ).toBe(false);
     }
   });
 
   it('one audit event per security decision: registration, login failure and success, consent, issue, refresh, revoke, replay', () => {
-    const audits = records().filter((r) => typeof r.audit === 'string').map((r) => r.audit);
-    for (const event of ['client.registered', 'login.failed', 'login.succeeded', 'consent.granted', 'token.issued', 'token.refreshed', 'token.revoked', 'grant.revoked']) {
+    const audits = records()
+      .filter((r) => typeof r.audit === 'string')
+      .map((r) => r.audit);
+    for (const event of [
+      'client.registered',
+      'login.failed',
+      'login.succeeded',
+      'consent.granted',
+      'token.issued',
+      'token.refreshed',
+      'token.revoked',
+      'grant.revoked',
+    ]) {
       expect(audits, event).toContain(event);
     }
     expect(audits.filter((a) => a === 'token.issued')).toHaveLength(1);
@@ -95,7 +124,11 @@ describe('redaction functions', () => {
     });
     expect(out).toEqual({
       client_id: 'c1',
-      nested: { refresh_token: '[redacted]', list: [{ password: '[redacted]' }], headers: { authorization: '[redacted]', cookie: '[redacted]' } },
+      nested: {
+        refresh_token: '[redacted]',
+        list: [{ password: '[redacted]' }],
+        headers: { authorization: '[redacted]', cookie: '[redacted]' },
+      },
       detail: 'POST /token?code=[redacted]&state=s with Bearer [redacted] and [redacted-jwt]',
     });
     expect(scrubText('client_secret=s3cr3t&password=hunter22')).toBe('client_secret=[redacted]&password=[redacted]');

@@ -39,7 +39,9 @@ describe('production mode refusals', () => {
 
   it('CIMD_ALLOW_PRIVATE_NETWORK is refused, even for a loopback issuer', () => {
     const problems = problemsOf({ ...base, issuer: 'http://127.0.0.1:9000', cimd: { allowPrivateNetwork: true } });
-    expect(problems).toEqual([expect.stringMatching(/cimd\.allowPrivateNetwork \(CIMD_ALLOW_PRIVATE_NETWORK\): dev-only switch refused in production; unset it/)]);
+    expect(problems).toEqual([
+      expect.stringMatching(/cimd\.allowPrivateNetwork \(CIMD_ALLOW_PRIVATE_NETWORK\): dev-only switch refused in production; unset it/),
+    ]);
   });
 
   it('the memory store (no persistent keys, clients or grants) is refused, as config and as an open Store', async () => {
@@ -56,11 +58,19 @@ describe('production mode refusals', () => {
 
   it('an http issuer that is not loopback is refused with how to fix it', () => {
     const problems = problemsOf({ ...base, issuer: 'http://auth.example.com' });
-    expect(problems).toEqual([expect.stringMatching(/issuer: must use https .*terminate TLS at a proxy and set trustProxy \/ TRUST_PROXY=1/)]);
+    expect(problems).toEqual([
+      expect.stringMatching(/issuer: must use https .*terminate TLS at a proxy and set trustProxy \/ TRUST_PROXY=1/),
+    ]);
   });
 
   it('every problem is listed at once', () => {
-    const problems = problemsOf({ ...base, issuer: 'http://auth.example.com', devAutoLogin: 'demo', cimd: { allowPrivateNetwork: true }, storage: { kind: 'memory' } });
+    const problems = problemsOf({
+      ...base,
+      issuer: 'http://auth.example.com',
+      devAutoLogin: 'demo',
+      cimd: { allowPrivateNetwork: true },
+      storage: { kind: 'memory' },
+    });
     expect(problems.join('\n')).toMatch(/issuer: must use https/);
     expect(problems.join('\n')).toMatch(/DEV_AUTO_LOGIN\): dev-only switch refused in production/);
     expect(problems.join('\n')).toMatch(/CIMD_ALLOW_PRIVATE_NETWORK\): dev-only switch refused in production/);
@@ -68,7 +78,16 @@ describe('production mode refusals', () => {
   });
 
   it('outside production the loopback dev setup is allowed (runtime contract)', () => {
-    expect(problemsOf({ ...base, production: false, issuer: 'http://localhost:9000', devAutoLogin: 'demo', cimd: { allowPrivateNetwork: true }, storage: { kind: 'memory' } })).toEqual([]);
+    expect(
+      problemsOf({
+        ...base,
+        production: false,
+        issuer: 'http://localhost:9000',
+        devAutoLogin: 'demo',
+        cimd: { allowPrivateNetwork: true },
+        storage: { kind: 'memory' },
+      }),
+    ).toEqual([]);
   });
 
   it('a production server starts on SQLite with an https issuer, and warns while /metrics has no token', async () => {
@@ -80,7 +99,12 @@ describe('production mode refusals', () => {
       await open.close();
       expect(warnings.filter((w) => w.includes('/metrics is open'))).toHaveLength(1);
       warnings.length = 0;
-      const guarded = await createAuthorizationServer({ ...base, storage: { kind: 'sqlite', file: join(dir, 'as.sqlite') }, logger, metrics: { token: 'scrape-token-0123456789' } });
+      const guarded = await createAuthorizationServer({
+        ...base,
+        storage: { kind: 'sqlite', file: join(dir, 'as.sqlite') },
+        logger,
+        metrics: { token: 'scrape-token-0123456789' },
+      });
       await guarded.close();
       expect(warnings.filter((w) => w.includes('/metrics is open'))).toHaveLength(0);
     } finally {

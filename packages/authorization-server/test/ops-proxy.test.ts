@@ -15,7 +15,15 @@ async function metadata(base: string) {
 async function authorizationCookies(base: string): Promise<string[]> {
   const clientId = (await registerClient(base)).body.client_id as string;
   const { challenge } = pkce();
-  const url = authorizeUrl(base, { client_id: clientId, response_type: 'code', redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', scope: 'notes:read', resource: RESOURCE });
+  const url = authorizeUrl(base, {
+    client_id: clientId,
+    response_type: 'code',
+    redirect_uri: REDIRECT,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    scope: 'notes:read',
+    resource: RESOURCE,
+  });
   const res = await fetch(url, { redirect: 'manual', headers: FORWARDED });
   expect(res.status).toBe(303);
   return res.headers.getSetCookie();
@@ -39,10 +47,16 @@ describe('X-Forwarded-Proto: https without TRUST_PROXY', () => {
     const { request } = await import('node:http');
     const port = Number(new URL(t.url).port);
     const body = await new Promise<string>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port, path: '/.well-known/oauth-authorization-server', headers: { host: 'forged.example' } }, (res) => {
-        let text = '';
-        res.setEncoding('utf8').on('data', (d: string) => (text += d)).on('end', () => resolve(text));
-      });
+      const req = request(
+        { host: '127.0.0.1', port, path: '/.well-known/oauth-authorization-server', headers: { host: 'forged.example' } },
+        (res) => {
+          let text = '';
+          res
+            .setEncoding('utf8')
+            .on('data', (d: string) => (text += d))
+            .on('end', () => resolve(text));
+        },
+      );
       req.on('error', reject).end();
     });
     const m = JSON.parse(body) as Record<string, string>;
@@ -66,12 +80,18 @@ describe('X-Forwarded-Proto: https without TRUST_PROXY', () => {
 describe('X-Forwarded-Proto: https with TRUST_PROXY (https issuer behind a TLS-terminating proxy)', () => {
   let t: RunningAs;
   beforeAll(async () => {
-    t = await startAs({ issuer: 'https://auth.example.com', trustProxy: true, registration: { rateLimit: { max: 1, windowSeconds: 3600 } } } as never);
+    t = await startAs({
+      issuer: 'https://auth.example.com',
+      trustProxy: true,
+      registration: { rateLimit: { max: 1, windowSeconds: 3600 } },
+    } as never);
   });
   afterAll(() => t?.close());
 
   it('endpoint URLs use the forwarded scheme and the issuer stays the configured one', async () => {
-    const res = await fetch(`${t.url}/.well-known/oauth-authorization-server`, { headers: { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'auth.example.com' } });
+    const res = await fetch(`${t.url}/.well-known/oauth-authorization-server`, {
+      headers: { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'auth.example.com' },
+    });
     const m = (await res.json()) as Record<string, string>;
     expect(m.issuer).toBe('https://auth.example.com');
     expect(m.token_endpoint).toBe('https://auth.example.com/token');

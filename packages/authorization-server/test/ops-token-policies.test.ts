@@ -34,8 +34,12 @@ describe('revocation and introspection policies', () => {
   let refreshToken: string;
 
   beforeAll(async () => {
-    process.stdout.write = ((c: unknown, ...r: unknown[]) => (printed.push(String(c)), (originalWrite as (...a: unknown[]) => boolean)(c, ...r))) as typeof process.stdout.write;
-    process.stderr.write = ((c: unknown, ...r: unknown[]) => (printed.push(String(c)), (originalErr as (...a: unknown[]) => boolean)(c, ...r))) as typeof process.stderr.write;
+    process.stdout.write = ((c: unknown, ...r: unknown[]) => (
+      printed.push(String(c)), (originalWrite as (...a: unknown[]) => boolean)(c, ...r)
+    )) as typeof process.stdout.write;
+    process.stderr.write = ((c: unknown, ...r: unknown[]) => (
+      printed.push(String(c)), (originalErr as (...a: unknown[]) => boolean)(c, ...r)
+    )) as typeof process.stderr.write;
     t = await startAs({ devAutoLogin: 'alice' });
     const confidential = { token_endpoint_auth_method: 'client_secret_basic', application_type: 'web' };
     const a = (await registerClient(t.url, confidential)).body;
@@ -46,7 +50,13 @@ describe('revocation and introspection policies', () => {
     const flow = await authorizeAuto(t.url, owner.id);
     const tokens = await tokenRequest(
       t.url,
-      { grant_type: 'authorization_code', code: flow.callback.searchParams.get('code')!, redirect_uri: 'http://127.0.0.1:7777/callback', code_verifier: flow.verifier, resource: RESOURCE },
+      {
+        grant_type: 'authorization_code',
+        code: flow.callback.searchParams.get('code')!,
+        redirect_uri: 'http://127.0.0.1:7777/callback',
+        code_verifier: flow.verifier,
+        resource: RESOURCE,
+      },
       { authorization: owner.auth },
     );
     expect(tokens.status, JSON.stringify(tokens.body)).toBe(200);
@@ -99,15 +109,33 @@ describe('introspection policy (RFC 7662 §4): which resource server may see an 
 
   it('the owner always; a listed confidential client for its resource; a static client named like the resource', async () => {
     expect(await allowed(ctx, { clientId: 'owner', clientAuthMethod: 'none' }, accessToken('https://mcp.example/b'))).toBe(true);
-    expect(await allowed(ctx, { clientId: 'rs-a', clientAuthMethod: 'client_secret_basic' }, accessToken('https://mcp.example/a'))).toBe(true);
-    expect(await allowed(ctx, { clientId: 'https://mcp.example/b', clientAuthMethod: 'private_key_jwt' }, accessToken('https://mcp.example/b', 'ClientCredentials'))).toBe(true);
+    expect(await allowed(ctx, { clientId: 'rs-a', clientAuthMethod: 'client_secret_basic' }, accessToken('https://mcp.example/a'))).toBe(
+      true,
+    );
+    expect(
+      await allowed(
+        ctx,
+        { clientId: 'https://mcp.example/b', clientAuthMethod: 'private_key_jwt' },
+        accessToken('https://mcp.example/b', 'ClientCredentials'),
+      ),
+    ).toBe(true);
   });
 
-  it('not: another resource\'s client, a refresh token, a public client, a dynamic (DCR/CIMD) client named like the resource', async () => {
-    expect(await allowed(ctx, { clientId: 'rs-a', clientAuthMethod: 'client_secret_basic' }, accessToken('https://mcp.example/b'))).toBe(false);
-    expect(await allowed(ctx, { clientId: 'rs-a', clientAuthMethod: 'client_secret_basic' }, { clientId: 'owner', kind: 'RefreshToken', aud: 'https://mcp.example/a' })).toBe(false);
+  it("not: another resource's client, a refresh token, a public client, a dynamic (DCR/CIMD) client named like the resource", async () => {
+    expect(await allowed(ctx, { clientId: 'rs-a', clientAuthMethod: 'client_secret_basic' }, accessToken('https://mcp.example/b'))).toBe(
+      false,
+    );
+    expect(
+      await allowed(
+        ctx,
+        { clientId: 'rs-a', clientAuthMethod: 'client_secret_basic' },
+        { clientId: 'owner', kind: 'RefreshToken', aud: 'https://mcp.example/a' },
+      ),
+    ).toBe(false);
     expect(await allowed(ctx, { clientId: 'rs-public', clientAuthMethod: 'none' }, accessToken('https://mcp.example/a'))).toBe(false);
     const dynamic = createIntrospectionPolicy(registry, new Set());
-    expect(await dynamic(ctx, { clientId: 'https://mcp.example/b', clientAuthMethod: 'private_key_jwt' }, accessToken('https://mcp.example/b'))).toBe(false);
+    expect(
+      await dynamic(ctx, { clientId: 'https://mcp.example/b', clientAuthMethod: 'private_key_jwt' }, accessToken('https://mcp.example/b')),
+    ).toBe(false);
   });
 });

@@ -52,7 +52,14 @@ describe('PKCE (OAuth 2.1 §4.1.1, MCP security §PKCE) and RFC 9207 iss', () =>
 
   it('OAuth 2.1 §4.1.1: PKCE is required for confidential clients too', async () => {
     const result = await new UserAgent().follow(
-      authorizeUrl(t.url, { client_id: confidential.client_id, response_type: 'code', redirect_uri: REDIRECT, scope: 'notes:read', resource: RESOURCE, state: 'x' }),
+      authorizeUrl(t.url, {
+        client_id: confidential.client_id,
+        response_type: 'code',
+        redirect_uri: REDIRECT,
+        scope: 'notes:read',
+        resource: RESOURCE,
+        state: 'x',
+      }),
       REDIRECT,
     );
     expect(isUrl(result) && result.searchParams.get('error')).toBe('invalid_request');
@@ -83,7 +90,15 @@ describe('PKCE (OAuth 2.1 §4.1.1, MCP security §PKCE) and RFC 9207 iss', () =>
   it('MCP security §Open redirection: unregistered redirect_uri is never redirected to', async () => {
     const { challenge } = pkce();
     const result = await new UserAgent().follow(
-      authorizeUrl(t.url, { client_id: clientId, response_type: 'code', redirect_uri: 'https://attacker.example/cb', code_challenge: challenge, code_challenge_method: 'S256', scope: 'notes:read', resource: RESOURCE }),
+      authorizeUrl(t.url, {
+        client_id: clientId,
+        response_type: 'code',
+        redirect_uri: 'https://attacker.example/cb',
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        scope: 'notes:read',
+        resource: RESOURCE,
+      }),
       'https://attacker.example',
     );
     expect(isUrl(result)).toBe(false);

@@ -35,7 +35,11 @@ describe('behind a TLS-terminating proxy (trustProxy)', () => {
   afterAll(() => t.close());
 
   it('metadata names the https issuer; the login flow works with Secure cookies', async () => {
-    const m = (await (await fetch(`${t.url}/.well-known/oauth-authorization-server`, { headers: { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'auth.example.com' } })).json()) as Record<string, string>;
+    const m = (await (
+      await fetch(`${t.url}/.well-known/oauth-authorization-server`, {
+        headers: { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'auth.example.com' },
+      })
+    ).json()) as Record<string, string>;
     expect(m.issuer).toBe(PUBLIC);
     expect(m.authorization_endpoint).toBe(`${PUBLIC}/auth`);
 
@@ -43,7 +47,15 @@ describe('behind a TLS-terminating proxy (trustProxy)', () => {
     const ua = new ProxiedAgent(t.url);
     const { challenge } = pkce();
     const login = await ua.follow(
-      authorizeUrl(PUBLIC, { client_id: clientId, response_type: 'code', redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', scope: 'notes:read', resource: RESOURCE }),
+      authorizeUrl(PUBLIC, {
+        client_id: clientId,
+        response_type: 'code',
+        redirect_uri: REDIRECT,
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        scope: 'notes:read',
+        resource: RESOURCE,
+      }),
       REDIRECT,
     );
     if (isUrl(login)) throw new Error('expected the login page');

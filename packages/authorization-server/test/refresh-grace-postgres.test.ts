@@ -66,7 +66,12 @@ describe('refresh grace with two AS instances sharing one PostgreSQL schema', ()
     const tokens = await initialTokens();
     const first = await refresh(a.url, tokens.refresh_token);
     const other = (await registerClient(b.url)).body.client_id as string;
-    const stolen = await tokenRequest(b.url, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: other, resource: RESOURCE });
+    const stolen = await tokenRequest(b.url, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.refresh_token,
+      client_id: other,
+      resource: RESOURCE,
+    });
     expect(stolen.status).toBe(400);
     expect(stolen.body.error).toBe('invalid_grant');
     expect(stolen.body.access_token).toBeUndefined();
@@ -87,7 +92,8 @@ describe('refresh grace with two AS instances sharing one PostgreSQL schema', ()
       const mine = rows.filter((r) => r.key.endsWith(slot));
       expect(mine.map((r) => r.key).sort()).toEqual([`c:${slot}`, `r:${slot}`]);
       const dump = JSON.stringify(rows);
-      for (const secret of [tokens.refresh_token, first.body.refresh_token, first.body.access_token]) expect(dump.includes(secret)).toBe(false);
+      for (const secret of [tokens.refresh_token, first.body.refresh_token, first.body.access_token])
+        expect(dump.includes(secret)).toBe(false);
       expect(JSON.parse(mine.find((r) => r.key.startsWith('r:'))!.value)).toMatchObject({ v: 1, ct: expect.any(String) });
     } finally {
       await client.end();

@@ -46,7 +46,8 @@ describe('sealed grace record', () => {
     expect(openGraceRecord(token, slot, { ...record, ct: flip(ct, ct.length - 1) })).toBeUndefined();
     expect(openGraceRecord(token, slot, { ...record, salt: flip(Buffer.from(record.salt, 'base64url'), 0) })).toBeUndefined();
     expect(openGraceRecord(token, slot, { ...record, ct: 'AA' })).toBeUndefined();
-    for (const junk of [undefined, null, 'x', 42, {}, { v: 2 }, { v: 1, failed: true }]) expect(openGraceRecord(token, slot, junk)).toBeUndefined();
+    for (const junk of [undefined, null, 'x', 42, {}, { v: 2 }, { v: 1, failed: true }])
+      expect(openGraceRecord(token, slot, junk)).toBeUndefined();
   });
 
   it('tells a failure marker apart', () => {
@@ -62,10 +63,17 @@ describe('early RFC 8707 resource check at the refresh', () => {
     expect(() => checkRefreshResource(undefined, granted)).not.toThrow();
     expect(() => checkRefreshResource('https://mcp.example.com/mcp', granted)).not.toThrow();
     expect(() => checkRefreshResource(['https://mcp.example.com/mcp'], granted)).not.toThrow();
-    for (const bad of ['https://mcp.example.com/mcp/', 'https://other.example/mcp', ['https://mcp.example.com/mcp', 'https://other.example/mcp'], [42]]) {
+    for (const bad of [
+      'https://mcp.example.com/mcp/',
+      'https://other.example/mcp',
+      ['https://mcp.example.com/mcp', 'https://other.example/mcp'],
+      [42],
+    ]) {
       expect(() => checkRefreshResource(bad, granted)).toThrow(expect.objectContaining({ error: 'invalid_target' }));
     }
-    expect(() => checkRefreshResource('https://mcp.example.com/mcp', undefined)).toThrow(expect.objectContaining({ error: 'invalid_target' }));
+    expect(() => checkRefreshResource('https://mcp.example.com/mcp', undefined)).toThrow(
+      expect.objectContaining({ error: 'invalid_target' }),
+    );
   });
 });
 

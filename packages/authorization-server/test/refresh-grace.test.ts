@@ -25,8 +25,18 @@ async function initialTokens(t: RunningAs, clientId: string): Promise<Tokens> {
   return res.body;
 }
 
-function refresh(t: RunningAs, clientId: string, refreshToken: string, extra: Record<string, string> = {}, headers: Record<string, string> = {}) {
-  return tokenRequest(t.url, { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId, resource: RESOURCE, ...extra }, headers);
+function refresh(
+  t: RunningAs,
+  clientId: string,
+  refreshToken: string,
+  extra: Record<string, string> = {},
+  headers: Record<string, string> = {},
+) {
+  return tokenRequest(
+    t.url,
+    { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId, resource: RESOURCE, ...extra },
+    headers,
+  );
 }
 
 const slotOf = (token: string) => createHash('sha256').update(token).digest('base64url');
@@ -168,7 +178,8 @@ describe('refresh grace window (default 10 s, memory store)', () => {
     const record = await t.as.store.kv.get(REFRESH_GRACE_NAMESPACE, `r:${slot}`);
     expect(record).toMatchObject({ v: 1, salt: expect.any(String), iv: expect.any(String), ct: expect.any(String) });
     const raw = JSON.stringify(record);
-    for (const secret of [tokens.refresh_token, first.body.refresh_token, first.body.access_token]) expect(raw.includes(secret)).toBe(false);
+    for (const secret of [tokens.refresh_token, first.body.refresh_token, first.body.access_token])
+      expect(raw.includes(secret)).toBe(false);
     expect(raw.includes(clientId)).toBe(false);
     // Only a holder of the old refresh token can open it.
     expect(openGraceRecord(tokens.refresh_token, slot, record)?.body.refresh_token).toBe(first.body.refresh_token);
@@ -220,11 +231,19 @@ describe('confidential clients: a repeat must authenticate like the first reques
     const reg = await registerClient(t.url, { token_endpoint_auth_method: 'client_secret_basic', application_type: 'web' });
     expect(reg.status, JSON.stringify(reg.body)).toBe(201);
     const { client_id: id, client_secret: secret } = reg.body as { client_id: string; client_secret: string };
-    const basic = (s: string) => ({ authorization: `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(s)}`).toString('base64')}` });
+    const basic = (s: string) => ({
+      authorization: `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(s)}`).toString('base64')}`,
+    });
     const flow = await authorizeAuto(t.url, id);
     const code = await tokenRequest(
       t.url,
-      { grant_type: 'authorization_code', code: flow.callback.searchParams.get('code')!, redirect_uri: REDIRECT, code_verifier: flow.verifier, resource: RESOURCE },
+      {
+        grant_type: 'authorization_code',
+        code: flow.callback.searchParams.get('code')!,
+        redirect_uri: REDIRECT,
+        code_verifier: flow.verifier,
+        resource: RESOURCE,
+      },
       basic(secret),
     );
     expect(code.status, JSON.stringify(code.body)).toBe(200);
@@ -276,7 +295,14 @@ describe('DPoP-bound refresh tokens (RFC 9449) with required nonces', () => {
   /** A DPoP-bound token set; with requireNonce the first proof only teaches the nonce. */
   async function boundTokens(): Promise<{ tokens: Tokens; nonce: string }> {
     const flow = await authorizeAuto(t.url, clientId, { dpop_jkt: key.jkt });
-    const params = { grant_type: 'authorization_code', code: flow.callback.searchParams.get('code')!, redirect_uri: REDIRECT, code_verifier: flow.verifier, client_id: clientId, resource: RESOURCE };
+    const params = {
+      grant_type: 'authorization_code',
+      code: flow.callback.searchParams.get('code')!,
+      redirect_uri: REDIRECT,
+      code_verifier: flow.verifier,
+      client_id: clientId,
+      resource: RESOURCE,
+    };
     const teach = await tokenRequest(t.url, params, { dpop: await proof(key, htu()) });
     expect(teach.body.error).toBe('use_dpop_nonce');
     const nonce = teach.headers.get('dpop-nonce')!;
@@ -345,7 +371,7 @@ describe('DPoP-bound refresh tokens (RFC 9449) with required nonces', () => {
     expect(newest.body.error).toBe('invalid_grant');
   });
 
-  it('RFC 9449 §11.1: the retry\'s proof cannot be a replay of the first one', async () => {
+  it("RFC 9449 §11.1: the retry's proof cannot be a replay of the first one", async () => {
     const { tokens, nonce } = await boundTokens();
     const p = await proof(key, htu(), nonce);
     const first = await refresh(t, clientId, tokens.refresh_token, {}, { dpop: p });
@@ -443,7 +469,11 @@ describe('reuseGraceSeconds: 0 (off)', () => {
 });
 
 describe('configuration', () => {
-  const base = { issuer: 'http://127.0.0.1:9000', resources: [{ resource: RESOURCE, scopes: { 'notes:read': 'Read' } }], storage: { kind: 'memory' as const } };
+  const base = {
+    issuer: 'http://127.0.0.1:9000',
+    resources: [{ resource: RESOURCE, scopes: { 'notes:read': 'Read' } }],
+    storage: { kind: 'memory' as const },
+  };
   const problemsOf = (value: unknown) => {
     try {
       validateConfig({ ...base, refreshTokens: { reuseGraceSeconds: value as number } });
@@ -458,7 +488,10 @@ describe('configuration', () => {
     for (const ok of [undefined, 0, 1, 10, 60]) expect(problemsOf(ok), String(ok)).toEqual([]);
     for (const bad of [-1, 1.5, 61, '10', Number.NaN, null]) {
       const problems = problemsOf(bad);
-      expect(problems.some((p) => p.startsWith('refreshTokens.reuseGraceSeconds:')), String(bad)).toBe(true);
+      expect(
+        problems.some((p) => p.startsWith('refreshTokens.reuseGraceSeconds:')),
+        String(bad),
+      ).toBe(true);
     }
   });
 });

@@ -83,11 +83,17 @@ describe('RFC 7591 dynamic client registration with MCP rules', () => {
   it('MCP security §exact redirect matching: a web client gets no port flexibility', async () => {
     const reg = await registerClient(t.url, { application_type: 'web', redirect_uris: ['http://127.0.0.1:7777/callback'] });
     expect(reg.status).toBe(201);
-    await expect(authorizeAuto(t.url, reg.body.client_id, { redirect_uri: 'http://127.0.0.1:7778/callback' })).rejects.toThrow(/flow stopped/);
+    await expect(authorizeAuto(t.url, reg.body.client_id, { redirect_uri: 'http://127.0.0.1:7778/callback' })).rejects.toThrow(
+      /flow stopped/,
+    );
   });
 
   it('RFC 7591 §3.2.1: confidential DCR clients get a secret that expires', async () => {
-    const reg = await registerClient(t.url, { application_type: 'web', redirect_uris: ['https://app.example/cb'], token_endpoint_auth_method: 'client_secret_basic' });
+    const reg = await registerClient(t.url, {
+      application_type: 'web',
+      redirect_uris: ['https://app.example/cb'],
+      token_endpoint_auth_method: 'client_secret_basic',
+    });
     expect(reg.status).toBe(201);
     expect(reg.body.client_secret).toBeTypeOf('string');
     const now = Math.floor(Date.now() / 1000);
@@ -152,7 +158,9 @@ describe('pre-registered clients', () => {
   beforeAll(async () => {
     t = await startAs({
       devAutoLogin: 'alice',
-      clients: [{ client_id: 'desktop', client_name: 'Desktop', redirect_uris: ['http://127.0.0.1/callback'], token_endpoint_auth_method: 'none' }],
+      clients: [
+        { client_id: 'desktop', client_name: 'Desktop', redirect_uris: ['http://127.0.0.1/callback'], token_endpoint_auth_method: 'none' },
+      ],
     });
   });
   afterAll(() => t.close());
@@ -315,7 +323,10 @@ describe('RFC 7592 client update (PUT to registration_client_uri) with MCP rules
   it('RFC 7592 §2.2: a DCR client cannot add the client_credentials grant by update (pre-registered clients only)', async () => {
     const web = { application_type: 'web', redirect_uris: ['https://app.example/cb'], token_endpoint_auth_method: 'client_secret_basic' };
     const reg = await register(web);
-    const res = await update(reg, nativeMetadata({ ...web, client_secret: reg.client_secret, grant_types: ['authorization_code', 'client_credentials'] }));
+    const res = await update(
+      reg,
+      nativeMetadata({ ...web, client_secret: reg.client_secret, grant_types: ['authorization_code', 'client_credentials'] }),
+    );
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('invalid_client_metadata');
     expect((await read(reg)).body.grant_types).toEqual(['authorization_code', 'refresh_token']);
@@ -347,7 +358,14 @@ describe('RFC 7592 client update (PUT to registration_client_uri) with MCP rules
   it('RFC 7592 §2.2 + RFC 7591 §3.2.1: a public client that becomes confidential by update gets a secret that expires', async () => {
     const reg = await register({ application_type: 'web', redirect_uris: ['https://app.example/cb'] });
     expect(reg.client_secret).toBeUndefined();
-    const res = await update(reg, nativeMetadata({ application_type: 'web', redirect_uris: ['https://app.example/cb'], token_endpoint_auth_method: 'client_secret_basic' }));
+    const res = await update(
+      reg,
+      nativeMetadata({
+        application_type: 'web',
+        redirect_uris: ['https://app.example/cb'],
+        token_endpoint_auth_method: 'client_secret_basic',
+      }),
+    );
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body.client_secret).toBeTypeOf('string');
     const now = Math.floor(Date.now() / 1000);
@@ -388,7 +406,11 @@ describe('RFC 7592 client update (PUT to registration_client_uri) with MCP rules
   it("RFC 7592 §3: another client's registration access token cannot update this client", async () => {
     const victim = await register();
     const attacker = await register();
-    const res = await update(victim, nativeMetadata({ client_name: 'Hijacked', redirect_uris: ['http://127.0.0.1:6666/steal'] }), attacker.registration_access_token);
+    const res = await update(
+      victim,
+      nativeMetadata({ client_name: 'Hijacked', redirect_uris: ['http://127.0.0.1:6666/steal'] }),
+      attacker.registration_access_token,
+    );
     expect(res.status).toBe(401);
     expect(res.body.error).toBe('invalid_token');
     const after = await read(victim);

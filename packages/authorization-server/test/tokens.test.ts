@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeJwt, registerClient, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
 import { authorizeAuto, exchangeCode } from './helpers/flow.js';
 
-const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+const basic = (id: string, secret: string) =>
+  `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 
 describe('refresh tokens (OAuth 2.1 §4.3, MCP security §Token theft)', () => {
   let t: RunningAs;
@@ -83,7 +84,12 @@ describe('refresh tokens (OAuth 2.1 §4.3, MCP security §Token theft)', () => {
       const tokens = await exchangeCode(other.url, id, flow);
       expect(tokens.status).toBe(200);
       await t.as.store.accounts.update(bob.id, { disabled: true });
-      const res = await tokenRequest(other.url, { grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token, client_id: id, resource: RESOURCE });
+      const res = await tokenRequest(other.url, {
+        grant_type: 'refresh_token',
+        refresh_token: tokens.body.refresh_token,
+        client_id: id,
+        resource: RESOURCE,
+      });
       expect(res.status).toBe(400);
       expect(res.body.error).toBe('invalid_grant');
     } finally {
@@ -109,16 +115,45 @@ describe('client credentials, introspection (RFC 7662) and revocation (RFC 7009)
     t = await startAs({
       devAutoLogin: 'alice',
       clients: [
-        { client_id: 'svc-basic', client_secret: 'svc-basic-secret-0123456789', grant_types: ['client_credentials'], response_types: [], redirect_uris: [], token_endpoint_auth_method: 'client_secret_basic', scope: 'notes:read' },
-        { client_id: 'svc-post', client_secret: 'svc-post-secret-0123456789', grant_types: ['client_credentials'], response_types: [], redirect_uris: [], token_endpoint_auth_method: 'client_secret_post', scope: 'notes:read notes:write' },
-        { client_id: 'svc-jwt', grant_types: ['client_credentials'], response_types: [], redirect_uris: [], token_endpoint_auth_method: 'private_key_jwt', token_endpoint_auth_signing_alg: 'ES256', jwks: { keys: [publicJwk] }, scope: 'notes:read' } as never,
+        {
+          client_id: 'svc-basic',
+          client_secret: 'svc-basic-secret-0123456789',
+          grant_types: ['client_credentials'],
+          response_types: [],
+          redirect_uris: [],
+          token_endpoint_auth_method: 'client_secret_basic',
+          scope: 'notes:read',
+        },
+        {
+          client_id: 'svc-post',
+          client_secret: 'svc-post-secret-0123456789',
+          grant_types: ['client_credentials'],
+          response_types: [],
+          redirect_uris: [],
+          token_endpoint_auth_method: 'client_secret_post',
+          scope: 'notes:read notes:write',
+        },
+        {
+          client_id: 'svc-jwt',
+          grant_types: ['client_credentials'],
+          response_types: [],
+          redirect_uris: [],
+          token_endpoint_auth_method: 'private_key_jwt',
+          token_endpoint_auth_signing_alg: 'ES256',
+          jwks: { keys: [publicJwk] },
+          scope: 'notes:read',
+        } as never,
       ],
     });
   });
   afterAll(() => t.close());
 
   it('client_credentials extension: client_secret_basic → JWT with aud and the registered scope only', async () => {
-    const res = await tokenRequest(t.url, { grant_type: 'client_credentials', resource: RESOURCE, scope: 'notes:read notes:write' }, { authorization: basic('svc-basic', 'svc-basic-secret-0123456789') });
+    const res = await tokenRequest(
+      t.url,
+      { grant_type: 'client_credentials', resource: RESOURCE, scope: 'notes:read notes:write' },
+      { authorization: basic('svc-basic', 'svc-basic-secret-0123456789') },
+    );
     expect(res.status).toBe(200);
     expect(res.headers.get('cache-control')).toBe('no-store');
     expect(res.body.refresh_token).toBeUndefined();
@@ -129,7 +164,13 @@ describe('client credentials, introspection (RFC 7662) and revocation (RFC 7009)
   });
 
   it('client_credentials extension: client_secret_post', async () => {
-    const res = await tokenRequest(t.url, { grant_type: 'client_credentials', resource: RESOURCE, scope: 'notes:write', client_id: 'svc-post', client_secret: 'svc-post-secret-0123456789' });
+    const res = await tokenRequest(t.url, {
+      grant_type: 'client_credentials',
+      resource: RESOURCE,
+      scope: 'notes:write',
+      client_id: 'svc-post',
+      client_secret: 'svc-post-secret-0123456789',
+    });
     expect(res.status).toBe(200);
     expect(decodeJwt(res.body.access_token).payload.scope).toBe('notes:write');
   });
@@ -161,14 +202,23 @@ describe('client credentials, introspection (RFC 7662) and revocation (RFC 7009)
   });
 
   it('RFC 6749 §5.2: a wrong client secret → 401 invalid_client, secret never echoed', async () => {
-    const res = await tokenRequest(t.url, { grant_type: 'client_credentials', resource: RESOURCE }, { authorization: basic('svc-basic', 'wrong-secret') });
+    const res = await tokenRequest(
+      t.url,
+      { grant_type: 'client_credentials', resource: RESOURCE },
+      { authorization: basic('svc-basic', 'wrong-secret') },
+    );
     expect(res.status).toBe(401);
     expect(res.body.error).toBe('invalid_client');
     expect(JSON.stringify(res.body)).not.toContain('wrong-secret');
   });
 
   it('RFC 6749 §2.3.1 / §5.2: client_secret_post with a wrong secret → 401 invalid_client, secret never echoed', async () => {
-    const res = await tokenRequest(t.url, { grant_type: 'client_credentials', resource: RESOURCE, client_id: 'svc-post', client_secret: 'wrong-post-secret' });
+    const res = await tokenRequest(t.url, {
+      grant_type: 'client_credentials',
+      resource: RESOURCE,
+      client_id: 'svc-post',
+      client_secret: 'wrong-post-secret',
+    });
     expect(res.status).toBe(401);
     expect(res.body.error).toBe('invalid_client');
     expect(res.body.access_token).toBeUndefined();
@@ -176,7 +226,12 @@ describe('client credentials, introspection (RFC 7662) and revocation (RFC 7009)
   });
 
   it('RFC 7591 §2 token_endpoint_auth_method: a private_key_jwt client cannot authenticate with a shared secret → 401 invalid_client', async () => {
-    const res = await tokenRequest(t.url, { grant_type: 'client_credentials', resource: RESOURCE, client_id: 'svc-jwt', client_secret: 'guessed-secret' });
+    const res = await tokenRequest(t.url, {
+      grant_type: 'client_credentials',
+      resource: RESOURCE,
+      client_id: 'svc-jwt',
+      client_secret: 'guessed-secret',
+    });
     expect(res.status).toBe(401);
     expect(res.body.error).toBe('invalid_client');
   });
@@ -225,7 +280,11 @@ describe('client credentials, introspection (RFC 7662) and revocation (RFC 7009)
   });
 
   it('RFC 8707: client_credentials for an unknown resource → invalid_target', async () => {
-    const res = await tokenRequest(t.url, { grant_type: 'client_credentials', resource: 'https://unknown.example/' }, { authorization: basic('svc-basic', 'svc-basic-secret-0123456789') });
+    const res = await tokenRequest(
+      t.url,
+      { grant_type: 'client_credentials', resource: 'https://unknown.example/' },
+      { authorization: basic('svc-basic', 'svc-basic-secret-0123456789') },
+    );
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('invalid_target');
   });
@@ -235,16 +294,24 @@ describe('client credentials, introspection (RFC 7662) and revocation (RFC 7009)
     expect(reg.status).toBe(201);
     const auth = { authorization: basic(reg.body.client_id, reg.body.client_secret) };
     const flow = await authorizeAuto(t.url, reg.body.client_id);
-    const tokens = await tokenRequest(t.url, {
-      grant_type: 'authorization_code',
-      code: flow.callback.searchParams.get('code')!,
-      redirect_uri: 'http://127.0.0.1:7777/callback',
-      code_verifier: flow.verifier,
-      resource: RESOURCE,
-    }, auth);
+    const tokens = await tokenRequest(
+      t.url,
+      {
+        grant_type: 'authorization_code',
+        code: flow.callback.searchParams.get('code')!,
+        redirect_uri: 'http://127.0.0.1:7777/callback',
+        code_verifier: flow.verifier,
+        resource: RESOURCE,
+      },
+      auth,
+    );
     expect(tokens.status).toBe(200);
     const post = (path: string, token: string) =>
-      fetch(`${t.url}${path}`, { method: 'POST', headers: { ...auth, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token }) });
+      fetch(`${t.url}${path}`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token }),
+      });
     const introspect = async (token: string) => {
       const res = await post('/token/introspection', token);
       const json = (await res.json()) as Record<string, unknown>;
@@ -257,7 +324,11 @@ describe('client credentials, introspection (RFC 7662) and revocation (RFC 7009)
     expect(active.exp).toBeTypeOf('number');
     expect((await post('/token/revocation', tokens.body.refresh_token)).status).toBe(200);
     expect((await introspect(tokens.body.refresh_token)).active).toBe(false);
-    const refreshed = await tokenRequest(t.url, { grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token, resource: RESOURCE }, auth);
+    const refreshed = await tokenRequest(
+      t.url,
+      { grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token, resource: RESOURCE },
+      auth,
+    );
     expect(refreshed.status).toBe(400);
     expect(refreshed.body.error).toBe('invalid_grant');
   });
@@ -266,28 +337,52 @@ describe('client credentials, introspection (RFC 7662) and revocation (RFC 7009)
     const auth = { authorization: basic('svc-basic', 'svc-basic-secret-0123456789') };
     const { body } = await tokenRequest(t.url, { grant_type: 'client_credentials', resource: RESOURCE, scope: 'notes:read' }, auth);
     const post = (path: string) =>
-      fetch(`${t.url}${path}`, { method: 'POST', headers: { ...auth, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token: body.access_token }) });
+      fetch(`${t.url}${path}`, {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token: body.access_token }),
+      });
     const introspection = await post('/token/introspection');
     expect(introspection.status).toBe(200);
-    expect(await introspection.json()).toMatchObject({ active: true, client_id: 'svc-basic', aud: RESOURCE, scope: 'notes:read', token_type: 'Bearer' });
+    expect(await introspection.json()).toMatchObject({
+      active: true,
+      client_id: 'svc-basic',
+      aud: RESOURCE,
+      scope: 'notes:read',
+      token_type: 'Bearer',
+    });
     const revocation = await post('/token/revocation');
     expect(revocation.status).toBe(400);
     expect(((await revocation.json()) as { error: string }).error).toBe('unsupported_token_type');
   });
 
   it('RFC 7662 §2.1: introspection requires client authentication', async () => {
-    const res = await fetch(`${t.url}/token/introspection`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token: 'x' }) });
+    const res = await fetch(`${t.url}/token/introspection`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: 'x' }),
+    });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: string }).error).toMatch(/invalid_request|invalid_client/);
   });
 
   it('RFC 7009 §2.2: revoking an unknown token answers 200 without detail', async () => {
-    const res = await fetch(`${t.url}/token/revocation`, { method: 'POST', headers: { authorization: basic('svc-basic', 'svc-basic-secret-0123456789'), 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token: 'not-a-token' }) });
+    const res = await fetch(`${t.url}/token/revocation`, {
+      method: 'POST',
+      headers: { authorization: basic('svc-basic', 'svc-basic-secret-0123456789'), 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: 'not-a-token' }),
+    });
     expect(res.status).toBe(200);
   });
 
   it('RFC 6749 §5.2: unsupported grant type → unsupported_grant_type, no stack', async () => {
-    const res = await tokenRequest(t.url, { grant_type: 'password', username: 'alice', password: 'alice-password', client_id: 'svc-post', client_secret: 'svc-post-secret-0123456789' });
+    const res = await tokenRequest(t.url, {
+      grant_type: 'password',
+      username: 'alice',
+      password: 'alice-password',
+      client_id: 'svc-post',
+      client_secret: 'svc-post-secret-0123456789',
+    });
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('unsupported_grant_type');
     expect(JSON.stringify(res.body)).not.toContain('alice-password');

@@ -37,7 +37,9 @@ export async function processProtectedResourceMetadataResponse(
   response: Response,
 ): Promise<ProtectedResourceMetadata> {
   if (response.status !== 200) {
-    throw new McpAuthError(ERR.PRM_NOT_FOUND, `protected resource metadata request answered HTTP ${response.status}`, { status: response.status });
+    throw new McpAuthError(ERR.PRM_NOT_FOUND, `protected resource metadata request answered HTTP ${response.status}`, {
+      status: response.status,
+    });
   }
   const body = await readJsonObject(response);
   if (!body) throw new McpAuthError(ERR.PRM_INVALID, 'protected resource metadata is not a JSON object');
@@ -98,7 +100,9 @@ export async function processAuthorizationServerMetadataResponse(
   response: Response,
 ): Promise<AuthorizationServerMetadata> {
   if (response.status !== 200) {
-    throw new McpAuthError(ERR.AS_METADATA_NOT_FOUND, `authorization server metadata request answered HTTP ${response.status}`, { status: response.status });
+    throw new McpAuthError(ERR.AS_METADATA_NOT_FOUND, `authorization server metadata request answered HTTP ${response.status}`, {
+      status: response.status,
+    });
   }
   const body = await readJsonObject(response);
   if (!body) throw new McpAuthError(ERR.AS_METADATA_INVALID, 'authorization server metadata is not a JSON object');

@@ -49,7 +49,9 @@ export async function createPersistableDpopKey(
 
 /** Rebuilds a persisted key; the private key is imported non-extractable. */
 export async function dpopKeyFromJwk(alg: string, privateJwk: Record<string, unknown>, clientId: string): Promise<DpopKey> {
-  const publicJwk = Object.fromEntries(Object.entries(privateJwk).filter(([k]) => !PRIVATE_MEMBERS.includes(k) && k !== 'ext' && k !== 'key_ops'));
+  const publicJwk = Object.fromEntries(
+    Object.entries(privateJwk).filter(([k]) => !PRIVATE_MEMBERS.includes(k) && k !== 'ext' && k !== 'key_ops'),
+  );
   const privateKey = (await importJWK({ ...privateJwk, ext: false, key_ops: undefined } as JWK, alg)) as CryptoKey;
   const publicKey = (await importJWK({ ...publicJwk, ext: true } as JWK, alg)) as CryptoKey;
   const handle = oauth.DPoP({ client_id: clientId } as oauth.Client, { privateKey, publicKey });

@@ -31,7 +31,10 @@ export class FileStore extends DataStore {
         return () => unlink(lock).catch(() => undefined);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-        const age = await stat(lock).then((st) => Date.now() - st.mtimeMs, () => 0);
+        const age = await stat(lock).then(
+          (st) => Date.now() - st.mtimeMs,
+          () => 0,
+        );
         if (age > FileStore.STALE_MS) {
           await unlink(lock).catch(() => undefined);
           continue;

@@ -55,7 +55,12 @@ const MAX_REDIRECTS = 3;
 export async function guardedGet(url: URL, deps: HttpDeps, what: string, headers: Record<string, string> = {}): Promise<Response> {
   let target = await checkTarget(url, what, deps);
   for (let hop = 0; ; hop++) {
-    const res = await egressFetch(target, { method: 'GET', headers: { accept: 'application/json', ...headers }, redirect: 'manual' }, deps, what);
+    const res = await egressFetch(
+      target,
+      { method: 'GET', headers: { accept: 'application/json', ...headers }, redirect: 'manual' },
+      deps,
+      what,
+    );
     const location = res.headers.get('location');
     if (res.status >= 300 && res.status < 400 && location && hop < MAX_REDIRECTS) {
       await res.body?.cancel();

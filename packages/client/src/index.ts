@@ -28,7 +28,13 @@ export {
 export { FileStore, defaultStoreDir, defaultStorePath } from './file-store.js';
 export { startLoopbackListener, type LoopbackListener, type LoopbackListenerOptions, type WaitForCallbackOptions } from './loopback.js';
 export { validateAuthorizationResponse, requestIdJag, JWT_BEARER_GRANT, type PrivateKeyInput, type IdJagRequest } from './oauth.js';
-export { resolveClient, dynamicRegistration, chooseAuthMethod, type PreRegisteredClient, type RegistrationContext } from './registration.js';
+export {
+  resolveClient,
+  dynamicRegistration,
+  chooseAuthMethod,
+  type PreRegisteredClient,
+  type RegistrationContext,
+} from './registration.js';
 export { McpAuthClient, type ServerStatus } from './client/mcp-auth-client.js';
 export { createAuthFetch, createSdkAuthProvider } from './client/sdk-adapters.js';
 export { enterpriseManagedAssertion, type EnterpriseManagedOptions } from './client/enterprise-managed.js';

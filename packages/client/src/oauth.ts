@@ -130,7 +130,12 @@ export interface GrantContext {
 async function tokenCall(
   ctx: GrantContext,
   what: string,
-  send: (as: oauth.AuthorizationServer, client: oauth.Client, auth: oauth.ClientAuth, options: oauth.TokenEndpointRequestOptions) => Promise<Response>,
+  send: (
+    as: oauth.AuthorizationServer,
+    client: oauth.Client,
+    auth: oauth.ClientAuth,
+    options: oauth.TokenEndpointRequestOptions,
+  ) => Promise<Response>,
   process: (as: oauth.AuthorizationServer, client: oauth.Client, res: Response) => Promise<TokenEndpointResponse>,
   additionalParameters?: Record<string, string>,
 ): Promise<TokenEndpointResponse> {
@@ -319,11 +324,15 @@ export async function registerClient(
   if (res.status !== 201 && res.status !== 200) {
     const error = typeof body?.error === 'string' ? body.error : undefined;
     const description = typeof body?.error_description === 'string' ? body.error_description : undefined;
-    throw new McpAuthError(ERR.REGISTRATION_REJECTED, `dynamic client registration refused (HTTP ${res.status}${error ? `, ${error}` : ''}${description ? `: ${description}` : ''})`, {
-      status: res.status,
-      ...(error !== undefined && { error }),
-      ...(description !== undefined && { error_description: description }),
-    });
+    throw new McpAuthError(
+      ERR.REGISTRATION_REJECTED,
+      `dynamic client registration refused (HTTP ${res.status}${error ? `, ${error}` : ''}${description ? `: ${description}` : ''})`,
+      {
+        status: res.status,
+        ...(error !== undefined && { error }),
+        ...(description !== undefined && { error_description: description }),
+      },
+    );
   }
   if (!body || typeof body.client_id !== 'string' || !body.client_id) {
     throw new McpAuthError(ERR.REGISTRATION_REJECTED, 'registration response has no client_id');

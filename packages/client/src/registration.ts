@@ -30,9 +30,7 @@ export interface RegistrationOptions {
   clientMetadata?: Record<string, unknown> | undefined;
   applicationType?: 'native' | 'web' | undefined;
   wantRefreshToken: boolean;
-  onRegistrationNeeded?:
-    | ((ctx: RegistrationContext) => Promise<Omit<ClientInformation, 'issuer' | 'source'> | undefined>)
-    | undefined;
+  onRegistrationNeeded?: ((ctx: RegistrationContext) => Promise<Omit<ClientInformation, 'issuer' | 'source'> | undefined>) | undefined;
 }
 
 /**
@@ -61,7 +59,8 @@ export async function resolveClient(
   }
   const own = boundClient(stored, as.issuer);
   if (own) {
-    const cimdStillValid = own.source !== 'cimd' || (as.client_id_metadata_document_supported === true && own.client_id === opts.clientMetadataUrl);
+    const cimdStillValid =
+      own.source !== 'cimd' || (as.client_id_metadata_document_supported === true && own.client_id === opts.clientMetadataUrl);
     if (cimdStillValid) return own;
   }
   if (as.client_id_metadata_document_supported === true && opts.clientMetadataUrl) {
@@ -88,11 +87,7 @@ export function chooseAuthMethod(as: AuthorizationServerMetadata): string {
 }
 
 /** RFC 7591 DCR with the `application_type` MCP requires (native for loopback/custom-scheme redirects). */
-export async function dynamicRegistration(
-  opts: RegistrationOptions,
-  ctx: RegistrationContext,
-  deps: HttpDeps,
-): Promise<ClientInformation> {
+export async function dynamicRegistration(opts: RegistrationOptions, ctx: RegistrationContext, deps: HttpDeps): Promise<ClientInformation> {
   const { as, redirectUri } = ctx;
   const applicationType = opts.applicationType ?? (isNativeRedirectUri(redirectUri) ? 'native' : 'web');
   const method = chooseAuthMethod(as);

@@ -64,7 +64,13 @@ export async function startFakeAs(opts: FakeAsOptions = {}): Promise<FakeAs> {
       state.tokenRequests.push({ body, authorization: req.headers.authorization });
       const at = `at-${new URL(issuer).port}-${++n}`;
       tokens.add(at);
-      return send(200, { access_token: at, token_type: 'Bearer', expires_in: 3600, refresh_token: `rt-${n}`, ...(body.get('scope') && { scope: body.get('scope') }) });
+      return send(200, {
+        access_token: at,
+        token_type: 'Bearer',
+        expires_in: 3600,
+        refresh_token: `rt-${n}`,
+        ...(body.get('scope') && { scope: body.get('scope') }),
+      });
     }
     return send(404, { error: 'not_found' });
   });
@@ -82,7 +88,10 @@ export interface FakeRs {
 }
 
 /** RS accepting tokens of its current AS; 401 with resource_metadata + scope otherwise. */
-export async function startFakeRs(as: FakeAs, opts: { scope?: string; insufficient?: (token: string) => string | undefined } = {}): Promise<FakeRs> {
+export async function startFakeRs(
+  as: FakeAs,
+  opts: { scope?: string; insufficient?: (token: string) => string | undefined } = {},
+): Promise<FakeRs> {
   const server = createServer();
   const base = await listen(server);
   let current = as;
@@ -101,12 +110,16 @@ export async function startFakeRs(as: FakeAs, opts: { scope?: string; insufficie
     seenTokens.push(token);
     if (!token || !current.tokens.has(token) || state.rejectAll) {
       return res
-        .writeHead(401, { 'www-authenticate': `Bearer resource_metadata="${prm}"${opts.scope ? `, scope="${opts.scope}"` : ''}${token ? ', error="invalid_token"' : ''}` })
+        .writeHead(401, {
+          'www-authenticate': `Bearer resource_metadata="${prm}"${opts.scope ? `, scope="${opts.scope}"` : ''}${token ? ', error="invalid_token"' : ''}`,
+        })
         .end();
     }
     const need = opts.insufficient?.(token);
     if (need) {
-      return res.writeHead(403, { 'www-authenticate': `Bearer error="insufficient_scope", scope="${need}", resource_metadata="${prm}"` }).end();
+      return res
+        .writeHead(403, { 'www-authenticate': `Bearer error="insufficient_scope", scope="${need}", resource_metadata="${prm}"` })
+        .end();
     }
     res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
     return undefined;

@@ -3,7 +3,16 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
-import { createRemoteJWKSet, jwtVerify, generateKeyPair, exportJWK, EmbeddedJWK, calculateJwkThumbprint, decodeProtectedHeader, type JWK } from 'jose';
+import {
+  createRemoteJWKSet,
+  jwtVerify,
+  generateKeyPair,
+  exportJWK,
+  EmbeddedJWK,
+  calculateJwkThumbprint,
+  decodeProtectedHeader,
+  type JWK,
+} from 'jose';
 import { createHash, randomBytes } from 'node:crypto';
 
 export async function listen(server: Server): Promise<string> {
@@ -50,7 +59,12 @@ export async function startOidcProvider(
     jwks: { keys: [jwk as never] },
     scopes: ['openid', 'offline_access'],
     pkce: { required: () => true },
-    clientDefaults: { grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none', id_token_signed_response_alg: 'ES256' } as never,
+    clientDefaults: {
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      id_token_signed_response_alg: 'ES256',
+    } as never,
     interactions: { url: (_ctx: KoaContextWithOIDC, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
     findAccount: async (_ctx: KoaContextWithOIDC, sub: string) => ({ accountId: sub, claims: async () => ({ sub }) }),
     issueRefreshToken: async (_ctx: KoaContextWithOIDC, client: { grantTypeAllowed(t: string): boolean }) =>
@@ -70,7 +84,13 @@ export async function startOidcProvider(
         getResourceServerInfo: async (_ctx: KoaContextWithOIDC, indicator: string) => {
           const scopes = resources[indicator];
           if (!scopes) throw new errors.InvalidTarget();
-          return { scope: scopes.join(' '), audience: indicator, accessTokenTTL: 3600, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'ES256' } } };
+          return {
+            scope: scopes.join(' '),
+            audience: indicator,
+            accessTokenTTL: 3600,
+            accessTokenFormat: 'jwt',
+            jwt: { sign: { alg: 'ES256' } },
+          };
         },
       },
     } as never,
@@ -90,7 +110,7 @@ export async function startOidcProvider(
   const tokenHttp: TestAs['tokenHttp'] = [];
   const callback = provider.callback();
   provider.on('registration_create.success', (ctx: KoaContextWithOIDC) => {
-    registrations.push({ ...((ctx.oidc as unknown as { body: Record<string, unknown> }).body) });
+    registrations.push({ ...(ctx.oidc as unknown as { body: Record<string, unknown> }).body });
   });
   const onToken = (ctx: KoaContextWithOIDC) => {
     const params = new URLSearchParams();
@@ -104,7 +124,12 @@ export async function startOidcProvider(
     hits.set(url.pathname, (hits.get(url.pathname) ?? 0) + 1);
     if (url.pathname === '/auth') authorizationRequests.push(url.searchParams);
     if (url.pathname === '/token') {
-      const entry: TestAs['tokenHttp'][number] = { dpop: req.headers.dpop as string | undefined, status: 0, dpopNonce: undefined, error: undefined };
+      const entry: TestAs['tokenHttp'][number] = {
+        dpop: req.headers.dpop as string | undefined,
+        status: 0,
+        dpopNonce: undefined,
+        error: undefined,
+      };
       tokenHttp.push(entry);
       const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;
       res.end = ((...args: unknown[]) => {
@@ -133,7 +158,12 @@ export async function startOidcProvider(
         const resource = params.resource ?? Object.keys(resources)[0]!;
         grant.addResourceScope(resource, resourceScopes.join(' ') || (resources[resource] ?? []).join(' '));
         const grantId = await grant.save();
-        await provider.interactionFinished(req, res, { login: { accountId: 'alice' }, consent: { grantId } }, { mergeWithLastSubmission: false });
+        await provider.interactionFinished(
+          req,
+          res,
+          { login: { accountId: 'alice' }, consent: { grantId } },
+          { mergeWithLastSubmission: false },
+        );
       } catch (err) {
         res.statusCode = 500;
         res.end(String(err));
@@ -212,7 +242,8 @@ export async function startResourceServer(
   const server = createServer();
   const url = await listen(server);
   const mcpUrl = `${url}/mcp`;
-  const prmUrl = opts.prmPath === 'root' ? `${url}/.well-known/oauth-protected-resource` : `${url}/.well-known/oauth-protected-resource/mcp`;
+  const prmUrl =
+    opts.prmPath === 'root' ? `${url}/.well-known/oauth-protected-resource` : `${url}/.well-known/oauth-protected-resource/mcp`;
   const requests: TestRs['requests'] = [];
   const revoked = new Set<string>();
   server.on('request', async (req, res) => {
@@ -260,9 +291,7 @@ export async function startResourceServer(
         if (payload.htm !== req.method || payload.htu !== mcpUrl) throw new Error('htm/htu');
         if (payload.ath !== createHash('sha256').update(token).digest('base64url')) throw new Error('ath');
         if (opts.dpop?.nonce && payload.nonce !== opts.dpop.nonce) {
-          res
-            .writeHead(401, { 'www-authenticate': 'DPoP error="use_dpop_nonce", algs="ES256"', 'dpop-nonce': opts.dpop.nonce })
-            .end();
+          res.writeHead(401, { 'www-authenticate': 'DPoP error="use_dpop_nonce", algs="ES256"', 'dpop-nonce': opts.dpop.nonce }).end();
           return;
         }
       } else if (scheme !== 'bearer') throw new Error('DPoP scheme for a bearer token');

@@ -7,14 +7,23 @@ const cleanups: { close(): Promise<void> }[] = [];
 afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!.close();
 });
-async function pair(asOpts: Parameters<typeof startFakeAs>[0] = {}, rsOpts: Parameters<typeof startFakeRs>[1] = {}): Promise<[FakeAs, FakeRs]> {
+async function pair(
+  asOpts: Parameters<typeof startFakeAs>[0] = {},
+  rsOpts: Parameters<typeof startFakeRs>[1] = {},
+): Promise<[FakeAs, FakeRs]> {
   const as = await startFakeAs(asOpts);
   const rs = await startFakeRs(as, rsOpts);
   cleanups.push(as, rs);
   return [as, rs];
 }
 const client = (o: Partial<McpAuthClientOptions> = {}) =>
-  new McpAuthClient({ clientName: 'authz test', store: new MemoryStore(), openAuthorizationUrl: headlessBrowser, authorizationTimeoutMs: 5000, ...o });
+  new McpAuthClient({
+    clientName: 'authz test',
+    store: new MemoryStore(),
+    openAuthorizationUrl: headlessBrowser,
+    authorizationTimeoutMs: 5000,
+    ...o,
+  });
 
 const AS = 'https://as.example';
 const cb = (q: Record<string, string>) => new URL(`http://127.0.0.1:1/callback?${new URLSearchParams(q)}`);
@@ -26,9 +35,9 @@ describe('MCP Authorization Response Validation (RFC 9207 §2.4 table)', () => {
     expect(validateAuthorizationResponse(supported, 'c', cb({ code: 'x', state: 's', iss: AS }), 's').get('code')).toBe('x');
   });
   it('supported + iss present and different → rejected', () => {
-    expect(() => validateAuthorizationResponse(supported, 'c', cb({ code: 'x', state: 's', iss: 'https://evil.example' }), 's')).toThrowError(
-      expect.objectContaining({ code: ERR.AUTHORIZATION_RESPONSE_INVALID }),
-    );
+    expect(() =>
+      validateAuthorizationResponse(supported, 'c', cb({ code: 'x', state: 's', iss: 'https://evil.example' }), 's'),
+    ).toThrowError(expect.objectContaining({ code: ERR.AUTHORIZATION_RESPONSE_INVALID }));
   });
   it('supported + iss absent → rejected', () => {
     expect(() => validateAuthorizationResponse(supported, 'c', cb({ code: 'x', state: 's' }), 's')).toThrowError(
@@ -36,9 +45,9 @@ describe('MCP Authorization Response Validation (RFC 9207 §2.4 table)', () => {
     );
   });
   it('unsupported + iss present → compared anyway (mismatch rejected, match accepted)', () => {
-    expect(() => validateAuthorizationResponse(unsupported, 'c', cb({ code: 'x', state: 's', iss: 'https://evil.example' }), 's')).toThrowError(
-      expect.objectContaining({ code: ERR.AUTHORIZATION_RESPONSE_INVALID }),
-    );
+    expect(() =>
+      validateAuthorizationResponse(unsupported, 'c', cb({ code: 'x', state: 's', iss: 'https://evil.example' }), 's'),
+    ).toThrowError(expect.objectContaining({ code: ERR.AUTHORIZATION_RESPONSE_INVALID }));
     expect(validateAuthorizationResponse(unsupported, 'c', cb({ code: 'x', state: 's', iss: AS }), 's').get('code')).toBe('x');
   });
   it('unsupported + iss absent → proceed', () => {
@@ -53,7 +62,12 @@ describe('MCP Authorization Response Validation (RFC 9207 §2.4 table)', () => {
   });
   it('an error response whose iss mismatches is not acted on: its error fields are neither reported nor displayed', () => {
     try {
-      validateAuthorizationResponse(supported, 'c', cb({ error: 'access_denied', error_description: 'ATTACKER TEXT', state: 's', iss: 'https://evil.example' }), 's');
+      validateAuthorizationResponse(
+        supported,
+        'c',
+        cb({ error: 'access_denied', error_description: 'ATTACKER TEXT', state: 's', iss: 'https://evil.example' }),
+        's',
+      );
       expect.unreachable();
     } catch (err) {
       expect(err).toMatchObject({ code: ERR.AUTHORIZATION_RESPONSE_INVALID });

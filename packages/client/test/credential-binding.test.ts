@@ -15,11 +15,18 @@ const client: ClientInformation = { issuer: AS, client_id: 'c', client_secret: '
 describe('credential binding', () => {
   it('assertClientBoundTo: client, binding and AS metadata must name one issuer', () => {
     expect(() => assertClientBoundTo(binding, client)).not.toThrow();
-    expect(() => assertClientBoundTo(binding, { ...client, issuer: 'https://evil.example' })).toThrowError(expect.objectContaining({ code: ERR.AS_MISMATCH }));
-    expect(() => assertClientBoundTo({ ...binding, as_metadata: { issuer: 'https://evil.example', token_endpoint: 'https://evil.example/token' } }, client)).toThrowError(
+    expect(() => assertClientBoundTo(binding, { ...client, issuer: 'https://evil.example' })).toThrowError(
       expect.objectContaining({ code: ERR.AS_MISMATCH }),
     );
-    expect(() => assertClientBoundTo({ ...binding, issuer: 'https://evil.example' }, client)).toThrowError(expect.objectContaining({ code: ERR.AS_MISMATCH }));
+    expect(() =>
+      assertClientBoundTo(
+        { ...binding, as_metadata: { issuer: 'https://evil.example', token_endpoint: 'https://evil.example/token' } },
+        client,
+      ),
+    ).toThrowError(expect.objectContaining({ code: ERR.AS_MISMATCH }));
+    expect(() => assertClientBoundTo({ ...binding, issuer: 'https://evil.example' }, client)).toThrowError(
+      expect.objectContaining({ code: ERR.AS_MISMATCH }),
+    );
   });
 
   it('boundRecord: a stored record is used only for the (issuer, resource) it names', () => {
@@ -40,10 +47,16 @@ describe('credential binding', () => {
     expect(() => assertCredentialsBound({ preRegistered: [{ client_id: 'p', issuer: 'http://as.example' }] }, {})).toThrowError(
       expect.objectContaining({ code: ERR.INVALID_ARGUMENT }),
     );
-    expect(() => assertCredentialsBound({ preRegistered: [{ client_id: 'p', issuer: 'http://as.example' }] }, { allowInsecureRequests: true })).not.toThrow();
+    expect(() =>
+      assertCredentialsBound({ preRegistered: [{ client_id: 'p', issuer: 'http://as.example' }] }, { allowInsecureRequests: true }),
+    ).not.toThrow();
     expect(() => assertCredentialsBound({ preRegistered: [{ client_id: 'p', issuer: 'http://localhost:9000' }] }, {})).not.toThrow();
-    expect(() => assertCredentialsBound({ preRegistered: {} as never }, {})).toThrowError(expect.objectContaining({ code: ERR.INVALID_ARGUMENT }));
-    expect(() => assertCredentialsBound({ clientCredentials: null as never }, {})).toThrowError(expect.objectContaining({ code: ERR.INVALID_ARGUMENT }));
+    expect(() => assertCredentialsBound({ preRegistered: {} as never }, {})).toThrowError(
+      expect.objectContaining({ code: ERR.INVALID_ARGUMENT }),
+    );
+    expect(() => assertCredentialsBound({ clientCredentials: null as never }, {})).toThrowError(
+      expect.objectContaining({ code: ERR.INVALID_ARGUMENT }),
+    );
     expect(() => assertCredentialsBound({}, {})).not.toThrow();
   });
 });

@@ -89,7 +89,11 @@ describe('RFC 9449 DPoP (extension SEP-1932)', () => {
     const [as, rs] = await stack({});
     // a host store without the optional DPoP key methods: keys live in each client's memory
     const store = new MemoryStore();
-    const keyless: AuthStore = Object.assign(Object.create(store) as AuthStore, { getDpopKey: undefined, setDpopKey: undefined, deleteDpopKey: undefined });
+    const keyless: AuthStore = Object.assign(Object.create(store) as AuthStore, {
+      getDpopKey: undefined,
+      setDpopKey: undefined,
+      deleteDpopKey: undefined,
+    });
     expect((await client({ store: keyless }).fetch(rs.mcpUrl, body)).status).toBe(200);
     const old = (await keyless.getTokens(as.issuer, rs.mcpUrl))!;
     const n = as.authorizationRequests.length;
@@ -138,7 +142,10 @@ describe('RFC 9449 DPoP (extension SEP-1932)', () => {
     expect(t1.client_id).toBe(t2.client_id);
     expect(as.registrations).toHaveLength(1);
     // Resource server side: every proof to a resource is signed with that resource's key.
-    for (const [rs, t] of [[rs1, t1], [rs2, t2]] as const) {
+    for (const [rs, t] of [
+      [rs1, t1],
+      [rs2, t2],
+    ] as const) {
       await expectTwoProofsWithKey(rs, t.dpop_jkt!);
       expect((decodeJwt(t.access_token).cnf as { jkt: string }).jkt).toBe(t.dpop_jkt);
     }
@@ -172,7 +179,10 @@ describe('RFC 9449 DPoP (extension SEP-1932)', () => {
     expect(t1.dpop_jkt).toBeTruthy();
     expect(t2.dpop_jkt).toBeTruthy();
     expect(t1.dpop_jkt).not.toBe(t2.dpop_jkt);
-    for (const [as, rs, t] of [[as1, rs1, t1], [as2, rs2, t2]] as const) {
+    for (const [as, rs, t] of [
+      [as1, rs1, t1],
+      [as2, rs2, t2],
+    ] as const) {
       await expectTwoProofsWithKey(rs, t.dpop_jkt!);
       expect(as.authorizationRequests.map((q) => q.get('dpop_jkt'))).toEqual([t.dpop_jkt]);
       expect(await Promise.all(as.tokenHttp.map((h) => proofJkt(h.dpop!)))).toEqual([t.dpop_jkt]);

@@ -229,7 +229,12 @@ describe('end-to-end against oidc-provider', () => {
   it('401 invalid_token with a refresh token → refresh and retry (no new authorization)', async () => {
     const store = new MemoryStore();
     const events: McpAuthEvent[] = [];
-    const client = new McpAuthClient({ clientName: '401 test', store, openAuthorizationUrl: headlessBrowser, onEvent: (e) => events.push(e) });
+    const client = new McpAuthClient({
+      clientName: '401 test',
+      store,
+      openAuthorizationUrl: headlessBrowser,
+      onEvent: (e) => events.push(e),
+    });
     expect((await client.fetch(rs.mcpUrl, call('read'))).status).toBe(200);
     const binding = (await store.getServer(rs.mcpUrl))!;
     const t = (await store.getTokens(binding.issuer, binding.resource))!;
@@ -246,7 +251,10 @@ describe('end-to-end against oidc-provider', () => {
     const client = new McpAuthClient({ clientName: 'hu', store, openAuthorizationUrl: headlessBrowser, onEvent: (e) => events.push(e) });
     const first = await client.authorize(rs.mcpUrl);
     rs.revoked.add(first.access_token);
-    const res = await fetch(rs.mcpUrl, { ...call('read'), headers: { ...call('read').headers, authorization: `Bearer ${first.access_token}` } });
+    const res = await fetch(rs.mcpUrl, {
+      ...call('read'),
+      headers: { ...call('read').headers, authorization: `Bearer ${first.access_token}` },
+    });
     expect(res.status).toBe(401);
     events.length = 0;
     const next = await client.handleUnauthorized(rs.mcpUrl, res);
@@ -279,7 +287,12 @@ describe('end-to-end against oidc-provider', () => {
     const res = await fetch(`${as.issuer}/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: t.refresh_token!, client_id: registration.client_id, resource: rs.mcpUrl }),
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: t.refresh_token!,
+        client_id: registration.client_id,
+        resource: rs.mcpUrl,
+      }),
     });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: string }).error).toBe('invalid_grant');

@@ -11,8 +11,25 @@ afterEach(async () => {
 
 describe('SSRF protection (Security Best Practices: block private IP ranges, RFC 9728 §7.7)', () => {
   const PRIVATE = [
-    '10.0.0.1', '172.16.0.1', '172.31.255.255', '192.168.1.1', '127.0.0.1', '127.255.0.1', '169.254.169.254', '100.64.0.1', '0.0.0.0',
-    '::1', '::', 'fc00::1', 'fd12:3456::1', 'fe80::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:a9fe:a9fe', '[::1]', 'not-an-ip',
+    '10.0.0.1',
+    '172.16.0.1',
+    '172.31.255.255',
+    '192.168.1.1',
+    '127.0.0.1',
+    '127.255.0.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '0.0.0.0',
+    '::1',
+    '::',
+    'fc00::1',
+    'fd12:3456::1',
+    'fe80::1',
+    '::ffff:127.0.0.1',
+    '::ffff:7f00:1',
+    '::ffff:a9fe:a9fe',
+    '[::1]',
+    'not-an-ip',
   ];
   const PUBLIC = ['8.8.8.8', '1.1.1.1', '172.32.0.1', '192.169.0.1', '2001:4860:4860::8888', '::ffff:8.8.8.8'];
   for (const ip of PRIVATE) it(`${ip} is private or reserved`, () => expect(isPrivateAddress(ip)).toBe(true));
@@ -20,11 +37,15 @@ describe('SSRF protection (Security Best Practices: block private IP ranges, RFC
 
   it('encoded IPv4 literals (hex, octal, integer) are normalised by the URL parser and still refused', async () => {
     for (const u of ['http://0x7f.0.0.1/', 'http://0177.0.0.1/', 'http://2130706433/', 'http://0xa9.0xfe.0xa9.0xfe/'])
-      await expect(assertPublicHost(new URL(u), 'u', async () => expect.unreachable('no DNS for literals'))).rejects.toMatchObject({ code: ERR.URL_FORBIDDEN });
+      await expect(assertPublicHost(new URL(u), 'u', async () => expect.unreachable('no DNS for literals'))).rejects.toMatchObject({
+        code: ERR.URL_FORBIDDEN,
+      });
   });
 
   it('a hostname resolving to any private address is refused (DNS answered by a stub: no network)', async () => {
-    await expect(assertPublicHost(new URL('https://metadata.example/'), 'u', async () => ['93.184.216.34', '169.254.169.254'])).rejects.toMatchObject({
+    await expect(
+      assertPublicHost(new URL('https://metadata.example/'), 'u', async () => ['93.184.216.34', '169.254.169.254']),
+    ).rejects.toMatchObject({
       code: ERR.URL_FORBIDDEN,
     });
     await expect(assertPublicHost(new URL('https://public.example/'), 'u', async () => ['93.184.216.34'])).resolves.toBeUndefined();
@@ -39,7 +60,11 @@ describe('SSRF protection (Security Best Practices: block private IP ranges, RFC
     const as = await startFakeAs();
     const rs = await startFakeRs(as);
     cleanups.push(as, rs);
-    const c = new McpAuthClient({ clientName: 'server-side', blockPrivateNetworks: true, openAuthorizationUrl: async () => expect.unreachable() });
+    const c = new McpAuthClient({
+      clientName: 'server-side',
+      blockPrivateNetworks: true,
+      openAuthorizationUrl: async () => expect.unreachable(),
+    });
     await expect(c.fetch(rs.mcpUrl)).rejects.toMatchObject({ code: ERR.URL_FORBIDDEN });
     expect(as.registrations).toHaveLength(0);
     expect(as.tokenRequests).toHaveLength(0);
@@ -58,7 +83,12 @@ describe('SSRF protection (Security Best Practices: block private IP ranges, RFC
     const auto = new McpAuthClient({ clientName: 'auto', allowInsecureRequests: true, openAuthorizationUrl: never });
     await expect(auto.fetch(viaName)).rejects.toMatchObject({ code: ERR.URL_FORBIDDEN });
     // 'allow' follows the pointer: the PRM is read (and refused for naming 127.0.0.1, not this name).
-    const allow = new McpAuthClient({ clientName: 'allow', privateNetworks: 'allow', allowInsecureRequests: true, openAuthorizationUrl: never });
+    const allow = new McpAuthClient({
+      clientName: 'allow',
+      privateNetworks: 'allow',
+      allowInsecureRequests: true,
+      openAuthorizationUrl: never,
+    });
     await expect(allow.fetch(viaName)).rejects.toMatchObject({ code: ERR.PRM_RESOURCE_MISMATCH });
     expect(as.registrations).toHaveLength(0);
   });

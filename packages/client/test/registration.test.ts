@@ -8,7 +8,10 @@ const cleanups: { close(): Promise<void> }[] = [];
 afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!.close();
 });
-async function pair(asOpts: Parameters<typeof startFakeAs>[0] = {}, rsOpts: Parameters<typeof startFakeRs>[1] = {}): Promise<[FakeAs, FakeRs]> {
+async function pair(
+  asOpts: Parameters<typeof startFakeAs>[0] = {},
+  rsOpts: Parameters<typeof startFakeRs>[1] = {},
+): Promise<[FakeAs, FakeRs]> {
   const as = await startFakeAs(asOpts);
   const rs = await startFakeRs(as, rsOpts);
   cleanups.push(as, rs);
@@ -20,7 +23,10 @@ const client = (o: Partial<McpAuthClientOptions> = {}) =>
 describe('MCP Client Registration priority', () => {
   it('pre-registered credentials for the issuer win over CIMD and DCR', async () => {
     const [as, rs] = await pair({ metadata: { client_id_metadata_document_supported: true } });
-    const c = client({ preRegistered: [{ issuer: as.issuer, client_id: 'pre', client_secret: 's3cret' }], clientMetadataUrl: 'https://app.example/client.json' });
+    const c = client({
+      preRegistered: [{ issuer: as.issuer, client_id: 'pre', client_secret: 's3cret' }],
+      clientMetadataUrl: 'https://app.example/client.json',
+    });
     expect((await c.fetch(rs.mcpUrl)).status).toBe(200);
     expect(as.registrations).toHaveLength(0);
     expect(as.authorizations[0]!.get('client_id')).toBe('pre');
@@ -44,15 +50,24 @@ describe('MCP Client Registration priority', () => {
   });
 
   it('clientMetadataUrl must be https with a path (CIMD §client requirements)', () => {
-    expect(() => client({ clientMetadataUrl: 'http://app.example/client.json' })).toThrowError(expect.objectContaining({ code: ERR.INVALID_ARGUMENT }));
-    expect(() => client({ clientMetadataUrl: 'https://app.example/' })).toThrowError(expect.objectContaining({ code: ERR.INVALID_ARGUMENT }));
+    expect(() => client({ clientMetadataUrl: 'http://app.example/client.json' })).toThrowError(
+      expect.objectContaining({ code: ERR.INVALID_ARGUMENT }),
+    );
+    expect(() => client({ clientMetadataUrl: 'https://app.example/' })).toThrowError(
+      expect.objectContaining({ code: ERR.INVALID_ARGUMENT }),
+    );
   });
 
   it('DCR: application_type native for the loopback redirect, refresh_token grant, token auth none', async () => {
     const [as, rs] = await pair();
     expect((await client().fetch(rs.mcpUrl)).status).toBe(200);
     const reg = as.registrations[0]!;
-    expect(reg).toMatchObject({ application_type: 'native', token_endpoint_auth_method: 'none', response_types: ['code'], client_name: 'reg test' });
+    expect(reg).toMatchObject({
+      application_type: 'native',
+      token_endpoint_auth_method: 'none',
+      response_types: ['code'],
+      client_name: 'reg test',
+    });
     expect(reg.grant_types).toEqual(['authorization_code', 'refresh_token']);
   });
 
@@ -63,7 +78,8 @@ describe('MCP Client Registration priority', () => {
 
   it('DCR: retries once with the other application_type after a redirect-URI refusal (MAY)', async () => {
     const [as, rs] = await pair({
-      registration: (b) => (b.application_type === 'native' ? [400, { error: 'invalid_redirect_uri' }] : [201, { client_id: 'web-client' }]),
+      registration: (b) =>
+        b.application_type === 'native' ? [400, { error: 'invalid_redirect_uri' }] : [201, { client_id: 'web-client' }],
     });
     expect((await client().fetch(rs.mcpUrl)).status).toBe(200);
     expect(as.registrations.map((r) => r.application_type)).toEqual(['native', 'web']);
@@ -124,7 +140,9 @@ describe('MCP Authorization Server Binding', () => {
 describe('token endpoint client authentication', () => {
   it('client_secret_post sends the secret in the body, not in a header', async () => {
     const [as, rs] = await pair();
-    const c = client({ preRegistered: [{ issuer: as.issuer, client_id: 'p', client_secret: 'sec', token_endpoint_auth_method: 'client_secret_post' }] });
+    const c = client({
+      preRegistered: [{ issuer: as.issuer, client_id: 'p', client_secret: 'sec', token_endpoint_auth_method: 'client_secret_post' }],
+    });
     expect((await c.fetch(rs.mcpUrl)).status).toBe(200);
     expect(as.tokenRequests[0]!.body.get('client_secret')).toBe('sec');
     expect(as.tokenRequests[0]!.authorization).toBeUndefined();
@@ -141,7 +159,14 @@ describe('token endpoint client authentication', () => {
     const [as, rs] = await pair();
     const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
     const c = client({
-      preRegistered: [{ issuer: as.issuer, client_id: 'jwt-client', token_endpoint_auth_method: 'private_key_jwt', privateKey: { key: await exportPKCS8(privateKey), alg: 'ES256' } }],
+      preRegistered: [
+        {
+          issuer: as.issuer,
+          client_id: 'jwt-client',
+          token_endpoint_auth_method: 'private_key_jwt',
+          privateKey: { key: await exportPKCS8(privateKey), alg: 'ES256' },
+        },
+      ],
     });
     expect((await c.fetch(rs.mcpUrl)).status).toBe(200);
     const body = as.tokenRequests[0]!.body;
@@ -165,7 +190,8 @@ describe('client credentials grant (extension io.modelcontextprotocol/oauth-clie
   });
 
   it('MCP Authorization Server Binding: configuring credentials without their issuer is a configuration error', () => {
-    const refused = (o: Partial<McpAuthClientOptions>) => expect(() => new McpAuthClient({ clientName: 'm2m', ...o })).toThrowError(expect.objectContaining({ code: ERR.INVALID_ARGUMENT }));
+    const refused = (o: Partial<McpAuthClientOptions>) =>
+      expect(() => new McpAuthClient({ clientName: 'm2m', ...o })).toThrowError(expect.objectContaining({ code: ERR.INVALID_ARGUMENT }));
     const assertion = async () => 'x';
     refused({ clientCredentials: { client_id: 'svc', client_secret: 'sec' } as never });
     refused({ clientCredentials: { client_id: 'svc', client_secret: 'sec', issuer: '' } });
@@ -196,7 +222,10 @@ describe('client credentials grant (extension io.modelcontextprotocol/oauth-clie
 
   it('credentials bound to another issuer are refused', async () => {
     const [as, rs] = await pair();
-    const c = new McpAuthClient({ clientName: 'm2m', clientCredentials: { client_id: 'svc', client_secret: 'sec', issuer: 'https://elsewhere.example' } });
+    const c = new McpAuthClient({
+      clientName: 'm2m',
+      clientCredentials: { client_id: 'svc', client_secret: 'sec', issuer: 'https://elsewhere.example' },
+    });
     await expect(c.fetch(rs.mcpUrl)).rejects.toMatchObject({ code: ERR.AS_MISMATCH });
     expect(as.tokenRequests).toHaveLength(0);
   });
@@ -250,9 +279,11 @@ describe('JWT bearer grant (RFC 7523) and enterprise-managed authorization (ID-J
       let body = '';
       for await (const chunk of req) body += chunk;
       idpRequests.push(new URLSearchParams(body));
-      res.writeHead(200, { 'content-type': 'application/json' }).end(
-        JSON.stringify({ access_token: 'id-jag.jwt', issued_token_type: 'urn:ietf:params:oauth:token-type:id-jag', token_type: 'N_A' }),
-      );
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(
+          JSON.stringify({ access_token: 'id-jag.jwt', issued_token_type: 'urn:ietf:params:oauth:token-type:id-jag', token_type: 'N_A' }),
+        );
     });
     const idpUrl = await listen(idp);
     cleanups.push({ close: () => close(idp) });
@@ -285,7 +316,11 @@ describe('JWT bearer grant (RFC 7523) and enterprise-managed authorization (ID-J
 describe('Client ID Metadata Document builder (MCP Client Registration → CIMD client requirements)', () => {
   it('has client_id equal to the URL, client_name, redirect_uris, token auth none; native for loopback redirects', async () => {
     const { buildClientMetadataDocument } = await import('../src/index.js');
-    const doc = buildClientMetadataDocument({ clientId: 'https://app.example/oauth/client.json', clientName: 'App', redirectUris: ['http://127.0.0.1/callback'] });
+    const doc = buildClientMetadataDocument({
+      clientId: 'https://app.example/oauth/client.json',
+      clientName: 'App',
+      redirectUris: ['http://127.0.0.1/callback'],
+    });
     expect(doc).toMatchObject({
       client_id: 'https://app.example/oauth/client.json',
       client_name: 'App',
@@ -301,9 +336,12 @@ describe('Client ID Metadata Document builder (MCP Client Registration → CIMD 
       expect(() => buildClientMetadataDocument({ clientId, clientName: 'A', redirectUris: ['http://127.0.0.1/cb'] })).toThrowError(
         expect.objectContaining({ code: ERR.INVALID_ARGUMENT }),
       );
-    expect(() => buildClientMetadataDocument({ clientId: 'https://a.example/c.json', clientName: 'A', redirectUris: ['http://evil.example/cb'] })).toThrowError(
-      expect.objectContaining({ code: ERR.INVALID_ARGUMENT }),
-    );
-    expect(buildClientMetadataDocument({ clientId: 'https://a.example/c.json', clientName: 'A', redirectUris: ['https://a.example/cb'] }).application_type).toBe('web');
+    expect(() =>
+      buildClientMetadataDocument({ clientId: 'https://a.example/c.json', clientName: 'A', redirectUris: ['http://evil.example/cb'] }),
+    ).toThrowError(expect.objectContaining({ code: ERR.INVALID_ARGUMENT }));
+    expect(
+      buildClientMetadataDocument({ clientId: 'https://a.example/c.json', clientName: 'A', redirectUris: ['https://a.example/cb'] })
+        .application_type,
+    ).toBe('web');
   });
 });

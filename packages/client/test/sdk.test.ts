@@ -15,7 +15,9 @@ let rs: TestRs;
 function mcpServer() {
   const server = new McpServer({ name: 'notes', version: '1.0.0' });
   server.registerTool('read', { description: 'read notes' }, async () => ({ content: [{ type: 'text', text: 'notes' }] }));
-  server.registerTool('write', { description: 'write a note (needs notes:write)' }, async () => ({ content: [{ type: 'text', text: 'written' }] }));
+  server.registerTool('write', { description: 'write a note (needs notes:write)' }, async () => ({
+    content: [{ type: 'text', text: 'written' }],
+  }));
   return server;
 }
 

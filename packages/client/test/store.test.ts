@@ -86,13 +86,11 @@ describe('FileStore specifics (OAuth 2.1 §7.1 secure token storage)', () => {
     expect(JSON.parse(readFileSync(path, 'utf8')).version).toBe(1);
   });
 
-  it('two instances on one file (two processes) never lose each other\'s writes (lock file)', async () => {
+  it("two instances on one file (two processes) never lose each other's writes (lock file)", async () => {
     const path = join(tmp(), 'store.json');
     const a = new FileStore(path);
     const b = new FileStore(path);
-    await Promise.all(
-      Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).setTokens(tokens('https://as', `https://rs/${i}`, `t${i}`))),
-    );
+    await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).setTokens(tokens('https://as', `https://rs/${i}`, `t${i}`))));
     for (let i = 0; i < 10; i++) expect((await a.getTokens('https://as', `https://rs/${i}`))!.access_token).toBe(`t${i}`);
     expect(readdirSync(dirname(path))).toEqual(['store.json']);
   });

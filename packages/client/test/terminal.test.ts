@@ -16,7 +16,20 @@ describe('CLI terminal output', () => {
   });
 
   it('Trojan Source (CVE-2021-42574): bidirectional controls are removed, so a name cannot display reordered', () => {
-    for (const bidi of ['\u061c', '\u200e', '\u200f', '\u202a', '\u202b', '\u202c', '\u202d', '\u202e', '\u2066', '\u2067', '\u2068', '\u2069']) {
+    for (const bidi of [
+      '\u061c',
+      '\u200e',
+      '\u200f',
+      '\u202a',
+      '\u202b',
+      '\u202c',
+      '\u202d',
+      '\u202e',
+      '\u2066',
+      '\u2067',
+      '\u2068',
+      '\u2069',
+    ]) {
       expect(stripControls(`safe${bidi}etirw`), `U+${bidi.charCodeAt(0).toString(16)}`).toBe('safeetirw');
     }
     const json = terminalJson({ name: 'a\u202eb' });

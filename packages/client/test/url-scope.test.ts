@@ -3,8 +3,17 @@ import { assertAllowedUrl, ERR, isLoopbackHost, resourceMatchesServer, scopeCove
 
 describe('URL policy (Security Best Practices: SSRF, authorization URL validation)', () => {
   it('loopback hosts are recognised as pure functions (no DNS)', () => {
-    for (const h of ['localhost', 'LOCALHOST', 'app.localhost', '127.0.0.1', '127.1.2.3', '[::1]', '::1', '[::ffff:127.0.0.1]']) expect(isLoopbackHost(h)).toBe(true);
-    for (const h of ['10.0.0.1', '192.168.1.1', '169.254.169.254', 'example.com', 'localhost.example.com', '127.0.0.1.nip.io', '[::ffff:10.0.0.1]'])
+    for (const h of ['localhost', 'LOCALHOST', 'app.localhost', '127.0.0.1', '127.1.2.3', '[::1]', '::1', '[::ffff:127.0.0.1]'])
+      expect(isLoopbackHost(h)).toBe(true);
+    for (const h of [
+      '10.0.0.1',
+      '192.168.1.1',
+      '169.254.169.254',
+      'example.com',
+      'localhost.example.com',
+      '127.0.0.1.nip.io',
+      '[::ffff:10.0.0.1]',
+    ])
       expect(isLoopbackHost(h)).toBe(false);
   });
   it('OAuth 2.1 §1.5: https anywhere, http only to loopback', () => {
@@ -48,7 +57,9 @@ describe('MCP Scope Selection Strategy', () => {
     expect(selectScope({ asScopesSupported: ['offline_access'], wantRefreshToken: true })).toBeUndefined();
   });
   it('MCP Refresh Tokens: adds offline_access only when the AS lists it and refresh tokens are wanted', () => {
-    expect(selectScope({ challengeScope: 'a', asScopesSupported: ['a', 'offline_access'], wantRefreshToken: true })).toBe('a offline_access');
+    expect(selectScope({ challengeScope: 'a', asScopesSupported: ['a', 'offline_access'], wantRefreshToken: true })).toBe(
+      'a offline_access',
+    );
     expect(selectScope({ challengeScope: 'a', asScopesSupported: ['a'], wantRefreshToken: true })).toBe('a');
     expect(selectScope({ challengeScope: 'a', asScopesSupported: ['offline_access'], wantRefreshToken: false })).toBe('a');
   });

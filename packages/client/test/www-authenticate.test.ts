@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { bearerChallenge, parseWwwAuthenticate, ERR } from '../src/index.js';
 
-const INVALID = ['Bearer realm="unterminated', 'Bearer scope="a", scope="b"', '=x', 'Bearer realm="x" junk', 'Bearer "quoted"', 'Bearer realm="a\\'];
+const INVALID = [
+  'Bearer realm="unterminated',
+  'Bearer scope="a", scope="b"',
+  '=x',
+  'Bearer realm="x" junk',
+  'Bearer "quoted"',
+  'Bearer realm="a\\',
+];
 
 describe('parseWwwAuthenticate of the client (the shared RFC 9110 parser with a coded error)', () => {
   it('parses through the shared parser', () => {

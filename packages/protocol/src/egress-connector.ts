@@ -27,7 +27,10 @@ export interface EgressConnectorOptions {
 /** The connection was refused by the egress policy before any socket was opened. */
 export class EgressRefusedError extends Error {
   readonly code = 'ERR_EGRESS_REFUSED';
-  constructor(readonly host: string, readonly reason: string) {
+  constructor(
+    readonly host: string,
+    readonly reason: string,
+  ) {
     super(reason);
     this.name = 'EgressRefusedError';
   }
@@ -55,7 +58,11 @@ type ConnectCallback = (error: Error | null, socket?: Socket) => void;
 export type EgressConnector = (params: ConnectParams, callback: ConnectCallback) => void;
 
 /** Resolves `hostname` once and decides: the checked addresses to connect to, or a refusal. */
-export async function resolveEgress(hostname: string, policy: EgressPolicy, resolve: EgressResolver = systemResolver): Promise<EgressDecision> {
+export async function resolveEgress(
+  hostname: string,
+  policy: EgressPolicy,
+  resolve: EgressResolver = systemResolver,
+): Promise<EgressDecision> {
   const early = checkEgressHost(hostname, policy);
   if (early) return early;
   let answers: string[];
@@ -79,53 +86,59 @@ export function createEgressConnector(options: EgressConnectorOptions): EgressCo
     };
     if (params.httpSocket) return finish(new Error('egress connector: connection upgrades (proxies) are not supported'));
     const hostname = params.hostname.replace(/^\[|\]$/g, '');
-    resolveEgress(hostname, options.policy, options.resolve).then((decision) => {
-      if (!decision.ok) {
-        try {
-          options.onRefused?.(hostname, decision.reason);
-        } catch {
-          // a logging hook must not change the decision
-        }
-        return finish(new EgressRefusedError(hostname, decision.reason));
-      }
-      const https = params.protocol === 'https:';
-      const port = Number(params.port) || (https ? 443 : 80);
-      const deadline = Date.now() + timeoutMs;
-      // Every answer was checked: try them in order (a name may list an address family nobody
-      // listens on first), never anything else.
-      const attempt = (index: number): void => {
-        const address = decision.addresses[index]!;
-        const socket: Socket = https
-          ? tlsConnect({
-              host: address,
-              port,
-              // SNI and certificate identity use the URL's name; an IP literal has no SNI (RFC 6066 §3).
-              ...(isIP(hostname) ? {} : { servername: params.servername || hostname }),
-              ...(options.ca !== undefined && { ca: options.ca }),
-              ALPNProtocols: ['http/1.1'],
-            })
-          : netConnect({ host: address, port });
-        let connected = false;
-        const timer = setTimeout(() => socket.destroy(new Error(`connect to ${hostname}:${port} timed out`)), Math.max(1, deadline - Date.now()));
-        socket.setNoDelay(true);
-        socket.setKeepAlive(true, 60_000);
-        socket.once('connect', () => (connected = true));
-        socket.once(https ? 'secureConnect' : 'connect', () => {
-          clearTimeout(timer);
-          finish(null, socket);
-        });
-        socket.on('error', (error) => {
-          clearTimeout(timer);
-          // Only a failed TCP connection moves on to the next checked address; a TLS failure is final.
-          if (!connected && index + 1 < decision.addresses.length && Date.now() < deadline) {
-            attempt(index + 1);
-          } else {
-            finish(error);
+    resolveEgress(hostname, options.policy, options.resolve).then(
+      (decision) => {
+        if (!decision.ok) {
+          try {
+            options.onRefused?.(hostname, decision.reason);
+          } catch {
+            // a logging hook must not change the decision
           }
-        });
-      };
-      attempt(0);
-    }, (error: Error) => finish(error));
+          return finish(new EgressRefusedError(hostname, decision.reason));
+        }
+        const https = params.protocol === 'https:';
+        const port = Number(params.port) || (https ? 443 : 80);
+        const deadline = Date.now() + timeoutMs;
+        // Every answer was checked: try them in order (a name may list an address family nobody
+        // listens on first), never anything else.
+        const attempt = (index: number): void => {
+          const address = decision.addresses[index]!;
+          const socket: Socket = https
+            ? tlsConnect({
+                host: address,
+                port,
+                // SNI and certificate identity use the URL's name; an IP literal has no SNI (RFC 6066 §3).
+                ...(isIP(hostname) ? {} : { servername: params.servername || hostname }),
+                ...(options.ca !== undefined && { ca: options.ca }),
+                ALPNProtocols: ['http/1.1'],
+              })
+            : netConnect({ host: address, port });
+          let connected = false;
+          const timer = setTimeout(
+            () => socket.destroy(new Error(`connect to ${hostname}:${port} timed out`)),
+            Math.max(1, deadline - Date.now()),
+          );
+          socket.setNoDelay(true);
+          socket.setKeepAlive(true, 60_000);
+          socket.once('connect', () => (connected = true));
+          socket.once(https ? 'secureConnect' : 'connect', () => {
+            clearTimeout(timer);
+            finish(null, socket);
+          });
+          socket.on('error', (error) => {
+            clearTimeout(timer);
+            // Only a failed TCP connection moves on to the next checked address; a TLS failure is final.
+            if (!connected && index + 1 < decision.addresses.length && Date.now() < deadline) {
+              attempt(index + 1);
+            } else {
+              finish(error);
+            }
+          });
+        };
+        attempt(0);
+      },
+      (error: Error) => finish(error),
+    );
   };
 }
 

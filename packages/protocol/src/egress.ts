@@ -47,7 +47,10 @@ export function checkEgress(host: string, addresses: readonly string[], policy: 
     const kind = classifyIpAddress(address);
     if (kind === undefined) return { ok: false, reason: `host ${host} resolved to "${address}", which is not an IP address` };
     if (!allowedClass(kind, policy)) {
-      return { ok: false, reason: `host ${host} is or resolves to a loopback or private address (${address}, ${kind}); refused by the egress policy` };
+      return {
+        ok: false,
+        reason: `host ${host} is or resolves to a loopback or private address (${address}, ${kind}); refused by the egress policy`,
+      };
     }
   }
   return { ok: true, addresses: addresses.map((address) => address.replace(/^\[|\]$/g, '')) };

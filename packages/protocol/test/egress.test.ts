@@ -13,26 +13,37 @@ import { EgressRefusedError, createEgressDispatcher, egressRefusal, resolveEgres
 const LOOPBACK_ONLY = { loopback: true, specialUse: false };
 
 describe('checkEgress: one connection, decided on the resolved addresses', () => {
-  it.each([
-    ['8.8.8.8'], ['2606:4700:4700::1111'], ['[2001:4860:4860::8888]'], ['::ffff:8.8.8.8'],
-  ])('public unicast %s is allowed under every policy', (address) => {
-    for (const policy of [PUBLIC_ONLY, LOOPBACK_ONLY, ANY_ADDRESS]) expect(checkEgress('h', [address], policy).ok).toBe(true);
-  });
+  it.each([['8.8.8.8'], ['2606:4700:4700::1111'], ['[2001:4860:4860::8888]'], ['::ffff:8.8.8.8']])(
+    'public unicast %s is allowed under every policy',
+    (address) => {
+      for (const policy of [PUBLIC_ONLY, LOOPBACK_ONLY, ANY_ADDRESS]) expect(checkEgress('h', [address], policy).ok).toBe(true);
+    },
+  );
+
+  it.each([['127.0.0.1'], ['127.9.9.9'], ['::1'], ['[::1]'], ['::ffff:127.0.0.1'], ['::ffff:7f00:1']])(
+    'loopback %s: refused by PUBLIC_ONLY, allowed when loopback is',
+    (address) => {
+      const refused = checkEgress('h', [address], PUBLIC_ONLY);
+      expect(refused.ok).toBe(false);
+      expect((refused as { reason: string }).reason).toMatch(/loopback or private/);
+      expect(checkEgress('h', [address], LOOPBACK_ONLY).ok).toBe(true);
+    },
+  );
 
   it.each([
-    ['127.0.0.1'], ['127.9.9.9'], ['::1'], ['[::1]'], ['::ffff:127.0.0.1'], ['::ffff:7f00:1'],
-  ])('loopback %s: refused by PUBLIC_ONLY, allowed when loopback is', (address) => {
-    const refused = checkEgress('h', [address], PUBLIC_ONLY);
-    expect(refused.ok).toBe(false);
-    expect((refused as { reason: string }).reason).toMatch(/loopback or private/);
-    expect(checkEgress('h', [address], LOOPBACK_ONLY).ok).toBe(true);
-  });
-
-  it.each([
-    ['10.0.0.1', 'private'], ['172.16.0.1', 'private'], ['192.168.1.1', 'private'], ['169.254.169.254', 'link-local, cloud metadata'],
-    ['100.64.0.1', 'CGNAT'], ['0.0.0.0', 'this network'], ['224.0.0.1', 'multicast'], ['fd00:ec2::254', 'ULA, cloud metadata'],
-    ['fe80::1', 'IPv6 link-local'], ['::ffff:a9fe:a9fe', 'IPv4-mapped link-local'], ['64:ff9b::a9fe:a9fe', 'NAT64 of link-local'],
-    ['2002:a9fe:a9fe::', '6to4 of link-local'], ['::', 'unspecified'],
+    ['10.0.0.1', 'private'],
+    ['172.16.0.1', 'private'],
+    ['192.168.1.1', 'private'],
+    ['169.254.169.254', 'link-local, cloud metadata'],
+    ['100.64.0.1', 'CGNAT'],
+    ['0.0.0.0', 'this network'],
+    ['224.0.0.1', 'multicast'],
+    ['fd00:ec2::254', 'ULA, cloud metadata'],
+    ['fe80::1', 'IPv6 link-local'],
+    ['::ffff:a9fe:a9fe', 'IPv4-mapped link-local'],
+    ['64:ff9b::a9fe:a9fe', 'NAT64 of link-local'],
+    ['2002:a9fe:a9fe::', '6to4 of link-local'],
+    ['::', 'unspecified'],
   ])('special-use %s (%s): refused unless special-use is allowed — loopback permission does not cover it', (address) => {
     expect(checkEgress('h', [address], PUBLIC_ONLY).ok).toBe(false);
     expect(checkEgress('h', [address], LOOPBACK_ONLY).ok).toBe(false);
@@ -51,13 +62,25 @@ describe('checkEgress: one connection, decided on the resolved addresses', () =>
   });
 
   it('allowed: every checked address, brackets removed, in the resolver order', () => {
-    expect(checkEgress('h', ['93.184.215.14', '[2606:4700::1]'], PUBLIC_ONLY)).toEqual({ ok: true, addresses: ['93.184.215.14', '2606:4700::1'] });
+    expect(checkEgress('h', ['93.184.215.14', '[2606:4700::1]'], PUBLIC_ONLY)).toEqual({
+      ok: true,
+      addresses: ['93.184.215.14', '2606:4700::1'],
+    });
   });
 });
 
 describe('checkEgressHost: decisions that need no DNS', () => {
   it('IP literals are decided on the spot, in every URL-parser spelling', () => {
-    for (const spelling of ['127.0.0.1', '2130706433', '0x7f.1', '[::1]', '[::ffff:127.0.0.1]', '169.254.169.254', '0xa9.0xfe.0xa9.0xfe', '[fe80::1]']) {
+    for (const spelling of [
+      '127.0.0.1',
+      '2130706433',
+      '0x7f.1',
+      '[::1]',
+      '[::ffff:127.0.0.1]',
+      '169.254.169.254',
+      '0xa9.0xfe.0xa9.0xfe',
+      '[fe80::1]',
+    ]) {
       const host = new URL(`https://${spelling}/`).hostname;
       expect(checkEgressHost(host, PUBLIC_ONLY)?.ok, spelling).toBe(false);
     }
@@ -65,7 +88,8 @@ describe('checkEgressHost: decisions that need no DNS', () => {
   });
 
   it('RFC 6761 §6.3 loopback names are refused without asking DNS unless loopback is allowed', () => {
-    for (const name of ['localhost', 'LOCALHOST', 'app.localhost', 'localhost.']) expect(checkEgressHost(name, PUBLIC_ONLY)?.ok, name).toBe(false);
+    for (const name of ['localhost', 'LOCALHOST', 'app.localhost', 'localhost.'])
+      expect(checkEgressHost(name, PUBLIC_ONLY)?.ok, name).toBe(false);
     expect(checkEgressHost('localhost', LOOPBACK_ONLY)).toBeUndefined();
   });
 
@@ -108,7 +132,10 @@ describe('resolveEgress: one resolution, then the decision', () => {
     const failing = async () => {
       throw new Error('ENOTFOUND');
     };
-    expect(await resolveEgress('nx.test', ANY_ADDRESS, failing)).toMatchObject({ ok: false, reason: expect.stringMatching(/does not resolve/) });
+    expect(await resolveEgress('nx.test', ANY_ADDRESS, failing)).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/does not resolve/),
+    });
   });
 
   it('literals and loopback names never reach the resolver', async () => {
@@ -145,7 +172,11 @@ describe('createEgressDispatcher: the check happens before the connection (loopb
 
   it('a name whose answer is loopback (stub DNS): refused, NO connection; the refusal is reported', async () => {
     const refused: string[] = [];
-    const dispatcher = createEgressDispatcher({ policy: PUBLIC_ONLY, resolve: async () => ['127.0.0.1'], onRefused: (host) => refused.push(host) });
+    const dispatcher = createEgressDispatcher({
+      policy: PUBLIC_ONLY,
+      resolve: async () => ['127.0.0.1'],
+      onRefused: (host) => refused.push(host),
+    });
     const before = sockets.length;
     const error = await fetch(`http://rebind.test:${port}/`, { dispatcher } as RequestInit).catch((e: unknown) => e);
     expect(egressRefusal(error)?.host).toBe('rebind.test');

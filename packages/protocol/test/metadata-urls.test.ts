@@ -14,12 +14,16 @@ describe('RFC 9728 §3.1: the Protected Resource Metadata URL inserts the resour
 
 describe('MCP §Protected Resource Metadata Discovery: URL order', () => {
   it('the challenge resource_metadata, else path-based well-known, else root', () => {
-    expect(protectedResourceMetadataUrls('https://h.example/public/mcp', 'https://h.example/custom').map(String)).toEqual(['https://h.example/custom']);
+    expect(protectedResourceMetadataUrls('https://h.example/public/mcp', 'https://h.example/custom').map(String)).toEqual([
+      'https://h.example/custom',
+    ]);
     expect(protectedResourceMetadataUrls('https://h.example/public/mcp').map(String)).toEqual([
       'https://h.example/.well-known/oauth-protected-resource/public/mcp',
       'https://h.example/.well-known/oauth-protected-resource',
     ]);
-    expect(protectedResourceMetadataUrls('https://h.example/').map(String)).toEqual(['https://h.example/.well-known/oauth-protected-resource']);
+    expect(protectedResourceMetadataUrls('https://h.example/').map(String)).toEqual([
+      'https://h.example/.well-known/oauth-protected-resource',
+    ]);
   });
 });
 

@@ -9,7 +9,12 @@ const VECTORS: Array<[string, Challenge[]]> = [
   ['Bearer realm="example"', [{ scheme: 'bearer', params: { realm: 'example' } }]],
   [
     'Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource", scope="files:read"',
-    [{ scheme: 'bearer', params: { resource_metadata: 'https://mcp.example.com/.well-known/oauth-protected-resource', scope: 'files:read' } }],
+    [
+      {
+        scheme: 'bearer',
+        params: { resource_metadata: 'https://mcp.example.com/.well-known/oauth-protected-resource', scope: 'files:read' },
+      },
+    ],
   ],
   ['BEARER Scope="a b"', [{ scheme: 'bearer', params: { scope: 'a b' } }]],
   ['Bearer error=invalid_token', [{ scheme: 'bearer', params: { error: 'invalid_token' } }]],
@@ -32,15 +37,43 @@ const VECTORS: Array<[string, Challenge[]]> = [
       { scheme: 'basic', params: { realm: 'simple' } },
     ],
   ],
-  ['Basic, Bearer', [{ scheme: 'basic', params: {} }, { scheme: 'bearer', params: {} }]],
-  ['Negotiate abc=, Bearer scope="y"', [{ scheme: 'negotiate', params: {}, token68: 'abc=' }, { scheme: 'bearer', params: { scope: 'y' } }]],
-  ['DPoP algs="ES256 PS256", Bearer', [{ scheme: 'dpop', params: { algs: 'ES256 PS256' } }, { scheme: 'bearer', params: {} }]],
+  [
+    'Basic, Bearer',
+    [
+      { scheme: 'basic', params: {} },
+      { scheme: 'bearer', params: {} },
+    ],
+  ],
+  [
+    'Negotiate abc=, Bearer scope="y"',
+    [
+      { scheme: 'negotiate', params: {}, token68: 'abc=' },
+      { scheme: 'bearer', params: { scope: 'y' } },
+    ],
+  ],
+  [
+    'DPoP algs="ES256 PS256", Bearer',
+    [
+      { scheme: 'dpop', params: { algs: 'ES256 PS256' } },
+      { scheme: 'bearer', params: {} },
+    ],
+  ],
   // Lenient: URL sent unquoted by some servers.
-  ['Bearer resource_metadata=https://h.example/.well-known/x', [{ scheme: 'bearer', params: { resource_metadata: 'https://h.example/.well-known/x' } }]],
+  [
+    'Bearer resource_metadata=https://h.example/.well-known/x',
+    [{ scheme: 'bearer', params: { resource_metadata: 'https://h.example/.well-known/x' } }],
+  ],
   ['', []],
 ];
 
-const INVALID = ['Bearer realm="unterminated', 'Bearer scope="a", scope="b"', '=x', 'Bearer realm="x" junk', 'Bearer "quoted"', 'Bearer realm="a\\'];
+const INVALID = [
+  'Bearer realm="unterminated',
+  'Bearer scope="a", scope="b"',
+  '=x',
+  'Bearer realm="x" junk',
+  'Bearer "quoted"',
+  'Bearer realm="a\\',
+];
 
 describe('parseWwwAuthenticate (RFC 9110 §11.6.1)', () => {
   for (const [header, expected] of VECTORS) {
@@ -62,9 +95,7 @@ describe('buildChallenge()', () => {
       scope: ['notes:read'],
       errorDescription: 'ignored without error',
     });
-    expect(header).toBe(
-      'Bearer scope="notes:read", resource_metadata="http://localhost:3000/.well-known/oauth-protected-resource/mcp"',
-    );
+    expect(header).toBe('Bearer scope="notes:read", resource_metadata="http://localhost:3000/.well-known/oauth-protected-resource/mcp"');
     expect(header).not.toContain('error');
   });
 
@@ -76,16 +107,18 @@ describe('buildChallenge()', () => {
       resourceMetadata: 'https://mcp.example.com/.well-known/oauth-protected-resource',
       realm: 'mcp',
     });
-    expect(parseWwwAuthenticate(header)).toEqual([{
-      scheme: 'bearer',
-      params: {
-        realm: 'mcp',
-        error: 'insufficient_scope',
-        error_description: 'needs write',
-        scope: 'notes:read notes:write',
-        resource_metadata: 'https://mcp.example.com/.well-known/oauth-protected-resource',
+    expect(parseWwwAuthenticate(header)).toEqual([
+      {
+        scheme: 'bearer',
+        params: {
+          realm: 'mcp',
+          error: 'insufficient_scope',
+          error_description: 'needs write',
+          scope: 'notes:read notes:write',
+          resource_metadata: 'https://mcp.example.com/.well-known/oauth-protected-resource',
+        },
       },
-    }]);
+    ]);
   });
 
   it('escapes backslash and double quote as quoted-pairs', () => {
@@ -137,7 +170,10 @@ describe('buildChallenge()', () => {
   });
 
   it('property: scope-token lists round-trip as one space-separated value', () => {
-    const scopeChar = fc.integer({ min: 0x21, max: 0x7e }).filter((c) => c !== 0x22 && c !== 0x5c).map((c) => String.fromCharCode(c));
+    const scopeChar = fc
+      .integer({ min: 0x21, max: 0x7e })
+      .filter((c) => c !== 0x22 && c !== 0x5c)
+      .map((c) => String.fromCharCode(c));
     const scopeToken = fc.string({ unit: scopeChar, minLength: 1, maxLength: 12 });
     fc.assert(
       fc.property(fc.array(scopeToken, { minLength: 1, maxLength: 5 }), (scopes) => {

@@ -88,11 +88,7 @@ export function createAccessTokenVerifier(options: ResolvedOptions): AccessToken
       try {
         const verified = await verification;
         // stored before the in-flight entry goes: a later request finds one or the other
-        cache.set(
-          verified,
-          verified.source === 'introspection' ? (options.introspection?.cacheTtlSeconds ?? 60) * 1000 : undefined,
-          key,
-        );
+        cache.set(verified, verified.source === 'introspection' ? (options.introspection?.cacheTtlSeconds ?? 60) * 1000 : undefined, key);
         return verified;
       } finally {
         inFlight.delete(token);

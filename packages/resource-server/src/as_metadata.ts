@@ -64,10 +64,7 @@ export interface FetchOptions {
  * Fetches and validates the issuer's metadata, trying each discovery URL in order.
  * @throws {MetadataError} when no URL yields a valid document.
  */
-export async function discoverAuthorizationServer(
-  issuer: string,
-  options: FetchOptions,
-): Promise<AuthorizationServerMetadata> {
+export async function discoverAuthorizationServer(issuer: string, options: FetchOptions): Promise<AuthorizationServerMetadata> {
   const failures: Record<string, unknown>[] = [];
   for (const url of authorizationServerMetadataUrls(issuer)) {
     try {

@@ -35,9 +35,7 @@ export function extractBearerToken(sources: BearerSources): string {
   if (match === null) {
     const scheme = SCHEME.exec(header)?.[0]?.trim().toLowerCase();
     throw new ResourceServerError(
-      scheme !== undefined && scheme !== 'bearer'
-        ? 'unsupported_authorization_scheme'
-        : 'malformed_authorization_header',
+      scheme !== undefined && scheme !== 'bearer' ? 'unsupported_authorization_scheme' : 'malformed_authorization_header',
       { detail: { scheme } },
     );
   }

@@ -5,7 +5,17 @@ import type { DpopNonces } from './dpop_nonce.js';
 
 /** Asymmetric JWS algorithms accepted for DPoP proofs by default (RFC 9449 §4.2: never `none` or MAC). */
 export const DEFAULT_DPOP_ALGORITHMS: readonly string[] = [
-  'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519', 'PS256', 'PS384', 'PS512', 'RS256', 'RS384', 'RS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+  'Ed25519',
+  'PS256',
+  'PS384',
+  'PS512',
+  'RS256',
+  'RS384',
+  'RS512',
 ];
 
 /** Largest proof we spend work on (a proof with an RSA-4096 key is about 1.5 KiB). */

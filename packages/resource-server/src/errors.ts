@@ -52,12 +52,7 @@ export type RejectionReason =
   | 'sender_constraint_unsupported';
 
 /** Registered codes we may put on the wire (RFC 6750 §3.1, RFC 9449 §7.1 and §9). */
-export type BearerErrorCode =
-  | 'invalid_request'
-  | 'invalid_token'
-  | 'insufficient_scope'
-  | 'invalid_dpop_proof'
-  | 'use_dpop_nonce';
+export type BearerErrorCode = 'invalid_request' | 'invalid_token' | 'insufficient_scope' | 'invalid_dpop_proof' | 'use_dpop_nonce';
 
 export interface WireError {
   status: 400 | 401 | 403 | 500;
@@ -175,10 +170,7 @@ export class ResourceServerError extends Error {
   /** Private diagnostics (expected/actual values). Never contains the token. */
   readonly detail: Readonly<Record<string, unknown>> | undefined;
 
-  constructor(
-    reason: RejectionReason,
-    options: { detail?: Record<string, unknown>; scope?: readonly string[]; cause?: unknown } = {},
-  ) {
+  constructor(reason: RejectionReason, options: { detail?: Record<string, unknown>; scope?: readonly string[]; cause?: unknown } = {}) {
     const wire = reasonToWire(reason);
     super(wire.error ?? reason, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ResourceServerError';

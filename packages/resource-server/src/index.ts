@@ -30,7 +30,14 @@ export {
   type JwtVerifyOptions,
 } from './verify_jwt.js';
 export { introspectAccessToken, type IntrospectionOptions } from './introspection.js';
-export { buildChallenge, canonicalResource, protectedResourceMetadataUrl, quoteValue, isScopeToken, type ChallengeParams } from '@mcp-auth-kit/protocol';
+export {
+  buildChallenge,
+  canonicalResource,
+  protectedResourceMetadataUrl,
+  quoteValue,
+  isScopeToken,
+  type ChallengeParams,
+} from '@mcp-auth-kit/protocol';
 // Thrown by createResourceServer for bad options; the one class every mcp-auth-kit package throws.
 export { ConfigError, INVALID_CONFIG } from '@mcp-auth-kit/protocol';
 export { extractBearerToken, MAX_TOKEN_LENGTH, type BearerSources } from './bearer.js';

@@ -51,4 +51,3 @@ export function protectedResourceMetadata(options: ProtectedResourceMetadataOpti
   }
   return doc;
 }
-

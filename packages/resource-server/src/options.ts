@@ -211,15 +211,24 @@ function resolveDpop(
   if (o.replay !== undefined && typeof (o.replay as DpopReplayStore).add === 'function') {
     replay = o.replay as DpopReplayStore;
   } else {
-    const maxEntries = nonNegative(problems, 'dpop.replay.maxEntries', (o.replay as { maxEntries?: number } | undefined)?.maxEntries, 100_000);
+    const maxEntries = nonNegative(
+      problems,
+      'dpop.replay.maxEntries',
+      (o.replay as { maxEntries?: number } | undefined)?.maxEntries,
+      100_000,
+    );
     if (maxEntries < 1) problems.push('dpop.replay.maxEntries must be at least 1');
     replay = { maxEntries };
   }
   // The default is the resource: nothing to check when that is invalid (reported already).
   const urls =
-    o.publicUrl === undefined ? (resource === undefined ? [] : [resource])
-    : typeof o.publicUrl === 'string' ? [o.publicUrl]
-    : arrayOf(problems, 'dpop.publicUrl', o.publicUrl);
+    o.publicUrl === undefined
+      ? resource === undefined
+        ? []
+        : [resource]
+      : typeof o.publicUrl === 'string'
+        ? [o.publicUrl]
+        : arrayOf(problems, 'dpop.publicUrl', o.publicUrl);
   if (Array.isArray(o.publicUrl) && urls.length === 0) problems.push('dpop.publicUrl must not be empty');
   const htu: string[] = [];
   for (const url of urls) {
@@ -299,9 +308,11 @@ export function resolveOptions(options: ResourceServerOptions): ResolvedOptions 
   const allowedOrigins = new Set<string>();
   // The default, the resource's origin, is known only when the resource is valid.
   const origins =
-    options.allowedOrigins !== undefined ? arrayOf(problems, 'allowedOrigins', options.allowedOrigins)
-    : resourceUrl !== undefined ? [resourceUrl.origin]
-    : [];
+    options.allowedOrigins !== undefined
+      ? arrayOf(problems, 'allowedOrigins', options.allowedOrigins)
+      : resourceUrl !== undefined
+        ? [resourceUrl.origin]
+        : [];
   for (const origin of origins) {
     const normalized = typeof origin === 'string' ? normalizeOrigin(origin) : undefined;
     if (normalized === undefined) problems.push(`allowedOrigins contains an invalid origin: ${JSON.stringify(origin)}`);

@@ -42,11 +42,7 @@ export function normalizeHost(value: string, scheme: 'http:' | 'https:' = 'http:
  * `Origin`). `allowed` undefined means no check.
  * @throws {ResourceServerError} `host_forbidden`
  */
-export function checkHost(
-  host: string | undefined,
-  allowed: ReadonlySet<string> | undefined,
-  scheme: 'http:' | 'https:',
-): void {
+export function checkHost(host: string | undefined, allowed: ReadonlySet<string> | undefined, scheme: 'http:' | 'https:'): void {
   if (allowed === undefined) return;
   const normalized = host === undefined ? undefined : normalizeHost(host, scheme);
   if (normalized === undefined || !allowed.has(normalized)) {

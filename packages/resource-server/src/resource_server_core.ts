@@ -99,11 +99,7 @@ export function createResourceServerCore(input: ResourceServerOptions): Resource
   const dpop = options.dpop;
   const nonces = dpop?.nonce !== undefined ? new DpopNonces(dpop.nonce.secret, dpop.nonce.lifetimeSeconds, options.now) : undefined;
   const replay: DpopReplayStore | undefined =
-    dpop === undefined
-      ? undefined
-      : 'add' in dpop.replay
-        ? dpop.replay
-        : new MemoryDpopReplayStore(dpop.replay.maxEntries, options.now);
+    dpop === undefined ? undefined : 'add' in dpop.replay ? dpop.replay : new MemoryDpopReplayStore(dpop.replay.maxEntries, options.now);
   const renderContext = {
     resourceMetadataUrl: metadataUrl,
     defaultScope: options.policy.default ?? [],

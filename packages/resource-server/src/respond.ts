@@ -60,19 +60,13 @@ export function renderError(err: ResourceServerError, ctx: RenderContext, reques
     if (err.error === 'use_dpop_nonce' && ctx.dpop.nonce !== undefined) headers['dpop-nonce'] = ctx.dpop.nonce();
   }
   const body: Record<string, unknown> =
-    err.error === undefined
-      ? { error_description: err.description }
-      : { error: err.error, error_description: err.description };
+    err.error === undefined ? { error_description: err.description } : { error: err.error, error_description: err.description };
   if (err.error === 'insufficient_scope' && scope.length > 0) body.scope = scope.join(' ');
   return { status: err.status, headers, body };
 }
 
 /** Logs a refusal with its private reason; the token appears only as a short hash prefix. */
-export function logRejection(
-  logger: ResourceServerLogger | undefined,
-  err: ResourceServerError,
-  token: string | undefined,
-): void {
+export function logRejection(logger: ResourceServerLogger | undefined, err: ResourceServerError, token: string | undefined): void {
   if (logger === undefined) return;
   const details: Record<string, unknown> = {
     reason: err.reason,
@@ -83,10 +77,6 @@ export function logRejection(
   if (token !== undefined) details.token_sha256_prefix = tokenHash(token).slice(0, 12);
   const serious = err.reason === 'keys_unavailable' || err.reason === 'introspection_failed' || err.reason === 'internal_error';
   // a request without credentials is the normal first step of discovery: debug, not info
-  const log = serious
-    ? (logger.warn ?? logger.info)
-    : err.reason === 'missing_credentials'
-      ? logger.debug
-      : (logger.info ?? logger.debug);
+  const log = serious ? (logger.warn ?? logger.info) : err.reason === 'missing_credentials' ? logger.debug : (logger.info ?? logger.debug);
   log?.call(logger, 'mcp-auth-kit resource-server: request refused', details);
 }

@@ -56,11 +56,7 @@ export function expandScopes(granted: Iterable<string>, hierarchy: ScopeHierarch
 }
 
 /** Scopes of `required` not covered by `granted` (hierarchy-aware). */
-export function missingScopes(
-  granted: Iterable<string>,
-  required: readonly string[],
-  hierarchy?: ScopeHierarchy,
-): string[] {
+export function missingScopes(granted: Iterable<string>, required: readonly string[], hierarchy?: ScopeHierarchy): string[] {
   const have = expandScopes(granted, hierarchy);
   return required.filter((s) => !have.has(s));
 }

@@ -1,9 +1,4 @@
-import {
-  errors,
-  jwtVerify,
-  type JWTPayload,
-  type JWTVerifyGetKey,
-} from 'jose';
+import { errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import { MetadataError } from './as_metadata.js';
 import { ResourceServerError, type RejectionReason } from './errors.js';
 import { audienceIncludes } from './resource_uri.js';
@@ -12,8 +7,17 @@ import type { VerifiedAccessToken } from './types.js';
 
 /** Asymmetric JWS algorithms accepted by default (never `none`, never HMAC). */
 export const DEFAULT_ALGORITHMS: readonly string[] = [
-  'RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512',
-  'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519',
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+  'Ed25519',
 ];
 
 /** RFC 9068 §2.2 claims plus `client_id`, all required. */
@@ -42,10 +46,7 @@ export interface JwtVerifyOptions {
  * Does NOT check scope (that is the caller's policy), `jti` replay, or DPoP binding.
  * @throws {ResourceServerError} with a private `reason` and a 401 `invalid_token` wire code.
  */
-export async function verifyJwtAccessToken(
-  token: string,
-  options: JwtVerifyOptions,
-): Promise<VerifiedAccessToken> {
+export async function verifyJwtAccessToken(token: string, options: JwtVerifyOptions): Promise<VerifiedAccessToken> {
   const algorithms = options.algorithms ?? DEFAULT_ALGORITHMS;
   const now = options.now ?? Date.now;
 
@@ -200,11 +201,7 @@ function mapJoseError(cause: unknown, issuer: string): ResourceServerError {
     reason = 'alg_not_allowed';
   } else if (cause instanceof errors.JWKSTimeout || cause instanceof errors.JWKSInvalid) {
     reason = 'keys_unavailable';
-  } else if (
-    cause instanceof errors.JWSInvalid ||
-    cause instanceof errors.JWTInvalid ||
-    cause instanceof errors.JWKInvalid
-  ) {
+  } else if (cause instanceof errors.JWSInvalid || cause instanceof errors.JWTInvalid || cause instanceof errors.JWKInvalid) {
     reason = 'token_malformed';
   } else if (cause instanceof errors.JOSEError) {
     // the base class is what jose throws for a JWKS response that is not 200 OK

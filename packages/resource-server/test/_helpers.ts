@@ -140,9 +140,7 @@ export async function signToken(options: SignOptions): Promise<string> {
     if (v === undefined) delete header[k];
     else header[k] = v;
   }
-  return new SignJWT(claims)
-    .setProtectedHeader(header as { alg: string })
-    .sign(options.key.privateKey);
+  return new SignJWT(claims).setProtectedHeader(header as { alg: string }).sign(options.key.privateKey);
 }
 
 export function b64url(value: unknown): string {

@@ -13,7 +13,18 @@ beforeAll(async () => {
 afterAll(() => as.stop());
 
 function entry(token: string, expiresAt: number): VerifiedAccessToken {
-  return { token, source: 'jwt', issuer: 'i', subject: 's', clientId: 'c', jti: 'j', scopes: [], expiresAt, resource: RESOURCE, claims: {} };
+  return {
+    token,
+    source: 'jwt',
+    issuer: 'i',
+    subject: 's',
+    clientId: 'c',
+    jti: 'j',
+    scopes: [],
+    expiresAt,
+    resource: RESOURCE,
+    claims: {},
+  };
 }
 
 describe('TokenCache', () => {
@@ -98,7 +109,11 @@ describe('validated-token cache through rs.protect', () => {
     try {
       const token = await signToken({ key, issuer: as.issuer, claims: { scope: 'notes:read' } });
       await request(t.app).post('/mcp').set('Authorization', `Bearer ${token}`).send(rpc('tools/list')).expect(200);
-      await request(t.app).post('/mcp').set('Authorization', `Bearer ${token}`).send(rpc('tools/call', { name: 'add_note' })).expect(403);
+      await request(t.app)
+        .post('/mcp')
+        .set('Authorization', `Bearer ${token}`)
+        .send(rpc('tools/call', { name: 'add_note' }))
+        .expect(403);
     } finally {
       await t.rs.close();
     }
@@ -126,7 +141,11 @@ describe('opaque tokens via RFC 7662 introspection', () => {
     as.introspectionResponses.set('opaque-ok', active({ jti: 'op-1' }));
     const t = makeApp({ authorizationServers: [as.issuer], introspection: introspection() });
     try {
-      const res = await request(t.app).post('/mcp').set('Authorization', 'Bearer opaque-ok').send(rpc('tools/call', { name: 'add_note' })).expect(200);
+      const res = await request(t.app)
+        .post('/mcp')
+        .set('Authorization', 'Bearer opaque-ok')
+        .send(rpc('tools/call', { name: 'add_note' }))
+        .expect(200);
       expect(res.body.auth).toMatchObject({
         token: 'opaque-ok',
         clientId: 'client-9',
@@ -195,7 +214,12 @@ describe('opaque tokens via RFC 7662 introspection', () => {
     let clock = Date.now();
     const exp = Math.floor(clock / 1000) + 30;
     as.introspectionResponses.set('opaque-cached', active({ exp }));
-    const t = makeApp({ authorizationServers: [as.issuer], introspection: { ...introspection(), cacheTtlSeconds: 10 }, now: () => clock, clockTolerance: 0 });
+    const t = makeApp({
+      authorizationServers: [as.issuer],
+      introspection: { ...introspection(), cacheTtlSeconds: 10 },
+      now: () => clock,
+      clockTolerance: 0,
+    });
     try {
       const hit = () => request(t.app).post('/mcp').set('Authorization', 'Bearer opaque-cached').send(rpc('ping'));
       const before = as.hits.introspection;

@@ -179,7 +179,10 @@ describe('RFC 9449 DPoP at the resource server', () => {
 
   it('RFC 9449 §4.3 (7): a missing or symmetric jwk is refused', async () => {
     const token = await boundToken();
-    await expectProofRefused(await dpopCall(t.app, token, await makeProof({ key: pk, token, header: { jwk: undefined } })), 'dpop_jwk_invalid');
+    await expectProofRefused(
+      await dpopCall(t.app, token, await makeProof({ key: pk, token, header: { jwk: undefined } })),
+      'dpop_jwk_invalid',
+    );
     const oct = await makeProof({ key: pk, token, header: { jwk: { kty: 'oct', k: 'AAAA' } } });
     await expectProofRefused(await dpopCall(t.app, token, oct), 'dpop_jwk_invalid');
   });
@@ -192,13 +195,23 @@ describe('RFC 9449 DPoP at the resource server', () => {
 
   it('RFC 9449 §4.3 (9): htu must be this endpoint (another path, host or scheme is refused)', async () => {
     const token = await boundToken();
-    for (const htu of ['http://localhost:3000/other', 'http://evil.example/mcp', 'https://localhost:3000/mcp', 'http://localhost:3001/mcp', 'not a url']) {
+    for (const htu of [
+      'http://localhost:3000/other',
+      'http://evil.example/mcp',
+      'https://localhost:3000/mcp',
+      'http://localhost:3001/mcp',
+      'not a url',
+    ]) {
       await expectProofRefused(await dpopCall(t.app, token, await makeProof({ key: pk, token, htu })), 'dpop_htu_mismatch');
     }
   });
 
   it('RFC 9449 §4.3 (9): htu is compared without query and fragment, after RFC 3986 normalisation', async () => {
-    for (const htu of ['http://localhost:3000/mcp?x=1#frag', 'HTTP://LOCALHOST:80/../mcp'.replace(':80', ':3000'), 'http://localhost:3000/%6dcp']) {
+    for (const htu of [
+      'http://localhost:3000/mcp?x=1#frag',
+      'HTTP://LOCALHOST:80/../mcp'.replace(':80', ':3000'),
+      'http://localhost:3000/%6dcp',
+    ]) {
       const token = await boundToken();
       const res = await dpopCall(t.app, token, await makeProof({ key: pk, token, htu }));
       expect(res.status, htu).toBe(200);

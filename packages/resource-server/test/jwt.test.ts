@@ -1,7 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { generateSecret, SignJWT, exportSPKI } from 'jose';
-import { b64url, parseChallenge, makeApp, makeKey, RESOURCE, rpc, signToken, StubIssuer, type SigningKey, type TestApp } from './_helpers.js';
+import {
+  b64url,
+  parseChallenge,
+  makeApp,
+  makeKey,
+  RESOURCE,
+  rpc,
+  signToken,
+  StubIssuer,
+  type SigningKey,
+  type TestApp,
+} from './_helpers.js';
 
 let as: StubIssuer;
 let other: StubIssuer;
@@ -37,9 +48,7 @@ async function expectInvalidToken(token: string, reason: string) {
   expect(res.status).toBe(401);
   expect(res.headers['www-authenticate']).toMatch(/^Bearer /);
   expect(res.headers['www-authenticate']).toContain('error="invalid_token"');
-  expect(res.headers['www-authenticate']).toContain(
-    'resource_metadata="http://localhost:3000/.well-known/oauth-protected-resource/mcp"',
-  );
+  expect(res.headers['www-authenticate']).toContain('resource_metadata="http://localhost:3000/.well-known/oauth-protected-resource/mcp"');
   expect(res.body.error).toBe('invalid_token');
   // only the registered code and a fixed description reach the wire
   expect(Object.keys(res.body).sort()).toEqual(['error', 'error_description']);
@@ -143,12 +152,15 @@ describe('JWT access token validation (RFC 9068 §4, MCP §Token Handling)', () 
     await expectInvalidToken(await signToken({ key, issuer: as.issuer, claims: { aud: ['https://api.example.com'] } }), 'aud_mismatch');
   });
 
-  it.each(['http://localhost:3000/mcp/other', 'http://localhost:3000/MCP', 'http://localhost:3000/mcp2', 'http://localhost:3000', 'https://localhost:3000/mcp'])(
-    'MCP §Canonical Server URI: aud %j is a different resource',
-    async (aud) => {
-      await expectInvalidToken(await signToken({ key, issuer: as.issuer, claims: { aud } }), 'aud_mismatch');
-    },
-  );
+  it.each([
+    'http://localhost:3000/mcp/other',
+    'http://localhost:3000/MCP',
+    'http://localhost:3000/mcp2',
+    'http://localhost:3000',
+    'https://localhost:3000/mcp',
+  ])('MCP §Canonical Server URI: aud %j is a different resource', async (aud) => {
+    await expectInvalidToken(await signToken({ key, issuer: as.issuer, claims: { aud } }), 'aud_mismatch');
+  });
 
   it.each(['http://localhost:3000/mcp/', 'HTTP://LocalHost:3000/mcp'])(
     'MCP §Canonical Server URI: aud %j is this resource (case of scheme/host, trailing slash, arrays)',
@@ -165,7 +177,10 @@ describe('JWT access token validation (RFC 9068 §4, MCP §Token Handling)', () 
   });
 
   it('MCP §Token Handling: an expired token gets 401 invalid_token', async () => {
-    const res = await expectInvalidToken(await signToken({ key, issuer: as.issuer, claims: { exp: now() - 31, iat: now() - 600 } }), 'expired');
+    const res = await expectInvalidToken(
+      await signToken({ key, issuer: as.issuer, claims: { exp: now() - 31, iat: now() - 600 } }),
+      'expired',
+    );
     expect(res.body.error_description).toBe('The access token expired');
   });
 
@@ -195,11 +210,14 @@ describe('JWT access token validation (RFC 9068 §4, MCP §Token Handling)', () 
     expect(res.body.error).toBe('invalid_token');
   });
 
-  it.each(['not-a-jwt', 'a.b.c', 'e30.e30.', `${b64url('{')}.${b64url('{}')}.sig`])('malformed token %j → 401 invalid_token', async (token) => {
-    const res = await call(token);
-    expect(res.status).toBe(401);
-    expect(res.body.error).toBe('invalid_token');
-  });
+  it.each(['not-a-jwt', 'a.b.c', 'e30.e30.', `${b64url('{')}.${b64url('{}')}.sig`])(
+    'malformed token %j → 401 invalid_token',
+    async (token) => {
+      const res = await call(token);
+      expect(res.status).toBe(401);
+      expect(res.body.error).toBe('invalid_token');
+    },
+  );
 
   it('opaque tokens are refused when no introspection is configured', async () => {
     await expectInvalidToken('opaque-token-value', 'opaque_token_unsupported');
@@ -213,13 +231,25 @@ describe('JWKS retrieval (RFC 8414 jwks_uri, cached, refetch on unknown kid, fai
     server.keys = [first];
     const app = makeApp({ authorizationServers: [server.issuer], cache: false, jwks: { cooldownMs: 0 } });
     try {
-      await request(app.app).post('/mcp').set('Authorization', `Bearer ${await signToken({ key: first, issuer: server.issuer })}`).send(rpc('ping')).expect(200);
+      await request(app.app)
+        .post('/mcp')
+        .set('Authorization', `Bearer ${await signToken({ key: first, issuer: server.issuer })}`)
+        .send(rpc('ping'))
+        .expect(200);
       expect(server.hits.jwks).toBe(1);
-      await request(app.app).post('/mcp').set('Authorization', `Bearer ${await signToken({ key: first, issuer: server.issuer })}`).send(rpc('ping')).expect(200);
+      await request(app.app)
+        .post('/mcp')
+        .set('Authorization', `Bearer ${await signToken({ key: first, issuer: server.issuer })}`)
+        .send(rpc('ping'))
+        .expect(200);
       expect(server.hits.jwks).toBe(1); // cached
       const rotated = await makeKey('ES256');
       server.keys = [first, rotated];
-      await request(app.app).post('/mcp').set('Authorization', `Bearer ${await signToken({ key: rotated, issuer: server.issuer })}`).send(rpc('ping')).expect(200);
+      await request(app.app)
+        .post('/mcp')
+        .set('Authorization', `Bearer ${await signToken({ key: rotated, issuer: server.issuer })}`)
+        .send(rpc('ping'))
+        .expect(200);
       expect(server.hits.jwks).toBe(2);
       expect(server.hits.metadata).toBe(1);
     } finally {
@@ -234,10 +264,17 @@ describe('JWKS retrieval (RFC 8414 jwks_uri, cached, refetch on unknown kid, fai
     server.keys = [first];
     const app = makeApp({ authorizationServers: [server.issuer], cache: false });
     try {
-      await request(app.app).post('/mcp').set('Authorization', `Bearer ${await signToken({ key: first, issuer: server.issuer })}`).send(rpc('ping')).expect(200);
+      await request(app.app)
+        .post('/mcp')
+        .set('Authorization', `Bearer ${await signToken({ key: first, issuer: server.issuer })}`)
+        .send(rpc('ping'))
+        .expect(200);
       const stranger = await makeKey('ES256');
       for (let i = 0; i < 3; i++) {
-        const res = await request(app.app).post('/mcp').set('Authorization', `Bearer ${await signToken({ key: stranger, issuer: server.issuer })}`).send(rpc('ping'));
+        const res = await request(app.app)
+          .post('/mcp')
+          .set('Authorization', `Bearer ${await signToken({ key: stranger, issuer: server.issuer })}`)
+          .send(rpc('ping'));
         expect(res.status).toBe(401);
         expect(app.logs.at(-1)?.details?.reason).toBe('unknown_kid');
       }
@@ -255,7 +292,10 @@ describe('JWKS retrieval (RFC 8414 jwks_uri, cached, refetch on unknown kid, fai
     server.jwksStatus = 500;
     const app = makeApp({ authorizationServers: [server.issuer], cache: false });
     try {
-      const res = await request(app.app).post('/mcp').set('Authorization', `Bearer ${await signToken({ key: k, issuer: server.issuer })}`).send(rpc('ping'));
+      const res = await request(app.app)
+        .post('/mcp')
+        .set('Authorization', `Bearer ${await signToken({ key: k, issuer: server.issuer })}`)
+        .send(rpc('ping'));
       expect(res.status).toBe(401);
       expect(res.body.error).toBe('invalid_token');
       expect(app.logs.at(-1)?.details?.reason).toBe('keys_unavailable');
@@ -272,7 +312,10 @@ describe('JWKS retrieval (RFC 8414 jwks_uri, cached, refetch on unknown kid, fai
     await server.stop();
     const app = makeApp({ authorizationServers: [issuer], cache: false, jwks: { timeoutMs: 2000 } });
     try {
-      const res = await request(app.app).post('/mcp').set('Authorization', `Bearer ${await signToken({ key: k, issuer })}`).send(rpc('ping'));
+      const res = await request(app.app)
+        .post('/mcp')
+        .set('Authorization', `Bearer ${await signToken({ key: k, issuer })}`)
+        .send(rpc('ping'));
       expect(res.status).toBe(401);
       expect(app.logs.at(-1)?.details?.reason).toBe('keys_unavailable');
     } finally {
@@ -288,7 +331,10 @@ describe('JWKS retrieval (RFC 8414 jwks_uri, cached, refetch on unknown kid, fai
     let clock = Date.now();
     const app = makeApp({ authorizationServers: [server.issuer], cache: false, now: () => clock, jwks: { failureCooldownMs: 5000 } });
     const send = async () =>
-      request(app.app).post('/mcp').set('Authorization', `Bearer ${await signToken({ key: k, issuer: server.issuer, now: Math.floor(clock / 1000) })}`).send(rpc('ping'));
+      request(app.app)
+        .post('/mcp')
+        .set('Authorization', `Bearer ${await signToken({ key: k, issuer: server.issuer, now: Math.floor(clock / 1000) })}`)
+        .send(rpc('ping'));
     try {
       expect((await send()).status).toBe(401);
       const hitsAfterFailure = server.hits.metadata; // both discovery URLs were tried
@@ -311,7 +357,11 @@ describe('JWKS retrieval (RFC 8414 jwks_uri, cached, refetch on unknown kid, fai
       server.keys = [k];
       const app = makeApp({ authorizationServers: [server.issuer], cache: false });
       try {
-        await request(app.app).post('/mcp').set('Authorization', `Bearer ${await signToken({ key: k, issuer: server.issuer })}`).send(rpc('ping')).expect(200);
+        await request(app.app)
+          .post('/mcp')
+          .set('Authorization', `Bearer ${await signToken({ key: k, issuer: server.issuer })}`)
+          .send(rpc('ping'))
+          .expect(200);
       } finally {
         await app.rs.close();
         await server.stop();
@@ -325,7 +375,11 @@ describe('JWKS retrieval (RFC 8414 jwks_uri, cached, refetch on unknown kid, fai
     server.keys = [k];
     const app = makeApp({ authorizationServers: [server.issuer], cache: false });
     try {
-      await request(app.app).post('/mcp').set('Authorization', `Bearer ${await signToken({ key: k, issuer: server.issuer })}`).send(rpc('ping')).expect(200);
+      await request(app.app)
+        .post('/mcp')
+        .set('Authorization', `Bearer ${await signToken({ key: k, issuer: server.issuer })}`)
+        .send(rpc('ping'))
+        .expect(200);
     } finally {
       await app.rs.close();
       await server.stop();
@@ -338,7 +392,10 @@ describe('JWKS retrieval (RFC 8414 jwks_uri, cached, refetch on unknown kid, fai
     server.keys = [k];
     const app = makeApp({ authorizationServers: [server.issuer], cache: false });
     try {
-      const res = await request(app.app).post('/mcp').set('Authorization', `Bearer ${await signToken({ key: k, issuer: server.issuer })}`).send(rpc('ping'));
+      const res = await request(app.app)
+        .post('/mcp')
+        .set('Authorization', `Bearer ${await signToken({ key: k, issuer: server.issuer })}`)
+        .send(rpc('ping'));
       expect(res.status).toBe(401);
       expect(app.logs.at(-1)?.details?.reason).toBe('keys_unavailable');
       expect(server.hits.jwks).toBe(0);
@@ -356,10 +413,17 @@ describe('JWKS retrieval (RFC 8414 jwks_uri, cached, refetch on unknown kid, fai
     const app = makeApp({ authorizationServers: [a.issuer, b.issuer], cache: false });
     try {
       for (const s of [a, b]) {
-        await request(app.app).post('/mcp').set('Authorization', `Bearer ${await signToken({ key: s.keys[0]!, issuer: s.issuer })}`).send(rpc('ping')).expect(200);
+        await request(app.app)
+          .post('/mcp')
+          .set('Authorization', `Bearer ${await signToken({ key: s.keys[0]!, issuer: s.issuer })}`)
+          .send(rpc('ping'))
+          .expect(200);
       }
       // b's key presented as a's token
-      const res = await request(app.app).post('/mcp').set('Authorization', `Bearer ${await signToken({ key: b.keys[0]!, issuer: a.issuer })}`).send(rpc('ping'));
+      const res = await request(app.app)
+        .post('/mcp')
+        .set('Authorization', `Bearer ${await signToken({ key: b.keys[0]!, issuer: a.issuer })}`)
+        .send(rpc('ping'));
       expect(res.status).toBe(401);
     } finally {
       await app.rs.close();
@@ -371,7 +435,10 @@ describe('JWKS retrieval (RFC 8414 jwks_uri, cached, refetch on unknown kid, fai
   it('algorithm allowlist option narrows what is accepted', async () => {
     const app = makeApp({ authorizationServers: [as.issuer], cache: false, algorithms: ['RS256'] });
     try {
-      const res = await request(app.app).post('/mcp').set('Authorization', `Bearer ${await signToken({ key, issuer: as.issuer })}`).send(rpc('ping'));
+      const res = await request(app.app)
+        .post('/mcp')
+        .set('Authorization', `Bearer ${await signToken({ key, issuer: as.issuer })}`)
+        .send(rpc('ping'));
       expect(res.status).toBe(401);
       expect(app.logs.at(-1)?.details?.reason).toBe('alg_not_allowed');
     } finally {

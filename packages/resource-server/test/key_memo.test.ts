@@ -37,7 +37,9 @@ function header(token: string): { alg?: unknown; kid?: unknown } {
 /** What verify_jwt.ts does: the memo's key when it has one, else the remote set. */
 async function verify(set: MemoizedKeySet, token: string) {
   const known = set.cached(header(token));
-  return known !== undefined ? jwtVerify(token, known, { issuer: 'https://as.example' }) : jwtVerify(token, set, { issuer: 'https://as.example' });
+  return known !== undefined
+    ? jwtVerify(token, known, { issuer: 'https://as.example' })
+    : jwtVerify(token, set, { issuer: 'https://as.example' });
 }
 
 /**

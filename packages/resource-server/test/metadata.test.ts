@@ -70,7 +70,11 @@ describe('Protected Resource Metadata (RFC 9728)', () => {
 
   it('MCP §Refresh Tokens: offline_access is never in scopes_supported', () => {
     expect(() =>
-      createResourceServer({ resource: RESOURCE, authorizationServers: ['http://localhost:9000'], scopesSupported: ['a', 'offline_access'] }),
+      createResourceServer({
+        resource: RESOURCE,
+        authorizationServers: ['http://localhost:9000'],
+        scopesSupported: ['a', 'offline_access'],
+      }),
     ).toThrow(/offline_access/);
     expect(
       protectedResourceMetadata({ resource: RESOURCE, authorizationServers: ['x'], scopesSupported: ['a', 'offline_access'] })

@@ -83,16 +83,28 @@ describe('end to end with a real oidc-provider 9 (JWT access tokens, RFC 9068)',
 
   it('step-up: a notes:read token gets 403 for add_note; a notes:read notes:write token passes', async () => {
     const reader = (await token(RESOURCE, 'notes:read')).body.access_token as string;
-    const denied = await request(t.app).post('/mcp').set('Authorization', `Bearer ${reader}`).send(rpc('tools/call', { name: 'add_note' })).expect(403);
+    const denied = await request(t.app)
+      .post('/mcp')
+      .set('Authorization', `Bearer ${reader}`)
+      .send(rpc('tools/call', { name: 'add_note' }))
+      .expect(403);
     expect(denied.headers['www-authenticate']).toContain('scope="notes:read notes:write"');
     const writer = (await token(RESOURCE, 'notes:read notes:write')).body.access_token as string;
-    await request(t.app).post('/mcp').set('Authorization', `Bearer ${writer}`).send(rpc('tools/call', { name: 'add_note' })).expect(200);
+    await request(t.app)
+      .post('/mcp')
+      .set('Authorization', `Bearer ${writer}`)
+      .send(rpc('tools/call', { name: 'add_note' }))
+      .expect(200);
   });
 
   it('MCP §Token Handling: a token the same AS issued for another MCP server is refused (aud)', async () => {
     const issued = await token('http://localhost:4000/mcp', 'notes:read');
     expect(issued.status).toBe(200);
-    const res = await request(t.app).post('/mcp').set('Authorization', `Bearer ${issued.body.access_token as string}`).send(rpc('ping')).expect(401);
+    const res = await request(t.app)
+      .post('/mcp')
+      .set('Authorization', `Bearer ${issued.body.access_token as string}`)
+      .send(rpc('ping'))
+      .expect(401);
     expect(res.body.error).toBe('invalid_token');
     expect(t.logs.at(-1)?.details?.reason).toBe('aud_mismatch');
   });

@@ -48,19 +48,21 @@ describe('rs.protect: challenges (RFC 6750 §3, RFC 9728 §5.1, MCP §Error Hand
     expect(res.body.auth).toBeUndefined();
   });
 
-  it.each([
-    ['Bearer'],
-    ['Bearer  a b'],
-    ['Basic dXNlcjpwYXNz'],
-    ['Bearer a,b'],
-    ['Token abc'],
-  ])('RFC 6750 §3.1: malformed Authorization %j → 400 invalid_request', async (header) => {
-    const res = await request(t.app).post('/mcp').set('Host', 'localhost:3000').set('Authorization', header).send(rpc('ping')).expect(400);
-    const challenge = parseChallenge(res.headers['www-authenticate'] as string);
-    expect(challenge.params.error).toBe('invalid_request');
-    expect(challenge.params.resource_metadata).toBe(PRM);
-    expect(res.body.error).toBe('invalid_request');
-  });
+  it.each([['Bearer'], ['Bearer  a b'], ['Basic dXNlcjpwYXNz'], ['Bearer a,b'], ['Token abc']])(
+    'RFC 6750 §3.1: malformed Authorization %j → 400 invalid_request',
+    async (header) => {
+      const res = await request(t.app)
+        .post('/mcp')
+        .set('Host', 'localhost:3000')
+        .set('Authorization', header)
+        .send(rpc('ping'))
+        .expect(400);
+      const challenge = parseChallenge(res.headers['www-authenticate'] as string);
+      expect(challenge.params.error).toBe('invalid_request');
+      expect(challenge.params.resource_metadata).toBe(PRM);
+      expect(res.body.error).toBe('invalid_request');
+    },
+  );
 
   it('MCP §Token Requirements: a token in the query string is refused (400 invalid_request), even if valid', async () => {
     const res = await request(t.app).post(`/mcp?access_token=${readToken}`).set('Host', 'localhost:3000').send(rpc('ping')).expect(400);
@@ -112,12 +114,23 @@ describe('rs.protect: challenges (RFC 6750 §3, RFC 9728 §5.1, MCP §Error Hand
   });
 
   it('an allowed Origin (any case, default port) and a missing Origin pass', async () => {
-    await request(t.app).post('/mcp').set('Host', 'localhost:3000').set('Origin', 'HTTP://LOCALHOST:3000').set('Authorization', `Bearer ${readToken}`).send(rpc('ping')).expect(200);
+    await request(t.app)
+      .post('/mcp')
+      .set('Host', 'localhost:3000')
+      .set('Origin', 'HTTP://LOCALHOST:3000')
+      .set('Authorization', `Bearer ${readToken}`)
+      .send(rpc('ping'))
+      .expect(200);
     await post(rpc('ping'), readToken).expect(200);
   });
 
   it('Host allowlist (DNS rebinding without Origin): unknown Host → 403', async () => {
-    await request(t.app).post('/mcp').set('Host', 'attacker.example:3000').set('Authorization', `Bearer ${readToken}`).send(rpc('ping')).expect(403);
+    await request(t.app)
+      .post('/mcp')
+      .set('Host', 'attacker.example:3000')
+      .set('Authorization', `Bearer ${readToken}`)
+      .send(rpc('ping'))
+      .expect(403);
     expect(t.logs.at(-1)?.details?.reason).toBe('host_forbidden');
     await request(t.app).post('/mcp').set('Host', '127.0.0.1:80').set('Authorization', `Bearer ${readToken}`).send(rpc('ping')).expect(200);
   });
@@ -141,9 +154,19 @@ describe('rs.protect: challenges (RFC 6750 §3, RFC 9728 §5.1, MCP §Error Hand
   it('no allowedHosts and a public resource: no Host check (a proxy may rewrite Host); the Origin check still applies', async () => {
     const remote = makeApp({ authorizationServers: [as.issuer], resource: 'https://mcp.example.com/mcp', allowedOrigins: undefined });
     try {
-      await request(remote.app).post('/mcp').set('Host', 'internal-upstream:8080').set('Authorization', `Bearer ${readToken}`).send(rpc('ping')).expect(401);
+      await request(remote.app)
+        .post('/mcp')
+        .set('Host', 'internal-upstream:8080')
+        .set('Authorization', `Bearer ${readToken}`)
+        .send(rpc('ping'))
+        .expect(401);
       expect(remote.logs.at(-1)?.details?.reason).not.toBe('host_forbidden');
-      await request(remote.app).post('/mcp').set('Host', 'internal-upstream:8080').set('Origin', 'http://evil.example').send(rpc('ping')).expect(403);
+      await request(remote.app)
+        .post('/mcp')
+        .set('Host', 'internal-upstream:8080')
+        .set('Origin', 'http://evil.example')
+        .send(rpc('ping'))
+        .expect(403);
     } finally {
       await remote.rs.close();
     }
@@ -207,8 +230,16 @@ describe('rs.protect: MCP scope policy (MCP §Scope Challenge Handling)', () => 
     });
     try {
       const writer = await signToken({ key, issuer: as.issuer, claims: { scope: 'notes:write' } });
-      await request(h.app).post('/mcp').set('Authorization', `Bearer ${writer}`).send(rpc('resources/subscribe', { uri: 'x' })).expect(200);
-      const res = await request(h.app).post('/mcp').set('Authorization', `Bearer ${readToken}`).send(rpc('resources/subscribe', { uri: 'x' })).expect(403);
+      await request(h.app)
+        .post('/mcp')
+        .set('Authorization', `Bearer ${writer}`)
+        .send(rpc('resources/subscribe', { uri: 'x' }))
+        .expect(200);
+      const res = await request(h.app)
+        .post('/mcp')
+        .set('Authorization', `Bearer ${readToken}`)
+        .send(rpc('resources/subscribe', { uri: 'x' }))
+        .expect(403);
       expect(parseChallenge(res.headers['www-authenticate'] as string).params.scope).toBe('notes:read notes:watch');
     } finally {
       await h.rs.close();
@@ -224,7 +255,11 @@ describe('rs.protect: MCP scope policy (MCP §Scope Challenge Handling)', () => 
     });
     try {
       const tok = await signToken({ key, issuer: as.issuer, claims: { scope: 'notes:share offline_access openid' } });
-      const res = await request(g.app).post('/mcp').set('Authorization', `Bearer ${tok}`).send(rpc('tools/call', { name: 'add_note' })).expect(403);
+      const res = await request(g.app)
+        .post('/mcp')
+        .set('Authorization', `Bearer ${tok}`)
+        .send(rpc('tools/call', { name: 'add_note' }))
+        .expect(403);
       expect(parseChallenge(res.headers['www-authenticate'] as string).params.scope).toBe('notes:write notes:share');
     } finally {
       await g.rs.close();
@@ -298,7 +333,9 @@ describe('rs.protect: body handling', () => {
   });
 
   it('a tool name hidden in a prototype key does not escape the policy', async () => {
-    const body = JSON.parse('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add_note","__proto__":{"name":"x"}}}') as object;
+    const body = JSON.parse(
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add_note","__proto__":{"name":"x"}}}',
+    ) as object;
     await post(body, readToken).expect(403);
   });
 });
@@ -316,7 +353,11 @@ describe('rs.protect: its own failures are 500, never a sign-in challenge', () =
     });
     try {
       broken = true;
-      const res = await request(faulty.app).post('/mcp').set('Host', 'localhost:3000').set('Authorization', `Bearer ${readToken}`).send(rpc('ping'));
+      const res = await request(faulty.app)
+        .post('/mcp')
+        .set('Host', 'localhost:3000')
+        .set('Authorization', `Bearer ${readToken}`)
+        .send(rpc('ping'));
       expect(res.status).toBe(500);
       expect(res.headers['www-authenticate']).toBeUndefined();
       expect(res.body).toEqual({ error: 'server_error', error_description: 'The resource server failed to process the request' });
@@ -324,7 +365,12 @@ describe('rs.protect: its own failures are 500, never a sign-in challenge', () =
       expect(faulty.logs.some((entry) => JSON.stringify(entry).includes('internal_error'))).toBe(true);
       // what the request did is still answered as before
       broken = false;
-      await request(faulty.app).post('/mcp').set('Host', 'localhost:3000').set('Authorization', 'Bearer not-a-jwt').send(rpc('ping')).expect(401);
+      await request(faulty.app)
+        .post('/mcp')
+        .set('Host', 'localhost:3000')
+        .set('Authorization', 'Bearer not-a-jwt')
+        .send(rpc('ping'))
+        .expect(401);
     } finally {
       await faulty.rs.close();
     }

@@ -49,7 +49,9 @@ describe('interop with @modelcontextprotocol/server + node (SDK v2)', () => {
         .set('Accept', 'application/json, text/event-stream')
         .set('MCP-Protocol-Version', '2025-11-25')
         .send(body);
-    const init = await send(rpc('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } }));
+    const init = await send(
+      rpc('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } }),
+    );
     expect(init.status, init.text).toBe(200);
     const res = await send(rpc('tools/call', { name: 'whoami', arguments: {} }, 2));
     expect(res.status, res.text).toBe(200);

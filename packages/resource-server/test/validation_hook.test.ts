@@ -60,7 +60,11 @@ describe('logger.onValidation (metrics hook)', () => {
     });
     try {
       const read = await signToken({ key, issuer: as.issuer, claims: { scope: 'notes:read' } });
-      const res = await request(broken.app).post('/mcp').set('Host', 'localhost:3000').set('Authorization', `Bearer ${read}`).send(rpc('tools/list'));
+      const res = await request(broken.app)
+        .post('/mcp')
+        .set('Host', 'localhost:3000')
+        .set('Authorization', `Bearer ${read}`)
+        .send(rpc('tools/list'));
       expect(res.status).toBe(200);
     } finally {
       await broken.rs.close();

@@ -61,7 +61,8 @@ export function parseBearerChallenge(header: string): BearerChallenge | undefine
 /** Reads the response's Bearer challenge; fails when there is none or it cannot be parsed. */
 export function getBearerChallenge(response: ResponseLike): BearerChallenge {
   const header = headerValue(response, 'www-authenticate');
-  if (header === undefined) fail(response, `expected a WWW-Authenticate header on the HTTP ${response.status} response, found none`, undefined, 'Bearer …');
+  if (header === undefined)
+    fail(response, `expected a WWW-Authenticate header on the HTTP ${response.status} response, found none`, undefined, 'Bearer …');
   const challenge = parseBearerChallenge(header);
   if (!challenge) fail(response, `expected a Bearer challenge, got WWW-Authenticate: ${header}`, header, 'Bearer …');
   return challenge;
@@ -80,20 +81,41 @@ export function assertChallenge(response: ResponseLike, expected: ChallengeExpec
   }
   const challenge = getBearerChallenge(response);
   if (expected.error === null && challenge.error !== undefined) {
-    fail(response, `expected a challenge without error (RFC 6750 §3.1: request without credentials), got error="${challenge.error}"`, challenge.error, undefined);
+    fail(
+      response,
+      `expected a challenge without error (RFC 6750 §3.1: request without credentials), got error="${challenge.error}"`,
+      challenge.error,
+      undefined,
+    );
   }
   if (typeof expected.error === 'string' && challenge.error !== expected.error) {
-    fail(response, `expected error="${expected.error}" in the challenge, got ${challenge.error === undefined ? 'no error' : `error="${challenge.error}"`}`, challenge.error, expected.error);
+    fail(
+      response,
+      `expected error="${expected.error}" in the challenge, got ${challenge.error === undefined ? 'no error' : `error="${challenge.error}"`}`,
+      challenge.error,
+      expected.error,
+    );
   }
   if (expected.scopes) {
     const got = challenge.scopes ?? [];
     const missing = expected.scopes.filter((s) => !got.includes(s));
     if (missing.length) {
-      fail(response, `expected the challenge's scope to include ${missing.join(' ')}, got ${challenge.scopes ? `scope="${got.join(' ')}"` : 'no scope'}`, got.join(' '), expected.scopes.join(' '));
+      fail(
+        response,
+        `expected the challenge's scope to include ${missing.join(' ')}, got ${challenge.scopes ? `scope="${got.join(' ')}"` : 'no scope'}`,
+        got.join(' '),
+        expected.scopes.join(' '),
+      );
     }
     if (expected.exactScopes) {
       const extra = got.filter((s) => !expected.scopes!.includes(s));
-      if (extra.length) fail(response, `expected the challenge's scope to be exactly "${expected.scopes.join(' ')}", got scope="${got.join(' ')}"`, got.join(' '), expected.scopes.join(' '));
+      if (extra.length)
+        fail(
+          response,
+          `expected the challenge's scope to be exactly "${expected.scopes.join(' ')}", got scope="${got.join(' ')}"`,
+          got.join(' '),
+          expected.scopes.join(' '),
+        );
     }
   }
   const rm = expected.resourceMetadata ?? true;
@@ -129,5 +151,10 @@ export function assertInsufficientScope(response: ResponseLike, expected: Extra 
 export function assertAuthorized(response: ResponseLike): void {
   if (response.status >= 200 && response.status < 300) return;
   const header = headerValue(response, 'www-authenticate');
-  fail(response, `expected the request to be authorized, got HTTP ${response.status}${header ? ` (WWW-Authenticate: ${header})` : ''}`, response.status, '2xx');
+  fail(
+    response,
+    `expected the request to be authorized, got HTTP ${response.status}${header ? ` (WWW-Authenticate: ${header})` : ''}`,
+    response.status,
+    '2xx',
+  );
 }

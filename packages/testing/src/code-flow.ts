@@ -68,10 +68,7 @@ export async function fetchAsEndpoints(issuer: string): Promise<AsEndpoints> {
 function pageError(page: BrowserPage): AuthorizationFlowError {
   const code = /<code>([^<]+)<\/code>/.exec(page.body)?.[1];
   const path = new URL(page.url).pathname;
-  return new AuthorizationFlowError(
-    `authorization flow stopped at ${path} (HTTP ${page.status})${code ? `: ${code}` : ''}`,
-    code,
-  );
+  return new AuthorizationFlowError(`authorization flow stopped at ${path} (HTTP ${page.status})${code ? `: ${code}` : ''}`, code);
 }
 
 /** Answers the AS's pages: the login form with `credentials`, then the consent form with "approve". */
@@ -85,7 +82,10 @@ async function drive(browser: HeadlessBrowser, first: FollowResult, input: CodeF
     if (form.fieldNames.includes('password')) {
       if (page.status === 401) throw new AuthorizationFlowError('authorization flow: the AS refused the login', 'login_failed');
       if (!input.credentials) {
-        throw new AuthorizationFlowError('authorization flow: the AS asks for a login and no password is known for this user', 'login_required');
+        throw new AuthorizationFlowError(
+          'authorization flow: the AS asks for a login and no password is known for this user',
+          'login_required',
+        );
       }
       step = await browser.submit(page, { ...input.credentials, action: 'login' }, input.redirectUri);
     } else {
@@ -151,7 +151,11 @@ export async function tokenRequest(
 }
 
 /** POSTs a form with client authentication: Basic for confidential clients, `client_id` otherwise. */
-export function postForm(endpoint: string, client: { clientId: string; clientSecret?: string }, params: Record<string, string>): Promise<Response> {
+export function postForm(
+  endpoint: string,
+  client: { clientId: string; clientSecret?: string },
+  params: Record<string, string>,
+): Promise<Response> {
   const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
   const body = new URLSearchParams(params);
   if (client.clientSecret !== undefined) {

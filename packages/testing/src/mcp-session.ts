@@ -148,7 +148,12 @@ export async function initializeHandshake(
 /** A session on the 2026-07-28 wire: no handshake, every request carries its version. */
 export function statelessSession(url: string, options: McpConnectionOptions, protocolVersion = MCP_PROTOCOL_VERSION): McpSession {
   return new Session(
-    { url, protocolVersion, ...(options.token !== undefined && { token: options.token }), ...(options.headers && { headers: options.headers }) },
+    {
+      url,
+      protocolVersion,
+      ...(options.token !== undefined && { token: options.token }),
+      ...(options.headers && { headers: options.headers }),
+    },
     [],
   );
 }

@@ -144,7 +144,10 @@ export async function postMcpMessage(context: McpWireContext, message: McpMessag
     protocolVersion: context.protocolVersion,
     ...(context.sessionId !== undefined && { sessionId: context.sessionId }),
   };
-  const headers = mergeHeaders({ 'content-type': 'application/json', ...baseHeaders(context), ...wire.headers }, await extraHeaders(context, outgoing));
+  const headers = mergeHeaders(
+    { 'content-type': 'application/json', ...baseHeaders(context), ...wire.headers },
+    await extraHeaders(context, outgoing),
+  );
   const body = {
     jsonrpc: '2.0',
     ...(message.id !== undefined && { id: message.id }),
@@ -166,7 +169,12 @@ export async function deleteMcpSession(context: McpWireContext & { sessionId: st
 async function record(res: Response, outgoing: McpOutgoingRequest, log: McpExchange[]): Promise<McpResponse> {
   const read = await readMcpResponse(res);
   log.push({ ...outgoing, status: res.status });
-  return { ...read, protocolVersion: outgoing.protocolVersion, ...(outgoing.sessionId !== undefined && { sessionId: outgoing.sessionId }), exchanges: [...log] };
+  return {
+    ...read,
+    protocolVersion: outgoing.protocolVersion,
+    ...(outgoing.sessionId !== undefined && { sessionId: outgoing.sessionId }),
+    exchanges: [...log],
+  };
 }
 
 function isJsonRpcResponse(value: unknown): boolean {

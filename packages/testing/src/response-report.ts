@@ -53,7 +53,8 @@ function bodyText(response: ResponseLike): string {
       : '(not shown: the body of a fetch Response is read asynchronously; assert on `await readMcpResponse(res)` to see it)';
   }
   let text: string;
-  if (typeof r.text === 'string') text = r.text; // supertest, McpResponse: the raw body
+  if (typeof r.text === 'string')
+    text = r.text; // supertest, McpResponse: the raw body
   else if (r.body === undefined || r.body === null || r.body === '') return '(empty)';
   else if (isStream(r.body)) return '(not shown: a stream)';
   else if (typeof r.body === 'string') text = r.body;
@@ -95,7 +96,12 @@ export class ResponseAssertionError extends AssertionError {
   declare readonly response: ResponseLike;
 
   constructor(reason: string, response: ResponseLike, detail: { actual: unknown; expected: unknown; operator?: string }) {
-    super({ message: `${reason}\n\n${describeResponse(response)}`, actual: detail.actual, expected: detail.expected, operator: detail.operator ?? 'challenge' });
+    super({
+      message: `${reason}\n\n${describeResponse(response)}`,
+      actual: detail.actual,
+      expected: detail.expected,
+      operator: detail.operator ?? 'challenge',
+    });
     // Not enumerable: runners print an error's own enumerable properties, and the message already shows the response.
     Object.defineProperty(this, 'reason', { value: reason });
     Object.defineProperty(this, 'response', { value: response });

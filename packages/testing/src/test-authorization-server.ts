@@ -15,7 +15,15 @@ import {
   type ResourceConfig,
   type Store,
 } from '@mcp-auth-kit/authorization-server';
-import { AuthorizationFlowError, fetchAsEndpoints, postForm, runCodeFlow, tokenRequest, type AsEndpoints, type TokenResponse } from './code-flow.js';
+import {
+  AuthorizationFlowError,
+  fetchAsEndpoints,
+  postForm,
+  runCodeFlow,
+  tokenRequest,
+  type AsEndpoints,
+  type TokenResponse,
+} from './code-flow.js';
 import { decodeAccessToken, type AccessTokenClaims } from './jwt.js';
 import { startLoopbackServer, type LoopbackServer } from './loopback-server.js';
 import { createLoopbackCertificate, type LoopbackCertificate } from './loopback-certificate.js';
@@ -115,7 +123,10 @@ export interface TestAuthorizationServer {
   /** `authorize` that returns just the access token. */
   issueAccessToken(options?: TokenRequestOptions): Promise<string>;
   /** refresh_token grant (the refresh token rotates). */
-  refresh(refreshToken: string, options?: { client?: string | TestClient; resource?: string; scopes?: readonly string[] }): Promise<IssuedTokens>;
+  refresh(
+    refreshToken: string,
+    options?: { client?: string | TestClient; resource?: string; scopes?: readonly string[] },
+  ): Promise<IssuedTokens>;
   /**
    * RFC 7009 revocation at the AS. Refresh tokens (and their grant) are revoked; the AS's JWT
    * access tokens cannot be (rejects with error `unsupported_token_type`).
@@ -159,7 +170,9 @@ function createMutex() {
 
 export async function startTestAuthorizationServer(options: StartTestAuthorizationServerOptions): Promise<TestAuthorizationServer> {
   const resources = toResourceConfigs(options.resources);
-  const users: TestUser[] = (options.users?.length ? options.users : ['test-user']).map((u) => (typeof u === 'string' ? { username: u } : { ...u }));
+  const users: TestUser[] = (options.users?.length ? options.users : ['test-user']).map((u) =>
+    typeof u === 'string' ? { username: u } : { ...u },
+  );
   const passwords = new Map(users.map((u) => [u.username.toLowerCase(), u.password ?? randomBytes(12).toString('base64url')]));
   const autoLogin = options.autoLogin ?? true;
   const defaultUser = typeof autoLogin === 'string' ? autoLogin : users[0]!.username;
@@ -245,7 +258,9 @@ export async function startTestAuthorizationServer(options: StartTestAuthorizati
       if (!found) throw new TypeError(`resource ${resource} is not configured on the test AS`);
       return found;
     };
-    const resolveClient = (client: string | TestClient | undefined): Required<Omit<TestClient, 'clientSecret'>> & { clientSecret?: string } => {
+    const resolveClient = (
+      client: string | TestClient | undefined,
+    ): Required<Omit<TestClient, 'clientSecret'>> & { clientSecret?: string } => {
       if (client === undefined) return { clientId: KIT_CLIENT_ID, redirectUri: DEFAULT_REDIRECT };
       if (typeof client === 'string') return { clientId: client, redirectUri: DEFAULT_REDIRECT };
       return { ...client, redirectUri: client.redirectUri ?? DEFAULT_REDIRECT };
@@ -294,7 +309,11 @@ export async function startTestAuthorizationServer(options: StartTestAuthorizati
     // token request goes through one queue so a `lifetime` set for one request never leaks
     // into a concurrent one.
     const queue = createMutex();
-    function mintWith(resource: ResourceConfig | undefined, lifetime: number | undefined, send: () => Promise<TokenResponse>): Promise<TokenResponse> {
+    function mintWith(
+      resource: ResourceConfig | undefined,
+      lifetime: number | undefined,
+      send: () => Promise<TokenResponse>,
+    ): Promise<TokenResponse> {
       return queue(async () => {
         if (!resource || lifetime === undefined) return send();
         const saved = resource.accessTokenTTL;
@@ -337,7 +356,10 @@ export async function startTestAuthorizationServer(options: StartTestAuthorizati
         if (body.error === 'unsupported_token_type') {
           // RFC 7009 §2.2.1: the AS issues self-contained JWT access tokens and cannot revoke
           // them; they stay valid at resource servers until `exp` (use a short `lifetime`).
-          throw new AuthorizationFlowError('revocation endpoint: the AS cannot revoke JWT access tokens (unsupported_token_type); revoke the refresh token or use a short lifetime', body.error);
+          throw new AuthorizationFlowError(
+            'revocation endpoint: the AS cannot revoke JWT access tokens (unsupported_token_type); revoke the refresh token or use a short lifetime',
+            body.error,
+          );
         }
         throw new AuthorizationFlowError(`revocation endpoint: HTTP ${res.status} ${body.error ?? ''}`.trim(), body.error);
       },
@@ -379,7 +401,10 @@ export async function startTestAuthorizationServer(options: StartTestAuthorizati
         });
         const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
         if (res.status !== 201 || typeof body.client_id !== 'string') {
-          throw new AuthorizationFlowError(`registration endpoint: HTTP ${res.status} ${String(body.error ?? '')}`.trim(), body.error as string | undefined);
+          throw new AuthorizationFlowError(
+            `registration endpoint: HTTP ${res.status} ${String(body.error ?? '')}`.trim(),
+            body.error as string | undefined,
+          );
         }
         const redirectUris = body.redirect_uris as string[] | undefined;
         return {

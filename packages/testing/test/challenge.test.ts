@@ -32,7 +32,9 @@ function failure(run: () => unknown): ResponseAssertionError {
 
 describe('challenge parsing (RFC 9110 §11.6.1 via @mcp-auth-kit/client)', () => {
   it('reads error, scope, resource_metadata and realm from a Bearer challenge among others', () => {
-    const c = parseBearerChallenge(`Basic realm="x", Bearer realm="mcp", error="insufficient_scope", scope="a b", resource_metadata="${PRM}"`);
+    const c = parseBearerChallenge(
+      `Basic realm="x", Bearer realm="mcp", error="insufficient_scope", scope="a b", resource_metadata="${PRM}"`,
+    );
     expect(c).toMatchObject({ scheme: 'bearer', realm: 'mcp', error: 'insufficient_scope', scopes: ['a', 'b'], resourceMetadata: PRM });
   });
 
@@ -46,20 +48,29 @@ describe('challenge parsing (RFC 9110 §11.6.1 via @mcp-auth-kit/client)', () =>
   });
 
   it('reads headers from fetch Headers and from plain (supertest-style) objects', () => {
-    expect(getBearerChallenge({ status: 401, headers: { 'WWW-Authenticate': `Bearer resource_metadata="${PRM}"` } }).resourceMetadata).toBe(PRM);
+    expect(getBearerChallenge({ status: 401, headers: { 'WWW-Authenticate': `Bearer resource_metadata="${PRM}"` } }).resourceMetadata).toBe(
+      PRM,
+    );
     expect(getBearerChallenge(res(401, `Bearer resource_metadata="${PRM}"`)).resourceMetadata).toBe(PRM);
   });
 });
 
 describe('challenge assertions pass on correct challenges', () => {
   it('RFC 6750 §3.1 + RFC 9728 §5.1: 401 without error, with scope and resource_metadata', () => {
-    expect(assertUnauthorized(res(401, `Bearer scope="notes:read", resource_metadata="${PRM}"`), { scopes: ['notes:read'], resourceMetadata: PRM }).scopes).toEqual(['notes:read']);
+    expect(
+      assertUnauthorized(res(401, `Bearer scope="notes:read", resource_metadata="${PRM}"`), {
+        scopes: ['notes:read'],
+        resourceMetadata: PRM,
+      }).scopes,
+    ).toEqual(['notes:read']);
   });
   it('401 invalid_token', () => {
     assertInvalidToken(res(401, `Bearer error="invalid_token", resource_metadata="${PRM}"`));
   });
   it('MCP §Scope Challenge Handling: 403 insufficient_scope containing the needed scope', () => {
-    assertInsufficientScope(res(403, `Bearer error="insufficient_scope", scope="notes:read notes:write", resource_metadata="${PRM}"`), { scopes: ['notes:write'] });
+    assertInsufficientScope(res(403, `Bearer error="insufficient_scope", scope="notes:read notes:write", resource_metadata="${PRM}"`), {
+      scopes: ['notes:write'],
+    });
   });
   it('assertAuthorized accepts 2xx', () => {
     assertAuthorized(res(200));
@@ -78,7 +89,9 @@ describe('challenge assertions fail with clear AssertionErrors', () => {
     expect(failure(() => assertUnauthorized(res(401))).message).toMatch(/expected a WWW-Authenticate header on the HTTP 401 response/);
   });
   it('not a Bearer challenge', () => {
-    expect(failure(() => assertUnauthorized(res(401, 'Basic realm="x"'))).message).toMatch(/expected a Bearer challenge, got WWW-Authenticate: Basic/);
+    expect(failure(() => assertUnauthorized(res(401, 'Basic realm="x"'))).message).toMatch(
+      /expected a Bearer challenge, got WWW-Authenticate: Basic/,
+    );
   });
   it('RFC 6750 §3.1: an error code on a request without credentials is a failure', () => {
     const e = failure(() => assertUnauthorized(res(401, `Bearer error="invalid_token", resource_metadata="${PRM}"`)));
@@ -93,10 +106,16 @@ describe('challenge assertions fail with clear AssertionErrors', () => {
     expect(failure(() => assertInvalidToken(res(401, 'Bearer error="invalid_token"'))).message).toMatch(/resource_metadata.*found none/);
   });
   it('wrong resource_metadata URL', () => {
-    expect(failure(() => assertUnauthorized(res(401, 'Bearer resource_metadata="https://evil.example/prm"'), { resourceMetadata: PRM })).message).toMatch(/got "https:\/\/evil\.example\/prm"/);
+    expect(
+      failure(() => assertUnauthorized(res(401, 'Bearer resource_metadata="https://evil.example/prm"'), { resourceMetadata: PRM })).message,
+    ).toMatch(/got "https:\/\/evil\.example\/prm"/);
   });
   it('step-up scope missing from the 403 challenge', () => {
-    const e = failure(() => assertInsufficientScope(res(403, `Bearer error="insufficient_scope", scope="notes:read", resource_metadata="${PRM}"`), { scopes: ['notes:write'] }));
+    const e = failure(() =>
+      assertInsufficientScope(res(403, `Bearer error="insufficient_scope", scope="notes:read", resource_metadata="${PRM}"`), {
+        scopes: ['notes:write'],
+      }),
+    );
     expect(e.reason).toBe('expected the challenge\'s scope to include notes:write, got scope="notes:read"');
   });
   it('exactScopes refuses extra scopes', () => {
@@ -104,7 +123,9 @@ describe('challenge assertions fail with clear AssertionErrors', () => {
     expect(failure(() => assertChallenge(r, { scopes: ['a'], exactScopes: true })).message).toMatch(/exactly "a", got scope="a b"/);
   });
   it('assertAuthorized shows the challenge of a refused request', () => {
-    expect(failure(() => assertAuthorized(res(403, 'Bearer error="insufficient_scope"'))).message).toMatch(/got HTTP 403 \(WWW-Authenticate: Bearer error="insufficient_scope"\)/);
+    expect(failure(() => assertAuthorized(res(403, 'Bearer error="insufficient_scope"'))).message).toMatch(
+      /got HTTP 403 \(WWW-Authenticate: Bearer error="insufficient_scope"\)/,
+    );
   });
 });
 
@@ -141,7 +162,9 @@ describe('every failed assertion shows the response: status, headers and body', 
   });
 
   it('supertest-style responses: plain header object and raw text', () => {
-    const e = failure(() => assertAuthorized({ status: 500, headers: { 'Content-Type': 'text/plain', 'set-cookie': ['a=1', 'b=2'] }, text: 'boom' } as never));
+    const e = failure(() =>
+      assertAuthorized({ status: 500, headers: { 'Content-Type': 'text/plain', 'set-cookie': ['a=1', 'b=2'] }, text: 'boom' } as never),
+    );
     expect(e.message).toContain('Response: HTTP 500');
     expect(e.message).toContain('  content-type: text/plain');
     expect(e.message).toContain('  set-cookie: a=1, b=2');
@@ -165,7 +188,7 @@ describe('every failed assertion shows the response: status, headers and body', 
     expect(failure(() => assertUnauthorized(read)).message).toContain('{"error":"nope"}');
   });
 
-  it('the kit\'s own responses also list the requests that led to them (version fallback, session)', () => {
+  it("the kit's own responses also list the requests that led to them (version fallback, session)", () => {
     const response: McpResponse = {
       ...mcpResponse(404, {}),
       protocolVersion: '2025-11-25',
@@ -177,7 +200,9 @@ describe('every failed assertion shows the response: status, headers and body', 
       ],
     };
     const e = failure(() => assertAuthorized(response));
-    expect(e.message).toContain('Requests made for this response:\n  tools/call @2026-07-28 → 400\n  initialize @2025-11-25 → 200\n  tools/call @2025-11-25 [session s-1] → 404');
+    expect(e.message).toContain(
+      'Requests made for this response:\n  tools/call @2026-07-28 → 400\n  initialize @2025-11-25 → 200\n  tools/call @2025-11-25 [session s-1] → 404',
+    );
   });
 });
 
@@ -187,7 +212,10 @@ describe('supertest responses', () => {
     const server = createProtectedMcpServer({ issuer: 'http://127.0.0.1:9', resource: 'http://127.0.0.1/mcp' });
     try {
       const res = await request(server.app).post('/mcp').set('content-type', 'application/json').send('{}');
-      const challenge = assertUnauthorized(res, { scopes: ['notes:read'], resourceMetadata: 'http://127.0.0.1/.well-known/oauth-protected-resource/mcp' });
+      const challenge = assertUnauthorized(res, {
+        scopes: ['notes:read'],
+        resourceMetadata: 'http://127.0.0.1/.well-known/oauth-protected-resource/mcp',
+      });
       expect(challenge.error).toBeUndefined();
       const e = failure(() => assertInvalidToken(res));
       expect(e.message).toMatch(/expected error="invalid_token" in the challenge, got no error/);

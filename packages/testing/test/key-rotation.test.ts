@@ -1,7 +1,14 @@
 /** rotateKeys against a running resource server: the JWKS it cached goes stale and must be refreshed. */
 import { decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { assertAuthorized, callTool, startLoopbackServer, startTestAuthorizationServer, type LoopbackServer, type TestAuthorizationServer } from '@mcp-auth-kit/testing';
+import {
+  assertAuthorized,
+  callTool,
+  startLoopbackServer,
+  startTestAuthorizationServer,
+  type LoopbackServer,
+  type TestAuthorizationServer,
+} from '@mcp-auth-kit/testing';
 import { createProtectedMcpServer, type ProtectedMcpServer } from '../../../examples/protected-mcp-server/src/server.js';
 
 let listener: LoopbackServer;

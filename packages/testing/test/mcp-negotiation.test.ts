@@ -88,7 +88,11 @@ function modernErrorThenLegacy(supported: string[]) {
   return async (req: Request, res: Response) => {
     if (req.body?.params?._meta?.['io.modelcontextprotocol/protocolVersion'] !== undefined) {
       const requested = req.body.params._meta['io.modelcontextprotocol/protocolVersion'];
-      res.status(400).json({ jsonrpc: '2.0', id: req.body.id, error: { code: -32022, message: `Unsupported protocol version: ${requested}`, data: { supported, requested } } });
+      res.status(400).json({
+        jsonrpc: '2.0',
+        id: req.body.id,
+        error: { code: -32022, message: `Unsupported protocol version: ${requested}`, data: { supported, requested } },
+      });
       return;
     }
     await v1Stateless(req, res);
@@ -99,7 +103,11 @@ beforeAll(async () => {
   listener = await startLoopbackServer();
   base = listener.origin;
   // No token is valid here (the issuer does not exist): only the refusal paths are used.
-  rs = createResourceServer({ resource: `${base}/protected`, authorizationServers: ['http://127.0.0.1:9'], scopePolicy: { default: ['notes:read'] } });
+  rs = createResourceServer({
+    resource: `${base}/protected`,
+    authorizationServers: ['http://127.0.0.1:9'],
+    scopePolicy: { default: ['notes:read'] },
+  });
   const app = express();
   app.post('/protected', rs.protect, v1Stateless);
   app.use(express.json());
@@ -134,11 +142,19 @@ describe('SDK v1 (@modelcontextprotocol/sdk StreamableHTTPServerTransport)', () 
     assertAuthorized(res);
     expect(res.body.result.content[0].text).toBe('v1');
     expect(res.headers.get('content-type')).toContain('text/event-stream'); // SDK v1 answers with SSE by default
-    expect(steps(res)).toEqual(['tools/call 2026-07-28 400', 'initialize 2025-11-25 200', 'notifications/initialized 2025-11-25 202', 'tools/call 2025-11-25 200']);
+    expect(steps(res)).toEqual([
+      'tools/call 2026-07-28 400',
+      'initialize 2025-11-25 200',
+      'notifications/initialized 2025-11-25 202',
+      'tools/call 2025-11-25 200',
+    ]);
     const [probe, init, initialized, call] = seen;
     expect(probe!.headers).toMatchObject({ 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'whoami' });
     expect(probe!.body.params._meta['io.modelcontextprotocol/protocolVersion']).toBe('2026-07-28');
-    expect(init!.body).toMatchObject({ method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'mcp-auth-kit-testing' } } });
+    expect(init!.body).toMatchObject({
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'mcp-auth-kit-testing' } },
+    });
     // Lifecycle: the version header follows the handshake, it does not precede it.
     expect(init!.headers['mcp-protocol-version']).toBeUndefined();
     expect(initialized!.body).toEqual({ jsonrpc: '2.0', method: 'notifications/initialized' });
@@ -154,7 +170,12 @@ describe('SDK v1 (@modelcontextprotocol/sdk StreamableHTTPServerTransport)', () 
     const res = await callTool(`${base}/v1/stateful`, { name: 'whoami' });
     assertAuthorized(res);
     expect(res.sessionId).toMatch(/^[0-9a-f-]{36}$/);
-    expect(steps(res)).toEqual(['tools/call 2026-07-28 400', 'initialize 2025-11-25 200', 'notifications/initialized 2025-11-25 202', 'tools/call 2025-11-25 200']);
+    expect(steps(res)).toEqual([
+      'tools/call 2026-07-28 400',
+      'initialize 2025-11-25 200',
+      'notifications/initialized 2025-11-25 202',
+      'tools/call 2025-11-25 200',
+    ]);
     expect(seen.map((s) => `${s.method} ${s.headers['mcp-session-id'] ?? '-'}`)).toEqual([
       'POST -',
       'POST -',
@@ -193,7 +214,9 @@ describe('SDK v1 (@modelcontextprotocol/sdk StreamableHTTPServerTransport)', () 
   it('Lifecycle §Version Negotiation: the server answers another version than the pinned one → McpHandshakeError showing the InitializeResult', async () => {
     const error = await callTool(`${base}/v1/stateless`, { name: 'whoami', protocolVersion: '2024-01-01' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(McpHandshakeError);
-    expect((error as McpHandshakeError).message).toMatch(/^initialize: the server chose protocol version 2025-11-25, not the pinned 2024-01-01\n/);
+    expect((error as McpHandshakeError).message).toMatch(
+      /^initialize: the server chose protocol version 2025-11-25, not the pinned 2024-01-01\n/,
+    );
     expect((error as McpHandshakeError).message).toContain('"protocolVersion":"2025-11-25"');
   });
 });
@@ -254,7 +277,12 @@ describe('other answers to the 2026-07-28 request', () => {
   it('§Backward Compatibility: -32022 naming supported versions → initialize with a version both speak', async () => {
     const res = await callTool(`${base}/names-2025-06-18`, { name: 'whoami' });
     assertAuthorized(res);
-    expect(steps(res)).toEqual(['tools/call 2026-07-28 400', 'initialize 2025-06-18 200', 'notifications/initialized 2025-06-18 202', 'tools/call 2025-06-18 200']);
+    expect(steps(res)).toEqual([
+      'tools/call 2026-07-28 400',
+      'initialize 2025-06-18 200',
+      'notifications/initialized 2025-06-18 202',
+      'tools/call 2025-06-18 200',
+    ]);
   });
 
   it('-32022 naming only versions the kit does not speak → that response is the answer', async () => {
@@ -278,14 +306,18 @@ describe('other answers to the 2026-07-28 request', () => {
 });
 
 describe('extra headers', () => {
-  it('a record goes on every request of the call, overriding the kit\'s own', async () => {
+  it("a record goes on every request of the call, overriding the kit's own", async () => {
     await callTool(`${base}/v1/stateful`, { name: 'whoami', headers: { 'x-tenant': 't1', accept: 'application/json, text/event-stream' } });
     expect(seen).toHaveLength(5);
     for (const request of seen) expect(request.headers['x-tenant']).toBe('t1');
   });
 
-  it('RFC 9110 §5.1: an override in another letter case replaces the kit\'s header instead of adding a second value', async () => {
-    await callTool(`${base}/v2`, { name: 'whoami', token: 'kit-token', headers: { Authorization: 'DPoP bound-token', 'Mcp-Method': 'tools/call' } });
+  it("RFC 9110 §5.1: an override in another letter case replaces the kit's header instead of adding a second value", async () => {
+    await callTool(`${base}/v2`, {
+      name: 'whoami',
+      token: 'kit-token',
+      headers: { Authorization: 'DPoP bound-token', 'Mcp-Method': 'tools/call' },
+    });
     expect(seen[0]!.headers.authorization).toBe('DPoP bound-token');
     expect(seen[0]!.headers['mcp-method']).toBe('tools/call');
   });
@@ -356,7 +388,7 @@ describe('openMcpSession', () => {
   });
 });
 
-describe('encodeMcpHeaderValue (2026-07-28 Streamable HTTP §Value Encoding, the spec\'s table)', () => {
+describe("encodeMcpHeaderValue (2026-07-28 Streamable HTTP §Value Encoding, the spec's table)", () => {
   it.each([
     ['us-west1', 'us-west1'],
     ['Hello, 世界', '=?base64?SGVsbG8sIOS4lueVjA==?='],

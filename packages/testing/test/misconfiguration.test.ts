@@ -74,7 +74,10 @@ const checks = {
 };
 
 async function assertionFailure(run: Promise<void>): Promise<ResponseAssertionError> {
-  const error = await run.then(() => undefined, (e: unknown) => e);
+  const error = await run.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error, 'the check should have failed against the misconfigured server').toBeInstanceOf(AssertionError);
   expect(error).toBeInstanceOf(ResponseAssertionError);
   return error as ResponseAssertionError;
@@ -82,7 +85,8 @@ async function assertionFailure(run: Promise<void>): Promise<ResponseAssertionEr
 
 describe('the checks pass against the correctly configured server', () => {
   it('RFC 8707 / RFC 9068 §4: a token for another resource is refused', () => checks.wrongAudienceRefused(servers.good));
-  it('MCP §Scope Challenge Handling: a write with a read-only token gets 403 insufficient_scope', () => checks.stepUpDemanded(servers.good));
+  it('MCP §Scope Challenge Handling: a write with a read-only token gets 403 insufficient_scope', () =>
+    checks.stepUpDemanded(servers.good));
   it('a valid token is accepted', () => checks.validTokenAccepted(servers.good));
 });
 

@@ -35,11 +35,15 @@ describe('node:test', () => {
     expect(code).toBe(0);
   }, 60_000);
 
-  it.skipIf(unavailableNode22('the node:test run on Node 22', NODE_22))('works on Node 22 too', async () => {
-    const { code, output } = await runNodeTest('node-test-pass.mjs', NODE_22.path);
-    expect(output).toMatch(/^# pass 3$/m);
-    expect(code).toBe(0);
-  }, 60_000);
+  it.skipIf(unavailableNode22('the node:test run on Node 22', NODE_22))(
+    'works on Node 22 too',
+    async () => {
+      const { code, output } = await runNodeTest('node-test-pass.mjs', NODE_22.path);
+      expect(output).toMatch(/^# pass 3$/m);
+      expect(code).toBe(0);
+    },
+    60_000,
+  );
 
   it('reports a failing kit assertion as a test failure with its message', async () => {
     const { code, output } = await runNodeTest('node-test-fail.mjs');

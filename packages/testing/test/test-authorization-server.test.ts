@@ -128,7 +128,9 @@ describe('startTestAuthorizationServer (auto-login)', () => {
 
   it('concurrent issuances with and without lifetimes each get their own (no leak between them)', async () => {
     const lifetimes = [5, undefined, 11, undefined, 17];
-    const tokens = await Promise.all(lifetimes.map((lifetime, i) => as.authorize({ resource: RESOURCE, lifetime, subject: i % 2 ? 'bob' : 'alice' })));
+    const tokens = await Promise.all(
+      lifetimes.map((lifetime, i) => as.authorize({ resource: RESOURCE, lifetime, subject: i % 2 ? 'bob' : 'alice' })),
+    );
     expect(tokens.map((t) => t.claims.exp! - t.claims.iat!)).toEqual([5, 300, 11, 300, 17]);
     expect(tokens.map((t) => t.claims.sub)).toEqual(['alice', 'bob', 'alice', 'bob', 'alice']);
   });
@@ -168,7 +170,11 @@ describe('startTestAuthorizationServer (autoLogin: false: the real login and con
 
 describe('startTestAuthorizationServer options', () => {
   it('hostname "localhost" gives an http://localhost:<port> issuer that issues tokens', async () => {
-    const as = await startTestAuthorizationServer({ hostname: 'localhost', resources: { 'http://localhost:4300/mcp': ['a'] }, cimd: false });
+    const as = await startTestAuthorizationServer({
+      hostname: 'localhost',
+      resources: { 'http://localhost:4300/mcp': ['a'] },
+      cimd: false,
+    });
     try {
       expect(as.issuer).toBe(`http://localhost:${as.port}`);
       const { claims } = await as.authorize();
@@ -195,7 +201,7 @@ describe('startTestAuthorizationServer options', () => {
     }
   });
 
-  it('an invalid configuration is refused with the AS\'s ConfigError (RFC 8707 §2: resource without fragment)', async () => {
+  it("an invalid configuration is refused with the AS's ConfigError (RFC 8707 §2: resource without fragment)", async () => {
     await expect(startTestAuthorizationServer({ resources: { 'http://127.0.0.1:4400/mcp#x': ['a'] }, cimd: false })).rejects.toThrow(
       /RFC 8707/,
     );

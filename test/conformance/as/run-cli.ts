@@ -57,7 +57,18 @@ export async function runAuthorizationConformance(args: {
   resource?: string;
 }): Promise<CliResult> {
   const outDir = mkdtempSync(join(tmpdir(), 'as-conformance-'));
-  const cliArgs = [CLI, 'authorization', '--url', args.issuer, '--client-id', args.clientId, '--port', String(args.callbackPort), '-o', outDir];
+  const cliArgs = [
+    CLI,
+    'authorization',
+    '--url',
+    args.issuer,
+    '--client-id',
+    args.clientId,
+    '--port',
+    String(args.callbackPort),
+    '-o',
+    outDir,
+  ];
   if (args.resource) cliArgs.push('--resource', args.resource);
   const child = spawn(args.node, cliArgs, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1' } });
   let stdout = '';

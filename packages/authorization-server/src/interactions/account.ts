@@ -57,7 +57,9 @@ export function createAccountRouter(o: AccountPageOptions): Router {
           .map(
             ([resource, scopes]) =>
               `<dd><code>${escapeHtml(resource)}</code><ul>${scopes
-                .map((s) => `<li>${escapeHtml(o.resources.describe(s) ?? s)} <span class="muted">(<code>${escapeHtml(s)}</code>)</span></li>`)
+                .map(
+                  (s) => `<li>${escapeHtml(o.resources.describe(s) ?? s)} <span class="muted">(<code>${escapeHtml(s)}</code>)</span></li>`,
+                )
                 .join('')}</ul></dd>`,
           )
           .join('');
@@ -87,7 +89,10 @@ ${items.length ? `<ul class="grants">${items.join('\n')}</ul>` : '<p>No applicat
     try {
       const account = await signedIn(req, res);
       if (!account) {
-        res.status(401).type('html').send(errorPage('You are not signed in. Sign in through an application first, then come back to this page.', stylesheet));
+        res
+          .status(401)
+          .type('html')
+          .send(errorPage('You are not signed in. Sign in through an application first, then come back to this page.', stylesheet));
         return;
       }
       const notice = typeof req.query.revoked === 'string' ? 'Access revoked.' : undefined;
@@ -124,7 +129,11 @@ ${items.length ? `<ul class="grants">${items.join('\n')}</ul>` : '<p>No applicat
     // Client errors raised by express/body-parser keep their 4xx status (see the interaction router).
     const status = typeof err.status === 'number' && err.status >= 400 && err.status < 500 ? err.status : 500;
     (status === 500 ? o.logger.error : o.logger.warn)('account page failed', { error: err.name, detail: err.message, status });
-    if (!res.headersSent) res.status(status).type('html').send(errorPage(status === 500 ? 'The request could not be completed.' : 'The request is not valid.', stylesheet));
+    if (!res.headersSent)
+      res
+        .status(status)
+        .type('html')
+        .send(errorPage(status === 500 ? 'The request could not be completed.' : 'The request is not valid.', stylesheet));
   });
 
   return router;

@@ -77,7 +77,9 @@ export function consentPage(v: ConsentView): string {
       (r) => `<dt>Resource</dt><dd><code>${escapeHtml(r.resource)}</code></dd>
 <dt>${r.alreadyGranted.length ? 'New permissions' : 'Permissions'}</dt><dd><ul>${
         r.scopes.length
-          ? r.scopes.map((s) => `<li>${escapeHtml(s.description)} <span class="muted">(<code>${escapeHtml(s.scope)}</code>)</span></li>`).join('')
+          ? r.scopes
+              .map((s) => `<li>${escapeHtml(s.description)} <span class="muted">(<code>${escapeHtml(s.scope)}</code>)</span></li>`)
+              .join('')
           : '<li>Basic access</li>'
       }</ul></dd>${
         r.alreadyGranted.length

@@ -88,7 +88,10 @@ export function createInteractionRouter(o: InteractionOptions): Router {
 
   const action = (uid: string) => `${base}/${encodeURIComponent(uid)}`;
   const fail = (res: Response, status: number, message: string, retry?: string): void => {
-    res.status(status).type('html').send(errorPage(message, stylesheet, retry));
+    res
+      .status(status)
+      .type('html')
+      .send(errorPage(message, stylesheet, retry));
   };
 
   async function finish(req: Request, res: Response, result: Parameters<Provider['interactionResult']>[2], merge: boolean) {
@@ -107,7 +110,7 @@ export function createInteractionRouter(o: InteractionOptions): Router {
       clientName: client?.clientName ?? clientId,
       unverified: !o.staticClientIds.has(clientId),
       cimdHost: cimd ? parseUrl(clientId)?.host : undefined,
-      redirectHost: redirectUrl ? (redirectUrl.host || redirectUrl.protocol) : redirectUri,
+      redirectHost: redirectUrl ? redirectUrl.host || redirectUrl.protocol : redirectUri,
       redirectUri,
       loopbackOnly: allLoopback(client?.redirectUris ?? []),
     };
@@ -182,27 +185,39 @@ export function createInteractionRouter(o: InteractionOptions): Router {
     const param = details.params.resource;
     const list = typeof param === 'string' ? [param] : Array.isArray(param) ? param.map(String) : Object.keys(grant?.resources ?? {});
     return list.map((resource) => {
-      const granted = grant ? grant.getResourceScope(resource).split(' ').filter((s) => asked.has(s)) : [];
-      return { resource, scopes: granted.map((scope) => ({ scope, description: o.resources.describe(scope) ?? scope })), alreadyGranted: [] };
+      const granted = grant
+        ? grant
+            .getResourceScope(resource)
+            .split(' ')
+            .filter((s) => asked.has(s))
+        : [];
+      return {
+        resource,
+        scopes: granted.map((scope) => ({ scope, description: o.resources.describe(scope) ?? scope })),
+        alreadyGranted: [],
+      };
     });
   }
 
   async function renderLogin(res: Response, details: Details, error?: string, username?: string, status?: number) {
     const client = await describeClient(details);
     const csrf = issueCsrfToken(res, action(details.uid), o.secureCookies);
-    res.status(status ?? (error ? 401 : 200)).type('html').send(
-      loginPage({
-        serviceName: o.serviceName,
-        action: action(details.uid),
-        csrf,
-        stylesheet,
-        clientName: client.clientName,
-        unverified: client.unverified,
-        error,
-        username,
-        upstream: upstreamProviders.map((p) => p.name),
-      }),
-    );
+    res
+      .status(status ?? (error ? 401 : 200))
+      .type('html')
+      .send(
+        loginPage({
+          serviceName: o.serviceName,
+          action: action(details.uid),
+          csrf,
+          stylesheet,
+          clientName: client.clientName,
+          unverified: client.unverified,
+          error,
+          username,
+          upstream: upstreamProviders.map((p) => p.name),
+        }),
+      );
   }
 
   // Load the interaction first so the CSP's form-action can name the client's redirect origin.
@@ -212,7 +227,10 @@ export function createInteractionRouter(o: InteractionOptions): Router {
       if (details.uid !== req.params.uid) throw new Error('interaction uid mismatch');
       res.locals.details = details;
       const redirect = typeof details.params.redirect_uri === 'string' ? origin(details.params.redirect_uri) : undefined;
-      res.locals.formTargets = [...(redirect ? [redirect] : []), ...(details.prompt.name === 'login' && upstream ? upstream.formOrigins() : [])];
+      res.locals.formTargets = [
+        ...(redirect ? [redirect] : []),
+        ...(details.prompt.name === 'login' && upstream ? upstream.formOrigins() : []),
+      ];
       next();
     } catch (err) {
       o.logger.warn('interaction not found or expired', { reason: (err as Error).name });
@@ -230,17 +248,34 @@ export function createInteractionRouter(o: InteractionOptions): Router {
       res.clearCookie(UPSTREAM_COOKIE, { path: `${base}/upstream`, httpOnly: true, secure: o.secureCookies, sameSite: 'lax' });
       const result = await upstream.complete(handle, query);
       if (!result.ok) {
-        audit(o.logger, 'login.failed', { method: 'upstream', provider: result.provider, reason: result.reason, detail: result.detail, ip: req.ip });
+        audit(o.logger, 'login.failed', {
+          method: 'upstream',
+          provider: result.provider,
+          reason: result.reason,
+          detail: result.detail,
+          ip: req.ip,
+        });
         const retry = result.uid ? action(result.uid) : undefined;
         if (result.reason === 'no-account') {
-          return fail(res, 403, `Your ${result.provider} account is not linked to an account here, and new accounts cannot be created this way. Ask the administrator to create or link your account.`, retry);
+          return fail(
+            res,
+            403,
+            `Your ${result.provider} account is not linked to an account here, and new accounts cannot be created this way. Ask the administrator to create or link your account.`,
+            retry,
+          );
         }
         if (result.reason === 'disabled') return fail(res, 403, 'This account is disabled.', retry);
-        if (result.reason === 'unknown-flow') return fail(res, 400, 'This sign-in attempt has expired or was started in another browser. Start again from the application.');
+        if (result.reason === 'unknown-flow')
+          return fail(res, 400, 'This sign-in attempt has expired or was started in another browser. Start again from the application.');
         if (result.detail === 'access_denied') return fail(res, 401, `Sign-in with ${result.provider} was cancelled.`, retry);
         return fail(res, 502, `Sign-in with ${result.provider} did not complete. Try again.`, retry);
       }
-      await o.store.kv.set(UPSTREAM_DONE, result.uid, { accountId: result.account.id, provider: result.provider, created: result.created }, 120);
+      await o.store.kv.set(
+        UPSTREAM_DONE,
+        result.uid,
+        { accountId: result.account.id, provider: result.provider, created: result.created },
+        120,
+      );
       res.redirect(303, `${action(result.uid)}/upstream`);
     } catch (err) {
       next(err);
@@ -311,7 +346,12 @@ export function createInteractionRouter(o: InteractionOptions): Router {
       return;
     }
     await throttle.succeeded(address, username);
-    audit(o.logger, 'login.succeeded', { method: 'password', account_id: account.id, ip: address, client_id: String(details.params.client_id) });
+    audit(o.logger, 'login.succeeded', {
+      method: 'password',
+      account_id: account.id,
+      ip: address,
+      client_id: String(details.params.client_id),
+    });
     await finish(req, res, { login: { accountId: account.id } }, false);
   }
 
@@ -334,7 +374,8 @@ export function createInteractionRouter(o: InteractionOptions): Router {
       }
       if (details.prompt.name === 'login' && typeof req.body?.upstream === 'string') {
         const index = Number(req.body.upstream);
-        if (!upstream || !Number.isInteger(index) || !upstreamProviders[index]) return fail(res, 400, 'Unknown sign-in provider.', action(details.uid));
+        if (!upstream || !Number.isInteger(index) || !upstreamProviders[index])
+          return fail(res, 400, 'Unknown sign-in provider.', action(details.uid));
         let started: { url: string; handle: string };
         try {
           started = await upstream.start(index, details.uid);
@@ -343,7 +384,13 @@ export function createInteractionRouter(o: InteractionOptions): Router {
           return fail(res, 502, `${upstreamProviders[index]!.name} is not reachable right now. Try again later.`, action(details.uid));
         }
         // Lax: the provider brings the browser back with a top-level GET from another site.
-        res.cookie(UPSTREAM_COOKIE, started.handle, { path: `${base}/upstream`, httpOnly: true, secure: o.secureCookies, sameSite: 'lax', maxAge: 600_000 });
+        res.cookie(UPSTREAM_COOKIE, started.handle, {
+          path: `${base}/upstream`,
+          httpOnly: true,
+          secure: o.secureCookies,
+          sameSite: 'lax',
+          maxAge: 600_000,
+        });
         res.redirect(303, started.url);
         return;
       }
@@ -363,7 +410,12 @@ export function createInteractionRouter(o: InteractionOptions): Router {
     // keep their 4xx status; only our own failures are a 500.
     const status = typeof err.status === 'number' && err.status >= 400 && err.status < 500 ? err.status : 500;
     (status === 500 ? o.logger.error : o.logger.warn)('interaction failed', { error: err.name, detail: err.message, status });
-    if (!res.headersSent) fail(res, status, status === 413 ? 'The form is too large.' : status === 500 ? 'The request could not be completed.' : 'The request is not valid.');
+    if (!res.headersSent)
+      fail(
+        res,
+        status,
+        status === 413 ? 'The form is too large.' : status === 500 ? 'The request could not be completed.' : 'The request is not valid.',
+      );
   });
 
   return router;

@@ -70,6 +70,10 @@ export class LoginThrottle {
    */
   async succeeded(address: string, username: string): Promise<void> {
     const k = keys(address, username);
-    await Promise.all([this.kv.delete(NAMESPACE, k.pair), this.kv.decrement(NAMESPACE, k.user, 1), this.kv.decrement(NAMESPACE, k.addr, 1)]);
+    await Promise.all([
+      this.kv.delete(NAMESPACE, k.pair),
+      this.kv.decrement(NAMESPACE, k.user, 1),
+      this.kv.decrement(NAMESPACE, k.addr, 1),
+    ]);
   }
 }

@@ -53,7 +53,11 @@ export function openGraceRecord(refreshToken: string, slot: string, record: unkn
   try {
     const data = Buffer.from(r.ct, 'base64url');
     if (data.length <= TAG_BYTES) return undefined;
-    const decipher = createDecipheriv('aes-256-gcm', deriveKey(refreshToken, Buffer.from(r.salt, 'base64url')), Buffer.from(r.iv, 'base64url'));
+    const decipher = createDecipheriv(
+      'aes-256-gcm',
+      deriveKey(refreshToken, Buffer.from(r.salt, 'base64url')),
+      Buffer.from(r.iv, 'base64url'),
+    );
     decipher.setAAD(Buffer.from(slot, 'utf8'));
     decipher.setAuthTag(data.subarray(data.length - TAG_BYTES));
     const json = Buffer.concat([decipher.update(data.subarray(0, data.length - TAG_BYTES)), decipher.final()]).toString('utf8');

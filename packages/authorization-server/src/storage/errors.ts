@@ -29,7 +29,9 @@ export function driverMissing(store: string, pkg: string, error: unknown): Stora
   const code = (error as { code?: unknown }).code;
   const message = String((error as Error).message ?? '');
   if ((code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') && message.includes(`'${pkg}'`)) {
-    return new StorageError(`the ${store} store needs the ${pkg} package, which is not installed: npm install ${pkg}`, 'unavailable', { cause: error });
+    return new StorageError(`the ${store} store needs the ${pkg} package, which is not installed: npm install ${pkg}`, 'unavailable', {
+      cause: error,
+    });
   }
   return new StorageError(`the ${store} driver (${pkg}) cannot be loaded: ${message.split('\n')[0]}`, 'unavailable', { cause: error });
 }

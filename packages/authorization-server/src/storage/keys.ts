@@ -64,10 +64,7 @@ const STATUS_ORDER: Record<StoredSigningKey['status'], number> = { current: 0, n
 /** Current signer first, then the published next key, then retired keys (newest first). */
 export function orderSigningKeys(keys: StoredSigningKey[]): StoredSigningKey[] {
   return [...keys].sort(
-    (a, b) =>
-      STATUS_ORDER[a.status] - STATUS_ORDER[b.status] ||
-      (b.retireAfter ?? 0) - (a.retireAfter ?? 0) ||
-      b.createdAt - a.createdAt,
+    (a, b) => STATUS_ORDER[a.status] - STATUS_ORDER[b.status] || (b.retireAfter ?? 0) - (a.retireAfter ?? 0) || b.createdAt - a.createdAt,
   );
 }
 

@@ -60,7 +60,12 @@ function repeatable<R extends QueryResultRow>(pool: Pool, config: QueryConfig | 
  * A statement on the pool is {@link repeatable}; inside a transaction it runs as is (a lost
  * transaction connection fails the whole transaction, which its caller may start over).
  */
-function onPoolOrTransaction<R extends QueryResultRow>(pool: Pool, client: Pool | PoolClient, sql: string, values?: unknown[]): Promise<QueryResult<R>> {
+function onPoolOrTransaction<R extends QueryResultRow>(
+  pool: Pool,
+  client: Pool | PoolClient,
+  sql: string,
+  values?: unknown[],
+): Promise<QueryResult<R>> {
   return client === pool ? repeatable<R>(pool, sql, values) : client.query<R>(sql, values);
 }
 
@@ -179,7 +184,15 @@ interface PrefetchedAccount {
   identities: string[];
 }
 
-type GrantSourceRow = { model: string; id: string; payload: string; grant_id: string | null; grant_payload: string | null; grant_expires_at: string | null; identities: string[] | null } & {
+type GrantSourceRow = {
+  model: string;
+  id: string;
+  payload: string;
+  grant_id: string | null;
+  grant_payload: string | null;
+  grant_expires_at: string | null;
+  identities: string[] | null;
+} & {
   [K in keyof AccountRow as `a_${K}`]: AccountRow[K] | null;
 };
 
@@ -243,10 +256,22 @@ class PgModels implements ModelBackend {
     // that come meanwhile gather for the next (0.57 statements per code exchange at 10
     // concurrent exchanges, against 0.80 with one place per kind; see pg-batch.ts).
     const gate = new Gate(1);
-    this.#rows = new Batcher<RowKey, AdapterPayload | undefined>({ key: rowKey, one: (k) => this.findRow(k.model, k.id, k.now), many: (ks) => this.findRows(ks) }, gate);
-    this.#grantSources = new Batcher<RowKey, GrantSourceRow | undefined>({ key: rowKey, one: (k) => this.readGrantSource(k), many: (ks) => this.readGrantSources(ks) }, gate);
-    this.#upserts = new Batcher<ModelRow, void>({ key: rowKey, one: (row) => this.upsertOne(row), many: (rows) => this.upsertMany(rows) }, gate);
-    this.#stamps = new Batcher<StampInput, boolean>({ key: rowKey, one: (input, batchError) => this.consumeOne(input, batchError), many: (inputs) => this.stampMany(inputs) }, gate);
+    this.#rows = new Batcher<RowKey, AdapterPayload | undefined>(
+      { key: rowKey, one: (k) => this.findRow(k.model, k.id, k.now), many: (ks) => this.findRows(ks) },
+      gate,
+    );
+    this.#grantSources = new Batcher<RowKey, GrantSourceRow | undefined>(
+      { key: rowKey, one: (k) => this.readGrantSource(k), many: (ks) => this.readGrantSources(ks) },
+      gate,
+    );
+    this.#upserts = new Batcher<ModelRow, void>(
+      { key: rowKey, one: (row) => this.upsertOne(row), many: (rows) => this.upsertMany(rows) },
+      gate,
+    );
+    this.#stamps = new Batcher<StampInput, boolean>(
+      { key: rowKey, one: (input, batchError) => this.consumeOne(input, batchError), many: (inputs) => this.stampMany(inputs) },
+      gate,
+    );
   }
 
   async upsert(row: ModelRow): Promise<void> {
@@ -298,11 +323,18 @@ class PgModels implements ModelBackend {
 
   /** The live row, read as is (no read-ahead on either side). */
   private findRow(model: string, id: string, now: number): Promise<AdapterPayload | undefined> {
-    return this.one(`SELECT payload FROM ${this.q}.oidc_models WHERE model = $1 AND id = $2 AND ${LIVE.replace('$NOW', '$3')}`, [model, id, now]);
+    return this.one(`SELECT payload FROM ${this.q}.oidc_models WHERE model = $1 AND id = $2 AND ${LIVE.replace('$NOW', '$3')}`, [
+      model,
+      id,
+      now,
+    ]);
   }
 
   private static keyList(keys: RowKey[]) {
-    return valuesList(keys.map((k) => [k.model, k.id, k.now]), ['text', 'text', 'bigint']);
+    return valuesList(
+      keys.map((k) => [k.model, k.id, k.now]),
+      ['text', 'text', 'bigint'],
+    );
   }
 
   private async findRows(keys: RowKey[]): Promise<(AdapterPayload | undefined)[]> {
@@ -493,7 +525,6 @@ class PgModels implements ModelBackend {
   }
 }
 
-
 class PgKeys implements KeyBackend {
   constructor(
     private readonly pool: Pool,
@@ -523,13 +554,10 @@ class PgKeys implements KeyBackend {
       if (next) {
         await client.query(`DELETE FROM ${this.q}.signing_keys`);
         for (const k of next) {
-          await client.query(`INSERT INTO ${this.q}.signing_keys (kid, jwk, status, created_at, retire_after) VALUES ($1, $2, $3, $4, $5)`, [
-            k.jwk.kid,
-            JSON.stringify(k.jwk),
-            k.status,
-            k.createdAt,
-            k.retireAfter ?? null,
-          ]);
+          await client.query(
+            `INSERT INTO ${this.q}.signing_keys (kid, jwk, status, created_at, retire_after) VALUES ($1, $2, $3, $4, $5)`,
+            [k.jwk.kid, JSON.stringify(k.jwk), k.status, k.createdAt, k.retireAfter ?? null],
+          );
         }
       }
       return this.signing(client);
@@ -597,7 +625,11 @@ class PgAccounts implements AccountStore {
 
   private async writeIdentities(client: PoolClient, record: AccountRecord): Promise<void> {
     for (const [i, identity] of (record.upstreamIdentities ?? []).entries()) {
-      await client.query(`INSERT INTO ${this.q}.account_identities (identity, account_id, position) VALUES ($1, $2, $3)`, [identity, record.id, i]);
+      await client.query(`INSERT INTO ${this.q}.account_identities (identity, account_id, position) VALUES ($1, $2, $3)`, [
+        identity,
+        record.id,
+        i,
+      ]);
     }
   }
 
@@ -616,7 +648,16 @@ class PgAccounts implements AccountStore {
       await client.query(
         `INSERT INTO ${this.q}.accounts (id, username, username_key, password_hash, display_name, disabled, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-        [record.id, record.username, usernameKey(record.username), record.passwordHash, record.displayName ?? null, record.disabled, record.createdAt, record.updatedAt],
+        [
+          record.id,
+          record.username,
+          usernameKey(record.username),
+          record.passwordHash,
+          record.displayName ?? null,
+          record.disabled,
+          record.createdAt,
+          record.updatedAt,
+        ],
       );
       await this.writeIdentities(client, record);
       return record;
@@ -634,7 +675,11 @@ class PgAccounts implements AccountStore {
   }
 
   findByUpstreamIdentity(issuer: string, subject: string) {
-    return this.first('i.identity = $1', [upstreamIdentityKey(issuer, subject)], `JOIN ${this.q}.account_identities i ON i.account_id = a.id`);
+    return this.first(
+      'i.identity = $1',
+      [upstreamIdentityKey(issuer, subject)],
+      `JOIN ${this.q}.account_identities i ON i.account_id = a.id`,
+    );
   }
 
   async list() {
@@ -660,7 +705,15 @@ class PgAccounts implements AccountStore {
       const record = patchAccount(existing, patch, epochSeconds(this.clock()));
       await client.query(
         `UPDATE ${this.q}.accounts SET username = $2, username_key = $3, password_hash = $4, display_name = $5, disabled = $6, updated_at = $7 WHERE id = $1`,
-        [id, record.username, usernameKey(record.username), record.passwordHash, record.displayName ?? null, record.disabled, record.updatedAt],
+        [
+          id,
+          record.username,
+          usernameKey(record.username),
+          record.passwordHash,
+          record.displayName ?? null,
+          record.disabled,
+          record.updatedAt,
+        ],
       );
       await client.query(`DELETE FROM ${this.q}.account_identities WHERE account_id = $1`, [id]);
       await this.writeIdentities(client, record);
@@ -773,7 +826,9 @@ export async function openPostgresBackend(
     async cleanup(now: number) {
       const models = await repeatable(pool, `DELETE FROM ${q}.oidc_models WHERE expires_at IS NOT NULL AND expires_at <= $1`, [now]);
       const kv = await repeatable(pool, `DELETE FROM ${q}.kv WHERE expires_at <= $1`, [now]);
-      const keys = await repeatable(pool, `DELETE FROM ${q}.signing_keys WHERE status = 'retired' AND retire_after <= $1`, [epochSeconds(now)]);
+      const keys = await repeatable(pool, `DELETE FROM ${q}.signing_keys WHERE status = 'retired' AND retire_after <= $1`, [
+        epochSeconds(now),
+      ]);
       return (models.rowCount ?? 0) + (kv.rowCount ?? 0) + (keys.rowCount ?? 0);
     },
     close: () => pool.end(),

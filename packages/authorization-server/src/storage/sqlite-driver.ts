@@ -168,7 +168,10 @@ export function builtinSqlite(): NodeSqliteModule | undefined {
 function openNode(file: string): SqliteDriver {
   const sqlite = builtinSqlite();
   if (!sqlite) {
-    throw new StorageError(`the SQLite driver 'node' needs node:sqlite (Node.js 22.13 or later); this is Node.js ${process.version}`, 'unavailable');
+    throw new StorageError(
+      `the SQLite driver 'node' needs node:sqlite (Node.js 22.13 or later); this is Node.js ${process.version}`,
+      'unavailable',
+    );
   }
   return new NodeSqliteDriver(new sqlite.DatabaseSync(file));
 }
@@ -195,7 +198,9 @@ async function openBetterSqlite(file: string, noBuiltin: boolean): Promise<Sqlit
     const code = (error as { code?: unknown }).code;
     const message = String((error as Error).message ?? '');
     if (code === 'ERR_DLOPEN_FAILED' || /NODE_MODULE_VERSION|bindings file|better_sqlite3\.node/.test(message)) {
-      throw new StorageError(`the SQLite driver cannot load on Node.js ${process.version}: ${message.split('\n')[0]}`, 'unavailable', { cause: error });
+      throw new StorageError(`the SQLite driver cannot load on Node.js ${process.version}: ${message.split('\n')[0]}`, 'unavailable', {
+        cause: error,
+      });
     }
     throw error;
   }

@@ -85,7 +85,11 @@ class SqliteModels implements ModelBackend {
 
   async findBy(model: string, field: IndexedField, value: string, now: number) {
     const column = field === 'uid' ? 'uid' : 'user_code';
-    return this.one(`SELECT payload FROM oidc_models WHERE model = @model AND ${column} = @value AND ${LIVE} LIMIT 1`, { model, value, now });
+    return this.one(`SELECT payload FROM oidc_models WHERE model = @model AND ${column} = @value AND ${LIVE} LIMIT 1`, {
+      model,
+      value,
+      now,
+    });
   }
 
   async consume(model: string, id: string, consumedAt: number, now: number) {
@@ -108,16 +112,19 @@ class SqliteModels implements ModelBackend {
   }
 }
 
-
 class SqliteKeys implements KeyBackend {
   constructor(private readonly db: Db) {}
 
   private signing(): StoredSigningKey[] {
-    return (prepared(this.db, 'SELECT jwk, status, created_at, retire_after FROM signing_keys ORDER BY created_at, kid').all() as SigningRow[]).map(signingFromRow);
+    return (
+      prepared(this.db, 'SELECT jwk, status, created_at, retire_after FROM signing_keys ORDER BY created_at, kid').all() as SigningRow[]
+    ).map(signingFromRow);
   }
 
   private cookie(): CookieKeyRecord[] {
-    return (prepared(this.db, 'SELECT key, created_at FROM cookie_keys ORDER BY position').all() as { key: string; created_at: number }[]).map((r) => ({
+    return (
+      prepared(this.db, 'SELECT key, created_at FROM cookie_keys ORDER BY position').all() as { key: string; created_at: number }[]
+    ).map((r) => ({
       key: r.key,
       createdAt: Number(r.created_at),
     }));
@@ -164,8 +171,13 @@ class SqliteAccounts implements AccountStore {
 
   private load(row: AccountRow | undefined): AccountRecord | undefined {
     if (!row) return undefined;
-    const ids = prepared(this.db, 'SELECT identity FROM account_identities WHERE account_id = ? ORDER BY position').all(row.id) as { identity: string }[];
-    return accountFromRow(row, ids.map((r) => r.identity));
+    const ids = prepared(this.db, 'SELECT identity FROM account_identities WHERE account_id = ? ORDER BY position').all(row.id) as {
+      identity: string;
+    }[];
+    return accountFromRow(
+      row,
+      ids.map((r) => r.identity),
+    );
   }
 
   private write(record: AccountRecord, insert: boolean): void {
@@ -217,12 +229,15 @@ class SqliteAccounts implements AccountStore {
   }
 
   async findByUsername(username: string) {
-    return this.load(prepared(this.db, 'SELECT * FROM accounts WHERE username_key = ?').get(usernameKey(username)) as AccountRow | undefined);
+    return this.load(
+      prepared(this.db, 'SELECT * FROM accounts WHERE username_key = ?').get(usernameKey(username)) as AccountRow | undefined,
+    );
   }
 
   async findByUpstreamIdentity(issuer: string, subject: string) {
-    const row = prepared(this.db, 'SELECT a.* FROM accounts a JOIN account_identities i ON i.account_id = a.id WHERE i.identity = ?')
-      .get(upstreamIdentityKey(issuer, subject)) as AccountRow | undefined;
+    const row = prepared(this.db, 'SELECT a.* FROM accounts a JOIN account_identities i ON i.account_id = a.id WHERE i.identity = ?').get(
+      upstreamIdentityKey(issuer, subject),
+    ) as AccountRow | undefined;
     return this.load(row);
   }
 
@@ -247,9 +262,11 @@ class SqliteKv implements KeyValueStore {
   ) {}
 
   async get<T = unknown>(namespace: string, key: string): Promise<T | undefined> {
-    const row = prepared(this.db, 'SELECT value FROM kv WHERE namespace = ? AND key = ? AND expires_at > ?').get(namespace, key, this.clock()) as
-      | { value: string }
-      | undefined;
+    const row = prepared(this.db, 'SELECT value FROM kv WHERE namespace = ? AND key = ? AND expires_at > ?').get(
+      namespace,
+      key,
+      this.clock(),
+    ) as { value: string } | undefined;
     return row ? (JSON.parse(row.value) as T) : undefined;
   }
 

@@ -50,7 +50,11 @@ export class UpstreamLogin {
     let egress = this.fetches.get(index);
     if (!egress) {
       const p = this.providers[index]!;
-      egress = createEgressFetch({ policy: upstreamEgressPolicy(p.issuer, p.allowPrivateNetwork), logger: this.o.logger, purpose: `upstream:${p.name}` });
+      egress = createEgressFetch({
+        policy: upstreamEgressPolicy(p.issuer, p.allowPrivateNetwork),
+        logger: this.o.logger,
+        purpose: `upstream:${p.name}`,
+      });
       this.fetches.set(index, egress);
     }
     return egress;
@@ -165,7 +169,12 @@ export class UpstreamLogin {
     return { ok: true, uid: flow.uid, provider: p.name, account, created: true };
   }
 
-  private async createAccount(p: UpstreamProviderConfig, iss: string, sub: string, claims: Record<string, unknown>): Promise<AccountRecord> {
+  private async createAccount(
+    p: UpstreamProviderConfig,
+    iss: string,
+    sub: string,
+    claims: Record<string, unknown>,
+  ): Promise<AccountRecord> {
     const text = (v: unknown) => (typeof v === 'string' && v.trim() ? v.trim().slice(0, 100) : undefined);
     const base = text(claims.preferred_username) ?? text(claims.email) ?? `${p.name}-${sub}`.slice(0, 100);
     const suffix = createHash('sha256').update(`${iss} ${sub}`).digest('base64url').slice(0, 8);

@@ -2,12 +2,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import {
-  createAuthorizationServer,
-  silentLogger,
-  type AuthorizationServer,
-  type AuthorizationServerConfig,
-} from '../../src/index.js';
+import { createAuthorizationServer, silentLogger, type AuthorizationServer, type AuthorizationServerConfig } from '../../src/index.js';
 
 export const RESOURCE = 'http://127.0.0.1:3999/mcp';
 export const REDIRECT = 'http://127.0.0.1:7777/callback';

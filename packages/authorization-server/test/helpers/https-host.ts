@@ -23,10 +23,64 @@ function openssl(args: string[], cwd: string) {
 
 export async function startHttpsHost(): Promise<HttpsHost> {
   const dir = mkdtempSync(join(tmpdir(), 'cimd-tls-'));
-  openssl(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '1', '-subj', '/CN=test CA'], dir);
+  openssl(
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.pem',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=test CA',
+    ],
+    dir,
+  );
   writeFileSync(join(dir, 'ext.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n');
-  openssl(['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'srv.key', '-out', 'srv.csr', '-subj', '/CN=127.0.0.1'], dir);
-  openssl(['x509', '-req', '-in', 'srv.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'srv.pem', '-days', '1', '-extfile', 'ext.cnf'], dir);
+  openssl(
+    [
+      'req',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      'srv.key',
+      '-out',
+      'srv.csr',
+      '-subj',
+      '/CN=127.0.0.1',
+    ],
+    dir,
+  );
+  openssl(
+    [
+      'x509',
+      '-req',
+      '-in',
+      'srv.csr',
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      'srv.pem',
+      '-days',
+      '1',
+      '-extfile',
+      'ext.cnf',
+    ],
+    dir,
+  );
   const caPem = readFileSync(join(dir, 'ca.pem'), 'utf8');
   const key = readFileSync(join(dir, 'srv.key'));
   const cert = readFileSync(join(dir, 'srv.pem'));

@@ -42,7 +42,11 @@ export class UserAgent {
 
   cookieHeader(url: URL): string {
     return this.cookies
-      .filter((c) => c.origin === url.origin && (url.pathname === c.path || url.pathname.startsWith(c.path.endsWith('/') ? c.path : `${c.path}/`) || c.path === '/'))
+      .filter(
+        (c) =>
+          c.origin === url.origin &&
+          (url.pathname === c.path || url.pathname.startsWith(c.path.endsWith('/') ? c.path : `${c.path}/`) || c.path === '/'),
+      )
       .map((c) => `${c.name}=${c.value}`)
       .join('; ');
   }
@@ -89,7 +93,12 @@ export class UserAgent {
 }
 
 function decodeEntities(value: string): string {
-  return value.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  return value
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 }
 
 export function isUrl(value: URL | Page): value is URL {

@@ -11,7 +11,10 @@ describe('storageConfigFromEnv (runtime contract: DATABASE_URL, DATA_DIR)', () =
     expect(defaultSqliteFile({ DATA_DIR: '/srv' })).toBe('/srv/auth-server.sqlite');
   });
   it('postgres:// and postgresql:// select PostgreSQL, with DATABASE_SCHEMA', () => {
-    expect(storageConfigFromEnv({ DATABASE_URL: 'postgres://u@127.0.0.1/db' })).toEqual({ kind: 'postgres', url: 'postgres://u@127.0.0.1/db' });
+    expect(storageConfigFromEnv({ DATABASE_URL: 'postgres://u@127.0.0.1/db' })).toEqual({
+      kind: 'postgres',
+      url: 'postgres://u@127.0.0.1/db',
+    });
     expect(storageConfigFromEnv({ DATABASE_URL: 'postgresql://u@127.0.0.1/db', DATABASE_SCHEMA: 'tenant_a' })).toEqual({
       kind: 'postgres',
       url: 'postgresql://u@127.0.0.1/db',

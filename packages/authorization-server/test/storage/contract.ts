@@ -50,7 +50,13 @@ export function storeContract(target: ContractTarget): void {
       it('upsert then find returns the payload; unknown ids give undefined', async () => {
         const a = store.adapter('AccessToken');
         await a.upsert('at1', { jti: 'at1', kind: 'AccessToken', grantId: 'g1', scope: 'openid notes:read', extra: { n: 1 } }, 60);
-        expect(await a.find('at1')).toEqual({ jti: 'at1', kind: 'AccessToken', grantId: 'g1', scope: 'openid notes:read', extra: { n: 1 } });
+        expect(await a.find('at1')).toEqual({
+          jti: 'at1',
+          kind: 'AccessToken',
+          grantId: 'g1',
+          scope: 'openid notes:read',
+          extra: { n: 1 },
+        });
         expect(await a.find('missing')).toBeUndefined();
       });
 
@@ -85,11 +91,20 @@ export function storeContract(target: ContractTarget): void {
 
       it('a row upserted without expiresIn (Client) persists forever', async () => {
         // an `undefined` member, as oidc-provider's own objects can carry: the store drops it like JSON does
-        const client = { client_id: 'c', client_secret: undefined, redirect_uris: ['http://127.0.0.1/cb'], token_endpoint_auth_method: 'none' } as unknown as AdapterPayload;
+        const client = {
+          client_id: 'c',
+          client_secret: undefined,
+          redirect_uris: ['http://127.0.0.1/cb'],
+          token_endpoint_auth_method: 'none',
+        } as unknown as AdapterPayload;
         await store.adapter('Client').upsert('c', client);
         clock.advance(20 * 365 * 24 * 3600);
         expect(await store.cleanup()).toBe(0);
-        expect(await store.adapter('Client').find('c')).toEqual({ client_id: 'c', redirect_uris: ['http://127.0.0.1/cb'], token_endpoint_auth_method: 'none' });
+        expect(await store.adapter('Client').find('c')).toEqual({
+          client_id: 'c',
+          redirect_uris: ['http://127.0.0.1/cb'],
+          token_endpoint_auth_method: 'none',
+        });
       });
 
       it('findByUid finds a Session by uid and follows re-indexing on upsert', async () => {
@@ -145,7 +160,13 @@ export function storeContract(target: ContractTarget): void {
       it('consume works on payloads with \\u0000, lone surrogates and a nested "consumed" key', async () => {
         const c = store.adapter('AuthorizationCode');
         // `claims` shaped to put a nested "consumed" member in the stored text (not a valid claims request)
-        const payload = { jti: 'odd', kind: 'AuthorizationCode', grantId: 'g3', nonce: 'a\u0000b\ud800', claims: { userinfo: { consumed: 1 } } } as unknown as AdapterPayload;
+        const payload = {
+          jti: 'odd',
+          kind: 'AuthorizationCode',
+          grantId: 'g3',
+          nonce: 'a\u0000b\ud800',
+          claims: { userinfo: { consumed: 1 } },
+        } as unknown as AdapterPayload;
         await c.upsert('odd', payload, 60);
         await c.consume('odd');
         expect(await c.find('odd')).toEqual({ ...payload, consumed: clock.seconds });
@@ -157,7 +178,9 @@ export function storeContract(target: ContractTarget): void {
         await c.upsert('code', { jti: 'code', kind: 'AuthorizationCode', grantId: 'g2' }, 60);
         const results = await Promise.allSettled(Array.from({ length: 5 }, () => c.consume('code')));
         expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
-        expect(results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason.error)).toEqual(Array(4).fill('invalid_grant'));
+        expect(results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason.error)).toEqual(
+          Array(4).fill('invalid_grant'),
+        );
       });
 
       it('consume of a refresh token twice keeps the first stamp and does not throw (grace window decides)', async () => {
@@ -216,7 +239,13 @@ export function storeContract(target: ContractTarget): void {
       });
 
       it('payloads keep unicode and nested structures exactly', async () => {
-        const payload = { jti: 'i', kind: 'Interaction', params: { scope: 'openid', nested: [1, { a: 'é😀' }] }, uid: 'i', returnTo: 'http://127.0.0.1/x?y=1' };
+        const payload = {
+          jti: 'i',
+          kind: 'Interaction',
+          params: { scope: 'openid', nested: [1, { a: 'é😀' }] },
+          uid: 'i',
+          returnTo: 'http://127.0.0.1/x?y=1',
+        };
         await store.adapter('Interaction').upsert('i', payload, 60);
         expect(await store.adapter('Interaction').find('i')).toEqual(payload);
       });
@@ -240,7 +269,9 @@ export function storeContract(target: ContractTarget): void {
         const second = await store.keys.signingKeys();
         expect(second.map((k) => k.jwk.kid)).toEqual(first.map((k) => k.jwk.kid));
         const signer = first[0]!.jwk;
-        const jwt = await new SignJWT({ sub: 'x' }).setProtectedHeader({ alg: 'ES256', kid: signer.kid! }).sign(await importJWK(signer, 'ES256'));
+        const jwt = await new SignJWT({ sub: 'x' })
+          .setProtectedHeader({ alg: 'ES256', kid: signer.kid! })
+          .sign(await importJWK(signer, 'ES256'));
         expect(decodeProtectedHeader(jwt).kid).toBe(signer.kid);
         const { d: _d, ...publicJwk } = signer;
         await expect(jwtVerify(jwt, await importJWK(publicJwk, 'ES256'))).resolves.toBeDefined();
@@ -306,7 +337,13 @@ export function storeContract(target: ContractTarget): void {
 
       it('create, findById, findByUsername (case-insensitive), list', async () => {
         const created = await store.accounts.create({ id: 'a1', username: 'Alice', ...base, displayName: 'Alice A.' });
-        expect(created).toMatchObject({ id: 'a1', username: 'Alice', displayName: 'Alice A.', createdAt: clock.seconds, updatedAt: clock.seconds });
+        expect(created).toMatchObject({
+          id: 'a1',
+          username: 'Alice',
+          displayName: 'Alice A.',
+          createdAt: clock.seconds,
+          updatedAt: clock.seconds,
+        });
         expect(await store.accounts.findById('a1')).toEqual(created);
         expect((await store.accounts.findByUsername('alice'))?.id).toBe('a1');
         expect((await store.accounts.findByUsername('ALICE'))?.id).toBe('a1');
@@ -338,7 +375,14 @@ export function storeContract(target: ContractTarget): void {
         await store.accounts.create({ id: 'a2', username: 'bob', ...base });
         clock.advance(30);
         const updated = await store.accounts.update('a1', { username: 'Alicia', disabled: true, upstreamIdentities: ['iss sub'] });
-        expect(updated).toMatchObject({ id: 'a1', username: 'Alicia', disabled: true, passwordHash: 'scrypt$x', createdAt: clock.seconds - 30, updatedAt: clock.seconds });
+        expect(updated).toMatchObject({
+          id: 'a1',
+          username: 'Alicia',
+          disabled: true,
+          passwordHash: 'scrypt$x',
+          createdAt: clock.seconds - 30,
+          updatedAt: clock.seconds,
+        });
         expect(await store.accounts.findByUsername('alice')).toBeUndefined();
         expect((await store.accounts.findByUsername('ALICIA'))?.id).toBe('a1');
         expect((await store.accounts.findByUpstreamIdentity('iss', 'sub'))?.id).toBe('a1');
@@ -420,7 +464,11 @@ export function storeContract(target: ContractTarget): void {
 
       it('increment and decrement interleaved under concurrency lose no update', async () => {
         await store.kv.increment('lockout', 'bob', 20, 300);
-        await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? store.kv.increment('lockout', 'bob', 1, 300) : store.kv.decrement('lockout', 'bob', 1))));
+        await Promise.all(
+          Array.from({ length: 40 }, (_, i) =>
+            i % 2 ? store.kv.increment('lockout', 'bob', 1, 300) : store.kv.decrement('lockout', 'bob', 1),
+          ),
+        );
         expect(await store.kv.get('lockout', 'bob')).toBe(20);
       });
     });
@@ -514,9 +562,7 @@ export function storeContract(target: ContractTarget): void {
             expect(ka.map((k) => k.jwk.kid)).toEqual(kb.map((k) => k.jwk.kid));
             const [ca, cb] = await Promise.all([a.keys.cookieKeys(), b.keys.cookieKeys()]);
             expect(ca).toEqual(cb);
-            const counts = await Promise.all(
-              Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).kv.increment('rate', 'shared', 1, 60)),
-            );
+            const counts = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).kv.increment('rate', 'shared', 1, 60)));
             expect([...counts].sort((x, y) => x - y)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
             await a.adapter('AuthorizationCode').upsert('code', { jti: 'code', grantId: 'g' }, 60);
             await b.adapter('AuthorizationCode').consume('code');

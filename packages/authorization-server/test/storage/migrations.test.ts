@@ -99,33 +99,39 @@ describe.each(SQLITE_DRIVERS.map((c) => [caseName(c), c] as const))('SQLite star
     const db = await openSqliteDriver(file, driver);
     try {
       expect(db.prepare('PRAGMA journal_mode').get()).toEqual(expect.objectContaining({ journal_mode: 'wal' }));
-      const versions = (db.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as { version: number }[]).map((r) => r.version);
+      const versions = (db.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as { version: number }[]).map(
+        (r) => r.version,
+      );
       expect(versions).toEqual(SQLITE_MIGRATIONS.map((m) => m.version));
     } finally {
       db.close();
     }
   });
 
-  it.skipIf(skip !== undefined)('sets the busy timeout (5 s) on every connection it opens', async () => {
-    const file = join(dir, 'busy.sqlite');
-    const store = await openStore({ kind: 'sqlite', file, driver }, { cleanupIntervalSeconds: 0 });
-    try {
-      // Two IMMEDIATE writers on one file: the second waits for the first instead of failing at once.
-      const other = await openSqliteDriver(file, driver);
-      other.exec('BEGIN IMMEDIATE');
-      const started = Date.now();
-      // The lock is never released while the store waits (its write blocks this thread), so
-      // the write fails, but only after busy_timeout, not at once.
-      await expect(store.kv.set('ns', 'k', 1, 60)).rejects.toThrow(/locked|busy/i);
-      expect(Date.now() - started).toBeGreaterThanOrEqual(4_500);
-      other.exec('COMMIT');
-      other.close();
-      await store.kv.set('ns', 'k', 1, 60);
-      expect(await store.kv.get('ns', 'k')).toBe(1);
-    } finally {
-      await store.close();
-    }
-  }, 15_000);
+  it.skipIf(skip !== undefined)(
+    'sets the busy timeout (5 s) on every connection it opens',
+    async () => {
+      const file = join(dir, 'busy.sqlite');
+      const store = await openStore({ kind: 'sqlite', file, driver }, { cleanupIntervalSeconds: 0 });
+      try {
+        // Two IMMEDIATE writers on one file: the second waits for the first instead of failing at once.
+        const other = await openSqliteDriver(file, driver);
+        other.exec('BEGIN IMMEDIATE');
+        const started = Date.now();
+        // The lock is never released while the store waits (its write blocks this thread), so
+        // the write fails, but only after busy_timeout, not at once.
+        await expect(store.kv.set('ns', 'k', 1, 60)).rejects.toThrow(/locked|busy/i);
+        expect(Date.now() - started).toBeGreaterThanOrEqual(4_500);
+        other.exec('COMMIT');
+        other.close();
+        await store.kv.set('ns', 'k', 1, 60);
+        expect(await store.kv.get('ns', 'k')).toBe(1);
+      } finally {
+        await store.close();
+      }
+    },
+    15_000,
+  );
 
   it.skipIf(skip !== undefined)('refuses a database file migrated by a newer build', async () => {
     const file = join(dir, 'future.sqlite');

@@ -36,7 +36,11 @@ function recording(options: { failMany?: unknown; gate?: Gate } = {}) {
 describe('Batcher', () => {
   it('sends the inputs of one turn as one statement, in key order, each caller getting its own result', async () => {
     const { calls, batcher } = recording();
-    const results = await Promise.all([batcher.submit({ key: 'c', value: 3 }), batcher.submit({ key: 'a', value: 1 }), batcher.submit({ key: 'b', value: 2 })]);
+    const results = await Promise.all([
+      batcher.submit({ key: 'c', value: 3 }),
+      batcher.submit({ key: 'a', value: 1 }),
+      batcher.submit({ key: 'b', value: 2 }),
+    ]);
     expect(results).toEqual([30, 10, 20]);
     expect(calls).toEqual([{ kind: 'many', keys: ['a', 'b', 'c'] }]);
   });
@@ -172,7 +176,11 @@ describe('PostgreSQL store: statements of one turn batched', () => {
   it('rows without expiry (clients) and with one, upserted in one turn, keep theirs', async () => {
     const clients = store.adapter('Client');
     const sessions = store.adapter('Session');
-    await Promise.all([clients.upsert('client-a', { client_id: 'client-a' }), clients.upsert('client-b', { client_id: 'client-b' }), sessions.upsert('brief', { v: 1 }, 1)]);
+    await Promise.all([
+      clients.upsert('client-a', { client_id: 'client-a' }),
+      clients.upsert('client-b', { client_id: 'client-b' }),
+      sessions.upsert('brief', { v: 1 }, 1),
+    ]);
     await new Promise((resolve) => setTimeout(resolve, 1100));
     expect(await Promise.all([clients.find('client-a'), clients.find('client-b'), sessions.find('brief')])).toEqual([
       { client_id: 'client-a' },
@@ -183,7 +191,11 @@ describe('PostgreSQL store: statements of one turn batched', () => {
 
   it('two upserts of one row in one turn both apply, the later one last', async () => {
     const sessions = store.adapter('Session');
-    await Promise.all([sessions.upsert('twice', { v: 1 }, 600), sessions.upsert('twice', { v: 2 }, 600), sessions.upsert('other', { v: 3 }, 600)]);
+    await Promise.all([
+      sessions.upsert('twice', { v: 1 }, 600),
+      sessions.upsert('twice', { v: 2 }, 600),
+      sessions.upsert('other', { v: 3 }, 600),
+    ]);
     expect(await sessions.find('twice')).toEqual({ v: 2 });
     expect(await sessions.find('other')).toEqual({ v: 3 });
   });
@@ -261,7 +273,9 @@ describe('PostgreSQL store: statements of one turn batched', () => {
       const ids = Array.from({ length: 300 }, (_, i) => `scan-${String(i).padStart(3, '0')}`);
       try {
         for (let i = 0; i < ids.length; i += 50) {
-          await Promise.all(ids.slice(i, i + 50).map((id) => setup.adapter('AuthorizationCode').upsert(id, { jti: id, grantId: `g-${id}` }, 600)));
+          await Promise.all(
+            ids.slice(i, i + 50).map((id) => setup.adapter('AuthorizationCode').upsert(id, { jti: id, grantId: `g-${id}` }, 600)),
+          );
         }
       } finally {
         await setup.close(); // a backend reports its statistics when it ends
@@ -305,7 +319,10 @@ describe('PostgreSQL store: statements of one turn batched', () => {
         theirs.reverse();
         ids.forEach((id, i) => {
           const outcomes = [mine[i]!, theirs[i]!];
-          expect(outcomes.filter((o) => o.status === 'fulfilled'), id).toHaveLength(1);
+          expect(
+            outcomes.filter((o) => o.status === 'fulfilled'),
+            id,
+          ).toHaveLength(1);
           const refused = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
           expect(refused?.reason.error, id).toBe('invalid_grant');
         });

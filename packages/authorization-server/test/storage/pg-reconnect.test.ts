@@ -47,7 +47,8 @@ describe('retryOnConnectionLoss', () => {
     expect(calls).toBe(RECONNECT_ATTEMPTS);
 
     calls = 0;
-    const flaky = () => (++calls < RECONNECT_ATTEMPTS ? Promise.reject(new Error('Connection terminated unexpectedly')) : Promise.resolve('ok'));
+    const flaky = () =>
+      ++calls < RECONNECT_ATTEMPTS ? Promise.reject(new Error('Connection terminated unexpectedly')) : Promise.resolve('ok');
     await expect(retryOnConnectionLoss(flaky, 1)).resolves.toBe('ok');
   });
 

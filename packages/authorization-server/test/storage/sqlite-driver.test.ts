@@ -17,12 +17,15 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const [nodeCase, betterCase] = SQLITE_DRIVERS as [(typeof SQLITE_DRIVERS)[0], (typeof SQLITE_DRIVERS)[0]];
 
 describe('SQLite driver choice', () => {
-  it.skipIf(!NODE_HAS_SQLITE && betterCase.skip !== undefined)(`default: node:sqlite on Node ≥ 22.13, else better-sqlite3 (this is ${process.version})`, async () => {
-    const expected = NODE_HAS_SQLITE ? 'node' : 'better-sqlite3';
-    const db = await openSqliteDriver(join(dir, 'default.sqlite'));
-    db.close();
-    expect(db.name).toBe(expected);
-  });
+  it.skipIf(!NODE_HAS_SQLITE && betterCase.skip !== undefined)(
+    `default: node:sqlite on Node ≥ 22.13, else better-sqlite3 (this is ${process.version})`,
+    async () => {
+      const expected = NODE_HAS_SQLITE ? 'node' : 'better-sqlite3';
+      const db = await openSqliteDriver(join(dir, 'default.sqlite'));
+      db.close();
+      expect(db.name).toBe(expected);
+    },
+  );
 
   it.skipIf(NODE_HAS_SQLITE)('forcing the node driver on Node < 22.13 names the Node.js version it needs', async () => {
     await expect(openStore({ kind: 'sqlite', file: join(dir, 'never.sqlite'), driver: 'node' })).rejects.toMatchObject({
@@ -33,9 +36,10 @@ describe('SQLite driver choice', () => {
   });
 
   it('an unknown driver is a configuration error', async () => {
-    await expect(
-      openStore({ kind: 'sqlite', file: join(dir, 'never.sqlite'), driver: 'sqlite3' as never }),
-    ).rejects.toMatchObject({ name: 'StorageError', code: 'misconfigured' });
+    await expect(openStore({ kind: 'sqlite', file: join(dir, 'never.sqlite'), driver: 'sqlite3' as never })).rejects.toMatchObject({
+      name: 'StorageError',
+      code: 'misconfigured',
+    });
   });
 
   it.skipIf(nodeCase.skip !== undefined || betterCase.skip !== undefined)(
@@ -43,7 +47,13 @@ describe('SQLite driver choice', () => {
     async () => {
       const file = join(dir, 'shared.sqlite');
       const first = await openStore({ kind: 'sqlite', file, driver: 'better-sqlite3' }, { cleanupIntervalSeconds: 0 });
-      await first.accounts.create({ id: 'a1', username: 'alice', passwordHash: null, disabled: false, upstreamIdentities: ['https://idp.example sub'] });
+      await first.accounts.create({
+        id: 'a1',
+        username: 'alice',
+        passwordHash: null,
+        disabled: false,
+        upstreamIdentities: ['https://idp.example sub'],
+      });
       await first.kv.increment('limits', 'k', 2, 60);
       const keys = await first.keys.signingKeys();
       expect(keys.length).toBeGreaterThan(0);

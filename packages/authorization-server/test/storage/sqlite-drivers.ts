@@ -37,7 +37,8 @@ function cases(): SqliteDriverCase[] {
   }
   const better: SqliteDriverCase = { driver: 'better-sqlite3', label: 'sqlite (better-sqlite3)' };
   const problem = inCi ? undefined : betterSqliteProblem();
-  if (problem) better.skip = `better-sqlite3 cannot load on Node ${process.version}: ${problem} (rebuild it for this Node, as .ci/run does)`;
+  if (problem)
+    better.skip = `better-sqlite3 cannot load on Node ${process.version}: ${problem} (rebuild it for this Node, as .ci/run does)`;
   return [node, better];
 }
 

@@ -89,14 +89,20 @@ function makeClient(opts: GlobalOpts, ctx: CliContext): McpAuthClient {
  * `--issuer` that issued it, so it is refused without one (before any request) rather than sent to
  * whichever authorization server the MCP server names.
  */
-function clientCredentialOptions(opts: GlobalOpts, env: NodeJS.ProcessEnv): Pick<McpAuthClientOptions, 'clientCredentials' | 'preRegistered'> | undefined {
+function clientCredentialOptions(
+  opts: GlobalOpts,
+  env: NodeJS.ProcessEnv,
+): Pick<McpAuthClientOptions, 'clientCredentials' | 'preRegistered'> | undefined {
   const secret = opts.clientSecret ?? env.MCP_AUTH_KIT_CLIENT_SECRET;
   if (opts.clientCredentials) {
     if (!opts.clientId || !secret) {
       throw new McpAuthError('MCP_AUTH_INVALID_ARGUMENT', '--client-credentials needs --client-id and a client secret');
     }
     if (!opts.issuer) {
-      throw new McpAuthError('MCP_AUTH_INVALID_ARGUMENT', '--client-credentials needs --issuer (the secret is sent only to the authorization server that issued it)');
+      throw new McpAuthError(
+        'MCP_AUTH_INVALID_ARGUMENT',
+        '--client-credentials needs --issuer (the secret is sent only to the authorization server that issued it)',
+      );
     }
     return { clientCredentials: { client_id: opts.clientId, client_secret: secret, issuer: opts.issuer } };
   }
@@ -104,7 +110,8 @@ function clientCredentialOptions(opts: GlobalOpts, env: NodeJS.ProcessEnv): Pick
     throw new McpAuthError('MCP_AUTH_INVALID_ARGUMENT', '--client-secret needs --client-id and --issuer');
   }
   if (!opts.clientId) return undefined;
-  if (!opts.issuer) throw new McpAuthError('MCP_AUTH_INVALID_ARGUMENT', '--client-id needs --issuer (credentials are bound to one authorization server)');
+  if (!opts.issuer)
+    throw new McpAuthError('MCP_AUTH_INVALID_ARGUMENT', '--client-id needs --issuer (credentials are bound to one authorization server)');
   return { preRegistered: [{ issuer: opts.issuer, client_id: opts.clientId, ...(secret !== undefined && { client_secret: secret }) }] };
 }
 
@@ -127,14 +134,26 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
     .description('Log in to OAuth-protected MCP servers and call their tools')
     .option('--home <dir>', 'where tokens are stored (default: $MCP_AUTH_KIT_HOME or $XDG_CONFIG_HOME/mcp-auth-kit)')
     .option('--no-browser', 'only print the authorization URL, never open a browser')
-    .option('--client-metadata-url <url>', 'https URL of this client\'s Client ID Metadata Document')
+    .option('--client-metadata-url <url>', "https URL of this client's Client ID Metadata Document")
     .option('--client-id <id>', 'pre-registered client_id (with --issuer)')
-    .option('--client-secret <secret>', 'pre-registered client secret (prefer $MCP_AUTH_KIT_CLIENT_SECRET: arguments are visible to other users)')
-    .option('--issuer <issuer>', 'issuer of the authorization server the client id and secret belong to (required with them: they are sent nowhere else)')
-    .option('--client-credentials', 'machine-to-machine: use the client credentials grant with --client-id, --issuer and the secret (no browser)')
+    .option(
+      '--client-secret <secret>',
+      'pre-registered client secret (prefer $MCP_AUTH_KIT_CLIENT_SECRET: arguments are visible to other users)',
+    )
+    .option(
+      '--issuer <issuer>',
+      'issuer of the authorization server the client id and secret belong to (required with them: they are sent nowhere else)',
+    )
+    .option(
+      '--client-credentials',
+      'machine-to-machine: use the client credentials grant with --client-id, --issuer and the secret (no browser)',
+    )
     .addOption(new Option('--timeout <seconds>', 'how long to wait for the browser').default('300'))
     .addOption(
-      new Option('--private-networks <mode>', 'addresses the OAuth requests an MCP server names may reach: auto (public; loopback for a local server), block (public only), allow (any, for a trusted intranet)')
+      new Option(
+        '--private-networks <mode>',
+        'addresses the OAuth requests an MCP server names may reach: auto (public; loopback for a local server), block (public only), allow (any, for a trusted intranet)',
+      )
         .choices(['auto', 'block', 'allow'])
         .default('auto'),
     )
@@ -148,7 +167,7 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
     .command('login')
     .description('authorize against an MCP server and store the tokens')
     .argument('<mcp-url>', 'MCP server URL, e.g. http://localhost:3000/mcp')
-    .option('--scope <scope>', 'scope to request instead of the server\'s guidance')
+    .option('--scope <scope>', "scope to request instead of the server's guidance")
     .action(async (url: string, cmd: { scope?: string }) => {
       const auth = makeClient(globals(), ctx);
       const tokens = await auth.authorize(url, cmd.scope ? { scope: cmd.scope } : {});
@@ -208,7 +227,9 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
       if (!args || typeof args !== 'object' || Array.isArray(args)) {
         throw new McpAuthError('MCP_AUTH_INVALID_ARGUMENT', 'tool arguments must be a JSON object');
       }
-      const result = await withMcp(url, makeClient(globals(), ctx), (c) => c.callTool({ name: tool, arguments: args as Record<string, unknown> }));
+      const result = await withMcp(url, makeClient(globals(), ctx), (c) =>
+        c.callTool({ name: tool, arguments: args as Record<string, unknown> }),
+      );
       term.json(result);
       if ((result as { isError?: boolean }).isError) setExitCode(1);
     });

@@ -23,7 +23,10 @@ export function stripControls(text: string): string {
  * leaves DEL, C1 and bidi controls raw; those are written as `\uXXXX` escapes (still the same JSON value).
  */
 export function terminalJson(value: unknown): string {
-  return (JSON.stringify(value, null, 2) ?? 'undefined').replace(JSON_RAW_CONTROLS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return (JSON.stringify(value, null, 2) ?? 'undefined').replace(
+    JSON_RAW_CONTROLS,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 export interface Terminal {

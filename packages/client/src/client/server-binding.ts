@@ -11,7 +11,11 @@ export type DiscoveredBinding = ServerBinding & { prm: ProtectedResourceMetadata
  * Discovers the PRM and AS metadata of an MCP server and records the binding. `resourceMetadata`
  * is the challenge's `resource_metadata` URL when there is one.
  */
-export async function discoverBinding(context: ClientContext, serverUrl: string | URL, resourceMetadata?: string): Promise<DiscoveredBinding> {
+export async function discoverBinding(
+  context: ClientContext,
+  serverUrl: string | URL,
+  resourceMetadata?: string,
+): Promise<DiscoveredBinding> {
   const server = serverKey(serverUrl);
   const deps = context.depsFor(server);
   let found: { metadata: ProtectedResourceMetadata; url?: URL };

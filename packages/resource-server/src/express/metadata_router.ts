@@ -18,11 +18,7 @@ export function createMetadataHandler(document: ProtectedResourceMetadata, paths
     }
     res.set('access-control-allow-origin', '*');
     if (req.method === 'GET' || req.method === 'HEAD') {
-      res
-        .status(200)
-        .set('content-type', 'application/json; charset=utf-8')
-        .set('cache-control', 'public, max-age=300')
-        .send(body);
+      res.status(200).set('content-type', 'application/json; charset=utf-8').set('cache-control', 'public, max-age=300').send(body);
       return;
     }
     if (req.method === 'OPTIONS') {

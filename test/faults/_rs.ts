@@ -27,7 +27,7 @@ export async function listenProtectedEndpoint(): Promise<ProtectedEndpoint> {
       void rs?.close();
       rs = createResourceServer({ resource, authorizationServers: [issuer], scopePolicy: { default: ['notes:read'] }, ...options });
       const app = express();
-      app.use(rs.metadataRouter);
+      app.use(rs.metadataHandler);
       app.post('/mcp', rs.protect, (_req, res) => {
         res.json({ ok: true });
       });

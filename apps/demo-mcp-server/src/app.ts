@@ -256,7 +256,7 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
     res.status(403).json({ jsonrpc: '2.0', error: { code: -32000, message: 'Forbidden: Host not allowed' }, id: null });
   });
 
-  app.use(rs.metadataRouter);
+  app.use(rs.metadataHandler);
 
   app.all(mcpPath, mcpCors(allowedOrigins), rs.protect, (req: AuthenticatedRequest, res: Response) => {
     if (req.auth) req.auth = sdkAuthInfo(req.auth, resourceMetadataUrl);

@@ -58,7 +58,7 @@ export function createProtectedMcpServer(options: ProtectedMcpServerOptions): Pr
   const handle = toNodeHandler(mcp);
 
   const app = createMcpExpressApp({ host: resourceUrl.hostname });
-  app.use(rs.metadataRouter);
+  app.use(rs.metadataHandler);
   app.all(resourceUrl.pathname, rs.protect, (req: Request, res: Response) => void handle(req, res, req.body));
   return {
     app,

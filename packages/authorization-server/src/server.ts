@@ -130,16 +130,20 @@ export async function createAuthorizationServer(config: AuthorizationServerConfi
       );
     }
 
+    // What every page of the AS shares: the interaction pages and /account.
+    const pages = {
+      provider,
+      store,
+      resources,
+      logger,
+      mountPath,
+      secureCookies: issuerUrl.protocol === 'https:',
+      serviceName: config.serviceName ?? issuerUrl.host,
+    };
     app.use(
       `${mountPath}/interaction`,
       createInteractionRouter({
-        provider,
-        store,
-        resources,
-        logger,
-        mountPath,
-        secureCookies: issuerUrl.protocol === 'https:',
-        serviceName: config.serviceName ?? issuerUrl.host,
+        ...pages,
         staticClientIds: new Set((config.clients ?? []).map((c) => c.client_id)),
         devAutoLoginAccountId: devAccount?.id,
         issuer: config.issuer,
@@ -148,18 +152,7 @@ export async function createAuthorizationServer(config: AuthorizationServerConfi
       }),
     );
     // The signed-in user's approvals, each revocable (see interactions/account.ts).
-    app.use(
-      `${mountPath}/account`,
-      createAccountRouter({
-        provider,
-        store,
-        resources,
-        logger,
-        mountPath,
-        secureCookies: issuerUrl.protocol === 'https:',
-        serviceName: config.serviceName ?? issuerUrl.host,
-      }),
-    );
+    app.use(`${mountPath}/account`, createAccountRouter(pages));
 
     if (mountPath) app.use(mountPath, callback);
     else app.use(callback);

@@ -9,7 +9,7 @@ import type { VerifiedAccessToken } from './types.js';
 /** What {@link createResourceServer} returns. */
 export interface ResourceServer {
   /** express middleware serving RFC 9728 metadata at the path-based (and root) well-known URLs. */
-  readonly metadataRouter: RequestHandler;
+  readonly metadataHandler: RequestHandler;
   /** express middleware guarding the MCP endpoint; sets `req.auth` (SDK `AuthInfo`). */
   readonly protect: RequestHandler;
   /** The RFC 9728 document served. */
@@ -36,7 +36,7 @@ export interface ResourceServer {
  *   scopesSupported: ['notes:read', 'notes:write'],
  *   scopePolicy: { default: ['notes:read'], tools: { add_note: ['notes:write'] } },
  * });
- * app.use(rs.metadataRouter);
+ * app.use(rs.metadataHandler);
  * app.all('/mcp', rs.protect, mcpHandler);
  */
 export function createResourceServer(options: ResourceServerOptions): ResourceServer {
@@ -44,7 +44,7 @@ export function createResourceServer(options: ResourceServerOptions): ResourceSe
   const paths = [new URL(core.metadataUrl).pathname];
   if (core.options.serveRootMetadata) paths.push('/.well-known/oauth-protected-resource');
   return {
-    metadataRouter: createMetadataHandler(core.metadata, paths),
+    metadataHandler: createMetadataHandler(core.metadata, paths),
     protect: createProtectHandler(core),
     metadata: core.metadata,
     metadataUrl: core.metadataUrl,

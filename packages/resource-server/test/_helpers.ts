@@ -168,7 +168,7 @@ export function makeApp(options: Partial<ResourceServerOptions> & { authorizatio
     ...options,
   });
   const app = express();
-  app.use(rs.metadataRouter);
+  app.use(rs.metadataHandler);
   if (preParse) app.use(express.json());
   app.all('/mcp', rs.protect, (req: Request & { auth?: unknown }, res) => {
     res.json({ auth: req.auth, body: req.body ?? null });

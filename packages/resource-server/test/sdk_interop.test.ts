@@ -31,7 +31,7 @@ beforeAll(async () => {
     scopePolicy: { default: ['notes:read'], tools: { add_note: ['notes:write'] } },
   });
   app = express();
-  app.use(rs.metadataRouter);
+  app.use(rs.metadataHandler);
   // stateless SDK v1 endpoint, exactly as an existing express MCP server would mount it
   app.post('/mcp', rs.protect, async (req: Request, res: Response) => {
     const server = mcpServer();

@@ -22,7 +22,7 @@ beforeAll(async () => {
     scopePolicy: { default: ['notes:read'], tools: { add_note: ['notes:write'] } },
   });
   app = express();
-  app.use(rs.metadataRouter);
+  app.use(rs.metadataHandler);
   app.post('/mcp', rs.protect, async (req: Request, res: Response) => {
     const server = new McpServer({ name: 'notes-v2', version: '1.0.0' });
     server.registerTool('whoami', { description: 'echo the auth info' }, (ctx) => ({

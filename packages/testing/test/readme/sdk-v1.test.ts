@@ -39,7 +39,7 @@ function createApp(options: { issuer: string; resource: string; stateful: boolea
     clockTolerance: options.clockTolerance,
   });
   const app = express();
-  app.use(rs.metadataRouter); // /.well-known/oauth-protected-resource/mcp
+  app.use(rs.metadataHandler); // /.well-known/oauth-protected-resource/mcp
   const path = new URL(options.resource).pathname;
   const sessions = new Map<string, { transport: StreamableHTTPServerTransport; user: unknown }>();
 

@@ -37,7 +37,7 @@ function createApp(options: { issuer: string; resource: string; clockTolerance?:
   const mcp = createMcpHandler(createNotesServer, { legacy: 'stateless' });
   const handle = toNodeHandler(mcp);
   const app = express();
-  app.use(rs.metadataRouter); // /.well-known/oauth-protected-resource/mcp
+  app.use(rs.metadataHandler); // /.well-known/oauth-protected-resource/mcp
   app.all(new URL(options.resource).pathname, rs.protect, (req: Request, res: Response) => void handle(req, res, req.body));
   return {
     app,

@@ -26,7 +26,7 @@ export function createApp({ issuer, resource }) {
   });
   const app = express();
   app.use(express.json());
-  app.use(rs.metadataRouter);
+  app.use(rs.metadataHandler);
   app.post('/mcp', rs.protect, async (req, res) => {
     // express 4 does not catch a rejected promise: answer the error here
     try {

@@ -19,7 +19,7 @@ const rs = createResourceServer({
 });
 const app = express();
 app.use(express.json());
-app.use(rs.metadataRouter);
+app.use(rs.metadataHandler);
 app.post('/mcp', rs.protect, (req: Request, res: Response) => {
   const auth: McpAuthInfo | undefined = req.auth; // set by rs.protect, typed by the augmentation
   res.json({ clientId: auth?.clientId, scopes: auth?.scopes.join(' '), sub: auth?.extra?.sub });

@@ -27,7 +27,7 @@ export function createApp({ issuer, resource }) {
   const mcp = createMcpHandler(buildMcpServer, { legacy: 'stateless' });
   const handle = toNodeHandler(mcp);
   const app = createMcpExpressApp({ host: new URL(resource).hostname });
-  app.use(rs.metadataRouter);
+  app.use(rs.metadataHandler);
   app.all('/mcp', rs.protect, (req, res) => void handle(req, res, req.body)); // req.auth → ctx.http.authInfo
   return {
     app,

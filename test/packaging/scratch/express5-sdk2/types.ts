@@ -23,7 +23,7 @@ const rs = createResourceServer({
 });
 const app = createMcpExpressApp({ host: '127.0.0.1' });
 app.use(express.json());
-app.use(rs.metadataRouter);
+app.use(rs.metadataHandler);
 app.post('/mcp', rs.protect, (req: Request, res: Response) => {
   const auth: McpAuthInfo | undefined = req.auth; // set by rs.protect, typed by the augmentation
   const sdkAuth: AuthInfo | undefined = req.auth; // the SDK's own view of the same member

@@ -167,7 +167,7 @@ const SITES: Site[] = [
   },
   // Resource server: its own configured authorization server only
   {
-    file: 'packages/resource-server/src/key_memo.ts',
+    file: 'packages/resource-server/src/key-memo.ts',
     line: /createRemoteJWKSet|customFetch\]:/,
     count: 2,
     route: 'operator-configured',
@@ -181,7 +181,7 @@ const SITES: Site[] = [
     why: 'introspection endpoint of the configured issuer',
   },
   {
-    file: 'packages/resource-server/src/as_metadata.ts',
+    file: 'packages/resource-server/src/as-metadata.ts',
     line: /options\.fetch\(url/,
     count: 1,
     route: 'operator-configured',

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { calculateJwkThumbprint, decodeProtectedHeader, EmbeddedJWK, errors, jwtVerify, type JWK, type JWTPayload } from 'jose';
 import { ResourceServerError, type RejectionReason } from './errors.js';
-import type { DpopNonces } from './dpop_nonce.js';
+import type { DpopNonces } from './dpop-nonce.js';
 
 /** Asymmetric JWS algorithms accepted for DPoP proofs by default (RFC 9449 §4.2: never `none` or MAC). */
 export const DEFAULT_DPOP_ALGORITHMS: readonly string[] = [

@@ -1,11 +1,11 @@
-export { createResourceServer, type ResourceServer } from './resource_server.js';
+export { createResourceServer, type ResourceServer } from './resource-server.js';
 export {
   createResourceServerCore,
   type ResourceServerCore,
   type AuthenticateRequest,
   type AuthenticatedRequest,
   type RequestBinding,
-} from './resource_server_core.js';
+} from './resource-server-core.js';
 export type { ResourceServerOptions, DpopOptions } from './options.js';
 export {
   verifyDpopProof,
@@ -18,17 +18,17 @@ export {
   type DpopProofOptions,
   type VerifiedDpopProof,
 } from './dpop.js';
-export { DpopNonces } from './dpop_nonce.js';
-export { MemoryDpopReplayStore, replayKey, type DpopReplayStore } from './dpop_replay.js';
+export { DpopNonces } from './dpop-nonce.js';
+export { MemoryDpopReplayStore, replayKey, type DpopReplayStore } from './dpop-replay.js';
 export { extractCredentials, type Credentials, type TokenScheme } from './credentials.js';
-export { createAccessTokenVerifier, type AccessTokenVerifier } from './access_token_verifier.js';
+export { createAccessTokenVerifier, type AccessTokenVerifier } from './access-token-verifier.js';
 export {
   verifyJwtAccessToken,
   verifyJwtAccessToken as verifyAccessToken,
   DEFAULT_ALGORITHMS,
   REQUIRED_CLAIMS,
   type JwtVerifyOptions,
-} from './verify_jwt.js';
+} from './verify-jwt.js';
 export { introspectAccessToken, type IntrospectionOptions } from './introspection.js';
 export {
   buildChallenge,
@@ -54,12 +54,12 @@ export {
   type ScopePolicy,
   type ScopeHierarchy,
   type ChallengeScopeStrategy,
-} from './scope_policy.js';
-export { audienceIncludes } from './resource_uri.js';
+} from './scope-policy.js';
+export { audienceIncludes } from './resource-uri.js';
 export { checkOrigin, checkHost, normalizeOrigin } from './origin.js';
-export { processMetadata, type AuthorizationServerMetadata } from './as_metadata.js';
+export { processMetadata, type AuthorizationServerMetadata } from './as-metadata.js';
 export { renderError, type ErrorResponse } from './respond.js';
-export { TokenCache, tokenHash } from './token_cache.js';
+export { TokenCache, tokenHash } from './token-cache.js';
 export {
   ResourceServerError,
   reasonToWire,
@@ -68,4 +68,4 @@ export {
   type WireError,
 } from './errors.js';
 export type { VerifiedAccessToken, McpAuthInfo, ResourceServerLogger } from './types.js';
-export type { ValidationOutcome } from './validation_hook.js';
+export type { ValidationOutcome } from './validation-hook.js';

@@ -1,7 +1,7 @@
 import { ResourceServerError } from './errors.js';
-import { readJsonResponse } from './as_metadata.js';
-import { audienceIncludes } from './resource_uri.js';
-import { splitScope } from './verify_jwt.js';
+import { readJsonResponse } from './as-metadata.js';
+import { audienceIncludes } from './resource-uri.js';
+import { splitScope } from './verify-jwt.js';
 import type { VerifiedAccessToken } from './types.js';
 
 export interface IntrospectionOptions {

@@ -1,12 +1,12 @@
-import { DEFAULT_ALGORITHMS } from './verify_jwt.js';
+import { DEFAULT_ALGORITHMS } from './verify-jwt.js';
 import { canonicalResource, ConfigError, isLoopbackHost, isScopeToken } from '@mcp-auth-kit/protocol';
 import { normalizeHost, normalizeOrigin } from './origin.js';
 import type { IntrospectionOptions } from './introspection.js';
-import type { ChallengeScopeStrategy, ScopeHierarchy, ScopePolicy } from './scope_policy.js';
+import type { ChallengeScopeStrategy, ScopeHierarchy, ScopePolicy } from './scope-policy.js';
 import type { ResourceServerLogger } from './types.js';
 import { DEFAULT_DPOP_ALGORITHMS, normalizeHtu } from './dpop.js';
-import { decodeNonceSecret } from './dpop_nonce.js';
-import type { DpopReplayStore } from './dpop_replay.js';
+import { decodeNonceSecret } from './dpop-nonce.js';
+import type { DpopReplayStore } from './dpop-replay.js';
 
 /** RFC 9449 DPoP at this resource server. */
 export interface DpopOptions {

@@ -1,6 +1,6 @@
 import { buildChallenge } from '@mcp-auth-kit/protocol';
 import { ResourceServerError } from './errors.js';
-import { tokenHash } from './token_cache.js';
+import { tokenHash } from './token-cache.js';
 import type { ResourceServerLogger } from './types.js';
 import type { TokenScheme } from './credentials.js';
 

@@ -40,7 +40,7 @@ export interface ResourceServerLogger {
    * Metrics hook: called once per protected request with `ok` (token accepted, scopes
    * sufficient) or the refusal reason. Never receives a token; a throwing hook is ignored.
    */
-  onValidation?(outcome: import('./validation_hook.js').ValidationOutcome): void;
+  onValidation?(outcome: import('./validation-hook.js').ValidationOutcome): void;
 }
 
 /** A JSON-RPC message as far as the scope policy cares. */

@@ -1,8 +1,8 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { ResourceServerError } from '../errors.js';
-import type { ResourceServerCore } from '../resource_server_core.js';
-import { notifyValidation } from '../validation_hook.js';
-import { BodyError, bodyAlreadyRead, isFormContentType, isJsonContentType, readRawBody } from './read_body.js';
+import type { ResourceServerCore } from '../resource-server-core.js';
+import { notifyValidation } from '../validation-hook.js';
+import { BodyError, bodyAlreadyRead, isFormContentType, isJsonContentType, readRawBody } from './read-body.js';
 
 /** Sends a JSON-RPC error without `id` (we do not know it) — same shape the SDK uses. */
 function sendJsonRpcError(res: Response, status: number, code: number, message: string): void {

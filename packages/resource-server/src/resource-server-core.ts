@@ -1,17 +1,17 @@
-import { createAccessTokenVerifier, type AccessTokenVerifier } from './access_token_verifier.js';
+import { createAccessTokenVerifier, type AccessTokenVerifier } from './access-token-verifier.js';
 import { extractBearerToken, type BearerSources } from './bearer.js';
 import { ResourceServerError } from './errors.js';
 import { protectedResourceMetadata, type ProtectedResourceMetadata } from './metadata.js';
 import { checkHost, checkLoopbackHost, checkOrigin } from './origin.js';
 import { logRejection, renderError, type ErrorResponse } from './respond.js';
 import { protectedResourceMetadataUrl } from '@mcp-auth-kit/protocol';
-import { checkScopes, requiredScopes } from './scope_policy.js';
+import { checkScopes, requiredScopes } from './scope-policy.js';
 import { resolveOptions, type ResolvedOptions, type ResourceServerOptions } from './options.js';
 import type { McpAuthInfo, VerifiedAccessToken } from './types.js';
 import { extractCredentials, type Credentials, type TokenScheme } from './credentials.js';
 import { confirmationJkt, verifyDpopProof, type VerifiedDpopProof } from './dpop.js';
-import { DpopNonces } from './dpop_nonce.js';
-import { MemoryDpopReplayStore, replayKey, type DpopReplayStore } from './dpop_replay.js';
+import { DpopNonces } from './dpop-nonce.js';
+import { MemoryDpopReplayStore, replayKey, type DpopReplayStore } from './dpop-replay.js';
 
 /** One request, as {@link ResourceServerCore.authenticate} needs it (framework-neutral). */
 export interface AuthenticateRequest {
@@ -42,7 +42,7 @@ export interface RequestBinding {
   scheme: TokenScheme;
   jkt?: string | undefined;
 }
-import { notifyValidation } from './validation_hook.js';
+import { notifyValidation } from './validation-hook.js';
 
 /**
  * Framework-neutral resource server: every step of request authorization as a function of plain

@@ -1,5 +1,5 @@
-import { createMemoizedRemoteKeySet, type MemoizedKeySet } from './key_memo.js';
-import { discoverAuthorizationServer, MetadataError, type AuthorizationServerMetadata } from './as_metadata.js';
+import { createMemoizedRemoteKeySet, type MemoizedKeySet } from './key-memo.js';
+import { discoverAuthorizationServer, MetadataError, type AuthorizationServerMetadata } from './as-metadata.js';
 
 export interface KeyStoreOptions {
   fetch: typeof fetch;

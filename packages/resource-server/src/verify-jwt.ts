@@ -1,8 +1,8 @@
 import { errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
-import { MetadataError } from './as_metadata.js';
+import { MetadataError } from './as-metadata.js';
 import { ResourceServerError, type RejectionReason } from './errors.js';
-import { audienceIncludes } from './resource_uri.js';
-import type { MemoizedKeySet } from './key_memo.js';
+import { audienceIncludes } from './resource-uri.js';
+import type { MemoizedKeySet } from './key-memo.js';
 import type { VerifiedAccessToken } from './types.js';
 
 /** Asymmetric JWS algorithms accepted by default (never `none`, never HMAC). */
@@ -90,7 +90,7 @@ export async function verifyJwtAccessToken(token: string, options: JwtVerifyOpti
       currentDate: new Date(now()),
       requiredClaims: [...REQUIRED_CLAIMS],
     };
-    // The issuer's key set may already know the key for this alg + kid (see key_memo.ts): the
+    // The issuer's key set may already know the key for this alg + kid (see key-memo.ts): the
     // same key, the same checks, without resolving it again. Selection only: the signature,
     // `iss`, `typ` and `alg` are verified by jwtVerify either way.
     const known = (getKey as Partial<MemoizedKeySet>).cached?.(header);

@@ -1,5 +1,5 @@
 /**
- * The key memo (src/key_memo.ts) hands jwtVerify the key jose's remote JWK set already chose for
+ * The key memo (src/key-memo.ts) hands jwtVerify the key jose's remote JWK set already chose for
  * an alg + kid. It must never outlive what the JWKS host publishes: after a rotation a token of
  * the removed key is refused and the new key is accepted; a stale set is not served from it.
  * A real JWKS host on loopback; keys and tokens made with jose.
@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { exportJWK, generateKeyPair, jwtVerify, SignJWT, type CryptoKey, type JWK } from 'jose';
-import { createMemoizedRemoteKeySet, type MemoizedKeySet } from '../src/key_memo.js';
+import { createMemoizedRemoteKeySet, type MemoizedKeySet } from '../src/key-memo.js';
 
 interface SigningKey {
   kid: string;
@@ -34,7 +34,7 @@ function header(token: string): { alg?: unknown; kid?: unknown } {
   return JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString()) as { alg?: unknown; kid?: unknown };
 }
 
-/** What verify_jwt.ts does: the memo's key when it has one, else the remote set. */
+/** What verify-jwt.ts does: the memo's key when it has one, else the remote set. */
 async function verify(set: MemoizedKeySet, token: string) {
   const known = set.cached(header(token));
   return known !== undefined

@@ -1,8 +1,8 @@
 import { ResourceServerError } from './errors.js';
 import { introspectAccessToken, type IntrospectionOptions } from './introspection.js';
-import { KeyStore } from './key_store.js';
-import { TokenCache, tokenHash } from './token_cache.js';
-import { verifyJwtAccessToken, type JwtVerifyOptions } from './verify_jwt.js';
+import { KeyStore } from './key-store.js';
+import { TokenCache, tokenHash } from './token-cache.js';
+import { verifyJwtAccessToken, type JwtVerifyOptions } from './verify-jwt.js';
 import type { ResolvedOptions } from './options.js';
 import type { VerifiedAccessToken } from './types.js';
 

@@ -1,9 +1,9 @@
 import type { RequestHandler } from 'express';
-import { createMetadataHandler } from './express/metadata_router.js';
+import { createMetadataHandler } from './express/metadata-handler.js';
 import { createProtectHandler } from './express/protect.js';
 import type { ProtectedResourceMetadata } from './metadata.js';
 import type { ResourceServerOptions } from './options.js';
-import { createResourceServerCore, type ResourceServerCore } from './resource_server_core.js';
+import { createResourceServerCore, type ResourceServerCore } from './resource-server-core.js';
 import type { VerifiedAccessToken } from './types.js';
 
 /** What {@link createResourceServer} returns. */

@@ -1,5 +1,5 @@
 import { ResourceServerError } from './errors.js';
-import { introspectAccessToken, type IntrospectionOptions } from './introspection.js';
+import { DEFAULT_INTROSPECTION_TIMEOUT_MS, introspectAccessToken, type IntrospectionOptions } from './introspection.js';
 import { KeyStore } from './key-store.js';
 import { TokenCache, tokenHash } from './token-cache.js';
 import { verifyJwtAccessToken, type JwtVerifyOptions } from './verify-jwt.js';
@@ -47,7 +47,7 @@ export function createAccessTokenVerifier(options: ResolvedOptions): AccessToken
       clockTolerance: options.clockTolerance,
       now: options.now,
       fetch: options.fetch,
-      timeoutMs: options.jwks.timeoutMs,
+      timeoutMs: introspection.timeoutMs ?? DEFAULT_INTROSPECTION_TIMEOUT_MS,
     });
 
   async function verifyUncached(token: string): Promise<VerifiedAccessToken> {

@@ -21,7 +21,12 @@ export interface IntrospectionOptions {
    * `cacheTtlSeconds`. Needs an AS that introspects its JWTs (ours does).
    */
   introspectJwt?: boolean;
+  /** Timeout of each introspection request (default 5 000 ms), independent of `jwks.timeoutMs`. */
+  timeoutMs?: number;
 }
+
+/** Default of {@link IntrospectionOptions.timeoutMs}. */
+export const DEFAULT_INTROSPECTION_TIMEOUT_MS = 5_000;
 
 export interface IntrospectContext {
   resource: string;

@@ -78,7 +78,7 @@ export interface ResourceServerOptions {
     cooldownMs?: number;
     /** Max age of a fetched JWKS before it is refetched (default 600 000 ms). */
     cacheMaxAgeMs?: number;
-    /** Timeout of each metadata/JWKS/introspection request (default 5 000 ms). */
+    /** Timeout of each metadata and JWKS request (default 5 000 ms; introspection has its own). */
     timeoutMs?: number;
     /** How long a failed metadata discovery is remembered (default 5 000 ms). */
     failureCooldownMs?: number;
@@ -340,6 +340,17 @@ export function resolveOptions(options: ResourceServerOptions): ResolvedOptions 
     }
     if (introspection.introspectJwt !== undefined && typeof introspection.introspectJwt !== 'boolean') {
       problems.push('introspection.introspectJwt must be a boolean');
+    }
+    if (
+      introspection.timeoutMs !== undefined &&
+      !(
+        typeof introspection.timeoutMs === 'number' &&
+        Number.isFinite(introspection.timeoutMs) &&
+        introspection.timeoutMs > 0 &&
+        introspection.timeoutMs <= 60_000
+      )
+    ) {
+      problems.push('introspection.timeoutMs must be a number of milliseconds between 1 and 60000');
     }
   }
   if (options.resourceDocumentation !== undefined && !URL.canParse(options.resourceDocumentation)) {

@@ -309,3 +309,41 @@ describe('JWT access tokens also introspected (introspection.introspectJwt)', ()
     }
   });
 });
+
+describe('introspection.timeoutMs (its own bound, not jwks.timeoutMs)', () => {
+  it('an introspection endpoint that never answers is given up after introspection.timeoutMs → 401, not after the JWKS timeout', async () => {
+    const { createServer } = await import('node:http');
+    const silent = createServer(() => {
+      // never answers: only the client's timeout ends the request
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as import('node:net').AddressInfo;
+    const t = makeApp({
+      authorizationServers: [as.issuer],
+      jwks: { timeoutMs: 60_000 },
+      introspection: { endpoint: `http://127.0.0.1:${port}/introspect`, clientId: 'rs', clientSecret: 'rs-secret', timeoutMs: 200 },
+      cache: false,
+    });
+    try {
+      // with the old shared bound (60 s here) this request would outlive the test's own timeout
+      const res = await request(t.app).post('/mcp').set('Authorization', 'Bearer opaque-token').send(rpc('ping'));
+      expect(res.status).toBe(401);
+      expect(t.logs.some((l) => JSON.stringify(l).includes('introspection_failed'))).toBe(true);
+    } finally {
+      await t.rs.close();
+      silent.closeAllConnections();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
+  }, 10_000);
+
+  it('is validated with the other options', async () => {
+    const { createResourceServer, ConfigError } = await import('../src/index.js');
+    expect(() =>
+      createResourceServer({
+        resource: RESOURCE,
+        authorizationServers: [as.issuer],
+        introspection: { endpoint: `${as.origin}/introspect`, clientId: 'rs', clientSecret: 's', timeoutMs: 0 },
+      }),
+    ).toThrowError(ConfigError);
+  });
+});

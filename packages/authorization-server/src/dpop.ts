@@ -24,7 +24,8 @@ export interface DpopConfig {
   algorithms?: string[];
 }
 
-export const DEFAULT_DPOP_ALGORITHMS = ['ES256', 'EdDSA', 'Ed25519', 'PS256', 'RS256'];
+/** What the AS advertises as `dpop_signing_alg_values_supported` and accepts, unless configured. */
+export const DEFAULT_DPOP_SIGNING_ALGS = ['ES256', 'EdDSA', 'Ed25519', 'PS256', 'RS256'];
 /** What oidc-provider can verify for DPoP proofs (asymmetric only, RFC 9449 §4.2). */
 const SUPPORTED = ['ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519', 'PS256', 'PS384', 'PS512', 'RS256', 'RS384', 'RS512'];
 
@@ -79,6 +80,6 @@ export function dpopProviderOptions(config: DpopConfig | undefined, cookieKeys: 
           allowReplay: false,
         }
       : { enabled: false },
-    algorithms: [...(config?.algorithms ?? DEFAULT_DPOP_ALGORITHMS)],
+    algorithms: [...(config?.algorithms ?? DEFAULT_DPOP_SIGNING_ALGS)],
   };
 }

@@ -11,7 +11,7 @@ export {
   type UserSeed,
   type RefreshTokenConfig,
 } from './config.js';
-export { DEFAULT_DPOP_ALGORITHMS, type DpopConfig } from './dpop.js';
+export { DEFAULT_DPOP_SIGNING_ALGS, type DpopConfig } from './dpop.js';
 export { consoleLogger, silentLogger, type Logger } from './logger.js';
 export { redact, scrubText } from './logger.js';
 export { pinoLogger, type PinoLoggerOptions } from './ops/pino-logger.js';

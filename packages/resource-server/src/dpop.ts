@@ -4,7 +4,7 @@ import { ResourceServerError, type RejectionReason } from './errors.js';
 import type { DpopNonces } from './dpop-nonce.js';
 
 /** Asymmetric JWS algorithms accepted for DPoP proofs by default (RFC 9449 §4.2: never `none` or MAC). */
-export const DEFAULT_DPOP_ALGORITHMS: readonly string[] = [
+export const DEFAULT_DPOP_PROOF_ALGORITHMS: readonly string[] = [
   'ES256',
   'ES384',
   'ES512',

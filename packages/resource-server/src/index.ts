@@ -12,7 +12,7 @@ export {
   normalizeHtu,
   accessTokenHash,
   confirmationJkt,
-  DEFAULT_DPOP_ALGORITHMS,
+  DEFAULT_DPOP_PROOF_ALGORITHMS,
   MAX_DPOP_PROOF_LENGTH,
   type DpopProofRequest,
   type DpopProofOptions,

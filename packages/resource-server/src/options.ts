@@ -4,7 +4,7 @@ import { normalizeHost, normalizeOrigin } from './origin.js';
 import type { IntrospectionOptions } from './introspection.js';
 import type { ChallengeScopeStrategy, ScopeHierarchy, ScopePolicy } from './scope-policy.js';
 import type { ResourceServerLogger } from './types.js';
-import { DEFAULT_DPOP_ALGORITHMS, normalizeHtu } from './dpop.js';
+import { DEFAULT_DPOP_PROOF_ALGORITHMS, normalizeHtu } from './dpop.js';
 import { decodeNonceSecret } from './dpop-nonce.js';
 import type { DpopReplayStore } from './dpop-replay.js';
 
@@ -196,7 +196,7 @@ function resolveDpop(
     return undefined;
   }
   const o: DpopOptions = input === true ? {} : input;
-  const algorithms = algorithmList(problems, 'dpop.algorithms', o.algorithms, DEFAULT_DPOP_ALGORITHMS);
+  const algorithms = algorithmList(problems, 'dpop.algorithms', o.algorithms, DEFAULT_DPOP_PROOF_ALGORITHMS);
   let nonce: ResolvedDpopOptions['nonce'];
   if (o.nonce !== undefined && o.nonce !== false) {
     const n = o.nonce === true ? {} : o.nonce;

@@ -24,7 +24,6 @@ export { extractCredentials, type Credentials, type TokenScheme } from './creden
 export { createAccessTokenVerifier, type AccessTokenVerifier } from './access-token-verifier.js';
 export {
   verifyJwtAccessToken,
-  verifyJwtAccessToken as verifyAccessToken,
   DEFAULT_ALGORITHMS,
   REQUIRED_CLAIMS,
   type JwtVerifyOptions,

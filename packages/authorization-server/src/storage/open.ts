@@ -22,7 +22,7 @@ export async function openStore(config: StorageConfig, options: OpenStoreOptions
       break;
     }
     case 'postgres': {
-      const { openPostgresBackend } = await import('./postgres.js');
+      const { openPostgresBackend } = await import('./postgres/index.js');
       parts = await openPostgresBackend(config.url, config.schema, clock, options);
       break;
     }

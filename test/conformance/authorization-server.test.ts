@@ -3,26 +3,15 @@
  * server with DEV_AUTO_LOGIN: scenarios authorization-server-metadata-endpoint and
  * authorization-code-grant, with and without `--resource` (RFC 8707).
  */
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAuthServer, type RunningAuthServer } from '@mcp-auth-kit/auth-server';
 import { silentLogger } from '@mcp-auth-kit/authorization-server';
 import { node22, unavailableNode22 } from '../helpers/node22.js';
+import { freePort } from '../helpers/ports.js';
 import { runAuthorizationConformance, type CliResult } from './as/run-cli.js';
 
 const node = await node22();
 const skip = unavailableNode22('the conformance CLI (authorization-server scenarios)', node);
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 const EXPECTED = ['authorization-server-metadata', 'authorization-server-metadata-cimd', 'authorization-code-grant'];
 

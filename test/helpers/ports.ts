@@ -1,18 +1,24 @@
 import { createServer } from 'node:net';
 
 /**
- * A loopback port that was free a moment ago. The AS and the MCP server each need the
- * other's URL before they start, so one of the two ports must be known in advance.
+ * A loopback port that was free a moment ago, for a process that must be told its port up front.
+ * Picked at random below the kernel's ephemeral range (32768+ here): a port from that range can
+ * be taken again at once by any outgoing connection or `listen(0)` of a parallel test, which
+ * made the child's later `listen` fail with EADDRINUSE. Tried until one binds.
  */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    if (await canListen(port)) return port;
+  }
+  throw new Error('no free loopback port found in 20000-31999');
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
     server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      if (address === null || typeof address === 'string') return reject(new Error('no port'));
-      server.close(() => resolve(address.port));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
 }

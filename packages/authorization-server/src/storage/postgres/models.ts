@@ -3,8 +3,8 @@ import type { Pool } from 'pg';
 import type { AdapterPayload } from 'oidc-provider';
 import type { AccountRow } from '../accounts.js';
 import type { IndexedField, ModelBackend, ModelRow } from '../model-rows.js';
-import { Batcher, Gate } from '../pg-batch.js';
-import { isConnectionLoss, RECONNECT_ATTEMPTS } from '../pg-reconnect.js';
+import { Batcher, Gate } from './batch.js';
+import { isConnectionLoss, RECONNECT_ATTEMPTS } from './reconnect.js';
 import { inInputOrder, liveRowPerInput, type RowKey, rowKey, type StampInput, valuesList } from './batch-sql.js';
 import type { PrefetchedAccount, PrefetchedGrant, ReadAhead } from './read-ahead.js';
 import { LIVE, prepared, repeatable } from './statements.js';
@@ -51,7 +51,7 @@ export class PgModels implements ModelBackend {
   ) {
     // One statement of these four kinds at a time per instance: while it runs, the requests
     // that come meanwhile gather for the next (0.57 statements per code exchange at 10
-    // concurrent exchanges, against 0.80 with one place per kind; see ../pg-batch.ts).
+    // concurrent exchanges, against 0.80 with one place per kind; see batch.ts).
     const gate = new Gate(1);
     this.#rows = new Batcher<RowKey, AdapterPayload | undefined>(
       { key: rowKey, one: (k) => this.findRow(k.model, k.id, k.now), many: (ks) => this.findRows(ks) },

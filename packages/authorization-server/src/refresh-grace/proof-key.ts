@@ -13,8 +13,11 @@ import type { KoaContextWithOIDC } from 'oidc-provider';
 export async function proofKeyThumbprint(ctx: KoaContextWithOIDC): Promise<string | undefined> {
   const proof = ctx.get('DPoP');
   if (!proof) return undefined;
-  const { jwk } = decodeProtectedHeader(proof);
-  // Unreachable after the provider's validation; a thumbprint that matches nothing refuses the repeat.
-  if (!jwk || typeof jwk !== 'object') return 'invalid';
-  return calculateJwkThumbprint(jwk as JWK);
+  try {
+    const { jwk } = decodeProtectedHeader(proof);
+    if (jwk && typeof jwk === 'object') return await calculateJwkThumbprint(jwk as JWK);
+  } catch {
+    // only with DPoP turned off (the provider then ignores the header): no key to speak of
+  }
+  return 'unusable-proof';
 }

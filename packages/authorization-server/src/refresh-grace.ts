@@ -211,7 +211,7 @@ class RefreshGrace {
     const jkt = await proofKeyThumbprint(ctx);
     const slot = graceSlot(value);
     const deadline = Date.now() + this.maxWaitMs;
-    for (;;) {
+    for (let turn = 0; ; turn++) {
       let claim: number;
       try {
         claim = await this.kv.increment(REFRESH_GRACE_NAMESPACE, `c:${slot}`, 1, this.graceSeconds);
@@ -220,6 +220,8 @@ class RefreshGrace {
         return;
       }
       if (claim === 1) {
+        // After waiting on a failed first refresh, the token may have been consumed meanwhile.
+        if (turn > 0) await this.resync(token, value);
         if (!token.consumed) return this.first(ctx, { slot, value, clientId, jkt });
         // Consumed before anyone claimed it in this window: the window is over, reuse detection.
         await this.kv.delete(REFRESH_GRACE_NAMESPACE, `c:${slot}`).catch(() => undefined);

@@ -7,6 +7,7 @@ import type Provider from 'oidc-provider';
 import type { KoaContextWithOIDC } from 'oidc-provider';
 import type { Logger } from './logger.js';
 import { audit } from './audit.js';
+import { isRefreshGraceRepeat } from './refresh-grace.js';
 import type { AsMetrics } from './ops/metrics.js';
 
 const ERROR_EVENTS = [
@@ -44,7 +45,7 @@ export function logProviderErrors(provider: Provider, logger: Logger, metrics?: 
   for (const event of ERROR_EVENTS) {
     on(event, (...args: unknown[]) => {
       const err = args.find((a): a is OAuthError => a instanceof Error);
-      if (!err) return;
+      if (!err || isRefreshGraceRepeat(err)) return;
       const ctx = contextOf(args);
       const status = err.status ?? err.statusCode ?? 500;
       // 5xx are reported twice by oidc-provider (the route event and server_error): log once.

@@ -16,6 +16,7 @@ import type { AsMetrics } from './ops/metrics.js';
 import { meteredCimdFetch } from './ops/cimd-metrics.js';
 import { createIntrospectionPolicy, revocationAllowed } from './ops/token-policies.js';
 import { grantClaim, installJwtIntrospection } from './jwt-introspection.js';
+import { refreshGraceCheckpoint } from './refresh-grace.js';
 
 /** Seconds an access token lives when neither the server nor its resource sets `accessTokenTTL`. */
 export const DEFAULT_ACCESS_TOKEN_TTL = 300;
@@ -122,9 +123,11 @@ export async function buildProvider(
     // OAuth 2.1 §10.1 removes the implicit grant: no token ever travels in a front-channel
     // URL, so the only response type is `code` (DCR of anything else is refused).
     responseTypes: ['code'],
-    async findAccount(_ctx: KoaContextWithOIDC, sub: string) {
+    async findAccount(ctx: KoaContextWithOIDC, sub: string, token?: unknown) {
       const account = await store.accounts.findById(sub);
       if (!account || account.disabled) return undefined;
+      // A refresh passes here after oidc-provider's checks and before its rotation (refresh-grace.ts).
+      await refreshGraceCheckpoint(ctx, token);
       return {
         accountId: account.id,
         async claims() {

@@ -14,16 +14,28 @@
  *   same new refresh token — provided that new refresh token is still unused and its grant
  *   still alive. A concurrent request waits (bounded) for the first one to finish.
  * - Anything else is reuse: after the window, with other parameters or another DPoP key, or
- *   once the new refresh token was itself used, the provider's reuse detection revokes the
- *   grant. A consumed token presented by ANOTHER client revokes the grant too (the token leaked).
- * - A first attempt that fails (e.g. `use_dpop_nonce`, `invalid_scope`) releases its claim, so
- *   the client's corrected retry becomes the protected first refresh; its waiters then take
- *   turns (each gets the provider's own answer, and a success is protected in turn).
+ *   once the new refresh token was used, the provider's reuse detection revokes the grant. A
+ *   consumed token presented by ANOTHER client revokes the grant too (the token leaked).
+ * - A request that fails the provider's checks (client authentication, `use_dpop_nonce`,
+ *   `invalid_scope`, a replayed proof, …) fails before it claims anything, so the corrected
+ *   retry is the protected first refresh. A first refresh that fails after its claim releases
+ *   it; requests waiting on it then take turns (each gets the provider's own answer).
  * - A `resource` the grant does not cover is refused (`invalid_target`) before the token is
  *   consumed (oidc-provider checks it only after rotating, which burnt the token).
  *
- * Mounted by wrapping oidc-provider's `refresh_token` grant handler, so the provider has
- * already parsed the body and authenticated the client (every method) when the grace applies.
+ * Mounted through oidc-provider's public surface only (so a caret range of it works):
+ * - a checkpoint in the `findAccount` hook (provider.ts calls {@link refreshGraceCheckpoint}).
+ *   oidc-provider's `refresh_token` grant looks the account up after it has authenticated the
+ *   client, validated the DPoP proof (and recorded its `jti`), the grant, the scope and the
+ *   token's key binding, and before it looks at `consumed` and rotates: the point where a first
+ *   refresh claims the token and a repeat is decided. A repeat to serve leaves the grant
+ *   handler through {@link RefreshGraceRepeat} (its only exit before the rotation); a repeat
+ *   refused is left to the provider's reuse detection, with the token as the store has it now.
+ * - a Koa middleware around the provider's router (`provider.use`): it keeps the first
+ *   response, puts the kept response in place of a served repeat's error, and revokes the grant
+ *   when another client presented a consumed token. A refresh answered without passing the
+ *   checkpoint (an oidc-provider whose grant no longer calls `findAccount` there) is logged as
+ *   an error naming the way out.
  */
 import type Provider from 'oidc-provider';
 import { errors, type KoaContextWithOIDC } from 'oidc-provider';
@@ -31,7 +43,9 @@ import type { KeyValueStore } from './storage/types.js';
 import type { Logger } from './logger.js';
 import { audit } from './audit.js';
 import { checkRefreshResource } from './refresh-grace/resource-check.js';
-import { loadRefreshGrantInternals, type DpopResult, type RefreshGrantInternals } from './refresh-grace/oidc-internals.js';
+import { proofKeyThumbprint } from './refresh-grace/proof-key.js';
+import { revokeCrossClientReuse } from './refresh-grace/cross-client.js';
+import { isRefreshRequest, jsonBody, requestFingerprint } from './refresh-grace/request.js';
 import {
   graceSlot,
   isFailureMarker,
@@ -69,15 +83,49 @@ export function refreshGraceConfigProblems(value: unknown): string[] {
 }
 
 type Ctx = KoaContextWithOIDC;
-/** The fields of oidc-provider's RefreshToken model read here. */
+/** The fields of oidc-provider's RefreshToken model read here (`consumed` is also re-synced). */
 interface FoundRefreshToken {
+  kind?: string;
   consumed?: unknown;
   clientId?: string;
   accountId?: string;
   grantId?: string;
-  jkt?: string;
   'x5t#S256'?: string;
   resourceIndicators?: ReadonlySet<string>;
+}
+
+/** What the checkpoint decided for one token request, read by the middleware after it. */
+type RequestState =
+  | { kind: 'first'; slot: string; value: string; clientId: string; jkt?: string; done: () => void }
+  | { kind: 'repeat'; payload: GracePayload; token: FoundRefreshToken }
+  | { kind: 'checked' };
+
+/**
+ * How a served repeat leaves oidc-provider's grant handler: the middleware replaces the error
+ * response with the kept one. An `invalid_grant`, so that a response it did not replace would
+ * still give nothing away.
+ */
+export class RefreshGraceRepeat extends errors.InvalidGrant {
+  constructor() {
+    super('refresh token already used');
+  }
+}
+
+/** Not a refusal: provider-events.ts leaves it out of the error log and metrics. */
+export function isRefreshGraceRepeat(err: unknown): boolean {
+  return err instanceof RefreshGraceRepeat;
+}
+
+const installed = new WeakMap<object, RefreshGrace>();
+
+/**
+ * Called by the `findAccount` hook with the token it was given: for a refresh, after
+ * oidc-provider's checks and before its rotation (see the top of this file).
+ */
+export async function refreshGraceCheckpoint(ctx: Ctx, token: unknown): Promise<void> {
+  const provider = ctx?.oidc?.provider;
+  const grace = provider ? installed.get(provider) : undefined;
+  if (grace) await grace.checkpoint(ctx, token);
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -92,72 +140,93 @@ async function within(promise: Promise<void>, ms: number): Promise<void> {
   }
 }
 
-/** The parameters that shape a refresh response; a grace hit needs the same ones. */
-function requestFingerprint(params: Record<string, unknown>): string {
-  const resource = params.resource;
-  return JSON.stringify([params.scope ?? null, Array.isArray(resource) ? [...resource].sort() : (resource ?? null)]);
-}
-
 function reason(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
 /**
- * Wraps the provider's `refresh_token` grant with the grace window (and the early `resource`
- * check, which applies even with `graceSeconds` 0). Call once, after the provider is built and
- * before it serves.
+ * Puts the grace window (and the early `resource` check and the cross-client revocation, which
+ * apply even with `graceSeconds` 0) on the provider's refresh. Call once, after the provider
+ * is built (its `findAccount` calling {@link refreshGraceCheckpoint}) and before it serves.
  */
 export async function installRefreshGrace(provider: Provider, options: RefreshGraceOptions): Promise<void> {
-  const { kv, graceSeconds, logger } = options;
-  const internals = await loadRefreshGrantInternals(provider);
-  // A waiter that gives up falls through to reuse detection (a logout): wait as long as the window.
-  const maxWaitMs = options.maxWaitMs ?? Math.min(graceSeconds * 1000, 10_000);
-  const pollMs = options.pollMs ?? 25;
-  // First requests in flight on this instance: a waiter here need not poll the store.
-  const inFlight = new Map<string, Promise<void>>();
-  const grace = new RefreshGrace(provider, internals, kv, graceSeconds, logger, maxWaitMs, pollMs, inFlight);
-  provider.registerGrantType('refresh_token', (ctx) => grace.handle(ctx), internals.parameters, internals.dupes);
+  if (!provider || typeof provider.use !== 'function' || typeof provider.RefreshToken?.find !== 'function') {
+    throw new Error(
+      'refresh grace: not an oidc-provider instance (use() and RefreshToken.find() missing); ' +
+        'set refreshTokens.reuseGraceSeconds to 0 to start without the grace window',
+    );
+  }
+  const grace = new RefreshGrace(provider, options);
+  installed.set(provider, grace);
+  provider.use((ctx, next) => grace.around(ctx as Ctx, next));
 }
 
 class RefreshGrace {
+  private readonly kv: KeyValueStore;
+  private readonly graceSeconds: number;
+  private readonly logger: Logger;
+  private readonly maxWaitMs: number;
+  private readonly pollMs: number;
+  /** First requests in flight on this instance: a waiter here need not poll the store. */
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private readonly requests = new WeakMap<object, RequestState>();
+
   constructor(
     private readonly provider: Provider,
-    private readonly internals: RefreshGrantInternals,
-    private readonly kv: KeyValueStore,
-    private readonly graceSeconds: number,
-    private readonly logger: Logger,
-    private readonly maxWaitMs: number,
-    private readonly pollMs: number,
-    private readonly inFlight: Map<string, Promise<void>>,
-  ) {}
+    options: RefreshGraceOptions,
+  ) {
+    this.kv = options.kv;
+    this.graceSeconds = options.graceSeconds;
+    this.logger = options.logger;
+    // A waiter that gives up falls through to reuse detection (a logout): wait as long as the window.
+    this.maxWaitMs = options.maxWaitMs ?? Math.min(this.graceSeconds * 1000, 10_000);
+    this.pollMs = options.pollMs ?? 25;
+  }
 
-  async handle(ctx: Ctx): Promise<void> {
-    const value = ctx.oidc.params?.refresh_token;
-    // Missing or malformed: the provider gives the right error.
-    if (typeof value !== 'string' || !value) return this.internals.handler(ctx);
-    const clientId = ctx.oidc.client!.clientId;
-
-    const token = (await this.provider.RefreshToken.find(value, { ignoreExpiration: true })) as FoundRefreshToken | undefined;
-    if (!token) return this.internals.handler(ctx);
-    if (token.clientId !== clientId) {
-      if (token.consumed) await this.revokeCrossClientReuse(ctx, token);
-      return this.internals.handler(ctx); // "client mismatch"
+  /** The middleware around the provider's router. */
+  async around(ctx: Ctx, next: () => Promise<unknown>): Promise<void> {
+    let threw = true;
+    try {
+      await next();
+      threw = false;
+    } finally {
+      const state = this.requests.get(ctx);
+      if (state?.kind === 'first') await this.keepOutcome(ctx, state, threw);
+      else if (!threw && state?.kind === 'repeat') this.serve(ctx, state.payload, state.token);
+      else if (!threw && !state && isRefreshRequest(ctx)) await this.unchecked(ctx);
     }
+  }
+
+  async checkpoint(ctx: Ctx, found: unknown): Promise<void> {
+    const token = found as FoundRefreshToken | undefined;
+    if (!isRefreshRequest(ctx) || token?.kind !== 'RefreshToken' || this.requests.has(ctx)) return;
+    this.requests.set(ctx, { kind: 'checked' });
+    const value = ctx.oidc.params?.refresh_token;
+    if (typeof value !== 'string') return;
     checkRefreshResource(ctx.oidc.params?.resource, token.resourceIndicators);
     // mTLS-bound tokens are not used by this kit: leave them to the provider.
-    if (!(this.graceSeconds > 0) || token['x5t#S256']) return this.internals.handler(ctx);
+    if (!(this.graceSeconds > 0) || token['x5t#S256']) return;
 
+    const clientId = ctx.oidc.client!.clientId;
+    const jkt = await proofKeyThumbprint(ctx);
     const slot = graceSlot(value);
     const deadline = Date.now() + this.maxWaitMs;
-    for (;;) {
+    for (let turn = 0; ; turn++) {
       let claim: number;
       try {
         claim = await this.kv.increment(REFRESH_GRACE_NAMESPACE, `c:${slot}`, 1, this.graceSeconds);
       } catch (err) {
         this.logger.warn('refresh grace unavailable (store error): refreshing without it', { client_id: clientId, detail: reason(err) });
-        return this.internals.handler(ctx);
+        return;
       }
-      if (claim === 1) return this.first(ctx, value, slot, clientId);
+      if (claim === 1) {
+        // After waiting on a failed first refresh, the token may have been consumed meanwhile.
+        if (turn > 0) await this.resync(token, value);
+        if (!token.consumed) return this.first(ctx, { slot, value, clientId, jkt });
+        // Consumed before anyone claimed it in this window: the window is over, reuse detection.
+        await this.kv.delete(REFRESH_GRACE_NAMESPACE, `c:${slot}`).catch(() => undefined);
+        return;
+      }
       const record = await this.awaitRecord(slot, deadline);
       // The first attempt failed and released its claim: take a turn (one at a time), so each
       // request gets the provider's own answer and a corrected retry is protected in turn.
@@ -165,43 +234,40 @@ class RefreshGrace {
         await sleep(this.pollMs);
         continue;
       }
-      return this.repeat(ctx, value, slot, clientId, token, record);
+      return this.repeat(ctx, value, slot, clientId, jkt, token, record);
     }
   }
 
-  /** The first refresh of this token in the window: run it, keep its response sealed. */
-  private async first(ctx: Ctx, value: string, slot: string, clientId: string): Promise<void> {
+  /** The first refresh of this token in the window: the provider rotates, the middleware keeps. */
+  private first(ctx: Ctx, claim: { slot: string; value: string; clientId: string; jkt?: string }): void {
     let done!: () => void;
-    this.inFlight.set(slot, new Promise<void>((resolve) => (done = resolve)));
+    this.inFlight.set(claim.slot, new Promise<void>((resolve) => (done = resolve)));
+    this.requests.set(ctx, { kind: 'first', ...claim, done });
+  }
+
+  /** After the first refresh: keep its response (sealed), or mark it failed and release the claim. */
+  private async keepOutcome(ctx: Ctx, state: Extract<RequestState, { kind: 'first' }>, threw: boolean): Promise<void> {
+    const { slot, value, clientId } = state;
     try {
-      // An earlier attempt in this window may have failed (e.g. use_dpop_nonce): start clean.
-      // Sent now but awaited only before this attempt's outcome is kept (which it must not
-      // erase): the provider's own round trips need not wait for it.
-      const cleared = this.kv.delete(REFRESH_GRACE_NAMESPACE, `r:${slot}`).catch(() => undefined);
-      let payload: GracePayload | undefined;
-      try {
-        await this.internals.handler(ctx);
-        const body = ctx.body;
-        if (body && typeof body === 'object' && typeof (body as Record<string, unknown>).refresh_token === 'string') {
-          // Already validated by the handler; the provider caches the result per request.
-          const dPoP = await this.internals.validateDpop(ctx).catch(() => undefined);
-          payload = {
-            clientId,
-            jkt: dPoP?.thumbprint,
-            request: requestFingerprint(ctx.oidc.params as Record<string, unknown>),
-            body: body as Record<string, unknown>,
-            issuedAt: Date.now(),
-          };
-        }
-      } finally {
-        await cleared;
-        await this.keep(slot, payload ? sealGracePayload(value, slot, payload) : { v: 1, failed: true }, clientId);
-        // A failed attempt releases the claim: the client's corrected retry becomes the first.
-        if (!payload) await this.kv.delete(REFRESH_GRACE_NAMESPACE, `c:${slot}`).catch(() => undefined);
-      }
+      const body = threw || ctx.status !== 200 ? undefined : jsonBody(ctx);
+      // No need to clear an older failure marker first: this write replaces it, and a waiter
+      // that reads it meanwhile only takes another turn.
+      const record: GraceRecord =
+        body && typeof body.refresh_token === 'string'
+          ? sealGracePayload(value, slot, {
+              clientId,
+              jkt: state.jkt,
+              request: requestFingerprint(ctx.oidc.params as Record<string, unknown>),
+              body,
+              issuedAt: Date.now(),
+            })
+          : { v: 1, failed: true };
+      await this.keep(slot, record, clientId);
+      // A failed attempt releases the claim: the client's corrected retry becomes the first.
+      if ('failed' in record) await this.kv.delete(REFRESH_GRACE_NAMESPACE, `c:${slot}`).catch(() => undefined);
     } finally {
       this.inFlight.delete(slot);
-      done();
+      state.done();
     }
   }
 
@@ -214,33 +280,69 @@ class RefreshGrace {
   }
 
   /** The same token again within the window: serve the first response when it is safe to. */
-  private async repeat(ctx: Ctx, value: string, slot: string, clientId: string, token: FoundRefreshToken, record: unknown): Promise<void> {
+  private async repeat(
+    ctx: Ctx,
+    value: string,
+    slot: string,
+    clientId: string,
+    jkt: string | undefined,
+    token: FoundRefreshToken,
+    record: unknown,
+  ): Promise<void> {
     const payload = record === undefined ? undefined : openGraceRecord(value, slot, record);
     const refusal = payload
-      ? await this.refusal(ctx, payload, token)
+      ? await this.refusal(ctx, payload, jkt, token)
       : record === undefined
         ? 'first_response_missing'
         : isFailureMarker(record)
           ? 'first_request_failed'
           : 'unreadable_record';
 
-    if (refusal || !payload) {
-      // The provider decides: the real error of a failed first request, or reuse detection.
-      this.logger.info('refresh grace not applied', {
-        client_id: clientId,
-        reason: refusal ?? 'unreadable_record',
-        event: 'refresh_grace.skipped',
-      });
-      return this.internals.handler(ctx);
+    if (!refusal && payload) {
+      this.requests.set(ctx, { kind: 'repeat', payload, token });
+      throw new RefreshGraceRepeat();
     }
+    // The provider decides: the real error of a failed first request, or reuse detection.
+    this.logger.info('refresh grace not applied', { client_id: clientId, reason: refusal, event: 'refresh_grace.skipped' });
+    await this.resync(token, value);
+  }
 
+  /**
+   * The provider read the token before this request waited: when the first refresh consumed it
+   * meanwhile, the provider's own reuse detection must see that.
+   */
+  private async resync(token: FoundRefreshToken, value: string): Promise<void> {
+    if (token.consumed) return;
+    const now = (await this.provider.RefreshToken.find(value, { ignoreExpiration: true })) as FoundRefreshToken | undefined;
+    if (!now) throw new errors.InvalidGrant('refresh token not found');
+    if (now.consumed) token.consumed = now.consumed;
+  }
+
+  /**
+   * Why the kept response must not be served to this request (undefined: serve it). The
+   * provider has already authenticated the client, verified the proof (fresh, not replayed)
+   * and the token's key binding, and found the grant alive.
+   */
+  private async refusal(ctx: Ctx, payload: GracePayload, jkt: string | undefined, token: FoundRefreshToken): Promise<string | undefined> {
+    if (payload.clientId !== ctx.oidc.client!.clientId) return 'client_mismatch';
+    if (payload.request !== requestFingerprint(ctx.oidc.params as Record<string, unknown>)) return 'different_request';
+    if ((payload.jkt ?? null) !== (jkt ?? null)) return 'dpop_key_mismatch';
+    // The pair is only worth repeating while its refresh token is unused and its grant alive.
+    const successor = (await this.provider.RefreshToken.find(String(payload.body.refresh_token))) as FoundRefreshToken | undefined;
+    if (!successor || successor.consumed || successor.grantId !== token.grantId) return 'successor_used_or_revoked';
+    return undefined;
+  }
+
+  /** A served repeat: the kept response in place of the error that ended the grant handler. */
+  private serve(ctx: Ctx, payload: GracePayload, token: FoundRefreshToken): void {
     const elapsed = Math.floor((Date.now() - payload.issuedAt) / 1000);
     const body = { ...payload.body };
     if (typeof body.expires_in === 'number') body.expires_in = Math.max(0, body.expires_in - elapsed);
+    ctx.status = 200;
     ctx.body = body; // the token endpoint already set Cache-Control: no-store
     // Live tokens handed out again without a rotation: an operator must be able to see each one.
     audit(this.logger, 'refresh_grace.served', {
-      client_id: clientId,
+      client_id: payload.clientId,
       account: token.accountId,
       grant: token.grantId,
       dpop_jkt: payload.jkt,
@@ -248,25 +350,7 @@ class RefreshGrace {
       seconds_since_first: elapsed,
       event: 'refresh_grace.served',
     });
-  }
-
-  /** Why the kept response must not be served to this request (undefined: serve it). */
-  private async refusal(ctx: Ctx, payload: GracePayload, token: FoundRefreshToken): Promise<string | undefined> {
-    if (payload.clientId !== ctx.oidc.client!.clientId) return 'client_mismatch';
-    if (payload.request !== requestFingerprint(ctx.oidc.params as Record<string, unknown>)) return 'different_request';
-    // Same proof-of-possession checks as the provider's own refresh, in its order.
-    const dPoP: DpopResult | undefined = await this.internals.validateDpop(ctx);
-    this.internals.checkDpopRequired(ctx, dPoP);
-    if (token.jkt && token.jkt !== dPoP?.thumbprint) return 'dpop_key_mismatch';
-    if ((payload.jkt ?? null) !== (dPoP?.thumbprint ?? null)) return 'dpop_key_mismatch';
-    // The pair is only worth repeating while its refresh token is unused and its grant alive.
-    const successor = (await this.provider.RefreshToken.find(String(payload.body.refresh_token))) as FoundRefreshToken | undefined;
-    if (!successor || successor.consumed || successor.grantId !== token.grantId) return 'successor_used_or_revoked';
-    const grant = token.grantId ? await this.provider.Grant.find(token.grantId) : undefined;
-    if (!grant) return 'grant_revoked';
-    // Last, so that a refusal leaves the proof to the provider's own replay check.
-    if (dPoP) await this.internals.checkDpopReplay(ctx, dPoP, ctx.oidc.client!.clientId);
-    return undefined;
+    this.provider.emit('grant.success', ctx);
   }
 
   private async awaitRecord(slot: string, deadline: number): Promise<unknown> {
@@ -286,26 +370,21 @@ class RefreshGrace {
     }
   }
 
-  /**
-   * RFC 9700 §4.14.2: a rotated refresh token coming back means it leaked. oidc-provider only
-   * says "client mismatch" when another client presents it; the grant is revoked here as well.
-   */
-  private async revokeCrossClientReuse(ctx: Ctx, token: FoundRefreshToken): Promise<void> {
-    const grantId = token.grantId;
-    if (!grantId) return;
-    const { provider } = this;
-    await Promise.all([
-      provider.AccessToken.revokeByGrantId(grantId),
-      provider.RefreshToken.revokeByGrantId(grantId),
-      provider.AuthorizationCode.revokeByGrantId(grantId),
-      provider.Grant.find(grantId).then((grant) => grant?.destroy()),
-    ]);
-    this.logger.warn('consumed refresh token presented by another client: grant revoked', {
-      client_id: ctx.oidc.client?.clientId,
-      owner_client_id: token.clientId,
-      event: 'refresh_grace.cross_client_reuse',
-    });
-    provider.emit('grant.revoked', ctx, grantId);
-    throw new errors.InvalidGrant('refresh token already used (presented by another client)');
+  /** A refresh the checkpoint did not see: refused before it, or a provider that skipped it. */
+  private async unchecked(ctx: Ctx): Promise<void> {
+    const body = jsonBody(ctx);
+    if (ctx.status === 200 && typeof body?.refresh_token === 'string') {
+      this.logger.error(
+        'refresh grace: a refresh was answered without passing its checkpoint in findAccount (an oidc-provider ' +
+          'version whose refresh_token grant changed?): no grace window and no early resource check; ' +
+          'set refreshTokens.reuseGraceSeconds to 0, or keep oidc-provider at a version this kit supports',
+        { client_id: ctx.oidc.client?.clientId, event: 'refresh_grace.unchecked' },
+      );
+      return;
+    }
+    const value = ctx.oidc.params?.refresh_token;
+    if (ctx.status === 400 && body?.error === 'invalid_grant' && ctx.oidc.client && typeof value === 'string' && value) {
+      await revokeCrossClientReuse(this.provider, ctx, value, this.logger);
+    }
   }
 }

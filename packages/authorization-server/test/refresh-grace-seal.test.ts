@@ -2,8 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { graceSlot, isFailureMarker, openGraceRecord, sealGracePayload, type GracePayload } from '../src/refresh-grace/sealed-response.js';
 import { checkRefreshResource } from '../src/refresh-grace/resource-check.js';
-import { refreshGraceConfigProblems } from '../src/refresh-grace.js';
-import { loadRefreshGrantInternals } from '../src/refresh-grace/oidc-internals.js';
+import { installRefreshGrace, refreshGraceConfigProblems } from '../src/refresh-grace.js';
 
 const token = 'rt-0123456789abcdefghijklmnopqrstuvwxyzABCDE';
 const payload: GracePayload = {
@@ -87,8 +86,39 @@ describe('refreshTokens.reuseGraceSeconds problems', () => {
   });
 });
 
-describe('oidc-provider internals the grace relies on', () => {
-  it('a provider without the expected refresh_token registration fails loudly at start-up, naming the way out', async () => {
-    await expect(loadRefreshGrantInternals({} as never)).rejects.toThrow(/oidc-provider.*reuseGraceSeconds to 0/);
+describe('what the grace relies on in oidc-provider (public surface only)', () => {
+  const logger = () => {
+    const lines: Array<{ level: string; message: string }> = [];
+    const at = (level: string) => (message: string) => void lines.push({ level, message });
+    return { lines, logger: { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') } };
+  };
+
+  it('something other than a provider fails loudly at start-up, naming the way out', async () => {
+    const { logger: log } = logger();
+    await expect(installRefreshGrace({} as never, { kv: {} as never, graceSeconds: 10, logger: log })).rejects.toThrow(
+      /oidc-provider.*reuseGraceSeconds to 0/,
+    );
+  });
+
+  it('a refresh answered without passing the findAccount checkpoint (a provider whose grant changed) is logged as an error naming the way out', async () => {
+    const { lines, logger: log } = logger();
+    let middleware: ((ctx: unknown, next: () => Promise<void>) => Promise<void>) | undefined;
+    const provider = {
+      use: (fn: typeof middleware) => {
+        middleware = fn;
+      },
+      RefreshToken: { find: async () => undefined },
+    };
+    await installRefreshGrace(provider as never, { kv: {} as never, graceSeconds: 10, logger: log });
+    const ctx: Record<string, unknown> = {};
+    await middleware!(ctx, async () => {
+      ctx.oidc = { route: 'token', params: { grant_type: 'refresh_token', refresh_token: 'rt-secret-value' }, client: { clientId: 'c' } };
+      ctx.status = 200;
+      ctx.body = { access_token: 'at-secret-value', refresh_token: 'rt-next-secret-value', token_type: 'Bearer' };
+    });
+    const errors = lines.filter((l) => l.level === 'error');
+    expect(errors).toHaveLength(1);
+    expect(errors[0]!.message).toMatch(/checkpoint.*reuseGraceSeconds to 0/);
+    expect(JSON.stringify(lines)).not.toMatch(/secret-value/);
   });
 });

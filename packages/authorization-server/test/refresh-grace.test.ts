@@ -220,6 +220,31 @@ describe('refresh grace log lines', () => {
   });
 });
 
+describe('a served repeat is a refresh, not a refusal', () => {
+  const lines: Array<{ level: string; message: string; fields?: Record<string, unknown> }> = [];
+  const record = (level: string) => (message: string, fields?: Record<string, unknown>) => void lines.push({ level, message, fields });
+  let t: RunningAs;
+  let clientId: string;
+  beforeAll(async () => {
+    t = await start({ logger: { debug: record('debug'), info: record('info'), warn: record('warn'), error: record('error') } });
+    clientId = (await registerClient(t.url)).body.client_id;
+  });
+  afterAll(() => t.close());
+
+  it('DESIGN §Rules: the retry is audited as refreshed and served, and no refusal or error line is written', async () => {
+    const tokens = await initialTokens(t, clientId);
+    lines.length = 0; // from here on: the two refreshes only
+    const first = await refresh(t, clientId, tokens.refresh_token);
+    const retry = await refresh(t, clientId, tokens.refresh_token);
+    expect(retry.status, JSON.stringify(retry.body)).toBe(200);
+    expect(retry.body.refresh_token).toBe(first.body.refresh_token);
+    const messages = lines.map((l) => l.message);
+    expect(messages.filter((m) => m === 'audit token.refreshed')).toHaveLength(2);
+    expect(messages.filter((m) => m === 'audit refresh_grace.served')).toHaveLength(1);
+    expect(lines.filter((l) => l.level === 'warn' || l.level === 'error')).toEqual([]);
+  });
+});
+
 describe('confidential clients: a repeat must authenticate like the first request', () => {
   let t: RunningAs;
   beforeAll(async () => {

@@ -13,9 +13,9 @@
  * request fails with `invalid_grant` and the grant is revoked, as oidc-provider itself does
  * when it sees a consumed code.
  */
-import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
+import Provider, { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 import { type Clock, epochSeconds } from './clock.js';
-import { type ModelBackend, toRow } from './model-rows.js';
+import { type ModelBackend, type NextRow, toRow } from './model-rows.js';
 
 /**
  * Models whose second consumption is an attack. Not `RefreshToken`: a rotated refresh token
@@ -24,6 +24,25 @@ import { type ModelBackend, toRow } from './model-rows.js';
  * reuse. Not `PushedAuthorizationRequest` (no grant, a replay only fails to find it).
  */
 const SINGLE_USE_MODELS: ReadonlySet<string> = new Set(['AuthorizationCode', 'DeviceCode', 'BackchannelAuthenticationRequest']);
+
+/**
+ * The code or refresh token a token request looks up right after its client: oidc-provider
+ * authenticates the client (`Client.find`) with the request's parameters already parsed, then
+ * finds the grant's source by the presented value (an opaque token's value is its id). Read
+ * from oidc-provider's public request context (`Provider.ctx`).
+ */
+function grantSourceOfTokenRequest(): NextRow | undefined {
+  const ctx = Provider.ctx;
+  if (ctx?.oidc?.route !== 'token') return undefined;
+  const params = ctx.oidc.params ?? {};
+  const [model, value] =
+    params.grant_type === 'refresh_token'
+      ? ['RefreshToken', params.refresh_token]
+      : params.grant_type === 'authorization_code'
+        ? ['AuthorizationCode', params.code]
+        : [undefined, undefined];
+  return model && typeof value === 'string' && value !== '' ? { model, id: value } : undefined;
+}
 
 export class ModelAdapter implements Adapter {
   constructor(
@@ -38,7 +57,7 @@ export class ModelAdapter implements Adapter {
 
   async find(id: string): Promise<AdapterPayload | undefined> {
     if (typeof id !== 'string' || id === '') return undefined;
-    return this.backend.find(this.model, id, this.clock());
+    return this.backend.find(this.model, id, this.clock(), this.model === 'Client' ? grantSourceOfTokenRequest() : undefined);
   }
 
   async findByUid(uid: string): Promise<AdapterPayload | undefined> {

@@ -32,9 +32,19 @@ export interface ModelRow {
 export type IndexedField = 'uid' | 'userCode';
 
 /** Every read takes `now` (epoch ms): a row with `expiresAt <= now` is never returned. */
+/** A row a request is about to look up (see `ModelBackend.find`). */
+export interface NextRow {
+  model: string;
+  id: string;
+}
+
 export interface ModelBackend {
   upsert(row: ModelRow): Promise<void>;
-  find(model: string, id: string, now: number): Promise<AdapterPayload | undefined>;
+  /**
+   * `next`: a row the same request looks up right after this one (a token request's code or
+   * refresh token, after its client); a backend may read it in the same round trip.
+   */
+  find(model: string, id: string, now: number, next?: NextRow): Promise<AdapterPayload | undefined>;
   findBy(model: string, field: IndexedField, value: string, now: number): Promise<AdapterPayload | undefined>;
   /**
    * Sets `payload.consumed = consumedAt` on a live row that is not consumed yet, atomically

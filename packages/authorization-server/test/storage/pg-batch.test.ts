@@ -1,11 +1,11 @@
 /**
- * Statements of concurrent requests sent as one (src/storage/pg-batch.ts), first against a
+ * Statements of concurrent requests sent as one (src/storage/postgres/batch.ts), first against a
  * recording statement, then on the PostgreSQL store, where a batch must give each request what
  * its own statement would have: RFC 6749 §4.1.2 single use included.
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Batcher, Gate, MAX_BATCH, type BatchStatement } from '../../src/storage/pg-batch.js';
+import { Batcher, Gate, MAX_BATCH, type BatchStatement } from '../../src/storage/postgres/batch.js';
 import { openStore, type Store } from '../../src/storage/index.js';
 import { dropSchema, randomSchema, TEST_DATABASE_URL } from './pg-helpers.js';
 

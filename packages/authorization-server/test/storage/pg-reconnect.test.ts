@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/storage/index.js';
-import { isConnectionLoss, RECONNECT_ATTEMPTS, retryOnConnectionLoss } from '../../src/storage/pg-reconnect.js';
+import { isConnectionLoss, RECONNECT_ATTEMPTS, retryOnConnectionLoss } from '../../src/storage/postgres/reconnect.js';
 import { dropSchema, randomSchema, TEST_DATABASE_URL } from './pg-helpers.js';
 
 describe('isConnectionLoss', () => {

@@ -1,5 +1,5 @@
 /**
- * Pieces of the model statements that serve several requests at once (see ../pg-batch.ts):
+ * Pieces of the model statements that serve several requests at once (see batch.ts):
  * the inputs as a `VALUES` list, one live row looked up per input, results back in input order.
  */
 import { LIVE } from './statements.js';

@@ -28,19 +28,21 @@ export class PgKeys implements KeyBackend {
   }
 
   mutateSigningKeys(change: (rows: StoredSigningKey[]) => StoredSigningKey[] | undefined) {
-    return inTransaction(this.pool, `${this.lock}:signing`, async (client) => {
-      const next = change(await this.signing(client));
-      if (next) {
-        await client.query(`DELETE FROM ${this.q}.signing_keys`);
-        for (const k of next) {
-          await client.query(
-            `INSERT INTO ${this.q}.signing_keys (kid, jwk, status, created_at, retire_after) VALUES ($1, $2, $3, $4, $5)`,
-            [k.jwk.kid, JSON.stringify(k.jwk), k.status, k.createdAt, k.retireAfter ?? null],
-          );
-        }
-      }
-      return this.signing(client);
-    });
+    return this.mutate(
+      'signing',
+      (c) => this.signing(c),
+      change,
+      (client, next) =>
+        next.map((k) =>
+          client.query(`INSERT INTO ${this.q}.signing_keys (kid, jwk, status, created_at, retire_after) VALUES ($1, $2, $3, $4, $5)`, [
+            k.jwk.kid,
+            JSON.stringify(k.jwk),
+            k.status,
+            k.createdAt,
+            k.retireAfter ?? null,
+          ]),
+        ),
+    );
   }
 
   readCookieKeys() {
@@ -48,15 +50,35 @@ export class PgKeys implements KeyBackend {
   }
 
   mutateCookieKeys(change: (rows: CookieKeyRecord[]) => CookieKeyRecord[] | undefined) {
-    return inTransaction(this.pool, `${this.lock}:cookie`, async (client) => {
-      const next = change(await this.cookie(client));
+    return this.mutate(
+      'cookie',
+      (c) => this.cookie(c),
+      change,
+      (client, next) =>
+        next.map((k, i) =>
+          client.query(`INSERT INTO ${this.q}.cookie_keys (position, key, created_at) VALUES ($1, $2, $3)`, [i, k.key, k.createdAt]),
+        ),
+    );
+  }
+
+  /**
+   * One change of a key table under its advisory lock: read, let `change` decide, replace every
+   * row when it returns a new list, read back what the table now holds.
+   */
+  private mutate<T>(
+    kind: 'signing' | 'cookie',
+    read: (client: PoolClient) => Promise<T[]>,
+    change: (rows: T[]) => T[] | undefined,
+    inserts: (client: PoolClient, next: T[]) => Array<Promise<unknown>>,
+  ): Promise<T[]> {
+    return inTransaction(this.pool, `${this.lock}:${kind}`, async (client) => {
+      const next = change(await read(client));
       if (next) {
-        await client.query(`DELETE FROM ${this.q}.cookie_keys`);
-        for (const [i, k] of next.entries()) {
-          await client.query(`INSERT INTO ${this.q}.cookie_keys (position, key, created_at) VALUES ($1, $2, $3)`, [i, k.key, k.createdAt]);
-        }
+        await client.query(`DELETE FROM ${this.q}.${kind}_keys`);
+        // One connection runs its queries in order: queued together, awaited together.
+        await Promise.all(inserts(client, next));
       }
-      return this.cookie(client);
+      return read(client);
     });
   }
 }

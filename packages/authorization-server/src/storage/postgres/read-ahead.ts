@@ -41,6 +41,10 @@ export class ReadAhead<T> {
   drop(id: string): void {
     this.#entries.delete(id);
   }
+
+  clear(): void {
+    this.#entries.clear();
+  }
 }
 
 export interface PrefetchedGrant {

@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
-import { isConnectionLoss, retryOnConnectionLoss } from '../pg-reconnect.js';
+import { isConnectionLoss, retryOnConnectionLoss } from './reconnect.js';
 
 /** A row's liveness; `$NOW` is replaced by the placeholder or column holding the current time. */
 export const LIVE = '(expires_at IS NULL OR expires_at > $NOW)';
@@ -28,7 +28,7 @@ export function prepared(text: string, values: unknown[]): QueryConfig {
 
 /**
  * A statement that is safe to run twice (a read, an upsert of given values, a delete by key):
- * retried on another connection when its connection was dropped (see ../pg-reconnect.ts).
+ * retried on another connection when its connection was dropped (see reconnect.ts).
  */
 export function repeatable<R extends QueryResultRow>(
   pool: Pool,

@@ -163,7 +163,9 @@ export async function startAuthServer(options: StartAuthServerOptions = {}): Pro
     const seedDemoUser = options.demoUser ?? (issuerLoopback && !options.production);
     const resource = options.resource ?? DEFAULT_RESOURCE;
     const extra = options.authorizationServer ?? {};
-    if (options.redisUrl) signal = await connectRevocationSignal(options.redisUrl, options.redisPrefix, longestAccessTokenTtl(extra), logger);
+    if (options.redisUrl) {
+      signal = await connectRevocationSignal(options.redisUrl, options.redisPrefix, longestAccessTokenTtl(extra), logger);
+    }
     store = await openStore(storageFor(options), signal ? { onGrantRevoked: signal.publish } : {});
     server = await createAuthorizationServer({
       serviceName: 'MCP Auth Kit',

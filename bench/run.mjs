@@ -40,7 +40,7 @@ const settings = quick
       flow: { rounds: 5, runsPerRound: 3 },
       cimd: { rounds: 5, flowsPerRound: 10 },
       rsShared: { rounds: 5, requests: 1000, concurrency: 16, sampleMs: 1000 },
-      asScale: { rounds: 5, codes: 100, concurrency: 32 },
+      asScale: { rounds: 5, codes: 64, concurrency: 32 },
     };
 
 const cases = [

@@ -25,10 +25,17 @@ export async function connectRevocationSignal(
   accessTokenTtlSeconds: number,
   logger: Logger,
 ): Promise<RevocationSignal> {
-  const client = createClient({ url });
+  // a Redis that never answers fails the start (after about 3 s) instead of hanging it; once
+  // connected, the client reconnects for as long as it takes
+  let connected = false;
+  const client = createClient({
+    url,
+    socket: { reconnectStrategy: (retries, cause) => (!connected && retries >= 5 ? cause : Math.min(100 * 2 ** retries, 3000)) },
+  });
   // never the URL (it may hold a password): the client's own message names host and port
   client.on('error', (error: Error) => logger.warn('redis connection error', { error: error.message }));
   await client.connect();
+  connected = true;
   const publish = createRedisRevocationPublisher({ client, ...(prefix !== undefined && { prefix }), accessTokenTtlSeconds });
   return {
     async publish(grantId) {

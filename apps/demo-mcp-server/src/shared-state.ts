@@ -23,9 +23,16 @@ export async function connectSharedState(
 ): Promise<DemoSharedState> {
   const prefix = options.prefix ?? DEFAULT_REVOCATION_PREFIX;
   const onError = options.onError ?? (() => {});
-  const client = createClient({ url });
+  // a Redis that never answers fails the start (after about 3 s) instead of hanging it; once
+  // connected, the client reconnects for as long as it takes
+  let connected = false;
+  const client = createClient({
+    url,
+    socket: { reconnectStrategy: (retries, cause) => (!connected && retries >= 5 ? cause : Math.min(100 * 2 ** retries, 3000)) },
+  });
   client.on('error', onError);
   await client.connect();
+  connected = true;
   const subscriber = client.duplicate();
   subscriber.on('error', onError);
   try {

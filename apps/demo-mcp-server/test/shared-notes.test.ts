@@ -2,7 +2,8 @@
 import { randomBytes } from 'node:crypto';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RedisNotesStore } from '../src/index.js';
+import { RedisNotesStore, startDemoServer } from '../src/index.js';
+import { freePort, isListening } from './helpers/ports.js';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -50,5 +51,22 @@ describe.runIf(await redisAnswers())('RedisNotesStore (real Redis)', () => {
     expect((await store.list('client:x*')).map((n) => n.text)).toEqual(['a']);
     for (const text of ['c', 'd']) await store.add('client:x', text);
     expect((await store.list('client:x')).map((n) => n.text)).toEqual(['c', 'd']);
+  });
+});
+
+describe('REDIS_URL that never answers', () => {
+  it('fails the start with the connection error (no hang) and releases the port', async () => {
+    const deadPort = await freePort(); // nothing listens there
+    const port = await freePort();
+    await expect(
+      startDemoServer({
+        port,
+        host: '127.0.0.1',
+        issuer: 'http://127.0.0.1:9',
+        redisUrl: `redis://127.0.0.1:${deadPort}`,
+        onError: () => {},
+      }),
+    ).rejects.toThrow(/ECONNREFUSED/);
+    expect(await isListening(port)).toBe(false);
   });
 });

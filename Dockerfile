@@ -35,6 +35,8 @@ COPY --from=build /app/package.json /app/package-lock.json ./
 COPY --from=build /app/node_modules node_modules
 COPY --from=build /app/packages packages
 COPY --from=build /app/apps apps
+# the round-robin balancer of the scaled-out compose topology (no dependencies)
+COPY scripts/round-robin-proxy.mjs scripts/
 # SQLite (used when DATABASE_URL is unset) lives in /data: mount a volume there.
 RUN mkdir -p /data && chown node:node /data
 VOLUME ["/data"]

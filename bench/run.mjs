@@ -17,7 +17,7 @@ const onlyArg = args.find((a) => a.startsWith('--only='))?.slice(7) ?? process.e
 const only = onlyArg ? new Set(onlyArg.split(',').map((s) => s.trim())) : undefined;
 const unknown = args.filter((a) => a !== '--quick' && !a.startsWith('--only='));
 if (unknown.length) {
-  process.stderr.write(`unknown argument(s): ${unknown.join(' ')}\nusage: node bench/run.mjs [--quick] [--only=1,1b,2,3,4,5]\n`);
+  process.stderr.write(`unknown argument(s): ${unknown.join(' ')}\nusage: node bench/run.mjs [--quick] [--only=1,1b,2,3,4,5,6,7]\n`);
   process.exit(2);
 }
 
@@ -29,6 +29,8 @@ const settings = quick
       as: { rounds: 2, codes: 40, batch: 40, refreshes: 40, concurrencies: [4, 8], refreshChains: 8 },
       flow: { rounds: 2, runsPerRound: 1 },
       cimd: { rounds: 2, flowsPerRound: 3 },
+      rsShared: { rounds: 2, requests: 200, concurrency: 16, sampleMs: 100 },
+      asScale: { rounds: 2, codes: 40, concurrency: 8 },
     }
   : {
       rs: { rounds: 5, duration: 10, connections: 50 },
@@ -37,6 +39,8 @@ const settings = quick
       as: { rounds: 7, codes: 200, batch: 100, refreshes: 200, concurrencies: [10, 32], refreshChains: 10 },
       flow: { rounds: 5, runsPerRound: 3 },
       cimd: { rounds: 5, flowsPerRound: 10 },
+      rsShared: { rounds: 5, requests: 1000, concurrency: 16, sampleMs: 1000 },
+      asScale: { rounds: 5, codes: 64, concurrency: 32 },
     };
 
 const cases = [
@@ -50,6 +54,12 @@ const cases = [
   { id: '3', name: 'AS throughput', run: async () => (await import('./cases/as-throughput.mjs')).runAsThroughput(settings.as) },
   { id: '4', name: 'full flow', run: async () => (await import('./cases/full-flow.mjs')).runFullFlow(settings.flow) },
   { id: '5', name: 'CIMD cold vs warm', run: async () => (await import('./cases/cimd.mjs')).runCimd(settings.cimd) },
+  {
+    id: '6',
+    name: 'resource-server shared state',
+    run: async () => (await import('./cases/shared-state.mjs')).runRsSharedState(settings.rsShared),
+  },
+  { id: '7', name: 'AS scaled out', run: async () => (await import('./cases/shared-state.mjs')).runAsScaleOut(settings.asScale) },
 ];
 
 const cpu = cpus();

@@ -30,7 +30,7 @@ async function timePerCall(fn, ms) {
  * moments of a shared CPU, so their ratio is not skewed by load that came and went between
  * two long samples. The slice order rotates so no case always follows the same one.
  */
-async function timeInterleaved(fns, ms, sliceMs = 5) {
+export async function timeInterleaved(fns, ms, sliceMs = 5) {
   const spent = fns.map(() => 0);
   const calls = fns.map(() => 0);
   for (let turn = 0; spent.some((t) => t < ms); turn++) {

@@ -13,33 +13,38 @@ export const BENCH_CLIENT = {
 };
 export const DEMO_SCOPES = { 'notes:read': 'Read your notes', 'notes:write': 'Create and change your notes' };
 
+/** The configuration every bench AS runs with (case 7 starts it in child processes too). */
+export function benchAsConfig({ issuer, resource, storage = { kind: 'memory' }, accessTokenTTL = 3600, cimd, extra = {} }) {
+  return {
+    issuer,
+    resources: [{ resource, scopes: DEMO_SCOPES }],
+    storage,
+    devAutoLogin: 'bench-user',
+    accessTokenTTL,
+    registration: { rateLimit: false },
+    cimd: cimd ?? { allowPrivateNetwork: false },
+    clients: [
+      {
+        client_id: BENCH_CLIENT.clientId,
+        client_name: 'bench client',
+        application_type: 'native',
+        redirect_uris: [BENCH_CLIENT.redirectUri],
+        token_endpoint_auth_method: 'none',
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+      },
+    ],
+    logger: silentLogger,
+    ...extra,
+  };
+}
+
 export async function startBenchAs({ resource, storage = { kind: 'memory' }, accessTokenTTL = 3600, cimd, extra = {} }) {
   const listener = await listen();
   const issuer = listener.origin;
   let as;
   try {
-    as = await createAuthorizationServer({
-      issuer,
-      resources: [{ resource, scopes: DEMO_SCOPES }],
-      storage,
-      devAutoLogin: 'bench-user',
-      accessTokenTTL,
-      registration: { rateLimit: false },
-      cimd: cimd ?? { allowPrivateNetwork: false },
-      clients: [
-        {
-          client_id: BENCH_CLIENT.clientId,
-          client_name: 'bench client',
-          application_type: 'native',
-          redirect_uris: [BENCH_CLIENT.redirectUri],
-          token_endpoint_auth_method: 'none',
-          grant_types: ['authorization_code', 'refresh_token'],
-          response_types: ['code'],
-        },
-      ],
-      logger: silentLogger,
-      ...extra,
-    });
+    as = await createAuthorizationServer(benchAsConfig({ issuer, resource, storage, accessTokenTTL, cimd, extra }));
   } catch (error) {
     await listener.close();
     throw error;

@@ -1,12 +1,15 @@
 /**
  * No Docker engine runs here: this parses docker-compose.yml (and the Dockerfile it builds)
- * and checks them against the runtime contract in DESIGN.md.
+ * and checks them against the runtime contract in DESIGN.md and against the scale-out topology
+ * the multi-instance test starts (test/multi-instance/topology.ts).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { parseRoutes } from '../../scripts/round-robin-proxy.mjs';
+import { TOPOLOGY } from '../multi-instance/topology.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -26,7 +29,8 @@ interface Compose {
   volumes?: Record<string, unknown>;
 }
 
-const compose = parse(readFileSync(resolve(root, 'docker-compose.yml'), 'utf8')) as Compose;
+// merge keys (`<<: *anchor`) as compose reads them
+const compose = parse(readFileSync(resolve(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as Compose;
 const { services } = compose;
 const dockerfile = readFileSync(resolve(root, 'Dockerfile'), 'utf8');
 
@@ -41,48 +45,69 @@ function healthcheckCommand(service: Service): string {
   return test.slice(1).join(' ');
 }
 
-describe('docker-compose.yml', () => {
-  it('has exactly the services auth-server, postgres and demo-mcp-server', () => {
-    expect(Object.keys(services).sort()).toEqual(['auth-server', 'demo-mcp-server', 'postgres']);
+const authServers = TOPOLOGY.authServers.map((name) => [name, services[name]!] as const);
+const replicas = TOPOLOGY.mcpReplicas.map((name) => [name, services[name]!] as const);
+const env = (service: Service) => service.environment ?? {};
+
+describe('docker-compose.yml: the scale-out topology of the multi-instance test', () => {
+  it('has exactly the services of test/multi-instance/topology.ts', () => {
+    const expected = [...TOPOLOGY.authServers, ...TOPOLOGY.mcpReplicas, TOPOLOGY.postgres, TOPOLOGY.redis, TOPOLOGY.proxy];
+    expect(Object.keys(services).sort()).toEqual(expected.sort());
   });
 
-  it('auth-server: runtime-contract env (AS_PORT, AS_ISSUER, DATABASE_URL, MCP_RESOURCE) with contract defaults', () => {
-    const env = services['auth-server']!.environment!;
-    for (const name of ['AS_PORT', 'AS_ISSUER', 'DATABASE_URL', 'MCP_RESOURCE']) expect(env, name).toHaveProperty(name);
-    expect(env.AS_PORT).toBe('9000');
-    expect(expandDefaults(env.AS_ISSUER!)).toBe('http://localhost:9000');
-    expect(expandDefaults(env.MCP_RESOURCE!)).toBe('http://localhost:3000/mcp');
-    const db = new URL(expandDefaults(env.DATABASE_URL!));
+  it('authorization servers: one PostgreSQL schema and one Redis, the same settings on each', () => {
+    const first = authServers[0]![1];
+    for (const [name, as] of authServers) {
+      expect(as.command, name).toEqual(['node', 'apps/auth-server/dist/main.js']);
+      for (const key of TOPOLOGY.sharedAuthServerEnv) expect(env(as)[key], `${name} ${key}`).toBe(env(first)[key]);
+    }
+    const e = env(first);
+    expect(expandDefaults(e.AS_ISSUER!)).toBe('http://localhost:9000');
+    expect(expandDefaults(e.MCP_RESOURCE!)).toBe('http://localhost:3000/mcp');
+    const db = new URL(expandDefaults(e.DATABASE_URL!));
     expect(db.protocol).toBe('postgres:');
-    expect(db.hostname, 'reaches the postgres service by name').toBe('postgres');
+    expect(db.hostname, 'reaches the postgres service by name').toBe(TOPOLOGY.postgres);
     expect(db.pathname).toBe(`/${services.postgres!.environment!.POSTGRES_DB}`);
     expect(db.username).toBe(services.postgres!.environment!.POSTGRES_USER);
-    expect(services['auth-server']!.ports).toContain('9000:9000');
+    expect(new URL(e.REDIS_URL!).hostname, 'reaches the redis service by name').toBe(TOPOLOGY.redis);
     // The image runs in production mode, which seeds no demo user unless asked.
-    expect(expandDefaults(env.AS_DEMO_USER!)).toBe('1');
+    expect(expandDefaults(e.AS_DEMO_USER!)).toBe('1');
   });
 
-  it('demo-mcp-server: runtime-contract env (MCP_PORT, MCP_RESOURCE, AS_ISSUER) agreeing with auth-server', () => {
-    const env = services['demo-mcp-server']!.environment!;
-    const asEnv = services['auth-server']!.environment!;
-    for (const name of ['MCP_PORT', 'MCP_RESOURCE', 'AS_ISSUER']) expect(env, name).toHaveProperty(name);
-    expect(env.MCP_PORT).toBe('3000');
-    expect(env.AS_ISSUER, 'the MCP server trusts the issuer the AS uses').toBe(asEnv.AS_ISSUER);
-    expect(env.MCP_RESOURCE, 'the AS issues tokens for the resource the MCP server is').toBe(asEnv.MCP_RESOURCE);
-    expect(new URL(expandDefaults(env.MCP_RESOURCE!)).port).toBe(env.MCP_PORT);
+  it('MCP replicas: one Redis and prefix with the authorization servers, trusting their issuer for their resource', () => {
+    const asEnv = env(authServers[0]![1]);
+    for (const [name, mcp] of replicas) {
+      expect(mcp.command, name).toEqual(['node', 'apps/demo-mcp-server/dist/main.js']);
+      for (const key of TOPOLOGY.sharedMcpEnv) expect(env(mcp)[key], `${name} ${key}`).toBe(asEnv[key]);
+    }
   });
 
-  it('the demo server reaches the issuer at the same URL as the browser (shared network namespace, port published)', () => {
-    const demo = services['demo-mcp-server']!;
-    expect(demo.network_mode).toBe('service:auth-server');
-    expect(demo.ports, 'a service in another namespace cannot publish ports').toBeUndefined();
-    expect(services['auth-server']!.ports).toContain('3000:3000');
+  it('the proxy balances the issuer port over every AS and the resource port over every replica, and publishes both', () => {
+    const proxy = services[TOPOLOGY.proxy]!;
+    expect(proxy.command).toEqual(['node', 'scripts/round-robin-proxy.mjs']);
+    expect(existsSync(resolve(root, 'scripts/round-robin-proxy.mjs'))).toBe(true);
+    const routes = new Map(parseRoutes(env(proxy).PROXY_ROUTES!).map((r) => [r.port, r.targets]));
+    const issuerPort = Number(new URL(expandDefaults(env(authServers[0]![1]).AS_ISSUER!)).port);
+    const resourcePort = Number(new URL(expandDefaults(env(authServers[0]![1]).MCP_RESOURCE!)).port);
+    expect(routes.get(issuerPort)).toEqual(authServers.map(([, as]) => `http://127.0.0.1:${env(as).AS_PORT}`));
+    expect(routes.get(resourcePort)).toEqual(replicas.map(([, mcp]) => `http://127.0.0.1:${env(mcp).MCP_PORT}`));
+    expect(proxy.ports).toEqual([`${issuerPort}:${issuerPort}`, `${resourcePort}:${resourcePort}`]);
     // Published ports only reach servers bound beyond loopback.
-    expect(services['auth-server']!.environment!.AS_HOST).toBe('0.0.0.0');
-    expect(demo.environment!.MCP_HOST).toBe('0.0.0.0');
+    expect(env(proxy).PROXY_HOST).toBe('0.0.0.0');
   });
 
-  it('postgres: named volume for its data and a pg_isready health check', () => {
+  it('apps share the proxy network namespace: localhost:9000 is the balancer for the browser, each AS and each replica', () => {
+    for (const [name, s] of [...authServers, ...replicas]) {
+      expect(s.network_mode, name).toBe(`service:${TOPOLOGY.proxy}`);
+      expect(s.ports, `${name}: a service in another namespace cannot publish ports`).toBeUndefined();
+    }
+    for (const [, as] of authServers) expect(env(as).AS_HOST).toBe('127.0.0.1');
+    for (const [, mcp] of replicas) expect(env(mcp).MCP_HOST).toBe('127.0.0.1');
+    const ports = [...authServers.map(([, as]) => env(as).AS_PORT), ...replicas.map(([, m]) => env(m).MCP_PORT)];
+    expect(new Set(ports).size, 'one namespace: every app on its own port').toBe(ports.length);
+  });
+
+  it('postgres: named volume for its data and a pg_isready health check; redis: keeps nothing on disk, redis-cli ping', () => {
     const pg = services.postgres!;
     expect(pg.image).toMatch(/^postgres:\d+/);
     const volume = pg.volumes?.find((v) => v.endsWith(':/var/lib/postgresql/data'));
@@ -91,28 +116,37 @@ describe('docker-compose.yml', () => {
     expect(compose.volumes).toHaveProperty(name);
     expect(healthcheckCommand(pg)).toMatch(/pg_isready/);
     expect(pg.environment!.POSTGRES_PASSWORD, 'overridable, not a hard-coded secret').toMatch(/^\$\{POSTGRES_PASSWORD:-/);
+    const redis = services.redis!;
+    expect(redis.image).toMatch(/^redis:\d+/);
+    expect(redis.command).toEqual(expect.arrayContaining(['--save', '', '--appendonly', 'no']));
+    expect(healthcheckCommand(redis)).toMatch(/redis-cli ping/);
   });
 
-  it('health checks: auth-server probes its readiness (store included), demo-mcp-server its /healthz, on the container ports', () => {
-    expect(healthcheckCommand(services['auth-server']!)).toContain('http://127.0.0.1:9000/readyz');
-    expect(healthcheckCommand(services['demo-mcp-server']!)).toContain('http://127.0.0.1:3000/healthz');
+  it("health checks on each app's own port: AS readiness (store included), replicas /healthz", () => {
+    for (const [name, as] of authServers) expect(healthcheckCommand(as), name).toContain(`http://127.0.0.1:${env(as).AS_PORT}/readyz`);
+    for (const [name, mcp] of replicas) expect(healthcheckCommand(mcp), name).toContain(`http://127.0.0.1:${env(mcp).MCP_PORT}/healthz`);
     for (const s of Object.values(services)) expect(s.healthcheck?.retries).toBeGreaterThan(0);
   });
 
-  it('start order: auth-server waits for healthy postgres, demo-mcp-server for healthy auth-server', () => {
-    expect(services['auth-server']!.depends_on).toEqual({ postgres: { condition: 'service_healthy' } });
-    expect(services['demo-mcp-server']!.depends_on).toEqual({ 'auth-server': { condition: 'service_healthy' } });
+  it('start order: AS instances wait for healthy postgres and redis; replicas for a healthy AS and redis', () => {
+    for (const [name, as] of authServers) {
+      expect(as.depends_on?.postgres?.condition, name).toBe('service_healthy');
+      expect(as.depends_on?.redis?.condition, name).toBe('service_healthy');
+      expect(as.depends_on?.[TOPOLOGY.proxy], name).toBeDefined();
+    }
+    for (const [name, mcp] of replicas) {
+      expect(mcp.depends_on?.[TOPOLOGY.authServers[0]]?.condition, name).toBe('service_healthy');
+      expect(mcp.depends_on?.redis?.condition, name).toBe('service_healthy');
+    }
   });
 
-  it('both apps run the built entry points from one locally built image', () => {
-    const as = services['auth-server']!;
-    const demo = services['demo-mcp-server']!;
-    expect(as.build).toBe('.');
-    expect(demo.image).toBe(as.image);
-    expect(as.command).toEqual(['node', 'apps/auth-server/dist/main.js']);
-    expect(demo.command).toEqual(['node', 'apps/demo-mcp-server/dist/main.js']);
+  it('every app runs a built entry point from one locally built image', () => {
+    const proxy = services[TOPOLOGY.proxy]!;
+    expect(proxy.build).toBe('.');
+    for (const [name, s] of [...authServers, ...replicas]) expect(s.image, name).toBe(proxy.image);
     expect(existsSync(resolve(root, 'apps/auth-server/src/main.ts'))).toBe(true);
     expect(existsSync(resolve(root, 'apps/demo-mcp-server/src/main.ts'))).toBe(true);
+    expect(dockerfile.slice(dockerfile.lastIndexOf('FROM '))).toMatch(/^COPY scripts\/round-robin-proxy\.mjs scripts\/$/m);
   });
 });
 

@@ -16,6 +16,7 @@ import {
   type Store,
 } from '@mcp-auth-kit/authorization-server';
 import { loadConfig } from './config.js';
+import { connectRevocationSignal } from './revocation-signal.js';
 
 export interface AdminIo {
   out(line: string): void;
@@ -87,12 +88,23 @@ export function signedTokenLifetimes(env: NodeJS.ProcessEnv): SignedTokenLifetim
   return { accessToken, idToken: ID_TOKEN_TTL, longest: Math.max(accessToken, ID_TOKEN_TTL) };
 }
 
-async function withStore<T>(config: StorageConfig, fn: (store: Store) => Promise<T>): Promise<T> {
-  const store = await openStore(config);
+async function withStore<T>(config: StorageConfig, env: NodeJS.ProcessEnv, io: AdminIo, fn: (store: Store) => Promise<T>): Promise<T> {
+  // with REDIS_URL, a grant revoked here reaches the resource servers as one revoked by the AS
+  const redisUrl = env.REDIS_URL?.trim();
+  const warn = (message: string, fields?: Record<string, unknown>) => io.err(`warning: ${message} ${JSON.stringify(fields ?? {})}`);
+  const signal = redisUrl
+    ? await connectRevocationSignal(redisUrl, env.REDIS_PREFIX?.trim() || undefined, signedTokenLifetimes(env).accessToken, {
+        info: () => {},
+        warn,
+        error: warn,
+      })
+    : undefined;
+  const store = await openStore(config, signal ? { onGrantRevoked: signal.publish } : {});
   try {
     return await fn(store);
   } finally {
     await store.close();
+    await signal?.close();
   }
 }
 
@@ -133,7 +145,7 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: Admin
   }
   try {
     const config = adminStorage(env);
-    return await withStore(config, async (store) => {
+    return await withStore(config, env, io, async (store) => {
       const key = `${group} ${action ?? ''}`.trim();
       const requireName = () => {
         if (!name) throw new UsageError(`${key} needs a username`);

@@ -22,6 +22,8 @@ export const APP_FILE_KEYS = {
   dataDir: 'DATA_DIR',
   databaseUrl: 'DATABASE_URL',
   databaseSchema: 'DATABASE_SCHEMA',
+  redisUrl: 'REDIS_URL',
+  redisPrefix: 'REDIS_PREFIX',
   devAutoLogin: 'DEV_AUTO_LOGIN',
   cimdAllowPrivateNetwork: 'CIMD_ALLOW_PRIVATE_NETWORK',
   demoUser: 'AS_DEMO_USER',
@@ -60,6 +62,9 @@ export interface LoadedConfig {
   databaseUrl?: string;
   databaseSchema?: string;
   storage?: StorageConfig;
+  /** Redis for the revocation signal to resource servers (opt-in). */
+  redisUrl?: string;
+  redisPrefix?: string;
   devAutoLogin?: string;
   cimdAllowPrivateNetwork: boolean;
   /** Seed `demo` / `demo-password` (default: loopback issuer and not production). */
@@ -178,6 +183,9 @@ export function loadConfig(env: NodeJS.ProcessEnv): { config: LoadedConfig; prob
     }
   }
 
+  const redisUrl = setting('redisUrl');
+  if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) problems.push('REDIS_URL must be a redis:// or rediss:// URL');
+
   const passthrough: Record<string, unknown> = {};
   for (const key of AS_FILE_KEYS) if (file[key] !== undefined) passthrough[key] = file[key];
   let authorizationServer = Object.keys(passthrough).length ? (passthrough as LoadedConfig['authorizationServer']) : undefined;
@@ -216,6 +224,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): { config: LoadedConfig; prob
     databaseUrl: storage?.kind === 'postgres' ? databaseUrl : undefined,
     databaseSchema,
     storage,
+    redisUrl,
+    redisPrefix: setting('redisPrefix'),
     devAutoLogin: setting('devAutoLogin'),
     cimdAllowPrivateNetwork: flag(cimdFlag) ?? false,
     demoUser: flag(demoFlag),
@@ -306,6 +316,7 @@ export function printableConfig(config: LoadedConfig): Record<string, unknown> {
     issuer: config.issuer ?? `http://localhost:${config.port}`,
     resource: config.resource ?? 'http://localhost:3000/mcp',
     storage,
+    revocationSignal: config.redisUrl ? { redis: maskUrl(config.redisUrl), prefix: config.redisPrefix ?? 'mcp-auth-kit:' } : null,
     devAutoLogin: config.devAutoLogin ?? null,
     cimdAllowPrivateNetwork: config.cimdAllowPrivateNetwork,
     demoUser: config.demoUser ?? 'auto (loopback issuer, not production)',

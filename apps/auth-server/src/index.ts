@@ -18,6 +18,7 @@ import {
 import { ConfigError, isLoopbackHost } from '@mcp-auth-kit/protocol';
 import { loadConfig, type LogLevel } from './config.js';
 import { DEMO_USER, demoAccountProblems } from './demo-user.js';
+import { connectRevocationSignal, longestAccessTokenTtl, type RevocationSignal } from './revocation-signal.js';
 
 export { DEMO_USER };
 export const DEFAULT_RESOURCE = 'http://localhost:3000/mcp';
@@ -51,6 +52,13 @@ export interface StartAuthServerOptions {
   cimdAllowPrivateNetwork?: boolean;
   /** The protected MCP resource (default `http://localhost:3000/mcp`). */
   resource?: string;
+  /**
+   * Redis URL (`REDIS_URL`): every revoked grant is published there for resource servers
+   * (`@mcp-auth-kit/resource-server/redis`). Default: none (they learn it by introspection or expiry).
+   */
+  redisUrl?: string;
+  /** Key and channel prefix (`REDIS_PREFIX`, default `mcp-auth-kit:`), the same as the resource servers'. */
+  redisPrefix?: string;
   /** Explicit storage (wins over dataDir / databaseUrl). */
   storage?: StorageConfig;
   logger?: Logger;
@@ -144,6 +152,7 @@ export async function startAuthServer(options: StartAuthServerOptions = {}): Pro
 
   let store: Store | undefined;
   let server: AuthorizationServer;
+  let signal: RevocationSignal | undefined;
   try {
     const issuerLoopback = isLoopbackHost(new URL(issuer).hostname);
     if (options.demoUser && !issuerLoopback) {
@@ -152,9 +161,12 @@ export async function startAuthServer(options: StartAuthServerOptions = {}): Pro
       ]);
     }
     const seedDemoUser = options.demoUser ?? (issuerLoopback && !options.production);
-    store = await openStore(storageFor(options));
     const resource = options.resource ?? DEFAULT_RESOURCE;
     const extra = options.authorizationServer ?? {};
+    if (options.redisUrl) {
+      signal = await connectRevocationSignal(options.redisUrl, options.redisPrefix, longestAccessTokenTtl(extra), logger);
+    }
+    store = await openStore(storageFor(options), signal ? { onGrantRevoked: signal.publish } : {});
     server = await createAuthorizationServer({
       serviceName: 'MCP Auth Kit',
       ...extra,
@@ -194,6 +206,7 @@ export async function startAuthServer(options: StartAuthServerOptions = {}): Pro
           (r) => `  resource    ${r.resource} (scopes: ${Object.keys(r.scopes).join(', ')})`,
         ),
         `  storage     ${store.kind}`,
+        ...(signal ? ['  revocation  published to Redis (REDIS_URL) for resource servers'] : []),
       ];
       if (seedDemoUser) lines.push(`  demo login  username "${DEMO_USER.username}", password "${DEMO_USER.password}"`);
       if (options.devAutoLogin) lines.push(`  DEV_AUTO_LOGIN=${options.devAutoLogin}: requests are approved without login (dev only)`);
@@ -202,6 +215,7 @@ export async function startAuthServer(options: StartAuthServerOptions = {}): Pro
   } catch (err) {
     await closeServers();
     await store?.close().catch(() => {});
+    await signal?.close();
     throw err;
   }
 
@@ -217,6 +231,7 @@ export async function startAuthServer(options: StartAuthServerOptions = {}): Pro
         await closeServers(options.shutdownTimeoutMs ?? 5_000);
         await server.close();
         await store!.close();
+        await signal?.close();
       })();
       return closing;
     },
@@ -240,6 +255,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv): StartAuthServerOptions {
     databaseUrl: config.databaseUrl,
     databaseSchema: config.databaseSchema,
     storage: config.storage,
+    redisUrl: config.redisUrl,
+    redisPrefix: config.redisPrefix,
     devAutoLogin: config.devAutoLogin,
     cimdAllowPrivateNetwork: config.cimdAllowPrivateNetwork,
     resource: config.resource,

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '@mcp-auth-kit/authorization-server';
 import { startAuthServer, type RunningAuthServer } from '../src/index.js';
@@ -11,6 +12,20 @@ import { UserAgent, isUrl } from '../../../packages/authorization-server/test/he
 const RESOURCE = 'http://127.0.0.1:3999/mcp';
 // A web client: its remembered approval skips the consent page (loopback clients are always asked).
 const REDIRECT = 'https://app.example/cb';
+
+const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+/** The machine's Redis, when it answers (under CI it must): the revocation signal is checked then. */
+async function redisClient() {
+  const client = createClient({ url: REDIS_URL, socket: { connectTimeout: 2000, reconnectStrategy: false } });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    return client;
+  } catch (error) {
+    if (process.env.CI) throw error;
+    return undefined;
+  }
+}
 
 function io() {
   const out: string[] = [];
@@ -81,9 +96,19 @@ describe('mcp-auth-server-admin grants (list / revoke a user approval)', () => {
     expect(await runAdmin(['grants', 'list', 'alice'], env, list.io)).toBe(0);
     expect(list.out.join('\n')).toContain(`${clientId}\t${RESOURCE} [notes:read]`);
 
+    // with REDIS_URL the operator's revocation reaches the resource servers like the AS's own
+    const redis = await redisClient();
+    const prefix = `test-admin-${randomBytes(6).toString('hex')}:`;
+    const revokeEnv = redis ? { ...env, REDIS_URL, REDIS_PREFIX: prefix } : env;
     const revoke = io();
-    expect(await runAdmin(['grants', 'revoke', 'alice', clientId], env, revoke.io), revoke.err.join('\n')).toBe(0);
+    expect(await runAdmin(['grants', 'revoke', 'alice', clientId], revokeEnv, revoke.io), revoke.err.join('\n')).toBe(0);
     expect(revoke.out.join('\n')).toMatch(/revoked the grant of alice/);
+    if (redis) {
+      const keys = await redis.keys(`${prefix}revoked-grant:*`);
+      await Promise.all(keys.map((k) => redis.del(k)));
+      redis.destroy();
+      expect(keys).toHaveLength(1);
+    }
     const empty = io();
     await runAdmin(['grants', 'list', 'alice'], env, empty.io);
     expect(empty.out.join('\n')).toBe('alice has approved no client');

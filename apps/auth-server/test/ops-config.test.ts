@@ -161,6 +161,16 @@ users:
     expect(problems).toEqual([expect.stringMatching(/AS_DEMO_USER: refused because the issuer host "auth.example.com" is not loopback/)]);
   });
 
+  it('REDIS_URL (revocation signal): redis:// or rediss:// only; printed with its password masked', () => {
+    expect(loadConfig({ REDIS_URL: 'http://127.0.0.1:6379' }).problems).toEqual(['REDIS_URL must be a redis:// or rediss:// URL']);
+    const { config, problems } = loadConfig({ REDIS_URL: 'redis://:s3cret-pass@127.0.0.1:6379', REDIS_PREFIX: 'tenant-a:' });
+    expect(problems).toEqual([]);
+    expect(config).toMatchObject({ redisUrl: 'redis://:s3cret-pass@127.0.0.1:6379', redisPrefix: 'tenant-a:' });
+    const printed = JSON.stringify(printableConfig(config));
+    expect(printed).not.toContain('s3cret-pass');
+    expect(printed).toContain('tenant-a:');
+  });
+
   it('DATABASE_SCHEMA is honoured with a databaseUrl given through the API too', () => {
     expect(storageFor({ databaseUrl: 'postgres://u@127.0.0.1/db', databaseSchema: 'tenant_two' })).toEqual({
       kind: 'postgres',

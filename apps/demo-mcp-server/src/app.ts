@@ -1,4 +1,10 @@
-import { createResourceServer, type DpopOptions, type ResourceServerLogger, type ValidationOutcome } from '@mcp-auth-kit/resource-server';
+import {
+  createResourceServer,
+  type DpopOptions,
+  type ResourceServerLogger,
+  type RevocationList,
+  type ValidationOutcome,
+} from '@mcp-auth-kit/resource-server';
 import { authorizationServerMetadataUrls, ConfigError, isLoopbackHost } from '@mcp-auth-kit/protocol';
 import { Counter, Histogram, Registry } from 'prom-client';
 import { toNodeHandler } from '@modelcontextprotocol/node';
@@ -7,7 +13,7 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import helmet from 'helmet';
 import { mcpCors } from './cors.js';
 import { createNotesMcpServer } from './mcp-server.js';
-import { NotesStore } from './notes-store.js';
+import { NotesStore, type NotesRepository } from './notes-store.js';
 import { DEFAULT_SCOPES, SCOPES_SUPPORTED, TOOL_SCOPES } from './scopes.js';
 
 export interface DemoAppOptions {
@@ -21,8 +27,8 @@ export interface DemoAppOptions {
   allowedHostnames?: string[];
   /** `scopes_supported` of the Protected Resource Metadata; default `['notes:read']` (minimal set, write by step-up). */
   scopesSupported?: string[];
-  /** Notes storage; default a fresh in-memory store. */
-  store?: NotesStore;
+  /** Notes storage; default a fresh in-memory store (`RedisNotesStore` for several replicas). */
+  store?: NotesRepository;
   /** Out-of-band errors of the MCP layer (never sent to clients). Default: written to stderr without request data. */
   onError?: (error: Error) => void;
   /** Receives the middleware's private refusal reasons (never a token). Default: none. */
@@ -34,6 +40,8 @@ export interface DemoAppOptions {
   dpop?: boolean | DpopOptions;
   /** Prometheus metrics at `/metrics` (token validations by outcome, request latency). Default false. */
   metrics?: boolean;
+  /** Grants revoked before their tokens expire (resource-server `revocation` option). Default: none. */
+  revocation?: RevocationList;
 }
 
 export interface DemoApp {
@@ -41,7 +49,7 @@ export interface DemoApp {
   resource: string;
   /** Path of the MCP endpoint (the resource's path). */
   mcpPath: string;
-  store: NotesStore;
+  store: NotesRepository;
   /** The metrics registry when `metrics` is on. */
   registry?: Registry;
   /** From now on `/readyz` answers 503 (shutdown: balancers stop sending traffic). */
@@ -186,6 +194,7 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
     },
     allowedOrigins,
     dpop: options.dpop ?? true,
+    ...(options.revocation && { revocation: options.revocation }),
     ...(logger && { logger }),
   });
   const resourceMetadataUrl = rs.metadataUrl;

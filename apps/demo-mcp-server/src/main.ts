@@ -3,7 +3,9 @@
 // (http://localhost:<MCP_PORT>/mcp), AS_ISSUER (http://localhost:9000); optional MCP_HOST
 // (comma-separated listen addresses, default loopback 127.0.0.1 and ::1) and
 // MCP_ALLOWED_ORIGINS (comma-separated browser origins, default the resource's origin),
-// MCP_DPOP_REQUIRED=1 (accept only DPoP-bound tokens, RFC 9449; default: DPoP and Bearer).
+// MCP_DPOP_REQUIRED=1 (accept only DPoP-bound tokens, RFC 9449; default: DPoP and Bearer),
+// REDIS_URL (several replicas: notes, DPoP replay and revoked grants in Redis; default in
+// memory) with REDIS_PREFIX (key prefix, default mcp-auth-kit:, the same as the AS's).
 import { ConfigError } from '@mcp-auth-kit/protocol';
 import type { ResourceServerLogger } from '@mcp-auth-kit/resource-server';
 import { startDemoServer } from './server.js';
@@ -64,11 +66,14 @@ async function main(): Promise<void> {
     metrics: !['0', 'false'].includes(env.MCP_METRICS?.trim() ?? ''),
     shutdownTimeoutMs,
     logger: stderrLogger,
+    ...(env.REDIS_URL?.trim() && { redisUrl: env.REDIS_URL.trim() }),
+    ...(env.REDIS_PREFIX?.trim() && { redisPrefix: env.REDIS_PREFIX.trim() }),
   });
   process.stdout.write(
     `demo MCP server listening on ${server.hosts.map((h) => (h.includes(':') ? `[${h}]` : h)).join(', ')} port ${server.port}\n` +
       `  MCP endpoint (resource): ${server.resource}\n` +
-      `  accepts tokens from:     ${env.AS_ISSUER || 'http://localhost:9000'}\n`,
+      `  accepts tokens from:     ${env.AS_ISSUER || 'http://localhost:9000'}\n` +
+      `  shared state:            ${server.sharedState === 'redis' ? 'Redis (REDIS_URL)' : 'this process (memory)'}\n`,
   );
 
   let stopping = false;

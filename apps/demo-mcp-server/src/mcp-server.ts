@@ -1,7 +1,7 @@
 import { McpServer, requireScopes, type AuthInfo, type CallToolResult } from '@modelcontextprotocol/server';
 import * as z from 'zod';
 import { callerFrom, type Caller } from './caller.js';
-import type { NotesStore } from './notes-store.js';
+import type { NotesRepository } from './notes-store.js';
 import { NOTES_READ, NOTES_WRITE, scopesForTool } from './scopes.js';
 
 export const SERVER_INFO = { name: 'mcp-auth-kit-demo', version: '0.1.0' } as const;
@@ -17,7 +17,10 @@ function unauthenticated(): CallToolResult {
   return { isError: true, content: [{ type: 'text', text: 'This tool needs an authenticated caller.' }] };
 }
 
-function withCaller(authInfo: AuthInfo | undefined, run: (caller: Caller) => CallToolResult): CallToolResult {
+function withCaller(
+  authInfo: AuthInfo | undefined,
+  run: (caller: Caller) => CallToolResult | Promise<CallToolResult>,
+): CallToolResult | Promise<CallToolResult> {
   const caller = callerFrom(authInfo);
   return caller ? run(caller) : unauthenticated();
 }
@@ -30,7 +33,7 @@ const noteSchema = z.object({ id: z.string(), text: z.string(), createdAt: z.str
  * lives in the shared `store`. Tools are registered in a fixed (alphabetical) order so
  * `tools/list` is deterministic (MCP 2026-07-28 changelog, minor change 3).
  */
-export function createNotesMcpServer(store: NotesStore): McpServer {
+export function createNotesMcpServer(store: NotesRepository): McpServer {
   const server = new McpServer(
     { ...SERVER_INFO },
     {
@@ -52,7 +55,7 @@ export function createNotesMcpServer(store: NotesStore): McpServer {
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
       scopeChallenge: requireScopes(...scopesForTool('add_note')),
     },
-    ({ text }, ctx) => withCaller(ctx.http?.authInfo, (caller) => jsonResult({ note: store.add(caller.subject, text) })),
+    ({ text }, ctx) => withCaller(ctx.http?.authInfo, async (caller) => jsonResult({ note: await store.add(caller.subject, text) })),
   );
 
   server.registerTool(
@@ -64,7 +67,7 @@ export function createNotesMcpServer(store: NotesStore): McpServer {
       annotations: { readOnlyHint: true, openWorldHint: false },
       scopeChallenge: requireScopes(...scopesForTool('list_notes')),
     },
-    (ctx) => withCaller(ctx.http?.authInfo, (caller) => jsonResult({ notes: store.list(caller.subject) })),
+    (ctx) => withCaller(ctx.http?.authInfo, async (caller) => jsonResult({ notes: [...(await store.list(caller.subject))] })),
   );
 
   server.registerTool(

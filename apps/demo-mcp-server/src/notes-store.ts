@@ -13,10 +13,19 @@ export interface NotesStoreOptions {
 }
 
 /**
- * In-memory notes, partitioned by token subject so one caller can never read another's notes.
- * Demo only: nothing survives a restart.
+ * Where the demo keeps notes: in this process ({@link NotesStore}) or, for several replicas
+ * behind one balancer, in Redis ({@link RedisNotesStore}). Partitioned by token subject.
  */
-export class NotesStore {
+export interface NotesRepository {
+  list(subject: string): readonly Note[] | Promise<readonly Note[]>;
+  add(subject: string, text: string): Note | Promise<Note>;
+}
+
+/**
+ * In-memory notes, partitioned by token subject so one caller can never read another's notes.
+ * Demo only: nothing survives a restart, and each replica has its own.
+ */
+export class NotesStore implements NotesRepository {
   private readonly bySubject = new Map<string, { nextId: number; notes: Note[] }>();
   private readonly maxNotes: number;
   private readonly now: () => Date;

@@ -2,7 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { ConfigError, isLoopbackHost } from '@mcp-auth-kit/protocol';
 import { CONFIG_SUBJECT, createDemoApp, type DemoAppOptions } from './app.js';
-import type { NotesStore } from './notes-store.js';
+import type { NotesRepository } from './notes-store.js';
+import { connectSharedState, type DemoSharedState } from './shared-state.js';
 
 export interface StartDemoServerOptions extends Omit<DemoAppOptions, 'resource'> {
   /** TCP port; `0` picks a free one. Default 3000. */
@@ -18,6 +19,13 @@ export interface StartDemoServerOptions extends Omit<DemoAppOptions, 'resource'>
    * cut at once, since open SSE streams never end by themselves).
    */
   shutdownTimeoutMs?: number;
+  /**
+   * Redis URL (`REDIS_URL`) for state shared by several replicas: notes, the DPoP replay store and
+   * the grant revocation list. Unset: everything in this process (one replica).
+   */
+  redisUrl?: string;
+  /** Key and channel prefix in Redis (`REDIS_PREFIX`, default `mcp-auth-kit:`); the AS must use the same. */
+  redisPrefix?: string;
 }
 
 export interface DemoServer {
@@ -28,7 +36,9 @@ export interface DemoServer {
   port: number;
   /** Addresses actually listened on. */
   hosts: string[];
-  store: NotesStore;
+  store: NotesRepository;
+  /** Where shared state lives: `memory` (this process) or `redis`. */
+  sharedState: 'memory' | 'redis';
   close(): Promise<void>;
 }
 
@@ -103,6 +113,17 @@ async function listenAll(
   return port;
 }
 
+/** The app options that put notes, DPoP replay and revocation in the shared store. */
+function sharedAppOptions(shared: DemoSharedState, dpop: StartDemoServerOptions['dpop']): Partial<DemoAppOptions> {
+  const replay = { replay: shared.replay };
+  return {
+    store: shared.notes,
+    revocation: shared.revocation,
+    // an explicit replay store wins; `false` (Bearer only) stays off
+    dpop: dpop === false ? false : dpop === undefined || dpop === true ? replay : { ...replay, ...dpop },
+  };
+}
+
 /**
  * Starts the demo MCP server. The resource defaults to `http://localhost:<port>/mcp` with the
  * port actually bound, so `port: 0` works. Resolves once every address is listening.
@@ -136,11 +157,29 @@ export async function startDemoServer(options: StartDemoServerOptions): Promise<
 
   const resource = options.resource ?? `http://localhost:${port}/mcp`;
   let demo: ReturnType<typeof createDemoApp>;
+  let shared: DemoSharedState | undefined;
   try {
-    const { port: _port, host: _host, hosts: _hosts, resource: _resource, shutdownTimeoutMs: _grace, ...appOptions } = options;
-    demo = createDemoApp({ ...appOptions, resource });
+    const {
+      port: _port,
+      host: _host,
+      hosts: _hosts,
+      resource: _resource,
+      shutdownTimeoutMs: _grace,
+      redisUrl,
+      redisPrefix,
+      ...appOptions
+    } = options;
+    if (redisUrl) {
+      shared = await connectSharedState(redisUrl, {
+        ...(redisPrefix !== undefined && { prefix: redisPrefix }),
+        // reconnects are the client's job; each error is one bounded stderr line by default
+        onError: options.onError ?? ((e) => process.stderr.write(`demo-mcp-server: redis: ${e.message.slice(0, 300)}\n`)),
+      });
+    }
+    demo = createDemoApp({ ...appOptions, resource, ...(shared && sharedAppOptions(shared, appOptions.dpop)) });
   } catch (error) {
     await Promise.all(servers.map((s) => closeServer(s)));
+    await shared?.close();
     throw error;
   }
   app = demo.app;
@@ -157,11 +196,13 @@ export async function startDemoServer(options: StartDemoServerOptions): Promise<
     port,
     hosts: listened,
     store: demo.store,
+    sharedState: shared ? 'redis' : 'memory',
     close() {
       closing ??= (async () => {
         demo.drain();
         await Promise.all(servers.map((s) => closeServer(s, options.shutdownTimeoutMs ?? 0)));
         await demo.close();
+        await shared?.close();
       })();
       return closing;
     },

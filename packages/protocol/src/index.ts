@@ -43,3 +43,10 @@ export {
   type EgressDispatcher,
   type EgressResolver,
 } from './egress-connector.js';
+export {
+  DEFAULT_REVOCATION_PREFIX,
+  isGrantId,
+  revocationChannel,
+  revokedGrantKey,
+  revokedGrantKeyPrefix,
+} from './revocation-signal.js';

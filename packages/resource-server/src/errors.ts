@@ -24,6 +24,7 @@ export type RejectionReason =
   | 'opaque_token_unsupported'
   | 'introspection_inactive'
   | 'introspection_failed'
+  | 'grant_revoked'
   | 'insufficient_scope'
   | 'origin_forbidden'
   | 'host_forbidden'
@@ -114,6 +115,7 @@ export function reasonToWire(reason: RejectionReason): WireError {
     case 'claim_invalid':
     case 'opaque_token_unsupported':
     case 'introspection_inactive':
+    case 'grant_revoked':
       return { status: 401, error: 'invalid_token', description: 'The access token is invalid' };
     case 'internal_error':
       return { status: 500, description: 'The resource server failed to process the request', server: true };

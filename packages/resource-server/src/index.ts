@@ -20,6 +20,7 @@ export {
 } from './dpop.js';
 export { DpopNonces } from './dpop-nonce.js';
 export { MemoryDpopReplayStore, replayKey, type DpopReplayStore } from './dpop-replay.js';
+export { MemoryRevocationList, grantIdOf, GRANT_ID_CLAIM, type RevocationList } from './revocation.js';
 export { extractCredentials, type Credentials, type TokenScheme } from './credentials.js';
 export { createAccessTokenVerifier, type AccessTokenVerifier } from './access-token-verifier.js';
 export {

@@ -7,6 +7,7 @@ import type { ResourceServerLogger } from './types.js';
 import { DEFAULT_DPOP_PROOF_ALGORITHMS, normalizeHtu } from './dpop.js';
 import { decodeNonceSecret } from './dpop-nonce.js';
 import type { DpopReplayStore } from './dpop-replay.js';
+import type { RevocationList } from './revocation.js';
 
 /** RFC 9449 DPoP at this resource server. */
 export interface DpopOptions {
@@ -70,6 +71,12 @@ export interface ResourceServerOptions {
   algorithms?: readonly string[];
   /** Leeway in seconds for `exp`/`nbf` (default 30, at most 300). */
   clockTolerance?: number;
+  /**
+   * Grants revoked before their tokens expire (opt-in): a token whose `grant_id` is listed is
+   * refused, cached or not. `createRedisRevocationList` (`@mcp-auth-kit/resource-server/redis`)
+   * fills one from the AS's revocation signal; the lookup is in memory on every request.
+   */
+  revocation?: RevocationList;
   /** Validated-token cache (LRU keyed by SHA-256 of the token); `false` turns it off. */
   cache?: false | { maxEntries?: number };
   /** JWKS and metadata fetching. */
@@ -135,6 +142,7 @@ export interface ResolvedOptions {
   now: () => number;
   /** Undefined when DPoP is off (Bearer only). */
   dpop: ResolvedDpopOptions | undefined;
+  revocation: RevocationList | undefined;
 }
 
 /** What {@link ConfigError}'s message names: "Invalid resource server configuration:". */
@@ -368,6 +376,9 @@ export function resolveOptions(options: ResourceServerOptions): ResolvedOptions 
   };
   const maxBodyBytes = nonNegative(problems, 'maxBodyBytes', options.maxBodyBytes, 4 * 1024 * 1024);
   const dpop = resolveDpop(problems, options.dpop, canonical === undefined ? undefined : options.resource);
+  if (options.revocation !== undefined && typeof options.revocation?.isRevoked !== 'function') {
+    problems.push('revocation must have an isRevoked(grantId) method');
+  }
 
   // (`canonical`/`resourceUrl` are set whenever no problem was found; the test narrows their types.)
   if (problems.length > 0 || canonical === undefined || resourceUrl === undefined) throw new ConfigError(problems, CONFIG_SUBJECT);
@@ -395,5 +406,6 @@ export function resolveOptions(options: ResourceServerOptions): ResolvedOptions 
     fetch: options.fetch ?? globalThis.fetch.bind(globalThis),
     now: options.now ?? Date.now,
     dpop,
+    revocation: options.revocation,
   };
 }

@@ -12,6 +12,7 @@ import { extractCredentials, type Credentials, type TokenScheme } from './creden
 import { confirmationJkt, verifyDpopProof, type VerifiedDpopProof } from './dpop.js';
 import { DpopNonces } from './dpop-nonce.js';
 import { MemoryDpopReplayStore, replayKey, type DpopReplayStore } from './dpop-replay.js';
+import { withRevocationCheck } from './revocation.js';
 
 /** One request, as {@link ResourceServerCore.authenticate} needs it (framework-neutral). */
 export interface AuthenticateRequest {
@@ -86,7 +87,8 @@ export interface ResourceServerCore {
 export function createResourceServerCore(input: ResourceServerOptions): ResourceServerCore {
   const options = resolveOptions(input);
   const metadataUrl = protectedResourceMetadataUrl(options.resource);
-  const verifier = createAccessTokenVerifier(options);
+  // opt-in revocation signal: checked after the cache too (revocation.ts)
+  const verifier = withRevocationCheck(createAccessTokenVerifier(options), options.revocation);
   const metadata = protectedResourceMetadata({
     resource: options.resource,
     authorizationServers: options.authorizationServers,

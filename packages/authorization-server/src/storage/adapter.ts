@@ -49,6 +49,8 @@ export class ModelAdapter implements Adapter {
     private readonly model: string,
     private readonly backend: ModelBackend,
     private readonly clock: Clock,
+    /** Told of every grant this adapter deletes (the revocation signal, `OpenStoreOptions.onGrantRevoked`). */
+    private readonly grantEnded?: (grantId: string) => Promise<void>,
   ) {}
 
   async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
@@ -83,12 +85,15 @@ export class ModelAdapter implements Adapter {
       // point have nothing left to refresh against.
       await this.backend.revokeByGrantId(grantId);
       await this.backend.destroy('Grant', grantId);
+      await this.grantEnded?.(grantId);
     }
     throw new errors.InvalidGrant(`${this.model} already consumed or gone`);
   }
 
   async destroy(id: string): Promise<void> {
     await this.backend.destroy(this.model, id);
+    // every way a grant ends (revocation, reuse, replay, a user or operator) deletes it here
+    if (this.model === 'Grant' && typeof id === 'string' && id !== '') await this.grantEnded?.(id);
   }
 
   async revokeByGrantId(grantId: string): Promise<void> {

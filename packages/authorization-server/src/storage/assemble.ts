@@ -23,6 +23,13 @@ export interface OpenStoreOptions {
    * an idle PostgreSQL connection dropped by the server (the pool reconnects). Default: ignored.
    */
   onError?: (error: unknown) => void;
+  /**
+   * Called after a grant was deleted, whichever way it ended (RFC 7009 revocation, refresh-token
+   * reuse, code replay, the account page, the admin tool), so resource servers can be told
+   * (`createRedisRevocationPublisher`). Awaited; a failure goes to `onError` and never fails the
+   * revocation itself (the grant is gone from the store either way).
+   */
+  onGrantRevoked?: (grantId: string) => void | Promise<void>;
 }
 
 export const DEFAULT_CLEANUP_INTERVAL_SECONDS = 600;
@@ -57,6 +64,17 @@ export function assembleStore(parts: BackendParts, clock: Clock, options: OpenSt
   const isClosed = () => closed;
   const models = guard(parts.models, isClosed);
   const adapters = new Map<string, Adapter>();
+  const { onGrantRevoked } = options;
+  const grantEnded =
+    onGrantRevoked === undefined
+      ? undefined
+      : async (grantId: string) => {
+          try {
+            await onGrantRevoked(grantId);
+          } catch (error) {
+            options.onError?.(error);
+          }
+        };
 
   const cleanup = async (): Promise<number> => {
     if (closed) throw closedError();
@@ -85,7 +103,7 @@ export function assembleStore(parts: BackendParts, clock: Clock, options: OpenSt
     adapter(name: string): Adapter {
       let adapter = adapters.get(name);
       if (!adapter) {
-        adapter = new ModelAdapter(name, models, clock);
+        adapter = new ModelAdapter(name, models, clock, grantEnded);
         adapters.set(name, adapter);
       }
       return adapter;

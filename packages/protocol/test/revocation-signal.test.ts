@@ -1,0 +1,14 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_REVOCATION_PREFIX, isGrantId, revocationChannel, revokedGrantKey, revokedGrantKeyPrefix } from '../src/index.js';
+
+describe('revocation signal names (AS publishes, RS reads: one definition)', () => {
+  it('keys and channel share the prefix; every key starts with the SCAN prefix', () => {
+    expect(revocationChannel()).toBe(`${DEFAULT_REVOCATION_PREFIX}revoked-grants`);
+    expect(revokedGrantKey('abc', 't1:')).toBe('t1:revoked-grant:abc');
+    expect(revokedGrantKey('abc', 't1:').startsWith(revokedGrantKeyPrefix('t1:'))).toBe(true);
+  });
+  it('grant ids are bounded base64url; anything else is refused', () => {
+    expect(isGrantId('Yx2_-abc')).toBe(true);
+    for (const bad of ['', 'a b', 'a*', 'x'.repeat(129), 42, undefined, 'ü']) expect(isGrantId(bad)).toBe(false);
+  });
+});

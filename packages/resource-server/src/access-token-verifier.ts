@@ -10,6 +10,12 @@ import type { VerifiedAccessToken } from './types.js';
 export interface AccessTokenVerifier {
   /** @throws {ResourceServerError} 401 `invalid_token` family. */
   verify(token: string): Promise<VerifiedAccessToken>;
+  /**
+   * The cached answer for `token`, synchronously (no promise, no I/O), or `undefined` (not cached,
+   * cache off). A wrapper that adds checks to {@link verify} must add them here too or leave this
+   * out: callers fall back to `verify` when it is missing.
+   */
+  cached?(token: string): VerifiedAccessToken | undefined;
   /** Drops cached tokens, metadata and keys. */
   clear(): void;
   /** Entries in the validated-token cache (0 when turned off). */
@@ -74,6 +80,7 @@ export function createAccessTokenVerifier(options: ResolvedOptions): AccessToken
   const inFlight = new Map<string, Promise<VerifiedAccessToken>>();
 
   return {
+    cached: (token) => (cache.enabled ? cache.get(token) : undefined),
     async verify(token) {
       // one SHA-256 per request with the cache on (lookup and store share it), none with it off
       const key = cache.enabled ? tokenHash(token) : undefined;

@@ -83,12 +83,13 @@ export async function verifyJwtAccessToken(token: string, options: JwtVerifyOpti
   let payload: JWTPayload;
   try {
     const verifyOptions = {
-      algorithms: [...algorithms],
+      // jose only reads these lists: no copy per token
+      algorithms: algorithms as string[],
       issuer,
       typ: 'at+jwt',
       clockTolerance: options.clockTolerance ?? 30,
       currentDate: new Date(now()),
-      requiredClaims: [...REQUIRED_CLAIMS],
+      requiredClaims: REQUIRED_CLAIMS as unknown as string[],
     };
     // The issuer's key set may already know the key for this alg + kid (see key-memo.ts): the
     // same key, the same checks, without resolving it again. Selection only: the signature,

@@ -69,12 +69,14 @@ class HeadlessProvider {
   }
 }
 
-function ourAuthClient() {
+/** `dpop`: the client's `dpop` option ('auto': on, as the demo server and our AS announce it). */
+function ourAuthClient(dpop = 'auto') {
   const ua = new UserAgent();
   let delivery;
   const auth = new McpAuthClient({
     clientName: 'bench client',
     store: new MemoryStore(),
+    dpop,
     openAuthorizationUrl: async (url) => {
       // Like a browser tab: the callback reaches the client's loopback listener on its own.
       delivery = ua.follow(url, url.searchParams.get('redirect_uri'), { deliver: true });
@@ -91,15 +93,30 @@ function checkResult(result, label) {
   }
 }
 
+async function oursV1(url, dpop) {
+  const { auth } = ourAuthClient(dpop);
+  const client = new ClientV1({ name: 'bench', version: '1.0.0' });
+  await client.connect(new TransportV1(new URL(url), { fetch: createAuthFetch(auth) }));
+  const result = await client.callTool({ name: 'whoami', arguments: {} });
+  await client.close();
+  return result;
+}
+
+async function oursV2(url, dpop, clientOptions) {
+  const { auth } = ourAuthClient(dpop);
+  const client = new ClientV2({ name: 'bench', version: '1.0.0' }, clientOptions);
+  await client.connect(new TransportV2(new URL(url), { fetch: createAuthFetch(auth) }));
+  const result = await client.callTool({ name: 'whoami', arguments: {} });
+  await client.close();
+  return result;
+}
+
+// "our client lib" arms run with DPoP on (the client's default against this stack); the
+// "(DPoP off)" arms are the same with `dpop: 'never'`: the SDK's OAuth has no DPoP, so they are
+// the like-for-like comparison, and on / off is DPoP's own cost.
 const arms = {
-  'SDK v1 client + our client lib': async (url) => {
-    const { auth } = ourAuthClient();
-    const client = new ClientV1({ name: 'bench', version: '1.0.0' });
-    await client.connect(new TransportV1(new URL(url), { fetch: createAuthFetch(auth) }));
-    const result = await client.callTool({ name: 'whoami', arguments: {} });
-    await client.close();
-    return result;
-  },
+  'SDK v1 client + our client lib': (url) => oursV1(url, 'auto'),
+  'SDK v1 client + our client lib (DPoP off)': (url) => oursV1(url, 'never'),
   'SDK v1 client + SDK v1 OAuth': async (url) => {
     const provider = new HeadlessProvider();
     const first = new ClientV1({ name: 'bench', version: '1.0.0' });
@@ -118,23 +135,11 @@ const arms = {
     await client.close();
     return result;
   },
-  'SDK v2 client + our client lib': async (url) => {
-    const { auth } = ourAuthClient();
-    const client = new ClientV2({ name: 'bench', version: '1.0.0' });
-    await client.connect(new TransportV2(new URL(url), { fetch: createAuthFetch(auth) }));
-    const result = await client.callTool({ name: 'whoami', arguments: {} });
-    await client.close();
-    return result;
-  },
+  'SDK v2 client + our client lib': (url) => oursV2(url, 'auto', undefined),
+  'SDK v2 client + our client lib (DPoP off)': (url) => oursV2(url, 'never', undefined),
   'SDK v2 client + SDK v2 OAuth': (url) => sdkV2Flow(url, undefined),
-  'SDK v2 client (2026-07-28) + our client lib': async (url) => {
-    const { auth } = ourAuthClient();
-    const client = new ClientV2({ name: 'bench', version: '1.0.0' }, MODERN);
-    await client.connect(new TransportV2(new URL(url), { fetch: createAuthFetch(auth) }));
-    const result = await client.callTool({ name: 'whoami', arguments: {} });
-    await client.close();
-    return result;
-  },
+  'SDK v2 client (2026-07-28) + our client lib': (url) => oursV2(url, 'auto', MODERN),
+  'SDK v2 client (2026-07-28) + our client lib (DPoP off)': (url) => oursV2(url, 'never', MODERN),
   'SDK v2 client (2026-07-28) + SDK v2 OAuth': (url) => sdkV2Flow(url, MODERN),
 };
 
@@ -178,6 +183,7 @@ export async function runFullFlow({ rounds, runsPerRound = 1 }) {
       rows.push({ label: `${name}: requests`, unit: 'count', values: [] });
       rows.push({ label: `${name}: client requests`, unit: 'count', values: [] });
       rows.push({ label: `${name}: wall time`, unit: 'ms', values: [] });
+      rows.push({ label: `${name}: CPU`, unit: 'ms', values: [] });
     }
     const breakdown = new Map();
     // Warm-up run of every arm: the demo server's middleware fetches the AS metadata and JWKS on
@@ -186,19 +192,22 @@ export async function runFullFlow({ rounds, runsPerRound = 1 }) {
     for (let round = 0; round < rounds; round++) {
       for (let k = 0; k < names.length; k++) {
         const i = (k + round) % names.length;
-        const sums = [0, 0, 0];
+        const sums = [0, 0, 0, 0];
         for (let run = 0; run < runsPerRound; run++) {
           as.listener.resetCounts();
           mcpListener.resetCounts();
           const start = performance.now();
+          const cpu = process.cpuUsage();
           const result = await arms[names[i]](resource);
+          const used = process.cpuUsage(cpu);
           sums[2] += performance.now() - start;
+          sums[3] += (used.user + used.system) / 1000;
           checkResult(result, names[i]);
           const clientRequests = as.listener.counts.client + mcpListener.counts.client;
           sums[0] += clientRequests + as.listener.counts.userAgent + mcpListener.counts.userAgent;
           sums[1] += clientRequests;
         }
-        for (let m = 0; m < 3; m++) rows[3 * i + m].values[round] = sums[m] / runsPerRound;
+        for (let m = 0; m < 4; m++) rows[4 * i + m].values[round] = sums[m] / runsPerRound;
         if (process.env.BENCH_VERBOSE) {
           process.stderr.write(`${names[i]}:\n  MCP: ${mcpListener.log.join(', ')}\n  AS: ${as.listener.log.join(', ')}\n`);
         }
@@ -215,15 +224,31 @@ export async function runFullFlow({ rounds, runsPerRound = 1 }) {
     ];
     const ratios = [];
     for (const [gen, ours, sdk] of pairs) {
+      const off = `${ours} (DPoP off)`;
       ratios.push({ label: `${gen}: ours / SDK requests`, of: [`${ours}: requests`, `${sdk}: requests`], target: { op: '<=', value: 1 } });
       ratios.push({ label: `${gen}: ours / SDK client requests`, of: [`${ours}: client requests`, `${sdk}: client requests`] });
       ratios.push({ label: `${gen}: ours / SDK wall time`, of: [`${ours}: wall time`, `${sdk}: wall time`] });
+      ratios.push({
+        label: `${gen}: ours DPoP off / SDK requests`,
+        of: [`${off}: requests`, `${sdk}: requests`],
+        target: { op: '<=', value: 1 },
+      });
+      ratios.push({
+        label: `${gen}: ours DPoP off / SDK wall time`,
+        of: [`${off}: wall time`, `${sdk}: wall time`],
+        target: { op: '<=', value: 1 },
+      });
+      ratios.push({ label: `${gen}: ours DPoP off / SDK CPU`, of: [`${off}: CPU`, `${sdk}: CPU`] });
+      ratios.push({ label: `${gen}: DPoP's own cost, ours on / off wall time`, of: [`${ours}: wall time`, `${off}: wall time`] });
+      ratios.push({ label: `${gen}: DPoP's own cost, ours on / off CPU`, of: [`${ours}: CPU`, `${off}: CPU`] });
     }
     return {
       title: `4. full flow — first 401 to first tools/call result (whoami), fresh client each run, ${rounds} rounds × ${runsPerRound} run(s) per arm (mean)`,
       notes: [
         'requests = every HTTP request the AS and MCP server received (client + headless browser); client requests = without the browser hops.',
         'Both arms of a pair use the same SDK client and wire: default negotiation (2025-11-25 initialize), or pinned to the 2026-07-28 stateless wire.',
+        'CPU = CPU time of this process during the run (client, AS and MCP server all run here), steadier than wall time on a shared machine.',
+        'Our client lib runs with DPoP on (its default against this stack: the AS and the demo server announce it) and off (dpop: never); the SDK has no DPoP.',
         ...[...breakdown].map(([name, text]) => `last run, ${name}: ${text}`),
       ],
       rows,

@@ -16,7 +16,7 @@ function pad(text, width, right = false) {
 }
 
 /**
- * result: { title, notes?: string[], rows: [{ label, unit, values: number[] }],
+ * result: { title, notes?: string[], rows: [{ label, unit, values: number[], target?: { op, value } }],
  *           ratios: [{ label, of: [rowLabelA, rowLabelB], target?: { op, value }, meaning? }] }
  * Returns the text and the evaluated ratios (for the summary).
  */
@@ -32,8 +32,15 @@ export function renderCase(result) {
   const byLabel = new Map(result.rows.map((r) => [r.label, r]));
   for (const row of result.rows) {
     const s = summarize(row.values);
+    // a row may carry its own target (judged on its median, like a ratio's)
+    let target = '';
+    if (row.target) {
+      const v = verdict(s.median, row.target);
+      target = `  target ${row.target.op === '>=' ? '≥' : '≤'} ${row.target.value}  ${v}`;
+      evaluated.push({ case: result.title, label: `${row.label} (${row.unit})`, median: s.median, verdict: v, target: row.target });
+    }
     lines.push(
-      `   ${pad(row.label, labelWidth)}${pad(row.unit, 10)}${pad(fmt(s.min), 10, true)}${pad(fmt(s.median), 10, true)}${pad(fmt(s.max), 10, true)}  ${s.n}`,
+      `   ${pad(row.label, labelWidth)}${pad(row.unit, 10)}${pad(fmt(s.min), 10, true)}${pad(fmt(s.median), 10, true)}${pad(fmt(s.max), 10, true)}  ${s.n}${target}`,
     );
   }
   if (result.ratios.length) {

@@ -107,6 +107,25 @@ export function tokenKey(issuer: string, resource: string): string {
   return JSON.stringify([issuer, resource]);
 }
 
+/**
+ * The stores whose lock the current async context holds, so nested store calls do not re-lock.
+ * One instance for every store, enabled only while a section runs: on Node versions where
+ * AsyncLocalStorage works through async hooks, an enabled instance slows every promise of the
+ * process and stays in Node's list until disabled (one per store used to pile up there).
+ */
+const lockedStores = new AsyncLocalStorage<ReadonlySet<DataStore>>();
+let sectionsRunning = 0;
+
+async function insideLock<T>(store: DataStore, fn: () => Promise<T>): Promise<T> {
+  sectionsRunning++;
+  try {
+    return await lockedStores.run(new Set([...(lockedStores.getStore() ?? []), store]), fn);
+  } finally {
+    // no section left: nothing needs the context any more (work `fn` left behind takes the lock)
+    if (--sectionsRunning === 0) lockedStores.disable();
+  }
+}
+
 /** Applies store operations to a {@link StoreData}; shared by the memory and file stores. */
 export abstract class DataStore implements AuthStore {
   protected abstract read(): Promise<StoreData>;
@@ -118,8 +137,6 @@ export abstract class DataStore implements AuthStore {
   protected async acquire(): Promise<() => Promise<void>> {
     return async () => undefined;
   }
-  /** Marks async work running inside {@link withLock}, so nested store calls do not re-lock. */
-  private readonly inside = new AsyncLocalStorage<true>();
   private chain: Promise<unknown> = Promise.resolve();
 
   /**
@@ -127,11 +144,11 @@ export abstract class DataStore implements AuthStore {
    * Re-entrant: store methods called from inside `fn` run directly.
    */
   withLock<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.inside.getStore()) return fn();
+    if (lockedStores.getStore()?.has(this)) return fn();
     const run = this.chain.then(async () => {
       const release = await this.acquire();
       try {
-        return await this.inside.run(true, fn);
+        return await insideLock(this, fn);
       } finally {
         await release();
       }

@@ -10,6 +10,12 @@ import type { VerifiedAccessToken } from './types.js';
 export interface AccessTokenVerifier {
   /** @throws {ResourceServerError} 401 `invalid_token` family. */
   verify(token: string): Promise<VerifiedAccessToken>;
+  /**
+   * The cached answer for `token`, synchronously (no promise, no I/O), or `undefined` (not cached,
+   * cache off). A wrapper that adds checks to {@link verify} must add them here too or leave this
+   * out: callers fall back to `verify` when it is missing.
+   */
+  cached?(token: string): VerifiedAccessToken | undefined;
   /** Drops cached tokens, metadata and keys. */
   clear(): void;
   /** Entries in the validated-token cache (0 when turned off). */
@@ -50,21 +56,27 @@ export function createAccessTokenVerifier(options: ResolvedOptions): AccessToken
       timeoutMs: introspection.timeoutMs ?? DEFAULT_INTROSPECTION_TIMEOUT_MS,
     });
 
-  async function verifyUncached(token: string): Promise<VerifiedAccessToken> {
+  // Not async, and no await of our own around jwtVerify's: with the cache off this runs for every
+  // request, and each extra promise costs (async hooks included) on top of the signature check.
+  function verifyUncached(token: string): Promise<VerifiedAccessToken> {
     const { introspection } = options;
     if (JWT_SHAPE.test(token)) {
-      const verified = await verifyJwtAccessToken(token, jwtOptions);
-      if (!introspection?.introspectJwt) return verified;
-      // Both must hold: the token is ours (locally) and still live (the AS's word). The
-      // introspection answer is what is kept, so the cache honours `cacheTtlSeconds`.
-      const live = await introspect(token, introspection);
-      if ((live.jti !== undefined && live.jti !== verified.jti) || live.clientId !== verified.clientId) {
-        throw new ResourceServerError('introspection_failed', { detail: { message: 'the answer is about another token' } });
-      }
-      return live;
+      if (!introspection?.introspectJwt) return verifyJwtAccessToken(token, jwtOptions);
+      return verifyJwtThenIntrospect(token, introspection);
     }
-    if (introspection === undefined) throw new ResourceServerError('opaque_token_unsupported');
+    if (introspection === undefined) return Promise.reject(new ResourceServerError('opaque_token_unsupported'));
     return introspect(token, introspection);
+  }
+
+  async function verifyJwtThenIntrospect(token: string, introspection: IntrospectionOptions): Promise<VerifiedAccessToken> {
+    const verified = await verifyJwtAccessToken(token, jwtOptions);
+    // Both must hold: the token is ours (locally) and still live (the AS's word). The
+    // introspection answer is what is kept, so the cache honours `cacheTtlSeconds`.
+    const live = await introspect(token, introspection);
+    if ((live.jti !== undefined && live.jti !== verified.jti) || live.clientId !== verified.clientId) {
+      throw new ResourceServerError('introspection_failed', { detail: { message: 'the answer is about another token' } });
+    }
+    return live;
   }
 
   // Concurrent requests with the same uncached token share one verification (one introspection
@@ -74,24 +86,37 @@ export function createAccessTokenVerifier(options: ResolvedOptions): AccessToken
   const inFlight = new Map<string, Promise<VerifiedAccessToken>>();
 
   return {
-    async verify(token) {
-      // one SHA-256 per request with the cache on (lookup and store share it), none with it off
-      const key = cache.enabled ? tokenHash(token) : undefined;
-      if (key !== undefined) {
-        const cached = cache.get(token, key);
-        if (cached !== undefined) return cached;
-      }
-      const pending = inFlight.get(token);
-      if (pending !== undefined) return pending;
-      const verification = verifyUncached(token);
-      inFlight.set(token, verification);
+    cached: (token) => (cache.enabled ? cache.get(token) : undefined),
+    verify(token) {
       try {
-        const verified = await verification;
-        // stored before the in-flight entry goes: a later request finds one or the other
-        cache.set(verified, verified.source === 'introspection' ? (options.introspection?.cacheTtlSeconds ?? 60) * 1000 : undefined, key);
-        return verified;
-      } finally {
-        inFlight.delete(token);
+        // one SHA-256 per request with the cache on (lookup and store share it), none with it off
+        const key = cache.enabled ? tokenHash(token) : undefined;
+        if (key !== undefined) {
+          const cached = cache.get(token, key);
+          if (cached !== undefined) return Promise.resolve(cached);
+        }
+        const pending = inFlight.get(token);
+        if (pending !== undefined) return pending;
+        const verification = verifyUncached(token).then(
+          (verified) => {
+            try {
+              // stored before the in-flight entry goes: a later request finds one or the other
+              const ttlMs = verified.source === 'introspection' ? (options.introspection?.cacheTtlSeconds ?? 60) * 1000 : undefined;
+              cache.set(verified, ttlMs, key);
+              return verified;
+            } finally {
+              inFlight.delete(token);
+            }
+          },
+          (err: unknown) => {
+            inFlight.delete(token);
+            throw err;
+          },
+        );
+        inFlight.set(token, verification);
+        return verification;
+      } catch (err) {
+        return Promise.reject(err);
       }
     },
     clear() {

@@ -76,10 +76,18 @@ export interface ResourceServerCore {
   extractCredentials(sources: BearerSources): Credentials;
   /**
    * Everything but the scope policy: credentials, DPoP proof (RFC 9449 §4.3), token, sender
-   * constraint (`cnf.jkt`, §7.1/§7.2) and proof replay (§11.1).
+   * constraint (`cnf.jkt`, §7.1/§7.2) and proof replay (§11.1). `credentials`: what
+   * {@link extractCredentials} already returned for this request (not extracted again).
    * @throws {ResourceServerError} 400/401
    */
-  authenticate(request: AuthenticateRequest): Promise<AuthenticatedRequest>;
+  authenticate(request: AuthenticateRequest, credentials?: Credentials): Promise<AuthenticatedRequest>;
+  /**
+   * {@link authenticate}'s answer when it needs no I/O and no promise: a cached `Bearer` token.
+   * `undefined`: call `authenticate` (DPoP, a token not in the cache, the cache off).
+   * `credentials`: what {@link extractCredentials} returned for this request.
+   * @throws {ResourceServerError} what `authenticate` would reject with for these credentials
+   */
+  authenticateFromCache(credentials: Credentials): AuthenticatedRequest | undefined;
   /** The current DPoP nonce (when nonces are on). */
   dpopNonce(): string | undefined;
 }
@@ -117,15 +125,17 @@ export function createResourceServerCore(input: ResourceServerOptions): Resource
       : {}),
   };
 
-  async function authenticate(request: AuthenticateRequest): Promise<AuthenticatedRequest> {
-    const { scheme, token } = extractCredentials(
-      {
-        authorization: request.authorization,
-        ...(request.url !== undefined ? { url: request.url } : {}),
-        ...(request.tokenInBody !== undefined ? { tokenInBody: request.tokenInBody } : {}),
-      },
-      dpop !== undefined,
-    );
+  async function authenticate(request: AuthenticateRequest, credentials?: Credentials): Promise<AuthenticatedRequest> {
+    const { scheme, token } =
+      credentials ??
+      extractCredentials(
+        {
+          authorization: request.authorization,
+          ...(request.url !== undefined ? { url: request.url } : {}),
+          ...(request.tokenInBody !== undefined ? { tokenInBody: request.tokenInBody } : {}),
+        },
+        dpop !== undefined,
+      );
     // a DPoP-only server refuses Bearer before spending any work on the token
     if (scheme === 'bearer' && dpop?.required === true) throw new ResourceServerError('dpop_required');
     let proof: VerifiedDpopProof | undefined;
@@ -160,7 +170,35 @@ export function createResourceServerCore(input: ResourceServerOptions): Resource
     }
     return { verified, scheme, jkt, ...(proof!.nextNonce !== undefined ? { dpopNonce: proof!.nextNonce } : {}) };
   }
+
+  // The same steps as `authenticate` for a Bearer token, when the verifier answers from its cache:
+  // a warm request then costs no promise at all. (A verifier without `cached`, e.g. one wrapped
+  // with extra checks, always takes the full path.)
+  const cachedLookup = verifier.cached?.bind(verifier);
+  function authenticateFromCache({ scheme, token }: Credentials): AuthenticatedRequest | undefined {
+    if (scheme !== 'bearer' || cachedLookup === undefined) return undefined;
+    if (dpop?.required === true) throw new ResourceServerError('dpop_required');
+    const verified = cachedLookup(token);
+    if (verified === undefined) return undefined;
+    // RFC 9449 §7.2: a DPoP-bound token is never accepted as a bearer token (downgrade)
+    if (confirmationJkt(verified.claims) !== undefined) throw new ResourceServerError('dpop_bound_token_as_bearer');
+    return { verified, scheme };
+  }
+
   const scheme = options.resourceUrl.protocol as 'http:' | 'https:';
+  // One-entry memos of the last Origin and Host values that passed: clients repeat the same
+  // header on every request, and each check parses a URL. Only values that passed are kept, and
+  // each check depends on the value and the configuration alone.
+  let passedOrigin: string | undefined;
+  let passedHost: string | undefined;
+  // the scopes a request without a JSON-RPC body needs, computed once
+  const defaultRequired: readonly string[] = Object.freeze(requiredScopes(undefined, options.policy));
+  const scopeCheckOptions = {
+    hierarchy: options.hierarchy,
+    strategy: options.challengeScopes,
+    knownScopes: options.knownScopes,
+  };
+  const resourceMetadataUrl = metadataUrl;
 
   return {
     options,
@@ -168,42 +206,47 @@ export function createResourceServerCore(input: ResourceServerOptions): Resource
     metadataUrl,
     verifier,
     checkTransport({ origin, host }) {
-      checkOrigin(origin, options.allowedOrigins);
-      if (options.loopbackHostsOnly) checkLoopbackHost(host, scheme);
-      else checkHost(host, options.allowedHosts, scheme);
+      if (origin !== undefined && origin !== passedOrigin) {
+        checkOrigin(origin, options.allowedOrigins);
+        passedOrigin = origin;
+      }
+      if (host === undefined || host !== passedHost) {
+        if (options.loopbackHostsOnly) checkLoopbackHost(host, scheme);
+        else checkHost(host, options.allowedHosts, scheme);
+        passedHost = host;
+      }
     },
     extractToken: extractBearerToken,
     extractCredentials: (sources) => extractCredentials(sources, dpop !== undefined),
     authenticate,
+    authenticateFromCache,
     dpopNonce: () => nonces?.current(),
     verifyAccessToken: (token) => verifier.verify(token),
     requiredScopes: (body) => requiredScopes(body, options.policy),
     checkScopes(verified, body) {
-      checkScopes(verified.scopes, requiredScopes(body, options.policy), {
-        hierarchy: options.hierarchy,
-        strategy: options.challengeScopes,
-        knownScopes: options.knownScopes,
-      });
+      checkScopes(verified.scopes, body === undefined ? defaultRequired : requiredScopes(body, options.policy), scopeCheckOptions);
     },
     toAuthInfo(verified, binding) {
+      const extra: Record<string, unknown> = {
+        sub: verified.subject,
+        iss: verified.issuer,
+        jti: verified.jti,
+        claims: verified.claims,
+        tokenType: verified.source,
+      };
+      // RFC 9449: how the token was presented and, for DPoP, the key it is bound to
+      // (only with DPoP on, so Bearer-only servers keep the exact shape they had)
+      if (dpop !== undefined) extra.scheme = binding?.scheme === 'dpop' ? 'DPoP' : 'Bearer';
+      if (binding?.jkt !== undefined) extra.jkt = binding.jkt;
       return {
         token: verified.token,
         clientId: verified.clientId,
         scopes: [...verified.scopes],
         expiresAt: verified.expiresAt,
+        // a new URL per request: handlers may change theirs
         resource: new URL(options.resource),
-        resourceMetadataUrl: metadataUrl,
-        extra: {
-          sub: verified.subject,
-          iss: verified.issuer,
-          jti: verified.jti,
-          claims: verified.claims,
-          tokenType: verified.source,
-          // RFC 9449: how the token was presented and, for DPoP, the key it is bound to
-          // (only with DPoP on, so Bearer-only servers keep the exact shape they had)
-          ...(dpop !== undefined ? { scheme: binding?.scheme === 'dpop' ? 'DPoP' : 'Bearer' } : {}),
-          ...(binding?.jkt !== undefined ? { jkt: binding.jkt } : {}),
-        },
+        resourceMetadataUrl,
+        extra,
       };
     },
     refuse(err, token, request) {

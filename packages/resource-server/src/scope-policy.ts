@@ -61,6 +61,11 @@ export function missingScopes(granted: Iterable<string>, required: readonly stri
   return required.filter((s) => !have.has(s));
 }
 
+function allIncluded(required: readonly string[], granted: readonly string[]): boolean {
+  for (const s of required) if (!granted.includes(s)) return false;
+  return true;
+}
+
 export type ChallengeScopeStrategy = 'required' | 'required-and-granted';
 
 /**
@@ -75,6 +80,8 @@ export function checkScopes(
   required: readonly string[],
   options: { hierarchy?: ScopeHierarchy; strategy?: ChallengeScopeStrategy; knownScopes?: ReadonlySet<string> } = {},
 ): void {
+  // the usual case, every required scope granted as such, needs no hierarchy expansion
+  if (allIncluded(required, granted)) return;
   const missing = missingScopes(granted, required, options.hierarchy);
   if (missing.length === 0) return;
   const scope = new Set(required);

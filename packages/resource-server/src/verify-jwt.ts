@@ -46,62 +46,94 @@ export interface JwtVerifyOptions {
  * Does NOT check scope (that is the caller's policy), `jti` replay, or DPoP binding.
  * @throws {ResourceServerError} with a private `reason` and a 401 `invalid_token` wire code.
  */
-export async function verifyJwtAccessToken(token: string, options: JwtVerifyOptions): Promise<VerifiedAccessToken> {
-  const algorithms = options.algorithms ?? DEFAULT_ALGORITHMS;
-  const now = options.now ?? Date.now;
-
-  let header: Record<string, unknown>;
-  let unverified: JWTPayload;
+export function verifyJwtAccessToken(token: string, options: JwtVerifyOptions): Promise<VerifiedAccessToken> {
+  // Not async: with the cache off this runs for every request, and the only promise it adds to
+  // jwtVerify's is the `then` that checks the claims (a warm key store answers synchronously).
   try {
-    ({ header, payload: unverified } = decodeUnverified(token));
-  } catch (cause) {
-    throw new ResourceServerError('token_malformed', { cause });
-  }
-  if (typeof header.alg !== 'string' || !algorithms.includes(header.alg)) {
-    throw new ResourceServerError('alg_not_allowed', { detail: { alg: header.alg } });
-  }
-  if (typeof header.typ !== 'string' || normalizeTyp(header.typ) !== 'at+jwt') {
-    throw new ResourceServerError('typ_invalid', { detail: { typ: header.typ } });
-  }
-  const issuer = unverified.iss;
-  if (typeof issuer !== 'string' || !options.issuers.includes(issuer)) {
-    throw new ResourceServerError(issuer === undefined ? 'missing_claim' : 'iss_untrusted', {
-      detail: { claim: 'iss', expected: options.issuers, actual: issuer },
-    });
-  }
+    const algorithms = options.algorithms ?? DEFAULT_ALGORITHMS;
+    let header: Record<string, unknown>;
+    let unverified: JWTPayload;
+    try {
+      ({ header, payload: unverified } = decodeUnverified(token));
+    } catch (cause) {
+      throw new ResourceServerError('token_malformed', { cause });
+    }
+    if (typeof header.alg !== 'string' || !algorithms.includes(header.alg)) {
+      throw new ResourceServerError('alg_not_allowed', { detail: { alg: header.alg } });
+    }
+    if (typeof header.typ !== 'string' || normalizeTyp(header.typ) !== 'at+jwt') {
+      throw new ResourceServerError('typ_invalid', { detail: { typ: header.typ } });
+    }
+    const issuer = unverified.iss;
+    if (typeof issuer !== 'string' || !options.issuers.includes(issuer)) {
+      throw new ResourceServerError(issuer === undefined ? 'missing_claim' : 'iss_untrusted', {
+        detail: { claim: 'iss', expected: options.issuers, actual: issuer },
+      });
+    }
 
-  let getKey: JWTVerifyGetKey;
-  try {
-    const keys = options.getKeys(issuer);
-    // a warm key store answers synchronously: no await (a microtask hop) per token
-    getKey = typeof keys === 'function' ? keys : await keys;
-  } catch (cause) {
-    const reason = isKeyFetchFailure(cause) ? 'keys_unavailable' : 'internal_error';
-    throw new ResourceServerError(reason, { cause, detail: { issuer, ...detailOf(cause) } });
+    let keys: ReturnType<JwtVerifyOptions['getKeys']>;
+    try {
+      keys = options.getKeys(issuer);
+    } catch (cause) {
+      throw keysError(cause, issuer);
+    }
+    if (typeof keys === 'function') return verifyWithKeys(token, header, issuer, keys, algorithms, options);
+    return keys.then(
+      (getKey) => verifyWithKeys(token, header, issuer, getKey, algorithms, options),
+      (cause: unknown) => {
+        throw keysError(cause, issuer);
+      },
+    );
+  } catch (err) {
+    return Promise.reject(err);
   }
+}
 
-  let payload: JWTPayload;
+function keysError(cause: unknown, issuer: string): ResourceServerError {
+  const reason = isKeyFetchFailure(cause) ? 'keys_unavailable' : 'internal_error';
+  return new ResourceServerError(reason, { cause, detail: { issuer, ...detailOf(cause) } });
+}
+
+/** The signature and standard claims (jose), then the RFC 9068 claims jose does not check. */
+function verifyWithKeys(
+  token: string,
+  header: Record<string, unknown>,
+  issuer: string,
+  getKey: JWTVerifyGetKey,
+  algorithms: readonly string[],
+  options: JwtVerifyOptions,
+): Promise<VerifiedAccessToken> {
+  let verification: ReturnType<typeof jwtVerify>;
   try {
     const verifyOptions = {
-      algorithms: [...algorithms],
+      // jose only reads these lists: no copy per token
+      algorithms: algorithms as string[],
       issuer,
       typ: 'at+jwt',
       clockTolerance: options.clockTolerance ?? 30,
-      currentDate: new Date(now()),
-      requiredClaims: [...REQUIRED_CLAIMS],
+      currentDate: new Date((options.now ?? Date.now)()),
+      requiredClaims: REQUIRED_CLAIMS as unknown as string[],
     };
     // The issuer's key set may already know the key for this alg + kid (see key-memo.ts): the
     // same key, the same checks, without resolving it again. Selection only: the signature,
     // `iss`, `typ` and `alg` are verified by jwtVerify either way.
     const known = (getKey as Partial<MemoizedKeySet>).cached?.(header);
-    ({ payload } = known !== undefined ? await jwtVerify(token, known, verifyOptions) : await jwtVerify(token, getKey, verifyOptions));
+    verification = known !== undefined ? jwtVerify(token, known, verifyOptions) : jwtVerify(token, getKey, verifyOptions);
   } catch (cause) {
-    throw mapJoseError(cause, issuer);
+    return Promise.reject(mapJoseError(cause, issuer));
   }
+  return verification.then(
+    ({ payload }) => checkedClaims(token, issuer, payload, options.resource),
+    (cause: unknown) => {
+      throw mapJoseError(cause, issuer);
+    },
+  );
+}
 
-  if (!audienceIncludes(payload.aud, options.resource)) {
+function checkedClaims(token: string, issuer: string, payload: JWTPayload, resource: string): VerifiedAccessToken {
+  if (!audienceIncludes(payload.aud, resource)) {
     throw new ResourceServerError('aud_mismatch', {
-      detail: { expected: options.resource, actual: payload.aud },
+      detail: { expected: resource, actual: payload.aud },
     });
   }
   for (const claim of ['sub', 'jti', 'client_id'] as const) {
@@ -125,7 +157,7 @@ export async function verifyJwtAccessToken(token: string, options: JwtVerifyOpti
     jti: payload.jti as string,
     scopes: splitScope(payload.scope),
     expiresAt: payload.exp as number,
-    resource: options.resource,
+    resource,
     claims: payload as Record<string, unknown>,
   };
 }

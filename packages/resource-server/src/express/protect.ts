@@ -1,6 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Credentials } from '../credentials.js';
 import { ResourceServerError } from '../errors.js';
-import type { ResourceServerCore } from '../resource-server-core.js';
+import type { AuthenticatedRequest, ResourceServerCore } from '../resource-server-core.js';
 import { notifyValidation } from '../validation-hook.js';
 import { BodyError, bodyAlreadyRead, isFormContentType, isJsonContentType, readRawBody } from './read-body.js';
 
@@ -14,48 +15,107 @@ function sendJsonRpcError(res: Response, status: number, code: number, message: 
  * validation, JSON body parsing (only once the token is valid, and only when no body parser ran),
  * MCP scope policy; then `req.auth` (SDK `AuthInfo`) and `next()`. Refusals never reach the MCP
  * handler.
+ *
+ * A request whose token the cache answers and whose body needs no reading runs synchronously
+ * (no promise at all); everything else (a form body, DPoP, a token to verify, a JSON body to
+ * read) continues in {@link protectAsync} with the same steps.
  */
 export function createProtectHandler(core: ResourceServerCore): RequestHandler {
-  return async function protectMcpEndpoint(req: Request, res: Response, next: NextFunction): Promise<void> {
-    let token: string | undefined;
-    let scheme: 'bearer' | 'dpop' | undefined;
-    try {
-      core.checkTransport({ origin: req.headers.origin, host: req.headers.host });
+  const { maxBodyBytes, logger } = core.options;
 
+  /** The one place a failure becomes a response. */
+  function fail(res: Response, err: unknown, credentials: Credentials | undefined): void {
+    if (res.headersSent) return;
+    if (err instanceof BodyError) {
+      if (err.kind === 'too_large') sendJsonRpcError(res, 413, -32600, 'Request body too large');
+      else if (err.kind === 'parse_error') sendJsonRpcError(res, 400, -32700, 'Parse error: invalid JSON');
+      else sendJsonRpcError(res, 400, -32600, 'Request body could not be read');
+      return;
+    }
+    const refusal =
+      err instanceof ResourceServerError
+        ? err
+        : new ResourceServerError('internal_error', { cause: err, detail: { message: String(err) } });
+    const response = core.refuse(refusal, credentials?.token, credentials !== undefined ? { scheme: credentials.scheme } : {});
+    res.status(response.status).set(response.headers).json(response.body);
+  }
+
+  /** The steps after authentication: scope policy on the (parsed) body, `req.auth`, `next()`. */
+  function admit(
+    req: Request,
+    res: Response,
+    next: NextFunction,
+    authenticated: AuthenticatedRequest,
+    contentType: string | undefined,
+  ): void {
+    const { verified } = authenticated;
+    let body: unknown = req.body;
+    // express.text()/express.raw() leave a string or Buffer: parse a copy so the policy sees
+    // the messages the MCP handler will see
+    if ((typeof body === 'string' || Buffer.isBuffer(body)) && isJsonContentType(contentType)) {
+      try {
+        body = JSON.parse(body.toString()) as unknown;
+      } catch {
+        throw new BodyError('parse_error');
+      }
+    }
+    core.checkScopes(verified, body);
+    req.auth = core.toAuthInfo(verified, { scheme: authenticated.scheme, jkt: authenticated.jkt });
+    // RFC 9449 §8.2: a nonce about to expire is replaced on a successful response
+    if (authenticated.dpopNonce !== undefined) res.set('dpop-nonce', authenticated.dpopNonce);
+    if (logger?.onValidation !== undefined) notifyValidation(logger, { ok: true, source: verified.source });
+    next();
+  }
+
+  /** `true` when this middleware reads and parses the JSON body itself (no body parser ran). */
+  function bodyToRead(req: Request, contentType: string | undefined): boolean {
+    return req.body === undefined && req.method === 'POST' && isJsonContentType(contentType) && !bodyAlreadyRead(req);
+  }
+
+  /**
+   * The full path. `credentials` undefined: a form body, read first (its `access_token` is
+   * refused); `authenticated`: the cache's answer, when only the body remains to be read.
+   */
+  async function protectAsync(
+    req: Request,
+    res: Response,
+    next: NextFunction,
+    contentType: string | undefined,
+    extracted: Credentials | undefined,
+    cachedAnswer: AuthenticatedRequest | undefined,
+  ): Promise<void> {
+    let credentials = extracted;
+    try {
       let tokenInBody = false;
-      const contentType = req.headers['content-type'];
-      if (isFormContentType(contentType)) {
+      if (credentials === undefined) {
         // RFC 6750 §2.2 form-body tokens are refused, not ignored; the form is read to tell.
         let form: unknown = req.body;
         if (form === undefined && !bodyAlreadyRead(req)) {
-          form = new URLSearchParams((await readRawBody(req, core.options.maxBodyBytes)).toString('utf8'));
+          form = new URLSearchParams((await readRawBody(req, maxBodyBytes)).toString('utf8'));
           req.body = Object.fromEntries(form as URLSearchParams);
         }
         tokenInBody =
           form instanceof URLSearchParams
             ? form.has('access_token')
             : typeof form === 'object' && form !== null && Object.hasOwn(form, 'access_token');
+        credentials = core.extractCredentials({ authorization: req.headers.authorization, url: req.originalUrl ?? req.url, tokenInBody });
       }
-      const credentials = core.extractCredentials({
-        authorization: req.headers.authorization,
-        url: req.originalUrl ?? req.url,
-        tokenInBody,
-      });
-      token = credentials.token;
-      scheme = credentials.scheme;
-      const authenticated = await core.authenticate({
-        authorization: req.headers.authorization,
-        // headersDistinct builds every header's array: only worth it when a DPoP header came
-        dpop: req.headers.dpop === undefined ? undefined : req.headersDistinct.dpop,
-        method: req.method,
-        url: req.originalUrl ?? req.url,
-        tokenInBody,
-      });
-      const { verified } = authenticated;
-
-      let body: unknown = req.body;
-      if (body === undefined && req.method === 'POST' && isJsonContentType(contentType) && !bodyAlreadyRead(req)) {
-        const raw = await readRawBody(req, core.options.maxBodyBytes);
+      const authenticated =
+        cachedAnswer ??
+        (await core.authenticate(
+          {
+            authorization: req.headers.authorization,
+            // headersDistinct builds every header's array: only worth it when a DPoP header came
+            dpop: req.headers.dpop === undefined ? undefined : req.headersDistinct.dpop,
+            method: req.method,
+            url: req.originalUrl ?? req.url,
+            tokenInBody,
+          },
+          credentials,
+        ));
+      if (bodyToRead(req, contentType)) {
+        const raw = await readRawBody(req, maxBodyBytes);
+        let body: unknown;
         try {
           body = raw.length === 0 ? undefined : (JSON.parse(raw.toString('utf8')) as unknown);
         } catch {
@@ -64,38 +124,30 @@ export function createProtectHandler(core: ResourceServerCore): RequestHandler {
         // the SDK transports accept this pre-parsed body (handleRequest(req, res, req.body))
         req.body = body;
       }
-      // express.text()/express.raw() leave a string or Buffer: parse a copy so the policy sees
-      // the messages the MCP handler will see
-      if ((typeof body === 'string' || Buffer.isBuffer(body)) && isJsonContentType(contentType)) {
-        try {
-          body = JSON.parse(body.toString()) as unknown;
-        } catch {
-          throw new BodyError('parse_error');
-        }
-      }
-      core.checkScopes(verified, body);
-      (req as Request & { auth?: unknown }).auth = core.toAuthInfo(verified, {
-        scheme: authenticated.scheme,
-        jkt: authenticated.jkt,
-      });
-      // RFC 9449 §8.2: a nonce about to expire is replaced on a successful response
-      if (authenticated.dpopNonce !== undefined) res.set('dpop-nonce', authenticated.dpopNonce);
-      notifyValidation(core.options.logger, { ok: true, source: verified.source });
-      next();
+      admit(req, res, next, authenticated, contentType);
     } catch (err) {
-      if (res.headersSent) return;
-      if (err instanceof BodyError) {
-        if (err.kind === 'too_large') sendJsonRpcError(res, 413, -32600, 'Request body too large');
-        else if (err.kind === 'parse_error') sendJsonRpcError(res, 400, -32700, 'Parse error: invalid JSON');
-        else sendJsonRpcError(res, 400, -32600, 'Request body could not be read');
-        return;
+      fail(res, err, credentials);
+    }
+  }
+
+  return function protectMcpEndpoint(req: Request, res: Response, next: NextFunction): void | Promise<void> {
+    let credentials: Credentials | undefined;
+    try {
+      core.checkTransport({ origin: req.headers.origin, host: req.headers.host });
+      const contentType = req.headers['content-type'];
+      if (isFormContentType(contentType)) return protectAsync(req, res, next, contentType, undefined, undefined);
+      credentials = core.extractCredentials({
+        authorization: req.headers.authorization,
+        url: req.originalUrl ?? req.url,
+        tokenInBody: false,
+      });
+      const cachedAnswer = core.authenticateFromCache(credentials);
+      if (cachedAnswer === undefined || bodyToRead(req, contentType)) {
+        return protectAsync(req, res, next, contentType, credentials, cachedAnswer);
       }
-      const refusal =
-        err instanceof ResourceServerError
-          ? err
-          : new ResourceServerError('internal_error', { cause: err, detail: { message: String(err) } });
-      const response = core.refuse(refusal, token, scheme !== undefined ? { scheme } : {});
-      res.status(response.status).set(response.headers).json(response.body);
+      admit(req, res, next, cachedAnswer, contentType);
+    } catch (err) {
+      fail(res, err, credentials);
     }
   };
 }

@@ -63,13 +63,26 @@ export function grantIdOf(verified: VerifiedAccessToken): string | undefined {
  */
 export function withRevocationCheck(verifier: AccessTokenVerifier, list: RevocationList | undefined): AccessTokenVerifier {
   if (list === undefined) return verifier;
+  const refuseRevoked = (verified: VerifiedAccessToken): VerifiedAccessToken => {
+    const grantId = grantIdOf(verified);
+    if (grantId !== undefined && list.isRevoked(grantId)) throw new ResourceServerError('grant_revoked');
+    return verified;
+  };
+  const innerCached = verifier.cached?.bind(verifier);
   return {
     async verify(token) {
-      const verified = await verifier.verify(token);
-      const grantId = grantIdOf(verified);
-      if (grantId !== undefined && list.isRevoked(grantId)) throw new ResourceServerError('grant_revoked');
-      return verified;
+      return refuseRevoked(await verifier.verify(token));
     },
+    // the synchronous cache path runs the same check, so the middleware keeps its promise-free
+    // fast path with a revocation list (never copy the inner `cached`: it would skip the check)
+    ...(innerCached === undefined
+      ? {}
+      : {
+          cached(token: string) {
+            const verified = innerCached(token);
+            return verified === undefined ? undefined : refuseRevoked(verified);
+          },
+        }),
     clear: () => verifier.clear(),
     get cacheSize() {
       return verifier.cacheSize;

@@ -31,7 +31,10 @@ describe('revocation list hook (in memory)', () => {
     const other = await token({ grant_id: 'g-2' });
     expect((await call(t, live)).status).toBe(200);
     expect(t.rs.core.verifier.cacheSize).toBe(1);
+    // the promise-free cache path stays on with a revocation list, and runs the check too
+    expect(typeof t.rs.core.verifier.cached).toBe('function');
     revocation.revoke('g-1', now + 60_000);
+    expect(() => t.rs.core.verifier.cached?.(live)).toThrow(expect.objectContaining({ reason: 'grant_revoked' }));
     const refused = await call(t, live);
     expect(refused.status).toBe(401);
     expect(refused.headers['www-authenticate']).toContain('error="invalid_token"');

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { startAuthServer, type RunningAuthServer } from '@mcp-auth-kit/auth-server';
 import { silentLogger } from '@mcp-auth-kit/authorization-server';
-import { launchChromium, loopbackContext, pkcePair, PHONE, screenshot, startRedirectListener, type RedirectListener } from './harness.js';
+import { pkcePair } from '@mcp-auth-kit/test-utils';
+import { launchChromium, loopbackContext, PHONE, screenshot, startRedirectListener, type RedirectListener } from './harness.js';
 import {
   startUpstreamIdp,
   UPSTREAM_CLIENT_ID,

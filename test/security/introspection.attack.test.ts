@@ -5,7 +5,7 @@ import { DEMO_SCOPES, startAuthServer, type RunningAuthServer } from '@mcp-auth-
 import { silentLogger } from '@mcp-auth-kit/authorization-server';
 import { NATIVE_REDIRECT, frontChannel, pkcePair, postForm, postJson, type AsMetadata, type JsonResponse } from './_support.js';
 import { listenProtectedEndpoint, post as callEndpoint, type ProtectedEndpoint } from '../faults/_rs.js';
-import { freePort } from '../helpers/ports.js';
+import { freePort } from '@mcp-auth-kit/test-utils';
 
 /**
  * RFC 7662 introspection of our own JWT access tokens, and what it is for: a resource server

@@ -125,7 +125,7 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
     // silently, but our consent page, bound to this client_id, is still shown.
     const attackerClient = (await registerClient(t.url, { client_name: 'Innocent Looking App' })).body.client_id;
     // Forget our own session (keep the upstream IdP's): the sign-in goes through the IdP again.
-    for (let i = ua.cookies.length - 1; i >= 0; i--) if (ua.cookies[i]!.origin === t.url) ua.cookies.splice(i, 1);
+    await ua.removeCookies((c) => !c.name.startsWith('idp_'));
     const { challenge } = pkce();
     const login = await ua.follow(
       authorizeUrl(t.url, {

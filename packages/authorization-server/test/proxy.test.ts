@@ -3,12 +3,12 @@
  * X-Forwarded-Proto / X-Forwarded-Host. The "proxy" here is the user agent rewriting the origin.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authorizeUrl, pkce, REDIRECT, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
-import { UserAgent, isUrl } from './helpers/user-agent.js';
+import { authorizeUrl, REDIRECT, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
+import { HeadlessBrowser, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
 
 const PUBLIC = 'https://auth.example.com';
 
-class ProxiedAgent extends UserAgent {
+class ProxiedAgent extends HeadlessBrowser {
   constructor(private readonly backend: string) {
     super();
   }
@@ -41,7 +41,7 @@ describe('behind a TLS-terminating proxy (trustProxy)', () => {
 
     const clientId = (await registerClient(t.url)).body.client_id;
     const ua = new ProxiedAgent(t.url);
-    const { challenge } = pkce();
+    const { challenge } = pkcePair();
     const login = await ua.follow(
       authorizeUrl(PUBLIC, {
         client_id: clientId,

@@ -3,9 +3,6 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAuthorizationServer, silentLogger, type AuthorizationServer, type AuthorizationServerConfig } from '../../src/index.js';
 
-// PKCE under the name these tests were written with (the next commit renames the call sites).
-export { pkcePair as pkce } from '@mcp-auth-kit/test-utils';
-
 export const RESOURCE = 'http://127.0.0.1:3999/mcp';
 export const REDIRECT = 'http://127.0.0.1:7777/callback';
 

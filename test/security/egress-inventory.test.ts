@@ -196,7 +196,7 @@ const SITES: Site[] = [
   },
   // Test helpers
   {
-    file: 'packages/testing/src/test-authorization-server.ts',
+    file: 'packages/testing/src/test-clients.ts',
     line: /fetch\(metadata\.registration_endpoint/,
     count: 1,
     route: 'test-tooling',

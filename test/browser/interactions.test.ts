@@ -15,7 +15,7 @@ import {
   UPSTREAM_CLIENT_ID,
   UPSTREAM_CLIENT_SECRET,
   type UpstreamIdp,
-} from '../../packages/authorization-server/test/interactions-helpers/upstream-idp.js';
+} from '../../packages/authorization-server/test/helpers/upstream-idp.js';
 
 const RESOURCE = 'http://127.0.0.1:3999/mcp';
 const PASSWORD = 'alice-browser-password';

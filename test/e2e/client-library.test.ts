@@ -3,7 +3,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { McpAuthClient, MemoryStore, createAuthFetch } from '@mcp-auth-kit/client';
 import { startDemoStack, type DemoStack } from '../helpers/stack.js';
 import { HeadlessBrowser } from '@mcp-auth-kit/test-utils';
-import { inspectAccessToken } from './jwt.js';
+import { inspectAccessToken } from '../helpers/jwt.js';
 
 const isLoopbackCallback = (url: URL) => url.hostname === '127.0.0.1' && url.pathname === '/callback';
 

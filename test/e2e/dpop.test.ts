@@ -12,7 +12,7 @@ import { calculateJwkThumbprint, decodeProtectedHeader, type JWK } from 'jose';
 import { cliLogin, cliPath } from '../helpers/cli.js';
 import { startDemoStack, type DemoStack } from '../helpers/stack.js';
 import { HeadlessBrowser } from '@mcp-auth-kit/test-utils';
-import { inspectAccessToken } from './jwt.js';
+import { inspectAccessToken } from '../helpers/jwt.js';
 
 const isLoopbackCallback = (url: URL) => url.hostname === '127.0.0.1' && url.pathname === '/callback';
 

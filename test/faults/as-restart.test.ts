@@ -15,7 +15,7 @@ import {
   registerClient,
   type AttackStack,
   type AsMetadata,
-} from '../security/_support.js';
+} from '../security/helpers/support.js';
 
 /**
  * The AS restarts between the authorization response and the token request (SQLite file

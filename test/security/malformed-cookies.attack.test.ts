@@ -9,7 +9,7 @@ import {
   registerClient,
   startAttackStack,
   type AttackStack,
-} from './_support.js';
+} from './helpers/support.js';
 import { freePort } from '@mcp-auth-kit/test-utils';
 
 /**

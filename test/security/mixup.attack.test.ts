@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { McpAuthClient, MemoryStore, createAuthFetch } from '@mcp-auth-kit/client';
 import { HeadlessBrowser } from '@mcp-auth-kit/test-utils';
-import { authorizeCode, pkcePair, registerClient, startAttackStack, type AttackStack } from './_support.js';
+import { authorizeCode, pkcePair, registerClient, startAttackStack, type AttackStack } from './helpers/support.js';
 
 const isLoopbackCallback = (url: URL) => url.hostname === '127.0.0.1' && url.pathname === '/callback';
 

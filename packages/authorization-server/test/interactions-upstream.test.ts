@@ -6,7 +6,7 @@ import {
   UPSTREAM_CLIENT_SECRET,
   UPSTREAM_PUBLIC_CLIENT_ID,
   type UpstreamIdp,
-} from './interactions-helpers/upstream-idp.js';
+} from './helpers/upstream-idp.js';
 import { validateConfig } from '../src/config.js';
 import type { Logger } from '../src/logger.js';
 import { type BrowserPage, HeadlessBrowser, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';

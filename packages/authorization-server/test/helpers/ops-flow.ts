@@ -5,7 +5,7 @@
  * secret it used so the tests can look for them.
  */
 import { expect } from 'vitest';
-import { authorizeUrl, REDIRECT, RESOURCE } from './helpers/as.js';
+import { authorizeUrl, REDIRECT, RESOURCE } from './as.js';
 import { HeadlessBrowser, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
 
 export interface FlowSecrets {

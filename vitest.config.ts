@@ -5,7 +5,13 @@ import { defineConfig } from 'vitest/config';
 // test exercises what users get; a package's own tests may import its `src/` internals by path.
 export default defineConfig({
   test: {
-    include: ['packages/*/test/**/*.test.ts', 'apps/*/test/**/*.test.ts', 'test/**/*.test.ts', 'examples/*/test/**/*.test.ts'],
+    include: [
+      'test-utils/test/**/*.test.ts',
+      'packages/*/test/**/*.test.ts',
+      'apps/*/test/**/*.test.ts',
+      'test/**/*.test.ts',
+      'examples/*/test/**/*.test.ts',
+    ],
     exclude: ['**/node_modules/**', '**/dist/**'],
     pool: 'forks',
     maxWorkers: 2,

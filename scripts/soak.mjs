@@ -10,28 +10,16 @@
 //
 // --duration (seconds) repeats rounds of --flows until the time is up. Exit code 1 when any
 // flow failed. `runSoak(options)` is exported for the CI-sized test in test/load/.
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { Agent, createServer, request as httpRequest } from 'node:http';
 import { pathToFileURL } from 'node:url';
-import { createServer as createTcpServer } from 'node:net';
 import pg from 'pg';
-import { CookieJar } from 'tough-cookie';
+import { HeadlessBrowser, freePort, pkcePair } from '@mcp-auth-kit/test-utils';
 import { startAuthServer } from '@mcp-auth-kit/auth-server';
 import { silentLogger } from '@mcp-auth-kit/authorization-server';
 import { startDemoServer } from '@mcp-auth-kit/demo-mcp-server';
 
 const REDIRECT_URI = 'http://127.0.0.1/callback';
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createTcpServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Round-robin HTTP balancer on loopback: every request goes to the next instance. */
 async function startBalancer(port) {
@@ -124,7 +112,7 @@ async function oneFlow(env, validations) {
     const clientId = reg.body.client_id;
 
     step = 'authorize';
-    const verifier = randomBytes(32).toString('base64url');
+    const { verifier, challenge } = pkcePair();
     const state = randomBytes(8).toString('hex');
     const start = new URL(metadata.authorization_endpoint);
     for (const [k, v] of Object.entries({
@@ -134,27 +122,12 @@ async function oneFlow(env, validations) {
       scope: 'notes:read',
       state,
       resource: mcpUrl,
-      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+      code_challenge: challenge,
       code_challenge_method: 'S256',
     }))
       start.searchParams.set(k, v);
-    const jar = new CookieJar();
-    let url = start;
-    let callback;
-    for (let hop = 0; hop < 20 && !callback; hop++) {
-      if (url.origin !== new URL(metadata.issuer).origin) {
-        callback = url;
-        break;
-      }
-      const cookie = await jar.getCookieString(url.href);
-      const res = await fetch(url, { redirect: 'manual', headers: cookie ? { cookie } : {} });
-      for (const c of res.headers.getSetCookie()) await jar.setCookie(c, url.href, { ignoreError: true });
-      const location = res.headers.get('location');
-      await res.arrayBuffer();
-      if (res.status < 300 || res.status >= 400 || !location) throw new Error(`stopped with HTTP ${res.status}`);
-      url = new URL(location, url);
-    }
-    if (!callback) throw new Error('no callback');
+    const issuerOrigin = new URL(metadata.issuer).origin;
+    const callback = await new HeadlessBrowser().followToCallback(start, (url) => url.origin !== issuerOrigin);
     const code = callback.searchParams.get('code');
     if (!code || callback.searchParams.get('state') !== state || callback.searchParams.get('iss') !== metadata.issuer) {
       throw new Error(`bad callback ${callback.searchParams.get('error') ?? ''}`);

@@ -1,11 +1,7 @@
 /** The minimum of OAuth a benchmark needs: PKCE, the code leg through a user agent, token requests. */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { pkcePair } from '@mcp-auth-kit/test-utils';
 import { UserAgent } from './user-agent.mjs';
-
-export function pkcePair() {
-  const verifier = randomBytes(32).toString('base64url');
-  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
-}
 
 export async function fetchMetadata(issuer) {
   const res = await fetch(`${issuer}/.well-known/oauth-authorization-server`);

@@ -3,7 +3,6 @@
  * browser), a loopback redirect listener standing in for the MCP client, and a guard that
  * aborts any request leaving loopback.
  */
-import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -76,9 +75,4 @@ export async function startRedirectListener(): Promise<RedirectListener> {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
-}
-
-export function pkcePair() {
-  const verifier = randomBytes(32).toString('base64url');
-  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
 }

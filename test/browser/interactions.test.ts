@@ -8,13 +8,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { startAuthServer, type RunningAuthServer } from '@mcp-auth-kit/auth-server';
 import { silentLogger } from '@mcp-auth-kit/authorization-server';
-import { launchChromium, loopbackContext, pkcePair, PHONE, screenshot, startRedirectListener, type RedirectListener } from './harness.js';
+import { pkcePair } from '@mcp-auth-kit/test-utils';
+import { launchChromium, loopbackContext, PHONE, screenshot, startRedirectListener, type RedirectListener } from './harness.js';
 import {
   startUpstreamIdp,
   UPSTREAM_CLIENT_ID,
   UPSTREAM_CLIENT_SECRET,
   type UpstreamIdp,
-} from '../../packages/authorization-server/test/interactions-helpers/upstream-idp.js';
+} from '../../packages/authorization-server/test/helpers/upstream-idp.js';
 
 const RESOURCE = 'http://127.0.0.1:3999/mcp';
 const PASSWORD = 'alice-browser-password';

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAuthServer, type RunningAuthServer } from '@mcp-auth-kit/auth-server';
 import { silentLogger } from '@mcp-auth-kit/authorization-server';
 import { node22, unavailableNode22 } from '../helpers/node22.js';
-import { freePort } from '../helpers/ports.js';
+import { freePort } from '@mcp-auth-kit/test-utils';
 import { runAuthorizationConformance, type CliResult } from './as/run-cli.js';
 
 const node = await node22();

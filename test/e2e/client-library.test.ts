@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { McpAuthClient, MemoryStore, createAuthFetch } from '@mcp-auth-kit/client';
 import { startDemoStack, type DemoStack } from '../helpers/stack.js';
-import { HeadlessUserAgent } from '../helpers/user-agent.js';
-import { inspectAccessToken } from './jwt.js';
+import { HeadlessBrowser } from '@mcp-auth-kit/test-utils';
+import { inspectAccessToken } from '../helpers/jwt.js';
 
 const isLoopbackCallback = (url: URL) => url.hostname === '127.0.0.1' && url.pathname === '/callback';
 
@@ -20,13 +20,13 @@ describe('e2e: @mcp-auth-kit/client', () => {
   beforeAll(async () => {
     stack = await startDemoStack();
     store = new MemoryStore();
-    const ua = new HeadlessUserAgent();
+    const ua = new HeadlessBrowser();
     auth = new McpAuthClient({
       clientName: 'e2e client library',
       store,
       openAuthorizationUrl: async (url) => {
         opened.push(url);
-        callbacks.push(await ua.follow(url, isLoopbackCallback, { deliver: true }));
+        callbacks.push(await ua.followToCallback(url, isLoopbackCallback, { deliver: true }));
       },
     });
   });

@@ -11,8 +11,8 @@ import { McpAuthClient, MemoryStore, createAuthFetch } from '@mcp-auth-kit/clien
 import { calculateJwkThumbprint, decodeProtectedHeader, type JWK } from 'jose';
 import { cliLogin, cliPath } from '../helpers/cli.js';
 import { startDemoStack, type DemoStack } from '../helpers/stack.js';
-import { HeadlessUserAgent } from '../helpers/user-agent.js';
-import { inspectAccessToken } from './jwt.js';
+import { HeadlessBrowser } from '@mcp-auth-kit/test-utils';
+import { inspectAccessToken } from '../helpers/jwt.js';
 
 const isLoopbackCallback = (url: URL) => url.hostname === '127.0.0.1' && url.pathname === '/callback';
 
@@ -27,13 +27,13 @@ interface Seen {
 
 /** A client whose every request and response is recorded (the wire as the servers see it). */
 function recordingClient(seen: Seen[], opened: URL[]) {
-  const ua = new HeadlessUserAgent();
+  const ua = new HeadlessBrowser();
   return new McpAuthClient({
     clientName: 'e2e dpop',
     store: new MemoryStore(),
     openAuthorizationUrl: async (url) => {
       opened.push(url);
-      await ua.follow(url, isLoopbackCallback, { deliver: true });
+      await ua.followToCallback(url, isLoopbackCallback, { deliver: true });
     },
     fetch: async (input, init) => {
       const request = new Request(input, init);
@@ -225,7 +225,7 @@ describe('e2e: DPoP required at the MCP server, with resource-server nonces (MCP
       dpop: 'never',
       store: new MemoryStore(),
       openAuthorizationUrl: async (url) => {
-        await new HeadlessUserAgent().follow(url, isLoopbackCallback, { deliver: true });
+        await new HeadlessBrowser().followToCallback(url, isLoopbackCallback, { deliver: true });
       },
     });
     const res = await bearerOnly.fetch(stack.mcpUrl, {

@@ -4,7 +4,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { startDemoStack, type DemoStack } from '../helpers/stack.js';
 import { HeadlessSdkOAuthProvider } from '../helpers/sdk-oauth-provider.js';
-import { inspectAccessToken } from './jwt.js';
+import { inspectAccessToken } from '../helpers/jwt.js';
 
 // The foundation flow driven by the widely installed MCP SDK v1 client
 // (@modelcontextprotocol/sdk 1.32.2, 2025-11-25 wire). It checks neither `state` nor `iss`

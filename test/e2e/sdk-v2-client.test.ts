@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
 import { startDemoStack, type DemoStack } from '../helpers/stack.js';
 import { HeadlessSdkOAuthProvider } from '../helpers/sdk-oauth-provider.js';
-import { inspectAccessToken } from './jwt.js';
+import { inspectAccessToken } from '../helpers/jwt.js';
 
 // The foundation flow driven by the MCP SDK v2 client (@modelcontextprotocol/client 2.4.0)
 // against our AS and the demo MCP server, on both wires the demo server speaks.

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAuthServer, type RunningAuthServer } from '@mcp-auth-kit/auth-server';
 import { silentLogger } from '@mcp-auth-kit/authorization-server';
 import { startDemoServer, type DemoServer } from '@mcp-auth-kit/demo-mcp-server';
-import { freePort } from '../helpers/ports.js';
+import { freePort } from '@mcp-auth-kit/test-utils';
 import {
   authorizeCode,
   callWhoami,
@@ -15,7 +15,7 @@ import {
   registerClient,
   type AttackStack,
   type AsMetadata,
-} from '../security/_support.js';
+} from '../security/helpers/support.js';
 
 /**
  * The AS restarts between the authorization response and the token request (SQLite file

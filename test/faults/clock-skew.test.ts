@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeJwt } from 'jose';
-import { fullFlow, registerClient, startAttackStack, type AttackStack } from '../security/_support.js';
-import { listenProtectedEndpoint, post, type ProtectedEndpoint } from './_rs.js';
+import { fullFlow, registerClient, startAttackStack, type AttackStack } from '../security/helpers/support.js';
+import { listenProtectedEndpoint, post, type ProtectedEndpoint } from './helpers/resource-server.js';
 
 /**
  * Clock skew at the resource server (RFC 9068 §4 / RFC 7519 §4.1.4: `exp` with a small leeway).

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignJWT, generateKeyPair, type JWK } from 'jose';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { callWhoami, fullFlow, registerClient, startAttackStack, type AttackStack } from '../security/_support.js';
-import { listenProtectedEndpoint, post } from './_rs.js';
+import { callWhoami, fullFlow, registerClient, startAttackStack, type AttackStack } from '../security/helpers/support.js';
+import { listenProtectedEndpoint, post } from './helpers/resource-server.js';
 
 /**
  * JWKS endpoint down (RFC 9068 §4 — keys come from the AS's jwks_uri; RFC 8725 §3.10): the

@@ -9,8 +9,8 @@ import {
   registerClient,
   startAttackStack,
   type AttackStack,
-} from '../security/_support.js';
-import { openPgScope, shouldRunPgTests, type PgScope } from './_pg.js';
+} from '../security/helpers/support.js';
+import { openPgScope, shouldRunPgTests, type PgScope } from './helpers/postgres.js';
 
 /**
  * "PostgreSQL restarted during a flow", simulated without touching the shared server: every

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { HeadlessUserAgent } from './user-agent.js';
+import { HeadlessBrowser } from '@mcp-auth-kit/test-utils';
 
 /** The `mcp-auth-kit` command as npm links it (the checked-in bin shim). */
 export const cliPath = join(dirname(createRequire(import.meta.url).resolve('@mcp-auth-kit/cli/package.json')), 'bin/mcp-auth-kit.js');
@@ -32,7 +32,7 @@ export async function cliLogin(
     login.on('exit', (code) => reject(new Error(`login exited (${code}) before printing a URL: ${stderr}`)));
   });
   await beforeBrowser?.(authorizationUrl);
-  const callback = await new HeadlessUserAgent().follow(authorizationUrl, isLoopbackCallback, { deliver: true });
+  const callback = await new HeadlessBrowser().followToCallback(authorizationUrl, isLoopbackCallback, { deliver: true });
   const exitCode = await exited;
   return { authorizationUrl, callback, exitCode, stderr };
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { HeadlessUserAgent, matchesRedirectUri } from './user-agent.js';
+import { HeadlessBrowser, matchesRedirectUri } from '@mcp-auth-kit/test-utils';
 
 /**
  * An `OAuthClientProvider` for the MCP SDK clients (v1 and v2 share the shape) whose
@@ -8,7 +8,7 @@ import { HeadlessUserAgent, matchesRedirectUri } from './user-agent.js';
  */
 export class HeadlessSdkOAuthProvider {
   readonly redirectUrl: string;
-  readonly ua = new HeadlessUserAgent();
+  readonly ua = new HeadlessBrowser();
   authorizationUrls: URL[] = [];
   callbacks: URL[] = [];
   private client: Record<string, unknown> | undefined;
@@ -57,7 +57,7 @@ export class HeadlessSdkOAuthProvider {
 
   async redirectToAuthorization(url: URL) {
     this.authorizationUrls.push(new URL(url));
-    this.callbacks.push(await this.ua.follow(url, matchesRedirectUri(this.redirectUrl)));
+    this.callbacks.push(await this.ua.followToCallback(url, matchesRedirectUri(this.redirectUrl)));
   }
 
   saveCodeVerifier(verifier: string) {

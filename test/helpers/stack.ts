@@ -2,7 +2,7 @@ import { startAuthServer } from '@mcp-auth-kit/auth-server';
 import { startDemoServer } from '@mcp-auth-kit/demo-mcp-server';
 import type { DpopConfig } from '@mcp-auth-kit/authorization-server';
 import type { DpopOptions } from '@mcp-auth-kit/resource-server';
-import { freePort } from './ports.js';
+import { freePort } from '@mcp-auth-kit/test-utils';
 
 export interface DemoStack {
   issuer: string;

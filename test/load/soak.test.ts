@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { shouldRunPgTests } from '../faults/_pg.js';
+import { shouldRunPgTests } from '../faults/helpers/postgres.js';
 // The same soak as `npm run soak`, CI-sized (the script is plain JS on the built packages).
 // @ts-expect-error -- plain ESM script without type declarations
 import { runSoak } from '../../scripts/soak.mjs';

@@ -15,10 +15,10 @@ import { startDemoServer, type DemoServer } from '@mcp-auth-kit/demo-mcp-server'
 import { DEFAULT_REVOCATION_RESYNC_MS } from '@mcp-auth-kit/resource-server/redis';
 import { importJWK, SignJWT, type JWK } from 'jose';
 import { startRoundRobinProxy, type RoundRobinProxy } from '../../scripts/round-robin-proxy.mjs';
-import { openPgScope, shouldRunPgTests, type PgScope } from '../faults/_pg.js';
-import { inspectAccessToken } from '../e2e/jwt.js';
+import { openPgScope, shouldRunPgTests, type PgScope } from '../faults/helpers/postgres.js';
+import { inspectAccessToken } from '../helpers/jwt.js';
 import { REDIS_URL, redisPrefix, shouldRunRedisTests } from '../helpers/redis.js';
-import { HeadlessUserAgent } from '../helpers/user-agent.js';
+import { HeadlessBrowser } from '@mcp-auth-kit/test-utils';
 import { TOPOLOGY } from './topology.js';
 
 const isLoopbackCallback = (url: URL) => url.hostname === '127.0.0.1' && url.pathname === '/callback';
@@ -79,12 +79,12 @@ describe.runIf(runs)('scale-out: 2 AS on PostgreSQL + 2 MCP replicas on Redis, e
       mcpProxy.targets.push(`http://127.0.0.1:${mcp.port}`);
     }
     store = new MemoryStore();
-    const ua = new HeadlessUserAgent();
+    const ua = new HeadlessBrowser();
     auth = new McpAuthClient({
       clientName: 'scale-out e2e',
       store,
       openAuthorizationUrl: async (url) => {
-        const callback = await ua.follow(url, isLoopbackCallback);
+        const callback = await ua.followToCallback(url, isLoopbackCallback);
         if (killBeforeTokenRequest && !killed) {
           // mid-flow: the code is issued, the token request has not been sent yet
           await authServers[0]!.close();

@@ -30,7 +30,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliLogin } from '../helpers/cli.js';
 import { startDemoStack, type DemoStack } from '../helpers/stack.js';
-import { HeadlessUserAgent } from '../helpers/user-agent.js';
+import { HeadlessBrowser } from '@mcp-auth-kit/test-utils';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../..');
@@ -264,7 +264,8 @@ describe('the client side, installed from the tarballs, against the demo stack',
       stdout += chunk.toString();
       // each complete AUTHORIZE line is a browser the user opens
       for (const line of stdout.split('\n').slice(before, -1)) {
-        if (line.startsWith('AUTHORIZE ')) browsing.push(new HeadlessUserAgent().follow(line.slice(10), callback, { deliver: true }));
+        if (line.startsWith('AUTHORIZE '))
+          browsing.push(new HeadlessBrowser().followToCallback(line.slice(10), callback, { deliver: true }));
       }
     });
     const code = await new Promise<number | null>((done) => child.on('close', done));

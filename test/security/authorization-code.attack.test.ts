@@ -13,7 +13,7 @@ import {
   registerClient,
   startAttackStack,
   type AttackStack,
-} from './_support.js';
+} from './helpers/support.js';
 
 // Attacks on the authorization code grant, end to end against the running AS + demo MCP server.
 const OTHER_RESOURCE = 'http://127.0.0.1:1/other-mcp';

@@ -5,7 +5,7 @@ import { lookup } from 'node:dns/promises';
 import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLoopbackCertificate, type LoopbackCertificate } from '@mcp-auth-kit/testing';
-import { NATIVE_REDIRECT, authorizationUrl, frontChannel, pkcePair, startAttackStack, type AttackStack } from './_support.js';
+import { NATIVE_REDIRECT, authorizationUrl, frontChannel, pkcePair, startAttackStack, type AttackStack } from './helpers/support.js';
 
 /**
  * CIMD SSRF, end to end (MCP security best practices §SSRF; client registration §CIMD).

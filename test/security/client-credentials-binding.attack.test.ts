@@ -16,7 +16,7 @@ import {
   type StoredTokens,
 } from '@mcp-auth-kit/client';
 import { cliPath } from '../helpers/cli.js';
-import { startAttackStack, type AttackStack } from './_support.js';
+import { startAttackStack, type AttackStack } from './helpers/support.js';
 
 /**
  * Credentials sent to an authorization server a malicious MCP server names (MCP 2026-07-28

@@ -15,7 +15,7 @@ import {
   registerClient,
   startAttackStack,
   type AttackStack,
-} from './_support.js';
+} from './helpers/support.js';
 
 /**
  * Client metadata from untrusted sources — a Client ID Metadata Document, a DCR body, an RFC 7592

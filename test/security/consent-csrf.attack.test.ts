@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CookieJar } from 'tough-cookie';
-import { authorizationUrl, frontChannel, pkcePair, registerClient, startAttackStack, type AttackStack } from './_support.js';
+import { authorizationUrl, frontChannel, pkcePair, registerClient, startAttackStack, type AttackStack } from './helpers/support.js';
 
 /**
  * CSRF on the interactive login and consent pages (OAuth 2.1 §7.10 and RFC 6749 §10.12 —

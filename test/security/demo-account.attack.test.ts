@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { CookieJar } from 'tough-cookie';
 import { runAdmin, startAuthServer, type AdminIo, type RunningAuthServer } from '@mcp-auth-kit/auth-server';
 import { silentLogger } from '@mcp-auth-kit/authorization-server';
-import { NATIVE_REDIRECT, frontChannel, pkcePair, postJson } from './_support.js';
+import { NATIVE_REDIRECT, frontChannel, pkcePair, postJson } from './helpers/support.js';
 
 /**
  * The demo account carried into production. `demo` / `demo-password` is published (README,

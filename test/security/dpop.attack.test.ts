@@ -1,7 +1,7 @@
 import { randomUUID, createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignJWT, calculateJwkThumbprint, decodeJwt, exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
-import { NATIVE_REDIRECT, authorizeCode, pkcePair, registerClient, startAttackStack, type AttackStack } from './_support.js';
+import { NATIVE_REDIRECT, authorizeCode, pkcePair, registerClient, startAttackStack, type AttackStack } from './helpers/support.js';
 
 /**
  * DPoP downgrade and proof attacks end to end (RFC 9449 §4.3, §7.1, §7.2, §11.1): a token bound

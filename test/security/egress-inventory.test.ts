@@ -2,7 +2,7 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startAttackStack, type AttackStack } from './_support.js';
+import { startAttackStack, type AttackStack } from './helpers/support.js';
 
 /**
  * Every outgoing request in the code, listed (issue 19 finding 5; MCP security best practices
@@ -196,7 +196,7 @@ const SITES: Site[] = [
   },
   // Test helpers
   {
-    file: 'packages/testing/src/test-authorization-server.ts',
+    file: 'packages/testing/src/test-clients.ts',
     line: /fetch\(metadata\.registration_endpoint/,
     count: 1,
     route: 'test-tooling',

@@ -19,7 +19,7 @@ import {
   startAttackStack,
   type AttackStack,
   type CountingListener,
-} from './_support.js';
+} from './helpers/support.js';
 
 /**
  * One egress policy for every URL the AS or the client library fetches (issue 19 finding 5;

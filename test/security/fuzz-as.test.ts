@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { NATIVE_REDIRECT, fullFlow, leaksInternals, registerClient, startAttackStack, type AttackStack } from './_support.js';
+import { NATIVE_REDIRECT, fullFlow, leaksInternals, registerClient, startAttackStack, type AttackStack } from './helpers/support.js';
 import {
   FUZZ_SCALE,
   FUZZ_SEED,
@@ -12,7 +12,7 @@ import {
   oauthErrorShape,
   summarize,
   type FuzzRequest,
-} from './_fuzz.js';
+} from './helpers/fuzz.js';
 
 /**
  * HTTP fuzzing of every public AS endpoint on the running server (10,000 generated malformed
@@ -415,7 +415,7 @@ describe('fuzz: interactive login form (live interaction, valid CSRF)', () => {
 
   it('200 malformed login posts (each may run a scrypt verification)', async () => {
     const { CookieJar } = await import('tough-cookie');
-    const { authorizationUrl, frontChannel, pkcePair } = await import('./_support.js');
+    const { authorizationUrl, frontChannel, pkcePair } = await import('./helpers/support.js');
     const clientId = await registerClient(stack);
     // Bodies stay under the form parser's 8 KiB limit: larger ones hit the known 500 below.
     const field = fieldValue(['demo', 'DEMO', ' demo ', 'demo-password', 'login', 'approve', 'abort', 'deny']).map((v) => v.slice(0, 1500));
@@ -468,7 +468,7 @@ describe('fuzz: interactive login form (live interaction, valid CSRF)', () => {
   // A login post larger than the form parser's 8 KiB limit (PayloadTooLargeError, 413) keeps its status.
   it('oversized login form post (10 KB username) → 413 / 4xx, not 500', async () => {
     const { CookieJar } = await import('tough-cookie');
-    const { authorizationUrl, frontChannel, pkcePair } = await import('./_support.js');
+    const { authorizationUrl, frontChannel, pkcePair } = await import('./helpers/support.js');
     const jar = new CookieJar();
     const page = await frontChannel(
       stack.issuer,

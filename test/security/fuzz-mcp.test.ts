@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { parseWwwAuthenticate } from '@mcp-auth-kit/client';
-import { callWhoami, fullFlow, registerClient, startAttackStack, type AttackStack } from './_support.js';
-import { FUZZ_SCALE, FUZZ_SEED, fieldValue, fuzzHttp, headerValue, summarize, type FuzzRequest } from './_fuzz.js';
+import { callWhoami, fullFlow, registerClient, startAttackStack, type AttackStack } from './helpers/support.js';
+import { FUZZ_SCALE, FUZZ_SEED, fieldValue, fuzzHttp, headerValue, summarize, type FuzzRequest } from './helpers/fuzz.js';
 
 /**
  * HTTP fuzzing of the demo MCP server behind our middleware (10,000 generated malformed

@@ -15,7 +15,7 @@ import {
   registerClient,
   startAttackStack,
   type AttackStack,
-} from './_support.js';
+} from './helpers/support.js';
 
 /**
  * Credentials never reach the logs (MCP security best practices §Token handling; RFC 6749 §10.3

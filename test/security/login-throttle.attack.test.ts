@@ -11,8 +11,8 @@ import {
   startAttackStack,
   NATIVE_REDIRECT,
   type AttackStack,
-} from './_support.js';
-import { openPgScope, type PgScope } from '../faults/_pg.js';
+} from './helpers/support.js';
+import { openPgScope, type PgScope } from '../faults/helpers/postgres.js';
 
 /**
  * Online password guessing against the login page, in parallel (OWASP ASVS 4.0 §2.2.1:

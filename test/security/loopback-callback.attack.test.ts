@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { McpAuthClient, MemoryStore, createAuthFetch } from '@mcp-auth-kit/client';
 import { cliLogin } from '../helpers/cli.js';
-import { HeadlessUserAgent } from '../helpers/user-agent.js';
-import { startAttackStack, type AttackStack } from './_support.js';
+import { HeadlessBrowser } from '@mcp-auth-kit/test-utils';
+import { startAttackStack, type AttackStack } from './helpers/support.js';
 
 const isLoopbackCallback = (url: URL) => url.hostname === '127.0.0.1' && url.pathname === '/callback';
 
@@ -56,7 +56,7 @@ describe('attack: forged callbacks at the loopback redirect listener', () => {
   });
 
   it('library: wrong state, no state, error=access_denied with a wrong state, then the real response → login completes', async () => {
-    const ua = new HeadlessUserAgent();
+    const ua = new HeadlessBrowser();
     const statuses: number[] = [];
     const auth = new McpAuthClient({
       clientName: 'loopback victim',
@@ -64,7 +64,7 @@ describe('attack: forged callbacks at the loopback redirect listener', () => {
       authorizationTimeoutMs: 10_000,
       openAuthorizationUrl: async (url) => {
         statuses.push(...(await forge(url)));
-        await ua.follow(url, isLoopbackCallback, { deliver: true });
+        await ua.followToCallback(url, isLoopbackCallback, { deliver: true });
       },
     });
     const res = await createAuthFetch(auth)(stack.mcpUrl, WHOAMI);

@@ -9,8 +9,8 @@ import {
   registerClient,
   startAttackStack,
   type AttackStack,
-} from './_support.js';
-import { freePort } from '../helpers/ports.js';
+} from './helpers/support.js';
+import { freePort } from '@mcp-auth-kit/test-utils';
 
 /**
  * Malformed `Cookie` headers on every HTML page route of the AS: the interaction pages (login,

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { McpAuthClient, MemoryStore, createAuthFetch } from '@mcp-auth-kit/client';
-import { HeadlessUserAgent } from '../helpers/user-agent.js';
-import { authorizeCode, pkcePair, registerClient, startAttackStack, type AttackStack } from './_support.js';
+import { HeadlessBrowser } from '@mcp-auth-kit/test-utils';
+import { authorizeCode, pkcePair, registerClient, startAttackStack, type AttackStack } from './helpers/support.js';
 
 const isLoopbackCallback = (url: URL) => url.hostname === '127.0.0.1' && url.pathname === '/callback';
 
@@ -24,14 +24,14 @@ describe('attack: authorization server mix-up against @mcp-auth-kit/client', () 
   /** Runs one authorization with the client; `tamper` rewrites the callback before delivery. */
   async function authorizeWith(tamper: (callback: URL) => URL) {
     const store = new MemoryStore();
-    const ua = new HeadlessUserAgent();
+    const ua = new HeadlessBrowser();
     const delivered: URL[] = [];
     const auth = new McpAuthClient({
       clientName: 'mix-up victim',
       store,
       authorizationTimeoutMs: 5_000,
       openAuthorizationUrl: async (url) => {
-        const callback = tamper(await ua.follow(url, isLoopbackCallback));
+        const callback = tamper(await ua.followToCallback(url, isLoopbackCallback));
         delivered.push(callback);
         const res = await fetch(callback).catch(() => undefined);
         await res?.arrayBuffer();

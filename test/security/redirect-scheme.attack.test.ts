@@ -9,7 +9,7 @@ import {
   postJson,
   startAttackStack,
   type AttackStack,
-} from './_support.js';
+} from './helpers/support.js';
 
 /**
  * Redirect-URI scheme allowlist (issue 19, finding 2). OS protocol-handler schemes used to be

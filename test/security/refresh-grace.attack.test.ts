@@ -12,7 +12,7 @@ import {
   startAttackStack,
   type AttackStack,
   type JsonResponse,
-} from './_support.js';
+} from './helpers/support.js';
 
 /**
  * The refresh grace window (packages/authorization-server/src/refresh-grace.ts) repeats the

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NATIVE_REDIRECT, REGISTERED_ERRORS, leaksInternals, postJson, startAttackStack, type AttackStack } from './_support.js';
+import { NATIVE_REDIRECT, REGISTERED_ERRORS, leaksInternals, postJson, startAttackStack, type AttackStack } from './helpers/support.js';
 
 // Dynamic Client Registration attacks (RFC 7591 §3.2.2, §5; OAuth 2.1 §7.12.2; MCP security
 // best practices §Open redirection), against the running AS.

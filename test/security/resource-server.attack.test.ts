@@ -2,7 +2,7 @@ import { createPrivateKey, createPublicKey, randomUUID, sign } from 'node:crypto
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignJWT, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 import { assertInvalidToken, assertUnauthorized } from '@mcp-auth-kit/testing';
-import { callWhoami, fullFlow, registerClient, startAttackStack, type AttackStack } from './_support.js';
+import { callWhoami, fullFlow, registerClient, startAttackStack, type AttackStack } from './helpers/support.js';
 
 const b64 = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fullFlow, postForm, refresh, registerClient, startAttackStack, type AttackStack } from './_support.js';
+import { fullFlow, postForm, refresh, registerClient, startAttackStack, type AttackStack } from './helpers/support.js';
 
 /**
  * Revocation and introspection used against other clients' tokens (RFC 7009 §2.1: the AS

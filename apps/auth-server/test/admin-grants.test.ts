@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '@mcp-auth-kit/authorization-server';
 import { startAuthServer, type RunningAuthServer } from '../src/index.js';
 import { runAdmin, type AdminIo } from '../src/admin.js';
-import { UserAgent, isUrl } from '../../../packages/authorization-server/test/helpers/user-agent.js';
+import { HeadlessBrowser, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
 
 const RESOURCE = 'http://127.0.0.1:3999/mcp';
 // A web client: its remembered approval skips the consent page (loopback clients are always asked).
@@ -67,8 +67,8 @@ describe('mcp-auth-server-admin grants (list / revoke a user approval)', () => {
   });
 
   async function authorize(): Promise<'consent' | 'code'> {
-    const ua = new UserAgent();
-    const verifier = randomBytes(32).toString('base64url');
+    const ua = new HeadlessBrowser();
+    const { challenge } = pkcePair();
     const url = new URL(`${as.url}/auth`);
     url.search = new URLSearchParams({
       client_id: clientId,
@@ -77,7 +77,7 @@ describe('mcp-auth-server-admin grants (list / revoke a user approval)', () => {
       scope: 'notes:read',
       resource: RESOURCE,
       state: 's',
-      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+      code_challenge: challenge,
       code_challenge_method: 'S256',
     }).toString();
     const login = await ua.follow(url.href, REDIRECT);

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeAuthorizationServer, type FakeAuthorizationServer } from './helpers/fake-as.js';
-import { freePort } from './helpers/ports.js';
+import { freePort } from '@mcp-auth-kit/test-utils';
 import { cleanEnv, run } from './helpers/process.js';
 
 const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeAuthorizationServer, type FakeAuthorizationServer } from './helpers/fake-as.js';
-import { freePort, isListening } from './helpers/ports.js';
+import { freePort, isListening } from '@mcp-auth-kit/test-utils';
 import { cleanEnv, run } from './helpers/process.js';
 
 // The runnable entry (dist/main.js, built by `npm test` / `npm run build`) as a real process.

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDemoServer } from '../src/index.js';
 import { startFakeAuthorizationServer, type FakeAuthorizationServer } from './helpers/fake-as.js';
 import { LEGACY_VERSION } from './helpers/mcp-wire.js';
-import { isListening } from './helpers/ports.js';
+import { isListening } from '@mcp-auth-kit/test-utils';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

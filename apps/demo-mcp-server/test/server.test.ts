@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '@mcp-auth-kit/protocol';
 import { createDemoApp, defaultAllowedOrigins, startDemoServer } from '../src/index.js';
-import { freePort, isListening } from './helpers/ports.js';
+import { freePort, isListening } from '@mcp-auth-kit/test-utils';
 
 describe('startDemoServer', () => {
   it('by default listens on loopback only: 127.0.0.1, plus ::1 where IPv6 loopback exists', async () => {

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisNotesStore, startDemoServer } from '../src/index.js';
-import { freePort, isListening } from './helpers/ports.js';
+import { freePort, isListening } from '@mcp-auth-kit/test-utils';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort, isListening } from './helpers/ports.js';
+import { freePort, isListening } from '@mcp-auth-kit/test-utils';
 import { cleanEnv, run } from './helpers/process.js';
 
 // `npm start` = build, then scripts/start.mjs. This runs the script itself on free ports with a

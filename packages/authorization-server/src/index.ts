@@ -3,7 +3,6 @@ export { DEFAULT_ACCESS_TOKEN_TTL, ID_TOKEN_TTL } from './provider.js';
 export {
   validateConfig,
   ConfigError,
-  issuerIsLoopback,
   type AuthorizationServerConfig,
   type ResourceConfig,
   type RegistrationConfig,

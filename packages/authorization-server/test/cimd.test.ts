@@ -2,10 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isSpecialUseAddress as isPrivateAddressLiteral } from '@mcp-auth-kit/protocol';
 import { adjustDocument, cacheSeconds, cimdRefusal } from '../src/cimd.js';
 import { openStore } from '../src/storage/index.js';
-import { authorizeUrl, decodeJwt, pkce, REDIRECT, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
+import { authorizeUrl, decodeJwt, REDIRECT, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
 import { authorizeAuto, exchangeCode } from './helpers/flow.js';
 import { startHttpsHost, type HttpsHost } from './helpers/https-host.js';
-import { UserAgent, isUrl } from './helpers/user-agent.js';
+import { HeadlessBrowser, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
 
 const base = (url: string, extra: Record<string, unknown> = {}) => ({
   client_id: url,
@@ -141,8 +141,8 @@ describe('CIMD end to end (HTTPS document host on loopback, dev private-network 
   });
 
   async function errorPageFor(clientId: string, redirect = REDIRECT) {
-    const { challenge } = pkce();
-    const result = await new UserAgent().follow(
+    const { challenge } = pkcePair();
+    const result = await new HeadlessBrowser().follow(
       authorizeUrl(t.url, {
         client_id: clientId,
         response_type: 'code',
@@ -203,8 +203,8 @@ describe('CIMD end to end (HTTPS document host on loopback, dev private-network 
   });
 
   it('MCP security §CIMD: the consent page marks the name unverified and shows the document host and redirect host', async () => {
-    const ua = new UserAgent();
-    const { challenge } = pkce();
+    const ua = new HeadlessBrowser();
+    const { challenge } = pkcePair();
     const login = await ua.follow(
       authorizeUrl(manual.url, {
         client_id: `${host.origin}/good.json`,
@@ -291,8 +291,8 @@ describe('CIMD without the dev switch', () => {
   afterAll(() => t.close());
 
   it('MCP security §CIMD SSRF: a loopback client_id URL is refused before any fetch', async () => {
-    const { challenge } = pkce();
-    const result = await new UserAgent().follow(
+    const { challenge } = pkcePair();
+    const result = await new HeadlessBrowser().follow(
       authorizeUrl(t.url, {
         client_id: 'https://127.0.0.1:1/client.json',
         response_type: 'code',

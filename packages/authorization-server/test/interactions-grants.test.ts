@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authorizeUrl, pkce, REDIRECT, registerClient, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
-import { UserAgent, isUrl, type Page } from './helpers/user-agent.js';
+import { authorizeUrl, REDIRECT, registerClient, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
 import { listAccountGrants, revokeRememberedGrant } from '../src/interactions/remembered-grants.js';
 import { hashPassword } from '../src/passwords.js';
+import { type BrowserPage, HeadlessBrowser, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
 
 const OTHER_RESOURCE = 'http://127.0.0.1:3998/files';
 /** Web clients (https redirect URI): remembered approvals skip the page for them. */
@@ -29,8 +29,8 @@ describe('remembered grants', () => {
 
   /** A fresh browser (new session): authorize, log in; returns the consent page or the final redirect. */
   async function freshSession(clientId: string, scope: string, resource = RESOURCE) {
-    const ua = new UserAgent();
-    const { verifier, challenge } = pkce();
+    const ua = new HeadlessBrowser();
+    const { verifier, challenge } = pkcePair();
     const login = await ua.follow(
       authorizeUrl(t.url, {
         client_id: clientId,
@@ -49,7 +49,7 @@ describe('remembered grants', () => {
     return { ua, next, verifier };
   }
 
-  async function approve(ua: UserAgent, consent: URL | Page): Promise<URL> {
+  async function approve(ua: HeadlessBrowser, consent: URL | BrowserPage): Promise<URL> {
     if (isUrl(consent)) throw new Error(`expected consent, got ${consent.href}`);
     const done = await ua.submit(consent, { action: 'approve' }, WEB_REDIRECT);
     if (!isUrl(done)) throw new Error('expected the redirect');
@@ -78,8 +78,8 @@ describe('remembered grants', () => {
   it('MCP security §Localhost Redirect URI Risks: a native (loopback) client is asked every time, showing what was allowed before', async () => {
     const clientId = (await registerClient(t.url)).body.client_id;
     const session = async () => {
-      const ua = new UserAgent();
-      const { challenge } = pkce();
+      const ua = new HeadlessBrowser();
+      const { challenge } = pkcePair();
       const login = await ua.follow(
         authorizeUrl(t.url, {
           client_id: clientId,
@@ -112,8 +112,8 @@ describe('remembered grants', () => {
     const clientId = (await webClient()).body.client_id;
     const first = await freshSession(clientId, 'notes:read');
     await approve(first.ua, first.next);
-    const ua = new UserAgent();
-    const { challenge } = pkce();
+    const ua = new HeadlessBrowser();
+    const { challenge } = pkcePair();
     const login = await ua.follow(
       authorizeUrl(t.url, {
         client_id: clientId,
@@ -200,7 +200,7 @@ describe('remembered grants', () => {
     expect(refresh.status).toBe(400);
     expect(refresh.body.error).toBe('invalid_grant');
     // Same browser session (its grant is gone) and a new one: both see the consent page again.
-    const { challenge } = pkce();
+    const { challenge } = pkcePair();
     const sameSession = await first.ua.follow(
       authorizeUrl(t.url, {
         client_id: clientId,
@@ -272,7 +272,7 @@ describe('remembered grants', () => {
   });
 
   it('/account without a browser session: 401, no data; a user only ever revokes their own grants', async () => {
-    const anonymous = await new UserAgent().request(`${t.url}/account`);
+    const anonymous = await new HeadlessBrowser().request(`${t.url}/account`);
     expect(anonymous.status).toBe(401);
     expect(anonymous.body).toContain('not signed in');
     // Bob, signed in, posts alice's client_id: only his own (empty) grants are touched.
@@ -280,8 +280,8 @@ describe('remembered grants', () => {
     const clientId = (await webClient()).body.client_id;
     const alices = await freshSession(clientId, 'notes:read');
     await approve(alices.ua, alices.next);
-    const bob = new UserAgent();
-    const { challenge } = pkce();
+    const bob = new HeadlessBrowser();
+    const { challenge } = pkcePair();
     const login = await bob.follow(
       authorizeUrl(t.url, {
         client_id: clientId,

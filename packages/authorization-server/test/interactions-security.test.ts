@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authorizeUrl, pkce, REDIRECT, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
-import { UserAgent, isUrl, type Page } from './helpers/user-agent.js';
+import { authorizeUrl, REDIRECT, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
 import { hashPassword, verifyPassword } from '../src/passwords.js';
 import { LoginThrottle } from '../src/interactions/throttle.js';
 import { validateConfig } from '../src/config.js';
 import { openStore } from '../src/storage/index.js';
 import type { Logger } from '../src/logger.js';
 import type { Store } from '../src/storage/types.js';
+import { type BrowserPage, HeadlessBrowser, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
 
 function recordingLogger() {
   const lines: Array<{ message: string; fields: Record<string, unknown> }> = [];
@@ -18,8 +18,8 @@ function recordingLogger() {
   };
 }
 
-async function openLogin(base: string, clientId: string, ua = new UserAgent(), headers: Record<string, string> = {}) {
-  const { challenge } = pkce();
+async function openLogin(base: string, clientId: string, ua = new HeadlessBrowser(), headers: Record<string, string> = {}) {
+  const { challenge } = pkcePair();
   const page = await ua.follow(
     authorizeUrl(base, {
       client_id: clientId,
@@ -131,7 +131,7 @@ describe('interaction pages: headers, CSRF, lockout, audit', () => {
   });
   afterAll(() => t.close());
 
-  function expectStrictPage(page: Page) {
+  function expectStrictPage(page: BrowserPage) {
     expect(page.headers.get('cache-control')).toBe('no-store');
     const csp = page.headers.get('content-security-policy') ?? '';
     expect(csp).toContain("default-src 'none'");
@@ -221,7 +221,7 @@ describe('interaction pages: headers, CSRF, lockout, audit', () => {
     const other = await startAs({ storage: t.as.store, logger: log.logger, trustProxy: true, users: [] });
     try {
       const from = { 'x-forwarded-for': '203.0.113.7' };
-      let { ua, page } = await openLogin(t.url, clientId, new UserAgent(), from);
+      let { ua, page } = await openLogin(t.url, clientId, new HeadlessBrowser(), from);
       for (let i = 0; i < 10; i++) {
         const next = await ua.follow(new URL(/action="([^"]+)"/.exec(page.body)![1]!, page.url).href, REDIRECT, {
           method: 'POST',
@@ -238,7 +238,7 @@ describe('interaction pages: headers, CSRF, lockout, audit', () => {
         page = next;
       }
       // The same pair on the other instance: throttled even with the right password.
-      const second = await openLogin(other.url, clientId, new UserAgent(), from);
+      const second = await openLogin(other.url, clientId, new HeadlessBrowser(), from);
       const blocked = await second.ua.follow(new URL(/action="([^"]+)"/.exec(second.page.body)![1]!, second.page.url).href, REDIRECT, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded', ...from },
@@ -252,7 +252,7 @@ describe('interaction pages: headers, CSRF, lockout, audit', () => {
       expect(!isUrl(blocked) && blocked.status).toBe(429);
       expect(log.audits('login.throttled').at(-1)?.fields).toMatchObject({ username: 'bob', limit: 'address-and-user' });
       // Another address is not locked out by this pair.
-      const elsewhere = await openLogin(t.url, clientId, new UserAgent(), { 'x-forwarded-for': '198.51.100.1' });
+      const elsewhere = await openLogin(t.url, clientId, new HeadlessBrowser(), { 'x-forwarded-for': '198.51.100.1' });
       const ok = await elsewhere.ua.submit(elsewhere.page, { username: 'bob', password: 'bob-password', action: 'login' }, REDIRECT);
       expect(isUrl(ok) || ok.status === 200).toBe(true);
     } finally {
@@ -289,7 +289,7 @@ describe('loginThrottle configuration', () => {
       const clientId = (await registerClient(t.url)).body.client_id;
       const attempt = async (address: string, password: string) => {
         const headers = { 'x-forwarded-for': address };
-        const { ua, page } = await openLogin(t.url, clientId, new UserAgent(), headers);
+        const { ua, page } = await openLogin(t.url, clientId, new HeadlessBrowser(), headers);
         return ua.follow(new URL(/action="([^"]+)"/.exec(page.body)![1]!, page.url).href, REDIRECT, {
           method: 'POST',
           headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
@@ -301,7 +301,7 @@ describe('loginThrottle configuration', () => {
           }),
         });
       };
-      for (let i = 0; i < 3; i++) expect(((await attempt(`192.0.2.${i + 1}`, 'wrong-password')) as Page).status).toBe(401);
+      for (let i = 0; i < 3; i++) expect(((await attempt(`192.0.2.${i + 1}`, 'wrong-password')) as BrowserPage).status).toBe(401);
       const locked = await attempt('192.0.2.200', 'alice-password');
       expect(!isUrl(locked) && locked.status).toBe(429);
       expect(!isUrl(locked) && locked.headers.get('retry-after')).toBe('900');
@@ -358,8 +358,8 @@ describe('DEV_AUTO_LOGIN', () => {
     const t = await startAs({ devAutoLogin: 'dev-user' });
     try {
       const clientId = (await registerClient(t.url)).body.client_id;
-      const { challenge } = pkce();
-      const end = await new UserAgent().follow(
+      const { challenge } = pkcePair();
+      const end = await new HeadlessBrowser().follow(
         authorizeUrl(t.url, {
           client_id: clientId,
           response_type: 'code',

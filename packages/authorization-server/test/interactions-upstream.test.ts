@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authorizeUrl, decodeJwt, pkce, REDIRECT, registerClient, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
-import { UserAgent, isUrl, type Page } from './helpers/user-agent.js';
+import { authorizeUrl, decodeJwt, REDIRECT, registerClient, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
 import {
   startUpstreamIdp,
   UPSTREAM_CLIENT_ID,
   UPSTREAM_CLIENT_SECRET,
   UPSTREAM_PUBLIC_CLIENT_ID,
   type UpstreamIdp,
-} from './interactions-helpers/upstream-idp.js';
+} from './helpers/upstream-idp.js';
 import { validateConfig } from '../src/config.js';
 import type { Logger } from '../src/logger.js';
+import { type BrowserPage, HeadlessBrowser, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
 
 function recordingLogger() {
   const lines: Array<{ message: string; fields: Record<string, unknown> }> = [];
@@ -42,8 +42,8 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
     await idp?.close();
   });
 
-  async function loginPage(ua: UserAgent) {
-    const { verifier, challenge } = pkce();
+  async function loginPage(ua: HeadlessBrowser) {
+    const { verifier, challenge } = pkcePair();
     const page = await ua.follow(
       authorizeUrl(t.url, {
         client_id: clientId,
@@ -62,7 +62,7 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
   }
 
   /** Clicks "Sign in with …" (button index) and signs in at the upstream IdP as `login`. */
-  async function viaUpstream(ua: UserAgent, page: Page, index: number, login: string) {
+  async function viaUpstream(ua: HeadlessBrowser, page: BrowserPage, index: number, login: string) {
     const idpPage = await ua.submit(page, { upstream: String(index) }, REDIRECT);
     if (isUrl(idpPage)) throw new Error('expected the upstream login page');
     expect(new URL(idpPage.url).origin).toBe(idp.issuer);
@@ -70,14 +70,14 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
   }
 
   it('the login page offers "Sign in with <name>" for each configured provider, and its CSP allows the provider as form target', async () => {
-    const { page } = await loginPage(new UserAgent());
+    const { page } = await loginPage(new HeadlessBrowser());
     expect(page.body).toContain('Sign in with Upstream IdP');
     expect(page.body).toContain('Sign in with Closed IdP');
     expect(page.headers.get('content-security-policy')).toContain(`form-action 'self' http://127.0.0.1:7777 ${idp.issuer}`);
   });
 
   it('first sign-in creates a linked account (allowSignup), then consent, code and a token for that account', async () => {
-    const ua = new UserAgent();
+    const ua = new HeadlessBrowser();
     const { page, verifier } = await loginPage(ua);
     const consent = await viaUpstream(ua, page, 1, 'carol');
     if (isUrl(consent)) throw new Error(`expected consent, got ${consent.href}`);
@@ -104,20 +104,20 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
   it('a second sign-in maps the same upstream (iss, sub) to the same account — never by username', async () => {
     // A local "dave" exists: the upstream "dave" must not be linked to it.
     await t.as.store.accounts.create({ id: 'local-dave', username: 'dave', passwordHash: null, disabled: false });
-    const first = new UserAgent();
+    const first = new HeadlessBrowser();
     const c1 = await viaUpstream(first, (await loginPage(first)).page, 1, 'dave');
     expect(isUrl(c1)).toBe(false);
     const linked = await t.as.store.accounts.findByUpstreamIdentity(idp.issuer, 'dave');
     expect(linked?.id).not.toBe('local-dave');
     expect(linked?.username).toMatch(/^dave-/);
-    const second = new UserAgent();
+    const second = new HeadlessBrowser();
     await viaUpstream(second, (await loginPage(second)).page, 1, 'dave');
     const all = (await t.as.store.accounts.list()).filter((a) => a.upstreamIdentities?.includes(`${idp.issuer} dave`));
     expect(all).toHaveLength(1);
   });
 
   it('MCP security §Confused Deputy: a live upstream session never skips our per-client consent', async () => {
-    const ua = new UserAgent();
+    const ua = new HeadlessBrowser();
     const first = await viaUpstream(ua, (await loginPage(ua)).page, 1, 'ivan');
     if (isUrl(first)) throw new Error('expected consent');
     await ua.submit(first, { action: 'approve' }, REDIRECT);
@@ -125,8 +125,8 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
     // silently, but our consent page, bound to this client_id, is still shown.
     const attackerClient = (await registerClient(t.url, { client_name: 'Innocent Looking App' })).body.client_id;
     // Forget our own session (keep the upstream IdP's): the sign-in goes through the IdP again.
-    for (let i = ua.cookies.length - 1; i >= 0; i--) if (ua.cookies[i]!.origin === t.url) ua.cookies.splice(i, 1);
-    const { challenge } = pkce();
+    await ua.removeCookies((c) => !c.name.startsWith('idp_'));
+    const { challenge } = pkcePair();
     const login = await ua.follow(
       authorizeUrl(t.url, {
         client_id: attackerClient,
@@ -149,7 +149,7 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
   });
 
   it('a public upstream client (no secret: PKCE only) signs in too', async () => {
-    const ua = new UserAgent();
+    const ua = new HeadlessBrowser();
     const consent = await viaUpstream(ua, (await loginPage(ua)).page, 2, 'kim');
     if (isUrl(consent)) throw new Error('expected consent');
     expect(consent.body).toContain('Authorize access');
@@ -157,7 +157,7 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
   });
 
   it('without allowSignup an unknown upstream identity is refused with a clear page (no account created)', async () => {
-    const ua = new UserAgent();
+    const ua = new HeadlessBrowser();
     const refused = await viaUpstream(ua, (await loginPage(ua)).page, 0, 'erin');
     if (isUrl(refused)) throw new Error('expected a refusal page');
     expect(refused.status).toBe(403);
@@ -174,7 +174,7 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
       disabled: false,
       upstreamIdentities: [`${idp.issuer} judy-upstream`],
     });
-    const ua = new UserAgent();
+    const ua = new HeadlessBrowser();
     const consent = await viaUpstream(ua, (await loginPage(ua)).page, 0, 'judy-upstream');
     if (isUrl(consent)) throw new Error('expected consent');
     expect(consent.status).toBe(200);
@@ -182,7 +182,7 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
   });
 
   it('the user cancelling at the upstream provider gets a clear page, not an error', async () => {
-    const ua = new UserAgent();
+    const ua = new HeadlessBrowser();
     const { page } = await loginPage(ua);
     // Stop at the provider's authorization endpoint to read the flow's state.
     const authorize = await ua.submit(page, { upstream: '1' }, `${idp.issuer}/auth`);
@@ -200,17 +200,17 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
   });
 
   it('a disabled linked account is refused', async () => {
-    const ua = new UserAgent();
+    const ua = new HeadlessBrowser();
     await viaUpstream(ua, (await loginPage(ua)).page, 1, 'frank');
     const frank = await t.as.store.accounts.findByUpstreamIdentity(idp.issuer, 'frank');
     await t.as.store.accounts.update(frank!.id, { disabled: true });
-    const again = new UserAgent();
+    const again = new HeadlessBrowser();
     const refused = await viaUpstream(again, (await loginPage(again)).page, 1, 'frank');
     expect(!isUrl(refused) && refused.status).toBe(403);
   });
 
   it('OIDC Core §3.1.2.7 / RFC 6749 §10.12: a callback with a tampered state is refused, and the flow is single-use', async () => {
-    const ua = new UserAgent();
+    const ua = new HeadlessBrowser();
     const { page } = await loginPage(ua);
     const idpPage = await ua.submit(page, { upstream: '1' }, REDIRECT);
     if (isUrl(idpPage)) throw new Error('expected the upstream login page');
@@ -228,20 +228,20 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
   });
 
   it('a callback from another browser (no flow cookie) is refused', async () => {
-    const ua = new UserAgent();
+    const ua = new HeadlessBrowser();
     const { page } = await loginPage(ua);
     const idpPage = await ua.submit(page, { upstream: '1' }, REDIRECT);
     if (isUrl(idpPage)) throw new Error('expected the upstream login page');
     const callback = await ua.submit(idpPage, { login: 'heidi' }, `${t.as.issuer}/interaction/upstream/callback`);
     if (!isUrl(callback)) throw new Error('expected the callback URL');
-    const res = await new UserAgent().request(callback.href);
+    const res = await new HeadlessBrowser().request(callback.href);
     expect(res.status).toBe(400);
     expect(res.body).toContain('another browser');
     expect(await t.as.store.accounts.findByUpstreamIdentity(idp.issuer, 'heidi')).toBeUndefined();
   });
 
   it('starting an upstream sign-in needs the CSRF token too', async () => {
-    const ua = new UserAgent();
+    const ua = new HeadlessBrowser();
     const { page } = await loginPage(ua);
     const action = new URL(/action="([^"]+)"/.exec(page.body)![1]!, page.url).href;
     const res = await ua.request(action, {
@@ -262,8 +262,8 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
     const down = await startAs({ upstream: [{ name: 'Down IdP', issuer: `http://127.0.0.1:${port}`, clientId: 'x' }] });
     try {
       const cid = (await registerClient(down.url)).body.client_id;
-      const ua = new UserAgent();
-      const { challenge } = pkce();
+      const ua = new HeadlessBrowser();
+      const { challenge } = pkcePair();
       const page = await ua.follow(
         authorizeUrl(down.url, {
           client_id: cid,
@@ -281,7 +281,7 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
       const res = await ua.submit(page, { upstream: '0' }, REDIRECT);
       expect(!isUrl(res) && res.status).toBe(502);
       expect(!isUrl(res) && res.body).toContain('Down IdP is not reachable right now');
-      const back = await ua.request(new URL(/href="([^"]+)"/.exec((res as Page).body.split('<body>')[1]!)![1]!, page.url).href);
+      const back = await ua.request(new URL(/href="([^"]+)"/.exec((res as BrowserPage).body.split('<body>')[1]!)![1]!, page.url).href);
       expect(back.body).toContain('name="password"');
     } finally {
       await down.close();

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authorizeUrl, decodeJwt, pkce, REDIRECT, registerClient, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
-import { UserAgent, isUrl, type Page } from './helpers/user-agent.js';
+import { authorizeUrl, decodeJwt, REDIRECT, registerClient, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
 import { hashPassword } from '../src/passwords.js';
+import { type BrowserPage, HeadlessBrowser, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
 
 /** MCP security §Localhost Redirect URI Risks: the consent page's warning, exactly as rendered. */
 const LOOPBACK_WARNING =
@@ -27,8 +27,8 @@ describe('login and consent pages', () => {
   });
   afterAll(() => t.close());
 
-  async function start(ua: UserAgent, scope = 'notes:read notes:write', client = clientId, redirect = REDIRECT) {
-    const { verifier, challenge } = pkce();
+  async function start(ua: HeadlessBrowser, scope = 'notes:read notes:write', client = clientId, redirect = REDIRECT) {
+    const { verifier, challenge } = pkcePair();
     const page = await ua.follow(
       authorizeUrl(t.url, {
         client_id: client,
@@ -46,14 +46,14 @@ describe('login and consent pages', () => {
     return { page, verifier };
   }
 
-  async function login(ua: UserAgent, page: Page, username = 'alice', password = 'alice-password') {
+  async function login(ua: HeadlessBrowser, page: BrowserPage, username = 'alice', password = 'alice-password') {
     const next = await ua.submit(page, { username, password, action: 'login' }, REDIRECT);
     if (isUrl(next)) throw new Error('expected the consent page');
     return next;
   }
 
   it('renders a login page with no-store, CSP and frame protection', async () => {
-    const { page } = await start(new UserAgent());
+    const { page } = await start(new HeadlessBrowser());
     expect(page.status).toBe(200);
     expect(page.body).toContain('name="password"');
     expect(page.body).toMatch(/name="csrf" value="[^"]{20,}"/);
@@ -67,13 +67,13 @@ describe('login and consent pages', () => {
   });
 
   it('escapes the self-asserted client name (no HTML injection)', async () => {
-    const { page } = await start(new UserAgent());
+    const { page } = await start(new HeadlessBrowser());
     expect(page.body).not.toContain('<script>alert(1)</script>');
     expect(page.body).toContain('&lt;script&gt;');
   });
 
   it('refuses a wrong password with a generic message and no redirect', async () => {
-    const ua = new UserAgent();
+    const ua = new HeadlessBrowser();
     const { page } = await start(ua);
     const next = await ua.submit(page, { username: 'alice', password: 'wrong-password', action: 'login' }, REDIRECT);
     expect(isUrl(next)).toBe(false);
@@ -85,7 +85,7 @@ describe('login and consent pages', () => {
   });
 
   it('refuses an unknown user with the same message', async () => {
-    const ua = new UserAgent();
+    const ua = new HeadlessBrowser();
     const { page } = await start(ua);
     const next = await ua.submit(page, { username: 'mallory', password: 'whatever-password', action: 'login' }, REDIRECT);
     expect(!isUrl(next) && next.status).toBe(401);
@@ -93,7 +93,7 @@ describe('login and consent pages', () => {
   });
 
   it('brute force: after 10 failures for one user from one address, even the right password is throttled (429)', async () => {
-    const ua = new UserAgent();
+    const ua = new HeadlessBrowser();
     let { page } = await start(ua);
     for (let i = 0; i < 10; i++) {
       const next = await ua.submit(page, { username: 'bob', password: `wrong-${i}`, action: 'login' }, REDIRECT);
@@ -111,7 +111,7 @@ describe('login and consent pages', () => {
   });
 
   it('CSRF: a login post without the form token is refused (403)', async () => {
-    const ua = new UserAgent();
+    const ua = new HeadlessBrowser();
     const { page } = await start(ua);
     const action = new URL(/action="([^"]+)"/.exec(page.body)![1]!, page.url).href;
     const res = await ua.request(action, {
@@ -123,7 +123,7 @@ describe('login and consent pages', () => {
   });
 
   it('MCP security §CIMD/§consent: consent shows client id, unverified name, redirect host, loopback warning, resource and scope descriptions', async () => {
-    const ua = new UserAgent();
+    const ua = new HeadlessBrowser();
     const { page } = await start(ua);
     const consent = await login(ua, page);
     expect(consent.status).toBe(200);
@@ -139,7 +139,7 @@ describe('login and consent pages', () => {
   });
 
   it('operator-registered clients are not marked unverified and get no loopback warning', async () => {
-    const ua = new UserAgent();
+    const ua = new HeadlessBrowser();
     const { page } = await start(ua, 'notes:read', 'operator-client', 'https://app.example/cb');
     const next = await ua.submit(page, { username: 'alice', password: 'alice-password', action: 'login' }, 'https://app.example/cb');
     if (isUrl(next)) throw new Error('expected consent');
@@ -156,7 +156,7 @@ describe('login and consent pages', () => {
       redirect_uris: [REDIRECT, 'https://app.example/cb'],
     });
     expect(mixed.status).toBe(201);
-    const ua = new UserAgent();
+    const ua = new HeadlessBrowser();
     const { page } = await start(ua, 'notes:read', mixed.body.client_id);
     const consent = await login(ua, page);
     expect(consent.body).toContain('Authorize access');
@@ -174,7 +174,7 @@ describe('login and consent pages', () => {
     });
     // The same store call as `mcp-auth-server-admin user disable carol`.
     await t.as.store.accounts.update('carol-id', { disabled: true });
-    const ua = new UserAgent();
+    const ua = new HeadlessBrowser();
     const { page } = await start(ua);
     const refused = await ua.submit(page, { username: 'carol', password: 'carol-password', action: 'login' }, REDIRECT);
     if (isUrl(refused)) throw new Error(`disabled account got a redirect: ${refused.href}`);
@@ -210,7 +210,7 @@ describe('login and consent pages', () => {
       passwordHash: await hashPassword('erin-password'),
       disabled: false,
     });
-    const ua = new UserAgent();
+    const ua = new HeadlessBrowser();
     const { page } = await start(ua);
     expect((await login(ua, page, 'erin', 'erin-password')).body).toContain('Authorize access');
     await t.as.store.accounts.update('erin-id', { disabled: true });
@@ -220,7 +220,7 @@ describe('login and consent pages', () => {
   });
 
   it('RFC 6749 §4.1.2.1: deny → access_denied with iss (RFC 9207) and state', async () => {
-    const ua = new UserAgent();
+    const ua = new HeadlessBrowser();
     const { page } = await start(ua);
     const consent = await login(ua, page);
     const result = await ua.submit(consent, { action: 'deny' }, REDIRECT);
@@ -234,7 +234,7 @@ describe('login and consent pages', () => {
   });
 
   it('approve → code → JWT for the logged-in account with the approved scopes', async () => {
-    const ua = new UserAgent();
+    const ua = new HeadlessBrowser();
     const { page, verifier } = await start(ua);
     const consent = await login(ua, page);
     const result = await ua.submit(consent, { action: 'approve' }, REDIRECT);
@@ -258,7 +258,7 @@ describe('login and consent pages', () => {
   it('MCP step-up: in the same session, consent asks only for the missing scope', async () => {
     // A client of its own: alice's grants are remembered per client across sessions.
     const fresh = (await registerClient(t.url, { client_name: 'Step-up Client' })).body.client_id;
-    const ua = new UserAgent();
+    const ua = new HeadlessBrowser();
     const { page } = await start(ua, 'notes:read', fresh);
     const consent = await login(ua, page);
     const first = await ua.submit(consent, { action: 'approve' }, REDIRECT);
@@ -272,7 +272,7 @@ describe('login and consent pages', () => {
   });
 
   it('an expired or unknown interaction shows an error page, not a stack', async () => {
-    const res = await new UserAgent().request(`${t.url}/interaction/does-not-exist`);
+    const res = await new HeadlessBrowser().request(`${t.url}/interaction/does-not-exist`);
     expect(res.status).toBe(400);
     expect(res.body).toContain('expired or is invalid');
     expect(res.body).not.toMatch(/at .*\.js:\d+/);

@@ -11,8 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuthorizationServer, silentLogger, type AuthorizationServer } from '../src/index.js';
 import { openStore } from '../src/storage/index.js';
 import type { Store } from '../src/storage/types.js';
-import { decodeJwt, pkce, REDIRECT, registerClient, RESOURCE, tokenRequest, authorizeUrl } from './helpers/as.js';
-import { UserAgent, isUrl } from './helpers/user-agent.js';
+import { decodeJwt, REDIRECT, registerClient, RESOURCE, tokenRequest, authorizeUrl } from './helpers/as.js';
+import { HeadlessBrowser, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
 
 const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test';
 
@@ -62,8 +62,8 @@ describe('two instances behind a round-robin balancer on one PostgreSQL store', 
 
   it('login, consent, code, token and refresh succeed while requests alternate between instances', async () => {
     const clientId = (await registerClient(url)).body.client_id;
-    const ua = new UserAgent();
-    const { verifier, challenge } = pkce();
+    const ua = new HeadlessBrowser();
+    const { verifier, challenge } = pkcePair();
     const login = await ua.follow(
       authorizeUrl(url, {
         client_id: clientId,

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pinoLogger } from '../src/ops/pino-logger.js';
 import { redact, scrubText } from '../src/logger.js';
 import { startAs, type RunningAs } from './helpers/as.js';
-import { runFullFlow, type FlowSecrets } from './ops-flow.js';
+import { runFullFlow, type FlowSecrets } from './helpers/ops-flow.js';
 
 describe('structured JSON logs of a full flow', () => {
   const lines: string[] = [];

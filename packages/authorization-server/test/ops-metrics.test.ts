@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerClient, startAs, type RunningAs } from './helpers/as.js';
 import { authorizeAuto } from './helpers/flow.js';
 import { startHttpsHost, type HttpsHost } from './helpers/https-host.js';
-import { runFullFlow } from './ops-flow.js';
+import { runFullFlow } from './helpers/ops-flow.js';
 import { openStore } from '../src/storage/index.js';
 import type { Store } from '../src/storage/types.js';
 

@@ -4,7 +4,8 @@
  * address the rate limits count.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authorizeUrl, pkce, REDIRECT, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
+import { authorizeUrl, REDIRECT, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
+import { pkcePair } from '@mcp-auth-kit/test-utils';
 
 const FORWARDED = { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'forged.example', 'x-forwarded-for': '203.0.113.7' };
 
@@ -14,7 +15,7 @@ async function metadata(base: string) {
 
 async function authorizationCookies(base: string): Promise<string[]> {
   const clientId = (await registerClient(base)).body.client_id as string;
-  const { challenge } = pkce();
+  const { challenge } = pkcePair();
   const url = authorizeUrl(base, {
     client_id: clientId,
     response_type: 'code',

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authorizeUrl, pkce, REDIRECT, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
-import { UserAgent, isUrl } from './helpers/user-agent.js';
+import { authorizeUrl, REDIRECT, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
 import { authorizeAuto, exchangeCode } from './helpers/flow.js';
+import { HeadlessBrowser, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
 
 describe('PKCE (OAuth 2.1 §4.1.1, MCP security §PKCE) and RFC 9207 iss', () => {
   let t: RunningAs;
@@ -19,7 +19,7 @@ describe('PKCE (OAuth 2.1 §4.1.1, MCP security §PKCE) and RFC 9207 iss', () =>
   afterAll(() => t.close());
 
   async function authorizeError(params: Record<string, string | undefined>) {
-    const result = await new UserAgent().follow(
+    const result = await new HeadlessBrowser().follow(
       authorizeUrl(t.url, {
         client_id: clientId,
         response_type: 'code',
@@ -44,14 +44,14 @@ describe('PKCE (OAuth 2.1 §4.1.1, MCP security §PKCE) and RFC 9207 iss', () =>
   });
 
   it('OAuth 2.1 §4.1.1: code_challenge_method=plain → invalid_request', async () => {
-    const { verifier } = pkce();
+    const { verifier } = pkcePair();
     const p = await authorizeError({ code_challenge: verifier, code_challenge_method: 'plain' });
     expect(p.get('error')).toBe('invalid_request');
     expect(p.get('iss')).toBe(t.as.issuer);
   });
 
   it('OAuth 2.1 §4.1.1: PKCE is required for confidential clients too', async () => {
-    const result = await new UserAgent().follow(
+    const result = await new HeadlessBrowser().follow(
       authorizeUrl(t.url, {
         client_id: confidential.client_id,
         response_type: 'code',
@@ -67,7 +67,7 @@ describe('PKCE (OAuth 2.1 §4.1.1, MCP security §PKCE) and RFC 9207 iss', () =>
 
   it('RFC 7636 §4.6: a wrong code_verifier at the token endpoint → invalid_grant', async () => {
     const flow = await authorizeAuto(t.url, clientId);
-    const res = await exchangeCode(t.url, clientId, { ...flow, verifier: pkce().verifier });
+    const res = await exchangeCode(t.url, clientId, { ...flow, verifier: pkcePair().verifier });
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('invalid_grant');
     expect(res.body.access_token).toBeUndefined();
@@ -88,8 +88,8 @@ describe('PKCE (OAuth 2.1 §4.1.1, MCP security §PKCE) and RFC 9207 iss', () =>
   });
 
   it('MCP security §Open redirection: unregistered redirect_uri is never redirected to', async () => {
-    const { challenge } = pkce();
-    const result = await new UserAgent().follow(
+    const { challenge } = pkcePair();
+    const result = await new HeadlessBrowser().follow(
       authorizeUrl(t.url, {
         client_id: clientId,
         response_type: 'code',

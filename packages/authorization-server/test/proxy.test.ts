@@ -3,27 +3,23 @@
  * X-Forwarded-Proto / X-Forwarded-Host. The "proxy" here is the user agent rewriting the origin.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authorizeUrl, pkce, REDIRECT, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
-import { UserAgent, isUrl, type Page } from './helpers/user-agent.js';
+import { authorizeUrl, REDIRECT, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
+import { HeadlessBrowser, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
 
 const PUBLIC = 'https://auth.example.com';
 
-class ProxiedAgent extends UserAgent {
+class ProxiedAgent extends HeadlessBrowser {
   constructor(private readonly backend: string) {
     super();
   }
-  override async request(url: string, init: RequestInit = {}): Promise<Page> {
-    if (!url.startsWith(PUBLIC)) return super.request(url, init);
-    const target = url.replace(PUBLIC, this.backend);
+  // Requests to the public origin go to the backend with the proxy's headers; the browser keeps
+  // its cookies under the public origin, as a real one would.
+  protected override send(url: URL, init: RequestInit): Promise<Response> {
+    if (url.origin !== PUBLIC) return super.send(url, init);
     const headers = new Headers(init.headers);
     headers.set('x-forwarded-proto', 'https');
     headers.set('x-forwarded-host', 'auth.example.com');
-    const cookie = this.cookieHeader(new URL(url));
-    if (cookie) headers.set('cookie', cookie);
-    const res = await fetch(target, { ...init, headers, redirect: 'manual' });
-    // Store cookies under the public origin, as the browser would.
-    (this as unknown as { store(u: URL, h: Headers): void }).store(new URL(url), res.headers);
-    return { url, status: res.status, headers: res.headers, body: await res.text() };
+    return fetch(url.href.replace(PUBLIC, this.backend), { ...init, headers, redirect: 'manual' });
   }
 }
 
@@ -45,7 +41,7 @@ describe('behind a TLS-terminating proxy (trustProxy)', () => {
 
     const clientId = (await registerClient(t.url)).body.client_id;
     const ua = new ProxiedAgent(t.url);
-    const { challenge } = pkce();
+    const { challenge } = pkcePair();
     const login = await ua.follow(
       authorizeUrl(PUBLIC, {
         client_id: clientId,

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ERR, McpAuthClient, MemoryStore, validateAuthorizationResponse, type McpAuthClientOptions } from '../src/index.js';
-import { startFakeAs, startFakeRs, type FakeAs, type FakeRs } from './_fake.js';
-import { headlessBrowser } from './_harness.js';
+import { startFakeAs, startFakeRs, type FakeAs, type FakeRs } from './helpers/fake-servers.js';
+import { headlessBrowser } from './helpers/harness.js';
 
 const cleanups: { close(): Promise<void> }[] = [];
 afterEach(async () => {

@@ -8,7 +8,7 @@ import {
   processAuthorizationServerMetadataResponse,
   processProtectedResourceMetadataResponse,
 } from '../src/index.js';
-import { close, listen } from './_harness.js';
+import { close, listen } from './helpers/harness.js';
 
 const json = (body: unknown, status = 200) =>
   new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });

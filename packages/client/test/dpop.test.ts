@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, type JWK } from 'jose';
 import { ERR, McpAuthClient, McpAuthError, MemoryStore, type AuthStore, type McpAuthClientOptions } from '../src/index.js';
-import { headlessBrowser, startOidcProvider, startResourceServer, type TestAs, type TestRs } from './_harness.js';
+import { headlessBrowser, startOidcProvider, startResourceServer, type TestAs, type TestRs } from './helpers/harness.js';
 
 const cleanups: { close(): Promise<void> }[] = [];
 afterEach(async () => {

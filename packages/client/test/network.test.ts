@@ -2,7 +2,7 @@ import { lookup } from 'node:dns/promises';
 import { hostname } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { assertPublicHost, ERR, isPrivateAddress, McpAuthClient } from '../src/index.js';
-import { startFakeAs, startFakeRs } from './_fake.js';
+import { startFakeAs, startFakeRs } from './helpers/fake-servers.js';
 
 const cleanups: { close(): Promise<void> }[] = [];
 afterEach(async () => {

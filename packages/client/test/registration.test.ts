@@ -1,8 +1,8 @@
 import { generateKeyPair, exportPKCS8, jwtVerify } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ERR, McpAuthClient, MemoryStore, type McpAuthClientOptions } from '../src/index.js';
-import { startFakeAs, startFakeRs, type FakeAs, type FakeRs } from './_fake.js';
-import { headlessBrowser } from './_harness.js';
+import { startFakeAs, startFakeRs, type FakeAs, type FakeRs } from './helpers/fake-servers.js';
+import { headlessBrowser } from './helpers/harness.js';
 
 const cleanups: { close(): Promise<void> }[] = [];
 afterEach(async () => {
@@ -273,7 +273,7 @@ describe('JWT bearer grant (RFC 7523) and enterprise-managed authorization (ID-J
   it('enterprise-managed: ID Token → ID-JAG at the IdP (audience = AS issuer, resource = MCP server), then jwt-bearer at the AS', async () => {
     const [as, rs] = await pair();
     const { createServer } = await import('node:http');
-    const { listen, close } = await import('./_harness.js');
+    const { listen, close } = await import('./helpers/harness.js');
     const idpRequests: URLSearchParams[] = [];
     const idp = createServer(async (req, res) => {
       let body = '';

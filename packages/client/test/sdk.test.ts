@@ -7,7 +7,7 @@ import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { createAuthFetch, createSdkAuthProvider, McpAuthClient, MemoryStore } from '../src/index.js';
-import { headlessBrowser, startOidcProvider, startResourceServer, type TestAs, type TestRs } from './_harness.js';
+import { headlessBrowser, startOidcProvider, startResourceServer, type TestAs, type TestRs } from './helpers/harness.js';
 
 let as: TestAs;
 let rs: TestRs;

@@ -1,4 +1,4 @@
-export { classifyIpAddress, isLoopbackHost, isSpecialUseAddress, parseIPv4, parseIPv6, type AddressClass } from './address.js';
+export { classifyIpAddress, isLoopbackHost, isSpecialUseAddress, type AddressClass } from './address.js';
 export { authorizationServerMetadataUrls, protectedResourceMetadataUrl, protectedResourceMetadataUrls } from './metadata-urls.js';
 export {
   checkRedirectUri,
@@ -24,7 +24,6 @@ export {
   ANY_ADDRESS,
   PUBLIC_ONLY,
   allowsEveryAddress,
-  checkEgress,
   checkEgressHost,
   egressPolicyForPeer,
   type EgressDecision,
@@ -33,8 +32,6 @@ export {
 } from './egress.js';
 export {
   EgressRefusedError,
-  createEgressConnector,
-  createEgressDispatcher,
   tryCreateEgressDispatcher,
   egressRefusal,
   resolveEgress,

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { TokenCache, tokenHash, type VerifiedAccessToken } from '../src/index.js';
-import { makeApp, makeKey, RESOURCE, rpc, signToken, StubIssuer, type SigningKey } from './_helpers.js';
+import { makeApp, makeKey, RESOURCE, rpc, signToken, StubIssuer, type SigningKey } from './helpers/harness.js';
 
 let as: StubIssuer;
 let key: SigningKey;

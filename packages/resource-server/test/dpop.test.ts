@@ -2,8 +2,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { SignJWT } from 'jose';
-import { makeApp, makeKey, parseChallenge, RESOURCE, rpc, signToken, StubIssuer, type SigningKey, type TestApp } from './_helpers.js';
-import { ath, makeProof, proofKey, unsignedJwt, type ProofKey } from './_dpop.js';
+import {
+  makeApp,
+  makeKey,
+  parseChallenge,
+  RESOURCE,
+  rpc,
+  signToken,
+  StubIssuer,
+  type SigningKey,
+  type TestApp,
+} from './helpers/harness.js';
+import { ath, makeProof, proofKey, unsignedJwt, type ProofKey } from './helpers/dpop.js';
 import { ConfigError } from '../src/index.js';
 
 let as: StubIssuer;

@@ -12,7 +12,7 @@ import {
   StubIssuer,
   type SigningKey,
   type TestApp,
-} from './_helpers.js';
+} from './helpers/harness.js';
 
 let as: StubIssuer;
 let other: StubIssuer;

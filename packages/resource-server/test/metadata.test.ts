@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { ConfigError, createResourceServer, protectedResourceMetadata } from '../src/index.js';
-import { makeApp, RESOURCE } from './_helpers.js';
+import { makeApp, RESOURCE } from './helpers/harness.js';
 
 const { app, rs } = makeApp({
   authorizationServers: ['http://localhost:9000', 'https://as2.example.com/tenant'],

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import Provider, { errors } from 'oidc-provider';
 import { exportJWK, generateKeyPair } from 'jose';
-import { makeApp, RESOURCE, rpc, type TestApp } from './_helpers.js';
+import { makeApp, RESOURCE, rpc, type TestApp } from './helpers/harness.js';
 
 // A real oidc-provider (the engine of our authorization server) issuing RFC 9068 JWT access
 // tokens via client_credentials + RFC 8707 resource: what the middleware must accept as is.

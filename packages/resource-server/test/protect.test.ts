@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import express from 'express';
-import { makeApp, makeKey, parseChallenge, rpc, signToken, StubIssuer, type SigningKey, type TestApp } from './_helpers.js';
+import { makeApp, makeKey, parseChallenge, rpc, signToken, StubIssuer, type SigningKey, type TestApp } from './helpers/harness.js';
 
 let as: StubIssuer;
 let key: SigningKey;

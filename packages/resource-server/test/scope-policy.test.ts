@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { checkScopes, missingScopes, requiredScopes, ResourceServerError, type ScopePolicy } from '../src/index.js';
-import { rpc } from './_helpers.js';
+import { rpc } from './helpers/harness.js';
 
 const policy: ScopePolicy = {
   default: ['notes:read'],

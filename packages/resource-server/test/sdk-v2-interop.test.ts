@@ -4,7 +4,7 @@ import request from 'supertest';
 import { McpServer } from '@modelcontextprotocol/server';
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import { createResourceServer, type ResourceServer } from '../src/index.js';
-import { makeKey, RESOURCE, rpc, signToken, StubIssuer, type SigningKey } from './_helpers.js';
+import { makeKey, RESOURCE, rpc, signToken, StubIssuer, type SigningKey } from './helpers/harness.js';
 
 let as: StubIssuer;
 let key: SigningKey;

@@ -3,11 +3,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { revocationChannel, revokedGrantKey } from '@mcp-auth-kit/protocol';
-import { makeApp, makeKey, rpc, signToken, StubIssuer, type SigningKey, type TestApp } from './_helpers.js';
-import { makeProof, proofKey, type ProofKey } from './_dpop.js';
+import { makeApp, makeKey, rpc, signToken, StubIssuer, type SigningKey, type TestApp } from './helpers/harness.js';
+import { makeProof, proofKey, type ProofKey } from './helpers/dpop.js';
 import { ConfigError, createResourceServer, MemoryRevocationList } from '../src/index.js';
 import { createRedisRevocationList, RedisDpopReplayStore, type RedisRevocationList } from '../src/redis/index.js';
-import { openRedis, shouldRunRedisTests, type TestRedisClient } from './_redis.js';
+import { openRedis, shouldRunRedisTests, type TestRedisClient } from './helpers/redis.js';
 
 let as: StubIssuer;
 let signing: SigningKey;

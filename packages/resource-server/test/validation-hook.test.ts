@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
-import { makeApp, makeKey, rpc, signToken, StubIssuer, type SigningKey, type TestApp } from './_helpers.js';
+import { makeApp, makeKey, rpc, signToken, StubIssuer, type SigningKey, type TestApp } from './helpers/harness.js';
 import type { ValidationOutcome } from '../src/index.js';
 
 let as: StubIssuer;

@@ -8,6 +8,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { HeadlessBrowser } from '@mcp-auth-kit/test-utils';
 
 const root = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
 const CLI = join(root, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
@@ -25,27 +26,14 @@ export interface CliResult {
   browserTrace: string[];
 }
 
-/** Follows redirects like a browser would, with a simple cookie jar, until a non-redirect. */
+/** Follows redirects like a browser would, cookies kept, until a non-redirect (the CLI's callback answers). */
 async function browse(start: string, trace: string[]): Promise<void> {
-  const jar = new Map<string, string>();
-  let url = start;
-  for (let hop = 0; hop < 12; hop++) {
-    const res = await fetch(url, {
-      redirect: 'manual',
-      headers: jar.size ? { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') } : {},
-    });
-    for (const line of res.headers.getSetCookie()) {
-      const [pair] = line.split(';');
-      const eq = pair!.indexOf('=');
-      jar.set(pair!.slice(0, eq), pair!.slice(eq + 1));
-    }
-    await res.arrayBuffer();
-    const location = res.headers.get('location');
-    trace.push(`${res.status} ${new URL(url).pathname}`);
-    if (!location) return;
-    url = new URL(location, url).href;
+  const browser = new HeadlessBrowser();
+  try {
+    await browser.follow(start, () => false, {}, 12);
+  } finally {
+    trace.push(...browser.history.map((hop) => `${hop.status} ${new URL(hop.url).pathname}`));
   }
-  throw new Error('too many redirects');
 }
 
 export async function runAuthorizationConformance(args: {

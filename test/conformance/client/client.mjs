@@ -4,26 +4,16 @@
 // argument, optional credentials come from MCP_CONFORMANCE_CONTEXT. No per-scenario OAuth logic.
 import { McpAuthClient, MemoryStore, createAuthFetch, discoverProtectedResource, enterpriseManagedAssertion } from '@mcp-auth-kit/client';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { HeadlessBrowser } from '@mcp-auth-kit/test-utils';
 
 const serverUrl = process.argv[process.argv.length - 1];
 const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT || '{}');
 const protocolVersion = process.env.MCP_CONFORMANCE_PROTOCOL_VERSION;
 
-/** Headless "browser": follow the AS redirect to our loopback listener. */
+/** Headless browser: follow the AS redirects to our loopback listener and deliver the callback. */
 async function openAuthorizationUrl(url) {
-  let target = url;
-  for (let hop = 0; hop < 5; hop++) {
-    const res = await fetch(target, { redirect: 'manual' });
-    const location = res.headers.get('location');
-    await res.body?.cancel();
-    if (!location) throw new Error(`authorization endpoint answered HTTP ${res.status} without a redirect`);
-    target = new URL(location, target);
-    if (target.hostname === '127.0.0.1' && target.pathname === '/callback') {
-      await (await fetch(target)).text();
-      return;
-    }
-  }
-  throw new Error('too many redirects');
+  const isCallback = (target) => target.hostname === '127.0.0.1' && target.pathname === '/callback';
+  await new HeadlessBrowser().followToCallback(url, isCallback, { deliver: true, maxHops: 5 });
 }
 
 const options = {

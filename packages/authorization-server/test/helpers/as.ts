@@ -1,5 +1,4 @@
 /** Starts an authorization server on 127.0.0.1:0 with a memory store for a test. */
-import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAuthorizationServer, silentLogger, type AuthorizationServer, type AuthorizationServerConfig } from '../../src/index.js';
@@ -51,12 +50,6 @@ export async function startAs(overrides: TestConfig = {}): Promise<RunningAs> {
       await as.close();
     },
   };
-}
-
-export function pkce() {
-  const verifier = randomBytes(32).toString('base64url');
-  const challenge = createHash('sha256').update(verifier).digest('base64url');
-  return { verifier, challenge };
 }
 
 export async function registerClient(base: string, metadata: Record<string, unknown> = {}, headers: Record<string, string> = {}) {

@@ -1,5 +1,5 @@
-import { UserAgent, isUrl } from './user-agent.js';
-import { authorizeUrl, pkce, REDIRECT, RESOURCE, tokenRequest } from './as.js';
+import { authorizeUrl, REDIRECT, RESOURCE, tokenRequest } from './as.js';
+import { HeadlessBrowser, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
 
 export interface CodeFlowResult {
   callback: URL;
@@ -12,9 +12,9 @@ export async function authorizeAuto(
   issuer: string,
   clientId: string,
   extra: Record<string, string | undefined> = {},
-  ua = new UserAgent(),
+  ua = new HeadlessBrowser(),
 ): Promise<CodeFlowResult> {
-  const { verifier, challenge } = pkce();
+  const { verifier, challenge } = pkcePair();
   const state = Math.random().toString(36).slice(2);
   const result = await ua.follow(
     authorizeUrl(issuer, {

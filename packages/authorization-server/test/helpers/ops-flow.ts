@@ -5,8 +5,8 @@
  * secret it used so the tests can look for them.
  */
 import { expect } from 'vitest';
-import { authorizeUrl, pkce, REDIRECT, RESOURCE } from './helpers/as.js';
-import { UserAgent, isUrl } from './helpers/user-agent.js';
+import { authorizeUrl, REDIRECT, RESOURCE } from './as.js';
+import { HeadlessBrowser, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
 
 export interface FlowSecrets {
   values: Record<string, string>;
@@ -54,8 +54,8 @@ export async function runFullFlow(base: string, password = 'alice-password'): Pr
   values.basic_credentials = basic.slice('Basic '.length);
 
   // Authorization code + PKCE through the pages: a wrong password, then the right one, then consent.
-  const ua = new UserAgent();
-  const { verifier, challenge } = pkce();
+  const ua = new HeadlessBrowser();
+  const { verifier, challenge } = pkcePair();
   values.code_verifier = verifier;
   const login = await ua.follow(
     authorizeUrl(base, {

@@ -14,6 +14,7 @@ import {
   type JWK,
 } from 'jose';
 import { createHash, randomBytes } from 'node:crypto';
+import { HeadlessBrowser } from '@mcp-auth-kit/test-utils';
 
 export async function listen(server: Server): Promise<string> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
@@ -175,41 +176,12 @@ export async function startOidcProvider(
   return { issuer, provider, hits, tokenRequests, authorizationRequests, registrations, tokenHttp, close: () => close(server) };
 }
 
-/** Minimal cookie jar (cookies sent to the same origin regardless of path: enough for tests). */
-class Jar {
-  private cookies = new Map<string, string>();
-  store(res: Response) {
-    for (const c of res.headers.getSetCookie()) {
-      const [pair] = c.split(';');
-      const i = pair!.indexOf('=');
-      this.cookies.set(pair!.slice(0, i).trim(), pair!.slice(i + 1));
-    }
-  }
-  header() {
-    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-  }
-}
-
 /**
  * Follows the authorization URL like a browser with no user (the AS logs in and consents by
  * itself), until the redirect reaches the loopback callback, which it then requests.
  */
 export async function headlessBrowser(url: URL): Promise<void> {
-  const jar = new Jar();
-  let target = url;
-  for (let hop = 0; hop < 10; hop++) {
-    const res = await fetch(target, { redirect: 'manual', headers: { cookie: jar.header() } });
-    jar.store(res);
-    const location = res.headers.get('location');
-    const text = await res.text();
-    if (!location) throw new Error(`browser stopped at ${target.pathname}: HTTP ${res.status} ${text.slice(0, 200)}`);
-    target = new URL(location, target);
-    if (target.pathname === '/callback') {
-      await (await fetch(target)).text();
-      return;
-    }
-  }
-  throw new Error('too many redirects');
+  await new HeadlessBrowser().followToCallback(url, (target) => target.pathname === '/callback', { deliver: true });
 }
 
 export interface TestRs {

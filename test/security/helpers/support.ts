@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
 import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { hostname } from 'node:os';
@@ -7,7 +7,7 @@ import { startDemoServer, type DemoServer } from '@mcp-auth-kit/demo-mcp-server'
 import { silentLogger } from '@mcp-auth-kit/authorization-server';
 import type { ResourceServerLogger } from '@mcp-auth-kit/resource-server';
 import { CookieJar } from 'tough-cookie';
-import { freePort } from '../helpers/ports.js';
+import { HeadlessBrowser, freePort, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
 
 /**
  * The demo stack for attack tests: our AS (memory storage unless told otherwise, DEV_AUTO_LOGIN,
@@ -88,10 +88,8 @@ export async function startAttackStack(
   };
 }
 
-export function pkcePair(): { verifier: string; challenge: string } {
-  const verifier = randomBytes(32).toString('base64url');
-  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
-}
+/** Re-exported: the attack tests take every helper from this file. */
+export { pkcePair };
 
 export interface JsonResponse {
   status: number;
@@ -153,22 +151,9 @@ export type FrontChannelResult = { kind: 'callback'; url: URL } | { kind: 'stopp
  * until the AS answers with a non-redirect (an error page), which is returned.
  */
 export async function frontChannel(issuer: string, start: string | URL, jar = new CookieJar()): Promise<FrontChannelResult> {
-  let url = new URL(start);
   const asOrigin = new URL(issuer).origin;
-  for (let hop = 0; hop < 20; hop++) {
-    if (url.origin !== asOrigin) return { kind: 'callback', url };
-    const cookie = await jar.getCookieString(url.href);
-    const res = await fetch(url, { redirect: 'manual', headers: cookie ? { cookie } : {} });
-    for (const setCookie of res.headers.getSetCookie()) await jar.setCookie(setCookie, url.href, { ignoreError: true });
-    const location = res.headers.get('location');
-    if (res.status >= 300 && res.status < 400 && location) {
-      await res.arrayBuffer();
-      url = new URL(location, url);
-      continue;
-    }
-    return { kind: 'stopped', status: res.status, url, body: await res.text() };
-  }
-  throw new Error('too many redirects');
+  const end = await new HeadlessBrowser({ jar }).follow(start, (url) => url.origin !== asOrigin);
+  return isUrl(end) ? { kind: 'callback', url: end } : { kind: 'stopped', status: end.status, url: new URL(end.url), body: end.body };
 }
 
 export interface AuthorizeInput {

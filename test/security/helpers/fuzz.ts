@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { REGISTERED_ERRORS, leaksInternals } from './_support.js';
+import { REGISTERED_ERRORS, leaksInternals } from './support.js';
 
 /** Fixed seed for reproducible CI runs; FUZZ_SEED overrides, FUZZ_SCALE multiplies counts. */
 export const FUZZ_SEED = Number(process.env.FUZZ_SEED ?? 20261202);

@@ -1,6 +1,6 @@
 // A programmable fake AS + RS pair on loopback for registration, binding and security tests.
 import { createServer } from 'node:http';
-import { close, listen } from './_harness.js';
+import { close, listen } from './harness.js';
 
 export interface FakeAsOptions {
   metadata?: Record<string, unknown>;

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import express, { type Express, type Request } from 'express';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
-import { createResourceServer, type ResourceServer, type ResourceServerOptions } from '../src/index.js';
+import { createResourceServer, type ResourceServer, type ResourceServerOptions } from '../../src/index.js';
 
 export const RESOURCE = 'http://localhost:3000/mcp';
 

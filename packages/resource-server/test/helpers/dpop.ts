@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
-import { RESOURCE } from './_helpers.js';
+import { RESOURCE } from './harness.js';
 
 export interface ProofKey {
   alg: string;

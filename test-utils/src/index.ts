@@ -1,0 +1,12 @@
+export {
+  HeadlessBrowser,
+  isUrl,
+  matchesRedirectUri,
+  type BrowserPage,
+  type HeadlessBrowserOptions,
+  type StopAt,
+  type StoredCookie,
+} from './headless-browser.js';
+export { parseForm, decodeEntities, type ParsedForm } from './html-form.js';
+export { pkcePair, s256Challenge } from './pkce.js';
+export { freePort, isListening } from './ports.js';

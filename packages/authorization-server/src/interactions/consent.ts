@@ -7,7 +7,7 @@ import { audit } from '../audit.js';
 import type { Details, Grant, InteractionContext } from './context.js';
 import { issueCsrfToken } from './csrf.js';
 import { grantRequestedAccess, isEmpty, missingAccess, notCoveredBy } from './grant.js';
-import { consentPage } from './pages.js';
+import { consentPage, type ConsentResource } from './consent-page.js';
 import { RememberedGrants } from './remembered-grants.js';
 
 export type ApprovedVia = 'page' | 'remembered' | 'dev';
@@ -72,15 +72,15 @@ export function createConsentStep(ctx: InteractionContext): ConsentStep {
         stylesheet: ctx.stylesheet,
         ...client,
         account: account?.displayName ?? account?.username ?? 'your account',
+        // No login in this request: the browser's earlier session was reused, maybe someone else's.
+        switchAccount: !details.lastSubmission?.login,
         reconfirm,
         resources: reconfirm
           ? alreadyRequested(details, grant)
-          : Object.entries(left.missingResourceScopes ?? {}).map(([resource, scopes]) => ({
-              resource,
-              scopes: scopes.map((scope) => ({ scope, description: o.resources.describe(scope) ?? scope })),
-              alreadyGranted: grant ? grant.getResourceScope(resource).split(' ').filter(Boolean) : [],
-            })),
-        oidcScopes: (left.missingOIDCScope ?? []).filter((s) => s !== 'openid'),
+          : Object.entries(left.missingResourceScopes ?? {}).map(([resource, scopes]) =>
+              shown(resource, scopes, grant ? grant.getResourceScope(resource).split(' ').filter(Boolean) : []),
+            ),
+        oidcScopes: (left.missingOIDCScope ?? []).map((scope) => o.scopeText.describe(scope)),
       }),
     );
   }
@@ -97,12 +97,18 @@ export function createConsentStep(ctx: InteractionContext): ConsentStep {
             .split(' ')
             .filter((s) => asked.has(s))
         : [];
-      return {
-        resource,
-        scopes: granted.map((scope) => ({ scope, description: o.resources.describe(scope) ?? scope })),
-        alreadyGranted: [],
-      };
+      return shown(resource, granted, []);
     });
+  }
+
+  function shown(resource: string, scopes: string[], alreadyGranted: string[]): ConsentResource {
+    const { scopeText } = o;
+    return {
+      resource,
+      name: scopeText.resourceName(resource),
+      scopes: scopes.map((scope) => scopeText.describe(scope, resource)),
+      alreadyGranted: alreadyGranted.map((scope) => scopeText.describe(scope, resource)),
+    };
   }
 
   return { baseGrant, approve, render };

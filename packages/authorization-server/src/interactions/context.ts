@@ -14,11 +14,14 @@ import type { UpstreamProviderConfig } from '../upstream/config.js';
 import type { UpstreamLogin } from '../upstream/login.js';
 import { errorPage } from './pages.js';
 import type { LoginThrottleLimits } from './throttle.js';
+import type { ScopeText } from './scope-text.js';
 
 export interface InteractionOptions {
   provider: Provider;
   store: Store;
   resources: ResourceRegistry;
+  /** Resource display names and scope descriptions on the pages. */
+  scopeText: ScopeText;
   logger: Logger;
   mountPath: string;
   secureCookies: boolean;

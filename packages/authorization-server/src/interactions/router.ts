@@ -3,7 +3,7 @@
  * OpenID Connect providers), consent and the dev auto-login. oidc-provider redirects the
  * browser here whenever it needs the user; we answer with `interactionResult` and send the
  * browser back to the provider. Each step lives in its own file (login.ts, consent.ts,
- * abort.ts, upstream-routes.ts); this one wires them.
+ * abort.ts, switch-account.ts, upstream-routes.ts); this one wires them.
  */
 import express, { type Request, type Response, type NextFunction, type Router } from 'express';
 import { pageSecurityHeaders } from './security-headers.js';
@@ -15,6 +15,7 @@ import { createConsentStep } from './consent.js';
 import { createInteractionContext, loadInteraction, type Details, type InteractionOptions } from './context.js';
 import { createLoginStep } from './login.js';
 import { mountUpstreamRoutes, startUpstreamLogin } from './upstream-routes.js';
+import { switchAccount } from './switch-account.js';
 
 export type { InteractionOptions } from './context.js';
 
@@ -79,6 +80,7 @@ export function createInteractionRouter(o: InteractionOptions): Router {
       }
       const choice = req.body?.action;
       if (choice === 'abort' || choice === 'deny') return await abortInteraction(ctx, req, res, details);
+      if (choice === 'switch-account') return await switchAccount(ctx, req, res, details);
       if (details.prompt.name === 'login' && typeof req.body?.upstream === 'string')
         return await startUpstreamLogin(ctx, upstream, res, details, req.body.upstream);
       if (details.prompt.name === 'login') return await login.submit(req, res, details);

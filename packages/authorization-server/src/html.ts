@@ -1,12 +1,8 @@
 /** HTML escaping and the page frame for server-rendered pages (every interpolated value escaped). */
-export function escapeHtml(value: unknown): string {
-  return String(value ?? '')
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
-}
+import { escapeHtml } from '@mcp-auth-kit/protocol';
+
+// One escaping rule for every page (packages/protocol/src/html.ts).
+export { escapeHtml };
 
 /**
  * The pages' stylesheet, served by the interaction router as an external file so that the

@@ -10,6 +10,7 @@
  * a mix-up attacker who learnt the `state` must not put its own text on this page.
  */
 import { createHash } from 'node:crypto';
+import { escapeHtml } from '@mcp-auth-kit/protocol';
 
 const STYLE = `*{box-sizing:border-box}
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;max-width:34rem;margin:2rem auto;padding:0 1rem;color:#1d1d1f;line-height:1.45;background:#fafafa}
@@ -26,10 +27,6 @@ code{overflow-wrap:anywhere;background:#f3f3f3;padding:0 .2rem;border-radius:3px
 export const CALLBACK_PAGE_CSP = `default-src 'none'; style-src 'sha256-${createHash('sha256').update(STYLE).digest('base64')}'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
 
 export type CallbackOutcome = 'signed-in' | 'denied' | 'error' | 'ignored';
-
-function escapeHtml(value: string): string {
-  return value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
-}
 
 function page(kind: 'ok' | 'denied' | 'failed', title: string, body: string): string {
   return `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">

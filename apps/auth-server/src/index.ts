@@ -171,7 +171,8 @@ export async function startAuthServer(options: StartAuthServerOptions = {}): Pro
       serviceName: 'MCP Auth Kit',
       ...extra,
       issuer,
-      resources: extra.resources ?? [{ resource, scopes: DEMO_SCOPES, defaultScopes: ['notes:read'] }],
+      // `name`: the demo MCP server's PRM resource_name, shown on the consent page.
+      resources: extra.resources ?? [{ resource, name: 'Demo notes', scopes: DEMO_SCOPES, defaultScopes: ['notes:read'] }],
       storage: store,
       users: [...(seedDemoUser ? [DEMO_USER] : []), ...(extra.users ?? [])],
       production: options.production ?? extra.production,

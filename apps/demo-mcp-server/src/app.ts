@@ -187,6 +187,8 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
   const rs = createResourceServer({
     resource,
     authorizationServers: [options.issuer],
+    // RFC 9728 resource_name; the auth-server app shows the same name on its consent page.
+    resourceName: 'Demo notes',
     scopesSupported: options.scopesSupported ?? [...SCOPES_SUPPORTED],
     scopePolicy: {
       default: [...DEFAULT_SCOPES],

@@ -69,6 +69,7 @@ describe('protected resource', () => {
     expect(prm.resource).toBe(demo.resource);
     expect(prm.authorization_servers).toEqual([as.issuer]);
     expect(prm.scopes_supported).toContain('notes:read');
+    expect(prm.resource_name).toBe('Demo notes');
   });
 
   it('RFC 9728 §3: PRM is also served at the root well-known URL', async () => {

@@ -20,7 +20,8 @@ export type AuditEvent =
   | 'client.updated'
   | 'client.deleted'
   | 'account.created'
-  | 'account.updated';
+  | 'account.updated'
+  | 'session.ended';
 
 export function audit(logger: Logger, event: AuditEvent, fields: Record<string, unknown> = {}): void {
   logger.info(`audit ${event}`, { ...fields, audit: event });

@@ -10,11 +10,14 @@ import type { MetricsConfig } from './ops/metrics.js';
 import { productionProblems } from './ops/production.js';
 import { refreshGraceConfigProblems } from './refresh-grace.js';
 import { applyMetadataPolicy, DEFAULT_TOKEN_ENDPOINT_AUTH_METHOD } from './client-metadata-policy.js';
+import { scopeTextConfigProblems } from './interactions/scope-text.js';
 
 /** A protected resource (an MCP server) this AS issues tokens for. */
 export interface ResourceConfig {
   /** Canonical URI of the MCP server (RFC 8707 §2), e.g. `https://mcp.example.com/mcp`. */
   resource: string;
+  /** Display name on the consent and account pages (e.g. the MCP server's PRM `resource_name`); default: its URL alone. */
+  name?: string;
   /** Scope → human description shown on the consent page. */
   scopes: Record<string, string>;
   /** Access token lifetime in seconds for this resource (default: the server-wide `accessTokenTTL`). */
@@ -105,6 +108,8 @@ export interface AuthorizationServerConfig {
   dpop?: DpopConfig;
   /** Name shown on the login and consent pages. */
   serviceName?: string;
+  /** Consent-page descriptions of the OpenID Connect scopes (`openid`, `profile`, `offline_access`) over `DEFAULT_SCOPE_DESCRIPTIONS`. */
+  scopeDescriptions?: Record<string, string>;
   /** Upstream OpenID Connect providers offered as "Sign in with <name>" on the login page. */
   upstream?: UpstreamProviderConfig[];
   /**
@@ -299,6 +304,8 @@ export function validateConfig(config: AuthorizationServerConfig): void {
   if (c.production) problems.push(...productionProblems(c));
 
   problems.push(...dpopConfigProblems(c.dpop));
+  // What the consent page says about resources and scopes (interactions/scope-text.ts).
+  problems.push(...scopeTextConfigProblems(c.resources, c.scopeDescriptions));
 
   if (!c.storage || typeof c.storage !== 'object')
     problems.push('storage: required ({ kind: "memory" | "sqlite" | "postgres", … } or a Store)');

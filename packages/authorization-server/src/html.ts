@@ -1,12 +1,8 @@
 /** HTML escaping and the page frame for server-rendered pages (every interpolated value escaped). */
-export function escapeHtml(value: unknown): string {
-  return String(value ?? '')
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
-}
+import { escapeHtml } from '@mcp-auth-kit/protocol';
+
+// One escaping rule for every page (packages/protocol/src/html.ts).
+export { escapeHtml };
 
 /**
  * The pages' stylesheet, served by the interaction router as an external file so that the
@@ -31,10 +27,12 @@ code{overflow-wrap:anywhere;background:#f3f3f3;padding:0 .2rem;border-radius:3px
 dt{font-weight:600;margin-top:.6rem}dd{margin-left:0}ul{padding-left:1.2rem;margin:.2rem 0}
 .grants{list-style:none;padding:0}.grants>li{border-top:1px solid #ddd;padding:.4rem 0 .8rem}h3{font-size:1rem;margin:.6rem 0 .2rem}
 .divider{text-align:center;color:#555;margin:1.2rem 0 .2rem}
+button.link{background:none;border:none;padding:0;margin:0;color:#1a56db;text-decoration:underline;font-size:inherit;width:auto}
+form.switch p{margin:-.4rem 0 .8rem}
 @media (max-width:30rem){body{margin:0 auto;padding:0 .5rem}main{border:none;padding:.75rem .25rem}button{width:100%;margin-right:0}}
 @media (prefers-color-scheme:dark){body{background:#121212;color:#eee}main{background:#1e1e1e;border-color:#333}code{background:#2a2a2a}
 .warn{background:#3a3000;color:#fff}.error{background:#3d1512;color:#fff}.muted{color:#bbb}button{background:#333;color:#eee}
-input[type=text],input[type=password]{background:#111;color:#eee}.badge{background:#3a3000;color:#fff}}
+input[type=text],input[type=password]{background:#111;color:#eee}.badge{background:#3a3000;color:#fff}button.link{background:none;color:#8ab4f8}}
 `;
 
 /**

@@ -9,6 +9,7 @@ import { consoleLogger } from './logger.js';
 import { buildProvider } from './provider.js';
 import { createInteractionRouter } from './interactions/router.js';
 import { createAccountRouter } from './interactions/account.js';
+import { createScopeText } from './interactions/scope-text.js';
 import { DEFAULT_LOGIN_LIMITS } from './interactions/throttle.js';
 import { ensureAccount, seedUsers } from './accounts.js';
 import { rateLimit } from './rate-limit.js';
@@ -135,6 +136,7 @@ export async function createAuthorizationServer(config: AuthorizationServerConfi
       provider,
       store,
       resources,
+      scopeText: createScopeText(resources, config.scopeDescriptions),
       logger,
       mountPath,
       secureCookies: issuerUrl.protocol === 'https:',

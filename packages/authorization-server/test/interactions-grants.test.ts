@@ -139,9 +139,10 @@ describe('remembered grants', () => {
     await approve(first.ua, first.next);
     const wider = await freshSession(clientId, 'notes:read notes:write');
     if (isUrl(wider.next)) throw new Error('wider scopes must be asked again');
-    expect(wider.next.body).toContain('Change your notes');
-    expect(wider.next.body).not.toContain('Read your notes');
-    expect(wider.next.body).toMatch(/Already allowed[\s\S]*notes:read/);
+    const asked = /New permissions<\/dt><dd>([\s\S]*?)<\/dd>/.exec(wider.next.body)?.[1] ?? '';
+    expect(asked).toContain('Change your notes');
+    expect(asked).not.toContain('Read your notes');
+    expect(wider.next.body).toMatch(/Already allowed[\s\S]*Read your notes[\s\S]*notes:read/);
     const done = await approve(wider.ua, wider.next);
     const token = await tokenRequest(t.url, {
       grant_type: 'authorization_code',

@@ -265,8 +265,11 @@ describe('login and consent pages', () => {
     expect(isUrl(first)).toBe(true);
     const { page: stepUp } = await start(ua, 'notes:read notes:write', fresh);
     expect(stepUp.body).toContain('Authorize access');
-    expect(stepUp.body).toContain('Change your notes');
-    expect(stepUp.body).not.toContain('Read your notes');
+    // Only the missing scope is asked; what was allowed before is listed with its description too.
+    const asked = /New permissions<\/dt><dd>([\s\S]*?)<\/dd>/.exec(stepUp.body)?.[1] ?? '';
+    expect(asked).toContain('Change your notes');
+    expect(asked).not.toContain('Read your notes');
+    expect(/Already allowed<\/dt><dd class="muted">([\s\S]*?)<\/dd>/.exec(stepUp.body)?.[1]).toContain('Read your notes');
     const second = await ua.submit(stepUp, { action: 'approve' }, REDIRECT);
     expect(isUrl(second) && second.searchParams.get('code')).toBeTruthy();
   });

@@ -1,6 +1,7 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ERR, McpAuthError } from './errors.js';
+import { CALLBACK_PAGE_CSP, callbackPage, IGNORED_PAGE } from './callback-page.js';
 
 export interface LoopbackListenerOptions {
   /** Loopback interface to bind. Default `127.0.0.1` (RFC 8252 §7.3; never `0.0.0.0`). */
@@ -17,6 +18,12 @@ export interface WaitForCallbackOptions {
    * exactly this `state` ends the wait; any other request is answered 400 and ignored.
    */
   state: string;
+  /**
+   * The authorization server's issuer (RFC 9207 `iss`): the page shows the server's
+   * `error_description` only for a response carrying this `iss`. Display only; validating the
+   * response stays the caller's job.
+   */
+  issuer?: string;
   timeoutMs?: number;
   signal?: AbortSignal;
 }
@@ -37,20 +44,14 @@ const SECURITY_HEADERS = {
   'content-type': 'text/html; charset=utf-8',
   'cache-control': 'no-store',
   'referrer-policy': 'no-referrer',
-  'content-security-policy': "default-src 'none'",
+  'content-security-policy': CALLBACK_PAGE_CSP,
 } as const;
-
-const page = (text: string) =>
-  `<!doctype html><html><head><meta charset="utf-8"><title>mcp-auth-kit</title></head>\n<body><p>${text}</p></body></html>`;
-
-const ACCEPTED = page('Authorization response received. You can close this window and return to the application.');
-const IGNORED = page('This response does not belong to the pending authorization and was ignored.');
 
 /** Starts the native-app redirect listener (RFC 8252 §7.3) on a loopback address. */
 export async function startLoopbackListener(options: LoopbackListenerOptions = {}): Promise<LoopbackListener> {
   const host = options.host ?? '127.0.0.1';
   const path = options.path ?? '/callback';
-  let waiter: { state: string; accept: (url: URL) => void } | undefined;
+  let waiter: { state: string; issuer?: string; accept: (url: URL) => void } | undefined;
   let done = false;
   const server: Server = createServer((req, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', `http://${host.includes(':') ? `[${host}]` : host}`);
@@ -60,11 +61,11 @@ export async function startLoopbackListener(options: LoopbackListenerOptions = {
     }
     const states = url.searchParams.getAll('state');
     if (!waiter || states.length !== 1 || states[0] !== waiter.state) {
-      res.writeHead(400, SECURITY_HEADERS).end(IGNORED);
+      res.writeHead(400, SECURITY_HEADERS).end(IGNORED_PAGE);
       return;
     }
     done = true;
-    res.writeHead(200, SECURITY_HEADERS).end(ACCEPTED);
+    res.writeHead(200, SECURITY_HEADERS).end(callbackPage(url, waiter.issuer).html);
     waiter.accept(url);
   });
   await new Promise<void>((resolve, reject) => {
@@ -86,7 +87,7 @@ export async function startLoopbackListener(options: LoopbackListenerOptions = {
   return {
     redirectUri,
     close,
-    waitForCallback({ state, timeoutMs = 300_000, signal }: WaitForCallbackOptions) {
+    waitForCallback({ state, issuer, timeoutMs = 300_000, signal }: WaitForCallbackOptions) {
       if (typeof state !== 'string' || !state) {
         return Promise.reject(new McpAuthError(ERR.INVALID_ARGUMENT, 'waitForCallback needs the "state" of the authorization request'));
       }
@@ -105,6 +106,7 @@ export async function startLoopbackListener(options: LoopbackListenerOptions = {
         const onAbort = () => stop(new McpAuthError(ERR.AUTHORIZATION_TIMEOUT, 'waiting for the authorization response was aborted'));
         const current = {
           state,
+          issuer,
           accept: (url: URL) => {
             clearTimeout(timer);
             signal?.removeEventListener('abort', onAbort);

@@ -155,7 +155,10 @@ describe('loopback redirect listener (RFC 8252 §7.3)', () => {
       for (const query of ['code=x&state=t', 'code=x', 'code=x&state=', 'code=x&state=s&state=s', 'error=access_denied&state=S']) {
         const res = await fetch(`${l.redirectUri}?${query}`);
         expect(res.status, query).toBe(400);
-        expect(res.headers.get('content-security-policy')).toBe("default-src 'none'");
+        // Nothing but the page's own hashed stylesheet (callback-page.ts): no script, no inline style.
+        expect(res.headers.get('content-security-policy')).toMatch(
+          /^default-src 'none'; style-src 'sha256-[A-Za-z0-9+/]+=*'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'$/,
+        );
         expect(await res.text()).not.toContain('code=x');
       }
       expect((await fetch(`${l.redirectUri}?code=real&state=s`)).status).toBe(200);

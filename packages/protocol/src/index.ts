@@ -10,6 +10,7 @@ export {
   type RedirectUriOptions,
 } from './redirect-uri.js';
 export { ConfigError, INVALID_CONFIG } from './config-error.js';
+export { escapeHtml } from './html.js';
 export { canonicalResource } from './resource-uri.js';
 export { isScopeToken, splitScope } from './scope.js';
 export {

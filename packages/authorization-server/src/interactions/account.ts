@@ -9,16 +9,19 @@ import type Provider from 'oidc-provider';
 import type { Store } from '../storage/types.js';
 import type { Logger } from '../logger.js';
 import type { ResourceRegistry } from '../resources.js';
+import type { ScopeText } from './scope-text.js';
 import { audit } from '../audit.js';
 import { escapeHtml, page } from '../html.js';
 import { checkCsrfToken, issueCsrfToken } from './csrf.js';
 import { RememberedGrants } from './remembered-grants.js';
 import { errorPage } from './pages.js';
+import { scopeItem } from './consent-page.js';
 
 export interface AccountPageOptions {
   provider: Provider;
   store: Store;
   resources: ResourceRegistry;
+  scopeText: ScopeText;
   logger: Logger;
   mountPath: string;
   secureCookies: boolean;
@@ -54,14 +57,12 @@ export function createAccountRouter(o: AccountPageOptions): Router {
       list.map(async (g) => {
         const client = await o.provider.Client.find(g.clientId).catch(() => undefined);
         const resources = Object.entries(g.resources)
-          .map(
-            ([resource, scopes]) =>
-              `<dd><code>${escapeHtml(resource)}</code><ul>${scopes
-                .map(
-                  (s) => `<li>${escapeHtml(o.resources.describe(s) ?? s)} <span class="muted">(<code>${escapeHtml(s)}</code>)</span></li>`,
-                )
-                .join('')}</ul></dd>`,
-          )
+          .map(([resource, scopes]) => {
+            const name = o.scopeText.resourceName(resource);
+            return `<dd>${name ? `<strong>${escapeHtml(name)}</strong><br>` : ''}<code>${escapeHtml(resource)}</code><ul>${scopes
+              .map((scope) => scopeItem(o.scopeText.describe(scope, resource)))
+              .join('')}</ul></dd>`;
+          })
           .join('');
         return `<li><h3>${escapeHtml(client?.clientName ?? g.clientId)}</h3>
 <dl><dt>Client ID</dt><dd><code>${escapeHtml(g.clientId)}</code></dd><dt>Allowed</dt>${resources || '<dd>Basic access</dd>'}</dl>

@@ -115,7 +115,7 @@ export class Authorizer {
       // Security Best Practices: only http(s) authorization URLs are ever opened.
       assertAllowedUrl(url, 'authorization URL', this.context.deps);
       this.context.emit({ type: 'authorization_url', url });
-      const callback = listener.waitForCallback({ state, timeoutMs: opts.authorizationTimeoutMs ?? 300_000 });
+      const callback = listener.waitForCallback({ state, issuer: as.issuer, timeoutMs: opts.authorizationTimeoutMs ?? 300_000 });
       callback.catch(() => undefined);
       await open(url);
       this.context.emit({ type: 'waiting_for_callback', redirectUri: listener.redirectUri });

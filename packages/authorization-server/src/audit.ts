@@ -20,7 +20,9 @@ export type AuditEvent =
   | 'client.updated'
   | 'client.deleted'
   | 'account.created'
-  | 'account.updated';
+  | 'account.updated'
+  | 'id_jag.accepted'
+  | 'id_jag.refused';
 
 export function audit(logger: Logger, event: AuditEvent, fields: Record<string, unknown> = {}): void {
   logger.info(`audit ${event}`, { ...fields, audit: event });

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestIdp, type TestIdp } from '@mcp-auth-kit/testing';
-import { decodeJwt, decodeProtectedHeader } from 'jose';
+import { SignJWT, calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair } from 'jose';
+import { randomUUID } from 'node:crypto';
 import { postForm, postJson, startAttackStack, type AttackStack, type JsonResponse } from './_support.js';
 
 /**
@@ -321,6 +322,66 @@ describe('ID-JAG grant (RFC 7523 §2.1, draft-ietf-oauth-identity-assertion-auth
     const res = await token({ assertion }, 'agent', 'wrong-secret-0123456789');
     expect(res.body.error).toBe('invalid_client');
     expect((await token({ assertion })).status).toBe(200);
+  });
+
+  describe('DPoP (RFC 9449; draft §8.6.2)', () => {
+    const proofKey = async () => {
+      const { privateKey, publicKey } = await generateKeyPair('ES256');
+      const jwk = await exportJWK(publicKey);
+      const proof = (claims: Record<string, unknown> = {}) =>
+        new SignJWT({ htm: 'POST', htu: stack.metadata.token_endpoint, iat: Math.floor(Date.now() / 1000), jti: randomUUID(), ...claims })
+          .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk })
+          .sign(privateKey);
+      return { jkt: await calculateJwkThumbprint(jwk), proof };
+    };
+    const dpopToken = (params: Record<string, string>, proof: string) =>
+      postForm(
+        stack.metadata.token_endpoint,
+        { grant_type: GRANT, ...params },
+        {
+          authorization: `Basic ${Buffer.from(`agent:${SECRET}`).toString('base64')}`,
+          dpop: proof,
+        },
+      );
+
+    it('a valid proof binds the access token to its key (token_type DPoP, cnf.jkt)', async () => {
+      const key = await proofKey();
+      const res = await dpopToken({ assertion: await jag() }, await key.proof());
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.token_type).toBe('DPoP');
+      expect(decodeJwt(String(res.body.access_token)).cnf).toEqual({ jkt: key.jkt });
+    });
+
+    it('an invalid or replayed proof → invalid_dpop_proof', async () => {
+      const key = await proofKey();
+      refused(
+        await dpopToken({ assertion: await jag() }, await key.proof({ htu: `${stack.issuer}/elsewhere` })),
+        'invalid_dpop_proof',
+        /not for POST to this token endpoint/,
+      );
+      refused(
+        await dpopToken({ assertion: await jag() }, await key.proof({ iat: Math.floor(Date.now() / 1000) - 3600 })),
+        'invalid_dpop_proof',
+        /iat/,
+      );
+      refused(await dpopToken({ assertion: await jag() }, 'not.a.proof'), 'invalid_dpop_proof', /not a valid dpop\+jwt/);
+      const once = await key.proof();
+      expect((await dpopToken({ assertion: await jag() }, once)).status).toBe(200);
+      refused(await dpopToken({ assertion: await jag() }, once), 'invalid_dpop_proof', /already been used/);
+    });
+
+    it('an ID-JAG bound to a key (cnf.jkt) needs a proof by that key → invalid_grant otherwise', async () => {
+      const key = await proofKey();
+      const other = await proofKey();
+      refused(await token({ assertion: await jag({ cnf: { jkt: key.jkt } }) }), 'invalid_grant', /proof of possession required/);
+      refused(
+        await dpopToken({ assertion: await jag({ cnf: { jkt: key.jkt } }) }, await other.proof()),
+        'invalid_grant',
+        /not the one the assertion is bound to/,
+      );
+      const ok = await dpopToken({ assertion: await jag({ cnf: { jkt: key.jkt } }) }, await key.proof());
+      expect(ok.status, ok.text).toBe(200);
+    });
   });
 
   it('every refusal is audited with the check that failed, never the assertion', () => {

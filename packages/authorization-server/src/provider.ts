@@ -257,6 +257,7 @@ export async function buildProvider(
       operatorClientIds,
       accessTokenTTL,
       signing,
+      dpop: { enabled: config.dpop?.enabled ?? true, requireNonce: config.dpop?.requireNonce ?? false, algorithms: dpop.algorithms },
     });
   }
 

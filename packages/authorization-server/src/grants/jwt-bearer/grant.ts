@@ -25,6 +25,7 @@ import type { KeyValueStore, Store } from '../../storage/types.js';
 import { RESOURCE_SCOPE_PROPERTY, type MetadataSource } from '../../client-metadata-policy.js';
 import { isCimdClientId } from '../../client-policy.js';
 import { resolveAccount } from './accounts.js';
+import { dpopBinding } from './dpop-binding.js';
 import { DEFAULT_ID_JAG_CLOCK_TOLERANCE, DEFAULT_ID_JAG_MAX_AGE, type IdJagConfig } from './config.js';
 import { trustedIdps } from './idp-keys.js';
 import { IdJagRefusal, providerError, refuse } from './refusal.js';
@@ -43,6 +44,8 @@ export interface IdJagGrantOptions {
   resources: ResourceRegistry;
   logger: Logger;
   operatorClientIds: ReadonlySet<string>;
+  /** DPoP as the provider has it (`dpop` config): proofs at this grant bind the token. */
+  dpop: { enabled: boolean; requireNonce: boolean; algorithms: string[] };
   /** How our access tokens are signed and how long they live (the provider's own settings). */
   signing: { alg: string; kid?: string | undefined };
   accessTokenTTL: number;
@@ -105,6 +108,7 @@ async function issue(
   accountId: string,
   verified: VerifiedIdJag,
   options: IdJagGrantOptions,
+  jkt: string | undefined,
 ): Promise<Record<string, unknown>> {
   const scope = verified.scopes.join(' ') || undefined;
   const grant = new provider.Grant({ accountId, clientId: client.clientId });
@@ -126,6 +130,7 @@ async function issue(
     accessTokenFormat: 'jwt',
     jwt: { sign: { alg: options.signing.alg, ...(options.signing.kid && { kid: options.signing.kid }) } },
   } as never);
+  if (jkt) at.setThumbprint('jkt', jkt);
   ctx.oidc.entity('AccessToken', at);
   ctx.oidc.entity('Grant', grant);
   const body: Record<string, unknown> = {
@@ -145,6 +150,7 @@ async function issue(
       expiresWithSession: false,
       rotations: 0,
     } as never);
+    // RFC 9449 §5: a public client's refresh token would be bound; ours are confidential.
     ctx.oidc.entity('RefreshToken', rt);
     body.refresh_token = await rt.save();
   }
@@ -155,6 +161,7 @@ async function issue(
 export function installIdJagGrant(provider: Provider, options: IdJagGrantOptions): void {
   const idps = trustedIdps(options.config.trustedIdps, options.logger);
   const firstUse = replayGuard(options.store.kv);
+  const dpopOptions = { ...options.dpop, tokenEndpoint: `${options.issuer}/token`, kv: options.store.kv };
   const { logger } = options;
 
   async function idJagGrant(ctx: KoaContextWithOIDC): Promise<void> {
@@ -181,11 +188,12 @@ export function installIdJagGrant(provider: Provider, options: IdJagGrantOptions
         firstUse,
       });
       idp = verified.idp.name;
+      const jkt = await dpopBinding(ctx.get('DPoP') || undefined, verified.claims.cnf, dpopOptions, Math.floor(Date.now() / 1000));
       const { account, via } = await resolveAccount(options.store, verified.idp, verified.claims);
       if (via === 'created') audit(logger, 'account.created', { account: account.id, via: 'id-jag', idp });
       if (via === 'email' && !account.disabled) audit(logger, 'account.updated', { account: account.id, linked: 'id-jag', idp });
       if (account.disabled) refuse('invalid_grant', 'account_disabled', "the user's account at this server is disabled");
-      ctx.body = await issue(provider, ctx, client, account.id, verified, options);
+      ctx.body = await issue(provider, ctx, client, account.id, verified, options, jkt);
       audit(logger, 'id_jag.accepted', {
         client_id: client.clientId,
         idp,
@@ -193,6 +201,7 @@ export function installIdJagGrant(provider: Provider, options: IdJagGrantOptions
         via,
         resource: verified.resource,
         scope: verified.scopes.join(' '),
+        dpop: !!jkt,
       });
     } catch (err) {
       if (!(err instanceof IdJagRefusal)) throw err;

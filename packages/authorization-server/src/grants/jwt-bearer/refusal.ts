@@ -11,6 +11,7 @@ export type IdJagErrorCode =
   | 'unauthorized_client'
   | 'invalid_target'
   | 'invalid_scope'
+  | 'invalid_dpop_proof'
   | 'temporarily_unavailable';
 
 export class IdJagRefusal extends Error {
@@ -40,6 +41,7 @@ export function providerError(refusal: IdJagRefusal): Error & { error_descriptio
     unauthorized_client: errors.UnauthorizedClient,
     invalid_target: errors.InvalidTarget,
     invalid_scope: errors.InvalidScope,
+    invalid_dpop_proof: errors.InvalidDpopProof,
     temporarily_unavailable: errors.TemporarilyUnavailable,
   } as const;
   const Klass = classes[refusal.error] as unknown as new (description?: string) => Error & { error_description?: string };

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestAuthorizationServer, startTestIdp, type TestIdp } from '@mcp-auth-kit/testing';
+import { startTestIdp, type TestIdp } from '@mcp-auth-kit/testing';
 import { SignJWT, calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair } from 'jose';
 import { randomUUID } from 'node:crypto';
 import { postForm, postJson, startAttackStack, type AttackStack, type JsonResponse } from './_support.js';
@@ -403,62 +403,5 @@ describe('ID-JAG grant (RFC 7523 §2.1, draft-ietf-oauth-identity-assertion-auth
       expect(reasons, r).toContain(r);
     }
     expect(JSON.stringify(events)).not.toMatch(/eyJ[\w-]+\.eyJ/);
-  });
-});
-
-describe('ID-JAG grant and CIMD clients (MCP profile §5: a CIMD client_id with private_key_jwt)', () => {
-  const RESOURCE = 'http://127.0.0.1:1/mcp';
-
-  async function cimdRun(allowClients: Array<'cimd'> | undefined) {
-    const idp = await startTestIdp();
-    const as = await startTestAuthorizationServer({
-      resources: { [RESOURCE]: ['notes:read'] },
-      config: {
-        idJag: { trustedIdps: [{ issuer: idp.issuer, jwksUri: idp.jwksUri, clients: ['*'] }], ...(allowClients && { allowClients }) },
-      },
-    });
-    try {
-      const { privateKey, publicKey } = await generateKeyPair('ES256');
-      const host = await as.clientMetadataHost();
-      const clientId = host.publish(`/clients/agent-${randomUUID()}.json`, {
-        client_name: 'CIMD agent',
-        redirect_uris: ['http://127.0.0.1/callback'],
-        grant_types: ['authorization_code', GRANT],
-        token_endpoint_auth_method: 'private_key_jwt',
-        token_endpoint_auth_signing_alg: 'ES256',
-        jwks: { keys: [{ ...(await exportJWK(publicKey)), alg: 'ES256', use: 'sig' }] },
-      });
-      const clientAssertion = await new SignJWT({ jti: randomUUID() })
-        .setProtectedHeader({ alg: 'ES256' })
-        .setIssuer(clientId)
-        .setSubject(clientId)
-        .setAudience(as.issuer)
-        .setIssuedAt()
-        .setExpirationTime('1m')
-        .sign(privateKey);
-      const assertion = await idp.idJag({ sub: 'cimd-user', aud: as.issuer, client_id: clientId, resource: RESOURCE, scope: 'notes:read' });
-      return await postForm(String(as.metadata.token_endpoint), {
-        grant_type: GRANT,
-        assertion,
-        client_id: clientId,
-        client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
-        client_assertion: clientAssertion,
-      });
-    } finally {
-      await as.close();
-      await idp.close();
-    }
-  }
-
-  it('refused (unauthorized_client) unless the operator allows CIMD clients', async () => {
-    const res = await cimdRun(undefined);
-    expect(res.body.error, res.text).toBe('unauthorized_client');
-    expect(String(res.body.error_description)).toMatch(/clients identified by a metadata document may not use the JWT bearer grant/);
-  });
-
-  it("accepted with idJag.allowClients: ['cimd'] (confidential: private_key_jwt)", async () => {
-    const res = await cimdRun(['cimd']);
-    expect(res.status, res.text).toBe(200);
-    expect(decodeJwt(String(res.body.access_token)).aud).toBe(RESOURCE);
   });
 });

@@ -143,4 +143,30 @@ describe('ID-JAG grant: DCR clients and refresh tokens, when the operator turns 
       await idp.close();
     }
   });
+
+  it("the IdP's JWKS unreachable → temporarily_unavailable (not a verdict on the assertion), and the jti stays unused", async () => {
+    const idp = await startTestIdp();
+    const secret = 'agent-secret-0123456789abcdef';
+    const client = { client_id: 'agent', client_secret: secret, grant_types: [GRANT], response_types: [], redirect_uris: [] };
+    const as = await startTestAuthorizationServer({
+      resources: { [RESOURCE]: ['notes:read'] },
+      clients: [client],
+      config: { idJag: { trustedIdps: [{ issuer: idp.issuer, jwksUri: `${idp.issuer}/no-such-jwks`, clients: ['agent'] }] } },
+    });
+    try {
+      const assertion = await idp.idJag({ sub: 'u3', aud: as.issuer, client_id: 'agent', resource: RESOURCE, scope: 'notes:read' });
+      const res = await postForm(
+        String(as.metadata.token_endpoint),
+        { grant_type: GRANT, assertion },
+        {
+          authorization: `Basic ${Buffer.from(`agent:${secret}`).toString('base64')}`,
+        },
+      );
+      expect(res.body.error, res.text).toBe('temporarily_unavailable');
+      expect(String(res.body.error_description)).toMatch(/keys could not be obtained/);
+    } finally {
+      await as.close();
+      await idp.close();
+    }
+  });
 });

@@ -1,6 +1,6 @@
 import { startAuthServer } from '@mcp-auth-kit/auth-server';
 import { startDemoServer } from '@mcp-auth-kit/demo-mcp-server';
-import type { DpopConfig } from '@mcp-auth-kit/authorization-server';
+import type { AuthorizationServerConfig, DpopConfig } from '@mcp-auth-kit/authorization-server';
 import type { DpopOptions } from '@mcp-auth-kit/resource-server';
 import { freePort } from '@mcp-auth-kit/test-utils';
 
@@ -22,6 +22,8 @@ export async function startDemoStack(
     asDpop?: DpopConfig;
     /** RFC 9449 at the demo MCP server. Default: the demo's (DPoP and Bearer accepted). */
     mcpDpop?: boolean | DpopOptions;
+    /** More AS settings (e.g. `clients`, `idJag`); the resource is set by the stack. */
+    asConfig?: (resource: string) => Partial<Omit<AuthorizationServerConfig, 'issuer' | 'storage'>>;
   } = {},
 ): Promise<DemoStack> {
   const mcpPort = await freePort();
@@ -32,7 +34,10 @@ export async function startDemoStack(
     resource,
     devAutoLogin: options.devAutoLogin ?? 'demo',
     storage: { kind: 'memory' },
-    ...(options.asDpop !== undefined && { authorizationServer: { dpop: options.asDpop } }),
+    authorizationServer: {
+      ...options.asConfig?.(resource),
+      ...(options.asDpop !== undefined && { dpop: options.asDpop }),
+    },
   });
   const mcp = await startDemoServer({
     port: mcpPort,

@@ -68,6 +68,14 @@ const SITES: Site[] = [
     route: 'egress',
     why: 'the egress fetch of the provider configuration',
   },
+  {
+    file: 'packages/authorization-server/src/grants/jwt-bearer/idp-keys.ts',
+    line: /createRemoteJWKSet\(new URL\(config\.jwksUri!\)|\[customFetch\]: \(url: string, init: RequestInit\) => egressFetch\(/,
+    count: 2,
+    route: 'egress',
+    why: 'JWKS of a trusted ID-JAG issuer (operator-configured jwksUri): jose customFetch = the egress fetch, redirects not followed',
+    proof: /const egressFetch = createEgressFetch\(\{\s*policy: upstreamEgressPolicy\(config\.jwksUri!, config\.allowPrivateNetwork\)/,
+  },
   // Client library
   {
     file: 'packages/client/src/http.ts',

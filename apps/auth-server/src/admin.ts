@@ -29,7 +29,7 @@ export const ADMIN_USAGE = `usage: mcp-auth-server-admin <command>
   user add <username> [--display-name <name>]   create a local account (password from stdin or AS_ADMIN_PASSWORD)
   user set-password <username>                  reset the password (stdin or AS_ADMIN_PASSWORD); alias: user reset-password
   user disable <username> | user enable <username>
-  user list
+  user list                                     username, sub, status, display name, linked identities (<issuer> <sub>)
   user link <username> <issuer> <sub>           let an upstream OpenID Connect identity sign in as this user
   user unlink <username> <issuer> <sub>
   grants list <username>                        the clients the user approved, with resources and scopes
@@ -206,7 +206,9 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: Admin
         }
         case 'user list': {
           for (const a of await store.accounts.list()) {
-            io.out(`${a.username}\t${a.id}\t${a.disabled ? 'disabled' : 'active'}\t${a.displayName ?? ''}`);
+            // Linked identities (upstream sign-in, ID-JAG just-in-time accounts) as "<issuer> <sub>".
+            const linked = (a.upstreamIdentities ?? []).join(', ');
+            io.out(`${a.username}\t${a.id}\t${a.disabled ? 'disabled' : 'active'}\t${a.displayName ?? ''}${linked ? `\t${linked}` : ''}`);
           }
           return 0;
         }

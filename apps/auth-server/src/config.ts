@@ -48,6 +48,7 @@ export const AS_FILE_KEYS = [
   'upstream',
   'loginThrottle',
   'dpop',
+  'idJag',
 ] as const;
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
@@ -203,6 +204,24 @@ export function loadConfig(env: NodeJS.ProcessEnv): { config: LoadedConfig; prob
         ...(dpopRequireNonce ? { requireNonce: flag(dpopRequireNonce) } : {}),
       },
     };
+  }
+  // MCP enterprise-managed authorization: one trusted IdP from the environment, added to the file's.
+  const idJagIssuer = env.ID_JAG_ISSUER?.trim();
+  if (idJagIssuer) {
+    const match = env.ID_JAG_ACCOUNT_MATCH?.trim();
+    const idp = {
+      issuer: idJagIssuer,
+      jwksUri: env.ID_JAG_JWKS_URI?.trim() || undefined,
+      clients: (env.ID_JAG_CLIENTS ?? '')
+        .split(',')
+        .map((c) => c.trim())
+        .filter(Boolean),
+      ...(match ? { accountMatch: match as 'subject' | 'email' } : {}),
+    };
+    const listed = (authorizationServer?.idJag?.trustedIdps ?? []).filter((t) => t?.issuer !== idJagIssuer);
+    authorizationServer = { ...authorizationServer, idJag: { ...authorizationServer?.idJag, trustedIdps: [...listed, idp] } };
+  } else if (env.ID_JAG_JWKS_URI?.trim() || env.ID_JAG_CLIENTS?.trim() || env.ID_JAG_ACCOUNT_MATCH?.trim()) {
+    problems.push('ID_JAG_JWKS_URI, ID_JAG_CLIENTS and ID_JAG_ACCOUNT_MATCH need ID_JAG_ISSUER');
   }
   if (metricsFlag || env.METRICS_TOKEN?.trim()) {
     authorizationServer = {

@@ -21,7 +21,9 @@ export type AuditEvent =
   | 'client.deleted'
   | 'account.created'
   | 'account.updated'
-  | 'session.ended';
+  | 'session.ended'
+  | 'id_jag.accepted'
+  | 'id_jag.refused';
 
 export function audit(logger: Logger, event: AuditEvent, fields: Record<string, unknown> = {}): void {
   logger.info(`audit ${event}`, { ...fields, audit: event });

@@ -46,7 +46,9 @@
  * (auth method other than `none`); rejected from `registration`, `client_update` and `stored`;
  * dropped from a `cimd` document, which the client writes once for every AS it talks to (as
  * oidc-provider drops other grant values a document lists that this AS does not offer it), so the
- * client keeps its user-delegated flows here.
+ * client keeps its user-delegated flows here. Exception: the JWT bearer grant (ID-JAG, MCP
+ * enterprise-managed authorization) is allowed to confidential clients of the sources the
+ * operator names in `idJag.allowClients` (`MetadataPolicyOptions.jwtBearerSources`).
  */
 
 export type MetadataSource = 'operator' | 'registration' | 'client_update' | 'cimd' | 'stored';
@@ -66,6 +68,16 @@ export const USERLESS_GRANTS: ReadonlySet<string> = new Set([
   'urn:ietf:params:oauth:grant-type:jwt-bearer',
   'urn:ietf:params:oauth:grant-type:saml2-bearer',
 ]);
+
+const JWT_BEARER_GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
+
+export interface MetadataPolicyOptions {
+  /**
+   * Sources besides `operator` whose confidential clients may hold the JWT bearer grant (the
+   * operator's `idJag.allowClients`: `dynamic` → registration, client_update, stored; `cimd`).
+   */
+  jwtBearerSources?: ReadonlySet<MetadataSource>;
+}
 
 type Row = Record<MetadataSource, FieldRule>;
 
@@ -137,7 +149,11 @@ function userlessRefusal(source: MetadataSource, grant: string): string {
  * Fields the AS filled with defaults are all `allow` for every source, so a refusal always
  * names something the source sent.
  */
-export function applyMetadataPolicy(source: MetadataSource, metadata: Record<string, unknown>): string[] {
+export function applyMetadataPolicy(
+  source: MetadataSource,
+  metadata: Record<string, unknown>,
+  options: MetadataPolicyOptions = {},
+): string[] {
   const refusals: string[] = [];
   for (const field of Object.keys(metadata)) {
     if (metadata[field] === undefined) continue;
@@ -153,7 +169,10 @@ export function applyMetadataPolicy(source: MetadataSource, metadata: Record<str
         kept.push(grant);
         continue;
       }
-      const rule = userlessGrantRule(source, metadata.token_endpoint_auth_method);
+      const rule =
+        grant === JWT_BEARER_GRANT && options.jwtBearerSources?.has(source)
+          ? userlessGrantRule('operator', metadata.token_endpoint_auth_method)
+          : userlessGrantRule(source, metadata.token_endpoint_auth_method);
       if (rule === 'allow') kept.push(grant);
       else if (rule === 'reject') refusals.push(userlessRefusal(source, grant));
     }

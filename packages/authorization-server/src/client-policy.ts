@@ -10,6 +10,7 @@ import type { ResourceRegistry } from './resources.js';
 import { checkRedirectUri, redirectUriKind, type RedirectUriOptions } from '@mcp-auth-kit/protocol';
 import {
   applyMetadataPolicy,
+  type MetadataPolicyOptions,
   RESOURCE_SCOPE_PROPERTY,
   USERLESS_GRANTS,
   userlessGrantRule,
@@ -45,6 +46,8 @@ export interface ClientPolicyOptions {
   operatorClientIds: ReadonlySet<string>;
   /** The operator's extra private-use redirect schemes. */
   redirectUris?: RedirectUriOptions;
+  /** Options of the metadata table (which sources may hold the JWT bearer grant). */
+  metadataPolicy?: MetadataPolicyOptions;
 }
 
 function invalid(message: string): never {
@@ -104,7 +107,7 @@ export function createClientPolicy(options: ClientPolicyOptions) {
     const route = ctx?.oidc?.route;
     const registering = route === 'registration' || route === 'client_update';
     const source = metadataSource(ctx, metadata.client_id, options.operatorClientIds);
-    const refusals = applyMetadataPolicy(source, metadata);
+    const refusals = applyMetadataPolicy(source, metadata, options.metadataPolicy);
     if (refusals.length) invalid(refusals.join('; '));
     const cimd = source === 'cimd';
     const redirectUris = Array.isArray(metadata.redirect_uris) ? metadata.redirect_uris : [];

@@ -11,6 +11,7 @@ import { productionProblems } from './ops/production.js';
 import { refreshGraceConfigProblems } from './refresh-grace.js';
 import { applyMetadataPolicy, DEFAULT_TOKEN_ENDPOINT_AUTH_METHOD } from './client-metadata-policy.js';
 import { scopeTextConfigProblems } from './interactions/scope-text.js';
+import { idJagConfigProblems, type IdJagConfig } from './grants/jwt-bearer/config.js';
 
 /** A protected resource (an MCP server) this AS issues tokens for. */
 export interface ResourceConfig {
@@ -130,6 +131,8 @@ export interface AuthorizationServerConfig {
   metrics?: MetricsConfig;
   /** Timeout of the store check behind `/readyz`, in milliseconds (default 2000). */
   readinessTimeoutMs?: number;
+  /** MCP enterprise-managed authorization: the ID-JAG (RFC 7523 JWT bearer) grant and its trusted IdPs. Off when absent. */
+  idJag?: IdJagConfig;
 }
 
 // One class for every package's configuration errors (re-exported, so `instanceof` holds across packages).
@@ -306,6 +309,8 @@ export function validateConfig(config: AuthorizationServerConfig): void {
   problems.push(...dpopConfigProblems(c.dpop));
   // What the consent page says about resources and scopes (interactions/scope-text.ts).
   problems.push(...scopeTextConfigProblems(c.resources, c.scopeDescriptions));
+  const clientIds = new Set(Array.isArray(c.clients) ? c.clients.map((client) => client?.client_id) : []);
+  problems.push(...idJagConfigProblems(c.idJag, loopback, clientIds as Set<string>));
 
   if (!c.storage || typeof c.storage !== 'object')
     problems.push('storage: required ({ kind: "memory" | "sqlite" | "postgres", … } or a Store)');

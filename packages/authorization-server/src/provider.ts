@@ -17,6 +17,7 @@ import { meteredCimdFetch } from './ops/cimd-metrics.js';
 import { createIntrospectionPolicy, revocationAllowed } from './ops/token-policies.js';
 import { grantClaim, installJwtIntrospection } from './jwt-introspection.js';
 import { refreshGraceCheckpoint } from './refresh-grace.js';
+import { idJagSources, installIdJagGrant } from './grants/jwt-bearer/index.js';
 
 /** Seconds an access token lives when neither the server nor its resource sets `accessTokenTTL`. */
 export const DEFAULT_ACCESS_TOKEN_TTL = 300;
@@ -85,6 +86,7 @@ export async function buildProvider(
     clientSecretTTL: registration.clientSecretTTL ?? 30 * 24 * 3600,
     operatorClientIds,
     redirectUris: config.redirectUris,
+    metadataPolicy: { jwtBearerSources: idJagSources(config.idJag) },
   });
 
   const configuration: Configuration = {
@@ -246,6 +248,21 @@ export async function buildProvider(
   const provider = new Provider(config.issuer, configuration);
   provider.proxy = !!config.trustProxy;
   restrictUserlessGrants(provider, operatorClientIds);
+  // MCP enterprise-managed authorization: the ID-JAG grant (grants/jwt-bearer/).
+  if (config.idJag) {
+    const signing = { alg: signingAlg, kid: current.jwk.kid };
+    installIdJagGrant(provider, {
+      config: config.idJag,
+      issuer: config.issuer,
+      store,
+      resources,
+      logger,
+      operatorClientIds,
+      accessTokenTTL,
+      signing,
+      dpop: { enabled: config.dpop?.enabled ?? true, requireNonce: config.dpop?.requireNonce ?? false, algorithms: dpop.algorithms },
+    });
+  }
 
   // RFC 8414 §2 scopes_supported: the OIDC scopes plus every resource scope. The resource scopes
   // stay out of oidc-provider's static list, which it would turn into an allowlist for clients.

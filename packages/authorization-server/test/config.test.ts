@@ -79,6 +79,47 @@ describe('configuration validation', () => {
     expect(problems({ ...valid, resources: [{ ...resource, introspectionClients: 'rs' }] }).join()).toMatch(/must be an array/);
   });
 
+  it('idJag (draft-ietf-oauth-identity-assertion-authz-grant): trusted IdPs need https, one key source, known clients, asymmetric algorithms', () => {
+    const agent = {
+      client_id: 'agent',
+      client_secret: 'x'.repeat(32),
+      grant_types: ['urn:ietf:params:oauth:grant-type:jwt-bearer'],
+      response_types: [],
+      redirect_uris: [],
+    };
+    const idp = { issuer: 'https://idp.example', jwksUri: 'https://idp.example/keys', clients: ['agent'] };
+    expect(problems({ ...valid, clients: [agent], idJag: { trustedIdps: [idp] } })).toEqual([]);
+    const list = problems({
+      ...valid,
+      clients: [agent],
+      idJag: {
+        trustedIdps: [
+          {
+            ...idp,
+            issuer: 'http://idp.example',
+            jwks: { keys: [{ kty: 'oct', k: 'secret' }] },
+            clients: ['ghost'],
+            algorithms: ['HS256'],
+          },
+          { ...idp, verifiedEmail: 'trusted', accountMatch: 'email' },
+          idp,
+        ],
+        allowClients: ['everyone'],
+        maxAgeSeconds: 0,
+      },
+    }).join('\n');
+    expect(list).toMatch(/trustedIdps\[0\]\.issuer: must use https/);
+    expect(list).toMatch(/trustedIdps\[0\]: set exactly one of jwksUri and jwks/);
+    expect(list).toMatch(/trustedIdps\[0\]\.jwks: only public asymmetric keys/);
+    expect(list).toMatch(/trustedIdps\[0\]\.clients: "ghost" is not a configured client/);
+    expect(list).toMatch(/trustedIdps\[0\]\.algorithms: must list asymmetric JWS algorithms/);
+    expect(list).toMatch(/trustedIdps\[1\]\.verifiedEmail: "trusted" needs emailDomains/);
+    expect(list).toMatch(/trustedIdps\[2\]\.issuer: duplicate/);
+    expect(list).toMatch(/idJag\.allowClients/);
+    expect(list).toMatch(/idJag\.maxAgeSeconds/);
+    expect(problems({ ...valid, idJag: { trustedIdps: [] } }).join('\n')).toMatch(/idJag\.trustedIdps: must list at least one/);
+  });
+
   it('dev-only switches are refused unless the issuer host is loopback', () => {
     const list = problems({ ...valid, issuer: 'https://auth.example.com', devAutoLogin: 'demo', cimd: { allowPrivateNetwork: true } }).join(
       '\n',

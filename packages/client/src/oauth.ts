@@ -287,10 +287,18 @@ export async function requestIdJag(req: IdJagRequest, deps: HttpDeps): Promise<s
   const json = await readJsonObject(res);
   if (res.status !== 200 || !json || typeof json.access_token !== 'string') {
     const error = typeof json?.error === 'string' ? json.error : undefined;
-    throw new McpAuthError(ERR.TOKEN_REQUEST_FAILED, `ID-JAG token exchange failed (HTTP ${res.status}${error ? `, ${error}` : ''})`, {
-      status: res.status,
-      ...(error !== undefined && { error }),
-    });
+    const description = typeof json?.error_description === 'string' ? json.error_description.slice(0, 300) : undefined;
+    // The enterprise IdP decides (MCP enterprise-managed authorization §7.2): a refusal here,
+    // e.g. of a step-up's wider scope, is the organization's policy, not a fault of the client.
+    throw new McpAuthError(
+      ERR.TOKEN_REQUEST_FAILED,
+      `the enterprise IdP refused the ID-JAG token exchange (HTTP ${res.status}${error ? `, ${error}` : ''}${description ? `: ${description}` : ''})`,
+      {
+        status: res.status,
+        ...(error !== undefined && { error }),
+        ...(description !== undefined && { error_description: description }),
+      },
+    );
   }
   if (json.issued_token_type !== undefined && json.issued_token_type !== 'urn:ietf:params:oauth:token-type:id-jag') {
     throw new McpAuthError(ERR.TOKEN_REQUEST_FAILED, `ID-JAG token exchange returned ${String(json.issued_token_type)}`);

@@ -54,3 +54,11 @@ export {
 } from './code-flow.js';
 export { HeadlessBrowser, type BrowserPage, type FollowResult } from './headless-browser.js';
 export { createPkcePair } from './pkce.js';
+export {
+  startTestIdp,
+  ID_JAG_TOKEN_TYPE,
+  type StartTestIdpOptions,
+  type TestIdp,
+  type TestIdpClient,
+  type TestIdpGrant,
+} from './test-idp.js';

@@ -1,0 +1,72 @@
+/**
+ * DPoP at the ID-JAG grant (draft-ietf-oauth-identity-assertion-authz-grant §8.6.2, RFC 9449):
+ * a proof that comes with the request is validated (§4.3 of RFC 9449: signature by the embedded
+ * key, `typ`, `htm`, `htu`, `iat`, one-time `jti`) and binds the access token to its key
+ * (`cnf.jkt`); an ID-JAG with a `cnf.jkt` needs a proof by that very key.
+ *
+ * oidc-provider's own proof check is not reachable from a grant registered on its public API, so
+ * it is made here with jose. Server nonces (`dpop.requireNonce`) are oidc-provider's and cannot be
+ * checked here: with them on, a proof at this grant is refused with that explanation.
+ */
+import { createHash } from 'node:crypto';
+import { calculateJwkThumbprint, EmbeddedJWK, jwtVerify, type JWK } from 'jose';
+import type { KeyValueStore } from '../../storage/types.js';
+import { refuse } from './refusal.js';
+
+const PROOF_NAMESPACE = 'id-jag-dpop-jti';
+/** How far a proof's `iat` may be from now (RFC 9449 §11.1: a short window). */
+const IAT_WINDOW = 60;
+
+export interface DpopBindingOptions {
+  enabled: boolean;
+  requireNonce: boolean;
+  algorithms: string[];
+  /** The token endpoint URL a proof's `htu` must name. */
+  tokenEndpoint: string;
+  kv: KeyValueStore;
+}
+
+/** The JWK thumbprint to bind the token to, or undefined for a Bearer token. */
+export async function dpopBinding(
+  proof: string | undefined,
+  cnf: unknown,
+  options: DpopBindingOptions,
+  now: number,
+): Promise<string | undefined> {
+  const required = cnf && typeof cnf === 'object' ? (cnf as { jkt?: unknown }).jkt : undefined;
+  if (!proof || !options.enabled) {
+    if (required !== undefined) refuse('invalid_grant', 'cnf', 'proof of possession required for this authorization grant (draft §8.6.2)');
+    return undefined;
+  }
+  if (options.requireNonce) {
+    refuse(
+      'invalid_dpop_proof',
+      'dpop_nonce',
+      'DPoP nonces are required here but not available to the JWT bearer grant: send it without DPoP',
+    );
+  }
+  let header: { jwk?: JWK };
+  let payload: Record<string, unknown>;
+  try {
+    const verified = await jwtVerify(proof, EmbeddedJWK, { typ: 'dpop+jwt', algorithms: options.algorithms });
+    header = verified.protectedHeader as { jwk?: JWK };
+    payload = verified.payload as Record<string, unknown>;
+  } catch {
+    return refuse('invalid_dpop_proof', 'dpop', 'the DPoP proof is not a valid dpop+jwt signed by its embedded key (RFC 9449 §4.3)');
+  }
+  const htu = typeof payload.htu === 'string' ? payload.htu.replace(/[?#].*$/, '') : undefined;
+  if (payload.htm !== 'POST' || htu !== options.tokenEndpoint)
+    refuse('invalid_dpop_proof', 'dpop', 'the DPoP proof is not for POST to this token endpoint (RFC 9449 §4.3)');
+  if (typeof payload.iat !== 'number' || Math.abs(now - payload.iat) > IAT_WINDOW)
+    refuse('invalid_dpop_proof', 'dpop', 'the DPoP proof iat is not recent (RFC 9449 §4.3)');
+  if (typeof payload.jti !== 'string' || !payload.jti) refuse('invalid_dpop_proof', 'dpop', 'the DPoP proof has no jti (RFC 9449 §4.2)');
+  const jkt = await calculateJwkThumbprint(header.jwk!);
+  const key = createHash('sha256')
+    .update(`${jkt}\u0000${String(payload.jti)}`)
+    .digest('base64url');
+  if ((await options.kv.increment(PROOF_NAMESPACE, key, 1, IAT_WINDOW * 2 + 1)) !== 1)
+    refuse('invalid_dpop_proof', 'dpop', 'the DPoP proof has already been used (RFC 9449 §11.1)');
+  if (required !== undefined && required !== jkt)
+    refuse('invalid_grant', 'cnf', 'the DPoP key is not the one the assertion is bound to (draft §8.6.2)');
+  return jkt;
+}

@@ -1,0 +1,233 @@
+/**
+ * The RFC 7523 §2.1 JWT bearer grant for Identity Assertion JWT Authorization Grants (MCP
+ * enterprise-managed authorization), on oidc-provider's public `registerGrantType`. oidc-provider
+ * has parsed the request and authenticated the client before this handler runs; it then:
+ *
+ *  1. applies the client policy: a confidential client (draft §8.1, profile §7.7: client
+ *     authentication is required), from a source the operator allows (configured clients
+ *     always; DCR and CIMD clients only with `idJag.allowClients`), registered for the grant;
+ *  2. verifies the assertion (verify.ts, every check in the draft's order);
+ *  3. finds, links or creates the user's account (accounts.ts); a disabled account is refused;
+ *  4. issues our usual RFC 9068 JWT access token for the resource, from a grant of its own (so
+ *     introspection and revocation see it like any other), and a refresh token only when the
+ *     operator enabled it.
+ *
+ * Every decision is audited (`id_jag.accepted` / `id_jag.refused`; the token itself is audited
+ * as `token.issued` by provider-events.ts).
+ */
+import { createHash } from 'node:crypto';
+import type Provider from 'oidc-provider';
+import type { KoaContextWithOIDC } from 'oidc-provider';
+import { audit } from '../../audit.js';
+import type { Logger } from '../../logger.js';
+import type { ResourceRegistry } from '../../resources.js';
+import type { KeyValueStore, Store } from '../../storage/types.js';
+import { RESOURCE_SCOPE_PROPERTY, type MetadataSource } from '../../client-metadata-policy.js';
+import { isCimdClientId } from '../../client-policy.js';
+import { resolveAccount } from './accounts.js';
+import { dpopBinding } from './dpop-binding.js';
+import { DEFAULT_ID_JAG_CLOCK_TOLERANCE, DEFAULT_ID_JAG_MAX_AGE, type IdJagConfig } from './config.js';
+import { trustedIdps } from './idp-keys.js';
+import { IdJagRefusal, providerError, refuse } from './refusal.js';
+import { verifyIdJag, type VerifiedIdJag } from './verify.js';
+
+export const JWT_BEARER_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
+/** Draft §7.2: what `authorization_grant_profiles_supported` names for this grant. */
+export const ID_JAG_GRANT_PROFILE = 'urn:ietf:params:oauth:grant-profile:id-jag';
+
+const REPLAY_NAMESPACE = 'id-jag-jti';
+
+export interface IdJagGrantOptions {
+  config: IdJagConfig;
+  issuer: string;
+  store: Store;
+  resources: ResourceRegistry;
+  logger: Logger;
+  operatorClientIds: ReadonlySet<string>;
+  /** DPoP as the provider has it (`dpop` config): proofs at this grant bind the token. */
+  dpop: { enabled: boolean; requireNonce: boolean; algorithms: string[] };
+  /** How our access tokens are signed and how long they live (the provider's own settings). */
+  signing: { alg: string; kid?: string | undefined };
+  accessTokenTTL: number;
+}
+
+/** The client fields the handler reads (oidc-provider's Client instance). */
+interface GrantClient {
+  clientId: string;
+  tokenEndpointAuthMethod?: string;
+  grantTypes?: string[];
+  grantTypeAllowed(type: string): boolean;
+  [key: string]: unknown;
+}
+
+/** The metadata sources `idJag.allowClients` opens the grant to (client-metadata-policy.ts). */
+export function idJagSources(config: IdJagConfig | undefined): ReadonlySet<MetadataSource> {
+  const allow = config?.allowClients ?? [];
+  return new Set<MetadataSource>([
+    ...(allow.includes('dynamic') ? (['registration', 'client_update', 'stored'] as const) : []),
+    ...(allow.includes('cimd') ? (['cimd'] as const) : []),
+  ]);
+}
+
+/** Whether the client may use the grant at all; the refusal otherwise. */
+function checkClient(client: GrantClient, options: IdJagGrantOptions): void {
+  if (!client.tokenEndpointAuthMethod || client.tokenEndpointAuthMethod === 'none') {
+    refuse(
+      'invalid_client',
+      'public_client',
+      'the JWT bearer grant needs client authentication: public clients cannot use it (draft §8.1)',
+    );
+  }
+  const allow = new Set(options.config.allowClients ?? []);
+  const operator = options.operatorClientIds.has(client.clientId);
+  const cimd = !operator && isCimdClientId(client.clientId);
+  if (!operator && !(cimd ? allow.has('cimd') : allow.has('dynamic'))) {
+    refuse(
+      'unauthorized_client',
+      'client_source',
+      `${cimd ? 'clients identified by a metadata document' : 'dynamically registered clients'} may not use the JWT bearer grant here`,
+    );
+  }
+  if (!client.grantTypes?.includes(JWT_BEARER_GRANT_TYPE)) {
+    refuse('unauthorized_client', 'grant_type', `the client is not registered for the ${JWT_BEARER_GRANT_TYPE} grant`);
+  }
+}
+
+/** Count first (one atomic increment in the shared store): only the first presentation gets 1. */
+function replayGuard(kv: KeyValueStore) {
+  return async (issuer: string, jti: string, ttlSeconds: number): Promise<boolean> => {
+    const key = createHash('sha256').update(`${issuer}\u0000${jti}`).digest('base64url');
+    return (await kv.increment(REPLAY_NAMESPACE, key, 1, ttlSeconds)) === 1;
+  };
+}
+
+async function issue(
+  provider: Provider,
+  ctx: KoaContextWithOIDC,
+  client: GrantClient,
+  accountId: string,
+  verified: VerifiedIdJag,
+  options: IdJagGrantOptions,
+  jkt: string | undefined,
+): Promise<Record<string, unknown>> {
+  const scope = verified.scopes.join(' ') || undefined;
+  const grant = new provider.Grant({ accountId, clientId: client.clientId });
+  if (scope) grant.addResourceScope(verified.resource, scope);
+  const grantId = await grant.save();
+
+  const resource = options.resources.get(verified.resource)!;
+  const at = new provider.AccessToken({
+    accountId,
+    client: client as never,
+    grantId,
+    gty: JWT_BEARER_GRANT_TYPE,
+    scope,
+  } as never);
+  at.resourceServer = new provider.ResourceServer(verified.resource, {
+    scope: Object.keys(resource.scopes).join(' '),
+    audience: verified.resource,
+    accessTokenTTL: resource.accessTokenTTL ?? options.accessTokenTTL,
+    accessTokenFormat: 'jwt',
+    jwt: { sign: { alg: options.signing.alg, ...(options.signing.kid && { kid: options.signing.kid }) } },
+  } as never);
+  if (jkt) at.setThumbprint('jkt', jkt);
+  ctx.oidc.entity('AccessToken', at);
+  ctx.oidc.entity('Grant', grant);
+  const body: Record<string, unknown> = {
+    access_token: await at.save(),
+    token_type: at.tokenType,
+    expires_in: at.expiration,
+    ...(scope && { scope }),
+  };
+  if (options.config.refreshTokens && client.grantTypeAllowed('refresh_token')) {
+    const rt = new provider.RefreshToken({
+      accountId,
+      client: client as never,
+      grantId,
+      gty: JWT_BEARER_GRANT_TYPE,
+      scope,
+      resource: verified.resource,
+      expiresWithSession: false,
+      rotations: 0,
+    } as never);
+    // RFC 9449 §5: a public client's refresh token would be bound; ours are confidential.
+    ctx.oidc.entity('RefreshToken', rt);
+    body.refresh_token = await rt.save();
+  }
+  return body;
+}
+
+/** Registers the grant and advertises it (RFC 8414 `grant_types_supported`, draft §7.2). */
+export function installIdJagGrant(provider: Provider, options: IdJagGrantOptions): void {
+  const idps = trustedIdps(options.config.trustedIdps, options.logger);
+  const firstUse = replayGuard(options.store.kv);
+  const dpopOptions = { ...options.dpop, tokenEndpoint: `${options.issuer}/token`, kv: options.store.kv };
+  const { logger } = options;
+
+  async function idJagGrant(ctx: KoaContextWithOIDC): Promise<void> {
+    const client = ctx.oidc.client as unknown as GrantClient;
+    const params = ctx.oidc.params as Record<string, unknown>;
+    let idp: string | undefined;
+    try {
+      checkClient(client, options);
+      if (typeof params.assertion !== 'string' || !params.assertion)
+        refuse('invalid_request', 'assertion', 'assertion is required (RFC 7521 §4.1)');
+      const limit = client[RESOURCE_SCOPE_PROPERTY];
+      const verified = await verifyIdJag({
+        assertion: params.assertion as string,
+        clientId: client.clientId,
+        issuer: options.issuer,
+        idps,
+        resources: options.resources,
+        requestedResource: params.resource as string | string[] | undefined,
+        requestedScope: typeof params.scope === 'string' ? params.scope : undefined,
+        clientScopes: typeof limit === 'string' ? new Set(limit.split(' ')) : undefined,
+        now: Math.floor(Date.now() / 1000),
+        clockTolerance: options.config.clockToleranceSeconds ?? DEFAULT_ID_JAG_CLOCK_TOLERANCE,
+        maxAge: options.config.maxAgeSeconds ?? DEFAULT_ID_JAG_MAX_AGE,
+        firstUse,
+      });
+      idp = verified.idp.name;
+      const jkt = await dpopBinding(ctx.get('DPoP') || undefined, verified.claims.cnf, dpopOptions, Math.floor(Date.now() / 1000));
+      const { account, via } = await resolveAccount(options.store, verified.idp, verified.claims);
+      if (via === 'created') audit(logger, 'account.created', { account: account.id, via: 'id-jag', idp });
+      if (via === 'email' && !account.disabled) audit(logger, 'account.updated', { account: account.id, linked: 'id-jag', idp });
+      if (account.disabled) refuse('invalid_grant', 'account_disabled', "the user's account at this server is disabled");
+      ctx.body = await issue(provider, ctx, client, account.id, verified, options, jkt);
+      audit(logger, 'id_jag.accepted', {
+        client_id: client.clientId,
+        idp,
+        account: account.id,
+        via,
+        resource: verified.resource,
+        scope: verified.scopes.join(' '),
+        dpop: !!jkt,
+      });
+    } catch (err) {
+      if (!(err instanceof IdJagRefusal)) throw err;
+      audit(logger, 'id_jag.refused', { client_id: client.clientId, idp, error: err.error, reason: err.reason });
+      if (err.error === 'temporarily_unavailable') {
+        logger.warn('ID-JAG keys unavailable', { idp, detail: (err.cause as Error | undefined)?.message });
+      }
+      throw providerError(err);
+    }
+  }
+
+  provider.registerGrantType(JWT_BEARER_GRANT_TYPE, idJagGrant as never, ['assertion', 'scope', 'resource'], ['resource']);
+  // oidc-provider's own check (before the handler) would answer invalid_request; the handler's
+  // checkClient applies the same rule, and more, with RFC 6749 §5.2's unauthorized_client.
+  const prototype = provider.Client.prototype;
+  const listed = prototype.grantTypeAllowed;
+  prototype.grantTypeAllowed = function grantTypeAllowed(this: InstanceType<Provider['Client']>, type: string): boolean {
+    return type === JWT_BEARER_GRANT_TYPE || listed.call(this, type);
+  };
+
+  provider.use(async (ctx, next) => {
+    await next();
+    if (ctx.oidc?.route === 'discovery' && ctx.status === 200 && ctx.body && typeof ctx.body === 'object') {
+      const body = ctx.body as Record<string, unknown>;
+      const profiles = Array.isArray(body.authorization_grant_profiles_supported) ? body.authorization_grant_profiles_supported : [];
+      body.authorization_grant_profiles_supported = [...new Set([...profiles, ID_JAG_GRANT_PROFILE])];
+    }
+  });
+}

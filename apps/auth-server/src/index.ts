@@ -16,11 +16,10 @@ import {
   type Store,
 } from '@mcp-auth-kit/authorization-server';
 import { ConfigError, isLoopbackHost } from '@mcp-auth-kit/protocol';
-import { loadConfig, type LogLevel } from './config.js';
+import { DEFAULT_RESOURCE, DEFAULT_RESOURCE_WARNING, loadConfig, type LogLevel } from './config.js';
 import { DEMO_USER, demoAccountProblems } from './demo-user.js';
 
-export { DEMO_USER };
-export const DEFAULT_RESOURCE = 'http://localhost:3000/mcp';
+export { DEMO_USER, DEFAULT_RESOURCE };
 export const DEMO_SCOPES = {
   'notes:read': 'Read your notes',
   'notes:write': 'Create and change your notes',
@@ -155,6 +154,7 @@ export async function startAuthServer(options: StartAuthServerOptions = {}): Pro
     store = await openStore(storageFor(options));
     const resource = options.resource ?? DEFAULT_RESOURCE;
     const extra = options.authorizationServer ?? {};
+    if (options.production && !options.resource && !extra.resources) logger.warn(DEFAULT_RESOURCE_WARNING);
     server = await createAuthorizationServer({
       serviceName: 'MCP Auth Kit',
       ...extra,

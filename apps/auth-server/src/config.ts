@@ -268,9 +268,7 @@ function serverConfigProblems(config: LoadedConfig): string[] {
     serviceName: 'MCP Auth Kit',
     ...config.authorizationServer,
     issuer,
-    resources: config.authorizationServer?.resources ?? [
-      { resource: config.resource ?? DEFAULT_RESOURCE, scopes: { 'notes:read': '-' } },
-    ],
+    resources: config.authorizationServer?.resources ?? [{ resource: config.resource ?? DEFAULT_RESOURCE, scopes: { 'notes:read': '-' } }],
     storage: config.storage ?? { kind: 'sqlite', file: 'unused' },
     devAutoLogin: config.devAutoLogin ?? config.authorizationServer?.devAutoLogin,
     cimd: {

@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { portProblems } from './port-check.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 // Under `npm start`, `node` on the script PATH may be a different binary than the one running npm
@@ -66,6 +67,14 @@ const children = [
 ];
 for (const child of children) {
   if (!existsSync(child.entry)) fail(`${child.entry} is missing: run \`npm run build\` first (npm start does).`);
+}
+
+// Before anything starts: a taken port is named (and what holds it), never a "ready" that
+// the readiness probe got from somebody else's server.
+const problems = await portProblems(env, process.env);
+if (problems.length) {
+  for (const line of problems.flat()) process.stderr.write(`[start] ${line}\n`);
+  fail('nothing was started');
 }
 
 /** Copies a child's stream line by line with a `[name]` prefix. */
@@ -210,7 +219,8 @@ const [asMetadata, prm] = await Promise.all([
   }),
 ]);
 
-if (!stopping && asMetadata && prm) {
+// A child that died meanwhile (its exit is reported 250 ms later) makes this no success.
+if (!stopping && asMetadata && prm && children.every(isRunning)) {
   if (asMetadata.issuer !== env.AS_ISSUER) {
     process.stderr.write(`[start] warning: the AS reports issuer ${asMetadata.issuer}, expected ${env.AS_ISSUER}\n`);
   }

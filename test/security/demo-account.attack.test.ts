@@ -20,7 +20,7 @@ import { NATIVE_REDIRECT, frontChannel, pkcePair, postJson } from './helpers/sup
  */
 
 const MESSAGE =
-  /account "demo" still signs in with the public demo password \(refused in production\).*mcp-auth-server-admin user set-password demo.*mcp-auth-server-admin user disable demo/s;
+  /account "demo" still signs in with the public demo password \(refused in production\).*npm run admin -- user set-password demo.*npm run admin -- user disable demo/s;
 const MAIN = join(dirname(createRequire(import.meta.url).resolve('@mcp-auth-kit/auth-server')), 'main.js');
 
 function adminIo(password = ''): AdminIo & { lines: string[] } {

@@ -21,19 +21,27 @@ import { connectRevocationSignal } from './revocation-signal.js';
 export interface AdminIo {
   out(line: string): void;
   err(line: string): void;
-  /** Reads the password (first line of stdin, or AS_ADMIN_PASSWORD). */
+  /**
+   * Reads a new password: AS_ADMIN_PASSWORD, else a prompt without echo asked twice (a
+   * terminal), else the first line of stdin (a pipe). '' when none was given; throwing an
+   * Error (e.g. the two entries differ) stops the command with that message.
+   */
   readPassword(): Promise<string>;
 }
 
-export const ADMIN_USAGE = `usage: mcp-auth-server-admin <command>
-  user add <username> [--display-name <name>]   create a local account (password from stdin or AS_ADMIN_PASSWORD)
-  user set-password <username>                  reset the password (stdin or AS_ADMIN_PASSWORD); alias: user reset-password
+/** How to run the tool, as named in messages: only commands that exist in this repository. */
+export const ADMIN_COMMAND = 'npm run admin --';
+
+export const ADMIN_USAGE = `usage: ${ADMIN_COMMAND} <command>   (from the repository root; or node apps/auth-server/dist/admin-main.js <command>)
+  user add <username> [--display-name <name>]   create a local account (password: prompt, first line of stdin, or AS_ADMIN_PASSWORD)
+  user set-password <username>                  reset the password (same sources); alias: user reset-password
   user disable <username> | user enable <username>
   user list                                     username, sub, status, display name, linked identities (<issuer> <sub>)
   user link <username> <issuer> <sub>           let an upstream OpenID Connect identity sign in as this user
   user unlink <username> <issuer> <sub>
   grants list <username>                        the clients the user approved, with resources and scopes
-  grants revoke <username> <client_id>          revoke that approval and every token issued under it (asked again next time)
+  grants revoke <username> <client_id>          revoke that approval: its refresh tokens stop now, consent is asked again;
+                                                 issued access tokens (JWTs) stay valid until they expire
   keys rotate [--retire-after <seconds>]         publish-before-use rotation; the old key stays published for
                                                  86400 s by default, never less than the longest token lifetime
   keys list
@@ -61,7 +69,14 @@ export function adminStorage(env: NodeJS.ProcessEnv): StorageConfig {
   return storageConfigFromEnv(env);
 }
 
+/** The command line cannot be understood: the message, then the usage (exit 2). */
 class UsageError extends Error {}
+
+/** A well-formed command that is refused as given (a value out of range): the message alone (exit 2). */
+class RefusedError extends Error {}
+
+/** The command ran and failed (no such user, already exists, …): the message alone (exit 1). */
+class AdminError extends Error {}
 
 const DEFAULT_RETIRE_AFTER = 86400;
 
@@ -110,11 +125,48 @@ async function withStore<T>(config: StorageConfig, env: NodeJS.ProcessEnv, io: A
 
 async function newPassword(io: AdminIo): Promise<string> {
   const password = await io.readPassword();
-  if (password.length < 8) throw new UsageError('the password must have at least 8 characters');
+  if (!password) {
+    throw new AdminError('no password given: type it at the prompt, pipe it as the first line of stdin, or set AS_ADMIN_PASSWORD');
+  }
+  if (password.length < 8) throw new AdminError('the password must have at least 8 characters; nothing changed');
   return password;
 }
 
-/** Runs one admin command; returns the process exit code. */
+/**
+ * What `grants revoke` stops, and when (see revokeRememberedGrant and jwt-introspection.ts in
+ * the authorization server): the grant and its refresh tokens and codes are gone at once, but
+ * a JWT access token is checked by resource servers on their own until it expires.
+ */
+function revokedGrantEffects(username: string, clientId: string, accessTokenTtl: number | undefined, published: boolean): string[] {
+  const lifetime = accessTokenTtl === undefined ? 'their configured lifetime (accessTokenTTL)' : `${accessTokenTtl} s`;
+  return [
+    `revoked the grant of ${username} for ${clientId}:`,
+    '  now: its refresh tokens and unused authorization codes stop working, and the next authorization asks for consent again;',
+    `  access tokens already issued (JWTs) stay valid until they expire, up to ${lifetime} after issue,`,
+    published
+      ? '  except at resource servers that check them by token introspection (RFC 7662) or follow the Redis revocation signal (REDIS_URL, published now), which refuse them within seconds.'
+      : '  except at resource servers that check them by token introspection (RFC 7662), which refuse them now.',
+  ];
+}
+
+const COMMANDS = new Set([
+  'user add',
+  'user set-password',
+  'user reset-password',
+  'user disable',
+  'user enable',
+  'user list',
+  'user link',
+  'user unlink',
+  'grants list',
+  'grants revoke',
+  'keys rotate',
+  'keys list',
+  'cookie-keys rotate',
+  'cleanup',
+]);
+
+/** Runs one admin command; returns the process exit code (0 done, 1 failed, 2 refused as given). */
 export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: AdminIo): Promise<number> {
   // A client_id may start with "-" (DCR ids are random base64url): take it before option parsing.
   const grantsRevoke = argv[0] === 'grants' && argv[1] === 'revoke' && argv.length >= 4;
@@ -133,20 +185,31 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: Admin
       options: { 'display-name': { type: 'string' }, 'retire-after': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
     });
   } catch (err) {
-    io.err((err as Error).message);
+    io.err(`error: ${(err as Error).message}`);
     io.err(ADMIN_USAGE);
     return 2;
   }
   const [group, action, name] = parsed.positionals;
   const clientArg = rawClientId ?? parsed.positionals[3];
-  if (parsed.values.help || !group) {
+  if (parsed.values.help) {
     io.out(ADMIN_USAGE);
-    return parsed.values.help ? 0 : 2;
+    return 0;
+  }
+  if (!group) {
+    io.err('error: no command given');
+    io.err(ADMIN_USAGE);
+    return 2;
+  }
+  const key = `${group} ${action ?? ''}`.trim();
+  // Before the store is opened: a typo must not create an empty SQLite file.
+  if (!COMMANDS.has(key)) {
+    io.err(`error: unknown command "${key}"`);
+    io.err(ADMIN_USAGE);
+    return 2;
   }
   try {
     const config = adminStorage(env);
     return await withStore(config, env, io, async (store) => {
-      const key = `${group} ${action ?? ''}`.trim();
       const requireName = () => {
         if (!name) throw new UsageError(`${key} needs a username`);
         return name;
@@ -154,13 +217,13 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: Admin
       const findUser = async () => {
         const username = requireName();
         const account = await store.accounts.findByUsername(username);
-        if (!account) throw new UsageError(`no user "${username}"`);
+        if (!account) throw new AdminError(`no such user "${username}" (\`${ADMIN_COMMAND} user list\` lists them)`);
         return account;
       };
       switch (key) {
         case 'user add': {
           const username = requireName();
-          if (await store.accounts.findByUsername(username)) throw new UsageError(`user "${username}" already exists`);
+          if (await store.accounts.findByUsername(username)) throw new AdminError(`user "${username}" already exists; nothing changed`);
           const account = await store.accounts.create({
             id: randomUUID(),
             username,
@@ -195,7 +258,8 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: Admin
           const current = account.upstreamIdentities ?? [];
           if (action === 'link') {
             const owner = await store.accounts.findByUpstreamIdentity(issuer, subject);
-            if (owner && owner.id !== account.id) throw new UsageError(`that identity is already linked to "${owner.username}"`);
+            if (owner && owner.id !== account.id)
+              throw new AdminError(`that identity is already linked to "${owner.username}"; nothing changed`);
             if (!current.includes(identity)) await store.accounts.update(account.id, { upstreamIdentities: [...current, identity] });
             io.out(`${account.username} can sign in as ${subject} at ${issuer}`);
           } else {
@@ -226,23 +290,31 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: Admin
           return 0;
         }
         case 'grants revoke': {
-          const account = await findUser();
           if (!clientArg) throw new UsageError('grants revoke needs a username and a client_id');
+          const account = await findUser();
           if (!(await revokeRememberedGrant(store, account.id, clientArg)))
-            throw new UsageError(`${account.username} has no grant for client "${clientArg}"`);
-          io.out(`revoked the grant of ${account.username} for ${clientArg} (its tokens no longer work)`);
+            throw new AdminError(
+              `${account.username} has no grant for client "${clientArg}" (\`${ADMIN_COMMAND} grants list ${account.username}\` lists them)`,
+            );
+          let accessTokenTtl: number | undefined;
+          try {
+            accessTokenTtl = signedTokenLifetimes(env).accessToken;
+          } catch {
+            // An unreadable configuration: name the setting instead of a number.
+          }
+          for (const line of revokedGrantEffects(account.username, clientArg, accessTokenTtl, Boolean(env.REDIS_URL?.trim()))) io.out(line);
           return 0;
         }
         case 'keys rotate': {
           const text = parsed.values['retire-after'];
           const retireAfter = text === undefined ? undefined : /^\d+$/.test(text.trim()) ? Number(text) : NaN;
           if (retireAfter !== undefined && !Number.isSafeInteger(retireAfter))
-            throw new UsageError('--retire-after must be a whole number of seconds');
+            throw new RefusedError('--retire-after must be a whole number of seconds');
           const ttl = signedTokenLifetimes(env);
           // Resource servers verify a token with the key it names: dropping that key from the
           // JWKS before the token expires makes them refuse a token that is still valid.
           if (retireAfter !== undefined && retireAfter < ttl.longest) {
-            throw new UsageError(
+            throw new RefusedError(
               `--retire-after ${retireAfter} is too short: the previous key must stay published for at least ${ttl.longest} s, ` +
                 `the longest lifetime of a token it signed (access tokens ${ttl.accessToken} s, ID tokens ${ttl.idToken} s); ` +
                 'otherwise resource servers refuse tokens that have not expired yet',
@@ -278,8 +350,12 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: Admin
     });
   } catch (err) {
     if (err instanceof UsageError) {
-      io.err(err.message);
+      io.err(`error: ${err.message}`);
       io.err(ADMIN_USAGE);
+      return 2;
+    }
+    if (err instanceof RefusedError) {
+      io.err(`error: ${err.message}`);
       return 2;
     }
     io.err(`error: ${(err as Error).message}`);

@@ -13,6 +13,38 @@ import {
   type StorageConfig,
 } from '@mcp-auth-kit/authorization-server';
 
+/** The demo MCP server of the runtime contract: the resource when none is configured. */
+export const DEFAULT_RESOURCE = 'http://localhost:3000/mcp';
+
+/**
+ * Production mode on the demo resource. Not refused: it is not unsafe (no deployed MCP server
+ * is that audience) and production mode refuses only what is (dev switches, the memory store),
+ * as it accepts a loopback issuer (the compose demo stack). But on a server it is almost surely
+ * a forgotten setting: every token would be useless.
+ */
+export const DEFAULT_RESOURCE_WARNING =
+  `MCP_RESOURCE is not set, so tokens are issued for the demo resource ${DEFAULT_RESOURCE}, which no deployed MCP server is: ` +
+  "set MCP_RESOURCE (or `resources` in AS_CONFIG_FILE) to your MCP server's public URL";
+
+/** Settings that start, but are probably wrong: printed by `--print-config`, logged at start. */
+export function configWarnings(config: LoadedConfig): string[] {
+  const onDemoResource = !config.resource && !config.authorizationServer?.resources;
+  return config.production && onDemoResource ? [DEFAULT_RESOURCE_WARNING] : [];
+}
+
+/** Whether the demo user is seeded, and why: the rule of startAuthServer, told as it applies. */
+function demoUserSetting(config: LoadedConfig): boolean | string {
+  if (config.demoUser !== undefined) return config.demoUser;
+  if (config.production) return 'off (auto: production mode; AS_DEMO_USER=1 turns it on for a loopback issuer)';
+  let loopback = false;
+  try {
+    loopback = isLoopbackHost(new URL(config.issuer ?? `http://localhost:${config.port}`).hostname);
+  } catch {
+    // an invalid issuer is reported as a problem
+  }
+  return loopback ? 'on (auto: loopback issuer, not production)' : 'off (auto: the issuer is not on a loopback host)';
+}
+
 /** Server-level keys of the config file (each also has an environment variable). */
 export const APP_FILE_KEYS = {
   port: 'AS_PORT',
@@ -265,9 +297,7 @@ function serverConfigProblems(config: LoadedConfig): string[] {
     serviceName: 'MCP Auth Kit',
     ...config.authorizationServer,
     issuer,
-    resources: config.authorizationServer?.resources ?? [
-      { resource: config.resource ?? 'http://localhost:3000/mcp', scopes: { 'notes:read': '-' } },
-    ],
+    resources: config.authorizationServer?.resources ?? [{ resource: config.resource ?? DEFAULT_RESOURCE, scopes: { 'notes:read': '-' } }],
     storage: config.storage ?? { kind: 'sqlite', file: 'unused' },
     devAutoLogin: config.devAutoLogin ?? config.authorizationServer?.devAutoLogin,
     cimd: {
@@ -333,12 +363,12 @@ export function printableConfig(config: LoadedConfig): Record<string, unknown> {
     port: config.port,
     host: config.host ?? '127.0.0.1 and ::1 (loopback)',
     issuer: config.issuer ?? `http://localhost:${config.port}`,
-    resource: config.resource ?? 'http://localhost:3000/mcp',
+    resource: config.resource ?? DEFAULT_RESOURCE,
     storage,
     revocationSignal: config.redisUrl ? { redis: maskUrl(config.redisUrl), prefix: config.redisPrefix ?? 'mcp-auth-kit:' } : null,
     devAutoLogin: config.devAutoLogin ?? null,
     cimdAllowPrivateNetwork: config.cimdAllowPrivateNetwork,
-    demoUser: config.demoUser ?? 'auto (loopback issuer, not production)',
+    demoUser: demoUserSetting(config),
     logLevel: config.logLevel,
     shutdownTimeoutMs: config.shutdownTimeoutMs,
     authorizationServer: config.authorizationServer ?? {},

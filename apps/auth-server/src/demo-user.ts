@@ -8,7 +8,8 @@ import { verifyPassword, type Store } from '@mcp-auth-kit/authorization-server';
 
 export const DEMO_USER = { username: 'demo', password: 'demo-password', displayName: 'Demo User' };
 
-const ADMIN = 'mcp-auth-server-admin';
+// A command that exists in this repository (npx would fetch a stranger's package by a made-up name).
+const ADMIN = 'npm run admin --';
 
 /** Empty unless the store holds an enabled `demo` account whose password is the public one. */
 export async function demoAccountProblems(store: Store, why: string): Promise<string[]> {
@@ -17,7 +18,7 @@ export async function demoAccountProblems(store: Store, why: string): Promise<st
   if (!(await verifyPassword(DEMO_USER.password, account.passwordHash))) return [];
   return [
     `account "${account.username}" still signs in with the public demo password (refused ${why}): ` +
-      `change it with \`${ADMIN} user set-password ${account.username}\` (new password on stdin or AS_ADMIN_PASSWORD) ` +
+      `change it with \`${ADMIN} user set-password ${account.username}\` (it asks for the new password; or the first line of stdin, or AS_ADMIN_PASSWORD) ` +
       `or disable it with \`${ADMIN} user disable ${account.username}\`, using the same DATA_DIR / DATABASE_URL, then start again`,
   ];
 }

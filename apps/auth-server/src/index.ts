@@ -16,12 +16,11 @@ import {
   type Store,
 } from '@mcp-auth-kit/authorization-server';
 import { ConfigError, isLoopbackHost } from '@mcp-auth-kit/protocol';
-import { loadConfig, type LogLevel } from './config.js';
+import { DEFAULT_RESOURCE, DEFAULT_RESOURCE_WARNING, loadConfig, type LogLevel } from './config.js';
 import { DEMO_USER, demoAccountProblems } from './demo-user.js';
 import { connectRevocationSignal, longestAccessTokenTtl, type RevocationSignal } from './revocation-signal.js';
 
-export { DEMO_USER };
-export const DEFAULT_RESOURCE = 'http://localhost:3000/mcp';
+export { DEMO_USER, DEFAULT_RESOURCE };
 export const DEMO_SCOPES = {
   'notes:read': 'Read your notes',
   'notes:write': 'Create and change your notes',
@@ -163,6 +162,7 @@ export async function startAuthServer(options: StartAuthServerOptions = {}): Pro
     const seedDemoUser = options.demoUser ?? (issuerLoopback && !options.production);
     const resource = options.resource ?? DEFAULT_RESOURCE;
     const extra = options.authorizationServer ?? {};
+    if (options.production && !options.resource && !extra.resources) logger.warn(DEFAULT_RESOURCE_WARNING);
     if (options.redisUrl) {
       signal = await connectRevocationSignal(options.redisUrl, options.redisPrefix, longestAccessTokenTtl(extra), logger);
     }

@@ -4,6 +4,7 @@
  * `AS_CONFIG_FILE`. `--print-config` prints the effective configuration (secrets masked) and
  * exits (1 when it is invalid).
  */
+import { configWarnings } from './config.js';
 import { ConfigError, configFromEnv, loadConfig, printableConfig, startAuthServer } from './index.js';
 
 const args = process.argv.slice(2);
@@ -23,6 +24,7 @@ if (unknown.length) {
 if (args.includes('--print-config')) {
   const { config, problems } = loadConfig(process.env);
   process.stdout.write(`${JSON.stringify(printableConfig(config), null, 2)}\n`);
+  for (const warning of configWarnings(config)) process.stderr.write(`warning: ${warning}\n`);
   if (problems.length) {
     process.stderr.write(`${new ConfigError(problems).message}\n`);
     process.exit(1);

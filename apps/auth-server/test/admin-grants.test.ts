@@ -34,7 +34,7 @@ function io() {
   return { io: value, out, err };
 }
 
-describe('mcp-auth-server-admin grants (list / revoke a user approval)', () => {
+describe('admin tool grants (list / revoke a user approval)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'as-admin-grants-'));
   const env = { DATABASE_URL: `sqlite:${join(dir, 'as.sqlite')}` };
   let as: RunningAuthServer;
@@ -102,7 +102,16 @@ describe('mcp-auth-server-admin grants (list / revoke a user approval)', () => {
     const revokeEnv = redis ? { ...env, REDIS_URL, REDIS_PREFIX: prefix } : env;
     const revoke = io();
     expect(await runAdmin(['grants', 'revoke', 'alice', clientId], revokeEnv, revoke.io), revoke.err.join('\n')).toBe(0);
-    expect(revoke.out.join('\n')).toMatch(/revoked the grant of alice/);
+    // What stops now and what does not (jwt-introspection.ts: introspection sees the grant gone;
+    // with REDIS_URL the revocation is published to the resource servers too).
+    expect(revoke.out).toEqual([
+      `revoked the grant of alice for ${clientId}:`,
+      '  now: its refresh tokens and unused authorization codes stop working, and the next authorization asks for consent again;',
+      '  access tokens already issued (JWTs) stay valid until they expire, up to 300 s after issue,',
+      redis
+        ? '  except at resource servers that check them by token introspection (RFC 7662) or follow the Redis revocation signal (REDIS_URL, published now), which refuse them within seconds.'
+        : '  except at resource servers that check them by token introspection (RFC 7662), which refuse them now.',
+    ]);
     if (redis) {
       const keys = await redis.keys(`${prefix}revoked-grant:*`);
       await Promise.all(keys.map((k) => redis.del(k)));
@@ -117,7 +126,7 @@ describe('mcp-auth-server-admin grants (list / revoke a user approval)', () => {
 
   it('a client_id that looks like an option ("-abc") is still taken as the client_id', async () => {
     const r = io();
-    expect(await runAdmin(['grants', 'revoke', 'alice', '-abc_def'], env, r.io)).toBe(2);
+    expect(await runAdmin(['grants', 'revoke', 'alice', '-abc_def'], env, r.io)).toBe(1);
     expect(r.err.join('\n')).toContain('has no grant for client "-abc_def"');
   });
 
@@ -127,18 +136,20 @@ describe('mcp-auth-server-admin grants (list / revoke a user approval)', () => {
     expect((await as.server.store.accounts.findByUpstreamIdentity('https://sso.example', 'sub-123'))?.username).toBe('alice');
     await as.server.store.accounts.create({ id: 'zed-id', username: 'zed', passwordHash: null, disabled: false });
     const taken = io();
-    expect(await runAdmin(['user', 'link', 'zed', 'https://sso.example', 'sub-123'], env, taken.io)).toBe(2);
-    expect(taken.err.join('\n')).toContain('already linked to "alice"');
+    expect(await runAdmin(['user', 'link', 'zed', 'https://sso.example', 'sub-123'], env, taken.io)).toBe(1);
+    expect(taken.err).toEqual(['error: that identity is already linked to "alice"; nothing changed']);
     expect(await runAdmin(['user', 'unlink', 'alice', 'https://sso.example', 'sub-123'], env, io().io)).toBe(0);
     expect(await as.server.store.accounts.findByUpstreamIdentity('https://sso.example', 'sub-123')).toBeUndefined();
     expect(await runAdmin(['user', 'link', 'alice', 'https://sso.example'], env, io().io)).toBe(2);
   });
 
-  it('revoking a grant that does not exist is a usage error (exit 2)', async () => {
+  it('revoking a grant that does not exist is a runtime error, printed alone (exit 1); a missing client_id is a usage error (exit 2)', async () => {
     const r = io();
-    expect(await runAdmin(['grants', 'revoke', 'alice', 'no-such-client'], env, r.io)).toBe(2);
-    expect(r.err.join('\n')).toMatch(/has no grant/);
+    expect(await runAdmin(['grants', 'revoke', 'alice', 'no-such-client'], env, r.io)).toBe(1);
+    expect(r.err).toEqual(['error: alice has no grant for client "no-such-client" (`npm run admin -- grants list alice` lists them)']);
     const missing = io();
     expect(await runAdmin(['grants', 'revoke', 'alice'], env, missing.io)).toBe(2);
+    expect(missing.err[0]).toBe('error: grants revoke needs a username and a client_id');
+    expect(missing.err[1]).toMatch(/^usage: /);
   });
 });

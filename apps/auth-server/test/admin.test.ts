@@ -35,7 +35,7 @@ function io(password = '') {
   return { io: value, out, err };
 }
 
-describe('mcp-auth-server-admin', () => {
+describe('admin tool (npm run admin)', () => {
   afterAll(async () => {
     const client = new pg.Client({ connectionString: PG_URL });
     await client.connect();
@@ -49,7 +49,8 @@ describe('mcp-auth-server-admin', () => {
     expect(await runAdmin(['user', 'add', 'carol', '--display-name', 'Carol'], env, add.io)).toBe(0);
     expect(add.out.join('\n')).toMatch(/created user carol/);
     const dup = io('first-password');
-    expect(await runAdmin(['user', 'add', 'carol'], env, dup.io)).toBe(2);
+    expect(await runAdmin(['user', 'add', 'carol'], env, dup.io)).toBe(1);
+    expect(dup.err).toEqual(['error: user "carol" already exists; nothing changed']);
     const change = io('second-password');
     expect(await runAdmin(['user', 'set-password', 'carol'], env, change.io)).toBe(0);
     expect(await runAdmin(['user', 'disable', 'carol'], env, io().io)).toBe(0);
@@ -69,13 +70,38 @@ describe('mcp-auth-server-admin', () => {
     }
   });
 
-  it('refuses short passwords and unknown commands with usage (exit 2)', async () => {
+  it('runtime errors print the error alone (exit 1); only usage errors print the usage (exit 2)', async () => {
     const short = io('short');
-    expect(await runAdmin(['user', 'add', 'dave'], env, short.io)).toBe(2);
-    expect(short.err.join('\n')).toMatch(/at least 8/);
+    expect(await runAdmin(['user', 'add', 'dave'], env, short.io)).toBe(1);
+    expect(short.err).toEqual(['error: the password must have at least 8 characters; nothing changed']);
+    const empty = io('');
+    expect(await runAdmin(['user', 'add', 'dave'], env, empty.io)).toBe(1);
+    expect(empty.err).toEqual([
+      'error: no password given: type it at the prompt, pipe it as the first line of stdin, or set AS_ADMIN_PASSWORD',
+    ]);
+    const nobody = io('long-enough-password');
+    expect(await runAdmin(['user', 'set-password', 'nobody'], env, nobody.io)).toBe(1);
+    expect(nobody.err).toEqual(['error: no such user "nobody" (`npm run admin -- user list` lists them)']);
     const unknown = io();
     expect(await runAdmin(['frobnicate'], env, unknown.io)).toBe(2);
-    expect(unknown.err.join('\n')).toMatch(/usage/);
+    expect(unknown.err[0]).toBe('error: unknown command "frobnicate"');
+    expect(unknown.err[1]).toMatch(/^usage: npm run admin -- <command>/);
+    const missing = io();
+    expect(await runAdmin(['user', 'disable'], env, missing.io)).toBe(2);
+    expect(missing.err[0]).toBe('error: user disable needs a username');
+    expect(missing.err[1]).toMatch(/^usage: /);
+    const none = io();
+    expect(await runAdmin([], env, none.io)).toBe(2);
+    expect(none.err[0]).toBe('error: no command given');
+  });
+
+  it('the usage names only commands that exist in this repository (never a registry package name npx would fetch)', async () => {
+    const help = io();
+    expect(await runAdmin(['--help'], env, help.io)).toBe(0);
+    const text = help.out.join('\n');
+    expect(text).toMatch(/^usage: npm run admin -- <command>/);
+    expect(text).toContain('node apps/auth-server/dist/admin-main.js <command>');
+    expect(text).not.toMatch(/mcp-auth-server-admin|npx/);
   });
 
   it('keys rotate makes the next key current and keeps the old one published', async () => {
@@ -95,6 +121,7 @@ describe('mcp-auth-server-admin', () => {
     for (const value of ['0', '3599']) {
       const r = io();
       expect(await runAdmin(['keys', 'rotate', '--retire-after', value], env, r.io)).toBe(2);
+      expect(r.err).toHaveLength(1); // the reason alone, no usage
       const message = r.err.join('\n');
       expect(message).toContain(`--retire-after ${value} is too short`);
       expect(message).toContain('at least 3600 s');
@@ -197,6 +224,6 @@ describe('mcp-auth-server-admin', () => {
 
     const help = io();
     expect(await runAdmin(['--help'], env, help.io)).toBe(0);
-    expect(help.out.join('\n')).toMatch(/^  cookie-keys rotate /m);
+    expect(help.out.join('\n')).toMatch(/^ {2}cookie-keys rotate /m);
   });
 });

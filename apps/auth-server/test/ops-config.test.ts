@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, printableConfig } from '../src/config.js';
-import { storageFor } from '../src/index.js';
+import { startAuthServer, storageFor } from '../src/index.js';
 
 const MAIN = resolve(fileURLToPath(new URL('.', import.meta.url)), '../dist/main.js');
 const NODE = process.env.npm_node_execpath || process.execPath;
@@ -208,5 +208,72 @@ describe('--print-config', () => {
     expect(out.stderr).toMatch(/Invalid configuration:\n {2}- .+\n {2}- .+\n/);
     expect(out.stderr).toMatch(/AS_PORT must be a port number/);
     expect(out.stderr).toMatch(/DEV_AUTO_LOGIN/);
+  });
+
+  /** stderr without Node 20's "Unsupported runtime" notice of oidc-provider. */
+  const ownStderr = (text: string) =>
+    text
+      .split('\n')
+      .filter((l) => l && !l.startsWith('oidc-provider WARNING'))
+      .join('\n');
+
+  it('demoUser says what start-up will really do, and why: production and a non-loopback issuer turn it off', async () => {
+    const cases: [Record<string, string>, unknown][] = [
+      [{}, 'on (auto: loopback issuer, not production)'],
+      [
+        { NODE_ENV: 'production', MCP_RESOURCE: 'https://mcp.example.com/mcp' },
+        'off (auto: production mode; AS_DEMO_USER=1 turns it on for a loopback issuer)',
+      ],
+      [{ AS_ISSUER: 'https://auth.example.com' }, 'off (auto: the issuer is not on a loopback host)'],
+      [{ AS_DEMO_USER: '0' }, false],
+      [{ NODE_ENV: 'production', AS_DEMO_USER: '1', MCP_RESOURCE: 'https://mcp.example.com/mcp' }, true],
+    ];
+    for (const [env, expected] of cases) {
+      const out = await run(['--print-config'], { DATA_DIR: dir, ...env });
+      expect(out.code, JSON.stringify(env)).toBe(0);
+      expect((JSON.parse(out.stdout) as { demoUser: unknown }).demoUser, JSON.stringify(env)).toEqual(expected);
+    }
+  });
+
+  it('production on the default resource (http://localhost:3000/mcp) is flagged: a warning, as it starts (not refused)', async () => {
+    const warning =
+      'warning: MCP_RESOURCE is not set, so tokens are issued for the demo resource http://localhost:3000/mcp, which no deployed MCP server is: ' +
+      "set MCP_RESOURCE (or `resources` in AS_CONFIG_FILE) to your MCP server's public URL";
+    const flagged = await run(['--print-config'], { NODE_ENV: 'production', DATA_DIR: dir });
+    expect(flagged.code).toBe(0);
+    expect(ownStderr(flagged.stderr)).toBe(warning);
+    expect((JSON.parse(flagged.stdout) as { resource: string }).resource).toBe('http://localhost:3000/mcp');
+    const quiet: Record<string, string>[] = [
+      { NODE_ENV: 'production', MCP_RESOURCE: 'https://mcp.example.com/mcp' },
+      {
+        NODE_ENV: 'production',
+        AS_CONFIG_FILE: file('resources.yaml', 'resources:\n  - resource: https://mcp.example.com/mcp\n    scopes: { files:read: Read }\n'),
+      },
+      {}, // development: the demo resource is the point
+    ];
+    for (const env of quiet) {
+      const out = await run(['--print-config'], { DATA_DIR: dir, ...env });
+      expect(out.code, JSON.stringify(env)).toBe(0);
+      expect(ownStderr(out.stderr), JSON.stringify(env)).toBe('');
+    }
+  });
+
+  it('the server logs the same warning when it starts in production on the default resource', async () => {
+    const warnings: string[] = [];
+    const logger = { debug() {}, info() {}, error() {}, warn: (message: string) => void warnings.push(message) };
+    for (const resource of [undefined, 'https://mcp.example.com/mcp']) {
+      warnings.length = 0;
+      const server = await startAuthServer({
+        port: 0,
+        host: '127.0.0.1',
+        production: true,
+        resource,
+        storage: { kind: 'sqlite', file: join(dir, `start-${resource ? 'set' : 'default'}.sqlite`) },
+        logger,
+      });
+      await server.close();
+      const flagged = warnings.filter((w) => w.startsWith('MCP_RESOURCE is not set'));
+      expect(flagged, String(resource)).toHaveLength(resource ? 0 : 1);
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer as createHttpServer, type RequestListener } from 'node:http';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -136,26 +137,83 @@ describe.skipIf(missing.length > 0)(`scripts/start.mjs${skipReason}`, () => {
     }
   });
 
-  it('when one child dies (MCP port taken), stops the other and exits non-zero', async () => {
+  /** Something else owns `port` on 127.0.0.1; `handler` answers its HTTP requests, else connections are dropped. */
+  async function holdPort(port: number, handler?: RequestListener): Promise<Server> {
+    const holder: Server = handler ? createHttpServer(handler) : createServer((socket) => socket.destroy());
+    await new Promise<void>((resolve) => holder.listen(port, '127.0.0.1', resolve));
+    return holder;
+  }
+  const release = (holder: Server) => new Promise<void>((resolve) => holder.close(() => resolve()));
+
+  async function startWith(env: Record<string, string>) {
+    const proc = run(process.execPath, [script], cleanEnv({ DATA_DIR: tempDataDir(), ...env }), root);
+    const { code } = await proc.exited;
+    const lines = proc
+      .output()
+      .split('\n')
+      .filter((l) => l.startsWith('[start]'));
+    return { code, lines, output: proc.output() };
+  }
+
+  it('a taken MCP port is named with its setting before anything starts: no "ready", exit 1', async () => {
     const asPort = await freePort();
     const mcpPort = await freePort();
-    // Something else owns the MCP port; it drops every connection (including readiness probes).
-    const blocker: Server = createServer((socket) => socket.destroy());
-    await new Promise<void>((resolve) => blocker.listen(mcpPort, '127.0.0.1', resolve));
+    const holder = await holdPort(mcpPort);
     try {
-      const proc = run(
-        process.execPath,
-        [script],
-        cleanEnv({ AS_PORT: String(asPort), MCP_PORT: String(mcpPort), DATA_DIR: tempDataDir() }),
-        root,
-      );
-      const { code } = await proc.exited;
-      expect(code).not.toBe(0);
-      expect(proc.output()).toMatch(/demo MCP server exited unexpectedly/);
+      const r = await startWith({ AS_PORT: String(asPort), MCP_PORT: String(mcpPort) });
+      expect(r.code).toBe(1);
+      expect(r.lines).toEqual([
+        `[start] port ${mcpPort} (MCP_PORT, the demo MCP server) is already in use on 127.0.0.1`,
+        '[start]   another program holds it: stop that program',
+        '[start]   or start on another port: MCP_PORT=<port> npm start (MCP_RESOURCE follows: http://localhost:<port>/mcp)',
+        '[start] nothing was started',
+      ]);
+      expect(r.output).not.toMatch(/\[start\] ready|started the/);
       expect(await isListening(asPort)).toBe(false);
     } finally {
-      await new Promise<void>((resolve) => blocker.close(() => resolve()));
+      await release(holder);
     }
+  });
+
+  it('a taken AS port held by an earlier stack: says what answers there and how to stop it or move (explicit AS_ISSUER named)', async () => {
+    const asPort = await freePort();
+    const mcpPort = await freePort();
+    const issuer = `http://localhost:${asPort}`;
+    // Stands in for an earlier `npm start`'s authorization server (RFC 8414 metadata).
+    const holder = await holdPort(asPort, (req, res) => {
+      if (req.url === '/.well-known/oauth-authorization-server') {
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ issuer }));
+      } else {
+        res.statusCode = 404;
+        res.end();
+      }
+    });
+    try {
+      const r = await startWith({ AS_PORT: String(asPort), MCP_PORT: String(mcpPort), AS_ISSUER: issuer });
+      expect(r.code).toBe(1);
+      expect(r.lines).toEqual([
+        `[start] port ${asPort} (AS_PORT, the authorization server) is already in use on 127.0.0.1`,
+        `[start]   an authorization server answers there (issuer ${issuer}): is an earlier \`npm start\` still running? Stop it (Ctrl-C in its terminal)`,
+        `[start]   or start on another port: AS_PORT=<port> npm start (AS_ISSUER is set (${issuer}): change its port too)`,
+        '[start] nothing was started',
+      ]);
+      expect(r.output).not.toMatch(/\[start\] ready|started the/);
+      expect(await isListening(mcpPort)).toBe(false);
+    } finally {
+      await release(holder);
+    }
+  });
+
+  it('the same port for both servers is refused before anything starts', async () => {
+    const port = await freePort();
+    const r = await startWith({ AS_PORT: String(port), MCP_PORT: String(port) });
+    expect(r.code).toBe(1);
+    expect(r.lines).toEqual([
+      `[start] AS_PORT and MCP_PORT are both ${port}: the authorization server and the demo MCP server need a port each`,
+      '[start]   (defaults: AS_PORT=9000, MCP_PORT=3000)',
+      '[start] nothing was started',
+    ]);
   });
 });
 

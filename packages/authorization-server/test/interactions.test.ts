@@ -172,7 +172,7 @@ describe('login and consent pages', () => {
       passwordHash: await hashPassword('carol-password'),
       disabled: false,
     });
-    // The same store call as `mcp-auth-server-admin user disable carol`.
+    // The same store call as `npm run admin -- user disable carol`.
     await t.as.store.accounts.update('carol-id', { disabled: true });
     const ua = new HeadlessBrowser();
     const { page } = await start(ua);

@@ -1,0 +1,74 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * A fenced block of a README that a docs test runs. It is marked by an HTML comment on the
+ * line before its fence (invisible on GitHub and npm):
+ *
+ *   <!-- docs-test: demo -->   runs against `npm start`'s demo stack (CLI commands, client code)
+ *   <!-- docs-test: admin -->  admin-tool commands on `npm start`'s store
+ */
+export interface MarkedBlock {
+  file: string;
+  /** 1-based line of the opening fence. */
+  line: number;
+  kind: 'demo' | 'admin';
+  /** The fence's info string: `sh`, `ts`, … */
+  lang: string;
+  code: string;
+}
+
+const MARKER = /^\s*<!--\s*docs-test:\s*(\w+)\s*-->\s*$/;
+const FENCE = /^(\s*)(`{3,})\s*([\w-]*)/;
+
+/** Every README.md tracked by git (what a clone has), relative to `root`. */
+export function readmeFiles(root: string): string[] {
+  const listed = execFileSync('git', ['ls-files', '*README.md', 'README.md'], { cwd: root, encoding: 'utf8' });
+  return [...new Set(listed.split('\n').filter(Boolean))].filter((f) => !f.startsWith('.changeset/'));
+}
+
+/** The fenced blocks of a Markdown text, with the marker before each (if any). */
+export function fencedBlocks(text: string): { line: number; lang: string; code: string; marker?: string }[] {
+  const lines = text.split('\n');
+  const blocks: { line: number; lang: string; code: string; marker?: string }[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const open = FENCE.exec(lines[i]!);
+    if (!open) continue;
+    const [, indent, fence, lang] = open;
+    let end = i + 1;
+    while (end < lines.length && !lines[end]!.trimStart().startsWith(fence!)) end++;
+    const code = lines
+      .slice(i + 1, end)
+      .map((l) => (l.startsWith(indent!) ? l.slice(indent!.length) : l))
+      .join('\n');
+    let before = i - 1;
+    while (before >= 0 && lines[before]!.trim() === '') before--;
+    const marker = before >= 0 ? MARKER.exec(lines[before]!)?.[1] : undefined;
+    blocks.push({ line: i + 1, lang: lang ?? '', code, ...(marker && { marker }) });
+    i = end;
+  }
+  return blocks;
+}
+
+export function markedBlocks(root: string): MarkedBlock[] {
+  const out: MarkedBlock[] = [];
+  for (const file of readmeFiles(root)) {
+    for (const block of fencedBlocks(readFileSync(join(root, file), 'utf8'))) {
+      if (!block.marker) continue;
+      if (block.marker !== 'demo' && block.marker !== 'admin') {
+        throw new Error(`${file}:${block.line}: unknown docs-test marker "${block.marker}" (demo or admin)`);
+      }
+      out.push({ file, line: block.line, kind: block.marker, lang: block.lang, code: block.code });
+    }
+  }
+  return out;
+}
+
+/** The commands of a shell block: one a line, comments dropped (a `#` after a space starts one). */
+export function shellCommands(code: string): string[] {
+  return code
+    .split('\n')
+    .map((line) => line.replace(/(^|\s)#.*$/, '').trim())
+    .filter(Boolean);
+}

@@ -123,10 +123,10 @@ const SITES: Site[] = [
   },
   {
     file: 'packages/client/src/client/auth-fetch.ts',
-    line: /res = await context\.deps\.fetch\(new Request\(original\.clone\(\), \{ headers \}\)\)/,
+    line: /return parts\.context\.deps\.fetch\(new Request\(original\.clone\(\), \{ headers \}\)\)/,
     count: 1,
     route: 'mcp-server',
-    why: 'the Bearer request to the MCP server',
+    why: 'sendWithTokens: the Bearer request to the MCP server (McpAuthClient.fetch and checkAccess)',
   },
   {
     file: 'packages/client/src/client/sdk-adapters.ts',

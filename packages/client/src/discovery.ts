@@ -97,7 +97,8 @@ export async function discoverProtectedResource(
   }
   const down = attempts.unreachable();
   if (down) {
-    const who = down.url.origin === server.origin ? `the MCP server at ${server.href}` : `the protected resource metadata URL ${down.url.href}`;
+    const who =
+      down.url.origin === server.origin ? `the MCP server at ${server.href}` : `the protected resource metadata URL ${down.url.href}`;
     throw new McpAuthError(ERR.SERVER_UNREACHABLE, `${who} did not answer (${down.reason})`, { cause: down.cause });
   }
   throw new McpAuthError(

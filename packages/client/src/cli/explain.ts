@@ -46,11 +46,13 @@ function describe(err: unknown, ctx: ErrorContext): Explained {
         ...base,
         todo: 'Check the URL: it must be the MCP endpoint itself (e.g. http://localhost:3000/mcp). A server without OAuth protection publishes no such metadata and needs no login.',
       };
-    case ERR.PRM_RESOURCE_MISMATCH:
+    case ERR.PRM_RESOURCE_MISMATCH: {
+      const named = /"resource" \((https?:\/\/[^\s)]+)\)/.exec(err.message)?.[1];
       return {
         ...base,
-        todo: 'Use exactly the URL the server names as its resource (above): for OAuth, localhost and 127.0.0.1, or another path, are other servers.',
+        todo: `Use exactly the URL the server names as its resource${named ? ` (${named})` : ''}: for OAuth, localhost and 127.0.0.1, or another path, are different servers.`,
       };
+    }
     case ERR.PRM_INVALID:
     case ERR.AS_METADATA_INVALID:
     case ERR.AS_ISSUER_MISMATCH:
@@ -136,7 +138,10 @@ function describeOther(err: unknown, ctx: ErrorContext): Explained {
     };
   }
   if (/not found|unknown tool|-32602|-32601/i.test(message)) {
-    return { what: `the MCP server refused the request: ${message}`, todo: `List what it offers with \`mcp-auth-kit tools ${ctx.server ?? '<mcp-url>'}\`.` };
+    return {
+      what: `the MCP server refused the request: ${message}`,
+      todo: `List what it offers with \`mcp-auth-kit tools ${ctx.server ?? '<mcp-url>'}\`.`,
+    };
   }
   return { what: `the MCP server failed: ${message}`, todo: 'If it persists, tell the server operator (with the message above).' };
 }

@@ -168,7 +168,10 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
     .command('status')
     .description('list the servers with stored tokens and when their access tokens expire')
     .option('--json', 'machine-readable output')
-    .option('--check', 'ask each MCP server whether it accepts the access token (valid / expired / revoked); exit code 1 unless all are valid')
+    .option(
+      '--check',
+      'ask each MCP server whether it accepts the access token (valid / expired / revoked); exit code 1 unless all are valid',
+    )
     .action(async (cmd: { json?: boolean; check?: boolean }) => {
       const auth = makeClient(globals(), ctx);
       const rows = await auth.status();
@@ -225,7 +228,7 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
     .argument('<mcp-url>', mcpUrl, parseMcpUrl)
     .argument('<tool>', 'the tool name, as `tools` lists it')
     .argument('[json]', `the tool's arguments as a JSON object, e.g. '{"text":"hello"}'`, '{}')
-    .addHelpText('after', "\nExample:\n  mcp-auth-kit call http://localhost:3000/mcp add_note '{\"text\":\"hello\"}'\n")
+    .addHelpText('after', '\nExample:\n  mcp-auth-kit call http://localhost:3000/mcp add_note \'{"text":"hello"}\'\n')
     .action(async (url: string, tool: string, json: string) => {
       const args = parseToolArguments(json);
       const result = await withMcp(url, makeClient(globals(), ctx), (c) => c.callTool({ name: tool, arguments: args }));

@@ -52,11 +52,21 @@ function checkLine(row: ServerStatus, check: AccessCheck | Error): string {
 }
 
 function when(seconds: number): string {
-  return `${new Date(seconds * 1000).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC')}`;
+  return `${new Date(seconds * 1000)
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d+Z$/, ' UTC')}`;
 }
 
 function relative(delta: number): string {
   const abs = Math.abs(delta);
-  const amount = abs < 90 ? `${abs} s` : abs < 5400 ? `${Math.round(abs / 60)} min` : abs < 172_800 ? `${Math.round(abs / 3600)} h` : `${Math.round(abs / 86_400)} days`;
+  const amount =
+    abs < 90
+      ? `${abs} s`
+      : abs < 5400
+        ? `${Math.round(abs / 60)} min`
+        : abs < 172_800
+          ? `${Math.round(abs / 3600)} h`
+          : `${Math.round(abs / 86_400)} days`;
   return delta >= 0 ? `in ${amount}` : `${amount} ago`;
 }

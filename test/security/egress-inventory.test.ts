@@ -131,10 +131,10 @@ const SITES: Site[] = [
   },
   {
     file: 'packages/client/src/client/auth-fetch.ts',
-    line: /res = await context\.deps\.fetch\(new Request\(original\.clone\(\), \{ headers \}\)\)/,
+    line: /return parts\.context\.deps\.fetch\(new Request\(original\.clone\(\), \{ headers \}\)\)/,
     count: 1,
     route: 'mcp-server',
-    why: 'the Bearer request to the MCP server',
+    why: 'sendWithTokens: the Bearer request to the MCP server (McpAuthClient.fetch and checkAccess)',
   },
   {
     file: 'packages/client/src/client/sdk-adapters.ts',
@@ -316,7 +316,7 @@ describe('egress inventory: every outgoing request in packages/*/src and apps/*/
     // Allowed: building deps once, spreading it in depsFor, the MCP request (DPoP) and the authorization URL scheme check.
     expect(bare).toHaveLength(4);
     expect(read('context.ts')).toMatch(/\{ \.\.\.this\.deps, egress \}/);
-    expect(read('auth-fetch.ts')).toMatch(/dpopResourceRequest\(original, tokens\.access_token, dpopKey, context\.deps\)/);
+    expect(read('auth-fetch.ts')).toMatch(/dpopResourceRequest\(original, tokens\.access_token, dpopKey, parts\.context\.deps\)/);
     expect(read('authorization-flows.ts')).toMatch(/assertAllowedUrl\(url, 'authorization URL', this\.context\.deps\)/);
     // Token and revocation requests: the grant context carries the server's policy.
     expect(read('credentials.ts')).toMatch(/deps: context\.depsFor\(binding\.server\)/);

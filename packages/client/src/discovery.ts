@@ -1,6 +1,7 @@
 import { authorizationServerMetadataUrls, protectedResourceMetadataUrls } from '@mcp-auth-kit/protocol';
 import { ERR, McpAuthError } from './errors.js';
 import { guardedGet, readJsonObject, type HttpDeps } from './http.js';
+import { networkFailureReason } from './unreachable.js';
 import { resourceMatchesServer } from './url.js';
 
 /** RFC 9728 Protected Resource Metadata (the fields the client uses; others are kept). */
@@ -62,7 +63,11 @@ export async function processProtectedResourceMetadataResponse(
   return body as ProtectedResourceMetadata;
 }
 
-/** Fetches and validates the PRM, trying the URLs of {@link protectedResourceMetadataUrls} in order. */
+/**
+ * Fetches and validates the PRM, trying the URLs of {@link protectedResourceMetadataUrls} in order.
+ * A host that does not answer is not asked again for its other URLs; when no URL got an HTTP
+ * answer the error is `SERVER_UNREACHABLE` (the server is down), not `PRM_NOT_FOUND` (it answered 404).
+ */
 export async function discoverProtectedResource(
   serverUrl: string | URL,
   deps: HttpDeps,
@@ -70,25 +75,68 @@ export async function discoverProtectedResource(
 ): Promise<{ metadata: ProtectedResourceMetadata; url: URL }> {
   const candidates = protectedResourceMetadataUrls(serverUrl, resourceMetadata);
   if (resourceMetadata) candidates.push(...protectedResourceMetadataUrls(serverUrl));
-  let last: unknown;
+  const server = new URL(String(serverUrl));
+  const attempts = new Attempts();
   for (const url of candidates) {
+    if (attempts.silent(url)) continue;
     let res: Response;
     try {
       res = await guardedGet(url, deps, 'protected resource metadata URL');
     } catch (err) {
       if (err instanceof McpAuthError) throw err;
-      last = err;
+      attempts.noAnswer(url, err);
       continue;
     }
     // Only an HTTP failure moves on to the next URL; a document that fails validation is final.
     if (res.status !== 200) {
       await res.body?.cancel();
-      last = new McpAuthError(ERR.PRM_NOT_FOUND, `HTTP ${res.status} from ${url.href}`);
+      attempts.answered(url, res.status);
       continue;
     }
     return { metadata: await processProtectedResourceMetadataResponse(serverUrl, res), url };
   }
-  throw new McpAuthError(ERR.PRM_NOT_FOUND, `no protected resource metadata found for ${String(serverUrl)}`, { cause: last });
+  const down = attempts.unreachable();
+  if (down) {
+    const who =
+      down.url.origin === server.origin ? `the MCP server at ${server.href}` : `the protected resource metadata URL ${down.url.href}`;
+    throw new McpAuthError(ERR.SERVER_UNREACHABLE, `${who} did not answer (${down.reason})`, { cause: down.cause });
+  }
+  throw new McpAuthError(
+    ERR.PRM_NOT_FOUND,
+    `the MCP server at ${server.href} answered, but publishes no protected resource metadata (RFC 9728): ${attempts.summary()}`,
+    { cause: attempts.lastError, ...(attempts.lastStatus !== undefined && { status: attempts.lastStatus }) },
+  );
+}
+
+/** What the metadata URLs of one discovery answered, so "down" and "not there" read differently. */
+class Attempts {
+  private readonly statuses: string[] = [];
+  private readonly down = new Map<string, { url: URL; reason: string; cause: unknown }>();
+  lastStatus: number | undefined;
+  lastError: unknown;
+
+  /** True when this URL's host already failed to answer (asking it again only waits longer). */
+  silent(url: URL): boolean {
+    return this.down.has(url.origin);
+  }
+  noAnswer(url: URL, cause: unknown): void {
+    const reason = networkFailureReason(cause) ?? (cause instanceof Error ? cause.message : String(cause));
+    this.down.set(url.origin, { url, reason, cause });
+    this.lastError = cause;
+  }
+  answered(url: URL, status: number): void {
+    this.statuses.push(`HTTP ${status} from ${url.href}`);
+    this.lastStatus = status;
+    this.lastError = new Error(`HTTP ${status} from ${url.href}`);
+  }
+  /** The host that did not answer, when no URL got an HTTP answer at all. */
+  unreachable(): { url: URL; reason: string; cause: unknown } | undefined {
+    return this.statuses.length === 0 ? this.down.values().next().value : undefined;
+  }
+  summary(): string {
+    const silent = [...this.down.values()].map((d) => `${d.url.origin} did not answer (${d.reason})`);
+    return [...this.statuses, ...silent].join('; ');
+  }
 }
 
 /**
@@ -137,24 +185,38 @@ export function assertPkceS256(as: AuthorizationServerMetadata): void {
   }
 }
 
-/** Fetches AS metadata trying {@link authorizationServerMetadataUrls} in order. */
+/**
+ * Fetches AS metadata trying {@link authorizationServerMetadataUrls} in order. An issuer that does
+ * not answer is `SERVER_UNREACHABLE`; one that answers without metadata `AS_METADATA_NOT_FOUND`.
+ */
 export async function discoverAuthorizationServer(issuer: string, deps: HttpDeps): Promise<AuthorizationServerMetadata> {
-  let last: unknown;
+  const attempts = new Attempts();
   for (const url of authorizationServerMetadataUrls(issuer)) {
+    if (attempts.silent(url)) continue;
     let res: Response;
     try {
       res = await guardedGet(url, deps, 'authorization server metadata URL');
     } catch (err) {
       if (err instanceof McpAuthError) throw err;
-      last = err;
+      attempts.noAnswer(url, err);
       continue;
     }
     if (res.status !== 200) {
       await res.body?.cancel();
-      last = new McpAuthError(ERR.AS_METADATA_NOT_FOUND, `HTTP ${res.status} from ${url.href}`);
+      attempts.answered(url, res.status);
       continue;
     }
     return processAuthorizationServerMetadataResponse(issuer, res);
   }
-  throw new McpAuthError(ERR.AS_METADATA_NOT_FOUND, `no authorization server metadata found for ${issuer}`, { cause: last });
+  const down = attempts.unreachable();
+  if (down) {
+    throw new McpAuthError(ERR.SERVER_UNREACHABLE, `the authorization server at ${issuer} did not answer (${down.reason})`, {
+      cause: down.cause,
+    });
+  }
+  throw new McpAuthError(
+    ERR.AS_METADATA_NOT_FOUND,
+    `the authorization server ${issuer} answered, but publishes no metadata (RFC 8414 / OpenID Connect Discovery): ${attempts.summary()}`,
+    { cause: attempts.lastError, ...(attempts.lastStatus !== undefined && { status: attempts.lastStatus }) },
+  );
 }

@@ -4,13 +4,18 @@
 export const ERR = {
   /** A `WWW-Authenticate` header could not be parsed. */
   WWW_AUTHENTICATE_PARSE: 'MCP_AUTH_WWW_AUTHENTICATE_PARSE',
-  /** No Protected Resource Metadata document could be found (RFC 9728). */
+  /**
+   * A server did not answer at all (connection refused, timeout, DNS failure, TLS failure): the MCP
+   * server, or the authorization server it names. `cause` holds the network error.
+   */
+  SERVER_UNREACHABLE: 'MCP_AUTH_SERVER_UNREACHABLE',
+  /** The server answered, but no Protected Resource Metadata document was found (RFC 9728; e.g. HTTP 404). */
   PRM_NOT_FOUND: 'MCP_AUTH_PRM_NOT_FOUND',
   /** The PRM document is malformed (not JSON, missing `resource` or `authorization_servers`). */
   PRM_INVALID: 'MCP_AUTH_PRM_INVALID',
   /** The PRM `resource` does not identify the MCP server that was called (RFC 9728 §3.3). */
   PRM_RESOURCE_MISMATCH: 'MCP_AUTH_PRM_RESOURCE_MISMATCH',
-  /** No authorization server metadata could be found at any well-known URL. */
+  /** The authorization server answered, but with no metadata at any well-known URL (e.g. HTTP 404). */
   AS_METADATA_NOT_FOUND: 'MCP_AUTH_AS_METADATA_NOT_FOUND',
   /** The AS metadata is malformed. */
   AS_METADATA_INVALID: 'MCP_AUTH_AS_METADATA_INVALID',

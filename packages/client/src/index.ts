@@ -36,6 +36,7 @@ export {
   type RegistrationContext,
 } from './registration.js';
 export { McpAuthClient, type ServerStatus } from './client/mcp-auth-client.js';
+export type { AccessCheck } from './client/token-check.js';
 export { createAuthFetch, createSdkAuthProvider } from './client/sdk-adapters.js';
 export { enterpriseManagedAssertion, type EnterpriseManagedOptions } from './client/enterprise-managed.js';
 export type { JwtBearerConfig, McpAuthClientOptions, McpAuthEvent, ClientCredentialsConfig } from './client/options.js';

@@ -2,6 +2,7 @@ import * as oauth from 'oauth4webapi';
 import { importPKCS8, importJWK, type JWK } from 'jose';
 import { ERR, McpAuthError, type McpAuthErrorCode } from './errors.js';
 import { policyFetch, readJsonObject, type HttpDeps } from './http.js';
+import { networkFailureReason } from './unreachable.js';
 import type { AuthorizationServerMetadata } from './discovery.js';
 import type { ClientInformation } from './store.js';
 
@@ -69,8 +70,16 @@ function clientSecretBasic(clientId: string, secret: string): oauth.ClientAuth {
   };
 }
 
-function mapError(err: unknown, code: McpAuthErrorCode, what: string): never {
+/** `endpoint`: the URL that was called, named when it did not answer at all. */
+function mapError(err: unknown, code: McpAuthErrorCode, what: string, endpoint?: string): never {
   if (err instanceof McpAuthError) throw err;
+  const unreachable = networkFailureReason(err);
+  if (unreachable) {
+    const where = endpoint ? ` at ${originOf(endpoint)}` : '';
+    throw new McpAuthError(ERR.SERVER_UNREACHABLE, `${what} failed: the authorization server${where} did not answer (${unreachable})`, {
+      cause: err,
+    });
+  }
   if (err instanceof oauth.ResponseBodyError) {
     throw new McpAuthError(code, `${what} failed: ${err.error}${err.error_description ? ` (${err.error_description})` : ''}`, {
       cause: err,
@@ -84,6 +93,14 @@ function mapError(err: unknown, code: McpAuthErrorCode, what: string): never {
   }
   const message = err instanceof Error ? err.message : String(err);
   throw new McpAuthError(code, `${what} failed: ${message}`, { cause: err });
+}
+
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return url;
+  }
 }
 
 /**
@@ -102,7 +119,8 @@ export function validateAuthorizationResponse(
     return oauth.validateAuthResponse(asServer(as), { client_id: clientId }, callback, expectedState);
   } catch (err) {
     if (err instanceof oauth.AuthorizationResponseError) {
-      throw new McpAuthError(ERR.AUTHORIZATION_DENIED, `authorization server refused: ${err.error}`, {
+      const description = err.error_description ? `: ${err.error_description}` : '';
+      throw new McpAuthError(ERR.AUTHORIZATION_DENIED, `the authorization server refused the authorization: ${err.error}${description}`, {
         cause: err,
         error: err.error,
         ...(err.error_description !== undefined && { error_description: err.error_description }),
@@ -157,7 +175,7 @@ async function tokenCall(
       }
     }
   } catch (err) {
-    return mapError(err, ERR.TOKEN_REQUEST_FAILED, what);
+    return mapError(err, ERR.TOKEN_REQUEST_FAILED, what, ctx.as.token_endpoint);
   }
 }
 
@@ -282,7 +300,7 @@ export async function requestIdJag(req: IdJagRequest, deps: HttpDeps): Promise<s
   try {
     res = await policyFetch(deps)(req.tokenEndpoint, { method: 'POST', headers, body, redirect: 'manual' });
   } catch (err) {
-    return mapError(err, ERR.TOKEN_REQUEST_FAILED, 'ID-JAG token exchange');
+    return mapError(err, ERR.TOKEN_REQUEST_FAILED, 'ID-JAG token exchange', req.tokenEndpoint);
   }
   const json = await readJsonObject(res);
   if (res.status !== 200 || !json || typeof json.access_token !== 'string') {
@@ -326,7 +344,7 @@ export async function registerClient(
       redirect: 'manual',
     });
   } catch (err) {
-    return mapError(err, ERR.REGISTRATION_REJECTED, 'dynamic client registration');
+    return mapError(err, ERR.REGISTRATION_REJECTED, 'dynamic client registration', endpoint);
   }
   const body = await readJsonObject(res);
   if (res.status !== 201 && res.status !== 200) {

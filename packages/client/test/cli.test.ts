@@ -59,7 +59,7 @@ describe('mcp-auth-kit CLI', () => {
     expect(t.opened).toHaveLength(1);
     expect(t.err()).toContain('Open this URL to authorize');
     expect(t.err()).toContain(t.opened[0]!.href);
-    expect(t.err()).toContain('Waiting for the authorization response');
+    expect(t.err()).toContain('Waiting for you to sign in and allow access in the browser');
     expect(t.out()).toContain(`Logged in to ${rs.mcpUrl} via ${as.issuer}`);
     expect(statSync(join(home, 'store.json')).mode & 0o777).toBe(0o600);
   });
@@ -68,7 +68,7 @@ describe('mcp-auth-kit CLI', () => {
     const t = io();
     expect(await run(['status'], t.io)).toBe(0);
     expect(t.out()).toContain(rs.mcpUrl);
-    expect(t.out()).toContain('logged in');
+    expect(t.out()).toMatch(/status: {3}logged in; access token valid until .* UTC \(in \d+ (s|min|h)\)/);
     const j = io();
     expect(await run(['status', '--json'], j.io)).toBe(0);
     const rows = JSON.parse(j.out()) as Array<Record<string, unknown>>;
@@ -96,7 +96,7 @@ describe('mcp-auth-kit CLI', () => {
   it('call with arguments that are not a JSON object fails with a clear message', async () => {
     const t = io();
     expect(await run(['call', rs.mcpUrl, 'write', '[1,2]'], t.io)).toBe(1);
-    expect(t.err()).toContain('tool arguments must be a JSON object');
+    expect(t.err()).toContain('the tool arguments must be a JSON object, not an array');
   });
 
   it('logout forgets the server; status then reports nothing', async () => {

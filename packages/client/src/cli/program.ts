@@ -1,13 +1,20 @@
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { McpAuthClient } from '../client/mcp-auth-client.js';
 import { createAuthFetch } from '../client/sdk-adapters.js';
-import type { McpAuthClientOptions, McpAuthEvent } from '../client/options.js';
+import type { McpAuthClientOptions } from '../client/options.js';
+import type { AccessCheck } from '../client/token-check.js';
 import { McpAuthError } from '../errors.js';
 import { FileStore, defaultStoreDir } from '../file-store.js';
 import { join } from 'node:path';
 import { inCi, openBrowser } from './browser.js';
+import { serverKey } from '../url.js';
+import { describeEvent } from './events.js';
+import { explainError } from './explain.js';
+import { formatStatus, isExpired } from './status-view.js';
 import { createTerminal, type Terminal } from './terminal.js';
+import { parseToolArguments } from './tool-arguments.js';
+import { cliVersion } from './version.js';
 
 /** Raw streams: the CLI prints only through the {@link Terminal} built from them. */
 export interface CliIo {
@@ -30,32 +37,13 @@ interface GlobalOpts {
   privateNetworks: 'auto' | 'block' | 'allow';
 }
 
-function describeEvent(e: McpAuthEvent): string | undefined {
-  switch (e.type) {
-    case 'discovered':
-      return `Discovered ${e.resource} (authorization server ${e.issuer})`;
-    case 'authorization_server_changed':
-      return `Authorization server changed from ${e.from} to ${e.to}: registering again`;
-    case 'registered':
-      return `Client ${e.source === 'cimd' ? 'metadata document' : 'registration'} ready at ${e.issuer}`;
-    case 'waiting_for_callback':
-      return 'Waiting for the authorization response in the browser…';
-    case 'authorized':
-      return `Authorized${e.scope ? ` (scope: ${e.scope})` : ''}`;
-    case 'refreshed':
-      return 'Access token refreshed';
-    case 'step_up':
-      return `More permissions needed: requesting ${e.scope ?? 'a new authorization'}`;
-    default:
-      return undefined;
-  }
-}
-
 /** What the commands get: the sanitising terminal, never the raw streams. */
 interface CliContext {
   term: Terminal;
   env: NodeJS.ProcessEnv;
   open: (url: URL) => Promise<boolean>;
+  /** The MCP server the running command is about (for error advice). */
+  server?: string;
 }
 
 function makeClient(opts: GlobalOpts, ctx: CliContext): McpAuthClient {
@@ -72,10 +60,10 @@ function makeClient(opts: GlobalOpts, ctx: CliContext): McpAuthClient {
     },
     openAuthorizationUrl: async (url) => {
       term.err(`Open this URL to authorize:\n\n  ${url.href}\n\n`);
-      if (opts.browser && !inCi(env)) {
-        const opened = await ctx.open(url);
-        if (!opened) term.err('(Could not open a browser; open the URL above yourself.)\n');
-      }
+      const byHand = `open the URL above by hand in a browser on this computer (the answer comes back to 127.0.0.1); waiting ${opts.timeout} s.`;
+      if (!opts.browser) return;
+      if (inCi(env)) return term.err(`CI is set, so no browser is opened: ${byHand}\n`);
+      if (!(await ctx.open(url))) term.err(`Could not open a browser on this machine: ${byHand}\n`);
     },
   };
   if (opts.clientMetadataUrl) options.clientMetadataUrl = opts.clientMetadataUrl;
@@ -116,7 +104,7 @@ function clientCredentialOptions(
 }
 
 async function withMcp<T>(url: string, auth: McpAuthClient, fn: (c: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ name: 'mcp-auth-kit', version: '0.1.0' });
+  const client = new Client({ name: 'mcp-auth-kit', version: cliVersion() });
   await client.connect(new StreamableHTTPClientTransport(new URL(url), { fetch: createAuthFetch(auth) }));
   try {
     return await fn(client);
@@ -148,7 +136,7 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
       '--client-credentials',
       'machine-to-machine: use the client credentials grant with --client-id, --issuer and the secret (no browser)',
     )
-    .addOption(new Option('--timeout <seconds>', 'how long to wait for the browser').default('300'))
+    .addOption(new Option('--timeout <seconds>', 'how long to wait for the browser').default('300').argParser(parseSeconds))
     .addOption(
       new Option(
         '--private-networks <mode>',
@@ -157,16 +145,18 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
         .choices(['auto', 'block', 'allow'])
         .default('auto'),
     )
+    .version(cliVersion(), '-V, --version', 'print the version of mcp-auth-kit')
     .configureOutput({ writeOut: term.out, writeErr: term.err })
     .exitOverride()
-    .showHelpAfterError();
+    .showHelpAfterError('(run `mcp-auth-kit --help` for the commands and options)');
 
   const globals = () => program.opts<GlobalOpts>();
+  const mcpUrl = 'the MCP endpoint URL, e.g. http://localhost:3000/mcp';
 
   program
     .command('login')
     .description('authorize against an MCP server and store the tokens')
-    .argument('<mcp-url>', 'MCP server URL, e.g. http://localhost:3000/mcp')
+    .argument('<mcp-url>', mcpUrl, parseMcpUrl)
     .option('--scope <scope>', "scope to request instead of the server's guidance")
     .action(async (url: string, cmd: { scope?: string }) => {
       const auth = makeClient(globals(), ctx);
@@ -176,60 +166,72 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
 
   program
     .command('status')
-    .description('list the servers with stored tokens')
+    .description('list the servers with stored tokens and when their access tokens expire')
     .option('--json', 'machine-readable output')
-    .action(async (cmd: { json?: boolean }) => {
-      const rows = await makeClient(globals(), ctx).status();
-      if (cmd.json) return term.json(rows);
-      if (rows.length === 0) return term.out('Not logged in to any MCP server.\n');
-      for (const r of rows) {
-        const exp = r.expires_at ? new Date(r.expires_at * 1000).toISOString() : 'no expiry';
-        term.out(
-          `${r.server}\n  resource: ${r.resource}\n  issuer:   ${r.issuer}\n  status:   ${r.authenticated ? 'logged in' : 'logged out'}` +
-            `${r.scope ? `\n  scope:    ${r.scope}` : ''}\n  expires:  ${exp}${r.has_refresh_token ? ' (refreshable)' : ''}\n`,
+    .option(
+      '--check',
+      'ask each MCP server whether it accepts the access token (valid / expired / revoked); exit code 1 unless all are valid',
+    )
+    .action(async (cmd: { json?: boolean; check?: boolean }) => {
+      const auth = makeClient(globals(), ctx);
+      const rows = await auth.status();
+      const now = Math.floor(Date.now() / 1000);
+      const checks = new Map<string, AccessCheck | Error>();
+      if (cmd.check) {
+        for (const r of rows) checks.set(r.server, await auth.checkAccess(r.server).catch((err: unknown) => asError(err)));
+        if ([...checks.values()].some((c) => c instanceof Error || c.result !== 'valid')) setExitCode(1);
+      }
+      if (cmd.json) {
+        return term.json(
+          rows.map((r) => {
+            const check = checks.get(r.server);
+            return {
+              ...r,
+              expired: isExpired(r, now),
+              ...(check && { check: check instanceof Error ? { result: 'error', message: check.message } : check }),
+            };
+          }),
         );
       }
+      if (rows.length === 0) return term.out('Not logged in to any MCP server. Log in with: mcp-auth-kit login <mcp-url>\n');
+      for (const r of rows) term.out(formatStatus(r, now, checks.get(r.server)));
     });
 
   program
     .command('logout')
-    .description('forget the tokens of one MCP server, or of all')
-    .argument('[mcp-url]', 'MCP server URL (default: all)')
+    .description('revoke and forget the tokens of one MCP server, or of all')
+    .argument('[mcp-url]', 'the MCP endpoint URL (default: every server)', parseMcpUrl)
     .action(async (url?: string) => {
-      await makeClient(globals(), ctx).logout(url);
-      term.out(url ? `Logged out of ${url}\n` : 'Logged out of every MCP server\n');
+      const auth = makeClient(globals(), ctx);
+      const known = (await auth.status()).map((r) => r.server);
+      if (url && !known.includes(serverKey(url))) return term.out(`No tokens stored for ${url}: nothing to log out of.\n`);
+      if (!url && known.length === 0) return term.out('No tokens stored: nothing to log out of.\n');
+      await auth.logout(url);
+      term.out(url ? `Logged out of ${url}\n` : `Logged out of ${known.length} MCP server${known.length === 1 ? '' : 's'}\n`);
     });
 
   program
     .command('tools')
     .description('list the tools of an MCP server (logs in when needed)')
-    .argument('<mcp-url>')
+    .argument('<mcp-url>', mcpUrl, parseMcpUrl)
     .option('--json', 'print the raw tools/list result')
     .action(async (url: string, cmd: { json?: boolean }) => {
       const { tools } = await withMcp(url, makeClient(globals(), ctx), (c) => c.listTools());
       if (cmd.json) return term.json(tools);
+      if (tools.length === 0) return term.out('The server offers no tools.\n');
       for (const t of tools) term.out(`${t.name}${t.description ? ` — ${t.description}` : ''}\n`);
     });
 
   program
     .command('call')
-    .description('call a tool with JSON arguments (logs in and steps up when needed)')
-    .argument('<mcp-url>')
-    .argument('<tool>')
-    .argument('[json]', 'arguments as a JSON object', '{}')
+    .description('call a tool with JSON arguments (logs in and steps up when needed); prints the result as JSON')
+    .argument('<mcp-url>', mcpUrl, parseMcpUrl)
+    .argument('<tool>', 'the tool name, as `tools` lists it')
+    .argument('[json]', `the tool's arguments as a JSON object, e.g. '{"text":"hello"}'`, '{}')
+    .addHelpText('after', '\nExample:\n  mcp-auth-kit call http://localhost:3000/mcp add_note \'{"text":"hello"}\'\n')
     .action(async (url: string, tool: string, json: string) => {
-      let args: unknown;
-      try {
-        args = JSON.parse(json);
-      } catch {
-        throw new McpAuthError('MCP_AUTH_INVALID_ARGUMENT', 'tool arguments must be a JSON object');
-      }
-      if (!args || typeof args !== 'object' || Array.isArray(args)) {
-        throw new McpAuthError('MCP_AUTH_INVALID_ARGUMENT', 'tool arguments must be a JSON object');
-      }
-      const result = await withMcp(url, makeClient(globals(), ctx), (c) =>
-        c.callTool({ name: tool, arguments: args as Record<string, unknown> }),
-      );
+      const args = parseToolArguments(json);
+      const result = await withMcp(url, makeClient(globals(), ctx), (c) => c.callTool({ name: tool, arguments: args }));
       term.json(result);
       if ((result as { isError?: boolean }).isError) setExitCode(1);
     });
@@ -237,21 +239,47 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
   return program;
 }
 
-/** Runs the CLI; returns the exit code. Errors are printed without stacks or secrets. */
+/** `<mcp-url>`: an http(s) URL, said plainly before anything is sent. */
+function parseMcpUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new InvalidArgumentError(`"${value}" is not a URL; give the MCP endpoint with its scheme, e.g. http://localhost:3000/mcp.`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new InvalidArgumentError(`"${value}" is not an http(s) URL; give the MCP endpoint, e.g. https://mcp.example.com/mcp.`);
+  }
+  return value;
+}
+
+function parseSeconds(value: string): string {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError(`"${value}" is not a number of seconds greater than 0.`);
+  return value;
+}
+
+function asError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
+}
+
+/** Runs the CLI; returns the exit code. Errors say what happened and what to do, without stacks or secrets. */
 export async function run(argv: string[], io: CliIo): Promise<number> {
   let exitCode = 0;
   const term = createTerminal(io);
   const program = createProgram(io, (c) => (exitCode = c));
+  let server: string | undefined;
+  program.hook('preAction', (_program, action) => {
+    const first = action.registeredArguments[0];
+    if (first?.name() === 'mcp-url' && typeof action.processedArgs[0] === 'string') server = action.processedArgs[0];
+  });
   try {
     await program.parseAsync(argv, { from: 'user' });
     return exitCode;
   } catch (err) {
     if (err instanceof CommanderError) return err.exitCode;
-    if (err instanceof McpAuthError) {
-      term.err(`error: ${err.message} [${err.code}${err.error ? `, ${err.error}` : ''}]\n`);
-    } else {
-      term.err(`error: ${err instanceof Error ? err.message : String(err)}\n`);
-    }
+    const timeoutSeconds = Number(program.opts<GlobalOpts>().timeout) || 300;
+    term.err(explainError(err, { server, timeoutSeconds }));
     return 1;
   }
 }

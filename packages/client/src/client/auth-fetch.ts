@@ -1,5 +1,6 @@
 import { dpopResourceRequest } from '../dpop.js';
 import { scopeCovers, splitScope, unionScope } from '../scope.js';
+import type { ServerBinding, StoredTokens } from '../store.js';
 import { serverKey } from '../url.js';
 import { oauthChallenge } from '../www-authenticate.js';
 import type { Authorizer } from './authorization-flows.js';
@@ -19,13 +20,30 @@ export interface AuthFetchParts {
 }
 
 /**
+ * One request to the MCP server with the given tokens: DPoP-bound ones with a proof from their
+ * key (RFC 9449 §7), others as Bearer (RFC 6750 §2.1); without tokens, as it is.
+ */
+export async function sendWithTokens(
+  parts: Pick<AuthFetchParts, 'context' | 'dpopKeys'>,
+  binding: ServerBinding | undefined,
+  tokens: StoredTokens | undefined,
+  original: Request,
+): Promise<Response> {
+  const dpopKey = tokens?.dpop_jkt && binding ? await parts.dpopKeys.keyFor(binding, tokens.client_id) : undefined;
+  if (tokens && dpopKey) return dpopResourceRequest(original, tokens.access_token, dpopKey, parts.context.deps);
+  const headers = new Headers(original.headers);
+  if (tokens) headers.set('authorization', `Bearer ${tokens.access_token}`);
+  return parts.context.deps.fetch(new Request(original.clone(), { headers }));
+}
+
+/**
  * fetch with MCP authorization: attaches the bound access token, refreshes it when expired or
  * on 401 `invalid_token`, runs discovery + authorization on 401, steps up on 403
  * `insufficient_scope` with the scope union (bounded retries), and retries the request.
  * The final response is returned as is (e.g. a 403 when step-up is exhausted).
  */
 export async function authorizedFetch(parts: AuthFetchParts, input: string | URL | Request, init?: RequestInit): Promise<Response> {
-  const { context, dpopKeys, keeper, authorizer, failedStepUps } = parts;
+  const { context, keeper, authorizer, failedStepUps } = parts;
   const original = new Request(input, init);
   const server = serverKey(original.url);
   const maxStepUps = context.opts.maxStepUpAttempts ?? 2;
@@ -39,15 +57,7 @@ export async function authorizedFetch(parts: AuthFetchParts, input: string | URL
     const binding = await context.store.getServer(server);
     const candidate = binding ? await keeper.validTokens(binding) : undefined;
     const tokens = candidate && !refused.has(candidate.access_token) ? candidate : undefined;
-    let res: Response;
-    const dpopKey = tokens?.dpop_jkt && binding ? await dpopKeys.keyFor(binding, tokens.client_id) : undefined;
-    if (tokens && dpopKey) {
-      res = await dpopResourceRequest(original, tokens.access_token, dpopKey, context.deps);
-    } else {
-      const headers = new Headers(original.headers);
-      if (tokens) headers.set('authorization', `Bearer ${tokens.access_token}`);
-      res = await context.deps.fetch(new Request(original.clone(), { headers }));
-    }
+    const res = await sendWithTokens(parts, binding, tokens, original);
 
     // Defence in depth: whatever the servers answer, one call makes a bounded number of requests.
     if (round >= 4 + maxStepUps) return res;

@@ -10,6 +10,7 @@ import { clientFor, grantContext } from './credentials.js';
 import { DpopKeys } from './dpop-keys.js';
 import { assertValidOptions, type McpAuthClientOptions } from './options.js';
 import { discoverBinding, scopeToRequest } from './server-binding.js';
+import { checkAccess, type AccessCheck } from './token-check.js';
 import { nowSeconds, TokenKeeper } from './tokens.js';
 
 /** What {@link McpAuthClient.status} reports per server (no secrets). */
@@ -136,6 +137,15 @@ export class McpAuthClient {
       await dpopKeys.forget(b);
       await this.store.deleteServer(b.server);
     }
+  }
+
+  /**
+   * Asks the MCP server whether it accepts the stored access token (an `initialize` request with
+   * it), without refreshing or authorizing: `valid`, `expired`, `revoked` (refused before its
+   * expiry), `no_tokens` or `unknown` (5xx). A server that does not answer throws `MCP_AUTH_SERVER_UNREACHABLE`.
+   */
+  async checkAccess(serverUrl: string | URL): Promise<AccessCheck> {
+    return checkAccess(this.parts, serverUrl);
   }
 
   /** What the store knows, without secrets. */

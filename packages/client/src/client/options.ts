@@ -15,6 +15,8 @@ export type McpAuthEvent =
   | { type: 'waiting_for_callback'; redirectUri: string }
   | { type: 'authorized'; issuer: string; resource: string; scope?: string | undefined }
   | { type: 'refreshed'; issuer: string; resource: string }
+  /** The AS refused the refresh token (its OAuth `error`); the tokens were dropped, a new authorization follows. */
+  | { type: 'refresh_failed'; issuer: string; resource: string; error: string; error_description?: string }
   | { type: 'step_up'; resource: string; scope: string | undefined };
 
 /** Client credentials grant configuration (extension `io.modelcontextprotocol/oauth-client-credentials`). */

@@ -97,6 +97,13 @@ export class TokenKeeper {
         if (err instanceof McpAuthError && err.code === ERR.TOKEN_REQUEST_FAILED && err.error) {
           // invalid_grant & co: the refresh token is dead; a new authorization is needed.
           await store.deleteTokens(binding.issuer, binding.resource);
+          this.context.emit({
+            type: 'refresh_failed',
+            issuer: binding.issuer,
+            resource: binding.resource,
+            error: err.error,
+            ...(err.error_description !== undefined && { error_description: err.error_description }),
+          });
           return undefined;
         }
         throw err;

@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliLogin } from '../helpers/cli.js';
 import { runCli } from '../helpers/cli-process.js';
-import { freePort } from '../helpers/ports.js';
+import { freePort } from '@mcp-auth-kit/test-utils';
 import { startDemoStack, type DemoStack } from '../helpers/stack.js';
 
 /**

@@ -10,3 +10,4 @@ export {
 export { parseForm, decodeEntities, type ParsedForm } from './html-form.js';
 export { pkcePair, s256Challenge } from './pkce.js';
 export { freePort, isListening } from './ports.js';
+export { redisAnswers, shouldRunRedisTests, TEST_REDIS_URL } from './redis.js';

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HeadlessBrowser, freePort, isListening, isUrl, matchesRedirectUri, parseForm, pkcePair } from '../src/index.js';
+import { HeadlessBrowser, freePort, isListening, isUrl, matchesRedirectUri, parseForm, pkcePair, redisAnswers } from '../src/index.js';
 
 /** A tiny "authorization server": path-scoped cookies, a redirect chain, a form with a CSRF field. */
 let server: Server;
@@ -84,5 +84,35 @@ describe('freePort', () => {
     expect(port).toBeGreaterThanOrEqual(20_000);
     expect(port).toBeLessThan(32_000);
     expect(await isListening(port)).toBe(false);
+  });
+});
+
+describe('redisAnswers', () => {
+  const tcpServer = async (onData: (socket: Socket) => void): Promise<{ url: string; close(): Promise<void> }> => {
+    const srv = createTcpServer((socket) => socket.on('data', () => onData(socket)));
+    await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+    const { port } = srv.address() as AddressInfo;
+    return {
+      url: `redis://127.0.0.1:${port}`,
+      close: () => new Promise<void>((resolve) => srv.close(() => resolve())),
+    };
+  };
+
+  it('true for a server answering PING with +PONG; false for one answering something else', async () => {
+    const pong = await tcpServer((socket) => socket.write('+PONG\r\n'));
+    const other = await tcpServer((socket) => socket.write('-ERR unknown command\r\n'));
+    expect(await redisAnswers(pong.url)).toBe(true);
+    expect(await redisAnswers(other.url)).toBe(false);
+    await pong.close();
+    await other.close();
+  });
+
+  it('false when nothing listens, and when the server stays silent past the timeout', async () => {
+    expect(await redisAnswers(`redis://127.0.0.1:${await freePort()}`)).toBe(false);
+    const silent = await tcpServer(() => {});
+    const started = Date.now();
+    expect(await redisAnswers(silent.url, 200)).toBe(false);
+    expect(Date.now() - started).toBeLessThan(2000);
+    await silent.close();
   });
 });

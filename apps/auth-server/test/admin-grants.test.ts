@@ -7,13 +7,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '@mcp-auth-kit/authorization-server';
 import { startAuthServer, type RunningAuthServer } from '../src/index.js';
 import { runAdmin, type AdminIo } from '../src/admin.js';
-import { HeadlessBrowser, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
+import { HeadlessBrowser, isUrl, pkcePair, TEST_REDIS_URL } from '@mcp-auth-kit/test-utils';
 
 const RESOURCE = 'http://127.0.0.1:3999/mcp';
 // A web client: its remembered approval skips the consent page (loopback clients are always asked).
 const REDIRECT = 'https://app.example/cb';
 
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const REDIS_URL = TEST_REDIS_URL;
 /** The machine's Redis, when it answers (under CI it must): the revocation signal is checked then. */
 async function redisClient() {
   const client = createClient({ url: REDIS_URL, socket: { connectTimeout: 2000, reconnectStrategy: false } });

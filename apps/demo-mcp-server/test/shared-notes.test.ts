@@ -3,25 +3,11 @@ import { randomBytes } from 'node:crypto';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisNotesStore, startDemoServer } from '../src/index.js';
-import { freePort, isListening } from '@mcp-auth-kit/test-utils';
+import { freePort, isListening, shouldRunRedisTests, TEST_REDIS_URL } from '@mcp-auth-kit/test-utils';
 
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const REDIS_URL = TEST_REDIS_URL;
 
-async function redisAnswers(): Promise<boolean> {
-  if (process.env.CI) return true;
-  const client = createClient({ url: REDIS_URL, socket: { connectTimeout: 2000, reconnectStrategy: false } });
-  client.on('error', () => {});
-  try {
-    await client.connect();
-    return (await client.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    if (client.isOpen) client.destroy();
-  }
-}
-
-describe.runIf(await redisAnswers())('RedisNotesStore (real Redis)', () => {
+describe.runIf(await shouldRunRedisTests())('RedisNotesStore (real Redis)', () => {
   const prefix = `test-notes-${randomBytes(6).toString('hex')}:`;
   const client = createClient({ url: REDIS_URL });
   client.on('error', () => {});

@@ -13,6 +13,7 @@ import { openStore } from '../src/storage/index.js';
 import type { Store } from '../src/storage/types.js';
 import { decodeJwt, registerClient, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
 import { authorizeAuto, exchangeCode } from './helpers/flow.js';
+import { shouldRunRedisTests, TEST_REDIS_URL } from '@mcp-auth-kit/test-utils';
 
 describe('onGrantRevoked: every way a grant ends', () => {
   const revoked: string[] = [];
@@ -93,22 +94,9 @@ describe('onGrantRevoked: every way a grant ends', () => {
   });
 });
 
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-async function redisAnswers(): Promise<boolean> {
-  if (process.env.CI) return true;
-  const client = createClient({ url: REDIS_URL, socket: { connectTimeout: 2000, reconnectStrategy: false } });
-  client.on('error', () => {});
-  try {
-    await client.connect();
-    return (await client.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    if (client.isOpen) client.destroy();
-  }
-}
+const REDIS_URL = TEST_REDIS_URL;
 
-describe.runIf(await redisAnswers())('createRedisRevocationPublisher (real Redis)', () => {
+describe.runIf(await shouldRunRedisTests())('createRedisRevocationPublisher (real Redis)', () => {
   it('writes the key with the token lifetime plus the clock-tolerance margin, then publishes the grant id', async () => {
     const prefix = `test-${randomBytes(6).toString('hex')}:`;
     const client = createClient({ url: REDIS_URL });

@@ -1,30 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { createClient } from 'redis';
+import { TEST_REDIS_URL } from '@mcp-auth-kit/test-utils';
 
+export { shouldRunRedisTests } from '@mcp-auth-kit/test-utils';
 /** The machine's shared Redis (started like PostgreSQL); tests use their own key prefix. */
-export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+export const REDIS_URL = TEST_REDIS_URL;
 
 const makeClient = () => createClient({ url: REDIS_URL });
 export type TestRedisClient = ReturnType<typeof makeClient>;
-
-/**
- * Whether to run the Redis tests: when the shared Redis answers. Outside CI they are skipped
- * without it (never faked); under CI (`.ci/run` starts Redis) they run anyway and fail.
- */
-export async function shouldRunRedisTests(): Promise<boolean> {
-  if (process.env.CI) return true;
-  const client = createClient({ url: REDIS_URL, socket: { connectTimeout: 2000, reconnectStrategy: false } });
-  client.on('error', () => {});
-  try {
-    await client.connect();
-    await client.ping();
-    return true;
-  } catch {
-    return false;
-  } finally {
-    if (client.isOpen) client.destroy();
-  }
-}
 
 /** A connected client, and a prefix no other test run uses. */
 export async function openRedis(): Promise<{ client: TestRedisClient; prefix: string; close(): Promise<void> }> {

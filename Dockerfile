@@ -15,6 +15,7 @@ COPY packages/resource-server/package.json packages/resource-server/
 COPY packages/client/package.json packages/client/
 COPY packages/cli/package.json packages/cli/
 COPY packages/testing/package.json packages/testing/
+COPY test-utils/package.json test-utils/
 COPY apps/auth-server/package.json apps/auth-server/
 COPY apps/demo-mcp-server/package.json apps/demo-mcp-server/
 COPY test/package.json test/
@@ -24,6 +25,8 @@ RUN npm ci
 COPY tsconfig.base.json tsconfig.json ./
 COPY packages packages
 COPY apps apps
+# a workspace of shared test helpers: `tsc -b` builds it with the rest (never in the runtime image)
+COPY test-utils test-utils
 RUN npm run build \
  && npm prune --omit=dev
 

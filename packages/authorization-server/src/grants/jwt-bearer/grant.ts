@@ -30,10 +30,7 @@ import { DEFAULT_ID_JAG_CLOCK_TOLERANCE, DEFAULT_ID_JAG_MAX_AGE, type IdJagConfi
 import { trustedIdps } from './idp-keys.js';
 import { IdJagRefusal, providerError, refuse } from './refusal.js';
 import { verifyIdJag, type VerifiedIdJag } from './verify.js';
-
-export const JWT_BEARER_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
-/** Draft §7.2: what `authorization_grant_profiles_supported` names for this grant. */
-export const ID_JAG_GRANT_PROFILE = 'urn:ietf:params:oauth:grant-profile:id-jag';
+import { ID_JAG_GRANT_PROFILE, JWT_BEARER_GRANT_TYPE } from './constants.js';
 
 const REPLAY_NAMESPACE = 'id-jag-jti';
 

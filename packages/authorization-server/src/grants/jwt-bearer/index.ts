@@ -5,5 +5,5 @@ export {
   type TrustedIdpConfig,
   type IdJagAccountMatch,
 } from './config.js';
-export { installIdJagGrant, idJagSources, JWT_BEARER_GRANT_TYPE, ID_JAG_GRANT_PROFILE, type IdJagGrantOptions } from './grant.js';
-export { ID_JAG_TYP } from './verify.js';
+export { installIdJagGrant, idJagSources, type IdJagGrantOptions } from './grant.js';
+export { ID_JAG_GRANT_PROFILE, ID_JAG_TYP, JWT_BEARER_GRANT_TYPE } from './constants.js';

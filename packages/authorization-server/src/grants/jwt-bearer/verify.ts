@@ -24,8 +24,7 @@ import { splitScope } from '@mcp-auth-kit/protocol';
 import type { ResourceRegistry } from '../../resources.js';
 import type { TrustedIdp } from './idp-keys.js';
 import { IdJagRefusal, refuse } from './refusal.js';
-
-export const ID_JAG_TYP = 'oauth-id-jag+jwt';
+import { ID_JAG_TYP } from './constants.js';
 
 export interface IdJagClaims {
   iss: string;

@@ -123,7 +123,9 @@ describe('e2e: mcp-auth-kit CLI messages', () => {
     const bad = await runCli(['call', stack.mcpUrl, 'add_note', '{text: "hi"}'], await homeEnv());
     expect(bad.code).toBe(1);
     // V8's own parse message; Node 22 adds "(line 1 column 2)" after the position
-    expect(bad.stderr).toMatch(/the tool arguments are not valid JSON: .* at position 1 (\(line 1 column 2\) )?\(here: "text: \\"hi\\"}"\)/);
+    expect(bad.stderr).toMatch(
+      /the tool arguments are not valid JSON: .* at position 1 (\(line 1 column 2\) )?\(here: "text: \\"hi\\"}"\)/,
+    );
     expect(bad.stderr).toContain(`e.g. mcp-auth-kit call <mcp-url> <tool> '{"text":"hello"}'`);
     const array = await runCli(['call', stack.mcpUrl, 'add_note', '["hi"]'], await homeEnv());
     expect(array.stderr).toContain('the tool arguments must be a JSON object, not an array');

@@ -56,7 +56,7 @@ export function createAccessTokenVerifier(options: ResolvedOptions): AccessToken
       timeoutMs: introspection.timeoutMs ?? DEFAULT_INTROSPECTION_TIMEOUT_MS,
     });
 
-  // Not async, and no await of our own around jwtVerify's: with the cache off this runs for every
+  // Not async, and no await of our own around jose's verification: with the cache off this runs for every
   // request, and each extra promise costs (async hooks included) on top of the signature check.
   function verifyUncached(token: string): Promise<VerifiedAccessToken> {
     const { introspection } = options;

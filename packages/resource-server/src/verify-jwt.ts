@@ -1,4 +1,4 @@
-import { errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import { compactVerify, errors, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import { MetadataError } from './as-metadata.js';
 import { ResourceServerError, type RejectionReason } from './errors.js';
 import { audienceIncludes } from './resource-uri.js';
@@ -40,21 +40,27 @@ export interface JwtVerifyOptions {
 /**
  * Validates a JWT access token (RFC 9068 §4) in this order: JWS header `alg` in the asymmetric
  * allowlist, `typ` = `at+jwt`, `iss` one of the configured issuers (all three before any network
- * I/O), signature with the issuer's keys, `exp`/`nbf` with tolerance, required claims,
- * `aud` contains `resource` (canonical comparison, see {@link audienceIncludes}).
+ * I/O), signature with the issuer's keys (jose), then the claims (RFC 7519 §4.1, RFC 9068 §2.2):
+ * required claims present, `exp`/`nbf` with tolerance, `aud` contains `resource` (canonical
+ * comparison, see {@link audienceIncludes}).
+ *
+ * The claims are read once, from the decode made before the signature check: jose verifies the
+ * signature over the token's own base64url text, which is what that decode read, so the claims
+ * checked are the signed ones. (jose's `jwtVerify` would decode and parse the payload a second
+ * time; with the cache off that was most of what this function added to a bare verification.)
  *
  * Does NOT check scope (that is the caller's policy), `jti` replay, or DPoP binding.
  * @throws {ResourceServerError} with a private `reason` and a 401 `invalid_token` wire code.
  */
 export function verifyJwtAccessToken(token: string, options: JwtVerifyOptions): Promise<VerifiedAccessToken> {
   // Not async: with the cache off this runs for every request, and the only promise it adds to
-  // jwtVerify's is the `then` that checks the claims (a warm key store answers synchronously).
+  // jose's is the `then` that checks the claims (a warm key store answers synchronously).
   try {
     const algorithms = options.algorithms ?? DEFAULT_ALGORITHMS;
     let header: Record<string, unknown>;
-    let unverified: JWTPayload;
+    let payload: JWTPayload;
     try {
-      ({ header, payload: unverified } = decodeUnverified(token));
+      ({ header, payload } = decodeUnverified(token));
     } catch (cause) {
       throw new ResourceServerError('token_malformed', { cause });
     }
@@ -64,7 +70,11 @@ export function verifyJwtAccessToken(token: string, options: JwtVerifyOptions): 
     if (typeof header.typ !== 'string' || normalizeTyp(header.typ) !== 'at+jwt') {
       throw new ResourceServerError('typ_invalid', { detail: { typ: header.typ } });
     }
-    const issuer = unverified.iss;
+    // RFC 7797 unencoded payloads are not JWTs (RFC 7797 §7): the claims would not be the decode above
+    if (header.b64 !== undefined) {
+      throw new ResourceServerError('token_malformed', { detail: { header: 'b64' } });
+    }
+    const issuer = payload.iss;
     if (typeof issuer !== 'string' || !options.issuers.includes(issuer)) {
       throw new ResourceServerError(issuer === undefined ? 'missing_claim' : 'iss_untrusted', {
         detail: { claim: 'iss', expected: options.issuers, actual: issuer },
@@ -77,9 +87,9 @@ export function verifyJwtAccessToken(token: string, options: JwtVerifyOptions): 
     } catch (cause) {
       throw keysError(cause, issuer);
     }
-    if (typeof keys === 'function') return verifyWithKeys(token, header, issuer, keys, algorithms, options);
+    if (typeof keys === 'function') return verifyWithKeys(token, header, payload, issuer, keys, algorithms, options);
     return keys.then(
-      (getKey) => verifyWithKeys(token, header, issuer, getKey, algorithms, options),
+      (getKey) => verifyWithKeys(token, header, payload, issuer, getKey, algorithms, options),
       (cause: unknown) => {
         throw keysError(cause, issuer);
       },
@@ -94,55 +104,72 @@ function keysError(cause: unknown, issuer: string): ResourceServerError {
   return new ResourceServerError(reason, { cause, detail: { issuer, ...detailOf(cause) } });
 }
 
-/** The signature and standard claims (jose), then the RFC 9068 claims jose does not check. */
+/** The signature (jose), then the claims of the payload decoded before it. */
 function verifyWithKeys(
   token: string,
   header: Record<string, unknown>,
+  payload: JWTPayload,
   issuer: string,
   getKey: JWTVerifyGetKey,
   algorithms: readonly string[],
   options: JwtVerifyOptions,
 ): Promise<VerifiedAccessToken> {
-  let verification: ReturnType<typeof jwtVerify>;
+  let verification: ReturnType<typeof compactVerify>;
   try {
-    const verifyOptions = {
-      // jose only reads these lists: no copy per token
-      algorithms: algorithms as string[],
-      issuer,
-      typ: 'at+jwt',
-      clockTolerance: options.clockTolerance ?? 30,
-      currentDate: new Date((options.now ?? Date.now)()),
-      requiredClaims: REQUIRED_CLAIMS as unknown as string[],
-    };
     // The issuer's key set may already know the key for this alg + kid (see key-memo.ts): the
-    // same key, the same checks, without resolving it again. Selection only: the signature,
-    // `iss`, `typ` and `alg` are verified by jwtVerify either way.
+    // same key, the same checks, without resolving it again. Selection only: the signature and
+    // `alg` are verified by jose either way.
     const known = (getKey as Partial<MemoizedKeySet>).cached?.(header);
-    verification = known !== undefined ? jwtVerify(token, known, verifyOptions) : jwtVerify(token, getKey, verifyOptions);
+    // jose only reads the list: no copy per token
+    const verifyOptions = { algorithms: algorithms as string[] };
+    verification = known !== undefined ? compactVerify(token, known, verifyOptions) : compactVerify(token, getKey, verifyOptions);
   } catch (cause) {
     return Promise.reject(mapJoseError(cause, issuer));
   }
   return verification.then(
-    ({ payload }) => checkedClaims(token, issuer, payload, options.resource),
+    () => checkedClaims(token, issuer, payload, options),
     (cause: unknown) => {
       throw mapJoseError(cause, issuer);
     },
   );
 }
 
-function checkedClaims(token: string, issuer: string, payload: JWTPayload, resource: string): VerifiedAccessToken {
-  if (!audienceIncludes(payload.aud, resource)) {
+/**
+ * RFC 9068 §2.2 / RFC 7519 §4.1 on a payload whose signature was verified. `iss` was compared
+ * with the trusted issuers before any key was fetched, on this same payload.
+ */
+function checkedClaims(token: string, issuer: string, payload: JWTPayload, options: JwtVerifyOptions): VerifiedAccessToken {
+  for (const claim of REQUIRED_CLAIMS) {
+    if (!Object.hasOwn(payload, claim)) {
+      throw new ResourceServerError('missing_claim', { detail: { issuer, claim, check: 'missing' } });
+    }
+  }
+  for (const claim of ['exp', 'iat'] as const) {
+    if (typeof payload[claim] !== 'number' || !Number.isFinite(payload[claim])) {
+      throw new ResourceServerError('claim_invalid', { detail: { issuer, claim, check: 'invalid' } });
+    }
+  }
+  if (payload.nbf !== undefined && (typeof payload.nbf !== 'number' || !Number.isFinite(payload.nbf))) {
+    throw new ResourceServerError('claim_invalid', { detail: { issuer, claim: 'nbf', check: 'invalid' } });
+  }
+  const now = Math.floor((options.now ?? Date.now)() / 1000);
+  const tolerance = options.clockTolerance ?? 30;
+  if (payload.nbf !== undefined && payload.nbf > now + tolerance) {
+    throw new ResourceServerError('not_yet_valid', { detail: { issuer, claim: 'nbf', check: 'check_failed' } });
+  }
+  const expiresAt = payload.exp as number;
+  if (expiresAt <= now - tolerance) {
+    throw new ResourceServerError('expired', { detail: { issuer, claim: 'exp', check: 'check_failed' } });
+  }
+  if (!audienceIncludes(payload.aud, options.resource)) {
     throw new ResourceServerError('aud_mismatch', {
-      detail: { expected: resource, actual: payload.aud },
+      detail: { expected: options.resource, actual: payload.aud },
     });
   }
   for (const claim of ['sub', 'jti', 'client_id'] as const) {
     if (typeof payload[claim] !== 'string' || payload[claim] === '') {
       throw new ResourceServerError('claim_invalid', { detail: { claim } });
     }
-  }
-  if (typeof payload.iat !== 'number') {
-    throw new ResourceServerError('claim_invalid', { detail: { claim: 'iat' } });
   }
   if (payload.scope !== undefined && typeof payload.scope !== 'string') {
     throw new ResourceServerError('claim_invalid', { detail: { claim: 'scope' } });
@@ -156,19 +183,21 @@ function checkedClaims(token: string, issuer: string, payload: JWTPayload, resou
     clientId: payload.client_id as string,
     jti: payload.jti as string,
     scopes: splitScope(payload.scope),
-    expiresAt: payload.exp as number,
-    resource,
+    expiresAt,
+    resource: options.resource,
     claims: payload as Record<string, unknown>,
   };
 }
 
 const SEGMENT = /^[A-Za-z0-9_-]+$/;
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * Header and claims of a compact JWS, NOT verified: only for the checks before any key is
- * fetched (`alg`, `typ`, trusted `iss`) and key selection; jwtVerify decodes and checks the
- * token again on its own. One pass with Buffer's base64url (jose's decoders are written for
- * every runtime and cost a few µs more per token).
+ * Header and claims of a compact JWS, not yet verified: read before any key is fetched (`alg`,
+ * `typ`, trusted `iss`, key selection) and, once jose has verified the signature over the same
+ * base64url text, the claims that are checked and returned. One pass with Buffer's base64url
+ * (jose's decoders are written for every runtime and cost a few µs more per token); invalid
+ * UTF-8 is refused, as jose refuses it.
  */
 function decodeUnverified(token: string): { header: Record<string, unknown>; payload: JWTPayload } {
   const parts = token.split('.');
@@ -179,7 +208,7 @@ function decodeUnverified(token: string): { header: Record<string, unknown>; pay
 function jsonSegment(segment: string): Record<string, unknown> {
   // Buffer would skip characters outside the alphabet: refuse them (and impossible lengths) first
   if (!SEGMENT.test(segment) || segment.length % 4 === 1) throw new TypeError('invalid base64url');
-  const value: unknown = JSON.parse(Buffer.from(segment, 'base64url').toString('utf8'));
+  const value: unknown = JSON.parse(UTF8.decode(Buffer.from(segment, 'base64url')));
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new TypeError('not a JSON object');
   return value as Record<string, unknown>;
 }
@@ -214,16 +243,7 @@ function isKeyFetchFailure(cause: unknown): boolean {
 function mapJoseError(cause: unknown, issuer: string): ResourceServerError {
   let reason: RejectionReason = 'internal_error';
   let detail: Record<string, unknown> = { issuer };
-  if (cause instanceof errors.JWTExpired) {
-    reason = 'expired';
-  } else if (cause instanceof errors.JWTClaimValidationFailed) {
-    detail = { ...detail, claim: cause.claim, check: cause.reason };
-    if (cause.reason === 'missing') reason = 'missing_claim';
-    else if (cause.claim === 'nbf') reason = 'not_yet_valid';
-    else if (cause.claim === 'typ') reason = 'typ_invalid';
-    else if (cause.claim === 'iss') reason = 'iss_untrusted';
-    else reason = 'claim_invalid';
-  } else if (cause instanceof errors.JWSSignatureVerificationFailed) {
+  if (cause instanceof errors.JWSSignatureVerificationFailed) {
     reason = 'signature_invalid';
   } else if (cause instanceof errors.JWKSNoMatchingKey) {
     reason = 'unknown_kid';
@@ -233,7 +253,7 @@ function mapJoseError(cause: unknown, issuer: string): ResourceServerError {
     reason = 'alg_not_allowed';
   } else if (cause instanceof errors.JWKSTimeout || cause instanceof errors.JWKSInvalid) {
     reason = 'keys_unavailable';
-  } else if (cause instanceof errors.JWSInvalid || cause instanceof errors.JWTInvalid || cause instanceof errors.JWKInvalid) {
+  } else if (cause instanceof errors.JWSInvalid || cause instanceof errors.JWKInvalid) {
     reason = 'token_malformed';
   } else if (cause instanceof errors.JOSEError) {
     // the base class is what jose throws for a JWKS response that is not 200 OK

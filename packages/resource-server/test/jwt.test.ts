@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
-import { generateSecret, SignJWT, exportSPKI } from 'jose';
+import { FlattenedSign, generateSecret, SignJWT, exportSPKI } from 'jose';
 import {
   b64url,
   parseChallenge,
@@ -135,6 +135,33 @@ describe('JWT access token validation (RFC 9068 §4, MCP §Token Handling)', () 
     const [h, , s] = token.split('.');
     const forged = `${h}.${b64url({ iss: as.issuer, sub: 'admin', aud: RESOURCE, exp: now() + 60, iat: now(), jti: 'x', client_id: 'c', scope: 'notes:write' })}.${s}`;
     await expectInvalidToken(forged, 'signature_invalid');
+  });
+
+  it('RFC 7797 §7: a token signed over an unencoded payload (b64: false) is refused, though its signature is valid', async () => {
+    // The claims are read from the token's base64url payload segment; an unencoded payload would
+    // make the signed bytes and the decoded claims two different things.
+    const claims = {
+      iss: as.issuer,
+      sub: 'user-1',
+      aud: RESOURCE,
+      exp: now() + 60,
+      iat: now(),
+      jti: 'b64',
+      client_id: 'c',
+      scope: 'notes:read',
+    };
+    const payload = b64url(claims);
+    const jws = await new FlattenedSign(new TextEncoder().encode(payload))
+      .setProtectedHeader({ alg: 'ES256', kid: key.kid, typ: 'at+jwt', b64: false, crit: ['b64'] })
+      .sign(key.privateKey);
+    // jose leaves an unencoded payload out of its output (detached): put the signed text back
+    const token = `${jws.protected}.${payload}.${jws.signature}`;
+    await expectInvalidToken(token, 'token_malformed');
+  });
+
+  it('RFC 7519 §7.2: the claims checked are the signed ones (a signed token with a bad nbf type is refused)', async () => {
+    await expectInvalidToken(await signToken({ key, issuer: as.issuer, claims: { nbf: 'soon' } }), 'claim_invalid');
+    await expectInvalidToken(await signToken({ key, issuer: as.issuer, claims: { iat: '1700000000' } }), 'claim_invalid');
   });
 
   it('RFC 8414 §3.3 / MCP §Token Handling: a token from another issuer is refused without contacting it', async () => {

@@ -125,6 +125,13 @@ export function createResourceServerCore(input: ResourceServerOptions): Resource
       : {}),
   };
 
+  /** A verified token presented with the Bearer scheme: the one rule both paths share. */
+  function acceptBearer(verified: VerifiedAccessToken): AuthenticatedRequest {
+    // RFC 9449 §7.2: a DPoP-bound token is never accepted as a bearer token (downgrade)
+    if (confirmationJkt(verified.claims) !== undefined) throw new ResourceServerError('dpop_bound_token_as_bearer');
+    return { verified, scheme: 'bearer' };
+  }
+
   async function authenticate(request: AuthenticateRequest, credentials?: Credentials): Promise<AuthenticatedRequest> {
     const { scheme, token } =
       credentials ??
@@ -155,12 +162,8 @@ export function createResourceServerCore(input: ResourceServerOptions): Resource
       );
     }
     const verified = await verifier.verify(token);
+    if (scheme === 'bearer') return acceptBearer(verified);
     const jkt = confirmationJkt(verified.claims);
-    if (scheme === 'bearer') {
-      // RFC 9449 §7.2: a DPoP-bound token is never accepted as a bearer token (downgrade)
-      if (jkt !== undefined) throw new ResourceServerError('dpop_bound_token_as_bearer');
-      return { verified, scheme };
-    }
     // RFC 9449 §4.3 check 13 / §7.1: the token must be bound to the proof's key
     if (jkt === undefined) throw new ResourceServerError('dpop_token_not_bound');
     if (jkt !== proof!.jkt) throw new ResourceServerError('dpop_key_mismatch', { detail: { expected: jkt, actual: proof!.jkt } });
@@ -179,10 +182,7 @@ export function createResourceServerCore(input: ResourceServerOptions): Resource
     if (scheme !== 'bearer' || cachedLookup === undefined) return undefined;
     if (dpop?.required === true) throw new ResourceServerError('dpop_required');
     const verified = cachedLookup(token);
-    if (verified === undefined) return undefined;
-    // RFC 9449 §7.2: a DPoP-bound token is never accepted as a bearer token (downgrade)
-    if (confirmationJkt(verified.claims) !== undefined) throw new ResourceServerError('dpop_bound_token_as_bearer');
-    return { verified, scheme };
+    return verified === undefined ? undefined : acceptBearer(verified);
   }
 
   const scheme = options.resourceUrl.protocol as 'http:' | 'https:';

@@ -5,28 +5,19 @@
  */
 import express, { type Request, type Response, type Router, type NextFunction } from 'express';
 import { pageSecurityHeaders } from './security-headers.js';
-import type Provider from 'oidc-provider';
-import type { Store } from '../storage/types.js';
-import type { Logger } from '../logger.js';
-import type { ResourceRegistry } from '../resources.js';
-import type { ScopeText } from './scope-text.js';
 import { audit } from '../audit.js';
 import { escapeHtml, page } from '../html.js';
 import { checkCsrfToken, issueCsrfToken } from './csrf.js';
 import { RememberedGrants } from './remembered-grants.js';
 import { errorPage } from './pages.js';
 import { scopeItem } from './consent-page.js';
+import type { InteractionOptions } from './context.js';
 
-export interface AccountPageOptions {
-  provider: Provider;
-  store: Store;
-  resources: ResourceRegistry;
-  scopeText: ScopeText;
-  logger: Logger;
-  mountPath: string;
-  secureCookies: boolean;
-  serviceName: string;
-}
+/** What the account page shares with the interaction pages (one definition: context.ts). */
+export type AccountPageOptions = Pick<
+  InteractionOptions,
+  'provider' | 'store' | 'resources' | 'scopeText' | 'logger' | 'mountPath' | 'secureCookies' | 'serviceName'
+>;
 
 export function createAccountRouter(o: AccountPageOptions): Router {
   const router = express.Router();

@@ -1,5 +1,5 @@
 import { Cookie, CookieJar } from 'tough-cookie';
-import { parseForm } from './html-form.js';
+import { parseForm } from '@mcp-auth-kit/protocol';
 
 /** One answer the browser received (redirects included). */
 export interface BrowserPage {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HeadlessBrowser, freePort, isListening, isUrl, matchesRedirectUri, parseForm, pkcePair, redisAnswers } from '../src/index.js';
+import { HeadlessBrowser, freePort, isListening, isUrl, matchesRedirectUri, pkcePair, redisAnswers } from '../src/index.js';
 
 /** A tiny "authorization server": path-scoped cookies, a redirect chain, a form with a CSRF field. */
 let server: Server;
@@ -60,13 +60,6 @@ describe('HeadlessBrowser', () => {
     );
     await browser.removeCookies((c) => c.name === 'interaction');
     expect(browser.cookies.map((c) => c.name)).toEqual(['site']);
-  });
-
-  it('parseForm reads the first form only', () => {
-    const form = parseForm(
-      '<form action="/a"><input type="hidden" name="csrf" value="1"></form><form action="/b"><input type="hidden" name="z" value="2"></form>',
-    );
-    expect(form).toEqual({ action: '/a', hidden: { csrf: '1' }, fieldNames: ['csrf'] });
   });
 });
 

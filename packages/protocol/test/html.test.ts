@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { escapeHtml } from '../src/index.js';
+import { decodeEntities, escapeHtml, parseForm } from '../src/index.js';
 
 describe('escapeHtml (OWASP XSS prevention rules 1 and 2: text and quoted attributes)', () => {
   it('escapes the five characters that end text or an attribute value', () => {
@@ -12,5 +12,25 @@ describe('escapeHtml (OWASP XSS prevention rules 1 and 2: text and quoted attrib
     expect(escapeHtml(undefined)).toBe('');
     expect(escapeHtml(null)).toBe('');
     expect(escapeHtml(42)).toBe('42');
+  });
+});
+
+describe('parseForm / decodeEntities (server-rendered forms read without a browser)', () => {
+  it('reads the first form only: its action, hidden fields and field names', () => {
+    const form = parseForm(
+      '<form action="/a"><input type="hidden" name="csrf" value="1"><input name="login"></form><form action="/b"><input type="hidden" name="z" value="2"></form>',
+    );
+    expect(form).toEqual({ action: '/a', hidden: { csrf: '1' }, fieldNames: ['csrf', 'login'] });
+  });
+  it('a page without a form, or a form without an action, gives undefined', () => {
+    expect(parseForm('<p>no form</p>')).toBeUndefined();
+    expect(parseForm('<form method="post"><input name="x"></form>')).toBeUndefined();
+  });
+  it('decodes what escapeHtml wrote, in action and values alike', () => {
+    const tricky = `/i/"a"&b<c>'d'`;
+    const form = parseForm(`<form action="${escapeHtml(tricky)}"><input type="hidden" name="v" value="${escapeHtml(tricky)}"></form>`);
+    expect(form?.action).toBe(tricky);
+    expect(form?.hidden.v).toBe(tricky);
+    expect(decodeEntities(escapeHtml('&amp;'))).toBe('&amp;');
   });
 });

@@ -3,7 +3,8 @@
  * the AS's login and consent pages (auto-approved or submitted as forms), the redirect back
  * with `code`, `state` and `iss` (RFC 9207), then the token request.
  */
-import { HeadlessBrowser, parseForm, type BrowserPage, type FollowResult } from './headless-browser.js';
+import { parseForm } from '@mcp-auth-kit/protocol';
+import { HeadlessBrowser, type BrowserPage, type FollowResult } from './headless-browser.js';
 import { createPkcePair, randomState } from './pkce.js';
 
 export interface AsEndpoints {

@@ -3,6 +3,7 @@
  * cookie jar (oidc-provider scopes `_interaction` and `_interaction_resume` to their own paths)
  * and stops at the client's redirect URI instead of requesting it.
  */
+import { parseForm } from '@mcp-auth-kit/protocol';
 import { CookieJar } from 'tough-cookie';
 
 export interface BrowserPage {
@@ -56,37 +57,4 @@ export class HeadlessBrowser {
 function sameEndpoint(url: URL, redirectUri: string): boolean {
   const target = new URL(redirectUri);
   return url.origin === target.origin && url.pathname === target.pathname;
-}
-
-export interface ParsedForm {
-  action: string;
-  hidden: Record<string, string>;
-  fieldNames: string[];
-}
-
-/** Reads the first `<form>` of a page rendered by the authorization server (no scripts involved). */
-export function parseForm(html: string): ParsedForm | undefined {
-  const form = /<form\b[^>]*>([\s\S]*?)<\/form>/i.exec(html);
-  if (!form) return undefined;
-  const action = /\baction="([^"]*)"/i.exec(form[0])?.[1];
-  if (action === undefined) return undefined;
-  const hidden: Record<string, string> = {};
-  const fieldNames: string[] = [];
-  for (const input of form[1]!.matchAll(/<input\b[^>]*>/gi)) {
-    const name = /\bname="([^"]*)"/i.exec(input[0])?.[1];
-    if (!name) continue;
-    fieldNames.push(decodeEntities(name));
-    if (/\btype="hidden"/i.test(input[0])) hidden[decodeEntities(name)] = decodeEntities(/\bvalue="([^"]*)"/i.exec(input[0])?.[1] ?? '');
-  }
-  return { action: decodeEntities(action), hidden, fieldNames };
-}
-
-function decodeEntities(value: string): string {
-  return value
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/&#x27;/g, "'")
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&amp;/g, '&');
 }

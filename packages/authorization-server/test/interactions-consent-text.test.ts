@@ -6,14 +6,15 @@
  * really ends that session.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authorizeUrl, REDIRECT, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
+import { REDIRECT, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
 import { hashPassword } from '../src/passwords.js';
 import { validateConfig, type AuthorizationServerConfig } from '../src/index.js';
 import { consentPage, type ConsentView } from '../src/interactions/consent-page.js';
 import { createScopeText, DEFAULT_SCOPE_DESCRIPTIONS } from '../src/interactions/scope-text.js';
 import { OIDC_SCOPES } from '../src/provider.js';
 import { ResourceRegistry } from '../src/resources.js';
-import { type BrowserPage, HeadlessBrowser, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
+import { type BrowserPage, HeadlessBrowser, isUrl } from '@mcp-auth-kit/test-utils';
+import { openAuthorization } from './helpers/flow.js';
 
 const OTHER = 'http://127.0.0.1:3998/mcp';
 
@@ -45,20 +46,17 @@ describe('consent page: resource names, scope descriptions, "Not you?"', () => {
   afterAll(() => t.close());
 
   async function start(ua: HeadlessBrowser, scope: string, resource = RESOURCE, prompt?: string) {
-    const { challenge } = pkcePair();
-    const page = await ua.follow(
-      authorizeUrl(t.url, {
+    const { page } = await openAuthorization(
+      t.url,
+      {
         client_id: clientId,
-        response_type: 'code',
         redirect_uri: REDIRECT,
-        code_challenge: challenge,
-        code_challenge_method: 'S256',
         scope,
         resource,
         state: 'st',
         prompt,
-      }),
-      REDIRECT,
+      },
+      ua,
     );
     if (isUrl(page)) throw new Error(`unexpected redirect ${page.href}`);
     return page;

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authorizeUrl, REDIRECT, registerClient, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
+import { REDIRECT, registerClient, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
 import { listAccountGrants, revokeRememberedGrant } from '../src/interactions/remembered-grants.js';
 import { hashPassword } from '../src/passwords.js';
-import { type BrowserPage, HeadlessBrowser, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
+import { type BrowserPage, HeadlessBrowser, isUrl } from '@mcp-auth-kit/test-utils';
+import { openAuthorization } from './helpers/flow.js';
 
 const OTHER_RESOURCE = 'http://127.0.0.1:3998/files';
 /** Web clients (https redirect URI): remembered approvals skip the page for them. */
@@ -30,19 +31,16 @@ describe('remembered grants', () => {
   /** A fresh browser (new session): authorize, log in; returns the consent page or the final redirect. */
   async function freshSession(clientId: string, scope: string, resource = RESOURCE) {
     const ua = new HeadlessBrowser();
-    const { verifier, challenge } = pkcePair();
-    const login = await ua.follow(
-      authorizeUrl(t.url, {
+    const { page: login, verifier } = await openAuthorization(
+      t.url,
+      {
         client_id: clientId,
-        response_type: 'code',
         redirect_uri: WEB_REDIRECT,
-        code_challenge: challenge,
-        code_challenge_method: 'S256',
         scope,
         resource,
         state: 's',
-      }),
-      WEB_REDIRECT,
+      },
+      ua,
     );
     if (isUrl(login)) throw new Error('expected the login page');
     const next = await ua.submit(login, { username: 'alice', password: 'alice-password', action: 'login' }, WEB_REDIRECT);
@@ -79,19 +77,16 @@ describe('remembered grants', () => {
     const clientId = (await registerClient(t.url)).body.client_id;
     const session = async () => {
       const ua = new HeadlessBrowser();
-      const { challenge } = pkcePair();
-      const login = await ua.follow(
-        authorizeUrl(t.url, {
+      const { page: login } = await openAuthorization(
+        t.url,
+        {
           client_id: clientId,
-          response_type: 'code',
           redirect_uri: REDIRECT,
-          code_challenge: challenge,
-          code_challenge_method: 'S256',
           scope: 'notes:read',
           resource: RESOURCE,
           state: 's',
-        }),
-        REDIRECT,
+        },
+        ua,
       );
       if (isUrl(login)) throw new Error('expected the login page');
       return { ua, next: await ua.submit(login, { username: 'alice', password: 'alice-password', action: 'login' }, REDIRECT) };
@@ -113,20 +108,17 @@ describe('remembered grants', () => {
     const first = await freshSession(clientId, 'notes:read');
     await approve(first.ua, first.next);
     const ua = new HeadlessBrowser();
-    const { challenge } = pkcePair();
-    const login = await ua.follow(
-      authorizeUrl(t.url, {
+    const { page: login } = await openAuthorization(
+      t.url,
+      {
         client_id: clientId,
-        response_type: 'code',
         redirect_uri: WEB_REDIRECT,
-        code_challenge: challenge,
-        code_challenge_method: 'S256',
         scope: 'notes:read',
         resource: RESOURCE,
         state: 's',
         prompt: 'consent',
-      }),
-      WEB_REDIRECT,
+      },
+      ua,
     );
     if (isUrl(login)) throw new Error('expected the login page');
     const next = await ua.submit(login, { username: 'alice', password: 'alice-password', action: 'login' }, WEB_REDIRECT);
@@ -201,19 +193,16 @@ describe('remembered grants', () => {
     expect(refresh.status).toBe(400);
     expect(refresh.body.error).toBe('invalid_grant');
     // Same browser session (its grant is gone) and a new one: both see the consent page again.
-    const { challenge } = pkcePair();
-    const sameSession = await first.ua.follow(
-      authorizeUrl(t.url, {
+    const { page: sameSession } = await openAuthorization(
+      t.url,
+      {
         client_id: clientId,
-        response_type: 'code',
         redirect_uri: WEB_REDIRECT,
-        code_challenge: challenge,
-        code_challenge_method: 'S256',
         scope: 'notes:read',
         resource: RESOURCE,
         state: 's',
-      }),
-      WEB_REDIRECT,
+      },
+      first.ua,
     );
     expect(!isUrl(sameSession) && sameSession.body).toContain('Authorize access');
     const again = await freshSession(clientId, 'notes:read');
@@ -282,19 +271,16 @@ describe('remembered grants', () => {
     const alices = await freshSession(clientId, 'notes:read');
     await approve(alices.ua, alices.next);
     const bob = new HeadlessBrowser();
-    const { challenge } = pkcePair();
-    const login = await bob.follow(
-      authorizeUrl(t.url, {
+    const { page: login } = await openAuthorization(
+      t.url,
+      {
         client_id: clientId,
-        response_type: 'code',
         redirect_uri: WEB_REDIRECT,
-        code_challenge: challenge,
-        code_challenge_method: 'S256',
         scope: 'notes:read',
         resource: RESOURCE,
         state: 's',
-      }),
-      WEB_REDIRECT,
+      },
+      bob,
     );
     if (isUrl(login)) throw new Error('expected login');
     const bobsConsent = await bob.submit(login, { username: 'bob', password: 'bob-password', action: 'login' }, WEB_REDIRECT);

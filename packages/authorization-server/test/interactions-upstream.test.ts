@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authorizeUrl, decodeJwt, REDIRECT, registerClient, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
+import { decodeJwt, REDIRECT, registerClient, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
 import {
   startUpstreamIdp,
   UPSTREAM_CLIENT_ID,
@@ -9,7 +9,8 @@ import {
 } from './helpers/upstream-idp.js';
 import { validateConfig } from '../src/config.js';
 import type { Logger } from '../src/logger.js';
-import { type BrowserPage, HeadlessBrowser, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
+import { type BrowserPage, HeadlessBrowser, isUrl } from '@mcp-auth-kit/test-utils';
+import { openAuthorization } from './helpers/flow.js';
 
 function recordingLogger() {
   const lines: Array<{ message: string; fields: Record<string, unknown> }> = [];
@@ -43,19 +44,16 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
   });
 
   async function loginPage(ua: HeadlessBrowser) {
-    const { verifier, challenge } = pkcePair();
-    const page = await ua.follow(
-      authorizeUrl(t.url, {
+    const { page, verifier } = await openAuthorization(
+      t.url,
+      {
         client_id: clientId,
-        response_type: 'code',
         redirect_uri: REDIRECT,
-        code_challenge: challenge,
-        code_challenge_method: 'S256',
         scope: 'notes:read',
         resource: RESOURCE,
         state: 'st',
-      }),
-      REDIRECT,
+      },
+      ua,
     );
     if (isUrl(page)) throw new Error('expected the login page');
     return { page, verifier };
@@ -126,19 +124,16 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
     const attackerClient = (await registerClient(t.url, { client_name: 'Innocent Looking App' })).body.client_id;
     // Forget our own session (keep the upstream IdP's): the sign-in goes through the IdP again.
     await ua.removeCookies((c) => !c.name.startsWith('idp_'));
-    const { challenge } = pkcePair();
-    const login = await ua.follow(
-      authorizeUrl(t.url, {
+    const { page: login } = await openAuthorization(
+      t.url,
+      {
         client_id: attackerClient,
-        response_type: 'code',
         redirect_uri: REDIRECT,
-        code_challenge: challenge,
-        code_challenge_method: 'S256',
         scope: 'notes:read',
         resource: RESOURCE,
         state: 'x',
-      }),
-      REDIRECT,
+      },
+      ua,
     );
     if (isUrl(login)) throw new Error('expected the login page');
     const consent = await ua.submit(login, { upstream: '1' }, REDIRECT);
@@ -263,19 +258,16 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
     try {
       const cid = (await registerClient(down.url)).body.client_id;
       const ua = new HeadlessBrowser();
-      const { challenge } = pkcePair();
-      const page = await ua.follow(
-        authorizeUrl(down.url, {
+      const { page } = await openAuthorization(
+        down.url,
+        {
           client_id: cid,
-          response_type: 'code',
           redirect_uri: REDIRECT,
-          code_challenge: challenge,
-          code_challenge_method: 'S256',
           scope: 'notes:read',
           resource: RESOURCE,
           state: 'st',
-        }),
-        REDIRECT,
+        },
+        ua,
       );
       if (isUrl(page)) throw new Error('expected the login page');
       const res = await ua.submit(page, { upstream: '0' }, REDIRECT);

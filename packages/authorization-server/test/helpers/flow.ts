@@ -1,10 +1,42 @@
 import { authorizeUrl, REDIRECT, RESOURCE, tokenRequest } from './as.js';
-import { HeadlessBrowser, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
+import { type BrowserPage, HeadlessBrowser, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
 
 export interface CodeFlowResult {
   callback: URL;
   verifier: string;
   state: string;
+}
+
+/** Parameters of an authorization request; the PKCE pair and `response_type` are added. */
+export type AuthorizationParams = { client_id: string } & Record<string, string | undefined>;
+
+/**
+ * Starts an authorization request in `ua` with a fresh PKCE S256 pair (defaults: our redirect
+ * URI, `notes:read`, our resource, a random state) and follows it to the first page it stops
+ * at or to the redirect URI.
+ */
+export async function openAuthorization(
+  issuer: string,
+  params: AuthorizationParams,
+  ua = new HeadlessBrowser(),
+): Promise<{ page: URL | BrowserPage; verifier: string; state: string; ua: HeadlessBrowser }> {
+  const { verifier, challenge } = pkcePair();
+  const state = params.state ?? Math.random().toString(36).slice(2);
+  const redirectUri = params.redirect_uri ?? REDIRECT;
+  const page = await ua.follow(
+    authorizeUrl(issuer, {
+      response_type: 'code',
+      redirect_uri: redirectUri,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      scope: 'notes:read',
+      resource: RESOURCE,
+      ...params,
+      state,
+    }),
+    redirectUri,
+  );
+  return { page, verifier, state, ua };
 }
 
 /** Runs /auth with PKCE until the redirect URI (dev auto-login must be on). */
@@ -14,24 +46,9 @@ export async function authorizeAuto(
   extra: Record<string, string | undefined> = {},
   ua = new HeadlessBrowser(),
 ): Promise<CodeFlowResult> {
-  const { verifier, challenge } = pkcePair();
-  const state = Math.random().toString(36).slice(2);
-  const result = await ua.follow(
-    authorizeUrl(issuer, {
-      client_id: clientId,
-      response_type: 'code',
-      redirect_uri: REDIRECT,
-      code_challenge: challenge,
-      code_challenge_method: 'S256',
-      scope: 'notes:read',
-      resource: RESOURCE,
-      state,
-      ...extra,
-    }),
-    extra.redirect_uri ?? REDIRECT,
-  );
-  if (!isUrl(result)) throw new Error(`flow stopped at ${result.url} (${result.status}): ${result.body.slice(0, 300)}`);
-  return { callback: result, verifier, state };
+  const { page, verifier, state } = await openAuthorization(issuer, { client_id: clientId, ...extra }, ua);
+  if (!isUrl(page)) throw new Error(`flow stopped at ${page.url} (${page.status}): ${page.body.slice(0, 300)}`);
+  return { callback: page, verifier, state };
 }
 
 export async function exchangeCode(issuer: string, clientId: string, flow: CodeFlowResult, extra: Record<string, string> = {}) {

@@ -29,3 +29,32 @@ export async function schemaExists(schema: string): Promise<boolean> {
     await client.end();
   }
 }
+
+/** A statement the driver was given: its text (whitespace collapsed) and parameters. */
+export interface RecordedStatement {
+  text: string;
+  values: unknown[];
+}
+
+/**
+ * The statements sent through `pg` while `run` runs, counted at the driver
+ * (`pg.Client.prototype.query`, through which every pooled statement goes). Only the caller's
+ * store may talk to PostgreSQL meanwhile.
+ */
+export async function recordStatements<T>(run: () => Promise<T>): Promise<{ result: T; statements: RecordedStatement[] }> {
+  const statements: RecordedStatement[] = [];
+  const original = pg.Client.prototype.query;
+  const recording = function (this: pg.Client, ...args: unknown[]) {
+    const config = args[0] as string | { text?: string; values?: unknown[] };
+    const text = typeof config === 'string' ? config : String(config?.text);
+    const values = (typeof config === 'string' ? args[1] : config?.values) as unknown[] | undefined;
+    statements.push({ text: text.replace(/\s+/g, ' '), values: values ?? [] });
+    return (original as (...a: unknown[]) => unknown).apply(this, args);
+  };
+  pg.Client.prototype.query = recording as typeof original;
+  try {
+    return { result: await run(), statements };
+  } finally {
+    pg.Client.prototype.query = original;
+  }
+}

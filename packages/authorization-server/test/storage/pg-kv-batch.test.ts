@@ -4,26 +4,14 @@
  * would have given — a counter counts every increment exactly once (rate limits, the login
  * throttle and the refresh grace's claim rely on it).
  */
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/storage/index.js';
-import { dropSchema, randomSchema, TEST_DATABASE_URL } from './pg-helpers.js';
+import { dropSchema, randomSchema, recordStatements, TEST_DATABASE_URL } from './pg-helpers.js';
 
 /** kv statements sent while `run` runs. */
 async function kvStatements<T>(run: () => Promise<T>): Promise<{ result: T; statements: string[] }> {
-  const statements: string[] = [];
-  const original = pg.Client.prototype.query;
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    const config = args[0] as string | { text?: string };
-    const text = typeof config === 'string' ? config : String(config?.text);
-    if (/\.kv\b/.test(text)) statements.push(text.replace(/\s+/g, ' '));
-    return (original as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof original;
-  try {
-    return { result: await run(), statements };
-  } finally {
-    pg.Client.prototype.query = original;
-  }
+  const { result, statements } = await recordStatements(run);
+  return { result, statements: statements.map((s) => s.text).filter((text) => /\.kv\b/.test(text)) };
 }
 
 describe('PostgreSQL kv: concurrent sets and increments as one statement', () => {

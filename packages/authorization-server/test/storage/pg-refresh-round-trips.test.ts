@@ -4,36 +4,17 @@
  * driver (`pg.Client.prototype.query`, through which every pooled statement goes) around one
  * refresh of a lone AS, so a change that adds one fails here with the list of statements.
  */
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerClient, RESOURCE, tokenRequest } from '../helpers/as.js';
 import { authorizeAuto, exchangeCode } from '../helpers/flow.js';
 import { startInstance, type Instance } from './as-harness.js';
-import { dropSchema, randomSchema, TEST_DATABASE_URL } from './pg-helpers.js';
+import { dropSchema, randomSchema, recordStatements, TEST_DATABASE_URL, type RecordedStatement } from './pg-helpers.js';
 
-interface Statement {
-  text: string;
-  values: unknown[];
-}
+type Statement = RecordedStatement;
 
 /** The statements sent while `run` runs (only this file's AS talks to PostgreSQL meanwhile). */
 async function statementsOf(run: () => Promise<void>): Promise<Statement[]> {
-  const seen: Statement[] = [];
-  const original = pg.Client.prototype.query;
-  const counting = function (this: pg.Client, ...args: unknown[]) {
-    const config = args[0] as string | { text?: string; values?: unknown[] };
-    const text = typeof config === 'string' ? config : String(config?.text);
-    const values = (typeof config === 'string' ? args[1] : config?.values) as unknown[] | undefined;
-    seen.push({ text: text.replace(/\s+/g, ' '), values: values ?? [] });
-    return (original as (...a: unknown[]) => unknown).apply(this, args);
-  };
-  pg.Client.prototype.query = counting as typeof original;
-  try {
-    await run();
-  } finally {
-    pg.Client.prototype.query = original;
-  }
-  return seen;
+  return (await recordStatements(run)).statements;
 }
 
 function kind({ text }: Statement): string {

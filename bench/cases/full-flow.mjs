@@ -5,6 +5,7 @@
  * from nothing (no registration, no tokens, fresh cookie jar). Requests are counted at the
  * servers; the headless user agent's front-channel hops are counted apart.
  */
+import { createServer } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { createDemoApp } from '@mcp-auth-kit/demo-mcp-server';
 import { McpAuthClient, MemoryStore, createAuthFetch } from '@mcp-auth-kit/client';
@@ -20,11 +21,18 @@ import { startBenchAs } from '../lib/as.mjs';
 import { closeAll, listen } from '../lib/servers.mjs';
 import { UserAgent } from '../lib/user-agent.mjs';
 
-const SDK_REDIRECT = 'http://127.0.0.1:1/callback';
 
 /** The MCP SDK's OAuthClientProvider shape (v1 and v2 share it) with a headless browser. */
+/**
+ * The SDK's OAuth as a host application uses it: the host runs the loopback listener the
+ * authorization response is redirected to (as the SDK's own example client does), the browser
+ * delivers the code there, and the host hands it to `finishAuth`. Our client lib does the same
+ * inside `McpAuthClient`, so both arms pay for the same hops.
+ */
 class HeadlessProvider {
-  redirectUrl = SDK_REDIRECT;
+  redirectUrl;
+  #server;
+  #received;
   ua = new UserAgent();
   callback;
   #client;
@@ -34,7 +42,7 @@ class HeadlessProvider {
   get clientMetadata() {
     return {
       client_name: 'bench SDK client',
-      redirect_uris: [SDK_REDIRECT],
+      redirect_uris: [this.redirectUrl],
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
       token_endpoint_auth_method: 'none',
@@ -52,8 +60,34 @@ class HeadlessProvider {
   saveTokens(tokens) {
     this.#tokens = tokens;
   }
+  /** Starts the loopback listener (port 0) whose `/callback` is the redirect URI. */
+  static async open() {
+    const provider = new HeadlessProvider();
+    let deliver;
+    provider.#received = new Promise((resolve) => {
+      deliver = resolve;
+    });
+    provider.#server = createServer((req, res) => {
+      const url = new URL(req.url ?? '/', provider.redirectUrl);
+      if (url.pathname !== '/callback') {
+        res.writeHead(404).end();
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end('<p>Signed in. You can close this tab.</p>');
+      deliver(url);
+    });
+    await new Promise((resolve) => provider.#server.listen(0, '127.0.0.1', resolve));
+    provider.redirectUrl = `http://127.0.0.1:${provider.#server.address().port}/callback`;
+    return provider;
+  }
   async redirectToAuthorization(url) {
-    this.callback = await this.ua.follow(url, SDK_REDIRECT);
+    try {
+      await this.ua.follow(url, this.redirectUrl, { deliver: true });
+      this.callback = await this.#received;
+    } finally {
+      // one authorization response per listener, as our client lib's loopback listener
+      await new Promise((resolve) => this.#server.close(() => resolve()));
+    }
   }
   saveCodeVerifier(verifier) {
     this.#verifier = verifier;
@@ -118,7 +152,7 @@ const arms = {
   'SDK v1 client + our client lib': (url) => oursV1(url, 'auto'),
   'SDK v1 client + our client lib (DPoP off)': (url) => oursV1(url, 'never'),
   'SDK v1 client + SDK v1 OAuth': async (url) => {
-    const provider = new HeadlessProvider();
+    const provider = await HeadlessProvider.open();
     const first = new ClientV1({ name: 'bench', version: '1.0.0' });
     const transport = new TransportV1(new URL(url), { authProvider: provider });
     try {
@@ -147,7 +181,7 @@ const arms = {
 const MODERN = { versionNegotiation: { mode: { pin: '2026-07-28' } } };
 
 async function sdkV2Flow(url, clientOptions) {
-  const provider = new HeadlessProvider();
+  const provider = await HeadlessProvider.open();
   const first = new ClientV2({ name: 'bench', version: '1.0.0' }, clientOptions);
   const transport = new TransportV2(new URL(url), { authProvider: provider });
   try {

@@ -157,6 +157,14 @@ export abstract class DataStore implements AuthStore {
     return run;
   }
 
+  /**
+   * One part of the data, the caller's own copy. Default: all of it read, the part kept; the
+   * memory store copies only the part (a client reads its tokens and binding on every request).
+   */
+  protected async readPart<T>(pick: (d: StoreData) => T): Promise<T> {
+    return pick(await this.read());
+  }
+
   private update(fn: (d: StoreData) => void): Promise<void> {
     return this.withLock(async () => {
       const data = await this.read();
@@ -165,8 +173,8 @@ export abstract class DataStore implements AuthStore {
     });
   }
 
-  async getClient(issuer: string) {
-    return (await this.read()).clients[issuer];
+  getClient(issuer: string) {
+    return this.readPart((d) => d.clients[issuer]);
   }
   setClient(info: ClientInformation) {
     return this.update((d) => {
@@ -178,8 +186,8 @@ export abstract class DataStore implements AuthStore {
       delete d.clients[issuer];
     });
   }
-  async getTokens(issuer: string, resource: string) {
-    return (await this.read()).tokens[tokenKey(issuer, resource)];
+  getTokens(issuer: string, resource: string) {
+    return this.readPart((d) => d.tokens[tokenKey(issuer, resource)]);
   }
   setTokens(tokens: StoredTokens) {
     return this.update((d) => {
@@ -191,8 +199,8 @@ export abstract class DataStore implements AuthStore {
       delete d.tokens[tokenKey(issuer, resource)];
     });
   }
-  async getServer(server: string) {
-    return (await this.read()).servers[server];
+  getServer(server: string) {
+    return this.readPart((d) => d.servers[server]);
   }
   setServer(binding: ServerBinding) {
     return this.update((d) => {
@@ -204,11 +212,11 @@ export abstract class DataStore implements AuthStore {
       delete d.servers[server];
     });
   }
-  async listServers() {
-    return Object.values((await this.read()).servers);
+  listServers() {
+    return this.readPart((d) => Object.values(d.servers));
   }
-  async getDpopKey(issuer: string, resource: string) {
-    return (await this.read()).dpop_keys?.[tokenKey(issuer, resource)];
+  getDpopKey(issuer: string, resource: string) {
+    return this.readPart((d) => d.dpop_keys?.[tokenKey(issuer, resource)]);
   }
   setDpopKey(key: StoredDpopKey) {
     return this.update((d) => {
@@ -227,6 +235,9 @@ export class MemoryStore extends DataStore {
   private data: StoreData = emptyStoreData();
   protected async read() {
     return structuredClone(this.data);
+  }
+  protected override async readPart<T>(pick: (d: StoreData) => T): Promise<T> {
+    return structuredClone(pick(this.data));
   }
   protected async write(data: StoreData) {
     this.data = structuredClone(data);

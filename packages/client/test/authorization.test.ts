@@ -252,7 +252,7 @@ describe('MCP Step-Up Authorization Flow retry limits', () => {
     const c = client({
       fetch: async (i, init) => {
         const r = await fetch(i, init);
-        const req = i instanceof Request ? i : new Request(i);
+        const req = new Request(i, init);
         return req.headers.get('authorization') ? new Response('forbidden', { status: 403 }) : r;
       },
     });

@@ -33,7 +33,27 @@ export async function sendWithTokens(
   if (tokens && dpopKey) return dpopResourceRequest(original, tokens.access_token, dpopKey, parts.context.deps);
   const headers = new Headers(original.headers);
   if (tokens) headers.set('authorization', `Bearer ${tokens.access_token}`);
-  return parts.context.deps.fetch(new Request(original.clone(), { headers }));
+  // The body read once per call and sent as bytes: a Request per attempt (clone, tee, new
+  // Request) cost more than the request itself on a loopback MCP server.
+  return parts.context.deps.fetch(original.url, {
+    method: original.method,
+    headers,
+    body: await bodyOf(original),
+    signal: original.signal,
+    redirect: original.redirect,
+  });
+}
+
+const bodies = new WeakMap<Request, Promise<ArrayBuffer | undefined>>();
+
+/** The request's body bytes (`undefined` for GET/HEAD or no body), read from a clone once per request. */
+function bodyOf(request: Request): Promise<ArrayBuffer | undefined> {
+  let body = bodies.get(request);
+  if (body === undefined) {
+    body = request.body === null ? Promise.resolve(undefined) : request.clone().arrayBuffer();
+    bodies.set(request, body);
+  }
+  return body;
 }
 
 /**

@@ -33,11 +33,11 @@ const settings = quick
       asScale: { rounds: 2, codes: 40, concurrency: 8 },
     }
   : {
-      rs: { rounds: 5, duration: 10, connections: 50 },
-      plain: { rounds: 5, duration: 5, connections: 50, mode: 'plain' },
+      rs: { rounds: 7, duration: 8, connections: 50 },
+      plain: { rounds: 9, duration: 3, connections: 50, mode: 'plain' },
       validation: { rounds: 7, sampleMs: 2000 },
       as: { rounds: 7, codes: 200, batch: 100, refreshes: 200, concurrencies: [10, 32], refreshChains: 10 },
-      flow: { rounds: 5, runsPerRound: 3 },
+      flow: { rounds: 7, runsPerRound: 6 },
       cimd: { rounds: 5, flowsPerRound: 10 },
       rsShared: { rounds: 5, requests: 1000, concurrency: 16, sampleMs: 1000 },
       asScale: { rounds: 5, codes: 64, concurrency: 32 },

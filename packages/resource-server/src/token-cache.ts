@@ -8,8 +8,9 @@ export function tokenHash(token: string): string {
 }
 
 /**
- * Bounded LRU of validated tokens keyed by token hash. An entry is never returned at or past its
- * expiry (`expiresAt` in seconds, also capped by `ttlMs` for introspected tokens).
+ * Bounded LRU of validated tokens keyed by token hash (recency is tracked once the cache is half
+ * full, see `get`). An entry is never returned at or past its expiry (`expiresAt` in seconds,
+ * also capped by `ttlMs` for introspected tokens).
  */
 export class TokenCache {
   readonly #entries = new Map<string, { value: VerifiedAccessToken; until: number }>();
@@ -37,9 +38,13 @@ export class TokenCache {
       this.#entries.delete(key);
       return undefined;
     }
-    // refresh recency
-    this.#entries.delete(key);
-    this.#entries.set(key, entry);
+    // Recency matters only to eviction: below half full no entry is evicted soon, and moving an
+    // entry to the end (a delete and a set) is most of a hit's Map work. Entries used after the
+    // cache passed half full are moved, so a hot entry is never the oldest when eviction starts.
+    if (this.#entries.size * 2 >= this.maxEntries) {
+      this.#entries.delete(key);
+      this.#entries.set(key, entry);
+    }
     return entry.value;
   }
 

@@ -66,6 +66,18 @@ describe('TokenCache', () => {
     expect(cache.get('c')).toBeDefined();
   });
 
+  it('recency is tracked from half full on: an entry used then is not the one evicted', () => {
+    const cache = new TokenCache(4, () => 10_000);
+    cache.set(entry('a', 100));
+    cache.set(entry('b', 100));
+    cache.get('a'); // half full: a becomes the most recent
+    cache.set(entry('c', 100));
+    cache.set(entry('d', 100));
+    cache.set(entry('e', 100)); // full: the least recent (b) goes
+    expect(cache.get('b')).toBeUndefined();
+    for (const t of ['a', 'c', 'd', 'e']) expect(cache.get(t), t).toBeDefined();
+  });
+
   it('maxEntries 0 disables it', () => {
     const cache = new TokenCache(0, () => 0);
     cache.set(entry('a', 100));

@@ -47,9 +47,10 @@ export function createProtectHandler(core: ResourceServerCore): RequestHandler {
     next: NextFunction,
     authenticated: AuthenticatedRequest,
     contentType: string | undefined,
+    parsed: unknown,
   ): void {
     const { verified } = authenticated;
-    let body: unknown = req.body;
+    let body = parsed;
     // express.text()/express.raw() leave a string or Buffer: parse a copy so the policy sees
     // the messages the MCP handler will see
     if ((typeof body === 'string' || Buffer.isBuffer(body)) && isJsonContentType(contentType)) {
@@ -67,9 +68,13 @@ export function createProtectHandler(core: ResourceServerCore): RequestHandler {
     next();
   }
 
-  /** `true` when this middleware reads and parses the JSON body itself (no body parser ran). */
-  function bodyToRead(req: Request, contentType: string | undefined): boolean {
-    return req.body === undefined && req.method === 'POST' && isJsonContentType(contentType) && !bodyAlreadyRead(req);
+  /**
+   * `true` when this middleware reads and parses the JSON body itself (no body parser ran).
+   * `body`: `req.body`, read once per request by the caller (a property express does not define
+   * is looked up through the whole prototype chain of the request).
+   */
+  function bodyToRead(req: Request, contentType: string | undefined, body: unknown): boolean {
+    return req.method === 'POST' && body === undefined && isJsonContentType(contentType) && !bodyAlreadyRead(req);
   }
 
   /**
@@ -113,9 +118,9 @@ export function createProtectHandler(core: ResourceServerCore): RequestHandler {
           },
           credentials,
         ));
-      if (bodyToRead(req, contentType)) {
+      let body: unknown = req.body;
+      if (bodyToRead(req, contentType, body)) {
         const raw = await readRawBody(req, maxBodyBytes);
-        let body: unknown;
         try {
           body = raw.length === 0 ? undefined : (JSON.parse(raw.toString('utf8')) as unknown);
         } catch {
@@ -124,7 +129,7 @@ export function createProtectHandler(core: ResourceServerCore): RequestHandler {
         // the SDK transports accept this pre-parsed body (handleRequest(req, res, req.body))
         req.body = body;
       }
-      admit(req, res, next, authenticated, contentType);
+      admit(req, res, next, authenticated, contentType, body);
     } catch (err) {
       fail(res, err, credentials);
     }
@@ -142,10 +147,11 @@ export function createProtectHandler(core: ResourceServerCore): RequestHandler {
         tokenInBody: false,
       });
       const cachedAnswer = core.authenticateFromCache(credentials);
-      if (cachedAnswer === undefined || bodyToRead(req, contentType)) {
+      const body: unknown = req.body;
+      if (cachedAnswer === undefined || bodyToRead(req, contentType, body)) {
         return protectAsync(req, res, next, contentType, credentials, cachedAnswer);
       }
-      admit(req, res, next, cachedAnswer, contentType);
+      admit(req, res, next, cachedAnswer, contentType, body);
     } catch (err) {
       fail(res, err, credentials);
     }

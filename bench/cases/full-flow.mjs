@@ -21,10 +21,9 @@ import { startBenchAs } from '../lib/as.mjs';
 import { closeAll, listen } from '../lib/servers.mjs';
 import { UserAgent } from '../lib/user-agent.mjs';
 
-
-/** The MCP SDK's OAuthClientProvider shape (v1 and v2 share it) with a headless browser. */
 /**
- * The SDK's OAuth as a host application uses it: the host runs the loopback listener the
+ * The MCP SDK's OAuthClientProvider shape (v1 and v2 share it) with a headless browser, used as
+ * a host application uses it: the host runs the loopback listener the
  * authorization response is redirected to (as the SDK's own example client does), the browser
  * delivers the code there, and the host hands it to `finishAuth`. Our client lib does the same
  * inside `McpAuthClient`, so both arms pay for the same hops.

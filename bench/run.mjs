@@ -36,7 +36,7 @@ const settings = quick
       rs: { rounds: 7, duration: 8, connections: 50 },
       plain: { rounds: 9, duration: 3, connections: 50, mode: 'plain' },
       validation: { rounds: 7, sampleMs: 2000 },
-      as: { rounds: 7, codes: 200, batch: 100, refreshes: 200, concurrencies: [10, 32], refreshChains: 10 },
+      as: { rounds: 7, codes: 200, batch: 100, refreshes: 320, concurrencies: [10, 32], refreshChains: 32 },
       flow: { rounds: 7, runsPerRound: 6 },
       cimd: { rounds: 5, flowsPerRound: 10 },
       rsShared: { rounds: 5, requests: 1000, concurrency: 16, sampleMs: 1000 },

@@ -131,7 +131,7 @@ const SITES: Site[] = [
   },
   {
     file: 'packages/client/src/client/auth-fetch.ts',
-    line: /return parts\.context\.deps\.fetch\(new Request\(original\.clone\(\), \{ headers \}\)\)/,
+    line: /return parts\.context\.deps\.fetch\(original\.url, \{/,
     count: 1,
     route: 'mcp-server',
     why: 'sendWithTokens: the Bearer request to the MCP server (McpAuthClient.fetch and checkAccess)',
@@ -306,7 +306,7 @@ describe('egress inventory: every outgoing request in packages/*/src and apps/*/
     const dir = join(ROOT, 'packages/client/src/client');
     const read = (name: string) => readFileSync(join(dir, name), 'utf8');
     const bare = readdirSync(dir).flatMap((name) =>
-      [...read(name).matchAll(/\.deps\b(?!\.fetch\(new Request)/g)].map(
+      [...read(name).matchAll(/\.deps\b(?!\.fetch\(original\.url, )/g)].map(
         (m) =>
           `${name}: ${read(name)
             .slice(m.index! - 60, m.index! + 30)

@@ -11,8 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuthorizationServer, silentLogger, type AuthorizationServer } from '../src/index.js';
 import { openStore } from '../src/storage/index.js';
 import type { Store } from '../src/storage/types.js';
-import { decodeJwt, REDIRECT, registerClient, RESOURCE, tokenRequest, authorizeUrl } from './helpers/as.js';
-import { HeadlessBrowser, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
+import { decodeJwt, REDIRECT, registerClient, RESOURCE, tokenRequest } from './helpers/as.js';
+import { openAuthorization } from './helpers/flow.js';
+import { HeadlessBrowser, isUrl } from '@mcp-auth-kit/test-utils';
 
 const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test';
 
@@ -63,20 +64,7 @@ describe('two instances behind a round-robin balancer on one PostgreSQL store', 
   it('login, consent, code, token and refresh succeed while requests alternate between instances', async () => {
     const clientId = (await registerClient(url)).body.client_id;
     const ua = new HeadlessBrowser();
-    const { verifier, challenge } = pkcePair();
-    const login = await ua.follow(
-      authorizeUrl(url, {
-        client_id: clientId,
-        response_type: 'code',
-        redirect_uri: REDIRECT,
-        code_challenge: challenge,
-        code_challenge_method: 'S256',
-        scope: 'notes:read',
-        resource: RESOURCE,
-        state: 's',
-      }),
-      REDIRECT,
-    );
+    const { page: login, verifier } = await openAuthorization(url, { client_id: clientId, state: 's' }, ua);
     if (isUrl(login)) throw new Error('expected the login page');
     const consent = await ua.submit(login, { username: 'alice', password: 'alice-password', action: 'login' }, REDIRECT);
     if (isUrl(consent)) throw new Error('expected the consent page');

@@ -5,8 +5,9 @@
  * secret it used so the tests can look for them.
  */
 import { expect } from 'vitest';
-import { authorizeUrl, REDIRECT, RESOURCE } from './as.js';
-import { HeadlessBrowser, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
+import { REDIRECT, RESOURCE } from './as.js';
+import { openAuthorization } from './flow.js';
+import { HeadlessBrowser, isUrl } from '@mcp-auth-kit/test-utils';
 
 export interface FlowSecrets {
   values: Record<string, string>;
@@ -55,21 +56,8 @@ export async function runFullFlow(base: string, password = 'alice-password'): Pr
 
   // Authorization code + PKCE through the pages: a wrong password, then the right one, then consent.
   const ua = new HeadlessBrowser();
-  const { verifier, challenge } = pkcePair();
+  const { page: login, verifier } = await openAuthorization(base, { client_id: client.client_id as string, state: 'ops-state' }, ua);
   values.code_verifier = verifier;
-  const login = await ua.follow(
-    authorizeUrl(base, {
-      client_id: client.client_id,
-      response_type: 'code',
-      redirect_uri: REDIRECT,
-      code_challenge: challenge,
-      code_challenge_method: 'S256',
-      scope: 'notes:read',
-      resource: RESOURCE,
-      state: 'ops-state',
-    }),
-    REDIRECT,
-  );
   if (isUrl(login)) throw new Error('expected the login page');
   const wrongPassword = 'wrong-Pa55word-ops';
   values.wrong_password = wrongPassword;

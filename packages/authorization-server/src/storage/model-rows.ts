@@ -29,6 +29,14 @@ export interface ModelRow {
   expiresAt: number | null;
 }
 
+/** A `consume` of one row: `consumedAt` in epoch seconds, `now` in epoch milliseconds. */
+export interface Stamp {
+  model: string;
+  id: string;
+  consumedAt: number;
+  now: number;
+}
+
 export type IndexedField = 'uid' | 'userCode';
 
 /** Every read takes `now` (epoch ms): a row with `expiresAt <= now` is never returned. */
@@ -52,6 +60,12 @@ export interface ModelBackend {
    * one gets `true`. `false` = no live row, or already consumed (its first stamp is kept).
    */
   consume(model: string, id: string, consumedAt: number, now: number): Promise<boolean>;
+  /**
+   * Optional, for a backend where every write is a round trip: `consume(stamp)` (its outcome not
+   * reported) and `upsert(row)` as one atomic write, both or neither. A refresh token's rotation
+   * (see `ModelAdapter.consume`).
+   */
+  rotate?(stamp: Stamp, row: ModelRow): Promise<void>;
   destroy(model: string, id: string): Promise<void>;
   /** Deletes every grantable row of the grant, whatever its model. */
   revokeByGrantId(grantId: string): Promise<void>;

@@ -10,21 +10,19 @@ export interface RowKey {
   now: number;
 }
 
-export interface StampInput extends RowKey {
-  consumedAt: number;
-}
-
 export const rowKey = (input: { model: string; id: string }) => `${input.model}\u0000${input.id}`;
 
 /**
- * Inputs of a batch statement as a `VALUES` list, one row per input, `$1`… in row order (the
- * first row carries the column types). A list of fixed length is a plain prepared statement for
+ * Inputs of a batch statement as a `VALUES` list, one row per input, `$(offset + 1)`… in row
+ * order (the first row carries the column types). A list of fixed length is a plain prepared statement for
  * PostgreSQL, whose generic plan it caches; arrays through `unnest` looked like the natural
  * form, but their plan depends on the array lengths, so every execution was planned again and
  * cost the server more than the single statements it replaced.
  */
-export function valuesList(rows: unknown[][], types: string[]): { list: string; params: unknown[] } {
-  const tuples = rows.map((_, r) => `(${types.map((type, c) => `$${r * types.length + c + 1}${r === 0 ? `::${type}` : ''}`).join(', ')})`);
+export function valuesList(rows: unknown[][], types: string[], offset = 0): { list: string; params: unknown[] } {
+  const tuples = rows.map(
+    (_, r) => `(${types.map((type, c) => `$${offset + r * types.length + c + 1}${r === 0 ? `::${type}` : ''}`).join(', ')})`,
+  );
   return { list: `(VALUES ${tuples.join(', ')})`, params: rows.flat() };
 }
 

@@ -2,10 +2,10 @@
 import type { Pool } from 'pg';
 import type { AdapterPayload } from 'oidc-provider';
 import type { AccountRow } from '../accounts.js';
-import type { IndexedField, ModelBackend, ModelRow, NextRow } from '../model-rows.js';
+import type { IndexedField, ModelBackend, ModelRow, NextRow, Stamp } from '../model-rows.js';
 import { Batcher, Gate } from './batch.js';
 import { isConnectionLoss, RECONNECT_ATTEMPTS } from './reconnect.js';
-import { inInputOrder, liveRowPerInput, type RowKey, rowKey, type StampInput, valuesList } from './batch-sql.js';
+import { inInputOrder, liveRowPerInput, type RowKey, rowKey, valuesList } from './batch-sql.js';
 import { type PrefetchedAccount, type PrefetchedGrant, ReadAhead } from './read-ahead.js';
 import { LIVE, prepared, repeatable } from './statements.js';
 
@@ -23,6 +23,14 @@ const GRANT_SOURCES: ReadonlySet<string> = new Set(['AuthorizationCode', 'Refres
  */
 const ACCOUNT_ID_PATTERN = `'"accountId":"([^"\\\\]*)"'`;
 
+/** A refresh token's rotation: the old token stamped, its successor saved (see `rotate`). */
+interface Rotation {
+  stamp: Stamp;
+  row: ModelRow;
+}
+
+const UPSERT_TYPES = ['text', 'text', 'text', 'text', 'text', 'text', 'bigint'];
+
 type GrantSourceRow = {
   model: string;
   id: string;
@@ -39,7 +47,8 @@ export class PgModels implements ModelBackend {
   readonly #rows: Batcher<RowKey, AdapterPayload | undefined>;
   readonly #grantSources: Batcher<RowKey, GrantSourceRow | undefined>;
   readonly #upserts: Batcher<ModelRow, void>;
-  readonly #stamps: Batcher<StampInput, boolean>;
+  readonly #stamps: Batcher<Stamp, boolean>;
+  readonly #rotations: Batcher<Rotation, void>;
   /**
    * Codes and refresh tokens read with the client of their token request (see `find`), for
    * the lookup that follows; a row found missing is kept as such. Dropped by any write of this
@@ -55,7 +64,7 @@ export class PgModels implements ModelBackend {
     /** Account rows read with a code or refresh token (for the `findAccount` that follows). */
     private readonly accounts: ReadAhead<PrefetchedAccount>,
   ) {
-    // One statement of these four kinds at a time per instance: while it runs, the requests
+    // One statement of these five kinds at a time per instance: while it runs, the requests
     // that come meanwhile gather for the next (0.57 statements per code exchange at 10
     // concurrent exchanges, against 0.80 with one place per kind; see batch.ts).
     const gate = new Gate(1);
@@ -71,8 +80,13 @@ export class PgModels implements ModelBackend {
       { key: rowKey, one: (row) => this.upsertOne(row), many: (rows) => this.upsertMany(rows) },
       gate,
     );
-    this.#stamps = new Batcher<StampInput, boolean>(
+    this.#stamps = new Batcher<Stamp, boolean>(
       { key: rowKey, one: (input, batchError) => this.consumeOne(input, batchError), many: (inputs) => this.stampMany(inputs) },
+      gate,
+    );
+    // keyed by the stamped row: two rotations of one token never share a statement
+    this.#rotations = new Batcher<Rotation, void>(
+      { key: (r) => rowKey(r.stamp), one: (r) => this.rotateOne(r), many: (rs) => this.rotateMany(rs) },
       gate,
     );
   }
@@ -111,7 +125,7 @@ export class PgModels implements ModelBackend {
   }
 
   private async upsertMany(rows: ModelRow[]): Promise<void[]> {
-    const { list, params } = valuesList(rows.map(PgModels.upsertValues), ['text', 'text', 'text', 'text', 'text', 'text', 'bigint']);
+    const { list, params } = valuesList(rows.map(PgModels.upsertValues), UPSERT_TYPES);
     await repeatable(
       this.pool,
       prepared(
@@ -279,7 +293,7 @@ export class PgModels implements ModelBackend {
    * for a batch whose connection was lost (`batchError`); a batch that failed otherwise was
    * rolled back, and its inputs are simply stamped one by one.
    */
-  private async consumeOne(input: StampInput, batchError?: unknown): Promise<boolean> {
+  private async consumeOne(input: Stamp, batchError?: unknown): Promise<boolean> {
     const { model, id, now } = input;
     if (batchError !== undefined && isConnectionLoss(batchError)) {
       const row = await this.findRow(model, id, now);
@@ -320,11 +334,11 @@ export class PgModels implements ModelBackend {
            AND payload !~ ${PgModels.STAMPED}`;
   }
 
-  private static stampParams(input: StampInput): unknown[] {
+  private static stampParams(input: Stamp): unknown[] {
     return [input.model, input.id, JSON.stringify(input.consumedAt), input.now];
   }
 
-  private async stamp(input: StampInput): Promise<boolean> {
+  private async stamp(input: Stamp): Promise<boolean> {
     const result = await this.pool.query(prepared(this.stampSql(0), PgModels.stampParams(input)));
     return result.rowCount === 1;
   }
@@ -334,7 +348,7 @@ export class PgModels implements ModelBackend {
    * Each input is its own `UPDATE` by key (the single statement's plan, an index lookup), run
    * in input order, so that the rows are locked in key order.
    */
-  private async stampMany(inputs: StampInput[]): Promise<boolean[]> {
+  private async stampMany(inputs: Stamp[]): Promise<boolean[]> {
     const branches = inputs.map((_, i) => `s${i} AS (${this.stampSql(4 * i)} RETURNING model, id)`);
     const { rows } = await this.pool.query<{ model: string; id: string }>(
       prepared(
@@ -344,6 +358,54 @@ export class PgModels implements ModelBackend {
       ),
     );
     return inInputOrder(inputs, rows).map((row) => row !== undefined);
+  }
+
+  async rotate(stamp: Stamp, row: ModelRow): Promise<void> {
+    this.dropReadAhead(stamp.model, stamp.id);
+    this.dropReadAhead(row.model, row.id);
+    try {
+      await this.#rotations.submit({ stamp, row });
+    } finally {
+      this.dropReadAhead(stamp.model, stamp.id);
+      this.dropReadAhead(row.model, row.id);
+    }
+  }
+
+  // A rotation is one statement, so both writes commit or neither does. Unlike a lone stamp it
+  // reports nothing, which makes it safe to run again after a lost connection: a second run
+  // finds the stamp in place (the UPDATE matches nothing) and writes the same row again.
+  private async rotateOne({ stamp, row }: Rotation): Promise<void> {
+    await repeatable(
+      this.pool,
+      prepared(
+        `WITH s AS (${this.stampSql(0)})
+         INSERT INTO ${this.q}.oidc_models (model, id, payload, grant_id, uid, user_code, expires_at)
+         VALUES ($5, $6, $7, $8, $9, $10, $11)
+         ${this.upsertConflict}`,
+        [...PgModels.stampParams(stamp), ...PgModels.upsertValues(row)],
+      ),
+    );
+  }
+
+  /** Several rotations in one statement: the stamps in key order (as in `stampMany`), then the rows. */
+  private async rotateMany(rotations: Rotation[]): Promise<undefined[]> {
+    const branches = rotations.map((_, i) => `s${i} AS (${this.stampSql(4 * i)})`);
+    const { list, params } = valuesList(
+      rotations.map((r) => PgModels.upsertValues(r.row)),
+      UPSERT_TYPES,
+      4 * rotations.length,
+    );
+    await repeatable(
+      this.pool,
+      prepared(
+        `WITH ${branches.join(',\n')}
+         INSERT INTO ${this.q}.oidc_models (model, id, payload, grant_id, uid, user_code, expires_at)
+         SELECT * FROM ${list} AS v
+         ${this.upsertConflict}`,
+        [...rotations.flatMap((r) => PgModels.stampParams(r.stamp)), ...params],
+      ),
+    );
+    return rotations.map(() => undefined);
   }
 
   async destroy(model: string, id: string) {

@@ -96,7 +96,7 @@ interface FoundRefreshToken {
 
 /** What the checkpoint decided for one token request, read by the middleware after it. */
 type RequestState =
-  | { kind: 'first'; slot: string; value: string; clientId: string; jkt?: string; done: () => void }
+  | { kind: 'first'; slot: string; value: string; clientId: string; jkt?: string; done: (record?: GraceRecord) => void }
   | { kind: 'repeat'; payload: GracePayload; token: FoundRefreshToken }
   | { kind: 'checked' };
 
@@ -130,11 +130,11 @@ export async function refreshGraceCheckpoint(ctx: Ctx, token: unknown): Promise<
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** Resolves when `promise` settles or after `ms`, whichever comes first (no timer left behind). */
-async function within(promise: Promise<void>, ms: number): Promise<void> {
+/** `promise`'s value, or undefined after `ms`, whichever comes first (no timer left behind). */
+async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    await Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+    return await Promise.race([promise, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)))]);
   } finally {
     clearTimeout(timer);
   }
@@ -167,8 +167,8 @@ class RefreshGrace {
   private readonly logger: Logger;
   private readonly maxWaitMs: number;
   private readonly pollMs: number;
-  /** First requests in flight on this instance: a waiter here need not poll the store. */
-  private readonly inFlight = new Map<string, Promise<void>>();
+  /** First requests in flight on this instance, to their outcome: a waiter here need not read the store. */
+  private readonly inFlight = new Map<string, Promise<GraceRecord | undefined>>();
   private readonly requests = new WeakMap<object, RequestState>();
 
   constructor(
@@ -240,19 +240,20 @@ class RefreshGrace {
 
   /** The first refresh of this token in the window: the provider rotates, the middleware keeps. */
   private first(ctx: Ctx, claim: { slot: string; value: string; clientId: string; jkt?: string }): void {
-    let done!: () => void;
-    this.inFlight.set(claim.slot, new Promise<void>((resolve) => (done = resolve)));
+    let done!: (record?: GraceRecord) => void;
+    this.inFlight.set(claim.slot, new Promise<GraceRecord | undefined>((resolve) => (done = resolve)));
     this.requests.set(ctx, { kind: 'first', ...claim, done });
   }
 
   /** After the first refresh: keep its response (sealed), or mark it failed and release the claim. */
   private async keepOutcome(ctx: Ctx, state: Extract<RequestState, { kind: 'first' }>, threw: boolean): Promise<void> {
     const { slot, value, clientId } = state;
+    let record: GraceRecord | undefined;
     try {
       const body = threw || ctx.status !== 200 ? undefined : jsonBody(ctx);
       // No need to clear an older failure marker first: this write replaces it, and a waiter
       // that reads it meanwhile only takes another turn.
-      const record: GraceRecord =
+      record =
         body && typeof body.refresh_token === 'string'
           ? sealGracePayload(value, slot, {
               clientId,
@@ -262,12 +263,19 @@ class RefreshGrace {
               issuedAt: Date.now(),
             })
           : { v: 1, failed: true };
-      await this.keep(slot, record, clientId);
-      // A failed attempt releases the claim: the client's corrected retry becomes the first.
-      if ('failed' in record) await this.kv.delete(REFRESH_GRACE_NAMESPACE, `c:${slot}`).catch(() => undefined);
+      if ('failed' in record) {
+        await this.keep(slot, record, clientId);
+        // A failed attempt releases the claim: the client's corrected retry becomes the first.
+        await this.kv.delete(REFRESH_GRACE_NAMESPACE, `c:${slot}`).catch(() => undefined);
+      } else {
+        // The response does not wait for this write (a round trip on a shared store): waiters
+        // on this instance get the record from `done`, and those on other instances read the
+        // store until it is there, as they do while the first request runs.
+        void this.keep(slot, record, clientId);
+      }
     } finally {
       this.inFlight.delete(slot);
-      state.done();
+      state.done(record);
     }
   }
 
@@ -355,7 +363,10 @@ class RefreshGrace {
 
   private async awaitRecord(slot: string, deadline: number): Promise<unknown> {
     const local = this.inFlight.get(slot);
-    if (local) await within(local, Math.max(0, deadline - Date.now()));
+    if (local) {
+      const record = await within(local, Math.max(0, deadline - Date.now()));
+      if (record !== undefined) return record;
+    }
     for (;;) {
       let record: unknown;
       try {

@@ -12,9 +12,16 @@ import { dropSchema, randomSchema, recordStatements, TEST_DATABASE_URL, type Rec
 
 type Statement = RecordedStatement;
 
-/** The statements sent while `run` runs (only this file's AS talks to PostgreSQL meanwhile). */
+/**
+ * The statements sent while `run` runs and 100 ms after (the sealed response is kept once the
+ * response is on its way); only this file's AS talks to PostgreSQL meanwhile.
+ */
 async function statementsOf(run: () => Promise<void>): Promise<Statement[]> {
-  return (await recordStatements(run)).statements;
+  const { statements } = await recordStatements(async () => {
+    await run();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  });
+  return statements;
 }
 
 function kind({ text }: Statement): string {
@@ -63,7 +70,7 @@ describe('PostgreSQL round trips of a refresh (issue 25)', () => {
           // the rotation: the old refresh token stamped (conditionally) and the new one saved, one
           // atomic statement (the access token is a JWT: nothing stored)
           'rotate',
-          'kv set', // the sealed response kept for the window
+          'kv set', // the sealed response kept for the window (the response does not wait for it)
         ]);
         expect(statements[0]!.values).toEqual(expect.arrayContaining(['Client', clientId, 'RefreshToken', token]));
       }

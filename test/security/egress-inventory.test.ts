@@ -316,7 +316,9 @@ describe('egress inventory: every outgoing request in packages/*/src and apps/*/
     // Allowed: building deps once, spreading it in depsFor, the MCP request (DPoP) and the authorization URL scheme check.
     expect(bare).toHaveLength(4);
     expect(read('context.ts')).toMatch(/\{ \.\.\.this\.deps, egress \}/);
-    expect(read('auth-fetch.ts')).toMatch(/dpopResourceRequest\(original, tokens\.access_token, dpopKey, parts\.context\.deps\)/);
+    expect(read('auth-fetch.ts')).toMatch(
+      /dpopResourceRequest\(original, await bodyOf\(original\), tokens\.access_token, dpopKey, parts\.context\.deps\)/,
+    );
     expect(read('authorization-flows.ts')).toMatch(/assertAllowedUrl\(url, 'authorization URL', this\.context\.deps\)/);
     // Token and revocation requests: the grant context carries the server's policy.
     expect(read('credentials.ts')).toMatch(/deps: context\.depsFor\(binding\.server\)/);

@@ -64,9 +64,16 @@ export async function dpopKeyFromJwk(alg: string, privateJwk: Record<string, unk
  * challenge is retried once with the server's nonce (RFC 9449 §9). Other challenges are returned
  * as the response for the caller's 401/403 handling.
  */
-export async function dpopResourceRequest(original: Request, accessToken: string, key: DpopKey, deps: HttpDeps): Promise<Response> {
+export async function dpopResourceRequest(
+  original: Request,
+  /** The request's body bytes, read once by the caller for all its attempts (undefined: none). */
+  bytes: ArrayBuffer | undefined,
+  accessToken: string,
+  key: DpopKey,
+  deps: HttpDeps,
+): Promise<Response> {
   const method = original.method.toUpperCase();
-  const body = method === 'GET' || method === 'HEAD' ? null : await original.clone().arrayBuffer();
+  const body = method === 'GET' || method === 'HEAD' ? null : (bytes ?? null);
   const headers = new Headers(original.headers);
   headers.delete('authorization');
   headers.delete('dpop');

@@ -30,7 +30,7 @@ export async function sendWithTokens(
   original: Request,
 ): Promise<Response> {
   const dpopKey = tokens?.dpop_jkt && binding ? await parts.dpopKeys.keyFor(binding, tokens.client_id) : undefined;
-  if (tokens && dpopKey) return dpopResourceRequest(original, tokens.access_token, dpopKey, parts.context.deps);
+  if (tokens && dpopKey) return dpopResourceRequest(original, await bodyOf(original), tokens.access_token, dpopKey, parts.context.deps);
   const headers = new Headers(original.headers);
   if (tokens) headers.set('authorization', `Bearer ${tokens.access_token}`);
   // The body read once per call and sent as bytes: a Request per attempt (clone, tee, new
@@ -46,7 +46,7 @@ export async function sendWithTokens(
 
 const bodies = new WeakMap<Request, Promise<ArrayBuffer | undefined>>();
 
-/** The request's body bytes (`undefined` for GET/HEAD or no body), read from a clone once per request. */
+/** The request's body bytes (`undefined` for GET/HEAD or no body), read from a clone once per request (Bearer and DPoP alike). */
 function bodyOf(request: Request): Promise<ArrayBuffer | undefined> {
   let body = bodies.get(request);
   if (body === undefined) {

@@ -1,7 +1,7 @@
 import { ResourceServerError } from './errors.js';
 import { DEFAULT_INTROSPECTION_TIMEOUT_MS, introspectAccessToken, type IntrospectionOptions } from './introspection.js';
 import { KeyStore } from './key-store.js';
-import { TokenCache, tokenHash } from './token-cache.js';
+import { ConnectionTokenHashes, TokenCache, tokenHash } from './token-cache.js';
 import { verifyJwtAccessToken, type JwtVerifyOptions } from './verify-jwt.js';
 import type { ResolvedOptions } from './options.js';
 import type { VerifiedAccessToken } from './types.js';
@@ -13,9 +13,10 @@ export interface AccessTokenVerifier {
   /**
    * The cached answer for `token`, synchronously (no promise, no I/O), or `undefined` (not cached,
    * cache off). A wrapper that adds checks to {@link verify} must add them here too or leave this
-   * out: callers fall back to `verify` when it is missing.
+   * out: callers fall back to `verify` when it is missing. `connection`: the request's socket,
+   * when there is one (its last token's hash is reused, see `ConnectionTokenHashes`).
    */
-  cached?(token: string): VerifiedAccessToken | undefined;
+  cached?(token: string, connection?: object): VerifiedAccessToken | undefined;
   /** Drops cached tokens, metadata and keys. */
   clear(): void;
   /** Entries in the validated-token cache (0 when turned off). */
@@ -84,9 +85,10 @@ export function createAccessTokenVerifier(options: ResolvedOptions): AccessToken
   // closure holds the token anyway), so hashing is kept for the long-lived cache, and a server
   // with the cache off hashes nothing.
   const inFlight = new Map<string, Promise<VerifiedAccessToken>>();
+  const connectionHashes = new ConnectionTokenHashes();
 
   return {
-    cached: (token) => (cache.enabled ? cache.get(token) : undefined),
+    cached: (token, connection) => (cache.enabled ? cache.get(token, connectionHashes.keyFor(token, connection)) : undefined),
     verify(token) {
       try {
         // one SHA-256 per request with the cache on (lookup and store share it), none with it off

@@ -84,10 +84,11 @@ export interface ResourceServerCore {
   /**
    * {@link authenticate}'s answer when it needs no I/O and no promise: a cached `Bearer` token.
    * `undefined`: call `authenticate` (DPoP, a token not in the cache, the cache off).
-   * `credentials`: what {@link extractCredentials} returned for this request.
+   * `credentials`: what {@link extractCredentials} returned for this request; `connection`: the
+   * request's socket, when there is one (a keep-alive connection's token is hashed once).
    * @throws {ResourceServerError} what `authenticate` would reject with for these credentials
    */
-  authenticateFromCache(credentials: Credentials): AuthenticatedRequest | undefined;
+  authenticateFromCache(credentials: Credentials, connection?: object): AuthenticatedRequest | undefined;
   /** The current DPoP nonce (when nonces are on). */
   dpopNonce(): string | undefined;
 }
@@ -178,10 +179,10 @@ export function createResourceServerCore(input: ResourceServerOptions): Resource
   // a warm request then costs no promise at all. (A verifier without `cached`, e.g. one wrapped
   // with extra checks, always takes the full path.)
   const cachedLookup = verifier.cached?.bind(verifier);
-  function authenticateFromCache({ scheme, token }: Credentials): AuthenticatedRequest | undefined {
+  function authenticateFromCache({ scheme, token }: Credentials, connection?: object): AuthenticatedRequest | undefined {
     if (scheme !== 'bearer' || cachedLookup === undefined) return undefined;
     if (dpop?.required === true) throw new ResourceServerError('dpop_required');
-    const verified = cachedLookup(token);
+    const verified = cachedLookup(token, connection);
     return verified === undefined ? undefined : acceptBearer(verified);
   }
 

@@ -78,8 +78,8 @@ export function withRevocationCheck(verifier: AccessTokenVerifier, list: Revocat
     ...(innerCached === undefined
       ? {}
       : {
-          cached(token: string) {
-            const verified = innerCached(token);
+          cached(token: string, connection?: object) {
+            const verified = innerCached(token, connection);
             return verified === undefined ? undefined : refuseRevoked(verified);
           },
         }),

@@ -1,6 +1,9 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { TokenCache, tokenHash, type VerifiedAccessToken } from '../src/index.js';
+import { ConnectionTokenHashes } from '../src/token-cache.js';
 import { makeApp, makeKey, RESOURCE, rpc, signToken, StubIssuer, type SigningKey } from './helpers/harness.js';
 
 let as: StubIssuer;
@@ -85,7 +88,92 @@ describe('TokenCache', () => {
   });
 });
 
+describe('ConnectionTokenHashes (a keep-alive connection hashes its token once)', () => {
+  it('gives the token hash whatever the connection saw before; no connection: hashed each time', () => {
+    const hashes = new ConnectionTokenHashes();
+    const a = {};
+    const b = {};
+    for (const [token, connection] of [
+      ['t1', a],
+      ['t1', a],
+      ['t2', a],
+      ['t1', a],
+      ['t2', b],
+      ['t1', b],
+      ['t1', undefined],
+    ] as const) {
+      expect(hashes.keyFor(token, connection)).toBe(tokenHash(token));
+    }
+  });
+});
+
+/** GETs of /mcp with each token in turn, all on one keep-alive connection: status and subject. */
+async function onOneConnection(app: http.RequestListener, tokens: string[]) {
+  const server = http.createServer(app);
+  let connections = 0;
+  server.on('connection', () => connections++);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  try {
+    const results: { status: number; sub: unknown }[] = [];
+    for (const token of tokens) {
+      results.push(
+        await new Promise((resolve, reject) => {
+          const req = http.get(
+            {
+              host: '127.0.0.1',
+              port: (server.address() as AddressInfo).port,
+              path: '/mcp',
+              agent,
+              headers: { authorization: `Bearer ${token}` },
+            },
+            (res) => {
+              let text = '';
+              res.on('data', (chunk) => (text += chunk));
+              res.on('end', () =>
+                resolve({
+                  status: res.statusCode ?? 0,
+                  sub: (JSON.parse(text) as { auth?: { extra?: { sub?: unknown } } }).auth?.extra?.sub,
+                }),
+              );
+            },
+          );
+          req.on('error', reject);
+        }),
+      );
+    }
+    return { results, connections };
+  } finally {
+    agent.destroy();
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
 describe('validated-token cache through rs.protect', () => {
+  it("two users' tokens alternating on one keep-alive connection (a proxy multiplexing users): each request is its own token's subject; a forged one is refused", async () => {
+    const t = makeApp({ authorizationServers: [as.issuer] });
+    try {
+      const alice = await signToken({ key, issuer: as.issuer, claims: { sub: 'alice' } });
+      const bob = await signToken({ key, issuer: as.issuer, claims: { sub: 'bob' } });
+      // alice's token with bob's payload: the signature no longer matches
+      const [h, , sig] = alice.split('.');
+      const forged = [h, bob.split('.')[1], sig].join('.');
+      const { results, connections } = await onOneConnection(t.app, [alice, bob, alice, alice, forged, bob, alice]);
+      expect(connections).toBe(1);
+      expect(results).toEqual([
+        { status: 200, sub: 'alice' },
+        { status: 200, sub: 'bob' },
+        { status: 200, sub: 'alice' },
+        { status: 200, sub: 'alice' },
+        { status: 401, sub: undefined },
+        { status: 200, sub: 'bob' },
+        { status: 200, sub: 'alice' },
+      ]);
+    } finally {
+      await t.rs.close();
+    }
+  });
+
   it('caches by default, and a cached token is refused once the clock reaches exp', async () => {
     let clock = Date.now();
     const t = makeApp({ authorizationServers: [as.issuer], clockTolerance: 0, now: () => clock });

@@ -146,7 +146,7 @@ export function createProtectHandler(core: ResourceServerCore): RequestHandler {
         url: req.originalUrl ?? req.url,
         tokenInBody: false,
       });
-      const cachedAnswer = core.authenticateFromCache(credentials);
+      const cachedAnswer = core.authenticateFromCache(credentials, req.socket);
       const body: unknown = req.body;
       if (cachedAnswer === undefined || bodyToRead(req, contentType, body)) {
         return protectAsync(req, res, next, contentType, credentials, cachedAnswer);

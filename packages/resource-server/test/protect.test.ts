@@ -376,3 +376,34 @@ describe('rs.protect: its own failures are 500, never a sign-in challenge', () =
     }
   });
 });
+
+describe('rs.protect: req.auth (the MCP SDK AuthInfo)', () => {
+  it('resource is a URL of the protected resource, its own per request: a handler changing or clearing it changes nothing for the next, and copies keep it', async () => {
+    const seen: unknown[] = [];
+    const app = express();
+    app.all('/mcp', t.rs.protect, (req: express.Request & { auth?: { resource?: URL } }, res) => {
+      const auth = req.auth!;
+      const copy = { ...auth };
+      seen.push([auth.resource?.href, copy.resource?.href, (JSON.parse(JSON.stringify(auth)) as { resource?: unknown }).resource]);
+      auth.resource!.pathname = '/changed';
+      const changed = auth.resource?.href;
+      auth.resource = undefined;
+      res.json({ changed, cleared: auth.resource ?? null, copy: copy.resource?.href });
+    });
+    for (let i = 0; i < 2; i++) {
+      const res = await request(app)
+        .post('/mcp')
+        .set('Host', 'localhost:3000')
+        .set('Authorization', `Bearer ${readToken}`)
+        .send(rpc('ping'));
+      expect(res.status).toBe(200);
+      // the spread copy holds the same URL object the handler then changed
+      expect(res.body).toEqual({ changed: 'http://localhost:3000/changed', cleared: null, copy: 'http://localhost:3000/changed' });
+    }
+    const resource = 'http://localhost:3000/mcp';
+    expect(seen).toEqual([
+      [resource, resource, resource],
+      [resource, resource, resource],
+    ]);
+  });
+});

@@ -6,16 +6,12 @@ import autocannon from 'autocannon';
 
 const { bearerTokens, ...options } = JSON.parse(process.argv[2]);
 if (bearerTokens?.length) {
-  // Each request carries the next token of the set, in turn.
+  // Each connection keeps one token of the set (the next one in turn), as an MCP client keeps
+  // its access token on its connection until it refreshes.
   let next = 0;
-  options.requests = [
-    {
-      setupRequest: (request) => ({
-        ...request,
-        headers: { ...request.headers, authorization: `Bearer ${bearerTokens[next++ % bearerTokens.length]}` },
-      }),
-    },
-  ];
+  options.setupClient = (client) => {
+    client.setHeaders({ ...options.headers, authorization: `Bearer ${bearerTokens[next++ % bearerTokens.length]}` });
+  };
 }
 const result = await autocannon({ ...options, workers: undefined });
 process.stdout.write(

@@ -290,7 +290,7 @@ export async function runRsOverhead({ rounds, duration, connections, tokenCount 
         ? `1b. resource-server overhead on a plain express GET route (no MCP), ${connections} connections, ${rounds} rounds × ${duration} s`
         : `1. resource-server overhead — tools/call "${TOOL}", ${VERSION} stateless wire, ${connections} connections, ${rounds} rounds × ${duration} s`,
       notes: [
-        `One server; ${tokenCount} ES256 tokens from our AS, one per request in turn, the same set for every variant; only the auth layer changes.`,
+        `One server; ${tokenCount} ES256 tokens from our AS, each connection keeping one, the same set for every variant; only the auth layer changes.`,
         '"unprotected" hands the handler a fixed caller without looking at the token.',
         'CPU rows: CPU time of the server process per request; "CPU: unprotected / X" reads like a throughput ratio (1 = free).',
         ...(plain

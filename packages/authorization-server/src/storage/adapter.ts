@@ -54,9 +54,13 @@ interface PendingRotation {
 /** Pending rotations by token request (oidc-provider's request context). */
 const pendingRotations = new WeakMap<object, PendingRotation>();
 
-/** The current request's context when it is a refresh at the token endpoint. */
-function refreshRequest(): object | undefined {
-  const ctx = Provider.ctx;
+/** The parts of oidc-provider's request context (`Provider.ctx`) read here. */
+export interface RequestContext {
+  oidc?: { route?: string; params?: Record<string, unknown> };
+}
+
+/** `ctx` when it is a refresh at the token endpoint. */
+function refreshRequest(ctx: RequestContext | undefined): RequestContext | undefined {
   return ctx?.oidc?.route === 'token' && ctx.oidc.params?.grant_type === 'refresh_token' ? ctx : undefined;
 }
 
@@ -67,11 +71,13 @@ export class ModelAdapter implements Adapter {
     private readonly clock: Clock,
     /** Told of every grant this adapter deletes (the revocation signal, `OpenStoreOptions.onGrantRevoked`). */
     private readonly grantEnded?: (grantId: string) => Promise<void>,
+    /** The request being served (oidc-provider's public `Provider.ctx`; tests give their own). */
+    private readonly currentRequest: () => RequestContext | undefined = () => Provider.ctx,
   ) {}
 
   async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
     const row = toRow(this.model, id, payload, expiresIn, this.clock());
-    const ctx = this.model === 'RefreshToken' ? refreshRequest() : undefined;
+    const ctx = this.model === 'RefreshToken' ? refreshRequest(this.currentRequest()) : undefined;
     const pending = ctx === undefined ? undefined : pendingRotations.get(ctx);
     if (pending !== undefined && this.backend.rotate !== undefined) {
       pendingRotations.delete(ctx!);
@@ -125,7 +131,7 @@ export class ModelAdapter implements Adapter {
    * Should no upsert come within the turn, the stamp goes alone.
    */
   private deferStamp(id: string, now: number): boolean {
-    const ctx = refreshRequest();
+    const ctx = refreshRequest(this.currentRequest());
     if (ctx === undefined || pendingRotations.has(ctx)) return false;
     const pending: PendingRotation = { stamp: { model: this.model, id, consumedAt: epochSeconds(now), now } };
     pendingRotations.set(ctx, pending);

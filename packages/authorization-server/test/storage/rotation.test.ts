@@ -2,12 +2,13 @@
  * A refresh token's rotation (OAuth 2.1 §4.3.1, RFC 9700 §4.14.2): oidc-provider stamps the old
  * token (`consume`) and saves its successor (`upsert`) in one refresh request. On a backend with
  * `rotate` (PostgreSQL) both go as one atomic write (src/storage/adapter.ts): first through the
- * adapter with a recording backend, inside oidc-provider's request context (outside the kit,
- * so entered through its own AsyncLocalStorage); then on PostgreSQL.
+ * adapter with a recording backend, inside a request context of the shape oidc-provider's
+ * `Provider.ctx` gives (the adapter's `currentRequest`); then on PostgreSQL, where a real refresh
+ * is pinned by pg-refresh-round-trips.test.ts.
  */
-import type { AsyncLocalStorage } from 'node:async_hooks';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ModelAdapter } from '../../src/storage/adapter.js';
+import { ModelAdapter, type RequestContext } from '../../src/storage/adapter.js';
 import type { ModelBackend, ModelRow, Stamp } from '../../src/storage/model-rows.js';
 import { PgModels } from '../../src/storage/postgres/models.js';
 import { ReadAhead } from '../../src/storage/postgres/read-ahead.js';
@@ -15,12 +16,11 @@ import { openStore, type Store } from '../../src/storage/index.js';
 import pg from 'pg';
 import { dropSchema, randomSchema, recordStatements, TEST_DATABASE_URL } from './pg-helpers.js';
 
-// oidc-provider's request context (`Provider.ctx`); the module has no type declarations
-const ALS_MODULE: string = 'oidc-provider/lib/helpers/als.js';
-const { default: als } = (await import(ALS_MODULE)) as { default: AsyncLocalStorage<object> };
+/** The request being served, as `Provider.ctx` would give it. */
+const requests = new AsyncLocalStorage<RequestContext>();
 
 const refreshContext = () => ({ oidc: { route: 'token', params: { grant_type: 'refresh_token', refresh_token: 'old' } } });
-const inRequest = <T>(ctx: object, run: () => Promise<T>) => als.run(ctx, run);
+const inRequest = <T>(ctx: RequestContext, run: () => Promise<T>) => requests.run(ctx, run);
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Records each backend call; `consume` fails with `consumeError` when set. */
@@ -51,7 +51,16 @@ function recordingBackend(options: { rotate?: boolean; consumeError?: Error } = 
           },
         }),
   };
-  return { calls, adapter: new ModelAdapter('RefreshToken', backend, () => 1_700_000_000_000) };
+  return {
+    calls,
+    adapter: new ModelAdapter(
+      'RefreshToken',
+      backend,
+      () => 1_700_000_000_000,
+      undefined,
+      () => requests.getStore(),
+    ),
+  };
 }
 
 describe('refresh token rotation through the adapter', () => {

@@ -107,34 +107,24 @@ export class PgModels implements ModelBackend {
     return [row.model, row.id, JSON.stringify(row.payload), row.grantId, row.uid, row.userCode, row.expiresAt];
   }
 
-  private get upsertConflict(): string {
-    return `ON CONFLICT (model, id) DO UPDATE SET payload = EXCLUDED.payload, grant_id = EXCLUDED.grant_id,
+  /**
+   * The upsert of the rows `source` gives: `VALUES (…)` of one row or `SELECT * FROM (VALUES …)`
+   * of several, in the column order of {@link upsertValues}.
+   */
+  private upsertSql(source: string): string {
+    return `INSERT INTO ${this.q}.oidc_models (model, id, payload, grant_id, uid, user_code, expires_at)
+         ${source}
+         ON CONFLICT (model, id) DO UPDATE SET payload = EXCLUDED.payload, grant_id = EXCLUDED.grant_id,
            uid = EXCLUDED.uid, user_code = EXCLUDED.user_code, expires_at = EXCLUDED.expires_at`;
   }
 
   private async upsertOne(row: ModelRow): Promise<void> {
-    await repeatable(
-      this.pool,
-      prepared(
-        `INSERT INTO ${this.q}.oidc_models (model, id, payload, grant_id, uid, user_code, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)
-         ${this.upsertConflict}`,
-        PgModels.upsertValues(row),
-      ),
-    );
+    await repeatable(this.pool, prepared(this.upsertSql('VALUES ($1, $2, $3, $4, $5, $6, $7)'), PgModels.upsertValues(row)));
   }
 
   private async upsertMany(rows: ModelRow[]): Promise<void[]> {
     const { list, params } = valuesList(rows.map(PgModels.upsertValues), UPSERT_TYPES);
-    await repeatable(
-      this.pool,
-      prepared(
-        `INSERT INTO ${this.q}.oidc_models (model, id, payload, grant_id, uid, user_code, expires_at)
-         SELECT * FROM ${list} AS v
-         ${this.upsertConflict}`,
-        params,
-      ),
-    );
+    await repeatable(this.pool, prepared(this.upsertSql(`SELECT * FROM ${list} AS v`), params));
     return rows.map(() => undefined);
   }
 
@@ -379,9 +369,7 @@ export class PgModels implements ModelBackend {
       this.pool,
       prepared(
         `WITH s AS (${this.stampSql(0)})
-         INSERT INTO ${this.q}.oidc_models (model, id, payload, grant_id, uid, user_code, expires_at)
-         VALUES ($5, $6, $7, $8, $9, $10, $11)
-         ${this.upsertConflict}`,
+         ${this.upsertSql('VALUES ($5, $6, $7, $8, $9, $10, $11)')}`,
         [...PgModels.stampParams(stamp), ...PgModels.upsertValues(row)],
       ),
     );
@@ -399,9 +387,7 @@ export class PgModels implements ModelBackend {
       this.pool,
       prepared(
         `WITH ${branches.join(',\n')}
-         INSERT INTO ${this.q}.oidc_models (model, id, payload, grant_id, uid, user_code, expires_at)
-         SELECT * FROM ${list} AS v
-         ${this.upsertConflict}`,
+         ${this.upsertSql(`SELECT * FROM ${list} AS v`)}`,
         [...rotations.flatMap((r) => PgModels.stampParams(r.stamp)), ...params],
       ),
     );

@@ -73,7 +73,8 @@ export async function dpopResourceRequest(
   deps: HttpDeps,
 ): Promise<Response> {
   const method = original.method.toUpperCase();
-  const body = method === 'GET' || method === 'HEAD' ? null : (bytes ?? null);
+  // a GET or HEAD Request cannot carry a body, so its bytes are undefined already
+  const body = bytes ?? null;
   const headers = new Headers(original.headers);
   headers.delete('authorization');
   headers.delete('dpop');

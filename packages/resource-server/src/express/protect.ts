@@ -3,7 +3,15 @@ import type { Credentials } from '../credentials.js';
 import { ResourceServerError } from '../errors.js';
 import type { AuthenticatedRequest, ResourceServerCore } from '../resource-server-core.js';
 import { notifyValidation } from '../validation-hook.js';
-import { BodyError, bodyAlreadyRead, isFormContentType, isJsonContentType, readRawBody } from './read-body.js';
+import {
+  BodyError,
+  bodyAlreadyRead,
+  isFormContentType,
+  isJsonContentType,
+  parseJsonBody,
+  readRawBody,
+  readRawBodyAsync,
+} from './read-body.js';
 
 /** Sends a JSON-RPC error without `id` (we do not know it) — same shape the SDK uses. */
 function sendJsonRpcError(res: Response, status: number, code: number, message: string): void {
@@ -16,9 +24,10 @@ function sendJsonRpcError(res: Response, status: number, code: number, message: 
  * MCP scope policy; then `req.auth` (SDK `AuthInfo`) and `next()`. Refusals never reach the MCP
  * handler.
  *
- * A request whose token the cache answers and whose body needs no reading runs synchronously
- * (no promise at all); everything else (a form body, DPoP, a token to verify, a JSON body to
- * read) continues in {@link protectAsync} with the same steps.
+ * A request whose token the cache answers needs no promise at all: it runs synchronously, or,
+ * when it has a JSON body to read, on the body stream's events ({@link admitAfterBody}).
+ * Everything else (a form body, DPoP, a token to verify) continues in {@link protectAsync} with
+ * the same steps.
  */
 export function createProtectHandler(core: ResourceServerCore): RequestHandler {
   const { maxBodyBytes, logger } = core.options;
@@ -27,8 +36,11 @@ export function createProtectHandler(core: ResourceServerCore): RequestHandler {
   function fail(res: Response, err: unknown, credentials: Credentials | undefined): void {
     if (res.headersSent) return;
     if (err instanceof BodyError) {
-      if (err.kind === 'too_large') sendJsonRpcError(res, 413, -32600, 'Request body too large');
-      else if (err.kind === 'parse_error') sendJsonRpcError(res, 400, -32700, 'Parse error: invalid JSON');
+      if (err.kind === 'too_large') {
+        // the rest of the body stays unread: this connection cannot carry another request
+        res.set('connection', 'close');
+        sendJsonRpcError(res, 413, -32600, 'Request body too large');
+      } else if (err.kind === 'parse_error') sendJsonRpcError(res, 400, -32700, 'Parse error: invalid JSON');
       else sendJsonRpcError(res, 400, -32600, 'Request body could not be read');
       return;
     }
@@ -77,9 +89,31 @@ export function createProtectHandler(core: ResourceServerCore): RequestHandler {
     return req.method === 'POST' && body === undefined && isJsonContentType(contentType) && !bodyAlreadyRead(req);
   }
 
+  /** A cached token with a JSON body to read: the body's stream events, then {@link admit}. */
+  function admitAfterBody(
+    req: Request,
+    res: Response,
+    next: NextFunction,
+    authenticated: AuthenticatedRequest,
+    contentType: string | undefined,
+    credentials: Credentials,
+  ): void {
+    readRawBody(req, maxBodyBytes, (err, raw) => {
+      try {
+        if (err !== undefined) throw err;
+        const body = parseJsonBody(raw);
+        // the SDK transports accept this pre-parsed body (handleRequest(req, res, req.body))
+        req.body = body;
+        admit(req, res, next, authenticated, contentType, body);
+      } catch (error) {
+        fail(res, error, credentials);
+      }
+    });
+  }
+
   /**
    * The full path. `credentials` undefined: a form body, read first (its `access_token` is
-   * refused); `authenticated`: the cache's answer, when only the body remains to be read.
+   * refused).
    */
   async function protectAsync(
     req: Request,
@@ -87,7 +121,6 @@ export function createProtectHandler(core: ResourceServerCore): RequestHandler {
     next: NextFunction,
     contentType: string | undefined,
     extracted: Credentials | undefined,
-    cachedAnswer: AuthenticatedRequest | undefined,
   ): Promise<void> {
     let credentials = extracted;
     try {
@@ -96,7 +129,7 @@ export function createProtectHandler(core: ResourceServerCore): RequestHandler {
         // RFC 6750 §2.2 form-body tokens are refused, not ignored; the form is read to tell.
         let form: unknown = req.body;
         if (form === undefined && !bodyAlreadyRead(req)) {
-          form = new URLSearchParams((await readRawBody(req, maxBodyBytes)).toString('utf8'));
+          form = new URLSearchParams((await readRawBodyAsync(req, maxBodyBytes)).toString('utf8'));
           req.body = Object.fromEntries(form as URLSearchParams);
         }
         tokenInBody =
@@ -105,27 +138,20 @@ export function createProtectHandler(core: ResourceServerCore): RequestHandler {
             : typeof form === 'object' && form !== null && Object.hasOwn(form, 'access_token');
         credentials = core.extractCredentials({ authorization: req.headers.authorization, url: req.originalUrl ?? req.url, tokenInBody });
       }
-      const authenticated =
-        cachedAnswer ??
-        (await core.authenticate(
-          {
-            authorization: req.headers.authorization,
-            // headersDistinct builds every header's array: only worth it when a DPoP header came
-            dpop: req.headers.dpop === undefined ? undefined : req.headersDistinct.dpop,
-            method: req.method,
-            url: req.originalUrl ?? req.url,
-            tokenInBody,
-          },
-          credentials,
-        ));
+      const authenticated = await core.authenticate(
+        {
+          authorization: req.headers.authorization,
+          // headersDistinct builds every header's array: only worth it when a DPoP header came
+          dpop: req.headers.dpop === undefined ? undefined : req.headersDistinct.dpop,
+          method: req.method,
+          url: req.originalUrl ?? req.url,
+          tokenInBody,
+        },
+        credentials,
+      );
       let body: unknown = req.body;
       if (bodyToRead(req, contentType, body)) {
-        const raw = await readRawBody(req, maxBodyBytes);
-        try {
-          body = raw.length === 0 ? undefined : (JSON.parse(raw.toString('utf8')) as unknown);
-        } catch {
-          throw new BodyError('parse_error');
-        }
+        body = parseJsonBody(await readRawBodyAsync(req, maxBodyBytes));
         // the SDK transports accept this pre-parsed body (handleRequest(req, res, req.body))
         req.body = body;
       }
@@ -140,17 +166,16 @@ export function createProtectHandler(core: ResourceServerCore): RequestHandler {
     try {
       core.checkTransport({ origin: req.headers.origin, host: req.headers.host });
       const contentType = req.headers['content-type'];
-      if (isFormContentType(contentType)) return protectAsync(req, res, next, contentType, undefined, undefined);
+      if (isFormContentType(contentType)) return protectAsync(req, res, next, contentType, undefined);
       credentials = core.extractCredentials({
         authorization: req.headers.authorization,
         url: req.originalUrl ?? req.url,
         tokenInBody: false,
       });
       const cachedAnswer = core.authenticateFromCache(credentials, req.socket);
+      if (cachedAnswer === undefined) return protectAsync(req, res, next, contentType, credentials);
       const body: unknown = req.body;
-      if (cachedAnswer === undefined || bodyToRead(req, contentType, body)) {
-        return protectAsync(req, res, next, contentType, credentials, cachedAnswer);
-      }
+      if (bodyToRead(req, contentType, body)) return admitAfterBody(req, res, next, cachedAnswer, contentType, credentials);
       admit(req, res, next, cachedAnswer, contentType, body);
     } catch (err) {
       fail(res, err, credentials);

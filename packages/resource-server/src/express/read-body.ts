@@ -6,24 +6,71 @@ export class BodyError extends Error {
   }
 }
 
-/** Reads the raw body up to `limit` bytes. */
-export async function readRawBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * Reads the raw body up to `limit` bytes and calls `done` once, with the bytes or a
+ * {@link BodyError}. Stream events, not `for await`: the async iterator creates several promises
+ * and listeners per request, and with async hooks on (any `AsyncLocalStorage` in the process)
+ * each promise runs them too; a cached MCP `POST` then needs no promise at all. A body over the
+ * limit stops being read (the stream is paused) and is answered 413.
+ */
+export function readRawBody(req: IncomingMessage, limit: number, done: (err: BodyError | undefined, body: Buffer) => void): void {
   const declared = Number(req.headers['content-length'] ?? '0');
-  if (declared > limit) throw new BodyError('too_large');
+  if (declared > limit) {
+    done(new BodyError('too_large'), EMPTY);
+    return;
+  }
   const chunks: Buffer[] = [];
   let size = 0;
-  try {
-    for await (const chunk of req) {
-      const buf = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
-      size += buf.length;
-      if (size > limit) throw new BodyError('too_large');
-      chunks.push(buf);
+  let settled = false;
+  const settle = (err: BodyError | undefined, body: Buffer) => {
+    if (settled) return;
+    settled = true;
+    req.off('data', onData);
+    req.off('end', onEnd);
+    req.off('error', onAbort);
+    req.off('close', onAbort);
+    done(err, body);
+  };
+  function onData(chunk: Buffer | string): void {
+    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    size += buf.length;
+    if (size > limit) {
+      req.pause();
+      settle(new BodyError('too_large'), EMPTY);
+      return;
     }
-  } catch (err) {
-    if (err instanceof BodyError) throw err;
-    throw new BodyError('aborted');
+    chunks.push(buf);
   }
-  return Buffer.concat(chunks);
+  function onEnd(): void {
+    settle(undefined, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+  }
+  // an error, or the connection closing before the end of the body
+  function onAbort(): void {
+    settle(new BodyError('aborted'), EMPTY);
+  }
+  req.on('data', onData);
+  req.on('end', onEnd);
+  req.on('error', onAbort);
+  req.on('close', onAbort);
+  // a 'data' listener starts the flow unless someone paused the stream explicitly
+  if (req.isPaused()) req.resume();
+}
+
+/** {@link readRawBody} as a promise, for the paths that already wait on something else. */
+export function readRawBodyAsync(req: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => readRawBody(req, limit, (err, body) => (err === undefined ? resolve(body) : reject(err))));
+}
+
+/** A JSON body as the MCP handler will see it: `undefined` when empty. @throws {BodyError} `parse_error` */
+export function parseJsonBody(raw: Buffer): unknown {
+  if (raw.length === 0) return undefined;
+  try {
+    return JSON.parse(raw.toString('utf8')) as unknown;
+  } catch {
+    throw new BodyError('parse_error');
+  }
 }
 
 export function isJsonContentType(value: string | undefined): boolean {

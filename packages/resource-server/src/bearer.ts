@@ -25,10 +25,7 @@ export interface BearerSources {
  *   `unsupported_authorization_scheme` (400) for a bad header, `missing_credentials` (401) otherwise.
  */
 export function extractBearerToken(sources: BearerSources): string {
-  if (sources.url !== undefined && hasQueryToken(sources.url)) {
-    throw new ResourceServerError('token_in_query');
-  }
-  if (sources.tokenInBody === true) throw new ResourceServerError('token_in_body');
+  refuseTokenOutsideHeader(sources);
   const header = sources.authorization;
   if (header === undefined) throw new ResourceServerError('missing_credentials');
   const match = BEARER.exec(header);
@@ -44,6 +41,18 @@ export function extractBearerToken(sources: BearerSources): string {
     throw new ResourceServerError('token_too_large', { detail: { length: token.length } });
   }
   return token;
+}
+
+/**
+ * RFC 6750 §2.2/§2.3 are not allowed by MCP: a token in the query or in a form body is refused,
+ * checked before the header, whatever its scheme.
+ * @throws {ResourceServerError} `token_in_query` / `token_in_body` (400 `invalid_request`)
+ */
+export function refuseTokenOutsideHeader(sources: BearerSources): void {
+  if (sources.url !== undefined && hasQueryToken(sources.url)) {
+    throw new ResourceServerError('token_in_query');
+  }
+  if (sources.tokenInBody === true) throw new ResourceServerError('token_in_body');
 }
 
 function hasQueryToken(url: string): boolean {

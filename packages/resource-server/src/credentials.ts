@@ -1,4 +1,4 @@
-import { extractBearerToken, MAX_TOKEN_LENGTH, type BearerSources } from './bearer.js';
+import { extractBearerToken, MAX_TOKEN_LENGTH, refuseTokenOutsideHeader, type BearerSources } from './bearer.js';
 import { ResourceServerError } from './errors.js';
 
 /** How the access token was presented. */
@@ -23,9 +23,7 @@ export function extractCredentials(sources: BearerSources, acceptDpop: boolean):
   const header = sources.authorization;
   if (acceptDpop && header !== undefined && /^dpop(?: |$)/i.test(header)) {
     // the URL and body checks come first, as for Bearer
-    if (sources.url !== undefined || sources.tokenInBody === true) {
-      extractBearerToken({ ...sources, authorization: 'Bearer x' });
-    }
+    refuseTokenOutsideHeader(sources);
     const match = DPOP.exec(header);
     if (match === null) throw new ResourceServerError('malformed_authorization_header', { detail: { scheme: 'dpop' } });
     const token = match[1]!;
@@ -33,4 +31,29 @@ export function extractCredentials(sources: BearerSources, acceptDpop: boolean):
     return { scheme: 'dpop', token };
   }
   return { scheme: 'bearer', token: extractBearerToken(sources) };
+}
+
+/**
+ * {@link extractCredentials} with, per connection (a socket), the last `Authorization` header and
+ * what it gave: a client sends the same header on every request of a keep-alive connection, and
+ * matching the token's grammar means reading all of it each time. A pure function's memo: only a
+ * header that passed is kept (with its frozen result), the query and body checks still run for
+ * every request, and the entry goes with the connection.
+ */
+export class ConnectionCredentials {
+  readonly #last = new WeakMap<object, { header: string; credentials: Credentials }>();
+  constructor(private readonly acceptDpop: boolean) {}
+
+  extract(sources: BearerSources, connection: object | undefined): Credentials {
+    const header = sources.authorization;
+    if (connection === undefined || header === undefined) return extractCredentials(sources, this.acceptDpop);
+    const last = this.#last.get(connection);
+    if (last !== undefined && last.header === header) {
+      refuseTokenOutsideHeader(sources);
+      return last.credentials;
+    }
+    const credentials = Object.freeze(extractCredentials(sources, this.acceptDpop));
+    this.#last.set(connection, { header, credentials });
+    return credentials;
+  }
 }

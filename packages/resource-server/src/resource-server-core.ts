@@ -8,7 +8,7 @@ import { protectedResourceMetadataUrl } from '@mcp-auth-kit/protocol';
 import { checkScopes, requiredScopes } from './scope-policy.js';
 import { resolveOptions, type ResolvedOptions, type ResourceServerOptions } from './options.js';
 import type { McpAuthInfo, VerifiedAccessToken } from './types.js';
-import { extractCredentials, type Credentials, type TokenScheme } from './credentials.js';
+import { ConnectionCredentials, extractCredentials, type Credentials, type TokenScheme } from './credentials.js';
 import { confirmationJkt, verifyDpopProof, type VerifiedDpopProof } from './dpop.js';
 import { DpopNonces } from './dpop-nonce.js';
 import { MemoryDpopReplayStore, replayKey, type DpopReplayStore } from './dpop-replay.js';
@@ -71,9 +71,11 @@ export interface ResourceServerCore {
   readonly verifier: AccessTokenVerifier;
   /**
    * The token and its scheme from the `Authorization` header (`DPoP` only when DPoP is on).
+   * `connection`: the request's socket, when there is one (a keep-alive connection's header is
+   * parsed once, see `ConnectionCredentials`).
    * @throws {ResourceServerError} 400/401
    */
-  extractCredentials(sources: BearerSources): Credentials;
+  extractCredentials(sources: BearerSources, connection?: object): Credentials;
   /**
    * Everything but the scope policy: credentials, DPoP proof (RFC 9449 §4.3), token, sender
    * constraint (`cnf.jkt`, §7.1/§7.2) and proof replay (§11.1). `credentials`: what
@@ -186,6 +188,8 @@ export function createResourceServerCore(input: ResourceServerOptions): Resource
     return verified === undefined ? undefined : acceptBearer(verified);
   }
 
+  const connectionCredentials = new ConnectionCredentials(dpop !== undefined);
+
   const scheme = options.resourceUrl.protocol as 'http:' | 'https:';
   // One-entry memos of the last Origin and Host values that passed: clients repeat the same
   // header on every request, and each check parses a URL. Only values that passed are kept, and
@@ -218,7 +222,7 @@ export function createResourceServerCore(input: ResourceServerOptions): Resource
       }
     },
     extractToken: extractBearerToken,
-    extractCredentials: (sources) => extractCredentials(sources, dpop !== undefined),
+    extractCredentials: (sources, connection) => connectionCredentials.extract(sources, connection),
     authenticate,
     authenticateFromCache,
     dpopNonce: () => nonces?.current(),

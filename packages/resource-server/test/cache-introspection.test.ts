@@ -4,6 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { TokenCache, tokenHash, type VerifiedAccessToken } from '../src/index.js';
 import { ConnectionTokenHashes } from '../src/token-cache.js';
+import { ConnectionCredentials, extractCredentials } from '../src/credentials.js';
+import { ResourceServerError } from '../src/errors.js';
 import { makeApp, makeKey, RESOURCE, rpc, signToken, StubIssuer, type SigningKey } from './helpers/harness.js';
 
 let as: StubIssuer;
@@ -107,8 +109,52 @@ describe('ConnectionTokenHashes (a keep-alive connection hashes its token once)'
   });
 });
 
+describe('ConnectionCredentials (a keep-alive connection parses its Authorization header once)', () => {
+  /** The outcome of one extraction: the credentials, or the refusal's reason. */
+  function outcome(run: () => unknown): unknown {
+    try {
+      return run();
+    } catch (err) {
+      return err instanceof ResourceServerError ? err.reason : err;
+    }
+  }
+
+  it.each([false, true])('gives what extractCredentials gives, request by request (DPoP accepted: %s)', (acceptDpop) => {
+    const memo = new ConnectionCredentials(acceptDpop);
+    const a = {};
+    const b = {};
+    for (const [authorization, url, connection] of [
+      ['Bearer t1', '/mcp', a],
+      ['Bearer t1', '/mcp', a],
+      // RFC 6750 §2.3 / MCP: the query is checked on every request, the header remembered or not
+      ['Bearer t1', '/mcp?access_token=t1', a],
+      ['Bearer t1', '/mcp?x=1', a],
+      ['DPoP t1', '/mcp', a],
+      ['Bearer a,b', '/mcp', a],
+      ['Bearer t1', '/mcp', a],
+      [undefined, '/mcp', a],
+      ['Bearer t2', '/mcp', b],
+      ['Bearer t1', '/mcp', undefined],
+    ] as const) {
+      const sources = { authorization, url };
+      expect(outcome(() => memo.extract(sources, connection))).toEqual(outcome(() => extractCredentials(sources, acceptDpop)));
+    }
+  });
+
+  it('a body token is refused on a remembered header too (RFC 6750 §2.2), and the remembered result cannot be changed', () => {
+    const memo = new ConnectionCredentials(false);
+    const connection = {};
+    const first = memo.extract({ authorization: 'Bearer t1' }, connection);
+    expect(() => memo.extract({ authorization: 'Bearer t1', tokenInBody: true }, connection)).toThrow(
+      expect.objectContaining({ reason: 'token_in_body' }),
+    );
+    expect(Object.isFrozen(first)).toBe(true);
+    expect(memo.extract({ authorization: 'Bearer t1' }, connection)).toEqual({ scheme: 'bearer', token: 't1' });
+  });
+});
+
 /** GETs of /mcp with each token in turn, all on one keep-alive connection: status and subject. */
-async function onOneConnection(app: http.RequestListener, tokens: string[]) {
+async function onOneConnection(app: http.RequestListener, tokens: (string | { token: string; path: string })[]) {
   const server = http.createServer(app);
   let connections = 0;
   server.on('connection', () => connections++);
@@ -116,14 +162,15 @@ async function onOneConnection(app: http.RequestListener, tokens: string[]) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   try {
     const results: { status: number; sub: unknown }[] = [];
-    for (const token of tokens) {
+    for (const entry of tokens) {
+      const { token, path } = typeof entry === 'string' ? { token: entry, path: '/mcp' } : entry;
       results.push(
         await new Promise((resolve, reject) => {
           const req = http.get(
             {
               host: '127.0.0.1',
               port: (server.address() as AddressInfo).port,
-              path: '/mcp',
+              path,
               agent,
               headers: { authorization: `Bearer ${token}` },
             },
@@ -134,6 +181,7 @@ async function onOneConnection(app: http.RequestListener, tokens: string[]) {
                 resolve({
                   status: res.statusCode ?? 0,
                   sub: (JSON.parse(text) as { auth?: { extra?: { sub?: unknown } } }).auth?.extra?.sub,
+                  ...(res.statusCode === 200 ? {} : { error: (JSON.parse(text) as { error?: unknown }).error }),
                 }),
               );
             },
@@ -165,8 +213,24 @@ describe('validated-token cache through rs.protect', () => {
         { status: 200, sub: 'bob' },
         { status: 200, sub: 'alice' },
         { status: 200, sub: 'alice' },
-        { status: 401, sub: undefined },
+        { status: 401, sub: undefined, error: 'invalid_token' },
         { status: 200, sub: 'bob' },
+        { status: 200, sub: 'alice' },
+      ]);
+    } finally {
+      await t.rs.close();
+    }
+  });
+
+  it('MCP §Token Requirements: the same header again on one connection, now with the token in the query → 400, then served again', async () => {
+    const t = makeApp({ authorizationServers: [as.issuer] });
+    try {
+      const alice = await signToken({ key, issuer: as.issuer, claims: { sub: 'alice' } });
+      const { results, connections } = await onOneConnection(t.app, [alice, { token: alice, path: `/mcp?access_token=${alice}` }, alice]);
+      expect(connections).toBe(1);
+      expect(results).toEqual([
+        { status: 200, sub: 'alice' },
+        { status: 400, sub: undefined, error: 'invalid_request' },
         { status: 200, sub: 'alice' },
       ]);
     } finally {

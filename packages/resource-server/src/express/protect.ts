@@ -167,11 +167,10 @@ export function createProtectHandler(core: ResourceServerCore): RequestHandler {
       core.checkTransport({ origin: req.headers.origin, host: req.headers.host });
       const contentType = req.headers['content-type'];
       if (isFormContentType(contentType)) return protectAsync(req, res, next, contentType, undefined);
-      credentials = core.extractCredentials({
-        authorization: req.headers.authorization,
-        url: req.originalUrl ?? req.url,
-        tokenInBody: false,
-      });
+      credentials = core.extractCredentials(
+        { authorization: req.headers.authorization, url: req.originalUrl ?? req.url, tokenInBody: false },
+        req.socket,
+      );
       const cachedAnswer = core.authenticateFromCache(credentials, req.socket);
       if (cachedAnswer === undefined) return protectAsync(req, res, next, contentType, credentials);
       const body: unknown = req.body;

@@ -1,4 +1,5 @@
 import { extractBearerToken, MAX_TOKEN_LENGTH, refuseTokenOutsideHeader, type BearerSources } from './bearer.js';
+import { ConnectionMemo } from './connection-memo.js';
 import { ResourceServerError } from './errors.js';
 
 /** How the access token was presented. */
@@ -34,26 +35,23 @@ export function extractCredentials(sources: BearerSources, acceptDpop: boolean):
 }
 
 /**
- * {@link extractCredentials} with, per connection (a socket), the last `Authorization` header and
- * what it gave: a client sends the same header on every request of a keep-alive connection, and
- * matching the token's grammar means reading all of it each time. A pure function's memo: only a
- * header that passed is kept (with its frozen result), the query and body checks still run for
- * every request, and the entry goes with the connection.
+ * {@link extractCredentials} with the last `Authorization` header of each connection and what it
+ * gave (a {@link ConnectionMemo}): matching the token's grammar means reading all of it on every
+ * request. Only a header that passed is kept, with its frozen result; the query and body checks
+ * run for every request, first, as in {@link extractCredentials}.
  */
 export class ConnectionCredentials {
-  readonly #last = new WeakMap<object, { header: string; credentials: Credentials }>();
-  constructor(private readonly acceptDpop: boolean) {}
+  readonly #memo = new ConnectionMemo<Credentials>();
+  readonly #fromHeader: (header: string) => Credentials;
+
+  constructor(private readonly acceptDpop: boolean) {
+    this.#fromHeader = (header) => Object.freeze(extractCredentials({ authorization: header }, acceptDpop));
+  }
 
   extract(sources: BearerSources, connection: object | undefined): Credentials {
     const header = sources.authorization;
     if (connection === undefined || header === undefined) return extractCredentials(sources, this.acceptDpop);
-    const last = this.#last.get(connection);
-    if (last !== undefined && last.header === header) {
-      refuseTokenOutsideHeader(sources);
-      return last.credentials;
-    }
-    const credentials = Object.freeze(extractCredentials(sources, this.acceptDpop));
-    this.#last.set(connection, { header, credentials });
-    return credentials;
+    refuseTokenOutsideHeader(sources);
+    return this.#memo.get(connection, header, this.#fromHeader);
   }
 }

@@ -1,4 +1,5 @@
 import { hash } from 'node:crypto';
+import { ConnectionMemo } from './connection-memo.js';
 import type { VerifiedAccessToken } from './types.js';
 
 /** SHA-256 of the token, so the cache never holds a usable credential as a key. */
@@ -8,24 +9,17 @@ export function tokenHash(token: string): string {
 }
 
 /**
- * The last token's {@link tokenHash} per connection (a socket): a client sends the same token on
- * every request of a keep-alive connection, and hashing it is most of a cache hit's own work. A
- * pure function's memo: it never decides whether a token is valid (the cache entry does), so
- * nothing in it goes stale. The token is kept as a value beside its hash, never as a key, and
- * goes with the connection. The comparison with the connection's previous token can at most tell,
- * by its duration, how long a prefix two tokens sent on one connection share: nanoseconds, not
- * measurable from outside the process, and no hint about a token in the cache.
+ * The last token's {@link tokenHash} per connection (a {@link ConnectionMemo}): hashing the token
+ * is most of a cache hit's own work. It never decides whether a token is valid (the cache entry
+ * does). The comparison with the connection's previous token can at most tell, by its duration,
+ * how long a prefix two tokens sent on one connection share: nanoseconds, not measurable from
+ * outside the process, and no hint about a token in the cache.
  */
 export class ConnectionTokenHashes {
-  readonly #last = new WeakMap<object, { token: string; key: string }>();
+  readonly #memo = new ConnectionMemo<string>();
 
   keyFor(token: string, connection: object | undefined): string {
-    if (connection === undefined) return tokenHash(token);
-    const last = this.#last.get(connection);
-    if (last !== undefined && last.token === token) return last.key;
-    const key = tokenHash(token);
-    this.#last.set(connection, { token, key });
-    return key;
+    return this.#memo.get(connection, token, tokenHash);
   }
 }
 

@@ -89,6 +89,14 @@ export function createProtectHandler(core: ResourceServerCore): RequestHandler {
     return req.method === 'POST' && body === undefined && isJsonContentType(contentType) && !bodyAlreadyRead(req);
   }
 
+  /** The JSON body read by this middleware, parsed and left on `req.body`. */
+  function takeJsonBody(req: Request, raw: Buffer): unknown {
+    const body = parseJsonBody(raw);
+    // the SDK transports accept this pre-parsed body (handleRequest(req, res, req.body))
+    req.body = body;
+    return body;
+  }
+
   /** A cached token with a JSON body to read: the body's stream events, then {@link admit}. */
   function admitAfterBody(
     req: Request,
@@ -101,10 +109,7 @@ export function createProtectHandler(core: ResourceServerCore): RequestHandler {
     readRawBody(req, maxBodyBytes, (err, raw) => {
       try {
         if (err !== undefined) throw err;
-        const body = parseJsonBody(raw);
-        // the SDK transports accept this pre-parsed body (handleRequest(req, res, req.body))
-        req.body = body;
-        admit(req, res, next, authenticated, contentType, body);
+        admit(req, res, next, authenticated, contentType, takeJsonBody(req, raw));
       } catch (error) {
         fail(res, error, credentials);
       }
@@ -151,9 +156,7 @@ export function createProtectHandler(core: ResourceServerCore): RequestHandler {
       );
       let body: unknown = req.body;
       if (bodyToRead(req, contentType, body)) {
-        body = parseJsonBody(await readRawBodyAsync(req, maxBodyBytes));
-        // the SDK transports accept this pre-parsed body (handleRequest(req, res, req.body))
-        req.body = body;
+        body = takeJsonBody(req, await readRawBodyAsync(req, maxBodyBytes));
       }
       admit(req, res, next, authenticated, contentType, body);
     } catch (err) {

@@ -191,13 +191,14 @@ function checkedClaims(token: string, issuer: string, payload: JWTPayload, optio
 
 const SEGMENT = /^[A-Za-z0-9_-]+$/;
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
+// JSON's whitespace and the printable ASCII range
+const PRINTABLE_ASCII = /^[\t\n\r -~]*$/;
 
 /**
  * Header and claims of a compact JWS, not yet verified: read before any key is fetched (`alg`,
  * `typ`, trusted `iss`, key selection) and, once jose has verified the signature over the same
- * base64url text, the claims that are checked and returned. One pass with Buffer's base64url
- * (jose's decoders are written for every runtime and cost a few µs more per token); invalid
- * UTF-8 is refused, as jose refuses it.
+ * base64url text, the claims that are checked and returned. Invalid UTF-8 is refused, as jose
+ * refuses it.
  */
 function decodeUnverified(token: string): { header: Record<string, unknown>; payload: JWTPayload } {
   const parts = token.split('.');
@@ -206,9 +207,16 @@ function decodeUnverified(token: string): { header: Record<string, unknown>; pay
 }
 
 function jsonSegment(segment: string): Record<string, unknown> {
-  // Buffer would skip characters outside the alphabet: refuse them (and impossible lengths) first
+  // atob would skip whitespace and Buffer any character outside the alphabet: refuse them (and
+  // impossible lengths) first
   if (!SEGMENT.test(segment) || segment.length % 4 === 1) throw new TypeError('invalid base64url');
-  const value: unknown = JSON.parse(UTF8.decode(Buffer.from(segment, 'base64url')));
+  // atob, not Buffer: a Buffer per segment cost 3-5 µs per token under load (bench case 2), a
+  // string almost nothing. atob's string holds one byte per character, so printable ASCII, as
+  // JOSE headers and claims almost always are, is already the text; anything else is decoded as
+  // UTF-8.
+  const bytes = atob(segment.replaceAll('-', '+').replaceAll('_', '/'));
+  const text = PRINTABLE_ASCII.test(bytes) ? bytes : UTF8.decode(Buffer.from(bytes, 'latin1'));
+  const value: unknown = JSON.parse(text);
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new TypeError('not a JSON object');
   return value as Record<string, unknown>;
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
-import { FlattenedSign, generateSecret, SignJWT, exportSPKI } from 'jose';
+import { CompactSign, FlattenedSign, generateSecret, importJWK, SignJWT, exportSPKI } from 'jose';
 import {
   b64url,
   parseChallenge,
@@ -13,6 +13,7 @@ import {
   type SigningKey,
   type TestApp,
 } from './helpers/harness.js';
+import { verifyJwtAccessToken } from '../src/index.js';
 
 let as: StubIssuer;
 let other: StubIssuer;
@@ -157,6 +158,57 @@ describe('JWT access token validation (RFC 9068 §4, MCP §Token Handling)', () 
     // jose leaves an unencoded payload out of its output (detached): put the signed text back
     const token = `${jws.protected}.${payload}.${jws.signature}`;
     await expectInvalidToken(token, 'token_malformed');
+  });
+
+  it('RFC 7519 §7.2 / RFC 8259 §8.1: claims in UTF-8 beyond ASCII are read as the text that was signed', async () => {
+    const token = await signToken({
+      key,
+      issuer: as.issuer,
+      claims: { sub: 'zoë-ĳ-日本-😀', name: 'Ünïcödé \u2028 "quoted" \\ end', client_id: 'c-é' },
+    });
+    const verified = await t.rs.verifyAccessToken(token);
+    expect(verified.subject).toBe('zoë-ĳ-日本-😀');
+    expect(verified.clientId).toBe('c-é');
+    expect(verified.claims.name).toBe('Ünïcödé \u2028 "quoted" \\ end');
+  });
+
+  /** A compact JWS over `payload` bytes exactly as given (SignJWT would encode a valid JSON text). */
+  async function signRawPayload(payload: Uint8Array): Promise<string> {
+    return new CompactSign(payload).setProtectedHeader({ alg: 'ES256', kid: key.kid, typ: 'at+jwt' }).sign(key.privateKey);
+  }
+
+  it('RFC 7519 §7.2 step 8: a signed payload that is not valid UTF-8 is refused (token_malformed)', async () => {
+    const json = Buffer.from(
+      JSON.stringify({ iss: as.issuer, sub: 'user-1', aud: RESOURCE, exp: now() + 60, iat: now(), jti: 'u', client_id: 'c', x: 'XX' }),
+    );
+    const bad = json.indexOf('XX');
+    json[bad] = 0xc3; // a lead byte followed by an ASCII byte: not UTF-8
+    await expectInvalidToken(await signRawPayload(json), 'token_malformed');
+    json[bad] = 0xff; // never valid in UTF-8
+    await expectInvalidToken(await signRawPayload(json), 'token_malformed');
+  });
+
+  it('RFC 7515 §2 / §7.1: a segment outside the base64url alphabet is refused before any key lookup, though its signature is valid', async () => {
+    const token = await signToken({ key, issuer: as.issuer });
+    const [h, p, s] = token.split('.') as [string, string, string];
+    const before = as.hits.jwks;
+    // padding, the base64 (not base64url) alphabet, whitespace, a length no base64 text has:
+    // decoders that skip or accept these would read claims from a text other than the one
+    // signed. The middleware's token shape check sends all but the last to the opaque path (no
+    // introspection here: refused); the exported verifyJwtAccessToken refuses them in its decode.
+    const lengthOne = p.length % 4 === 0 ? `${p}A` : p.length % 4 === 2 ? `${p}AAA` : `${p}AA`;
+    await expectInvalidToken(`${h}.${lengthOne}.${s}`, 'token_malformed');
+    const publicKey = await importJWK(key.publicJwk, key.alg);
+    const options = { resource: RESOURCE, issuers: [as.issuer], getKeys: () => () => publicKey };
+    // (whitespace one and two characters long: one of the two leaves a length base64 can have)
+    const whitespace = [' ', '  ', '\n', '\t\t'].map((w) => `${p.slice(0, 8)}${w}${p.slice(8)}`);
+    for (const payload of [`+${p.slice(1)}`, `/${p.slice(1)}`, `${p}=`, ...whitespace, lengthOne]) {
+      await expect(verifyJwtAccessToken(`${h}.${payload}.${s}`, options)).rejects.toMatchObject({ reason: 'token_malformed' });
+      // (a control character cannot be sent in a header at all)
+      if (!/[\n\t]/.test(payload)) expect([400, 401]).toContain((await call(`${h}.${payload}.${s}`)).status);
+    }
+    await expect(verifyJwtAccessToken(token, options)).resolves.toMatchObject({ subject: 'user-1' });
+    expect(as.hits.jwks).toBe(before);
   });
 
   it('RFC 7519 §7.2: the claims checked are the signed ones (a signed token with a bad nbf type is refused)', async () => {

@@ -56,6 +56,35 @@ function bodyOf(request: Request): Promise<ArrayBuffer | undefined> {
   return body;
 }
 
+const utf8 = new TextEncoder();
+
+/**
+ * The bytes `new Request(input, init)` holds as its body, taken from `init` when they need no
+ * stream read: the MCP SDK transports pass a string. A clone tees the request's body stream and
+ * reads it back, several times the cost of encoding the string; that was most of what this
+ * wrapper added to a call. `undefined`: the body must be read from the request (a stream, a
+ * Blob, form data, or no body in `init`: that of a `Request` given as input, if any).
+ */
+function plainBodyBytes(init: RequestInit | undefined): ArrayBuffer | undefined {
+  const body = init?.body;
+  if (body === undefined || body === null) return undefined;
+  // as the Request's own body: a string is encoded as UTF-8, bytes are copied (the caller may
+  // reuse its buffer); each result is a new ArrayBuffer of exactly the body's length
+  if (typeof body === 'string') return utf8.encode(body).buffer as ArrayBuffer;
+  if (body instanceof ArrayBuffer) return body.slice(0);
+  if (ArrayBuffer.isView(body)) return new Uint8Array(body.buffer, body.byteOffset, body.byteLength).slice().buffer;
+  return undefined;
+}
+
+/** `new Request(input, init)`, with its body bytes known to {@link bodyOf} when `init` holds them as they are. */
+function outgoingRequest(input: string | URL | Request, init: RequestInit | undefined): Request {
+  const request = new Request(input, init);
+  if (request.body === null) return request;
+  const bytes = plainBodyBytes(init);
+  if (bytes !== undefined) bodies.set(request, Promise.resolve(bytes));
+  return request;
+}
+
 /**
  * fetch with MCP authorization: attaches the bound access token, refreshes it when expired or
  * on 401 `invalid_token`, runs discovery + authorization on 401, steps up on 403
@@ -64,7 +93,7 @@ function bodyOf(request: Request): Promise<ArrayBuffer | undefined> {
  */
 export async function authorizedFetch(parts: AuthFetchParts, input: string | URL | Request, init?: RequestInit): Promise<Response> {
   const { context, keeper, authorizer, failedStepUps } = parts;
-  const original = new Request(input, init);
+  const original = outgoingRequest(input, init);
   const server = serverKey(original.url);
   const maxStepUps = context.opts.maxStepUpAttempts ?? 2;
   let refreshed = false;

@@ -84,6 +84,8 @@ export interface FakeRs {
   /** Makes the RS refuse every token with 401 invalid_token. */
   rejectAll: boolean;
   seenTokens: (string | undefined)[];
+  /** Every request to the MCP endpoint as it arrived: method, content type and body bytes. */
+  seenRequests: { method: string; contentType: string | undefined; body: Buffer }[];
   close(): Promise<void>;
 }
 
@@ -96,9 +98,11 @@ export async function startFakeRs(
   const base = await listen(server);
   let current = as;
   const seenTokens: (string | undefined)[] = [];
+  const seenRequests: FakeRs['seenRequests'] = [];
   const prm = `${base}/.well-known/oauth-protected-resource/mcp`;
   server.on('request', async (req, res) => {
-    for await (const _ of req) void _;
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
     const url = new URL(req.url!, base);
     if (url.href === prm) {
       return res
@@ -108,6 +112,7 @@ export async function startFakeRs(
     const auth = req.headers.authorization;
     const token = auth?.startsWith('Bearer ') ? auth.slice(7) : undefined;
     seenTokens.push(token);
+    seenRequests.push({ method: req.method!, contentType: req.headers['content-type'], body: Buffer.concat(chunks) });
     if (!token || !current.tokens.has(token) || state.rejectAll) {
       return res
         .writeHead(401, {
@@ -124,6 +129,13 @@ export async function startFakeRs(
     res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
     return undefined;
   });
-  const state: FakeRs = { mcpUrl: `${base}/mcp`, setAs: (a) => (current = a), rejectAll: false, seenTokens, close: () => close(server) };
+  const state: FakeRs = {
+    mcpUrl: `${base}/mcp`,
+    setAs: (a) => (current = a),
+    rejectAll: false,
+    seenTokens,
+    seenRequests,
+    close: () => close(server),
+  };
   return state;
 }

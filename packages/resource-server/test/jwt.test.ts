@@ -126,6 +126,35 @@ describe('JWT access token validation (RFC 9068 §4, MCP §Token Handling)', () 
     await expectInvalidToken(await signToken({ key, issuer: as.issuer, header: { typ } }), 'typ_invalid');
   });
 
+  it('RFC 9068 §4 / RFC 8725 §3.1: tokens with different headers in turn each get their own header checks', async () => {
+    // one verifier, several keys and algorithms: no header's outcome carries over to the next token
+    const issuer = await new StubIssuer().start();
+    const ec = await makeKey('ES256');
+    const rsa = await makeKey('RS256');
+    issuer.keys = [ec, rsa];
+    const app = makeApp({ authorizationServers: [issuer.issuer], cache: false });
+    const send = (token: string) => request(app.app).post('/mcp').set('Authorization', `Bearer ${token}`).send(rpc('ping'));
+    try {
+      const good = await signToken({ key: ec, issuer: issuer.issuer });
+      const goodRsa = await signToken({ key: rsa, issuer: issuer.issuer });
+      const badTyp = await signToken({ key: ec, issuer: issuer.issuer, header: { typ: 'JWT' } });
+      const noTyp = await signToken({ key: rsa, issuer: issuer.issuer, header: { typ: undefined } });
+      for (let round = 0; round < 2; round++) {
+        expect((await send(good)).status).toBe(200);
+        expect((await send(badTyp)).status).toBe(401);
+        expect(app.logs.at(-1)?.details?.reason).toBe('typ_invalid');
+        expect((await send(goodRsa)).status).toBe(200);
+        expect((await send(noTyp)).status).toBe(401);
+        expect(app.logs.at(-1)?.details?.reason).toBe('typ_invalid');
+        expect((await send(goodRsa)).status).toBe(200);
+        expect((await send(good)).status).toBe(200);
+      }
+    } finally {
+      await app.rs.close();
+      await issuer.stop();
+    }
+  });
+
   it('a foreign key with the same kid fails the signature check', async () => {
     const impostor = await makeKey('ES256', key.kid);
     await expectInvalidToken(await signToken({ key: impostor, issuer: as.issuer }), 'signature_invalid');

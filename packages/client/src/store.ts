@@ -166,11 +166,17 @@ export abstract class DataStore implements AuthStore {
   }
 
   private update(fn: (d: StoreData) => void): Promise<void> {
-    return this.withLock(async () => {
-      const data = await this.read();
-      fn(data);
-      await this.write(data);
-    });
+    return this.withLock(() => this.modify(fn));
+  }
+
+  /**
+   * Applies one update to the data, inside the lock. `fn` only sets, replaces or deletes entries of
+   * the data's maps (never edits an entry in place). Default: all of it read, changed, written.
+   */
+  protected async modify(fn: (d: StoreData) => void): Promise<void> {
+    const data = await this.read();
+    fn(data);
+    await this.write(data);
   }
 
   getClient(issuer: string) {
@@ -242,4 +248,34 @@ export class MemoryStore extends DataStore {
   protected async write(data: StoreData) {
     this.data = structuredClone(data);
   }
+  /**
+   * Copies only what an update brings in: the maps one level deep, then each entry the store did
+   * not hold before, so the store still shares no object with its callers. Two whole-store copies
+   * per write (read, then write) cost about 1 % of a first-contact flow's CPU (bench case 4).
+   */
+  protected override async modify(fn: (d: StoreData) => void): Promise<void> {
+    const draft = mapsCopied(this.data);
+    fn(draft);
+    const before = this.data as unknown as Record<string, Record<string, unknown> | undefined>;
+    for (const [name, entries] of entryMaps(draft)) {
+      for (const [key, value] of Object.entries(entries)) {
+        if (before[name]?.[key] !== value) entries[key] = structuredClone(value);
+      }
+    }
+    this.data = draft;
+  }
+}
+
+/** The data's maps (clients, tokens, ...): every member that is an object. */
+function entryMaps(data: StoreData): Array<[string, Record<string, unknown>]> {
+  return Object.entries(data).filter(
+    (member): member is [string, Record<string, unknown>] => typeof member[1] === 'object' && member[1] !== null,
+  );
+}
+
+/** `data` with each of its maps copied one level deep (entries shared). */
+function mapsCopied(data: StoreData): StoreData {
+  const copy: Record<string, unknown> = { ...data };
+  for (const [name, entries] of entryMaps(data)) copy[name] = { ...entries };
+  return copy as unknown as StoreData;
 }

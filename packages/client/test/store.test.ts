@@ -2,7 +2,16 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, w
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { defaultStoreDir, FileStore, MemoryStore, startLoopbackListener, type AuthStore, type StoredTokens } from '../src/index.js';
+import {
+  defaultStoreDir,
+  FileStore,
+  MemoryStore,
+  startLoopbackListener,
+  type AuthStore,
+  type ServerBinding,
+  type StoredDpopKey,
+  type StoredTokens,
+} from '../src/index.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -63,6 +72,57 @@ for (const [name, make] of [
       const t = (await s.getTokens('https://as', 'https://rs'))!;
       t.access_token = 'mutated';
       expect((await s.getTokens('https://as', 'https://rs'))!.access_token).toBe('orig');
+    });
+
+    it('stored objects are copies: changing what was given to a setter, nested members too, does not change the store', async () => {
+      const s = make();
+      const given = tokens('https://as', 'https://rs', 'orig');
+      await s.setTokens(given);
+      given.access_token = 'changed';
+      const client = { issuer: 'https://as', client_id: 'one', source: 'dcr' as const, redirect_uris: ['http://127.0.0.1:1/cb'] };
+      await s.setClient(client);
+      client.redirect_uris.push('http://127.0.0.1:2/cb');
+      const binding = {
+        server: 'https://rs/mcp',
+        resource: 'https://rs/mcp',
+        issuer: 'https://as',
+        as_metadata: { issuer: 'https://as', scopes_supported: ['a'] },
+      } as unknown as ServerBinding;
+      await s.setServer(binding);
+      (binding.as_metadata.scopes_supported as string[]).push('b');
+      const key: StoredDpopKey = {
+        issuer: 'https://as',
+        resource: 'https://rs/mcp',
+        alg: 'ES256',
+        private_jwk: { kty: 'EC', d: 'one' },
+        jkt: 'k',
+      };
+      await s.setDpopKey!(key);
+      key.private_jwk.d = 'two';
+      // a later write of another entry keeps the earlier entries as they were stored
+      await s.setTokens(tokens('https://as', 'https://rs2', 'other'));
+
+      expect((await s.getTokens('https://as', 'https://rs'))!.access_token).toBe('orig');
+      expect((await s.getClient('https://as'))!.redirect_uris).toEqual(['http://127.0.0.1:1/cb']);
+      expect((await s.getServer('https://rs/mcp'))!.as_metadata.scopes_supported).toEqual(['a']);
+      expect((await s.getDpopKey!('https://as', 'https://rs/mcp'))!.private_jwk.d).toBe('one');
+      expect((await s.listServers()).map((b) => b.server)).toEqual(['https://rs/mcp']);
+    });
+
+    it('a deletion or replacement leaves the other entries as they were', async () => {
+      const s = make();
+      await s.setTokens(tokens('https://as', 'https://rs/a', 'a'));
+      await s.setTokens(tokens('https://as', 'https://rs/b', 'b'));
+      await s.setTokens(tokens('https://as', 'https://rs/a', 'a2'));
+      await s.deleteTokens('https://as', 'https://rs/b');
+      const key: StoredDpopKey = { issuer: 'https://as', resource: 'https://rs/a', alg: 'ES256', private_jwk: { kty: 'EC' }, jkt: 'k1' };
+      await s.setDpopKey!(key);
+      await s.setDpopKey!({ ...key, resource: 'https://rs/b', jkt: 'k2' });
+      await s.deleteDpopKey!('https://as', 'https://rs/a');
+      expect((await s.getTokens('https://as', 'https://rs/a'))!.access_token).toBe('a2');
+      expect(await s.getTokens('https://as', 'https://rs/b')).toBeUndefined();
+      expect(await s.getDpopKey!('https://as', 'https://rs/a')).toBeUndefined();
+      expect((await s.getDpopKey!('https://as', 'https://rs/b'))!.jkt).toBe('k2');
     });
   });
 }

@@ -150,6 +150,23 @@ describe('ID-JAG grant (RFC 7523 §2.1, draft-ietf-oauth-identity-assertion-auth
     refused(await token({ assertion: 'not-a-jwt' }), 'invalid_grant', /not a signed JWT/);
   });
 
+  it('RFC 7523 §3 / RFC 7519 §7.2: an assertion whose claims are not a JSON object, or that is not a compact JWS, is malformed', async () => {
+    const [h, , s] = (await jag()).split('.');
+    const b64 = (value: string) => Buffer.from(value).toString('base64url');
+    const notJws = [
+      // the claims as a JSON array or string, whose `iss` reads as nothing
+      `${h}.${b64(JSON.stringify([{ iss: idp.issuer }]))}.${s}`,
+      `${h}.${b64(JSON.stringify(idp.issuer))}.${s}`,
+      // a payload outside base64url, not JSON, or empty
+      `${h}.***.${s}`,
+      `${h}.${b64('{"iss":')}.${s}`,
+      `${h}..${s}`,
+      // five parts: the JWE compact serialization, not a signed JWT
+      `${h}.a.b.c.d`,
+    ];
+    for (const assertion of notJws) refused(await token({ assertion }), 'invalid_grant', /not a signed JWT/);
+  });
+
   it('draft §4.4.1 / RFC 8725 §3.11: typ other than oauth-id-jag+jwt (an ID Token) → invalid_grant', async () => {
     refused(await token({ assertion: await jag({}, { typ: 'JWT' }) }), 'invalid_grant', /typ must be "oauth-id-jag\+jwt"/);
     const idToken = await idp.idToken({ sub: 'U019488227', clientId: 'agent', aud: stack.issuer });

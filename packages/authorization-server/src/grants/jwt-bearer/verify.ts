@@ -19,7 +19,7 @@
  *
  * Pure apart from the key lookup and the replay store, both passed in; the clock is passed in.
  */
-import { compactVerify, decodeProtectedHeader, errors as joseErrors } from 'jose';
+import { compactVerify, decodeJwt, decodeProtectedHeader, errors as joseErrors } from 'jose';
 import { splitScope } from '@mcp-auth-kit/protocol';
 import type { ResourceRegistry } from '../../resources.js';
 import type { TrustedIdp } from './idp-keys.js';
@@ -77,8 +77,8 @@ async function verifySignature(input: IdJagCheckInput): Promise<{ idp: TrustedId
   let unverifiedIss: unknown;
   try {
     decodeProtectedHeader(input.assertion);
-    const [, body = ''] = input.assertion.split('.');
-    unverifiedIss = (JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as { iss?: unknown }).iss;
+    // jose's decode: a compact JWS whose payload is a JSON object, or it throws
+    unverifiedIss = decodeJwt(input.assertion).iss;
   } catch {
     return refuse('invalid_grant', 'malformed', 'the assertion is not a signed JWT (RFC 7523 §3)');
   }

@@ -76,25 +76,9 @@ export async function discoverProtectedResource(
   const candidates = protectedResourceMetadataUrls(serverUrl, resourceMetadata);
   if (resourceMetadata) candidates.push(...protectedResourceMetadataUrls(serverUrl));
   const server = new URL(String(serverUrl));
-  const attempts = new Attempts();
-  for (const url of candidates) {
-    if (attempts.silent(url)) continue;
-    let res: Response;
-    try {
-      res = await guardedGet(url, deps, 'protected resource metadata URL');
-    } catch (err) {
-      if (err instanceof McpAuthError) throw err;
-      attempts.noAnswer(url, err);
-      continue;
-    }
-    // Only an HTTP failure moves on to the next URL; a document that fails validation is final.
-    if (res.status !== 200) {
-      await res.body?.cancel();
-      attempts.answered(url, res.status);
-      continue;
-    }
-    return { metadata: await processProtectedResourceMetadataResponse(serverUrl, res), url };
-  }
+  const { found, attempts } = await firstAnswer(candidates, deps, 'protected resource metadata URL');
+  // a document that fails validation is final: no other URL is tried
+  if (found) return { metadata: await processProtectedResourceMetadataResponse(serverUrl, found.res), url: found.url };
   const down = attempts.unreachable();
   if (down) {
     const who =
@@ -104,8 +88,36 @@ export async function discoverProtectedResource(
   throw new McpAuthError(
     ERR.PRM_NOT_FOUND,
     `the MCP server at ${server.href} answered, but publishes no protected resource metadata (RFC 9728): ${attempts.summary()}`,
-    { cause: attempts.lastError, ...(attempts.lastStatus !== undefined && { status: attempts.lastStatus }) },
+    attempts.errorOptions(),
   );
+}
+
+/**
+ * The first of `urls`, in order, that answers HTTP 200 (its body unread), and what the others
+ * answered. Only an HTTP failure moves on to the next URL; a host that does not answer is not
+ * asked again for its other URLs. A refusal by the egress policy (`McpAuthError`) ends the search.
+ */
+async function firstAnswer(
+  urls: readonly URL[],
+  deps: HttpDeps,
+  purpose: string,
+): Promise<{ found?: { url: URL; res: Response }; attempts: Attempts }> {
+  const attempts = new Attempts();
+  for (const url of urls) {
+    if (attempts.silent(url)) continue;
+    let res: Response;
+    try {
+      res = await guardedGet(url, deps, purpose);
+    } catch (err) {
+      if (err instanceof McpAuthError) throw err;
+      attempts.noAnswer(url, err);
+      continue;
+    }
+    if (res.status === 200) return { found: { url, res }, attempts };
+    await res.body?.cancel();
+    attempts.answered(url, res.status);
+  }
+  return { attempts };
 }
 
 /** What the metadata URLs of one discovery answered, so "down" and "not there" read differently. */
@@ -136,6 +148,10 @@ class Attempts {
   summary(): string {
     const silent = [...this.down.values()].map((d) => `${d.url.origin} did not answer (${d.reason})`);
     return [...this.statuses, ...silent].join('; ');
+  }
+  /** The `cause` and last HTTP `status` of a "publishes no metadata" error. */
+  errorOptions(): { cause: unknown; status?: number } {
+    return { cause: this.lastError, ...(this.lastStatus !== undefined && { status: this.lastStatus }) };
   }
 }
 
@@ -190,24 +206,8 @@ export function assertPkceS256(as: AuthorizationServerMetadata): void {
  * not answer is `SERVER_UNREACHABLE`; one that answers without metadata `AS_METADATA_NOT_FOUND`.
  */
 export async function discoverAuthorizationServer(issuer: string, deps: HttpDeps): Promise<AuthorizationServerMetadata> {
-  const attempts = new Attempts();
-  for (const url of authorizationServerMetadataUrls(issuer)) {
-    if (attempts.silent(url)) continue;
-    let res: Response;
-    try {
-      res = await guardedGet(url, deps, 'authorization server metadata URL');
-    } catch (err) {
-      if (err instanceof McpAuthError) throw err;
-      attempts.noAnswer(url, err);
-      continue;
-    }
-    if (res.status !== 200) {
-      await res.body?.cancel();
-      attempts.answered(url, res.status);
-      continue;
-    }
-    return processAuthorizationServerMetadataResponse(issuer, res);
-  }
+  const { found, attempts } = await firstAnswer(authorizationServerMetadataUrls(issuer), deps, 'authorization server metadata URL');
+  if (found) return processAuthorizationServerMetadataResponse(issuer, found.res);
   const down = attempts.unreachable();
   if (down) {
     throw new McpAuthError(ERR.SERVER_UNREACHABLE, `the authorization server at ${issuer} did not answer (${down.reason})`, {
@@ -217,6 +217,6 @@ export async function discoverAuthorizationServer(issuer: string, deps: HttpDeps
   throw new McpAuthError(
     ERR.AS_METADATA_NOT_FOUND,
     `the authorization server ${issuer} answered, but publishes no metadata (RFC 8414 / OpenID Connect Discovery): ${attempts.summary()}`,
-    { cause: attempts.lastError, ...(attempts.lastStatus !== undefined && { status: attempts.lastStatus }) },
+    attempts.errorOptions(),
   );
 }

@@ -127,6 +127,20 @@ for (const [name, make] of [
   });
 }
 
+describe('MemoryStore specifics', () => {
+  it('a value that cannot be copied is refused and leaves the store as it was', async () => {
+    const s = new MemoryStore();
+    await s.setTokens(tokens('https://as', 'https://rs', 'kept'));
+    const notData = { issuer: 'https://as', client_id: 'c', source: 'dcr' as const, hook: () => undefined };
+    await expect(s.setClient(notData)).rejects.toThrow(/could not be cloned/);
+    expect(await s.getClient('https://as')).toBeUndefined();
+    expect((await s.getTokens('https://as', 'https://rs'))!.access_token).toBe('kept');
+    // the store still takes writes after the refusal
+    await s.setClient({ issuer: 'https://as', client_id: 'c', source: 'dcr' });
+    expect((await s.getClient('https://as'))!.client_id).toBe('c');
+  });
+});
+
 describe('FileStore specifics (OAuth 2.1 §7.1 secure token storage)', () => {
   it('the file is 0600 in a 0700 directory and survives a new instance', async () => {
     const dir = join(tmp(), 'home');

@@ -2,7 +2,7 @@ import { ResourceServerError } from './errors.js';
 import { DEFAULT_INTROSPECTION_TIMEOUT_MS, introspectAccessToken, type IntrospectionOptions } from './introspection.js';
 import { KeyStore } from './key-store.js';
 import { ConnectionTokenHashes, TokenCache, tokenHash } from './token-cache.js';
-import { verifyJwtAccessToken, type JwtVerifyOptions } from './verify-jwt.js';
+import { JWS_COMPACT, verifyCompactJwt, type JwtVerifyOptions } from './verify-jwt.js';
 import type { ResolvedOptions } from './options.js';
 import type { VerifiedAccessToken } from './types.js';
 
@@ -22,8 +22,6 @@ export interface AccessTokenVerifier {
   /** Entries in the validated-token cache (0 when turned off). */
   readonly cacheSize: number;
 }
-
-const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
 export function createAccessTokenVerifier(options: ResolvedOptions): AccessTokenVerifier {
   const keys = new KeyStore({
@@ -61,8 +59,8 @@ export function createAccessTokenVerifier(options: ResolvedOptions): AccessToken
   // request, and each extra promise costs (async hooks included) on top of the signature check.
   function verifyUncached(token: string): Promise<VerifiedAccessToken> {
     const { introspection } = options;
-    if (JWT_SHAPE.test(token)) {
-      if (!introspection?.introspectJwt) return verifyJwtAccessToken(token, jwtOptions);
+    if (JWS_COMPACT.test(token)) {
+      if (!introspection?.introspectJwt) return verifyCompactJwt(token, jwtOptions);
       return verifyJwtThenIntrospect(token, introspection);
     }
     if (introspection === undefined) return Promise.reject(new ResourceServerError('opaque_token_unsupported'));
@@ -70,7 +68,7 @@ export function createAccessTokenVerifier(options: ResolvedOptions): AccessToken
   }
 
   async function verifyJwtThenIntrospect(token: string, introspection: IntrospectionOptions): Promise<VerifiedAccessToken> {
-    const verified = await verifyJwtAccessToken(token, jwtOptions);
+    const verified = await verifyCompactJwt(token, jwtOptions);
     // Both must hold: the token is ours (locally) and still live (the AS's word). The
     // introspection answer is what is kept, so the cache honours `cacheTtlSeconds`.
     const live = await introspect(token, introspection);

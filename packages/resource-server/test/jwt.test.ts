@@ -224,7 +224,8 @@ describe('JWT access token validation (RFC 9068 §4, MCP §Token Handling)', () 
     // padding, the base64 (not base64url) alphabet, whitespace, a length no base64 text has:
     // decoders that skip or accept these would read claims from a text other than the one
     // signed. The middleware's token shape check sends all but the last to the opaque path (no
-    // introspection here: refused); the exported verifyJwtAccessToken refuses them in its decode.
+    // introspection here: refused); the exported verifyJwtAccessToken refuses them with the same
+    // shape check (JWS_COMPACT) and the length in its decode.
     const lengthOne = p.length % 4 === 0 ? `${p}A` : p.length % 4 === 2 ? `${p}AAA` : `${p}AA`;
     await expectInvalidToken(`${h}.${lengthOne}.${s}`, 'token_malformed');
     const publicKey = await importJWK(key.publicJwk, key.alg);
@@ -235,6 +236,11 @@ describe('JWT access token validation (RFC 9068 §4, MCP §Token Handling)', () 
       await expect(verifyJwtAccessToken(`${h}.${payload}.${s}`, options)).rejects.toMatchObject({ reason: 'token_malformed' });
       // (a control character cannot be sent in a header at all)
       if (!/[\n\t]/.test(payload)) expect([400, 401]).toContain((await call(`${h}.${payload}.${s}`)).status);
+    }
+    // the signature segment too: jose's decoder skips whitespace in it, and the signature would
+    // still verify, so another spelling of a valid token was accepted by verifyJwtAccessToken
+    for (const signature of [`${s.slice(0, 8)} ${s.slice(8)}`, `${s.slice(0, 8)}\n${s.slice(8)}`, `${s}=`, `+${s.slice(1)}`]) {
+      await expect(verifyJwtAccessToken(`${h}.${p}.${signature}`, options)).rejects.toMatchObject({ reason: 'token_malformed' });
     }
     await expect(verifyJwtAccessToken(token, options)).resolves.toMatchObject({ subject: 'user-1' });
     expect(as.hits.jwks).toBe(before);

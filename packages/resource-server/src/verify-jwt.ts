@@ -40,9 +40,10 @@ export interface JwtVerifyOptions {
 /**
  * Validates a JWT access token (RFC 9068 §4) in this order: the compact serialization
  * ({@link JWS_COMPACT}), JWS header `alg` in the asymmetric allowlist, `typ` = `at+jwt`, `iss` one
- * of the configured issuers (all of these before any network I/O), signature with the issuer's keys (jose), then the claims (RFC 7519 §4.1, RFC 9068 §2.2):
- * required claims present, `exp`/`nbf` with tolerance, `aud` contains `resource` (canonical
- * comparison, see {@link audienceIncludes}).
+ * of the configured issuers (all of these before any network I/O), signature with the issuer's
+ * keys (jose), then the claims (RFC 7519 §4.1, RFC 9068 §2.2): required claims present,
+ * `exp`/`nbf` with tolerance, `aud` contains `resource` (canonical comparison, see
+ * {@link audienceIncludes}).
  *
  * The claims are read once, from the decode made before the signature check: jose verifies the
  * signature over the token's own base64url text, which is what that decode read, so the claims

@@ -164,6 +164,14 @@ describe('ID-JAG grant (RFC 7523 §2.1, draft-ietf-oauth-identity-assertion-auth
       // five parts: the JWE compact serialization, not a signed JWT
       `${h}.a.b.c.d`,
     ];
+    // RFC 7515 §7.1 / §2: a valid assertion spelt with whitespace or padding inside a segment (jose's
+    // decoder would skip the whitespace, and the signature would still verify)
+    const [vh, vp, vs] = (await jag()).split('.');
+    notJws.push(
+      `${vh}.${vp}.${vs!.slice(0, 10)} ${vs!.slice(10)}`,
+      `${vh}.${vp}.${vs!.slice(0, 10)}\n${vs!.slice(10)}`,
+      `${vh}.${vp}=.${vs}`,
+    );
     for (const assertion of notJws) refused(await token({ assertion }), 'invalid_grant', /not a signed JWT/);
   });
 

@@ -1,8 +1,9 @@
+import { JWS_COMPACT } from '@mcp-auth-kit/protocol';
 import { ResourceServerError } from './errors.js';
 import { DEFAULT_INTROSPECTION_TIMEOUT_MS, introspectAccessToken, type IntrospectionOptions } from './introspection.js';
 import { KeyStore } from './key-store.js';
 import { ConnectionTokenHashes, TokenCache, tokenHash } from './token-cache.js';
-import { JWS_COMPACT, verifyCompactJwt, type JwtVerifyOptions } from './verify-jwt.js';
+import { verifyCompactJwt, type JwtVerifyOptions } from './verify-jwt.js';
 import type { ResolvedOptions } from './options.js';
 import type { VerifiedAccessToken } from './types.js';
 

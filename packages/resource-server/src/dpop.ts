@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { JWS_COMPACT } from '@mcp-auth-kit/protocol';
 import { calculateJwkThumbprint, decodeProtectedHeader, EmbeddedJWK, errors, jwtVerify, type JWK, type JWTPayload } from 'jose';
 import { ResourceServerError, type RejectionReason } from './errors.js';
 import type { DpopNonces } from './dpop-nonce.js';
@@ -21,7 +22,6 @@ export const DEFAULT_DPOP_PROOF_ALGORITHMS: readonly string[] = [
 /** Largest proof we spend work on (a proof with an RSA-4096 key is about 1.5 KiB). */
 export const MAX_DPOP_PROOF_LENGTH = 8192;
 
-const JWS_COMPACT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 /** JWK members that only a private (or symmetric) key has (RFC 7518 §6). */
 const PRIVATE_JWK_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
 const UNRESERVED = /^[A-Za-z0-9\-._~]$/;
@@ -113,7 +113,8 @@ export async function verifyDpopProof(request: DpopProofRequest, options: DpopPr
   if (request.proofs.length === 0) throw refuse('dpop_proof_missing');
   if (request.proofs.length > 1) throw refuse('dpop_proof_multiple', { count: request.proofs.length });
   const proof = request.proofs[0]!.trim();
-  if (proof.length > MAX_DPOP_PROOF_LENGTH || !JWS_COMPACT.test(proof)) {
+  // a proof is always signed (RFC 9449 §4.2): an empty signature segment is malformed here
+  if (proof.length > MAX_DPOP_PROOF_LENGTH || !JWS_COMPACT.test(proof) || proof.endsWith('.')) {
     throw refuse('dpop_proof_malformed', { length: proof.length });
   }
 

@@ -1,3 +1,4 @@
+import { JWS_COMPACT } from '@mcp-auth-kit/protocol';
 import { compactVerify, errors, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import { MetadataError } from './as-metadata.js';
 import { ResourceServerError, type RejectionReason } from './errors.js';
@@ -59,14 +60,6 @@ export function verifyJwtAccessToken(token: string, options: JwtVerifyOptions): 
   }
   return verifyCompactJwt(token, options);
 }
-
-/**
- * RFC 7515 §7.1 compact serialization with every segment in the base64url alphabet, unpadded
- * (RFC 7515 §2): the one structural check of a JWT access token. jose's own decoder is more
- * lenient (it skips whitespace, for one), and a signature over the exact text is no reason to
- * accept other spellings of it.
- */
-export const JWS_COMPACT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
 /**
  * {@link verifyJwtAccessToken} for a token that already matched {@link JWS_COMPACT}: the verifier

@@ -137,6 +137,10 @@ describe('RFC 9449 DPoP at the resource server', () => {
     const token = await boundToken();
     await expectProofRefused(await dpopCall(t.app, token, 'not-a-jwt'), 'dpop_proof_malformed');
     await expectProofRefused(await dpopCall(t.app, token, 'a.b.c'), 'dpop_proof_malformed');
+    // a real proof without its signature, or with a space inside it (RFC 7515 §7.1: base64url only)
+    const [h, p, s] = (await makeProof({ key: pk, token })).split('.');
+    await expectProofRefused(await dpopCall(t.app, token, `${h}.${p}.`), 'dpop_proof_malformed');
+    await expectProofRefused(await dpopCall(t.app, token, `${h}.${p}.${s!.slice(0, 8)} ${s!.slice(8)}`), 'dpop_proof_malformed');
   });
 
   it('RFC 9449 §4.3 (3): a proof without jti, htm, htu or iat is refused', async () => {

@@ -20,7 +20,7 @@
  * Pure apart from the key lookup and the replay store, both passed in; the clock is passed in.
  */
 import { compactVerify, decodeJwt, decodeProtectedHeader, errors as joseErrors } from 'jose';
-import { splitScope } from '@mcp-auth-kit/protocol';
+import { JWS_COMPACT, splitScope } from '@mcp-auth-kit/protocol';
 import type { ResourceRegistry } from '../../resources.js';
 import type { TrustedIdp } from './idp-keys.js';
 import { IdJagRefusal, refuse } from './refusal.js';
@@ -75,6 +75,9 @@ const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.is
 
 async function verifySignature(input: IdJagCheckInput): Promise<{ idp: TrustedIdp; header: { typ?: unknown }; payload: unknown }> {
   let unverifiedIss: unknown;
+  // jose verifies a signature segment with whitespace inside (its decoder skips it): a signature
+  // over the exact text is no reason to accept other spellings of the assertion
+  if (!JWS_COMPACT.test(input.assertion)) return refuse('invalid_grant', 'malformed', 'the assertion is not a signed JWT (RFC 7523 §3)');
   try {
     decodeProtectedHeader(input.assertion);
     // jose's decode: a compact JWS whose payload is a JSON object, or it throws

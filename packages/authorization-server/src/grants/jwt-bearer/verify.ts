@@ -75,10 +75,10 @@ const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.is
 
 async function verifySignature(input: IdJagCheckInput): Promise<{ idp: TrustedIdp; header: { typ?: unknown }; payload: unknown }> {
   let unverifiedIss: unknown;
-  // jose verifies a signature segment with whitespace inside (its decoder skips it): a signature
-  // over the exact text is no reason to accept other spellings of the assertion
-  if (!JWS_COMPACT.test(input.assertion)) return refuse('invalid_grant', 'malformed', 'the assertion is not a signed JWT (RFC 7523 §3)');
   try {
+    // jose verifies a signature segment with whitespace inside (its decoder skips it): a signature
+    // over the exact text is no reason to accept other spellings of the assertion
+    if (!JWS_COMPACT.test(input.assertion)) throw new TypeError('not the JWS compact serialization');
     decodeProtectedHeader(input.assertion);
     // jose's decode: a compact JWS whose payload is a JSON object, or it throws
     unverifiedIss = decodeJwt(input.assertion).iss;

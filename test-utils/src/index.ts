@@ -12,3 +12,4 @@ export { parseForm, decodeEntities, type ParsedForm } from '@mcp-auth-kit/protoc
 export { pkcePair, s256Challenge } from './pkce.js';
 export { freePort, isListening } from './ports.js';
 export { redisAnswers, shouldRunRedisTests, TEST_REDIS_URL } from './redis.js';
+export { respeltSignature } from './jws.js';

@@ -2,7 +2,16 @@ import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HeadlessBrowser, freePort, isListening, isUrl, matchesRedirectUri, pkcePair, redisAnswers } from '../src/index.js';
+import {
+  HeadlessBrowser,
+  freePort,
+  isListening,
+  isUrl,
+  matchesRedirectUri,
+  pkcePair,
+  redisAnswers,
+  respeltSignature,
+} from '../src/index.js';
 
 /** A tiny "authorization server": path-scoped cookies, a redirect chain, a form with a CSRF field. */
 let server: Server;
@@ -107,5 +116,18 @@ describe('redisAnswers', () => {
     expect(await redisAnswers(silent.url, 200)).toBe(false);
     expect(Date.now() - started).toBeLessThan(2000);
     await silent.close();
+  });
+});
+
+describe('respeltSignature', () => {
+  it('spells the same signature bytes another way', () => {
+    const signature = Buffer.alloc(64, 0x5a).toString('base64url');
+    const token = `aGVhZA.Ym9keQ.${signature}`;
+    const respelt = respeltSignature(token);
+    const [, , other] = respelt.split('.');
+    expect(respelt.startsWith('aGVhZA.Ym9keQ.')).toBe(true);
+    expect(other).not.toBe(signature);
+    expect(Buffer.from(other!, 'base64url').equals(Buffer.from(signature, 'base64url'))).toBe(true);
+    expect(() => respeltSignature(`a.b.${Buffer.alloc(3).toString('base64url')}`)).toThrow(/no unused bits/);
   });
 });

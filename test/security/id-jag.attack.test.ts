@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestIdp, type TestIdp } from '@mcp-auth-kit/testing';
+import { respeltSignature } from '@mcp-auth-kit/test-utils';
 import { SignJWT, calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair } from 'jose';
 import { randomUUID } from 'node:crypto';
 import { postForm, postJson, startAttackStack, type AttackStack, type JsonResponse } from './helpers/support.js';
@@ -165,12 +166,14 @@ describe('ID-JAG grant (RFC 7523 §2.1, draft-ietf-oauth-identity-assertion-auth
       `${h}.a.b.c.d`,
     ];
     // RFC 7515 §7.1 / §2: a valid assertion spelt with whitespace or padding inside a segment (jose's
-    // decoder would skip the whitespace, and the signature would still verify)
+    // decoder would skip the whitespace, and the signature would still verify), or (RFC 4648 §3.5)
+    // with an unused bit of the signature's last character set: the same signature bytes
     const [vh, vp, vs] = (await jag()).split('.');
     notJws.push(
       `${vh}.${vp}.${vs!.slice(0, 10)} ${vs!.slice(10)}`,
       `${vh}.${vp}.${vs!.slice(0, 10)}\n${vs!.slice(10)}`,
       `${vh}.${vp}=.${vs}`,
+      respeltSignature(`${vh}.${vp}.${vs}`),
     );
     for (const assertion of notJws) refused(await token({ assertion }), 'invalid_grant', /not a signed JWT/);
   });

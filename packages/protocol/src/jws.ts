@@ -9,3 +9,23 @@
  * for the empty segment too.
  */
 export const JWS_COMPACT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+
+const BASE64URL_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+const BASE64URL = /^[A-Za-z0-9_-]*$/;
+
+/**
+ * Whether `segment` is the canonical unpadded base64url spelling of some bytes (RFC 4648 §3.5):
+ * a length that encodes whole bytes, and the unused low bits of the last character zero. Decoders
+ * (Node's `Buffer`, `atob`, jose) ignore those bits, so without this test one signature has up to
+ * 16 spellings that all verify: test a JWS signature segment with it before trusting the token's
+ * text as the token's identity.
+ */
+export function isCanonicalBase64url(segment: string): boolean {
+  if (!BASE64URL.test(segment)) return false;
+  const tail = segment.length % 4;
+  if (tail === 0) return true;
+  if (tail === 1) return false;
+  const last = BASE64URL_ALPHABET.indexOf(segment[segment.length - 1]!);
+  // 2 characters carry 1 byte (4 bits unused), 3 carry 2 bytes (2 bits unused)
+  return (last & (tail === 2 ? 0b1111 : 0b11)) === 0;
+}

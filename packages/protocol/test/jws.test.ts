@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { JWS_COMPACT } from '../src/jws.js';
+import { isCanonicalBase64url, JWS_COMPACT } from '../src/jws.js';
 
 describe('RFC 7515 §7.1 / §2: JWS_COMPACT, the compact serialization in unpadded base64url', () => {
   const header = Buffer.from('{"alg":"ES256"}').toString('base64url');
@@ -23,4 +23,32 @@ describe('RFC 7515 §7.1 / §2: JWS_COMPACT, the compact serialization in unpadd
     ['a trailing line break', `${header}.${payload}.${signature}\n`],
     ['nothing', ''],
   ])('refuses %s', (_, value) => expect(JWS_COMPACT.test(value)).toBe(false));
+});
+
+describe('RFC 4648 §3.5: isCanonicalBase64url, one spelling per byte string', () => {
+  it('accepts what Node encodes, at every length', () => {
+    for (let n = 0; n <= 66; n++) {
+      const bytes = Buffer.alloc(n, 0xff);
+      for (let i = 0; i < n; i++) bytes[i] = (i * 151 + n) & 0xff;
+      expect(isCanonicalBase64url(bytes.toString('base64url'))).toBe(true);
+    }
+  });
+
+  it('refuses a spelling with unused bits set, though it decodes to the same bytes (signature malleability)', () => {
+    // 64 bytes (an ES256 signature) take 86 characters, whose last carries 4 unused bits
+    const signature = Buffer.alloc(64, 7).toString('base64url');
+    const respelt = signature.slice(0, -1) + String.fromCharCode(signature.charCodeAt(85) + 1);
+    expect(Buffer.from(respelt, 'base64url').equals(Buffer.from(signature, 'base64url'))).toBe(true);
+    expect(isCanonicalBase64url(respelt)).toBe(false);
+    // 2 bytes take 3 characters, the last with 2 unused bits
+    expect(isCanonicalBase64url('AAB')).toBe(false);
+    expect(isCanonicalBase64url('AAE')).toBe(true);
+  });
+
+  it.each([
+    ['an impossible length (4n + 1)', 'AAAAA'],
+    ['padding', 'AA=='],
+    ['the base64 alphabet', 'ab+/'],
+    ['whitespace', 'AA AA'],
+  ])('refuses %s', (_, value) => expect(isCanonicalBase64url(value)).toBe(false));
 });

@@ -70,7 +70,7 @@ function memoKey(alg: string, kid: string): string {
   return `${alg}\u0000${kid}`;
 }
 
-function isCryptoKey(key: unknown): key is CryptoKey {
+export function isCryptoKey(key: unknown): key is CryptoKey {
   const CryptoKeyClass = (globalThis as { CryptoKey?: abstract new () => unknown }).CryptoKey;
   return CryptoKeyClass !== undefined && key instanceof CryptoKeyClass;
 }

@@ -1,9 +1,10 @@
-import { JWS_COMPACT } from '@mcp-auth-kit/protocol';
-import { compactVerify, errors, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import { isCanonicalBase64url, JWS_COMPACT } from '@mcp-auth-kit/protocol';
+import { compactVerify, errors, type CompactJWSHeaderParameters, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import { MetadataError } from './as-metadata.js';
 import { ResourceServerError, type RejectionReason } from './errors.js';
 import { audienceIncludes } from './resource-uri.js';
-import type { MemoizedKeySet } from './key-memo.js';
+import { isCryptoKey, type MemoizedKeySet } from './key-memo.js';
+import { verifiesAlgorithm, verifyJwsSignature } from './jws-signature.js';
 import type { VerifiedAccessToken } from './types.js';
 
 /** Asymmetric JWS algorithms accepted by default (never `none`, never HMAC). */
@@ -40,14 +41,15 @@ export interface JwtVerifyOptions {
 
 /**
  * Validates a JWT access token (RFC 9068 §4) in this order: the compact serialization
- * ({@link JWS_COMPACT}), JWS header `alg` in the asymmetric allowlist, `typ` = `at+jwt`, `iss` one
- * of the configured issuers (all of these before any network I/O), signature with the issuer's
- * keys (jose), then the claims (RFC 7519 §4.1, RFC 9068 §2.2): required claims present,
+ * ({@link JWS_COMPACT}) with a signature in canonical base64url, JWS header `alg` in the
+ * asymmetric allowlist, `typ` = `at+jwt`, no `crit`, `iss` one of the configured issuers (all of
+ * these before any network I/O), signature with the issuer's keys (see {@link verifyWithKeys}),
+ * then the claims (RFC 7519 §4.1, RFC 9068 §2.2): required claims present,
  * `exp`/`nbf` with tolerance, `aud` contains `resource` (canonical comparison, see
  * {@link audienceIncludes}).
  *
- * The claims are read once, from the decode made before the signature check: jose verifies the
- * signature over the token's own base64url text, which is what that decode read, so the claims
+ * The claims are read once, from the decode made before the signature check: the signature is
+ * verified over the token's own base64url text, which is what that decode read, so the claims
  * checked are the signed ones. (jose's `jwtVerify` would decode and parse the payload a second
  * time; with the cache off that was most of what this function added to a bare verification.)
  *
@@ -68,7 +70,7 @@ export function verifyJwtAccessToken(token: string, options: JwtVerifyOptions): 
  */
 export function verifyCompactJwt(token: string, options: JwtVerifyOptions): Promise<VerifiedAccessToken> {
   // Not async: with the cache off this runs for every request, and the only promise it adds to
-  // jose's is the `then` that checks the claims (a warm key store answers synchronously).
+  // the signature check's is the `then` that checks the claims (a warm key store answers synchronously).
   try {
     const algorithms = options.algorithms ?? DEFAULT_ALGORITHMS;
     let header: Record<string, unknown>;
@@ -87,6 +89,10 @@ export function verifyCompactJwt(token: string, options: JwtVerifyOptions): Prom
     // RFC 7797 unencoded payloads are not JWTs (RFC 7797 §7): the claims would not be the decode above
     if (header.b64 !== undefined) {
       throw new ResourceServerError('token_malformed', { detail: { header: 'b64' } });
+    }
+    // RFC 7515 §4.1.11: an extension the recipient must understand, and no extension is understood here
+    if (header.crit !== undefined) {
+      throw new ResourceServerError('token_malformed', { detail: { header: 'crit' } });
     }
     const issuer = payload.iss;
     if (typeof issuer !== 'string' || !options.issuers.includes(issuer)) {
@@ -118,7 +124,11 @@ function keysError(cause: unknown, issuer: string): ResourceServerError {
   return new ResourceServerError(reason, { cause, detail: { issuer, ...detailOf(cause) } });
 }
 
-/** The signature (jose), then the claims of the payload decoded before it. */
+/**
+ * The signature, then the claims of the payload decoded before it. A WebCrypto key (what jose's
+ * JWK sets hand out) for an algorithm {@link verifyJwsSignature} knows is checked there; any other
+ * key a caller's `getKeys` returns (a JWK, a `KeyObject`, a secret) goes to jose's `compactVerify`.
+ */
 function verifyWithKeys(
   token: string,
   header: Record<string, unknown>,
@@ -128,24 +138,42 @@ function verifyWithKeys(
   algorithms: readonly string[],
   options: JwtVerifyOptions,
 ): Promise<VerifiedAccessToken> {
-  let verification: ReturnType<typeof compactVerify>;
+  const alg = header.alg as string;
+  const firstDot = token.indexOf('.');
+  const lastDot = token.lastIndexOf('.');
+  let resolved: unknown;
   try {
     // The issuer's key set may already know the key for this alg + kid (see key-memo.ts): the
-    // same key, the same checks, without resolving it again. Selection only: the signature and
-    // `alg` are verified by jose either way.
-    const known = (getKey as Partial<MemoizedKeySet>).cached?.(header);
-    // jose only reads the list: no copy per token
-    const verifyOptions = { algorithms: algorithms as string[] };
-    verification = known !== undefined ? compactVerify(token, known, verifyOptions) : compactVerify(token, getKey, verifyOptions);
+    // same key, the same checks, without resolving it again.
+    resolved = (getKey as Partial<MemoizedKeySet>).cached?.(header);
+    resolved ??= getKey(header as CompactJWSHeaderParameters, {
+      protected: token.slice(0, firstDot),
+      payload: token.slice(firstDot + 1, lastDot),
+      signature: token.slice(lastDot + 1),
+    });
   } catch (cause) {
     return Promise.reject(mapJoseError(cause, issuer));
   }
-  return verification.then(
-    () => checkedClaims(token, issuer, payload, options),
-    (cause: unknown) => {
+  const withKey = (key: unknown): Promise<VerifiedAccessToken> => {
+    const mapped = (cause: unknown) => {
       throw mapJoseError(cause, issuer);
-    },
-  );
+    };
+    if (isCryptoKey(key) && verifiesAlgorithm(alg)) {
+      return verifyJwsSignature(alg, key, token.slice(0, lastDot), token.slice(lastDot + 1)).then((valid) => {
+        if (!valid) throw mapJoseError(new errors.JWSSignatureVerificationFailed(), issuer);
+        return checkedClaims(token, issuer, payload, options);
+      }, mapped);
+    }
+    // jose only reads the list: no copy per token
+    return compactVerify(token, key as Parameters<typeof compactVerify>[1], { algorithms: algorithms as string[] }).then(
+      () => checkedClaims(token, issuer, payload, options),
+      mapped,
+    );
+  };
+  if (isCryptoKey(resolved)) return withKey(resolved);
+  return Promise.resolve(resolved).then(withKey, (cause: unknown) => {
+    throw mapJoseError(cause, issuer);
+  });
 }
 
 /**
@@ -209,13 +237,15 @@ const PRINTABLE_ASCII = /^[\t\n\r -~]*$/;
 
 /**
  * Header and claims of a compact JWS, not yet verified: read before any key is fetched (`alg`,
- * `typ`, trusted `iss`, key selection) and, once jose has verified the signature over the same
+ * `typ`, trusted `iss`, key selection) and, once the signature is verified over the same
  * base64url text, the claims that are checked and returned. Invalid UTF-8 is refused, as jose
  * refuses it.
  */
 function decodeUnverified(token: string): { header: Record<string, unknown>; payload: JWTPayload } {
   const parts = token.split('.');
   if (parts.length !== 3) throw new TypeError('not a JWS compact serialization');
+  // decoders ignore the unused bits of the last character: other spellings of a signature that verifies
+  if (!isCanonicalBase64url(parts[2]!)) throw new TypeError('signature not in canonical base64url');
   return { header: jsonSegment(parts[0]!), payload: jsonSegment(parts[1]!) as JWTPayload };
 }
 

@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { SignJWT } from 'jose';
+import { respeltSignature } from '@mcp-auth-kit/test-utils';
 import {
   makeApp,
   makeKey,
@@ -137,10 +138,13 @@ describe('RFC 9449 DPoP at the resource server', () => {
     const token = await boundToken();
     await expectProofRefused(await dpopCall(t.app, token, 'not-a-jwt'), 'dpop_proof_malformed');
     await expectProofRefused(await dpopCall(t.app, token, 'a.b.c'), 'dpop_proof_malformed');
-    // a real proof without its signature, or with a space inside it (RFC 7515 §7.1: base64url only)
-    const [h, p, s] = (await makeProof({ key: pk, token })).split('.');
+    // a real proof without its signature, with a space inside it (RFC 7515 §7.1: base64url only)
+    // or with its signature spelt another way (RFC 4648 §3.5: the same bytes, and a new replay key)
+    const proof = await makeProof({ key: pk, token });
+    const [h, p, s] = proof.split('.');
     await expectProofRefused(await dpopCall(t.app, token, `${h}.${p}.`), 'dpop_proof_malformed');
     await expectProofRefused(await dpopCall(t.app, token, `${h}.${p}.${s!.slice(0, 8)} ${s!.slice(8)}`), 'dpop_proof_malformed');
+    await expectProofRefused(await dpopCall(t.app, token, respeltSignature(proof)), 'dpop_proof_malformed');
   });
 
   it('RFC 9449 §4.3 (3): a proof without jti, htm, htu or iat is refused', async () => {

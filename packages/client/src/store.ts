@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { AuthorizationServerMetadata } from './discovery.js';
+import { copyPlainTree, isPlainTree } from './plain-copy.js';
 
 /** Client credentials for one authorization server (keyed by its `issuer`). */
 export interface ClientInformation {
@@ -243,7 +244,8 @@ export class MemoryStore extends DataStore {
     return structuredClone(this.data);
   }
   protected override async readPart<T>(pick: (d: StoreData) => T): Promise<T> {
-    return structuredClone(pick(this.data));
+    const part = pick(this.data);
+    return typeof part === 'object' && part !== null && plainEntries.has(part) ? copyPlainTree(part) : structuredClone(part);
   }
   protected async write(data: StoreData) {
     this.data = structuredClone(data);
@@ -259,11 +261,24 @@ export class MemoryStore extends DataStore {
     const before = this.data as unknown as Record<string, Record<string, unknown> | undefined>;
     for (const [name, entries] of entryMaps(draft)) {
       for (const [key, value] of Object.entries(entries)) {
-        if (before[name]?.[key] !== value) entries[key] = structuredClone(value);
+        if (before[name]?.[key] !== value) entries[key] = ownCopy(value);
       }
     }
     this.data = draft;
   }
+}
+
+/**
+ * Entries of memory stores known to be plain data ({@link isPlainTree}): read back with a plain
+ * copy, which is several times faster than `structuredClone` for a client's small entries.
+ */
+const plainEntries = new WeakSet<object>();
+
+/** The store's own copy of a value given to a setter, classified once for its reads. */
+function ownCopy(value: unknown): unknown {
+  const copy = structuredClone(value);
+  if (typeof copy === 'object' && copy !== null && isPlainTree(copy)) plainEntries.add(copy);
+  return copy;
 }
 
 /** The data's maps (clients, tokens, ...): every member that is an object. */

@@ -128,6 +128,18 @@ for (const [name, make] of [
 }
 
 describe('MemoryStore specifics', () => {
+  it('an entry that is not plain data reads back as structuredClone gives it (dates, shared members)', async () => {
+    const s = new MemoryStore();
+    const shared = { tag: 'same' };
+    await s.setClient({ issuer: 'https://as', client_id: 'c', source: 'dcr', registered: new Date(5), a: shared, b: shared });
+    const read = (await s.getClient('https://as'))!;
+    expect(read.registered).toBeInstanceOf(Date);
+    expect((read.registered as Date).getTime()).toBe(5);
+    expect(read.a).toBe(read.b);
+    (read.a as { tag: string }).tag = 'changed';
+    expect(((await s.getClient('https://as'))!.a as { tag: string }).tag).toBe('same');
+  });
+
   it('a value that cannot be copied is refused and leaves the store as it was', async () => {
     const s = new MemoryStore();
     await s.setTokens(tokens('https://as', 'https://rs', 'kept'));

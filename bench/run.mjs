@@ -137,7 +137,7 @@ async function main() {
       process.stdout.write(`   (${((Date.now() - started) / 1000).toFixed(0)} s)\n\n`);
     } catch (error) {
       failed.push(c);
-      process.stdout.write(`== ${c.id}. ${c.name}: FAILED TO RUN — ${error instanceof Error ? error.message : String(error)}\n\n`);
+      process.stdout.write(`== ${c.id}. ${c.name}: FAILED TO RUN — ${describeError(error)}\n\n`);
     }
   }
 
@@ -151,4 +151,15 @@ async function main() {
     process.stdout.write(`\n${failed.length} case(s) failed to run: ${failed.map((c) => `${c.id} (${c.name})`).join(', ')}\n`);
     process.exitCode = 1;
   }
+}
+
+/** An error's message with its causes (undici's "fetch failed" says why only in `cause`) and where it was thrown. */
+function describeError(error) {
+  if (!(error instanceof Error)) return String(error);
+  const parts = [error.message];
+  for (let cause = error.cause, depth = 0; cause !== undefined && depth < 3; cause = cause?.cause, depth++) {
+    parts.push(cause instanceof Error ? `${cause.code ?? cause.name}: ${cause.message}` : String(cause));
+  }
+  const at = error.stack?.split('\n').find((line) => line.includes('/bench/'))?.trim();
+  return `${parts.join(' ← ')}${at ? ` (${at})` : ''}`;
 }

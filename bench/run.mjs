@@ -160,6 +160,9 @@ function describeError(error) {
   for (let cause = error.cause, depth = 0; cause !== undefined && depth < 3; cause = cause?.cause, depth++) {
     parts.push(cause instanceof Error ? `${cause.code ?? cause.name}: ${cause.message}` : String(cause));
   }
-  const at = error.stack?.split('\n').find((line) => line.includes('/bench/'))?.trim();
+  const at = error.stack
+    ?.split('\n')
+    .find((line) => line.includes('/bench/'))
+    ?.trim();
   return `${parts.join(' ← ')}${at ? ` (${at})` : ''}`;
 }

@@ -393,6 +393,14 @@ describe('ID-JAG grant (RFC 7523 §2.1, draft-ietf-oauth-identity-assertion-auth
         /iat/,
       );
       refused(await dpopToken({ assertion: await jag() }, 'not.a.proof'), 'invalid_dpop_proof', /not a valid dpop\+jwt/);
+      // RFC 9449 §4.2 / RFC 4648 §3.5: a valid proof spelt another way (jose would verify it)
+      const fresh = await key.proof();
+      refused(await dpopToken({ assertion: await jag() }, respeltSignature(fresh)), 'invalid_dpop_proof', /not a valid dpop\+jwt/);
+      refused(
+        await dpopToken({ assertion: await jag() }, `${fresh.slice(0, -12)} ${fresh.slice(-12)}`),
+        'invalid_dpop_proof',
+        /not a valid dpop\+jwt/,
+      );
       const once = await key.proof();
       expect((await dpopToken({ assertion: await jag() }, once)).status).toBe(200);
       refused(await dpopToken({ assertion: await jag() }, once), 'invalid_dpop_proof', /already been used/);

@@ -11,6 +11,7 @@ import { cimdRefusal, createProviderFetch } from './cimd.js';
 import { escapeHtml, page } from './html.js';
 import { looksNative } from './urls.js';
 import { dpopProviderOptions } from './dpop.js';
+import { installDpopProofShape } from './dpop-proof-shape.js';
 import { auditProviderEvents, logProviderErrors } from './provider-events.js';
 import type { AsMetrics } from './ops/metrics.js';
 import { meteredCimdFetch } from './ops/cimd-metrics.js';
@@ -247,6 +248,7 @@ export async function buildProvider(
 
   const provider = new Provider(config.issuer, configuration);
   provider.proxy = !!config.trustProxy;
+  installDpopProofShape(provider);
   restrictUserlessGrants(provider, operatorClientIds);
   // MCP enterprise-managed authorization: the ID-JAG grant (grants/jwt-bearer/).
   if (config.idJag) {

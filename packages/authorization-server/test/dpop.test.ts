@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateConfig, ConfigError } from '../src/index.js';
 import { decodeJwt, registerClient, REDIRECT, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
 import { authorizeAuto } from './helpers/flow.js';
+import { respeltSignature } from '@mcp-auth-kit/test-utils';
 
 interface Key {
   privateKey: CryptoKey;
@@ -85,6 +86,23 @@ describe('RFC 9449 DPoP at the authorization server', () => {
     expect(replay.status).toBe(400);
     // oidc-provider answers a replayed proof at the token endpoint with invalid_grant
     expect(replay.body.error).toBe('invalid_grant');
+  });
+
+  it('RFC 9449 §4.2 / RFC 4648 §3.5: a valid proof spelt another way (signature bits, whitespace) is refused; the code stays redeemable', async () => {
+    const params = await codeFor(t, clientId, key);
+    const valid = await proof(key, `${t.url}/token`);
+    for (const sent of [
+      respeltSignature(valid),
+      `${valid.slice(0, -12)} ${valid.slice(-12)}`,
+      `${valid.slice(0, 30)}\t${valid.slice(30)}`,
+    ]) {
+      const res = await tokenRequest(t.url, params, { dpop: sent });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe('invalid_dpop_proof');
+    }
+    const ok = await tokenRequest(t.url, params, { dpop: await proof(key, `${t.url}/token`) });
+    expect(ok.status).toBe(200);
+    expect(ok.body.token_type).toBe('DPoP');
   });
 
   it('RFC 9449 §4.3: a proof for another htu is refused', async () => {

@@ -10,6 +10,16 @@
  */
 export const JWS_COMPACT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
+/**
+ * A signed JWS in its one spelling: {@link JWS_COMPACT}, a signature that is not empty, and the
+ * signature in canonical base64url ({@link isCanonicalBase64url}). For texts that are always
+ * signed, such as DPoP proofs (RFC 9449 §4.2): jose would verify other spellings of them too.
+ */
+export function isCanonicalSignedJws(text: string): boolean {
+  if (!JWS_COMPACT.test(text) || text.endsWith('.')) return false;
+  return isCanonicalBase64url(text.slice(text.lastIndexOf('.') + 1));
+}
+
 const BASE64URL_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 const BASE64URL = /^[A-Za-z0-9_-]*$/;
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isCanonicalBase64url, JWS_COMPACT } from '../src/jws.js';
+import { isCanonicalBase64url, isCanonicalSignedJws, JWS_COMPACT } from '../src/jws.js';
 
 describe('RFC 7515 §7.1 / §2: JWS_COMPACT, the compact serialization in unpadded base64url', () => {
   const header = Buffer.from('{"alg":"ES256"}').toString('base64url');
@@ -51,4 +51,20 @@ describe('RFC 4648 §3.5: isCanonicalBase64url, one spelling per byte string', (
     ['the base64 alphabet', 'ab+/'],
     ['whitespace', 'AA AA'],
   ])('refuses %s', (_, value) => expect(isCanonicalBase64url(value)).toBe(false));
+});
+
+describe('isCanonicalSignedJws: a JWS that must be signed, in its one spelling (RFC 9449 §4.2 proofs)', () => {
+  const header = Buffer.from('{"alg":"ES256","typ":"dpop+jwt"}').toString('base64url');
+  const payload = Buffer.from('{"jti":"1"}').toString('base64url');
+  const signature = Buffer.alloc(64, 9).toString('base64url');
+  const A = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+  it('accepts a signed JWS', () => expect(isCanonicalSignedJws(`${header}.${payload}.${signature}`)).toBe(true));
+
+  it.each([
+    ['an empty signature', `${header}.${payload}.`],
+    ['a respelt signature', `${header}.${payload}.${signature.slice(0, -1)}${A[A.indexOf(signature.at(-1)!) | 1]}`],
+    ['whitespace inside the signature', `${header}.${payload}.${signature.slice(0, 9)} ${signature.slice(9)}`],
+    ['two proofs joined (a repeated header)', `${header}.${payload}.${signature}, ${header}.${payload}.${signature}`],
+  ])('refuses %s', (_, value) => expect(isCanonicalSignedJws(value)).toBe(false));
 });

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { isCanonicalBase64url, JWS_COMPACT } from '@mcp-auth-kit/protocol';
+import { isCanonicalSignedJws } from '@mcp-auth-kit/protocol';
 import { calculateJwkThumbprint, decodeProtectedHeader, EmbeddedJWK, errors, jwtVerify, type JWK, type JWTPayload } from 'jose';
 import { ResourceServerError, type RejectionReason } from './errors.js';
 import type { DpopNonces } from './dpop-nonce.js';
@@ -115,12 +115,7 @@ export async function verifyDpopProof(request: DpopProofRequest, options: DpopPr
   const proof = request.proofs[0]!.trim();
   // a proof is always signed (RFC 9449 §4.2): an empty signature segment is malformed here, and
   // so is a signature in any spelling but the canonical one (decoders would accept several)
-  if (
-    proof.length > MAX_DPOP_PROOF_LENGTH ||
-    !JWS_COMPACT.test(proof) ||
-    proof.endsWith('.') ||
-    !isCanonicalBase64url(proof.slice(proof.lastIndexOf('.') + 1))
-  ) {
+  if (proof.length > MAX_DPOP_PROOF_LENGTH || !isCanonicalSignedJws(proof)) {
     throw refuse('dpop_proof_malformed', { length: proof.length });
   }
 

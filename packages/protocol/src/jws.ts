@@ -11,13 +11,20 @@
 export const JWS_COMPACT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
 /**
- * A signed JWS in its one spelling: {@link JWS_COMPACT}, a signature that is not empty, and the
- * signature in canonical base64url ({@link isCanonicalBase64url}). For texts that are always
- * signed, such as DPoP proofs (RFC 9449 §4.2): jose would verify other spellings of them too.
+ * A compact JWS in its one spelling: {@link JWS_COMPACT} with the signature in canonical base64url
+ * ({@link isCanonicalBase64url}). The signature may be empty, as {@link JWS_COMPACT} allows, so a
+ * caller can still report `alg: none` as such; jose would verify other spellings of the text.
+ */
+export function isCanonicalCompactJws(text: string): boolean {
+  return JWS_COMPACT.test(text) && isCanonicalBase64url(text.slice(text.lastIndexOf('.') + 1));
+}
+
+/**
+ * {@link isCanonicalCompactJws} with a signature that is not empty: for texts that are always
+ * signed, such as DPoP proofs (RFC 9449 §4.2).
  */
 export function isCanonicalSignedJws(text: string): boolean {
-  if (!JWS_COMPACT.test(text) || text.endsWith('.')) return false;
-  return isCanonicalBase64url(text.slice(text.lastIndexOf('.') + 1));
+  return !text.endsWith('.') && isCanonicalCompactJws(text);
 }
 
 const BASE64URL_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';

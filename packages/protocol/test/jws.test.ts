@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isCanonicalBase64url, isCanonicalSignedJws, JWS_COMPACT } from '../src/jws.js';
+import { isCanonicalBase64url, isCanonicalCompactJws, isCanonicalSignedJws, JWS_COMPACT } from '../src/jws.js';
 
 describe('RFC 7515 §7.1 / §2: JWS_COMPACT, the compact serialization in unpadded base64url', () => {
   const header = Buffer.from('{"alg":"ES256"}').toString('base64url');
@@ -60,6 +60,13 @@ describe('isCanonicalSignedJws: a JWS that must be signed, in its one spelling (
   const A = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 
   it('accepts a signed JWS', () => expect(isCanonicalSignedJws(`${header}.${payload}.${signature}`)).toBe(true));
+
+  it('isCanonicalCompactJws: the same spelling rule, an empty signature allowed (an unsecured JWS is reported as such)', () => {
+    expect(isCanonicalCompactJws(`${header}.${payload}.${signature}`)).toBe(true);
+    expect(isCanonicalCompactJws(`${header}.${payload}.`)).toBe(true);
+    expect(isCanonicalCompactJws(`${header}.${payload}.${signature.slice(0, -1)}${A[A.indexOf(signature.at(-1)!) | 1]}`)).toBe(false);
+    expect(isCanonicalCompactJws(`${header}.${payload}.${signature.slice(0, 9)} ${signature.slice(9)}`)).toBe(false);
+  });
 
   it.each([
     ['an empty signature', `${header}.${payload}.`],

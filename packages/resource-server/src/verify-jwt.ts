@@ -154,10 +154,10 @@ function verifyWithKeys(
   } catch (cause) {
     return Promise.reject(mapJoseError(cause, issuer));
   }
+  const mapped = (cause: unknown): never => {
+    throw mapJoseError(cause, issuer);
+  };
   const withKey = (key: unknown): Promise<VerifiedAccessToken> => {
-    const mapped = (cause: unknown) => {
-      throw mapJoseError(cause, issuer);
-    };
     if (isCryptoKey(key) && verifiesAlgorithm(alg)) {
       return verifyJwsSignature(alg, key, token.slice(0, lastDot), token.slice(lastDot + 1)).then((valid) => {
         if (!valid) throw mapJoseError(new errors.JWSSignatureVerificationFailed(), issuer);
@@ -171,9 +171,7 @@ function verifyWithKeys(
     );
   };
   if (isCryptoKey(resolved)) return withKey(resolved);
-  return Promise.resolve(resolved).then(withKey, (cause: unknown) => {
-    throw mapJoseError(cause, issuer);
-  });
+  return Promise.resolve(resolved).then(withKey, mapped);
 }
 
 /**

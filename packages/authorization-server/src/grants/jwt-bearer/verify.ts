@@ -20,7 +20,7 @@
  * Pure apart from the key lookup and the replay store, both passed in; the clock is passed in.
  */
 import { compactVerify, decodeJwt, decodeProtectedHeader, errors as joseErrors } from 'jose';
-import { isCanonicalBase64url, JWS_COMPACT, splitScope } from '@mcp-auth-kit/protocol';
+import { isCanonicalCompactJws, splitScope } from '@mcp-auth-kit/protocol';
 import type { ResourceRegistry } from '../../resources.js';
 import type { TrustedIdp } from './idp-keys.js';
 import { IdJagRefusal, refuse } from './refusal.js';
@@ -79,10 +79,7 @@ async function verifySignature(input: IdJagCheckInput): Promise<{ idp: TrustedId
     // jose verifies a signature segment with whitespace inside (its decoder skips it), or with the
     // unused bits of its last character set: a signature over the exact text is no reason to
     // accept other spellings of the assertion
-    const { assertion } = input;
-    if (!JWS_COMPACT.test(assertion) || !isCanonicalBase64url(assertion.slice(assertion.lastIndexOf('.') + 1))) {
-      throw new TypeError('not the JWS compact serialization');
-    }
+    if (!isCanonicalCompactJws(input.assertion)) throw new TypeError('not the JWS compact serialization');
     decodeProtectedHeader(input.assertion);
     // jose's decode: a compact JWS whose payload is a JSON object, or it throws
     unverifiedIss = decodeJwt(input.assertion).iss;

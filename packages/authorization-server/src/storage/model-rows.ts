@@ -61,8 +61,9 @@ export interface ModelBackend {
    */
   consume(model: string, id: string, consumedAt: number, now: number): Promise<boolean>;
   /**
-   * Optional, for a backend where every write is a round trip: `consume(stamp)` (its outcome not
-   * reported) and `upsert(row)` as one atomic write, both or neither. A refresh token's rotation
+   * Optional, for a backend where a write costs more than its statement (a round trip, a
+   * commit): `consume(stamp)` (its outcome not reported) and `upsert(row)` as one atomic write,
+   * both or neither. A refresh token's rotation
    * (see `ModelAdapter.consume`).
    */
   rotate?(stamp: Stamp, row: ModelRow): Promise<void>;

@@ -22,7 +22,8 @@ import { type Clock, epochSeconds } from './clock.js';
 import { StorageError } from './errors.js';
 import { signingFromRow, type CookieKeyRecord, type KeyBackend, type SigningRow } from './keys.js';
 import { pendingMigrations, SQLITE_MIGRATIONS } from './migrations.js';
-import type { IndexedField, ModelBackend, ModelRow } from './model-rows.js';
+import type { IndexedField, ModelBackend, ModelRow, Stamp } from './model-rows.js';
+import { CommitGroup } from './sqlite-commit-group.js';
 import { openSqliteDriver, type SqliteDriver, type SqliteDriverName, type SqliteStatement } from './sqlite-driver.js';
 import type { AccountRecord, AccountStore, KeyValueStore, StoredSigningKey } from './types.js';
 
@@ -62,16 +63,29 @@ function migrate(db: Db): void {
 }
 
 class SqliteModels implements ModelBackend {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly writes: CommitGroup,
+  ) {}
 
   async upsert(row: ModelRow): Promise<void> {
+    const params = SqliteModels.upsertParams(row);
+    await this.writes.submit(() => this.upsertNow(params));
+  }
+
+  /** The row's statement parameters, made before the write joins a group: a payload that cannot be saved fails alone. */
+  private static upsertParams(row: ModelRow) {
+    return { ...row, payload: JSON.stringify(row.payload) };
+  }
+
+  private upsertNow(params: ReturnType<typeof SqliteModels.upsertParams>): void {
     prepared(
       this.db,
       `INSERT INTO oidc_models (model, id, payload, grant_id, uid, user_code, expires_at)
        VALUES (@model, @id, @payload, @grantId, @uid, @userCode, @expiresAt)
        ON CONFLICT (model, id) DO UPDATE SET payload = excluded.payload, grant_id = excluded.grant_id,
          uid = excluded.uid, user_code = excluded.user_code, expires_at = excluded.expires_at`,
-    ).run({ ...row, payload: JSON.stringify(row.payload) });
+    ).run(params);
   }
 
   private one(sql: string, params: Record<string, unknown>): AdapterPayload | undefined {
@@ -93,22 +107,39 @@ class SqliteModels implements ModelBackend {
   }
 
   async consume(model: string, id: string, consumedAt: number, now: number) {
-    // One conditional UPDATE: SQLite serialises writers, so of two processes on the same file
-    // only the first sees its row still unconsumed.
+    return this.writes.submit(() => this.stampNow({ model, id, consumedAt, now }));
+  }
+
+  /**
+   * One conditional UPDATE: SQLite serialises writers, so of two processes on the same file
+   * only the first sees its row still unconsumed.
+   */
+  private stampNow(stamp: Stamp): boolean {
     const { changes } = prepared(
       this.db,
       `UPDATE oidc_models SET payload = json_set(payload, '$.consumed', @consumedAt)
        WHERE model = @model AND id = @id AND ${LIVE} AND json_type(payload, '$.consumed') IS NULL`,
-    ).run({ model, id, consumedAt, now });
+    ).run(stamp);
     return Number(changes) === 1;
   }
 
+  /** A refresh token's stamp and its successor's row in one transaction: both or neither. */
+  async rotate(stamp: Stamp, row: ModelRow): Promise<void> {
+    const params = SqliteModels.upsertParams(row);
+    await this.writes.submit(() =>
+      this.db.transaction(() => {
+        this.stampNow(stamp);
+        this.upsertNow(params);
+      }, 'immediate'),
+    );
+  }
+
   async destroy(model: string, id: string) {
-    prepared(this.db, 'DELETE FROM oidc_models WHERE model = ? AND id = ?').run(model, id);
+    await this.writes.submit(() => prepared(this.db, 'DELETE FROM oidc_models WHERE model = ? AND id = ?').run(model, id));
   }
 
   async revokeByGrantId(grantId: string) {
-    prepared(this.db, 'DELETE FROM oidc_models WHERE grant_id = ?').run(grantId);
+    await this.writes.submit(() => prepared(this.db, 'DELETE FROM oidc_models WHERE grant_id = ?').run(grantId));
   }
 }
 
@@ -259,6 +290,7 @@ class SqliteKv implements KeyValueStore {
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
+    private readonly writes: CommitGroup,
   ) {}
 
   async get<T = unknown>(namespace: string, key: string): Promise<T | undefined> {
@@ -271,42 +303,53 @@ class SqliteKv implements KeyValueStore {
   }
 
   async set(namespace: string, key: string, value: unknown, ttlSeconds: number) {
-    prepared(
-      this.db,
-      `INSERT INTO kv (namespace, key, value, expires_at) VALUES (?, ?, ?, ?)
-       ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at`,
-    ).run(namespace, key, JSON.stringify(value ?? null), this.clock() + ttlSeconds * 1000);
+    const params = [namespace, key, JSON.stringify(value ?? null), this.clock() + ttlSeconds * 1000];
+    await this.writes.submit(() =>
+      prepared(
+        this.db,
+        `INSERT INTO kv (namespace, key, value, expires_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at`,
+      ).run(...params),
+    );
   }
 
   async increment(namespace: string, key: string, by: number, ttlSeconds: number) {
     const now = this.clock();
     // One statement: a live numeric counter grows, anything else (absent, expired, not a number) restarts at `by`.
-    const row = prepared(
-      this.db,
-      `INSERT INTO kv (namespace, key, value, expires_at) VALUES (@namespace, @key, @initial, @expiresAt)
-       ON CONFLICT (namespace, key) DO UPDATE SET
-         value = CASE WHEN kv.expires_at > @now AND json_type(kv.value) IN ('integer', 'real')
-                      THEN CAST(kv.value + @by AS TEXT) ELSE excluded.value END,
-         expires_at = CASE WHEN kv.expires_at > @now AND json_type(kv.value) IN ('integer', 'real')
-                      THEN kv.expires_at ELSE excluded.expires_at END
-       RETURNING value`,
-    ).get({ namespace, key, initial: JSON.stringify(by), expiresAt: now + ttlSeconds * 1000, now, by }) as { value: string };
+    const params = { namespace, key, initial: JSON.stringify(by), expiresAt: now + ttlSeconds * 1000, now, by };
+    const row = await this.writes.submit(
+      () =>
+        prepared(
+          this.db,
+          `INSERT INTO kv (namespace, key, value, expires_at) VALUES (@namespace, @key, @initial, @expiresAt)
+           ON CONFLICT (namespace, key) DO UPDATE SET
+             value = CASE WHEN kv.expires_at > @now AND json_type(kv.value) IN ('integer', 'real')
+                          THEN CAST(kv.value + @by AS TEXT) ELSE excluded.value END,
+             expires_at = CASE WHEN kv.expires_at > @now AND json_type(kv.value) IN ('integer', 'real')
+                          THEN kv.expires_at ELSE excluded.expires_at END
+           RETURNING value`,
+        ).get(params) as { value: string },
+    );
     return Number(JSON.parse(row.value));
   }
 
   async decrement(namespace: string, key: string, by: number) {
     // Only a live numeric counter changes: nothing is created, no window restarts.
-    const row = prepared(
-      this.db,
-      `UPDATE kv SET value = CAST(MAX(0, kv.value - @by) AS TEXT)
-       WHERE namespace = @namespace AND key = @key AND expires_at > @now AND json_type(value) IN ('integer', 'real')
-       RETURNING value`,
-    ).get({ namespace, key, by, now: this.clock() }) as { value: string } | undefined;
+    const params = { namespace, key, by, now: this.clock() };
+    const row = await this.writes.submit(
+      () =>
+        prepared(
+          this.db,
+          `UPDATE kv SET value = CAST(MAX(0, kv.value - @by) AS TEXT)
+           WHERE namespace = @namespace AND key = @key AND expires_at > @now AND json_type(value) IN ('integer', 'real')
+           RETURNING value`,
+        ).get(params) as { value: string } | undefined,
+    );
     return row ? Number(JSON.parse(row.value)) : undefined;
   }
 
   async delete(namespace: string, key: string) {
-    prepared(this.db, 'DELETE FROM kv WHERE namespace = ? AND key = ?').run(namespace, key);
+    await this.writes.submit(() => prepared(this.db, 'DELETE FROM kv WHERE namespace = ? AND key = ?').run(namespace, key));
   }
 }
 
@@ -329,12 +372,13 @@ export async function openSqliteBackend(file: string, clock: Clock, driver?: Sql
     throw error;
   }
 
+  const writes = new CommitGroup(db);
   return {
     kind: 'sqlite',
-    models: new SqliteModels(db),
+    models: new SqliteModels(db, writes),
     keys: new SqliteKeys(db),
     accounts: new SqliteAccounts(db, clock),
-    kv: new SqliteKv(db, clock),
+    kv: new SqliteKv(db, clock, writes),
     ping: async () => {
       prepared(db, 'SELECT 1').get();
     },
@@ -347,6 +391,7 @@ export async function openSqliteBackend(file: string, clock: Clock, driver?: Sql
       });
     },
     close: async () => {
+      writes.flush();
       db.close();
     },
   };

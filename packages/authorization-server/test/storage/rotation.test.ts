@@ -1,7 +1,8 @@
 /**
  * A refresh token's rotation (OAuth 2.1 §4.3.1, RFC 9700 §4.14.2): oidc-provider stamps the old
  * token (`consume`) and saves its successor (`upsert`) in one refresh request. On a backend with
- * `rotate` (PostgreSQL) both go as one atomic write (src/storage/adapter.ts): first through the
+ * `rotate` (PostgreSQL; SQLite's is tested in sqlite-commit-group.test.ts) both go as one atomic
+ * write (src/storage/adapter.ts): first through the
  * adapter with a recording backend, inside a request context of the shape oidc-provider's
  * `Provider.ctx` gives (the adapter's `currentRequest`); then on PostgreSQL, where a real refresh
  * is pinned by pg-refresh-round-trips.test.ts.

@@ -102,7 +102,7 @@ export class Authorizer {
       url.searchParams.set('response_type', 'code');
       url.searchParams.set('client_id', client.client_id);
       url.searchParams.set('redirect_uri', listener.redirectUri);
-      url.searchParams.set('code_challenge', await codeChallengeS256(verifier));
+      url.searchParams.set('code_challenge', codeChallengeS256(verifier));
       url.searchParams.set('code_challenge_method', 'S256');
       url.searchParams.set('state', state);
       url.searchParams.set('resource', binding.resource);

@@ -222,33 +222,36 @@ export async function runFullFlow({ rounds, runsPerRound = 1 }) {
     // Warm-up run of every arm: the demo server's middleware fetches the AS metadata and JWKS on
     // the first token it sees; those requests belong to neither client.
     for (const name of names) checkResult(await arms[name](resource), name);
+    // Runs are interleaved across the arms (one run of each arm, in a rotating order, then the
+    // next), not run in blocks of one arm: on a shared VM the machine's speed drifts over a
+    // fraction of a second, and a block of one arm would catch a fast or a slow spell alone.
     for (let round = 0; round < rounds; round++) {
-      for (let k = 0; k < names.length; k++) {
-        const i = (k + round) % names.length;
-        const sums = [0, 0, 0, 0];
-        for (let run = 0; run < runsPerRound; run++) {
+      const sums = names.map(() => [0, 0, 0, 0]);
+      for (let run = 0; run < runsPerRound; run++) {
+        for (let k = 0; k < names.length; k++) {
+          const i = (k + round + run) % names.length;
           as.listener.resetCounts();
           mcpListener.resetCounts();
           const start = performance.now();
           const cpu = process.cpuUsage();
           const result = await arms[names[i]](resource);
           const used = process.cpuUsage(cpu);
-          sums[2] += performance.now() - start;
-          sums[3] += (used.user + used.system) / 1000;
+          sums[i][2] += performance.now() - start;
+          sums[i][3] += (used.user + used.system) / 1000;
           checkResult(result, names[i]);
           const clientRequests = as.listener.counts.client + mcpListener.counts.client;
-          sums[0] += clientRequests + as.listener.counts.userAgent + mcpListener.counts.userAgent;
-          sums[1] += clientRequests;
+          sums[i][0] += clientRequests + as.listener.counts.userAgent + mcpListener.counts.userAgent;
+          sums[i][1] += clientRequests;
+          if (process.env.BENCH_VERBOSE) {
+            process.stderr.write(`${names[i]}:\n  MCP: ${mcpListener.log.join(', ')}\n  AS: ${as.listener.log.join(', ')}\n`);
+          }
+          breakdown.set(
+            names[i],
+            `MCP server ${mcpListener.counts.client}, AS back-channel ${as.listener.counts.client}, browser → AS ${as.listener.counts.userAgent}`,
+          );
         }
-        for (let m = 0; m < 4; m++) rows[4 * i + m].values[round] = sums[m] / runsPerRound;
-        if (process.env.BENCH_VERBOSE) {
-          process.stderr.write(`${names[i]}:\n  MCP: ${mcpListener.log.join(', ')}\n  AS: ${as.listener.log.join(', ')}\n`);
-        }
-        breakdown.set(
-          names[i],
-          `MCP server ${mcpListener.counts.client}, AS back-channel ${as.listener.counts.client}, browser → AS ${as.listener.counts.userAgent}`,
-        );
       }
+      for (const [i, sum] of sums.entries()) for (let m = 0; m < 4; m++) rows[4 * i + m].values[round] = sum[m] / runsPerRound;
     }
     const pairs = [
       ['v1', 'SDK v1 client + our client lib', 'SDK v1 client + SDK v1 OAuth'],
@@ -276,7 +279,7 @@ export async function runFullFlow({ rounds, runsPerRound = 1 }) {
       ratios.push({ label: `${gen}: DPoP's own cost, ours on / off CPU`, of: [`${ours}: CPU`, `${off}: CPU`] });
     }
     return {
-      title: `4. full flow — first 401 to first tools/call result (whoami), fresh client each run, ${rounds} rounds × ${runsPerRound} run(s) per arm (mean)`,
+      title: `4. full flow — first 401 to first tools/call result (whoami), fresh client each run, ${rounds} rounds × ${runsPerRound} run(s) per arm (mean), runs interleaved across arms`,
       notes: [
         'requests = every HTTP request the AS and MCP server received (client + headless browser); client requests = without the browser hops.',
         'Both arms of a pair use the same SDK client and wire: default negotiation (2025-11-25 initialize), or pinned to the 2026-07-28 stateless wire.',

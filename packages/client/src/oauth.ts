@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import * as oauth from 'oauth4webapi';
 import { importPKCS8, importJWK, type JWK } from 'jose';
 import { ERR, McpAuthError, type McpAuthErrorCode } from './errors.js';
@@ -369,11 +368,3 @@ export async function registerClient(
 
 export const generateCodeVerifier = oauth.generateRandomCodeVerifier;
 export const generateState = oauth.generateRandomState;
-/**
- * The S256 code challenge, BASE64URL(SHA-256(ASCII(code_verifier))) (RFC 7636 §4.2), computed
- * in the calling turn: WebCrypto's digest (oauth4webapi's) is a round trip through the thread
- * pool that the browser hop waits for, for a hash of 43 bytes.
- */
-export function codeChallengeS256(verifier: string): string {
-  return createHash('sha256').update(verifier, 'ascii').digest('base64url');
-}

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { codeChallengeS256 } from '../src/oauth.js';
 import { ERR, McpAuthClient, MemoryStore, validateAuthorizationResponse, type McpAuthClientOptions } from '../src/index.js';
 import { startFakeAs, startFakeRs, type FakeAs, type FakeRs } from './helpers/fake-servers.js';
 import { headlessBrowser } from './helpers/harness.js';
@@ -129,10 +128,6 @@ describe('authorization flow security (through real HTTP)', () => {
     // RFC 7636 §4.6: the AS recomputes BASE64URL(SHA-256(code_verifier)) and compares
     expect(createHash('sha256').update(t.get('code_verifier')!).digest('base64url')).toBe(a.get('code_challenge'));
     expect(t.get('redirect_uri')).toBe(a.get('redirect_uri'));
-  });
-
-  it('RFC 7636 Appendix B: the S256 challenge of the example verifier', () => {
-    expect(codeChallengeS256('dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk')).toBe('E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM');
   });
 
   it('Scope Selection: without a challenge scope, the PRM scopes_supported are requested', async () => {

@@ -1,10 +1,10 @@
+import { pkceChallengeS256 } from '@mcp-auth-kit/protocol';
 import { boundClient } from '../credential-binding.js';
 import { assertPkceS256 } from '../discovery.js';
 import { ERR, McpAuthError } from '../errors.js';
 import { startLoopbackListener } from '../loopback.js';
 import {
   clientCredentialsGrant,
-  codeChallengeS256,
   exchangeAuthorizationCode,
   generateCodeVerifier,
   generateState,
@@ -102,7 +102,7 @@ export class Authorizer {
       url.searchParams.set('response_type', 'code');
       url.searchParams.set('client_id', client.client_id);
       url.searchParams.set('redirect_uri', listener.redirectUri);
-      url.searchParams.set('code_challenge', codeChallengeS256(verifier));
+      url.searchParams.set('code_challenge', pkceChallengeS256(verifier));
       url.searchParams.set('code_challenge_method', 'S256');
       url.searchParams.set('state', state);
       url.searchParams.set('resource', binding.resource);

@@ -63,8 +63,7 @@ export interface ModelBackend {
   /**
    * Optional, for a backend where a write costs more than its statement (a round trip, a
    * commit): `consume(stamp)` (its outcome not reported) and `upsert(row)` as one atomic write,
-   * both or neither. A refresh token's rotation
-   * (see `ModelAdapter.consume`).
+   * both or neither. A refresh token's rotation (see `ModelAdapter.consume`).
    */
   rotate?(stamp: Stamp, row: ModelRow): Promise<void>;
   destroy(model: string, id: string): Promise<void>;

@@ -378,17 +378,43 @@ describe('rs.protect: its own failures are 500, never a sign-in challenge', () =
 });
 
 describe('rs.protect: req.auth (the MCP SDK AuthInfo)', () => {
-  it('resource is a URL of the protected resource, its own per request: a handler changing or clearing it changes nothing for the next, and copies keep it', async () => {
+  it('resource is a read-only URL of the protected resource: a handler cannot change it for the next, can clear its own, and copies keep it', async () => {
     const seen: unknown[] = [];
     const app = express();
     app.all('/mcp', t.rs.protect, (req: express.Request & { auth?: { resource?: URL } }, res) => {
       const auth = req.auth!;
       const copy = { ...auth };
       seen.push([auth.resource?.href, copy.resource?.href, (JSON.parse(JSON.stringify(auth)) as { resource?: unknown }).resource]);
-      auth.resource!.pathname = '/changed';
-      const changed = auth.resource?.href;
+      const refusals: string[] = [];
+      const attempts: Array<() => void> = [
+        () => {
+          auth.resource!.pathname = '/changed';
+        },
+        () => {
+          auth.resource!.href = 'https://attacker.example/mcp';
+        },
+        () => auth.resource!.searchParams.set('x', '1'),
+      ];
+      for (const attempt of attempts) {
+        try {
+          attempt();
+        } catch (err) {
+          refusals.push((err as Error).name);
+        }
+      }
+      const unchanged = auth.resource?.href;
+      // a copy is an ordinary URL
+      const own = new URL(auth.resource!);
+      own.pathname = '/changed';
       auth.resource = undefined;
-      res.json({ changed, cleared: auth.resource ?? null, copy: copy.resource?.href });
+      res.json({
+        refusals,
+        unchanged,
+        isUrl: copy.resource instanceof URL,
+        own: own.href,
+        cleared: auth.resource ?? null,
+        copy: copy.resource?.href,
+      });
     });
     for (let i = 0; i < 2; i++) {
       const res = await request(app)
@@ -397,8 +423,14 @@ describe('rs.protect: req.auth (the MCP SDK AuthInfo)', () => {
         .set('Authorization', `Bearer ${readToken}`)
         .send(rpc('ping'));
       expect(res.status).toBe(200);
-      // the spread copy holds the same URL object the handler then changed
-      expect(res.body).toEqual({ changed: 'http://localhost:3000/changed', cleared: null, copy: 'http://localhost:3000/changed' });
+      expect(res.body).toEqual({
+        refusals: ['TypeError', 'TypeError', 'TypeError'],
+        unchanged: 'http://localhost:3000/mcp',
+        isUrl: true,
+        own: 'http://localhost:3000/changed',
+        cleared: null,
+        copy: 'http://localhost:3000/mcp',
+      });
     }
     const resource = 'http://localhost:3000/mcp';
     expect(seen).toEqual([

@@ -73,7 +73,7 @@ export function createProtectHandler(core: ResourceServerCore): RequestHandler {
       }
     }
     core.checkScopes(verified, body);
-    req.auth = core.toAuthInfo(verified, { scheme: authenticated.scheme, jkt: authenticated.jkt });
+    req.auth = core.toAuthInfo(verified, authenticated);
     // RFC 9449 §8.2: a nonce about to expire is replaced on a successful response
     if (authenticated.dpopNonce !== undefined) res.set('dpop-nonce', authenticated.dpopNonce);
     if (logger?.onValidation !== undefined) notifyValidation(logger, { ok: true, source: verified.source });
@@ -167,14 +167,18 @@ export function createProtectHandler(core: ResourceServerCore): RequestHandler {
   return function protectMcpEndpoint(req: Request, res: Response, next: NextFunction): void | Promise<void> {
     let credentials: Credentials | undefined;
     try {
-      core.checkTransport({ origin: req.headers.origin, host: req.headers.host });
-      const contentType = req.headers['content-type'];
+      // each read of a request property is a slow lookup (express swaps the request's
+      // prototype per request): the headers and the socket are read once
+      const headers = req.headers;
+      const socket = req.socket;
+      core.checkTransport({ origin: headers.origin, host: headers.host });
+      const contentType = headers['content-type'];
       if (isFormContentType(contentType)) return protectAsync(req, res, next, contentType, undefined);
       credentials = core.extractCredentials(
-        { authorization: req.headers.authorization, url: req.originalUrl ?? req.url, tokenInBody: false },
-        req.socket,
+        { authorization: headers.authorization, url: req.originalUrl ?? req.url, tokenInBody: false },
+        socket,
       );
-      const cachedAnswer = core.authenticateFromCache(credentials, req.socket);
+      const cachedAnswer = core.authenticateFromCache(credentials, socket);
       if (cachedAnswer === undefined) return protectAsync(req, res, next, contentType, credentials);
       const body: unknown = req.body;
       if (bodyToRead(req, contentType, body)) return admitAfterBody(req, res, next, cachedAnswer, contentType, credentials);

@@ -41,7 +41,7 @@ const settings = quick
       plain: { rounds: 9, duration: 3, connections: 50, mode: 'plain' },
       validation: { rounds: 7, sampleMs: 2000 },
       as: { rounds: 7, codes: 200, batch: 100, refreshes: 320, concurrencies: [10, 32], refreshChains: 32 },
-      flow: { rounds: 7, runsPerRound: 6 },
+      flow: { rounds: 15, runsPerRound: 8 },
       cimd: { rounds: 5, flowsPerRound: 10 },
       rsShared: { rounds: 5, requests: 1000, concurrency: 16, sampleMs: 1000 },
       asScale: { rounds: 5, codes: 64, concurrency: 32 },

@@ -38,7 +38,7 @@ const settings = quick
     }
   : {
       rs: { rounds: 7, duration: 8, connections: 50 },
-      plain: { rounds: 9, duration: 3, connections: 50, mode: 'plain' },
+      plain: { rounds: 15, duration: 2, connections: 50, mode: 'plain' },
       validation: { rounds: 7, sampleMs: 2000 },
       as: { rounds: 7, codes: 200, batch: 100, refreshes: 320, concurrencies: [10, 32], refreshChains: 32 },
       flow: { rounds: 15, runsPerRound: 8 },

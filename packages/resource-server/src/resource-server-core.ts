@@ -13,6 +13,7 @@ import { confirmationJkt, verifyDpopProof, type VerifiedDpopProof } from './dpop
 import { DpopNonces } from './dpop-nonce.js';
 import { MemoryDpopReplayStore, replayKey, type DpopReplayStore } from './dpop-replay.js';
 import { withRevocationCheck } from './revocation.js';
+import { ReadonlyUrl } from './readonly-url.js';
 
 /** One request, as {@link ResourceServerCore.authenticate} needs it (framework-neutral). */
 export interface AuthenticateRequest {
@@ -44,7 +45,6 @@ export interface RequestBinding {
   jkt?: string | undefined;
 }
 import { notifyValidation } from './validation-hook.js';
-import { ReadonlyUrl } from './readonly-url.js';
 
 /**
  * Framework-neutral resource server: every step of request authorization as a function of plain

@@ -3,6 +3,7 @@ import { ResourceServerError } from './errors.js';
 import { DEFAULT_INTROSPECTION_TIMEOUT_MS, introspectAccessToken, type IntrospectionOptions } from './introspection.js';
 import { KeyStore } from './key-store.js';
 import { ConnectionTokenHashes, TokenCache, tokenHash } from './token-cache.js';
+import { freezeVerification } from './frozen-verification.js';
 import { verifyCompactJwt, type JwtVerifyOptions } from './verify-jwt.js';
 import type { ResolvedOptions } from './options.js';
 import type { VerifiedAccessToken } from './types.js';
@@ -99,7 +100,8 @@ export function createAccessTokenVerifier(options: ResolvedOptions): AccessToken
         const pending = inFlight.get(token);
         if (pending !== undefined) return pending;
         const verification = verifyUncached(token).then(
-          (verified) => {
+          (result) => {
+            const verified = freezeVerification(result);
             try {
               // stored before the in-flight entry goes: a later request finds one or the other
               const ttlMs = verified.source === 'introspection' ? (options.introspection?.cacheTtlSeconds ?? 60) * 1000 : undefined;

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import express from 'express';
 import { makeApp, makeKey, parseChallenge, rpc, signToken, StubIssuer, type SigningKey, type TestApp } from './helpers/harness.js';
+import { MemoryRevocationList } from '../src/index.js';
 
 let as: StubIssuer;
 let key: SigningKey;
@@ -438,4 +439,71 @@ describe('rs.protect: req.auth (the MCP SDK AuthInfo)', () => {
       [resource, resource, resource],
     ]);
   });
+
+  it.each([
+    ['cached', true],
+    ['cache off', false],
+  ])(
+    'the claims a handler sees are frozen (%s): changing them cannot change how the next request is checked (DPoP binding, revocation)',
+    async (_label, cache) => {
+      const revocation = new MemoryRevocationList();
+      const served = makeApp({ authorizationServers: [as.issuer], revocation, cache });
+      const attempts: Record<string, (claims: Record<string, unknown>) => void> = {
+        // a cnf would make the next Bearer use of this token a refused downgrade (RFC 9449 §7.2)
+        addCnf: (claims) => {
+          claims.cnf = { jkt: 'attacker' };
+        },
+        // without its grant_id the token would escape revocation
+        dropGrant: (claims) => {
+          delete claims.grant_id;
+        },
+        changeGrant: (claims) => {
+          claims.grant_id = 'another-grant';
+        },
+        nested: (claims) => {
+          (claims.act as Record<string, unknown>).sub = 'someone-else';
+        },
+      };
+      const app = express();
+      app.all('/mcp', served.rs.protect, (req: express.Request & { auth?: { scopes: string[]; extra?: Record<string, unknown> } }, res) => {
+        const claims = req.auth!.extra!.claims as Record<string, unknown>;
+        const refused: string[] = [];
+        for (const [name, attempt] of Object.entries(attempts)) {
+          try {
+            attempt(claims);
+          } catch (err) {
+            if (err instanceof TypeError) refused.push(name);
+          }
+        }
+        // the request's own scopes array is its own copy: changing it is allowed and stays here
+        req.auth!.scopes.push('notes:write');
+        res.json({ refused, grant: claims.grant_id, cnf: claims.cnf ?? null, act: claims.act });
+      });
+      const token = await signToken({
+        key,
+        issuer: as.issuer,
+        claims: { scope: 'notes:read', grant_id: 'g-frozen', act: { sub: 'agent' } },
+      });
+      const send = () => request(app).post('/mcp').set('Host', 'localhost:3000').set('Authorization', `Bearer ${token}`).send(rpc('ping'));
+      try {
+        for (let i = 0; i < 2; i++) {
+          const res = await send();
+          expect(res.status).toBe(200);
+          expect(res.body).toEqual({
+            refused: ['addCnf', 'dropGrant', 'changeGrant', 'nested'],
+            grant: 'g-frozen',
+            cnf: null,
+            act: { sub: 'agent' },
+          });
+        }
+        // the grant is still the token's: revoking it refuses the token
+        revocation.revoke('g-frozen', Date.now() + 60_000);
+        const refused = await send();
+        expect(refused.status).toBe(401);
+        expect(refused.headers['www-authenticate']).toContain('error="invalid_token"');
+      } finally {
+        await served.rs.close();
+      }
+    },
+  );
 });

@@ -447,7 +447,7 @@ describe('rs.protect: req.auth (the MCP SDK AuthInfo)', () => {
     'the claims a handler sees are frozen (%s): changing them cannot change how the next request is checked (DPoP binding, revocation)',
     async (_label, cache) => {
       const revocation = new MemoryRevocationList();
-      const served = makeApp({ authorizationServers: [as.issuer], revocation, cache });
+      const served = makeApp({ authorizationServers: [as.issuer], revocation, ...(cache ? {} : { cache: false as const }) });
       const attempts: Record<string, (claims: Record<string, unknown>) => void> = {
         // a cnf would make the next Bearer use of this token a refused downgrade (RFC 9449 §7.2)
         addCnf: (claims) => {
@@ -496,6 +496,8 @@ describe('rs.protect: req.auth (the MCP SDK AuthInfo)', () => {
             act: { sub: 'agent' },
           });
         }
+        // one verification served both requests with the cache on, one each with it off
+        expect(served.rs.core.verifier.cacheSize).toBe(cache ? 1 : 0);
         // the grant is still the token's: revoking it refuses the token
         revocation.revoke('g-frozen', Date.now() + 60_000);
         const refused = await send();

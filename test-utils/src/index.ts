@@ -9,7 +9,7 @@ export {
 } from './headless-browser.js';
 // one parser for the testing kit and the repository's tests (protocol has no dependencies)
 export { parseForm, decodeEntities, type ParsedForm } from '@mcp-auth-kit/protocol';
-export { pkcePair, s256Challenge } from './pkce.js';
+export { pkcePair } from './pkce.js';
 export { freePort, isListening } from './ports.js';
 export { redisAnswers, shouldRunRedisTests, TEST_REDIS_URL } from './redis.js';
 export { respeltSignature } from './jws.js';

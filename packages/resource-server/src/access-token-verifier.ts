@@ -101,8 +101,8 @@ export function createAccessTokenVerifier(options: ResolvedOptions): AccessToken
         if (pending !== undefined) return pending;
         const verification = verifyUncached(token).then(
           (result) => {
-            const verified = freezeVerification(result);
             try {
+              const verified = freezeVerification(result);
               // stored before the in-flight entry goes: a later request finds one or the other
               const ttlMs = verified.source === 'introspection' ? (options.introspection?.cacheTtlSeconds ?? 60) * 1000 : undefined;
               cache.set(verified, ttlMs, key);

@@ -1,5 +1,6 @@
 /** The minimum of OAuth a benchmark needs: PKCE, the code leg through a user agent, token requests. */
 import { randomBytes } from 'node:crypto';
+import { Agent, request } from 'node:http';
 import { pkcePair } from '@mcp-auth-kit/test-utils';
 import { UserAgent } from './user-agent.mjs';
 
@@ -34,15 +35,50 @@ export async function obtainCode({ metadata, clientId, redirectUri, scope, resou
   return { code: callback.searchParams.get('code'), verifier };
 }
 
-export async function tokenRequest(metadata, params) {
-  const res = await fetch(metadata.token_endpoint, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-    body: new URLSearchParams(params),
+/**
+ * Token requests go through node:http with a keep-alive agent, not `fetch`: the load driver shares
+ * the machine's cores with what it measures (the AS, and PostgreSQL's server processes), and
+ * undici's fetch cost about as much CPU per token request as the AS itself spent answering it
+ * (bench README, eleventh pass). The servers see the same requests either way.
+ */
+const agent = new Agent({ keepAlive: true });
+
+export function tokenRequest(metadata, params) {
+  const endpoint = new URL(metadata.token_endpoint);
+  if (endpoint.protocol !== 'http:') throw new Error(`token endpoint: the bench driver speaks http only, not ${endpoint.protocol}`);
+  const body = new URLSearchParams(params).toString();
+  return new Promise((resolve, reject) => {
+    const req = request(
+      endpoint,
+      {
+        method: 'POST',
+        agent,
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          accept: 'application/json',
+          'content-length': Buffer.byteLength(body),
+        },
+      },
+      (res) => {
+        const chunks = [];
+        res.on('data', (chunk) => chunks.push(chunk));
+        res.on('error', reject);
+        res.on('end', () => {
+          let json = {};
+          try {
+            json = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+          } catch {
+            // not JSON: reported below with the status
+          }
+          if (res.statusCode !== 200 || typeof json.access_token !== 'string') {
+            reject(new Error(`token endpoint: HTTP ${res.statusCode} ${json.error ?? ''}`));
+          } else resolve(json);
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
   });
-  const body = await res.json().catch(() => ({}));
-  if (!res.ok || typeof body.access_token !== 'string') throw new Error(`token endpoint: HTTP ${res.status} ${body.error ?? ''}`);
-  return body;
 }
 
 export async function exchangeCode(metadata, { clientId, redirectUri, resource }, { code, verifier }) {

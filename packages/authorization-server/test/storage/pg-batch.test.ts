@@ -95,6 +95,22 @@ describe('Batcher', () => {
     expect(await Promise.all([...first, second])).toEqual([10, 20, 30]);
   });
 
+  it('with room for two statements at once, an input whose row is in the running statement waits for it, in submission order', async () => {
+    const { calls, batcher } = recording({ gate: new Gate(2) });
+    const order: string[] = [];
+    const submit = (input: Input) => batcher.submit(input).then((result) => (order.push(`${input.key}${input.value}`), result));
+    const turn = () => new Promise((resolve) => setImmediate(resolve));
+    const first = [submit({ key: 'a', value: 1 }), submit({ key: 'b', value: 2 })];
+    await turn();
+    const second = [submit({ key: 'a', value: 3 }), submit({ key: 'c', value: 4 })];
+    await turn();
+    // c went at once, in the second place; a waits for the statement that holds row a
+    expect(calls.map((c) => c.keys)).toEqual([['a', 'b'], ['c']]);
+    expect(await Promise.all([...first, ...second])).toEqual([10, 20, 30, 40]);
+    expect(calls.map((c) => c.keys)).toEqual([['a', 'b'], ['c'], ['a']]);
+    expect(order.indexOf('a3')).toBeGreaterThan(order.indexOf('a1'));
+  });
+
   it('batchers sharing a gate: while one runs its statement, the inputs of the others gather, and then go in turn', async () => {
     const gate = new Gate(1);
     const reads = recording({ gate });

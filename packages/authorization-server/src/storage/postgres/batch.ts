@@ -16,8 +16,9 @@
  * lookups, no long row locks), so that is a few round trips at most, and only under load.
  *
  * Rules that keep a batch equivalent to its single statements:
- * - one statement never carries two inputs with the same key (a row): those wait for the
- *   statement before them to finish, in submission order;
+ * - one statement never carries two inputs with the same key (a row), and an input whose key is
+ *   in a statement still running (with room for several statements at once) does not go in
+ *   another: those wait for the statement before them to finish, in submission order;
  * - inputs run in key order, so concurrent statements (also on other instances) lock rows in
  *   one order;
  * - when a batch fails, each input is run alone through its single-statement path, which is
@@ -75,6 +76,8 @@ export class Gate {
 export class Batcher<I, R> {
   #queue: Pending<I, R>[] = [];
   #scheduled = false;
+  /** Keys of the inputs in this batcher's statements still running. */
+  readonly #running = new Set<string>();
   readonly #wake = () => this.#schedule();
 
   constructor(
@@ -104,15 +107,22 @@ export class Batcher<I, R> {
     const later: Pending<I, R>[] = [];
     for (const pending of queue) {
       const key = this.statement.key(pending.input);
-      if (first.has(key)) later.push(pending);
+      if (first.has(key) || this.#running.has(key)) later.push(pending);
       else first.set(key, pending);
     }
+    // back at the head of the queue: the end of the statement holding their key schedules them
+    this.#queue.unshift(...later);
+    if (first.size === 0) {
+      this.gate.leave();
+      return;
+    }
+    for (const key of first.keys()) this.#running.add(key);
     const ordered = [...first.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, pending]) => pending);
     const runs: Promise<void>[] = [];
     // one place in the gate for the whole turn, however many statements of 64 it makes
     for (let i = 0; i < ordered.length; i += MAX_BATCH) runs.push(this.#run(ordered.slice(i, i + MAX_BATCH)));
     void Promise.allSettled(runs).then(() => {
-      if (later.length > 0) this.#queue.unshift(...later);
+      for (const key of first.keys()) this.#running.delete(key);
       this.gate.leave();
       this.#schedule();
     });

@@ -64,10 +64,13 @@ export class PgModels implements ModelBackend {
     /** Account rows read with a code or refresh token (for the `findAccount` that follows). */
     private readonly accounts: ReadAhead<PrefetchedAccount>,
   ) {
-    // One statement of these five kinds at a time per instance: while it runs, the requests
-    // that come meanwhile gather for the next (0.57 statements per code exchange at 10
-    // concurrent exchanges, against 0.80 with one place per kind; see batch.ts).
-    const gate = new Gate(1);
+    // Three statements of these five kinds at a time per instance: while they run, the requests
+    // that come meanwhile gather for the next (0.57 statements per code exchange at 10 concurrent
+    // exchanges with one place, against 0.80 with one place per kind; see batch.ts). One place
+    // made requests queue behind each round trip where round trips are slow: on a 2-vCPU VM at
+    // 32 concurrent exchanges the AS waited 24 % of the time with one place, 13 % with three
+    // (bench README, eleventh pass).
+    const gate = new Gate(3);
     this.#rows = new Batcher<RowKey, AdapterPayload | undefined>(
       { key: rowKey, one: (k) => this.findRow(k.model, k.id, k.now), many: (ks) => this.findRows(ks) },
       gate,

@@ -19,6 +19,7 @@ import {
 } from '@modelcontextprotocol/client';
 import { startBenchAs } from '../lib/as.mjs';
 import { closeAll, listen } from '../lib/servers.mjs';
+import { shuffledOrder } from '../lib/order.mjs';
 import { UserAgent } from '../lib/user-agent.mjs';
 
 /**
@@ -222,14 +223,15 @@ export async function runFullFlow({ rounds, runsPerRound = 1 }) {
     // Warm-up run of every arm: the demo server's middleware fetches the AS metadata and JWKS on
     // the first token it sees; those requests belong to neither client.
     for (const name of names) checkResult(await arms[name](resource), name);
-    // Runs are interleaved across the arms (one run of each arm, in a rotating order, then the
-    // next), not run in blocks of one arm: on a shared VM the machine's speed drifts over a
-    // fraction of a second, and a block of one arm would catch a fast or a slow spell alone.
+    // Runs are interleaved across the arms (one run of each arm, then the next), not run in blocks
+    // of one arm: on a shared VM the machine's speed drifts over a fraction of a second, and a
+    // block of one arm would catch a fast or a slow spell alone. Each run has a new order of the
+    // arms (lib/order.mjs): in a fixed cycle the DPoP-off arm of our client always ran after the
+    // DPoP-on arm, the heaviest, and paid for what it left behind.
     for (let round = 0; round < rounds; round++) {
       const sums = names.map(() => [0, 0, 0, 0]);
       for (let run = 0; run < runsPerRound; run++) {
-        for (let k = 0; k < names.length; k++) {
-          const i = (k + round + run) % names.length;
+        for (const i of shuffledOrder(names.length, round * runsPerRound + run)) {
           as.listener.resetCounts();
           mcpListener.resetCounts();
           const start = performance.now();

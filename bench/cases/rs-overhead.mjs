@@ -14,6 +14,7 @@ import { requireBearerAuth } from '@modelcontextprotocol/sdk/server/auth/middlew
 import { startBenchAs } from '../lib/as.mjs';
 import { closeAll, listen } from '../lib/servers.mjs';
 import { runAutocannon } from '../lib/load.mjs';
+import { shuffledOrder } from '../lib/order.mjs';
 
 const VERSION = '2026-07-28';
 const TOOL = 'whoami';
@@ -252,9 +253,10 @@ export async function runRsOverhead({ rounds, duration, connections, tokenCount 
       { label: 'ours cache on: time in our middleware per request (in the server), mean', unit: 'µs/req', values: [] },
     ];
     for (let round = 0; round < rounds; round++) {
-      // Rotate the starting variant so no variant always runs first after a pause.
-      for (let k = 0; k < variants.length; k++) {
-        const i = (k + round) % variants.length;
+      // A new order every round, so no variant always runs first after a pause or always pays for
+      // what the same other variant left behind (lib/order.mjs).
+      const order = shuffledOrder(variants.length, round);
+      for (const i of order) {
         server.setHandler(variants[i][1].app);
         const cpu = process.cpuUsage();
         const result = await runAutocannon({ url: resource, connections, duration, ...request, bearerTokens: tokens });

@@ -8,6 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { createResourceServer } from '@mcp-auth-kit/resource-server';
 import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, importJWK, jwtVerify } from 'jose';
 import { startBenchAs } from '../lib/as.mjs';
+import { shuffledOrder } from '../lib/order.mjs';
 import { closeAll } from '../lib/servers.mjs';
 
 /** Mean µs per call of `fn` over about `ms` milliseconds (calls are awaited one after another). */
@@ -28,14 +29,14 @@ async function timePerCall(fn, ms) {
  * Mean µs per call of each of `fns`, measured in short alternating slices (about `sliceMs` of
  * one, then of the next, …) until each has run about `ms` milliseconds: every case sees the same
  * moments of a shared CPU, so their ratio is not skewed by load that came and went between
- * two long samples. The slice order rotates so no case always follows the same one.
+ * two long samples. Each turn has a new order (lib/order.mjs), so no case always follows the
+ * same one.
  */
 export async function timeInterleaved(fns, ms, sliceMs = 5) {
   const spent = fns.map(() => 0);
   const calls = fns.map(() => 0);
   for (let turn = 0; spent.some((t) => t < ms); turn++) {
-    for (let k = 0; k < fns.length; k++) {
-      const i = (k + turn) % fns.length;
+    for (const i of shuffledOrder(fns.length, turn)) {
       const start = performance.now();
       let elapsed = 0;
       do {

@@ -65,16 +65,16 @@ export async function dpopKeyFromJwk(alg: string, privateJwk: Record<string, unk
  * as the response for the caller's 401/403 handling.
  */
 export async function dpopResourceRequest(
-  original: Request,
-  /** The request's body bytes, read once by the caller for all its attempts (undefined: none). */
-  bytes: ArrayBuffer | undefined,
+  original: { readonly method: string; readonly url: string; readonly headers: Headers; readonly signal?: AbortSignal | undefined },
+  /** The request's body, fixed once by the caller for all its attempts (undefined: none). */
+  sent: string | ArrayBuffer | undefined,
   accessToken: string,
   key: DpopKey,
   deps: HttpDeps,
 ): Promise<Response> {
   const method = original.method.toUpperCase();
-  // a GET or HEAD Request cannot carry a body, so its bytes are undefined already
-  const body = bytes ?? null;
+  // a GET or HEAD request cannot carry a body, so it is undefined already
+  const body = sent ?? null;
   const headers = new Headers(original.headers);
   headers.delete('authorization');
   headers.delete('dpop');
@@ -84,7 +84,7 @@ export async function dpopResourceRequest(
         DPoP: key.handle,
         [oauth.customFetch]: (url, init) => deps.fetch(url, init as RequestInit),
         [oauth.allowInsecureRequests]: true,
-        signal: original.signal,
+        ...(original.signal !== undefined && { signal: original.signal }),
       });
     } catch (err) {
       if (err instanceof oauth.WWWAuthenticateChallengeError) {

@@ -8,6 +8,7 @@ import type { ClientContext } from './context.js';
 import type { DpopKeys } from './dpop-keys.js';
 import { discoverBinding, scopeToRequest } from './server-binding.js';
 import type { TokenKeeper } from './tokens.js';
+import { outgoingRequest, type OutgoingRequest } from './outgoing-request.js';
 
 /** The parts of an McpAuthClient that its requests to MCP servers go through. */
 export interface AuthFetchParts {
@@ -27,62 +28,21 @@ export async function sendWithTokens(
   parts: Pick<AuthFetchParts, 'context' | 'dpopKeys'>,
   binding: ServerBinding | undefined,
   tokens: StoredTokens | undefined,
-  original: Request,
+  original: OutgoingRequest,
 ): Promise<Response> {
   const dpopKey = tokens?.dpop_jkt && binding ? await parts.dpopKeys.keyFor(binding, tokens.client_id) : undefined;
-  if (tokens && dpopKey) return dpopResourceRequest(original, await bodyOf(original), tokens.access_token, dpopKey, parts.context.deps);
+  if (tokens && dpopKey) return dpopResourceRequest(original, await original.body(), tokens.access_token, dpopKey, parts.context.deps);
   const headers = new Headers(original.headers);
   if (tokens) headers.set('authorization', `Bearer ${tokens.access_token}`);
-  // The body read once per call and sent as bytes: a Request per attempt (clone, tee, new
+  // The body fixed once per call and sent as it is: a Request per attempt (clone, tee, new
   // Request) cost more than the request itself on a loopback MCP server.
   return parts.context.deps.fetch(original.url, {
     method: original.method,
     headers,
-    body: await bodyOf(original),
-    signal: original.signal,
-    redirect: original.redirect,
+    body: (await original.body()) ?? null,
+    ...(original.signal !== undefined && { signal: original.signal }),
+    ...(original.redirect !== undefined && { redirect: original.redirect }),
   });
-}
-
-const bodies = new WeakMap<Request, Promise<ArrayBuffer | undefined>>();
-
-/** The request's body bytes (`undefined` for GET/HEAD or no body), read from a clone once per request (Bearer and DPoP alike). */
-function bodyOf(request: Request): Promise<ArrayBuffer | undefined> {
-  let body = bodies.get(request);
-  if (body === undefined) {
-    body = request.body === null ? Promise.resolve(undefined) : request.clone().arrayBuffer();
-    bodies.set(request, body);
-  }
-  return body;
-}
-
-const utf8 = new TextEncoder();
-
-/**
- * The bytes `new Request(input, init)` holds as its body, taken from `init` when they need no
- * stream read: the MCP SDK transports pass a string. A clone tees the request's body stream and
- * reads it back, several times the cost of encoding the string; that was most of what this
- * wrapper added to a call. `undefined`: the body must be read from the request (a stream, a
- * Blob, form data, or no body in `init`: that of a `Request` given as input, if any).
- */
-function plainBodyBytes(init: RequestInit | undefined): ArrayBuffer | undefined {
-  const body = init?.body;
-  if (body === undefined || body === null) return undefined;
-  // as the Request's own body: a string is encoded as UTF-8, bytes are copied (the caller may
-  // reuse its buffer); each result is a new ArrayBuffer of exactly the body's length
-  if (typeof body === 'string') return utf8.encode(body).buffer as ArrayBuffer;
-  if (body instanceof ArrayBuffer) return body.slice(0);
-  if (ArrayBuffer.isView(body)) return new Uint8Array(body.buffer, body.byteOffset, body.byteLength).slice().buffer;
-  return undefined;
-}
-
-/** `new Request(input, init)`, with its body bytes known to {@link bodyOf} when `init` holds them as they are. */
-function outgoingRequest(input: string | URL | Request, init: RequestInit | undefined): Request {
-  const request = new Request(input, init);
-  if (request.body === null) return request;
-  const bytes = plainBodyBytes(init);
-  if (bytes !== undefined) bodies.set(request, Promise.resolve(bytes));
-  return request;
 }
 
 /**

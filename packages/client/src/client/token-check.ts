@@ -4,6 +4,7 @@ import { networkFailureReason } from '../unreachable.js';
 import { serverKey } from '../url.js';
 import { oauthChallenge } from '../www-authenticate.js';
 import { sendWithTokens, type AuthFetchParts } from './auth-fetch.js';
+import { outgoingRequest } from './outgoing-request.js';
 import { nowSeconds } from './tokens.js';
 
 /** What {@link McpAuthClient.checkAccess} learnt from the MCP server about the stored access token. */
@@ -49,7 +50,7 @@ export async function checkAccess(parts: AuthFetchParts, serverUrl: string | URL
   await res.body?.cancel().catch(() => undefined);
   const sessionId = res.headers.get('mcp-session-id');
   if (res.ok && sessionId) {
-    const end = new Request(server, { method: 'DELETE', headers: { 'mcp-session-id': sessionId } });
+    const end = outgoingRequest(server, { method: 'DELETE', headers: { 'mcp-session-id': sessionId } });
     await sendWithTokens(parts, binding, tokens, end)
       .then((r) => r.body?.cancel())
       .catch(() => undefined);
@@ -75,7 +76,7 @@ async function probe(parts: AuthFetchParts, binding: ServerBinding, tokens: Para
     method: 'initialize',
     params: { protocolVersion: PROBE_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'mcp-auth-kit status check', version: '1' } },
   });
-  const request = new Request(server, {
+  const request = outgoingRequest(server, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
     body,

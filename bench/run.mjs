@@ -37,11 +37,11 @@ const settings = quick
       asScale: { rounds: 2, codes: 40, concurrency: 8 },
     }
   : {
-      rs: { rounds: 7, duration: 8, connections: 50 },
-      plain: { rounds: 15, duration: 2, connections: 50, mode: 'plain' },
+      rs: { rounds: 14, duration: 4, connections: 50 },
+      plain: { rounds: 20, duration: 2, connections: 50, mode: 'plain' },
       validation: { rounds: 7, sampleMs: 2000 },
       as: { rounds: 7, codes: 200, batch: 100, refreshes: 320, concurrencies: [10, 32], refreshChains: 32 },
-      flow: { rounds: 15, runsPerRound: 8 },
+      flow: { rounds: 25, runsPerRound: 8 },
       cimd: { rounds: 5, flowsPerRound: 10 },
       rsShared: { rounds: 5, requests: 1000, concurrency: 16, sampleMs: 1000 },
       asScale: { rounds: 5, codes: 64, concurrency: 32 },

@@ -11,7 +11,7 @@
 import { fork } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { renderCase } from './lib/report.mjs';
+import { fmtAgainst, renderCase } from './lib/report.mjs';
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick') || ['1', 'true'].includes(process.env.BENCH_QUICK ?? '');
@@ -144,7 +144,7 @@ async function main() {
   process.stdout.write('== targets (median of same-round ratios; numbers never fail the run)\n');
   for (const r of evaluated.filter((r) => r.target)) {
     process.stdout.write(
-      `   ${r.verdict.padEnd(5)} ${r.label} = ${Number.isFinite(r.median) ? r.median.toFixed(3) : '—'} (target ${r.target.op === '>=' ? '≥' : '≤'} ${r.target.value})\n`,
+      `   ${r.verdict.padEnd(5)} ${r.label} = ${Number.isFinite(r.median) ? fmtAgainst(r.median, r.target) : '—'} (target ${r.target.op === '>=' ? '≥' : '≤'} ${r.target.value})\n`,
     );
   }
   if (failed.length) {

@@ -10,6 +10,15 @@ function fmt(value) {
   return value.toFixed(3);
 }
 
+/**
+ * A median next to its target: with a fourth decimal when three would print the target's own
+ * value for a median on the other side of it ("0.950 (target ≥ 0.95) MISS" for 0.9497).
+ */
+export function fmtAgainst(value, target) {
+  const text = fmt(value);
+  return target && Number(text) === target.value && value !== target.value ? value.toFixed(4) : text;
+}
+
 function pad(text, width, right = false) {
   const s = String(text);
   return right ? s.padStart(width) : s.padEnd(width);
@@ -40,7 +49,7 @@ export function renderCase(result) {
       evaluated.push({ case: result.title, label: `${row.label} (${row.unit})`, median: s.median, verdict: v, target: row.target });
     }
     lines.push(
-      `   ${pad(row.label, labelWidth)}${pad(row.unit, 10)}${pad(fmt(s.min), 10, true)}${pad(fmt(s.median), 10, true)}${pad(fmt(s.max), 10, true)}  ${s.n}${target}`,
+      `   ${pad(row.label, labelWidth)}${pad(row.unit, 10)}${pad(fmt(s.min), 10, true)}${pad(fmtAgainst(s.median, row.target), 10, true)}${pad(fmt(s.max), 10, true)}  ${s.n}${target}`,
     );
   }
   if (result.ratios.length) {
@@ -54,7 +63,7 @@ export function renderCase(result) {
       const v = verdict(s.median, ratio.target);
       const target = ratio.target ? `${ratio.target.op === '>=' ? '≥' : '≤'} ${ratio.target.value}  ${v}` : '(no target)';
       lines.push(
-        `   ${pad(ratio.label, labelWidth)}${pad('×', 10)}${pad(fmt(s.min), 10, true)}${pad(fmt(s.median), 10, true)}${pad(fmt(s.max), 10, true)}  ${target}`,
+        `   ${pad(ratio.label, labelWidth)}${pad('×', 10)}${pad(fmt(s.min), 10, true)}${pad(fmtAgainst(s.median, ratio.target), 10, true)}${pad(fmt(s.max), 10, true)}  ${target}`,
       );
       evaluated.push({ case: result.title, label: ratio.label, median: s.median, verdict: v, target: ratio.target });
     }

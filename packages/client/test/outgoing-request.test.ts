@@ -70,7 +70,11 @@ describe('outgoing request: sent as fetch(input, init) sends it', () => {
         `${base}/mcp`,
         {
           method: 'POST',
-          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28' },
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-protocol-version': '2026-07-28',
+          },
           body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'zoë' } }),
           signal: new AbortController().signal,
         },
@@ -118,7 +122,7 @@ describe('outgoing request: what new Request refuses is refused the same way', (
     ['a HEAD with a body', 'http://127.0.0.1/mcp', { method: 'head', body: new Uint8Array(1) }],
     ['an invalid header name', 'http://127.0.0.1/mcp', { headers: { 'bad name': 'x' } }],
     ['an invalid header value', 'http://127.0.0.1/mcp', { headers: { 'x-a': 'a\nb' } }],
-    ['an unknown redirect mode', 'http://127.0.0.1/mcp', { redirect: 'sideways' as RequestRedirect }],
+    ['an unknown redirect mode', 'http://127.0.0.1/mcp', { redirect: 'sideways' as RequestInit['redirect'] }],
     ['a signal that is not an AbortSignal', 'http://127.0.0.1/mcp', { signal: {} as AbortSignal }],
     ['a mode new Request refuses', 'http://127.0.0.1/mcp', { mode: 'navigate' }],
   ];

@@ -40,9 +40,9 @@ class MemoryModels implements ModelBackend {
       const value = row[field];
       if (value !== null) {
         const entry = indexKey(field, row.model, value);
-        let keys = this.#index.get(entry);
-        if (keys === undefined) this.#index.set(entry, (keys = new Set()));
-        keys.add(key);
+        const keys = this.#index.get(entry);
+        if (keys === undefined) this.#index.set(entry, new Set([key]));
+        else keys.add(key);
       }
     }
   }

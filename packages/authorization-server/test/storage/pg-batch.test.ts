@@ -98,7 +98,11 @@ describe('Batcher', () => {
   it('with room for two statements at once, an input whose row is in the running statement waits for it, in submission order', async () => {
     const { calls, batcher } = recording({ gate: new Gate(2) });
     const order: string[] = [];
-    const submit = (input: Input) => batcher.submit(input).then((result) => (order.push(`${input.key}${input.value}`), result));
+    const submit = (input: Input) =>
+      batcher.submit(input).then((result) => {
+        order.push(`${input.key}${input.value}`);
+        return result;
+      });
     const turn = () => new Promise((resolve) => setImmediate(resolve));
     const first = [submit({ key: 'a', value: 1 }), submit({ key: 'b', value: 2 })];
     await turn();

@@ -317,7 +317,7 @@ describe('egress inventory: every outgoing request in packages/*/src and apps/*/
     expect(bare).toHaveLength(4);
     expect(read('context.ts')).toMatch(/\{ \.\.\.this\.deps, egress \}/);
     expect(read('auth-fetch.ts')).toMatch(
-      /dpopResourceRequest\(original, await bodyOf\(original\), tokens\.access_token, dpopKey, parts\.context\.deps\)/,
+      /dpopResourceRequest\(original, await original\.body\(\), tokens\.access_token, dpopKey, parts\.context\.deps\)/,
     );
     expect(read('authorization-flows.ts')).toMatch(/assertAllowedUrl\(url, 'authorization URL', this\.context\.deps\)/);
     // Token and revocation requests: the grant context carries the server's policy.

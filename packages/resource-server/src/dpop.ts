@@ -1,8 +1,18 @@
 import { createHash } from 'node:crypto';
 import { isCanonicalSignedJws } from '@mcp-auth-kit/protocol';
-import { calculateJwkThumbprint, decodeProtectedHeader, EmbeddedJWK, errors, jwtVerify, type JWK, type JWTPayload } from 'jose';
+import {
+  calculateJwkThumbprint,
+  decodeProtectedHeader,
+  EmbeddedJWK,
+  errors,
+  jwtVerify,
+  type CryptoKey,
+  type JWK,
+  type JWTPayload,
+} from 'jose';
 import { ResourceServerError, type RejectionReason } from './errors.js';
 import type { DpopNonces } from './dpop-nonce.js';
+import { ProofKeyMemo } from './proof-keys.js';
 
 /** Asymmetric JWS algorithms accepted for DPoP proofs by default (RFC 9449 §4.2: never `none` or MAC). */
 export const DEFAULT_DPOP_PROOF_ALGORITHMS: readonly string[] = [
@@ -25,6 +35,12 @@ export const MAX_DPOP_PROOF_LENGTH = 8192;
 /** JWK members that only a private (or symmetric) key has (RFC 7518 §6). */
 const PRIVATE_JWK_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
 const UNRESERVED = /^[A-Za-z0-9\-._~]$/;
+
+/**
+ * Public keys of proofs that verified, shared by every resource server of the process: what a
+ * JWK imports to under an `alg` does not depend on the server's configuration.
+ */
+const proofKeys = new ProofKeyMemo();
 
 export interface DpopProofRequest {
   /** Every `DPoP` header field value received (RFC 9449 §4.3 check 1: exactly one). */
@@ -138,9 +154,14 @@ export async function verifyDpopProof(request: DpopProofRequest, options: DpopPr
   const privateMembers = PRIVATE_JWK_MEMBERS.filter((m) => Object.hasOwn(jwk, m));
   if (privateMembers.length > 0) throw refuse('dpop_jwk_private', { members: privateMembers });
 
+  const keyName = ProofKeyMemo.nameOf(header.alg, jwk);
+  const remembered = proofKeys.get(keyName);
+  let imported: CryptoKey | undefined;
   let payload: JWTPayload;
   try {
-    ({ payload } = await jwtVerify(proof, EmbeddedJWK, {
+    // a remembered key still verifies this proof's signature; only its import is skipped
+    const key = remembered?.key ?? (async (...args: Parameters<typeof EmbeddedJWK>) => (imported = await EmbeddedJWK(...args)));
+    ({ payload } = await jwtVerify(proof, key, {
       algorithms: [...options.algorithms],
       typ: 'dpop+jwt',
       currentDate: new Date(options.now()),
@@ -151,6 +172,8 @@ export async function verifyDpopProof(request: DpopProofRequest, options: DpopPr
     const message = cause instanceof Error ? cause.message : String(cause);
     throw refuse(cause instanceof errors.JWTClaimValidationFailed ? 'dpop_claim_invalid' : 'dpop_jwk_invalid', { message }, cause);
   }
+  const entry = remembered ?? (imported !== undefined ? { key: imported } : undefined);
+  if (entry !== undefined && remembered === undefined) proofKeys.remember(keyName, entry);
 
   if (typeof payload.jti !== 'string' || payload.jti.length === 0 || payload.jti.length > 256) {
     throw refuse('dpop_claim_invalid', { claim: 'jti' });
@@ -185,7 +208,11 @@ export async function verifyDpopProof(request: DpopProofRequest, options: DpopPr
   if (payload.ath === undefined) throw refuse('dpop_ath_mismatch', { ath: 'missing' });
   if (payload.ath !== accessTokenHash(request.accessToken)) throw refuse('dpop_ath_mismatch', { ath: 'different' });
 
-  const jkt = await calculateJwkThumbprint(jwk, 'sha256');
+  let jkt = entry?.jkt;
+  if (jkt === undefined) {
+    jkt = await calculateJwkThumbprint(jwk, 'sha256');
+    if (entry !== undefined) entry.jkt = jkt;
+  }
   return {
     jkt,
     jti: payload.jti,

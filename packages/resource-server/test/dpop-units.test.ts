@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import type { CryptoKey } from 'jose';
 import { DpopNonces, MemoryDpopReplayStore, normalizeHtu, replayKey } from '../src/index.js';
+import { ProofKeyMemo } from '../src/proof-keys.js';
 
 describe('DPoP building blocks', () => {
   it('RFC 9449 §11.1: the replay store refuses a seen key until it expires', () => {
@@ -43,5 +45,23 @@ describe('DPoP building blocks', () => {
     clock += 120_000;
     expect(nonces.check(n)).toBe('invalid');
     expect(nonces.check('x')).toBe('invalid');
+  });
+
+  it('RFC 9449 §4.3 (6): remembered proof keys are named by alg and the jwk as sent, bounded, least recently used out first', () => {
+    const jwk = { kty: 'EC', crv: 'P-256', x: 'x', y: 'y' };
+    expect(ProofKeyMemo.nameOf('ES256', jwk)).not.toBe(ProofKeyMemo.nameOf('ES384', jwk));
+    // member for member: another spelling of the same key is another name
+    expect(ProofKeyMemo.nameOf('ES256', jwk)).not.toBe(ProofKeyMemo.nameOf('ES256', { ...jwk, use: 'sig' }));
+    expect(ProofKeyMemo.nameOf('ES256', jwk)).not.toBe(ProofKeyMemo.nameOf('ES256', { y: 'y', x: 'x', crv: 'P-256', kty: 'EC' }));
+
+    const memo = new ProofKeyMemo();
+    const key = {} as CryptoKey;
+    for (let i = 0; i < 256; i++) memo.remember(`k${i}`, { key });
+    expect(memo.get('k0')).toBeDefined(); // used again: now the most recent
+    memo.remember('k256', { key });
+    expect(memo.size).toBe(256);
+    expect(memo.get('k0')).toBeDefined();
+    expect(memo.get('k1')).toBeUndefined();
+    expect(memo.get('k256')).toBeDefined();
   });
 });

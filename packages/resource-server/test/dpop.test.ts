@@ -1,7 +1,8 @@
 // RFC 9449 (DPoP) at the resource server, through real HTTP (supertest on the express adapter).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
-import { SignJWT } from 'jose';
+import { generateKeyPairSync } from 'node:crypto';
+import { calculateJwkThumbprint, SignJWT, type JWK } from 'jose';
 import { respeltSignature } from '@mcp-auth-kit/test-utils';
 import {
   makeApp,
@@ -203,6 +204,43 @@ describe('RFC 9449 DPoP at the resource server', () => {
     );
     const oct = await makeProof({ key: pk, token, header: { jwk: { kty: 'oct', k: 'AAAA' } } });
     await expectProofRefused(await dpopCall(t.app, token, oct), 'dpop_jwk_invalid');
+  });
+
+  it('RFC 9449 §4.3 (6): once a client key has verified a proof, every later proof with it is still checked (forged signature refused)', async () => {
+    const token = await boundToken();
+    expect((await dpopCall(t.app, token, await makeProof({ key: pk, token }))).status).toBe(200);
+    // the same jwk, signed by someone else: the key is remembered, the signature is not
+    const forged = await makeProof({ key: pk, token, signWith: other.privateKey });
+    await expectProofRefused(await dpopCall(t.app, token, forged), 'dpop_signature_invalid');
+    // and a signature respelt (the same bytes written another way) is no valid signature either
+    await expectProofRefused(await dpopCall(t.app, token, respeltSignature(await makeProof({ key: pk, token }))), 'dpop_proof_malformed');
+    expect((await dpopCall(t.app, token, await makeProof({ key: pk, token }))).status).toBe(200);
+  });
+
+  it('RFC 9449 §4.3 (6)–(7): a jwk written differently from a remembered one is judged on its own (key_ops refused)', async () => {
+    const token = await boundToken();
+    expect((await dpopCall(t.app, token, await makeProof({ key: pk, token }))).status).toBe(200);
+    // the same public key, but declared for encryption: WebCrypto refuses to import it for verify
+    const declaredForEncryption = await makeProof({ key: pk, token, header: { jwk: { ...pk.publicJwk, key_ops: ['encrypt'] } } });
+    await expectProofRefused(await dpopCall(t.app, token, declaredForEncryption), 'dpop_jwk_invalid');
+  });
+
+  it('RFC 9449 §4.3 (5)–(6): one RSA key used under RS256 and then PS256 verifies under each (a remembered key is per algorithm)', async () => {
+    const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const publicJwk = publicKey.export({ format: 'jwk' }) as JWK;
+    const rsa: ProofKey = {
+      alg: 'RS256',
+      privateKey: privateKey as unknown as ProofKey['privateKey'],
+      publicJwk,
+      privateJwk: privateKey.export({ format: 'jwk' }) as JWK,
+      jkt: await calculateJwkThumbprint(publicJwk),
+    };
+    const token = await boundToken(rsa);
+    for (const alg of ['RS256', 'PS256', 'RS256']) {
+      const res = await dpopCall(t.app, token, await makeProof({ key: { ...rsa, alg }, token }));
+      expect(res.status, alg).toBe(200);
+      expect(res.body.auth.extra.jkt).toBe(rsa.jkt);
+    }
   });
 
   it('RFC 9449 §4.3 (8): htm must match the request method', async () => {

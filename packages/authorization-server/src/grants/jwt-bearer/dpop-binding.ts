@@ -2,7 +2,9 @@
  * DPoP at the ID-JAG grant (draft-ietf-oauth-identity-assertion-authz-grant §8.6.2, RFC 9449):
  * a proof that comes with the request is validated (§4.3 of RFC 9449: signature by the embedded
  * key, `typ`, `htm`, `htu`, `iat`, one-time `jti`) and binds the access token to its key
- * (`cnf.jkt`); an ID-JAG with a `cnf.jkt` needs a proof by that very key.
+ * (`cnf.jkt`); an ID-JAG with a `cnf.jkt` needs a proof by that very key, and so does every
+ * refresh of the tokens it gets (the refresh token is bound to it too); a client registered with
+ * `dpop_bound_access_tokens` needs a proof at all (RFC 9449 §5.2).
  *
  * oidc-provider's own proof check is not reachable from a grant registered on its public API, so
  * it is made here with jose. Server nonces (`dpop.requireNonce`) are oidc-provider's and cannot be
@@ -26,13 +28,41 @@ export interface DpopBindingOptions {
   kv: KeyValueStore;
 }
 
-/** The JWK thumbprint to bind the token to, or undefined for a Bearer token. */
+/** The key the tokens are bound to. */
+export interface DpopBinding {
+  /** JWK thumbprint of the proof's key: the access token's `cnf.jkt`. */
+  jkt: string;
+  /**
+   * The refresh token is bound to the key as well: the assertion demanded it (`cnf.jkt`), so
+   * the binding is the IdP's, not the client's to drop or change at a refresh. Without that,
+   * RFC 9449 §5 leaves a confidential client's refresh token bound by its authentication only
+   * (and every client of this grant is confidential).
+   */
+  bindsRefreshToken: boolean;
+}
+
+/**
+ * RFC 9449 §5.2: a client registered with `dpop_bound_access_tokens: true` is refused without a
+ * proof. Checked before the assertion is verified (which uses up its `jti`), so that the
+ * client's retry with a proof can present the same ID-JAG.
+ */
+export function requireProofOfBoundClient(proof: string | undefined, dpopBoundAccessTokens: unknown, options: DpopBindingOptions): void {
+  if (dpopBoundAccessTokens === true && (!proof || !options.enabled)) {
+    refuse(
+      'invalid_dpop_proof',
+      'dpop_required',
+      'this client is registered with dpop_bound_access_tokens: the token request needs a DPoP proof (RFC 9449 §5.2)',
+    );
+  }
+}
+
+/** The key to bind the tokens to, or undefined for Bearer tokens. */
 export async function dpopBinding(
   proof: string | undefined,
   cnf: unknown,
   options: DpopBindingOptions,
   now: number,
-): Promise<string | undefined> {
+): Promise<DpopBinding | undefined> {
   const required = cnf && typeof cnf === 'object' ? (cnf as { jkt?: unknown }).jkt : undefined;
   if (!proof || !options.enabled) {
     if (required !== undefined) refuse('invalid_grant', 'cnf', 'proof of possession required for this authorization grant (draft §8.6.2)');
@@ -68,5 +98,5 @@ export async function dpopBinding(
     refuse('invalid_dpop_proof', 'dpop', 'the DPoP proof has already been used (RFC 9449 §11.1)');
   if (required !== undefined && required !== jkt)
     refuse('invalid_grant', 'cnf', 'the DPoP key is not the one the assertion is bound to (draft §8.6.2)');
-  return jkt;
+  return { jkt, bindsRefreshToken: required !== undefined };
 }

@@ -10,7 +10,8 @@
  *  3. finds, links or creates the user's account (accounts.ts); a disabled account is refused;
  *  4. issues our usual RFC 9068 JWT access token for the resource, from a grant of its own (so
  *     introspection and revocation see it like any other), and a refresh token only when the
- *     operator enabled it.
+ *     operator enabled it. A DPoP proof binds the access token to its key; when the ID-JAG names
+ *     the key (`cnf.jkt`) the refresh token is bound to it too (dpop-binding.ts).
  *
  * Every decision is audited (`id_jag.accepted` / `id_jag.refused`; the token itself is audited
  * as `token.issued` by provider-events.ts).
@@ -25,7 +26,7 @@ import type { KeyValueStore, Store } from '../../storage/types.js';
 import { RESOURCE_SCOPE_PROPERTY, type MetadataSource } from '../../client-metadata-policy.js';
 import { isCimdClientId } from '../../client-policy.js';
 import { resolveAccount } from './accounts.js';
-import { dpopBinding } from './dpop-binding.js';
+import { dpopBinding, requireProofOfBoundClient, type DpopBinding } from './dpop-binding.js';
 import { DEFAULT_ID_JAG_CLOCK_TOLERANCE, DEFAULT_ID_JAG_MAX_AGE, type IdJagConfig } from './config.js';
 import { trustedIdps } from './idp-keys.js';
 import { IdJagRefusal, providerError, refuse } from './refusal.js';
@@ -53,6 +54,8 @@ interface GrantClient {
   clientId: string;
   tokenEndpointAuthMethod?: string;
   grantTypes?: string[];
+  /** RFC 9449 §5.2 `dpop_bound_access_tokens`. */
+  dpopBoundAccessTokens?: boolean;
   grantTypeAllowed(type: string): boolean;
   [key: string]: unknown;
 }
@@ -105,7 +108,7 @@ async function issue(
   accountId: string,
   verified: VerifiedIdJag,
   options: IdJagGrantOptions,
-  jkt: string | undefined,
+  binding: DpopBinding | undefined,
 ): Promise<Record<string, unknown>> {
   const scope = verified.scopes.join(' ') || undefined;
   const grant = new provider.Grant({ accountId, clientId: client.clientId });
@@ -127,7 +130,7 @@ async function issue(
     accessTokenFormat: 'jwt',
     jwt: { sign: { alg: options.signing.alg, ...(options.signing.kid && { kid: options.signing.kid }) } },
   } as never);
-  if (jkt) at.setThumbprint('jkt', jkt);
+  if (binding) at.setThumbprint('jkt', binding.jkt);
   ctx.oidc.entity('AccessToken', at);
   ctx.oidc.entity('Grant', grant);
   const body: Record<string, unknown> = {
@@ -146,8 +149,9 @@ async function issue(
       resource: verified.resource,
       expiresWithSession: false,
       rotations: 0,
+      // oidc-provider's refresh_token grant then demands a proof by this key (and keeps it on rotation).
+      ...(binding?.bindsRefreshToken && { jkt: binding.jkt }),
     } as never);
-    // RFC 9449 §5: a public client's refresh token would be bound; ours are confidential.
     ctx.oidc.entity('RefreshToken', rt);
     body.refresh_token = await rt.save();
   }
@@ -167,6 +171,8 @@ export function installIdJagGrant(provider: Provider, options: IdJagGrantOptions
     let idp: string | undefined;
     try {
       checkClient(client, options);
+      const proof = ctx.get('DPoP') || undefined;
+      requireProofOfBoundClient(proof, client.dpopBoundAccessTokens, dpopOptions);
       if (typeof params.assertion !== 'string' || !params.assertion)
         refuse('invalid_request', 'assertion', 'assertion is required (RFC 7521 §4.1)');
       const limit = client[RESOURCE_SCOPE_PROPERTY];
@@ -185,12 +191,12 @@ export function installIdJagGrant(provider: Provider, options: IdJagGrantOptions
         firstUse,
       });
       idp = verified.idp.name;
-      const jkt = await dpopBinding(ctx.get('DPoP') || undefined, verified.claims.cnf, dpopOptions, Math.floor(Date.now() / 1000));
+      const binding = await dpopBinding(proof, verified.claims.cnf, dpopOptions, Math.floor(Date.now() / 1000));
       const { account, via } = await resolveAccount(options.store, verified.idp, verified.claims);
       if (via === 'created') audit(logger, 'account.created', { account: account.id, via: 'id-jag', idp });
       if (via === 'email' && !account.disabled) audit(logger, 'account.updated', { account: account.id, linked: 'id-jag', idp });
       if (account.disabled) refuse('invalid_grant', 'account_disabled', "the user's account at this server is disabled");
-      ctx.body = await issue(provider, ctx, client, account.id, verified, options, jkt);
+      ctx.body = await issue(provider, ctx, client, account.id, verified, options, binding);
       audit(logger, 'id_jag.accepted', {
         client_id: client.clientId,
         idp,
@@ -198,7 +204,7 @@ export function installIdJagGrant(provider: Provider, options: IdJagGrantOptions
         via,
         resource: verified.resource,
         scope: verified.scopes.join(' '),
-        dpop: !!jkt,
+        dpop: !!binding,
       });
     } catch (err) {
       if (!(err instanceof IdJagRefusal)) throw err;

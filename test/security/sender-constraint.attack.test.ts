@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestIdp, type TestIdp } from '@mcp-auth-kit/testing';
 import { SignJWT, calculateJwkThumbprint, decodeJwt, exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
@@ -337,5 +339,23 @@ describe('attack: a sender-constrained (DPoP) token loses its binding through a 
     expect(missing, 'grant types without a sender-constraint row in TABLE').toEqual([]);
     // A row for a grant the AS no longer advertises is stale.
     expect(TABLE.filter((r) => !advertised.includes(r.grant)).map((r) => r.grant)).toEqual([]);
+  });
+
+  it('enumeration guard: no grant is added in the AS sources that this stack would not turn on (registerGrantType, oidc-provider grant features)', () => {
+    const root = join(import.meta.dirname, '..', '..', 'packages', 'authorization-server', 'src');
+    const walk = (dir: string): string[] =>
+      readdirSync(dir).flatMap((name) => {
+        const path = join(dir, name);
+        return statSync(path).isDirectory() ? walk(path) : path.endsWith('.ts') ? [path] : [];
+      });
+    const sources = walk(root).map((path) => ({ path: relative(root, path), text: readFileSync(path, 'utf8') }));
+    expect(sources.some((f) => f.path === 'provider.ts')).toBe(true);
+    // A grant registered elsewhere, or one of oidc-provider's optional grants switched on, may be
+    // off in this test's configuration and so missing from the discovery list above: give it its
+    // rows, turn it on in the stack of this file, then list it here.
+    const registering = sources.filter((f) => /\.registerGrantType\(/.test(f.text)).map((f) => f.path);
+    expect(registering).toEqual(['grants/jwt-bearer/grant.ts']);
+    const optionalGrants = sources.filter((f) => /\b(?:deviceFlow|ciba|openid4vci)\s*:/.test(f.text)).map((f) => f.path);
+    expect(optionalGrants).toEqual([]);
   });
 });

@@ -74,6 +74,7 @@ describe('attack: a sender-constrained (DPoP) token loses its binding through a 
         clients: [
           confidential('agent', [JWT_BEARER, 'refresh_token']),
           confidential('bound-agent', [JWT_BEARER, 'refresh_token'], { dpop_bound_access_tokens: true }),
+          confidential('other-agent', [JWT_BEARER, 'refresh_token']),
           confidential('machine', ['client_credentials'], { scope: 'notes:read' }),
           confidential('bound-machine', ['client_credentials'], { scope: 'notes:read', dpop_bound_access_tokens: true }),
         ],
@@ -287,7 +288,7 @@ describe('attack: a sender-constrained (DPoP) token loses its binding through a 
         boundTo(res, key);
         // RFC 9449 §5: "Refresh tokens issued to confidential clients ... are not bound to the DPoP
         // proof public key": another client cannot use it; the client itself may change its key.
-        refused(await refresh(String(res.body.refresh_token), { id: 'bound-agent' }), 'invalid_grant');
+        refused(await refresh(String(res.body.refresh_token), { id: 'other-agent' }, await dpopKey()), 'invalid_grant');
         const other = await dpopKey();
         boundTo(await refresh(String(res.body.refresh_token), { id: 'agent' }, other), other);
       },

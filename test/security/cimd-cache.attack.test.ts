@@ -10,9 +10,10 @@ import { authorizationUrl, frontChannel, pkcePair, postForm, postJson, startAtta
 /**
  * A fetched document is used only for the purpose it was fetched for (issue 40 item 2).
  *
- * MCP client registration §Client ID Metadata Documents: the authorization server fetches the
- * document at the `client_id` URL itself, and draft-ietf-oauth-client-id-metadata-document §4.1
- * / §6: it MUST NOT follow redirects for it and the document's `client_id` MUST equal that URL.
+ * MCP 2026-07-28 client registration §Client ID Metadata Documents: the authorization server
+ * fetches the document at the `client_id` URL, MUST validate that its `client_id` matches the URL
+ * exactly, SHOULD cache it, and SHOULD follow draft-ietf-oauth-client-id-metadata-document-00 §6
+ * (security considerations); the draft's client information discovery does not follow redirects.
  * A client's `jwks_uri` (RFC 7591 §2) is another fetch for another purpose: its answer must never
  * become some URL's client metadata, whatever `client_id` the JSON it returns claims.
  *
@@ -157,7 +158,7 @@ describe('attack: CIMD cache poisoning through a client jwks_uri', () => {
       );
     }
     expect(result.body).not.toContain('Victim Corp');
-    // The CIMD fetch of the victim URL does not follow its 302 (CIMD §4.1): invalid_client.
+    // The CIMD fetch of the victim URL does not follow its 302 (the draft's discovery rule): invalid_client.
     expect(result.status).toBe(400);
     expect(victim.hits.get('/go')).toBeGreaterThanOrEqual(2);
     expect(attacker.hits.get('/doc.json')).toBe(1);

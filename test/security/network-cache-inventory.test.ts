@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 
 /**
  * A fetched document is used only for the purpose it was fetched for (issue 40 item 2; MCP client
- * registration §Client ID Metadata Documents; draft-ietf-oauth-client-id-metadata-document §4.1,
+ * registration §Client ID Metadata Documents; draft-ietf-oauth-client-id-metadata-document-00
  * §6). This scan lists, for the authorization server:
  *
  * - every fetcher (a `createEgressFetch` call: one purpose, one egress policy) and the cache its

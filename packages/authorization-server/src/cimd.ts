@@ -92,7 +92,7 @@ async function readAtMost(response: Response, limit: number): Promise<string | u
 
 /**
  * The CIMD document fetcher, and the only writer of the CIMD cache (MCP client registration
- * §Client ID Metadata Documents; draft-ietf-oauth-client-id-metadata-document §4.1, §6): one GET
+ * §Client ID Metadata Documents; draft-ietf-oauth-client-id-metadata-document §6): one GET
  * of exactly the `client_id` URL, redirects never followed (a 3xx goes back to oidc-provider,
  * which refuses it), only for a URL the trust policy accepts, and kept only when the document's
  * `client_id` is that URL. It goes through the egress policy for client-named URLs (egress.ts),

@@ -5,7 +5,7 @@
  * redirects followed, used to fill the CIMD cache for the victim host's URL).
  *
  * Which request is which: oidc-provider 9 fetches a CIMD document with `GET` and
- * `redirect: 'manual'` (draft-ietf-oauth-client-id-metadata-document §4.1), a client's `jwks_uri`
+ * `redirect: 'manual'` (the draft does not follow redirects for it), a client's `jwks_uri`
  * with `GET` and no `redirect` option; its other requests (CIBA notification, back-channel
  * logout: `POST`) belong to features this server leaves off, and `sector_identifier_uri` is
  * refused for every client (client-url-fields.ts). test/security/network-cache-inventory.test.ts

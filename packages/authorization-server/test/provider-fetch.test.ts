@@ -8,7 +8,7 @@ import { silentLogger } from '../src/logger.js';
  * the end-to-end attack is test/security/cimd-cache.attack.test.ts.
  */
 describe('providerFetchPurpose', () => {
-  it('a GET with redirect manual is a CIMD document request (draft-ietf-oauth-client-id-metadata-document §4.1)', () => {
+  it('a GET with redirect manual is a CIMD document request (fetched without following redirects)', () => {
     expect(providerFetchPurpose({ method: 'GET', redirect: 'manual' })).toBe('client_metadata');
   });
 

@@ -296,10 +296,16 @@ describe('egress inventory: every outgoing request in packages/*/src and apps/*/
 
   it('the AS hands oidc-provider the egress-wrapped fetch, and the provider fetch calls nothing else', () => {
     const provider = readFileSync(join(ROOT, 'packages/authorization-server/src/provider.ts'), 'utf8');
-    expect(provider).toMatch(/fetch: \(metrics\s*\?\s*meteredCimdFetch\(\(kv\) => createProviderFetch\(cimd, logger, kv[,)]/);
+    // One fetcher per purpose (provider-fetch.ts; test/security/network-cache-inventory.test.ts).
+    expect(provider).toMatch(
+      /fetch: createProviderFetch\(\s*\{\s*client_metadata: metrics\s*\?\s*meteredCimdFetch\(\(kv\) => createCimdFetch\(cimd, logger, kv[,)][\s\S]*?: createCimdFetch\(cimd, logger, store\.kv[,)][\s\S]*?jwks_uri: createJwksUriFetch\(cimd, logger\),\s*\},/,
+    );
     const cimd = readFileSync(join(ROOT, 'packages/authorization-server/src/cimd.ts'), 'utf8');
     expect(cimd).toMatch(/const egressFetch = createEgressFetch\(\{\s*policy: clientUrlEgressPolicy\(config\)/);
-    expect(cimd).toMatch(/await egressFetch\(url, options\)/);
+    expect(cimd).toMatch(/await egressFetch\(url, \{ \.\.\.options, redirect: 'manual' \}\)/);
+    const purposes = readFileSync(join(ROOT, 'packages/authorization-server/src/provider-fetch.ts'), 'utf8');
+    expect(purposes).toMatch(/const egressFetch = createEgressFetch\(\{\s*policy: clientUrlEgressPolicy\(config\)/);
+    expect(purposes).toMatch(/return \(url, options\) => egressFetch\(url, options\);/);
   });
 
   it('the client applies a policy to every request made for an MCP server (depsFor), never the bare deps', () => {

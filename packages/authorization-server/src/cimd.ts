@@ -41,7 +41,12 @@ export function adjustDocument(doc: Record<string, unknown>, options?: RedirectU
   return doc;
 }
 
-const CACHE_NAMESPACE = 'cimd-document';
+/**
+ * The shared kv namespace of fetched CIMD documents. Only {@link createCimdFetch} writes it: a
+ * document fetched for any other purpose (a client's `jwks_uri`, …) never lands here, whatever
+ * `client_id` its JSON claims (test/security/network-cache-inventory.test.ts).
+ */
+export const CIMD_CACHE_NAMESPACE = 'cimd-document';
 /** Lifetime of a document whose response names none (RFC 9111 §4.2.2 heuristic freshness). */
 const CACHE_DEFAULT = 30;
 const CACHE_MAX = 3600;
@@ -86,13 +91,17 @@ async function readAtMost(response: Response, limit: number): Promise<string | u
 }
 
 /**
- * The `fetch` given to oidc-provider: every outgoing request of the provider goes through it, and
- * through the egress policy for client-named URLs (egress.ts), which checks the resolved address
- * before connecting — oidc-provider's own dispatcher checks the peer only once connected.
- * CIMD documents are cached in the shared kv store, so every instance (and a restarted one)
- * reuses a fetched document until its cache lifetime ends.
+ * The CIMD document fetcher, and the only writer of the CIMD cache (MCP client registration
+ * §Client ID Metadata Documents; draft-ietf-oauth-client-id-metadata-document §6): one GET
+ * of exactly the `client_id` URL, redirects never followed (a 3xx goes back to oidc-provider,
+ * which refuses it), only for a URL the trust policy accepts, and kept only when the document's
+ * `client_id` is that URL. It goes through the egress policy for client-named URLs (egress.ts),
+ * which checks the resolved address before connecting — oidc-provider's own dispatcher checks
+ * the peer only once connected. Documents are cached in the shared kv store, so every instance
+ * (and a restarted one) reuses a fetched document until its cache lifetime ends.
+ * provider-fetch.ts hands it oidc-provider's CIMD requests and nothing else.
  */
-export function createProviderFetch(config: CimdConfig, logger: Logger, kv?: KeyValueStore, redirectUris?: RedirectUriOptions): FetchLike {
+export function createCimdFetch(config: CimdConfig, logger: Logger, kv?: KeyValueStore, redirectUris?: RedirectUriOptions): FetchLike {
   const egressFetch = createEgressFetch({
     policy: clientUrlEgressPolicy(config),
     logger,
@@ -102,9 +111,12 @@ export function createProviderFetch(config: CimdConfig, logger: Logger, kv?: Key
 
   return async (input, options) => {
     const url = String(input);
-    const method = (options.method ?? 'GET').toUpperCase();
-    if (kv && method === 'GET') {
-      const cached = await kv.get<CachedDocument>(CACHE_NAMESPACE, url);
+    if ((options.method ?? 'GET').toUpperCase() !== 'GET') throw new TypeError('a client_id metadata document is fetched with GET only');
+    // allowFetch refused such a URL already; never fetched (nor cached) on any other path either.
+    const refusal = cimdRefusal(url, config);
+    if (refusal) throw new TypeError(`client_id metadata document fetch refused: ${refusal}`);
+    if (kv) {
+      const cached = await kv.get<CachedDocument>(CIMD_CACHE_NAMESPACE, url);
       const remaining = cached ? Math.floor((cached.expiresAt - Date.now()) / 1000) : 0;
       if (cached && remaining > 0) {
         return new Response(cached.body, {
@@ -113,7 +125,7 @@ export function createProviderFetch(config: CimdConfig, logger: Logger, kv?: Key
         });
       }
     }
-    const response = await egressFetch(url, options);
+    const response = await egressFetch(url, { ...options, redirect: 'manual' });
     const type = response.headers.get('content-type') ?? '';
     if (response.status !== 200 || !/json/i.test(type)) return response;
     // Read no further than oidc-provider would accept: a hostile host must not make us
@@ -133,8 +145,10 @@ export function createProviderFetch(config: CimdConfig, logger: Logger, kv?: Key
       const adjusted = JSON.stringify(adjustDocument(body as Record<string, unknown>, redirectUris));
       const seconds = cacheSeconds(response.headers.get('cache-control'));
       logger.info('fetched client_id metadata document', { client_id: url, cache_seconds: seconds });
-      if (kv && seconds > 0)
-        await kv.set(CACHE_NAMESPACE, url, { body: adjusted, expiresAt: Date.now() + seconds * 1000 } satisfies CachedDocument, seconds);
+      if (kv && seconds > 0) {
+        const entry: CachedDocument = { body: adjusted, expiresAt: Date.now() + seconds * 1000 };
+        await kv.set(CIMD_CACHE_NAMESPACE, url, entry, seconds);
+      }
       const headers = new Headers(response.headers);
       headers.delete('content-length');
       headers.delete('content-encoding');

@@ -7,7 +7,8 @@ import { ResourceRegistry } from './resources.js';
 import { createClientPolicy, RESOURCE_SCOPE_PROPERTY, restrictUserlessGrants } from './client-policy.js';
 import { DEFAULT_TOKEN_ENDPOINT_AUTH_METHOD } from './client-metadata-policy.js';
 import { createInteractionPolicy } from './interaction-policy.js';
-import { cimdRefusal, createProviderFetch } from './cimd.js';
+import { cimdRefusal, createCimdFetch } from './cimd.js';
+import { createJwksUriFetch, createProviderFetch } from './provider-fetch.js';
 import { escapeHtml, page } from './html.js';
 import { looksNative } from './urls.js';
 import { dpopProviderOptions } from './dpop.js';
@@ -226,9 +227,16 @@ export async function buildProvider(
         cacheDuration: { min: 0, max: 3600 },
       },
     } as unknown as Configuration['features'],
-    fetch: (metrics
-      ? meteredCimdFetch((kv) => createProviderFetch(cimd, logger, kv, config.redirectUris), store.kv, metrics)
-      : createProviderFetch(cimd, logger, store.kv, config.redirectUris)) as unknown as Configuration['fetch'],
+    // One fetcher per purpose (provider-fetch.ts): only the CIMD fetcher reads or writes the CIMD cache.
+    fetch: createProviderFetch(
+      {
+        client_metadata: metrics
+          ? meteredCimdFetch((kv) => createCimdFetch(cimd, logger, kv, config.redirectUris), store.kv, metrics)
+          : createCimdFetch(cimd, logger, store.kv, config.redirectUris),
+        jwks_uri: createJwksUriFetch(cimd, logger),
+      },
+      logger,
+    ) as unknown as Configuration['fetch'],
     async renderError(ctx, out) {
       ctx.type = 'html';
       ctx.set('cache-control', 'no-store');

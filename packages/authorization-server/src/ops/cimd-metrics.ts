@@ -1,13 +1,12 @@
 /**
  * Counts Client ID Metadata Document look-ups without changing how they are made: the shared
  * cache read tells a hit, a cache write after a fetch tells a miss, anything else a failure.
+ * It wraps the CIMD fetcher only (provider.ts), so a `jwks_uri` request is never counted.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { KeyValueStore } from '../storage/types.js';
-import type { FetchLike } from '../cimd.js';
+import { CIMD_CACHE_NAMESPACE, type FetchLike } from '../cimd.js';
 import type { AsMetrics } from './metrics.js';
-
-const CIMD_NAMESPACE = 'cimd-document';
 
 export function meteredCimdFetch(make: (kv: KeyValueStore) => FetchLike, kv: KeyValueStore, metrics: AsMetrics): FetchLike {
   const current = new AsyncLocalStorage<{ outcome?: 'hit' | 'miss' }>();
@@ -15,7 +14,7 @@ export function meteredCimdFetch(make: (kv: KeyValueStore) => FetchLike, kv: Key
     async get<T>(namespace: string, key: string): Promise<T | undefined> {
       const value = await kv.get<T>(namespace, key);
       const expiresAt = (value as { expiresAt?: number } | undefined)?.expiresAt;
-      if (namespace === CIMD_NAMESPACE && typeof expiresAt === 'number' && expiresAt > Date.now()) {
+      if (namespace === CIMD_CACHE_NAMESPACE && typeof expiresAt === 'number' && expiresAt > Date.now()) {
         const state = current.getStore();
         if (state) state.outcome = 'hit';
       }
@@ -24,7 +23,7 @@ export function meteredCimdFetch(make: (kv: KeyValueStore) => FetchLike, kv: Key
     async set(namespace, key, value, ttlSeconds) {
       await kv.set(namespace, key, value, ttlSeconds);
       const state = current.getStore();
-      if (namespace === CIMD_NAMESPACE && state) state.outcome = 'miss';
+      if (namespace === CIMD_CACHE_NAMESPACE && state) state.outcome = 'miss';
     },
     increment: (namespace, key, by, ttlSeconds) => kv.increment(namespace, key, by, ttlSeconds),
     decrement: (namespace, key, by) => kv.decrement(namespace, key, by),

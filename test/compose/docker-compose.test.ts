@@ -70,8 +70,8 @@ describe('docker-compose.yml: the scale-out topology of the multi-instance test'
     expect(db.pathname).toBe(`/${services.postgres!.environment!.POSTGRES_DB}`);
     expect(db.username).toBe(services.postgres!.environment!.POSTGRES_USER);
     expect(new URL(e.REDIS_URL!).hostname, 'reaches the redis service by name').toBe(TOPOLOGY.redis);
-    // The image runs in production mode, which seeds no demo user unless asked.
-    expect(expandDefaults(e.AS_DEMO_USER!)).toBe('1');
+    // The image runs in production mode, which refuses the demo user (a dev switch) anyway.
+    expect(e).not.toHaveProperty('AS_DEMO_USER');
   });
 
   it('MCP replicas: one Redis and prefix with the authorization servers, trusting their issuer for their resource', () => {
@@ -91,8 +91,9 @@ describe('docker-compose.yml: the scale-out topology of the multi-instance test'
     const resourcePort = Number(new URL(expandDefaults(env(authServers[0]![1]).MCP_RESOURCE!)).port);
     expect(routes.get(issuerPort)).toEqual(authServers.map(([, as]) => `http://127.0.0.1:${env(as).AS_PORT}`));
     expect(routes.get(resourcePort)).toEqual(replicas.map(([, mcp]) => `http://127.0.0.1:${env(mcp).MCP_PORT}`));
-    expect(proxy.ports).toEqual([`${issuerPort}:${issuerPort}`, `${resourcePort}:${resourcePort}`]);
-    // Published ports only reach servers bound beyond loopback.
+    // On the host, on 127.0.0.1 only: the issuer is plain http (issue 46 item 1).
+    expect(proxy.ports).toEqual([`127.0.0.1:${issuerPort}:${issuerPort}`, `127.0.0.1:${resourcePort}:${resourcePort}`]);
+    // Inside the container, published ports only reach servers bound beyond the container's loopback.
     expect(env(proxy).PROXY_HOST).toBe('0.0.0.0');
   });
 
@@ -105,6 +106,14 @@ describe('docker-compose.yml: the scale-out topology of the multi-instance test'
     for (const [, mcp] of replicas) expect(env(mcp).MCP_HOST).toBe('127.0.0.1');
     const ports = [...authServers.map(([, as]) => env(as).AS_PORT), ...replicas.map(([, m]) => env(m).MCP_PORT)];
     expect(new Set(ports).size, 'one namespace: every app on its own port').toBe(ports.length);
+  });
+
+  it('no service publishes a port beyond 127.0.0.1 of the host, and none turns a dev switch on', () => {
+    const devSwitchEnv = ['AS_DEMO_USER', 'DEV_AUTO_LOGIN', 'CIMD_ALLOW_PRIVATE_NETWORK'];
+    for (const [name, s] of Object.entries(services)) {
+      for (const port of s.ports ?? []) expect(port, name).toMatch(/^127\.0\.0\.1:\d+:\d+$/);
+      for (const key of devSwitchEnv) expect(env(s), `${name} ${key}`).not.toHaveProperty(key);
+    }
   });
 
   it('postgres: named volume for its data and a pg_isready health check; redis: keeps nothing on disk, redis-cli ping', () => {

@@ -138,17 +138,11 @@ describe('attack: the demo account of a development database, started in product
     );
   });
 
-  it('only an explicit AS_DEMO_USER=1 on a loopback issuer (the compose demo stack) keeps the demo account on in production', async () => {
+  it('AS_DEMO_USER=1 is refused in production even on loopback, and for a non-loopback issuer (dev-switches.attack.test.ts tries every switch)', async () => {
     const dir = await developmentDataDir();
-    const demo = await startAuthServer({
-      port: 0,
-      host: '127.0.0.1',
-      dataDir: dir,
-      production: true,
-      demoUser: true,
-      logger: silentLogger,
-    });
-    await demo.close();
+    await expect(
+      startAuthServer({ port: 0, host: '127.0.0.1', dataDir: dir, production: true, demoUser: true, logger: silentLogger }),
+    ).rejects.toThrow(/demoUser \(AS_DEMO_USER\): dev-only switch refused in production/);
     await expect(
       startAuthServer({
         port: 0,
@@ -158,6 +152,6 @@ describe('attack: the demo account of a development database, started in product
         demoUser: true,
         logger: silentLogger,
       }),
-    ).rejects.toThrow(/AS_DEMO_USER: refused/);
+    ).rejects.toThrow(/demoUser: refused because the issuer host "auth\.example\.com" is not loopback/);
   });
 });

@@ -71,6 +71,8 @@ describe('one rule, one place: address and redirect-scheme predicates live in @m
       'apps/auth-server/src/config.ts',
       'apps/auth-server/src/index.ts',
       'apps/demo-mcp-server/src/app.ts',
+      // who can reach a listening server (dev switches, issue 46): isLoopbackListenAddress
+      'packages/authorization-server/src/ops/dev-switches.ts',
     ]) {
       const file = files.find((f) => f.path === path);
       expect(file, path).toBeDefined();

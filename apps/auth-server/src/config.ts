@@ -7,11 +7,14 @@ import { readFileSync } from 'node:fs';
 import { ConfigError, isLoopbackHost } from '@mcp-auth-kit/protocol';
 import { parse as parseYaml } from 'yaml';
 import {
+  devSwitchProblems,
+  exposedListenHost,
   storageConfigFromEnv,
   validateConfig,
   type AuthorizationServerConfig,
   type StorageConfig,
 } from '@mcp-auth-kit/authorization-server';
+import { DEMO_USER_SWITCH, listenHostsOf } from './dev-switches.js';
 
 /** The demo MCP server of the runtime contract: the resource when none is configured. */
 export const DEFAULT_RESOURCE = 'http://localhost:3000/mcp';
@@ -35,14 +38,16 @@ export function configWarnings(config: LoadedConfig): string[] {
 /** Whether the demo user is seeded, and why: the rule of startAuthServer, told as it applies. */
 function demoUserSetting(config: LoadedConfig): boolean | string {
   if (config.demoUser !== undefined) return config.demoUser;
-  if (config.production) return 'off (auto: production mode; AS_DEMO_USER=1 turns it on for a loopback issuer)';
+  if (config.production) return 'off (auto: production mode)';
+  const exposed = exposedListenHost(listenHostsOf(config.host));
+  if (exposed !== undefined) return `off (auto: listening on ${exposed}, which is reachable from outside)`;
   let loopback = false;
   try {
     loopback = isLoopbackHost(new URL(config.issuer ?? `http://localhost:${config.port}`).hostname);
   } catch {
     // an invalid issuer is reported as a problem
   }
-  return loopback ? 'on (auto: loopback issuer, not production)' : 'off (auto: the issuer is not on a loopback host)';
+  return loopback ? 'on (auto: loopback issuer and listen addresses, not production)' : 'off (auto: the issuer is not on a loopback host)';
 }
 
 /** Server-level keys of the config file (each also has an environment variable). */
@@ -100,7 +105,7 @@ export interface LoadedConfig {
   redisPrefix?: string;
   devAutoLogin?: string;
   cimdAllowPrivateNetwork: boolean;
-  /** Seed `demo` / `demo-password` (default: loopback issuer and not production). */
+  /** Seed `demo` / `demo-password` (default: loopback issuer and listen addresses, not production; dev-only). */
   demoUser?: boolean;
   production: boolean;
   logLevel: LogLevel;
@@ -305,6 +310,7 @@ function serverConfigProblems(config: LoadedConfig): string[] {
       allowPrivateNetwork: config.cimdAllowPrivateNetwork || !!config.authorizationServer?.cimd?.allowPrivateNetwork,
     },
     production: config.production,
+    listenHosts: listenHostsOf(config.host),
   };
   const problems: string[] = [];
   try {
@@ -313,17 +319,15 @@ function serverConfigProblems(config: LoadedConfig): string[] {
     if (err instanceof ConfigError) problems.push(...err.problems);
     else throw err;
   }
-  if (config.demoUser) {
-    let host = '';
-    try {
-      host = new URL(issuer).hostname;
-    } catch {
-      // reported above
-    }
-    if (host && !isLoopbackHost(host)) {
-      problems.push(`AS_DEMO_USER: refused because the issuer host "${host}" is not loopback (its password is public)`);
-    }
-  }
+  // The authorization server's dev switches were judged by validateConfig (listenHosts above);
+  // the app's own, the demo account, by the same rule.
+  problems.push(
+    ...devSwitchProblems(
+      [DEMO_USER_SWITCH],
+      { demoUser: config.demoUser },
+      { production: config.production, issuer, listenHosts: probe.listenHosts },
+    ),
+  );
   return problems;
 }
 

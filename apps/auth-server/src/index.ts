@@ -1,11 +1,14 @@
 /**
  * The runnable MCP authorization server: one demo resource, embedded SQLite by default
- * (PostgreSQL with DATABASE_URL), dev switches refused unless the issuer is loopback.
+ * (PostgreSQL with DATABASE_URL), dev switches refused unless it listens on loopback only, outside
+ * production, with a loopback issuer (dev-switches.ts).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   createAuthorizationServer,
+  devSwitchProblems,
+  exposedListenHost,
   openStore,
   pinoLogger,
   storageConfigFromEnv,
@@ -18,6 +21,7 @@ import {
 import { ConfigError, isLoopbackHost } from '@mcp-auth-kit/protocol';
 import { DEFAULT_RESOURCE, DEFAULT_RESOURCE_WARNING, loadConfig, type LogLevel } from './config.js';
 import { DEMO_USER, demoAccountProblems } from './demo-user.js';
+import { APP_DEV_SWITCHES, listenHostsOf } from './dev-switches.js';
 import { connectRevocationSignal, longestAccessTokenTtl, type RevocationSignal } from './revocation-signal.js';
 
 export { DEMO_USER, DEFAULT_RESOURCE };
@@ -39,15 +43,24 @@ export interface StartAuthServerOptions {
   databaseUrl?: string;
   /** PostgreSQL schema with `databaseUrl` (default `mcp_auth_kit`). */
   databaseSchema?: string;
-  /** Production mode (NODE_ENV=production): dev switches, the memory store and non-loopback http issuers are refused. */
+  /**
+   * Production mode (NODE_ENV=production): dev switches (the demo user included), the memory
+   * store, non-loopback http issuers and a loopback http issuer on an address reachable from
+   * outside are refused.
+   */
   production?: boolean;
-  /** Seed the demo user `demo` / `demo-password` (default: loopback issuer and not production; refused otherwise). */
+  /**
+   * Seed the demo user `demo` / `demo-password` (default: on when listening on loopback only,
+   * with a loopback issuer, outside production; `true` is refused anywhere else).
+   */
   demoUser?: boolean;
   /** Level of the default JSON logger (default `info`). */
   logLevel?: LogLevel;
   /** On close: how long in-flight requests may run before their connections are cut (default 5000 ms). */
   shutdownTimeoutMs?: number;
+  /** Dev only (refused unless listening on loopback only, outside production, with a loopback issuer). */
   devAutoLogin?: string;
+  /** Dev only, as `devAutoLogin`: CIMD may fetch documents from loopback and private addresses. */
   cimdAllowPrivateNetwork?: boolean;
   /** The protected MCP resource (default `http://localhost:3000/mcp`). */
   resource?: string;
@@ -128,6 +141,18 @@ export async function startAuthServer(options: StartAuthServerOptions = {}): Pro
     await closed;
   };
 
+  const extra = options.authorizationServer ?? {};
+  const production = options.production ?? extra.production;
+  const devSettings = {
+    devAutoLogin: options.devAutoLogin || extra.devAutoLogin || undefined,
+    cimd: { ...extra.cimd, allowPrivateNetwork: !!options.cimdAllowPrivateNetwork || !!extra.cimd?.allowPrivateNetwork },
+    demoUser: options.demoUser,
+  };
+  // Refused before anything listens: who can connect is decided by the listen address, not the
+  // issuer (checked again below on the addresses actually bound, and by the issuer).
+  const early = devSwitchProblems(APP_DEV_SWITCHES, devSettings, { production, listenHosts: listenHostsOf(options.host) });
+  if (early.length) throw new ConfigError(early);
+
   // Listen first so that port 0 is resolved before the issuer is built.
   let port = options.port ?? 9000;
   if (options.host) {
@@ -148,20 +173,20 @@ export async function startAuthServer(options: StartAuthServerOptions = {}): Pro
   const listenHost = options.host ?? '127.0.0.1';
   const url = `http://${listenHost.includes(':') ? `[${listenHost}]` : listenHost}:${port}`;
   const issuer = options.issuer ?? `http://localhost:${port}`;
+  // The addresses the sockets are bound to (a name such as `localhost` resolved by the system).
+  const listenHosts = servers.map((s) => (s.address() as AddressInfo).address);
+  const exposedHost = exposedListenHost(listenHosts);
 
   let store: Store | undefined;
   let server: AuthorizationServer;
   let signal: RevocationSignal | undefined;
   try {
     const issuerLoopback = isLoopbackHost(new URL(issuer).hostname);
-    if (options.demoUser && !issuerLoopback) {
-      throw new ConfigError([
-        `AS_DEMO_USER: refused because the issuer host "${new URL(issuer).hostname}" is not loopback (its password is public)`,
-      ]);
-    }
-    const seedDemoUser = options.demoUser ?? (issuerLoopback && !options.production);
+    const refused = devSwitchProblems(APP_DEV_SWITCHES, devSettings, { production, issuer, listenHosts });
+    if (refused.length) throw new ConfigError(refused);
+    const local = issuerLoopback && exposedHost === undefined;
+    const seedDemoUser = options.demoUser ?? (local && !production);
     const resource = options.resource ?? DEFAULT_RESOURCE;
-    const extra = options.authorizationServer ?? {};
     if (options.production && !options.resource && !extra.resources) logger.warn(DEFAULT_RESOURCE_WARNING);
     if (options.redisUrl) {
       signal = await connectRevocationSignal(options.redisUrl, options.redisPrefix, longestAccessTokenTtl(extra), logger);
@@ -175,23 +200,25 @@ export async function startAuthServer(options: StartAuthServerOptions = {}): Pro
       resources: extra.resources ?? [{ resource, name: 'Demo notes', scopes: DEMO_SCOPES, defaultScopes: ['notes:read'] }],
       storage: store,
       users: [...(seedDemoUser ? [DEMO_USER] : []), ...(extra.users ?? [])],
-      production: options.production ?? extra.production,
-      // On a loopback dev issuer every client shares one address: keep the DCR brake loose there.
-      registration: extra.registration ?? (issuerLoopback ? { rateLimit: { max: 1000, windowSeconds: 3600 } } : undefined),
-      devAutoLogin: options.devAutoLogin || extra.devAutoLogin || undefined,
-      cimd: { ...extra.cimd, allowPrivateNetwork: !!options.cimdAllowPrivateNetwork || !!extra.cimd?.allowPrivateNetwork },
+      production,
+      listenHosts,
+      // On a local dev server every client shares one address: keep the DCR brake loose there
+      // (not where others can connect: they would get the loose brake too).
+      registration: extra.registration ?? (local ? { rateLimit: { max: 1000, windowSeconds: 3600 } } : undefined),
+      devAutoLogin: devSettings.devAutoLogin,
+      cimd: devSettings.cimd,
       logger,
     });
     // Checked on the store the server will use, before it serves anything (requests get 503
-    // until then). Only an explicit AS_DEMO_USER=1 — refused above unless the issuer is
-    // loopback — keeps the demo account on outside development (the compose demo stack).
-    const exposed = options.production || !issuerLoopback;
-    if (exposed && options.demoUser) {
-      logger.warn('AS_DEMO_USER=1 in production mode: the demo account and its public password are on (local demo only)', {
-        username: DEMO_USER.username,
-      });
-    } else if (exposed) {
-      const problems = await demoAccountProblems(store, options.production ? 'in production' : `for the non-loopback issuer ${issuer}`);
+    // until then): wherever the demo account is not seeded by default, an account left from
+    // development with the public password stops the start.
+    if (production || !local) {
+      const where = production
+        ? 'in production'
+        : exposedHost !== undefined
+          ? `while listening on ${exposedHost}, which is reachable from outside`
+          : `for the non-loopback issuer ${issuer}`;
+      const problems = await demoAccountProblems(store, where);
       if (problems.length) {
         await server.close();
         throw new ConfigError(problems);
@@ -271,3 +298,4 @@ export function configFromEnv(env: NodeJS.ProcessEnv): StartAuthServerOptions {
 export { ConfigError };
 export { loadConfig, printableConfig, APP_FILE_KEYS, AS_FILE_KEYS, type LoadedConfig } from './config.js';
 export { runAdmin, adminStorage, ADMIN_USAGE, type AdminIo } from './admin.js';
+export { APP_DEV_SWITCHES, DEMO_USER_SWITCH, type AppDevSettings } from './dev-switches.js';

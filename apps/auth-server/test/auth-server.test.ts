@@ -35,10 +35,10 @@ describe('configFromEnv', () => {
       DEV_AUTO_LOGIN: 'demo',
       CIMD_ALLOW_PRIVATE_NETWORK: '1',
       DATABASE_URL: 'postgres://root@127.0.0.1:5432/test',
-      AS_HOST: '0.0.0.0',
+      AS_HOST: '::1',
       TRUST_PROXY: '1',
     });
-    expect(c.host).toBe('0.0.0.0');
+    expect(c.host).toBe('::1');
     expect(c.authorizationServer?.trustProxy).toBe(true);
     expect(c).toMatchObject({
       port: 9100,

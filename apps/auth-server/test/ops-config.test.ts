@@ -158,7 +158,11 @@ users:
 
   it('AS_DEMO_USER=1 is refused for a non-loopback issuer', () => {
     const { problems } = loadConfig({ AS_DEMO_USER: '1', AS_ISSUER: 'https://auth.example.com' });
-    expect(problems).toEqual([expect.stringMatching(/AS_DEMO_USER: refused because the issuer host "auth.example.com" is not loopback/)]);
+    expect(problems).toEqual([
+      expect.stringMatching(
+        /demoUser: refused because the issuer host "auth.example.com" is not loopback \(dev-only switch AS_DEMO_USER; unset it/,
+      ),
+    ]);
   });
 
   it('REDIS_URL (revocation signal): redis:// or rediss:// only; printed with its password masked', () => {
@@ -217,16 +221,13 @@ describe('--print-config', () => {
       .filter((l) => l && !l.startsWith('oidc-provider WARNING'))
       .join('\n');
 
-  it('demoUser says what start-up will really do, and why: production and a non-loopback issuer turn it off', async () => {
+  it('demoUser says what start-up will really do, and why: production, a listen address reachable from outside and a non-loopback issuer turn it off', async () => {
     const cases: [Record<string, string>, unknown][] = [
-      [{}, 'on (auto: loopback issuer, not production)'],
-      [
-        { NODE_ENV: 'production', MCP_RESOURCE: 'https://mcp.example.com/mcp' },
-        'off (auto: production mode; AS_DEMO_USER=1 turns it on for a loopback issuer)',
-      ],
+      [{}, 'on (auto: loopback issuer and listen addresses, not production)'],
+      [{ NODE_ENV: 'production', MCP_RESOURCE: 'https://mcp.example.com/mcp' }, 'off (auto: production mode)'],
+      [{ AS_HOST: '0.0.0.0' }, 'off (auto: listening on 0.0.0.0, which is reachable from outside)'],
       [{ AS_ISSUER: 'https://auth.example.com' }, 'off (auto: the issuer is not on a loopback host)'],
       [{ AS_DEMO_USER: '0' }, false],
-      [{ NODE_ENV: 'production', AS_DEMO_USER: '1', MCP_RESOURCE: 'https://mcp.example.com/mcp' }, true],
     ];
     for (const [env, expected] of cases) {
       const out = await run(['--print-config'], { DATA_DIR: dir, ...env });

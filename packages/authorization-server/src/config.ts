@@ -8,6 +8,7 @@ import { upstreamConfigProblems, type UpstreamProviderConfig } from './upstream/
 import type { LoginThrottleLimits } from './interactions/throttle.js';
 import type { MetricsConfig } from './ops/metrics.js';
 import { productionProblems } from './ops/production.js';
+import { DEV_SWITCHES, devSwitchProblems } from './ops/dev-switches.js';
 import { refreshGraceConfigProblems } from './refresh-grace.js';
 import { applyMetadataPolicy, DEFAULT_TOKEN_ENDPOINT_AUTH_METHOD } from './client-metadata-policy.js';
 import { scopeTextConfigProblems } from './interactions/scope-text.js';
@@ -54,7 +55,8 @@ export interface CimdConfig {
   /** Client ID Metadata Documents (default true). */
   enabled?: boolean;
   /**
-   * Dev only (refused unless the issuer host is loopback): let the AS fetch documents from
+   * Dev only (refused unless the issuer host and the listen addresses are loopback, and in
+   * production): let the AS fetch documents from
    * loopback / private addresses, which the SSRF defence refuses otherwise.
    */
   allowPrivateNetwork?: boolean;
@@ -93,7 +95,7 @@ export interface AuthorizationServerConfig {
   clients?: ClientMetadata[];
   registration?: RegistrationConfig;
   cimd?: CimdConfig;
-  /** Dev only: log this user in and grant requested scopes without pages (loopback issuer only). */
+  /** Dev only: log this user in and grant requested scopes without pages (loopback issuer and listen addresses, not production). */
   devAutoLogin?: string;
   storage: StorageConfig | Store;
   /** Accounts created at start-up when their username does not exist yet. */
@@ -123,12 +125,21 @@ export interface AuthorizationServerConfig {
   loginThrottle?: Partial<LoginThrottleLimits>;
   logger?: Logger;
   /**
-   * Production mode: refuses dev switches, the memory store and a non-loopback http issuer,
+   * Production mode: refuses dev switches, the memory store, a non-loopback http issuer and a
+   * loopback http issuer on listen addresses reachable from outside,
    * each with how to fix it (the app sets it from NODE_ENV=production). Default false.
    */
   production?: boolean;
   /** Prometheus metrics at `/metrics` (default on, per-instance registry). */
   metrics?: MetricsConfig;
+  /**
+   * The addresses the server listens on, as given to `listen()` (the app sets it). When set,
+   * the switches of ops/dev-switches.ts are refused unless every one is loopback (`127.0.0.1`, `::1`,
+   * `localhost`), and production refuses a loopback http issuer unless every one is loopback:
+   * `0.0.0.0`, `::` or any other address is reachable from outside, whatever the issuer says.
+   * Unset: unknown, and only production and the issuer decide.
+   */
+  listenHosts?: string[];
   /** Timeout of the store check behind `/readyz`, in milliseconds (default 2000). */
   readinessTimeoutMs?: number;
   /** MCP enterprise-managed authorization: the ID-JAG (RFC 7523 JWT bearer) grant and its trusted IdPs. Off when absent. */
@@ -186,6 +197,11 @@ export function validateConfig(config: AuthorizationServerConfig): void {
     if (issuerUrl.search || issuerUrl.hash || c.issuer!.includes('?') || c.issuer!.includes('#')) {
       problems.push('issuer: must not contain a query or fragment (RFC 8414 §2)');
     }
+    // `https://user:pass@host` (or a bare `@`): credentials in the issuer would be published in
+    // the metadata and compared by every client; RFC 8414 §2 names scheme, host, port and path only.
+    if (issuerUrl.username || issuerUrl.password || /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i.test(c.issuer!)) {
+      problems.push('issuer: must not contain user information (credentials) before the host (RFC 8414 §2); remove "user:password@"');
+    }
     if (c.issuer!.endsWith('/')) problems.push('issuer: must not end with "/"');
   }
   const loopback = !!issuerUrl && isLoopbackHost(issuerUrl.hostname);
@@ -231,15 +247,15 @@ export function validateConfig(config: AuthorizationServerConfig): void {
     problems.push('refreshTokens.ttl: must be a positive integer (seconds)');
   problems.push(...refreshGraceConfigProblems(c.refreshTokens?.reuseGraceSeconds));
 
-  if (c.devAutoLogin !== undefined) {
-    if (typeof c.devAutoLogin !== 'string' || !c.devAutoLogin.trim()) problems.push('devAutoLogin: must be a username');
-    else if (issuerUrl && !loopback) {
-      problems.push(`devAutoLogin: refused because the issuer host "${issuerUrl.hostname}" is not loopback (dev-only switch)`);
-    }
+  if (c.devAutoLogin !== undefined && (typeof c.devAutoLogin !== 'string' || !c.devAutoLogin.trim())) {
+    problems.push('devAutoLogin: must be a username');
   }
-  if (c.cimd?.allowPrivateNetwork && issuerUrl && !loopback) {
-    problems.push(`cimd.allowPrivateNetwork: refused because the issuer host "${issuerUrl.hostname}" is not loopback (dev-only switch)`);
+  if (c.listenHosts !== undefined && (!Array.isArray(c.listenHosts) || c.listenHosts.some((h) => typeof h !== 'string'))) {
+    problems.push('listenHosts: must be an array of the addresses the server listens on');
   }
+  // Dev switches: production refuses them (productionProblems); elsewhere the listen addresses
+  // and the issuer decide (ops/dev-switches.ts).
+  if (!c.production) problems.push(...devSwitchProblems(DEV_SWITCHES, c, { issuer: c.issuer, listenHosts: c.listenHosts }));
   if (c.cimd?.extraCaCertificates && !c.cimd.allowPrivateNetwork) {
     problems.push('cimd.extraCaCertificates: only allowed together with cimd.allowPrivateNetwork (dev only)');
   }

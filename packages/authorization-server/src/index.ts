@@ -16,6 +16,7 @@ export { redact, scrubText } from './logger.js';
 export { pinoLogger, type PinoLoggerOptions } from './ops/pino-logger.js';
 export { createAsMetrics, type AsMetrics, type MetricsConfig } from './ops/metrics.js';
 export { productionProblems } from './ops/production.js';
+export { DEV_SWITCHES, devSwitchProblems, exposedListenHost, type DevSwitch, type DevSwitchExposure } from './ops/dev-switches.js';
 export type { HealthState } from './ops/http.js';
 export { hashPassword, verifyPassword } from './passwords.js';
 export { listAccountGrants, revokeRememberedGrant, type AccountGrantSummary } from './interactions/remembered-grants.js';

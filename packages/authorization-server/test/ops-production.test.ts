@@ -77,6 +77,46 @@ describe('production mode refusals', () => {
     expect(problems.join('\n')).toMatch(/memory store/);
   });
 
+  it('issue 46 item 9: an issuer with user information is refused (RFC 8414 §2), never echoing it', () => {
+    for (const issuer of ['https://user:pw-123456@auth.example.com', 'https://user@auth.example.com', 'https://@auth.example.com']) {
+      const problems = problemsOf({ ...base, issuer });
+      expect(problems, issuer).toEqual([expect.stringMatching(/^issuer: must not contain user information \(credentials\)/)]);
+      expect(problems.join('\n')).not.toContain('pw-123456');
+    }
+  });
+
+  it('issue 46 item 9: a loopback http issuer is refused while listening on an address reachable from outside', () => {
+    for (const host of ['0.0.0.0', '::', '10.1.2.3']) {
+      const problems = problemsOf({ ...base, issuer: 'http://localhost:9000', listenHosts: ['127.0.0.1', host] });
+      expect(problems, host).toEqual([
+        expect.stringMatching(
+          new RegExp(`^issuer: the http issuer http://localhost:9000 is refused in production while the server listens on ${host}`),
+        ),
+      ]);
+    }
+    const withCredentials = problemsOf({ ...base, issuer: 'http://u:pw-123456@localhost:9000', listenHosts: ['0.0.0.0'] });
+    expect(withCredentials.join('\n')).not.toContain('pw-123456');
+    expect(problemsOf({ ...base, issuer: 'http://localhost:9000', listenHosts: ['127.0.0.1', '::1'] })).toEqual([]);
+    expect(problemsOf({ ...base, issuer: 'https://auth.example.com', listenHosts: ['0.0.0.0'] })).toEqual([]);
+  });
+
+  it('issue 46 item 1: outside production, dev switches are refused while listening on an address reachable from outside, whatever the issuer', () => {
+    const dev = { ...base, production: false, issuer: 'http://localhost:9000', devAutoLogin: 'demo', cimd: { allowPrivateNetwork: true } };
+    for (const host of ['0.0.0.0', '::', '192.168.1.20', 'auth.example.com']) {
+      const problems = problemsOf({ ...dev, listenHosts: [host] });
+      expect(problems, host).toEqual([
+        expect.stringMatching(
+          /^devAutoLogin \(DEV_AUTO_LOGIN\): dev-only switch refused because the server listens on .* reachable from outside/,
+        ),
+        expect.stringMatching(
+          /^cimd\.allowPrivateNetwork \(CIMD_ALLOW_PRIVATE_NETWORK\): dev-only switch refused because the server listens on/,
+        ),
+      ]);
+    }
+    expect(problemsOf({ ...dev, listenHosts: ['127.0.0.1', '::1'] })).toEqual([]);
+    expect(problemsOf({ ...dev, listenHosts: ['localhost'] })).toEqual([]);
+  });
+
   it('outside production the loopback dev setup is allowed (runtime contract)', () => {
     expect(
       problemsOf({

@@ -134,3 +134,19 @@ export function isLoopbackHost(hostname: string): boolean {
   if (host === 'localhost' || host.endsWith('.localhost')) return true;
   return classifyIpAddress(host) === 'loopback';
 }
+
+/**
+ * True when a server listening on `host` can only be reached from this machine: a loopback IP
+ * literal (127.0.0.0/8, ::1, IPv4-mapped 127/8) or `localhost`. The unspecified addresses
+ * (`0.0.0.0`, `::`), every other address and an absent host (Node then listens on every
+ * interface) are reachable from outside. This judges the socket, not the issuer: an issuer on
+ * `localhost` says nothing about who can connect to a server bound to `0.0.0.0`.
+ */
+export function isLoopbackListenAddress(host: string | undefined): boolean {
+  if (host === undefined) return false;
+  const text = host.trim().toLowerCase();
+  // `*.localhost` is loopback for URLs (RFC 6761 §6.3), but a bind resolves the name through
+  // the system resolver, which need not follow RFC 6761 for subdomains: literals and `localhost` only.
+  if (text === 'localhost') return true;
+  return classifyIpAddress(text) === 'loopback';
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyIpAddress, isLoopbackHost, isSpecialUseAddress, parseIPv6 } from '../src/address.js';
+import { classifyIpAddress, isLoopbackHost, isLoopbackListenAddress, isSpecialUseAddress, parseIPv6 } from '../src/address.js';
 
 /**
  * The one loopback / special-use classifier of the kit (MCP security best practices §SSRF,
@@ -178,4 +178,32 @@ describe('classifyIpAddress (IANA special-purpose registries)', () => {
     expect(parseIPv6('::ffff:1.2.3.4')).toEqual([0, 0, 0, 0, 0, 0xffff, 0x0102, 0x0304]);
     expect(parseIPv6('1:2:3:4:5:6:1.2.3.4')).toEqual([1, 2, 3, 4, 5, 6, 0x0102, 0x0304]);
   });
+});
+
+/**
+ * Who can reach a server is decided by the address it listens on, not by its issuer: `0.0.0.0`
+ * and `::` accept connections on every interface (POSIX bind(2) with INADDR_ANY / in6addr_any),
+ * and Node's `listen(port)` without a host binds `::` (or `0.0.0.0`).
+ */
+describe('isLoopbackListenAddress (the socket, not the issuer)', () => {
+  it.each(['127.0.0.1', '127.0.0.2', '::1', '[::1]', '::ffff:127.0.0.1', 'localhost', 'LOCALHOST', ' 127.0.0.1 '])(
+    '%s is reachable from this machine only',
+    (host) => expect(isLoopbackListenAddress(host)).toBe(true),
+  );
+
+  it.each([
+    ['0.0.0.0', 'IPv4 unspecified: every interface'],
+    ['::', 'IPv6 unspecified: every interface (and IPv4 on a dual-stack socket)'],
+    ['[::]', 'IPv6 unspecified, bracketed'],
+    ['::ffff:0.0.0.0', 'IPv4-mapped unspecified'],
+    [undefined, 'no host: Node listens on every interface'],
+    ['', 'empty host'],
+    ['10.0.0.5', 'a private interface address'],
+    ['192.168.1.20', 'a LAN address'],
+    ['203.0.113.7', 'a public interface address'],
+    ['fe80::1', 'IPv6 link-local'],
+    ['app.localhost', 'a name the system resolver need not map to loopback'],
+    ['auth.example.com', 'a name'],
+    ['127.1', 'not a strict literal'],
+  ])('%s is reachable from outside (%s)', (host: string | undefined, _why: string) => expect(isLoopbackListenAddress(host)).toBe(false));
 });

@@ -223,3 +223,61 @@ describe('attack: parallel password guessing spread over two AS instances on one
     expect(new Set(results.map((r, i) => (r.status === 429 ? i % 2 : undefined)).filter((x) => x !== undefined)).size).toBe(2);
   });
 });
+
+describe('attack: lookalike usernames against the lock (issue 40 item 3; UTS #15 NFKC, one canonical identity)', () => {
+  // The account lookup folds NFKC + case, so `𝖇𝖔𝖇`, `ＢＯＢ` and `Bob` all sign in as bob: the
+  // throttle must count them as bob too, or each spelling brings a fresh set of guesses.
+  const SPELLINGS = ['bob', '𝖇𝖔𝖇', 'ＢＯＢ', 'Bob', '𝐛𝐨𝐛', 'ｂｏｂ'];
+  const users = [{ username: 'bob', password: 'bob-password-1' }];
+  let pair: AttackStack;
+  let perUser: AttackStack;
+
+  beforeAll(async () => {
+    [pair, perUser] = await Promise.all([
+      startAttackStack({
+        devAutoLogin: undefined,
+        authorizationServer: { trustProxy: true, users, loginThrottle: { perAddressAndUser: 3 } },
+      }),
+      startAttackStack({
+        devAutoLogin: undefined,
+        authorizationServer: { trustProxy: true, users, loginThrottle: { perAddressAndUser: 100, perUser: 4, perAddress: 100 } },
+      }),
+    ]);
+  });
+  afterAll(async () => Promise.all([pair?.close(), perUser?.close()]));
+
+  const openForm = async (s: AttackStack) =>
+    openLoginForm(s.issuer, authorizationUrl(s, { clientId: await registerClient(s), challenge: pkcePair().challenge }));
+
+  it('every lookalike spelling signs in as bob (the lookup folds them): the right password with 𝖇𝖔𝖇 → 303', async () => {
+    expect((await guess(pair.issuer, await openForm(pair), '𝖇𝖔𝖇', 'bob-password-1', '192.0.2.1')).status).toBe(303);
+  });
+
+  it('bob locked from one address (429): no lookalike spelling with the right password gets in from there', async () => {
+    const form = await openForm(pair);
+    for (let i = 0; i < 3; i++) expect((await guess(pair.issuer, form, 'bob', `wrong-${i}`, '192.0.2.2')).status).toBe(401);
+    expect((await guess(pair.issuer, form, 'bob', 'bob-password-1', '192.0.2.2')).status).toBe(429);
+    for (const spelling of SPELLINGS) {
+      expect((await guess(pair.issuer, await openForm(pair), spelling, 'bob-password-1', '192.0.2.2')).status, spelling).toBe(429);
+    }
+  });
+
+  it('lookalike wrong guesses from one address count toward one lock: 3 checked, then 429 for every spelling', async () => {
+    const form = await openForm(pair);
+    const statuses = [];
+    for (const [i, spelling] of SPELLINGS.entries())
+      statuses.push((await guess(pair.issuer, form, spelling, `wrong-${i}`, '192.0.2.3')).status);
+    expect(statuses).toEqual([401, 401, 401, 429, 429, 429]);
+    expect((await guess(pair.issuer, form, 'bob', 'bob-password-1', '192.0.2.3')).status).toBe(429);
+  });
+
+  it(`per user, from many addresses: of ${N} parallel lookalike guesses exactly 4 are checked`, async () => {
+    const form = await openForm(perUser);
+    const results = await Promise.all(
+      Array.from({ length: N }, (_, i) =>
+        guess(perUser.issuer, form, SPELLINGS[i % SPELLINGS.length]!, `wrong-${i}`, `192.0.2.${100 + i}`),
+      ),
+    );
+    expect(tally(results)).toEqual({ 401: 4, 429: N - 4 });
+  });
+});

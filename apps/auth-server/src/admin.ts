@@ -15,6 +15,7 @@ import {
   type StorageConfig,
   type Store,
 } from '@mcp-auth-kit/authorization-server';
+import { usernameProblem } from '@mcp-auth-kit/protocol';
 import { loadConfig } from './config.js';
 import { connectRevocationSignal } from './revocation-signal.js';
 
@@ -74,6 +75,9 @@ class UsageError extends Error {}
 
 /** A well-formed command that is refused as given (a value out of range): the message alone (exit 2). */
 class RefusedError extends Error {}
+
+const USERNAME_RULE =
+  'a username is NFKC text without control, invisible or non-ASCII space characters, no leading, trailing or double spaces, letters of one of Latin/Greek/Cyrillic, at most 100 characters (254 with @)';
 
 /** The command ran and failed (no such user, already exists, …): the message alone (exit 1). */
 class AdminError extends Error {}
@@ -223,6 +227,9 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: Admin
       switch (key) {
         case 'user add': {
           const username = requireName();
+          // Before the password prompt; the name itself is not echoed (it may hold control characters).
+          const problem = usernameProblem(username);
+          if (problem) throw new RefusedError(`username refused (${problem}): ${USERNAME_RULE}`);
           if (await store.accounts.findByUsername(username)) throw new AdminError(`user "${username}" already exists; nothing changed`);
           const account = await store.accounts.create({
             id: randomUUID(),

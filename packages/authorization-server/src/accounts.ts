@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { AccountRecord, Store } from './storage/types.js';
+import type { AccountRecord, NewAccount, Store } from './storage/types.js';
 import { StorageError } from './storage/errors.js';
 import type { UserSeed } from './config.js';
 import { hashPassword } from './passwords.js';
 
 /** Another instance starting at the same time may create the same username first. */
-async function createOrFind(store: Store, account: Omit<AccountRecord, 'createdAt' | 'updatedAt'>): Promise<AccountRecord> {
+async function createOrFind(store: Store, account: NewAccount): Promise<AccountRecord> {
   try {
     return await store.accounts.create(account);
   } catch (err) {
@@ -27,6 +27,7 @@ export async function seedUsers(store: Store, users: readonly UserSeed[]): Promi
       passwordHash: await hashPassword(user.password),
       displayName: user.displayName,
       disabled: false,
+      source: 'operator',
     });
   }
 }
@@ -35,5 +36,5 @@ export async function seedUsers(store: Store, users: readonly UserSeed[]): Promi
 export async function ensureAccount(store: Store, username: string): Promise<AccountRecord> {
   const existing = await store.accounts.findByUsername(username);
   if (existing) return existing;
-  return createOrFind(store, { id: randomUUID(), username, passwordHash: null, disabled: false });
+  return createOrFind(store, { id: randomUUID(), username, passwordHash: null, disabled: false, source: 'operator' });
 }

@@ -22,7 +22,7 @@ export { hashPassword, verifyPassword } from './passwords.js';
 export { listAccountGrants, revokeRememberedGrant, type AccountGrantSummary } from './interactions/remembered-grants.js';
 export type { UpstreamProviderConfig } from './upstream/config.js';
 export { openStore, storageConfigFromEnv, defaultSqliteFile } from './storage/index.js';
-export type { Store, StorageConfig, AccountRecord, SqliteDriverName } from './storage/index.js';
+export type { Store, StorageConfig, AccountRecord, AccountSource, SqliteDriverName } from './storage/index.js';
 export { StorageError } from './storage/index.js';
 // from the files that hold them, not the grant's index: the declarations stay free of oidc-provider's types
 export { ID_JAG_GRANT_PROFILE, ID_JAG_TYP, JWT_BEARER_GRANT_TYPE } from './grants/jwt-bearer/constants.js';

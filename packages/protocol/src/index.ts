@@ -51,3 +51,12 @@ export {
   revokedGrantKey,
   revokedGrantKeyPrefix,
 } from './revocation-signal.js';
+export {
+  displaySafeText,
+  identityKey,
+  isUsername,
+  MAX_EMAIL_NAME_LENGTH,
+  MAX_USERNAME_LENGTH,
+  usernameProblem,
+  type UsernameProblem,
+} from './identity.js';

@@ -11,6 +11,7 @@
  * attempt that arrived before the first failure was written through (N parallel guesses, N
  * checks), on one instance or across several sharing the store.
  */
+import { identityKey } from '@mcp-auth-kit/protocol';
 import type { KeyValueStore } from '../storage/types.js';
 
 const NAMESPACE = 'login-attempts';
@@ -26,8 +27,12 @@ export const DEFAULT_LOGIN_LIMITS: LoginThrottleLimits = { perAddressAndUser: 10
 
 export type LoginBrake = 'address-and-user' | 'user' | 'address';
 
+/**
+ * Keyed on the same canonical identity as the account lookup: every spelling that signs in as
+ * one account (`bob`, `BOB`, `𝖇𝖔𝖇`) counts toward, and is stopped by, one lock.
+ */
 function keys(address: string, username: string) {
-  const user = username.toLowerCase();
+  const user = identityKey(username);
   return { pair: `${address}|${user}`, user: `user|${user}`, addr: `addr|${address}` };
 }
 

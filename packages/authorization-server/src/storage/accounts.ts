@@ -1,10 +1,15 @@
-/** Account rules shared by every backend: username normalisation and input checks. */
+/** Account rules shared by every backend: the username key, input checks, the origin of a row. */
+import { identityKey, usernameProblem } from '@mcp-auth-kit/protocol';
 import { StorageError } from './errors.js';
-import type { AccountRecord } from './types.js';
+import type { AccountPatch, AccountRecord, AccountSource, NewAccount } from './types.js';
 
-/** Usernames compare case-insensitively (and independently of Unicode composition). */
-export function usernameKey(username: string): string {
-  return username.normalize('NFKC').toLowerCase();
+/** The `username_key` column: the one canonical identity of @mcp-auth-kit/protocol. */
+export const usernameKey: (username: string) => string = identityKey;
+
+const SOURCE = /^(?:operator|unknown|(?:upstream|id-jag):\S.*)$/s;
+
+export function isAccountSource(value: unknown): value is AccountSource {
+  return typeof value === 'string' && SOURCE.test(value);
 }
 
 export function upstreamIdentityKey(issuer: string, subject: string): string {
@@ -15,8 +20,9 @@ export function checkAccountInput(account: Partial<Pick<AccountRecord, 'id' | 'u
   if (account.id !== undefined && (typeof account.id !== 'string' || account.id === '')) {
     throw new StorageError('account id must be a non-empty string', 'invalid_input');
   }
-  if (account.username !== undefined && (typeof account.username !== 'string' || account.username.trim() === '')) {
-    throw new StorageError('username must be a non-empty string', 'invalid_input');
+  if (account.username !== undefined) {
+    const problem = usernameProblem(account.username);
+    if (problem) throw new StorageError(`username refused (${problem})`, 'invalid_input');
   }
 }
 
@@ -32,17 +38,19 @@ export function notFound(): StorageError {
   return new StorageError('account not found', 'not_found');
 }
 
-type AccountPatch = Partial<Omit<AccountRecord, 'id' | 'createdAt' | 'updatedAt'>>;
-
 /** Fills the optional members the way every backend returns them. */
-export function newAccount(account: Omit<AccountRecord, 'createdAt' | 'updatedAt'>, nowSeconds: number): AccountRecord {
+export function newAccount(account: NewAccount, nowSeconds: number): AccountRecord {
   checkAccountInput(account);
+  const source = account.source ?? 'operator';
+  if (!isAccountSource(source))
+    throw new StorageError('account source must be operator, upstream:<issuer> or id-jag:<issuer>', 'invalid_input');
   const record: AccountRecord = {
     id: account.id,
     username: account.username,
     passwordHash: account.passwordHash ?? null,
     disabled: Boolean(account.disabled),
     upstreamIdentities: [...(account.upstreamIdentities ?? [])],
+    source,
     createdAt: nowSeconds,
     updatedAt: nowSeconds,
   };
@@ -51,7 +59,7 @@ export function newAccount(account: Omit<AccountRecord, 'createdAt' | 'updatedAt
   return record;
 }
 
-/** Applies a patch: members set to `undefined` are left as they are. */
+/** Applies a patch: members set to `undefined` are left as they are; `source` never changes. */
 export function patchAccount(existing: AccountRecord, patch: AccountPatch, nowSeconds: number): AccountRecord {
   checkAccountInput(patch);
   const record: AccountRecord = { ...existing, upstreamIdentities: [...(existing.upstreamIdentities ?? [])], updatedAt: nowSeconds };
@@ -70,6 +78,7 @@ export interface AccountRow {
   password_hash: string | null;
   display_name: string | null;
   disabled: boolean | number;
+  source: string;
   created_at: number | string;
   updated_at: number | string;
 }
@@ -81,6 +90,8 @@ export function accountFromRow(row: AccountRow, identities: string[]): AccountRe
     passwordHash: row.password_hash,
     disabled: Boolean(row.disabled),
     upstreamIdentities: identities,
+    // A value this build does not know is treated as the least trusted origin.
+    source: isAccountSource(row.source) ? row.source : 'unknown',
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
   };

@@ -1,8 +1,11 @@
 export type {
+  AccountPatch,
   AccountRecord,
+  AccountSource,
   AccountStore,
   KeyStore,
   KeyValueStore,
+  NewAccount,
   StorageConfig,
   Store,
   StoredSigningKey,

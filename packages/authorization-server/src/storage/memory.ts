@@ -8,7 +8,7 @@ import type { BackendParts } from './assemble.js';
 import { type Clock, epochSeconds } from './clock.js';
 import { isLive, type CookieKeyRecord, type KeyBackend } from './keys.js';
 import type { IndexedField, ModelBackend, ModelRow } from './model-rows.js';
-import type { AccountRecord, AccountStore, KeyValueStore, StoredSigningKey } from './types.js';
+import type { AccountPatch, AccountRecord, AccountStore, KeyValueStore, NewAccount, StoredSigningKey } from './types.js';
 
 function copy<T>(value: T): T {
   return JSON.parse(JSON.stringify(value)) as T;
@@ -156,7 +156,7 @@ class MemoryAccounts implements AccountStore {
     }
   }
 
-  async create(account: Omit<AccountRecord, 'createdAt' | 'updatedAt'>): Promise<AccountRecord> {
+  async create(account: NewAccount): Promise<AccountRecord> {
     const record = newAccount(copy(account), epochSeconds(this.clock()));
     if (this.byId.has(record.id)) throw conflict('account id');
     this.checkUnique(record);
@@ -185,7 +185,7 @@ class MemoryAccounts implements AccountStore {
     return [...this.byId.values()].sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).map(copy);
   }
 
-  async update(id: string, patch: Partial<Omit<AccountRecord, 'id' | 'createdAt' | 'updatedAt'>>) {
+  async update(id: string, patch: AccountPatch) {
     const existing = this.byId.get(id);
     if (!existing) throw notFound();
     const record = patchAccount(existing, copy(patch), epochSeconds(this.clock()));

@@ -87,6 +87,16 @@ CREATE TABLE kv (
 CREATE INDEX kv_expires_at ON kv (expires_at);
 `,
   },
+  {
+    version: 2,
+    name: 'account source',
+    // Rows made before the field: one with an upstream identity may come from a self sign-up
+    // (upstream or ID-JAG), so it is never adoptable by e-mail; one without was made by the operator.
+    sql: `
+ALTER TABLE accounts ADD COLUMN source TEXT NOT NULL DEFAULT 'operator';
+UPDATE accounts SET source = 'unknown' WHERE id IN (SELECT account_id FROM account_identities);
+`,
+  },
 ];
 
 /** PostgreSQL: `{schema}` is replaced by the quoted schema name. */
@@ -148,6 +158,15 @@ CREATE TABLE {schema}.kv (
   PRIMARY KEY (namespace, key)
 );
 CREATE INDEX kv_expires_at ON {schema}.kv (expires_at);
+`,
+  },
+  {
+    version: 2,
+    name: 'account source',
+    // See the SQLite step 2: unknown origin with an upstream identity, operator without.
+    sql: `
+ALTER TABLE {schema}.accounts ADD COLUMN source TEXT NOT NULL DEFAULT 'operator';
+UPDATE {schema}.accounts SET source = 'unknown' WHERE id IN (SELECT account_id FROM {schema}.account_identities);
 `,
   },
 ];

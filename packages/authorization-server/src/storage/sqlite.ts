@@ -25,7 +25,7 @@ import { pendingMigrations, SQLITE_MIGRATIONS } from './migrations.js';
 import type { IndexedField, ModelBackend, ModelRow, Stamp } from './model-rows.js';
 import { CommitGroup } from './sqlite-commit-group.js';
 import { openSqliteDriver, type SqliteDriver, type SqliteDriverName, type SqliteStatement } from './sqlite-driver.js';
-import type { AccountRecord, AccountStore, KeyValueStore, StoredSigningKey } from './types.js';
+import type { AccountPatch, AccountRecord, AccountStore, KeyValueStore, NewAccount, StoredSigningKey } from './types.js';
 
 type Db = SqliteDriver;
 
@@ -219,18 +219,19 @@ class SqliteAccounts implements AccountStore {
       passwordHash: record.passwordHash,
       displayName: record.displayName ?? null,
       disabled: record.disabled ? 1 : 0,
+      source: record.source,
       createdAt: record.createdAt,
       updatedAt: record.updatedAt,
     };
     // node:sqlite refuses a named parameter its statement does not use.
-    const { createdAt: _createdAt, ...update } = params;
+    const { createdAt: _createdAt, source: _source, ...update } = params;
     try {
       this.db.transaction(() => {
         if (insert) {
           prepared(
             this.db,
-            `INSERT INTO accounts (id, username, username_key, password_hash, display_name, disabled, created_at, updated_at)
-             VALUES (@id, @username, @usernameKey, @passwordHash, @displayName, @disabled, @createdAt, @updatedAt)`,
+            `INSERT INTO accounts (id, username, username_key, password_hash, display_name, disabled, source, created_at, updated_at)
+             VALUES (@id, @username, @usernameKey, @passwordHash, @displayName, @disabled, @source, @createdAt, @updatedAt)`,
           ).run(params);
         } else {
           prepared(
@@ -249,7 +250,7 @@ class SqliteAccounts implements AccountStore {
     }
   }
 
-  async create(account: Omit<AccountRecord, 'createdAt' | 'updatedAt'>) {
+  async create(account: NewAccount) {
     const record = newAccount(account, epochSeconds(this.clock()));
     this.write(record, true);
     return record;
@@ -277,7 +278,7 @@ class SqliteAccounts implements AccountStore {
     return rows.map((r) => this.load(r)!);
   }
 
-  async update(id: string, patch: Partial<Omit<AccountRecord, 'id' | 'createdAt' | 'updatedAt'>>) {
+  async update(id: string, patch: AccountPatch) {
     const existing = await this.findById(id);
     if (!existing) throw notFound();
     const record = patchAccount(existing, patch, epochSeconds(this.clock()));

@@ -22,9 +22,18 @@ export type StorageConfig =
   /** `schema` isolates one deployment (or one test run) inside a shared database. */
   | { kind: 'postgres'; url: string; schema?: string };
 
+/**
+ * Who made the account, which decides who may later adopt it by e-mail (see the README's
+ * linking matrix): the operator (admin tool, configured users, dev auto-login), an upstream
+ * provider's self sign-up (`upstream:<issuer>`), an ID-JAG IdP's just-in-time creation
+ * (`id-jag:<issuer>`), or `unknown` for a row older than this field that had an upstream identity.
+ */
+export type AccountSource = 'operator' | 'unknown' | `upstream:${string}` | `id-jag:${string}`;
+
 export interface AccountRecord {
   /** Stable subject (`sub`) of the account; never reused. */
   id: string;
+  /** Created only in its canonical display-safe form (`usernameProblem` of @mcp-auth-kit/protocol). */
   username: string;
   /** Encoded password hash (algorithm and parameters inside), or null for upstream-only accounts. */
   passwordHash: string | null;
@@ -32,18 +41,26 @@ export interface AccountRecord {
   disabled: boolean;
   /** Upstream identities mapped to this account: `${issuer} ${subject}` strings. */
   upstreamIdentities?: string[];
+  /** Set at creation, never changed by `update`. */
+  source: AccountSource;
   createdAt: number;
   updatedAt: number;
 }
 
+/** A new account: `source` defaults to `operator` (the self sign-up paths always name theirs). */
+export type NewAccount = Omit<AccountRecord, 'createdAt' | 'updatedAt' | 'source'> & { source?: AccountSource };
+/** What `update` may change (members set to `undefined` are left as they are). */
+export type AccountPatch = Partial<Omit<AccountRecord, 'id' | 'createdAt' | 'updatedAt' | 'source'>>;
+
 export interface AccountStore {
-  create(account: Omit<AccountRecord, 'createdAt' | 'updatedAt'>): Promise<AccountRecord>;
+  /** Refuses (`invalid_input`) a username that is not canonical and display-safe. */
+  create(account: NewAccount): Promise<AccountRecord>;
   findById(id: string): Promise<AccountRecord | undefined>;
-  /** Usernames compare case-insensitively. */
+  /** Usernames compare by their canonical key (`identityKey`: NFKC, then lower case). */
   findByUsername(username: string): Promise<AccountRecord | undefined>;
   findByUpstreamIdentity(issuer: string, subject: string): Promise<AccountRecord | undefined>;
   list(): Promise<AccountRecord[]>;
-  update(id: string, patch: Partial<Omit<AccountRecord, 'id' | 'createdAt' | 'updatedAt'>>): Promise<AccountRecord>;
+  update(id: string, patch: AccountPatch): Promise<AccountRecord>;
 }
 
 /** A persisted signing key: the private JWK (with `kid`, `alg`, `use: "sig"`). */

@@ -2,10 +2,16 @@
  * Sign-in through an upstream OpenID Connect provider: authorization code + PKCE (S256) with
  * `state` and `nonce`, via openid-client. The upstream (`iss`, `sub`) pair is mapped to a
  * local account; an unknown identity gets an account only when the provider allows signup.
- * Never links by username or e-mail (a provider could assert any of those).
+ * Never links by username or e-mail (a provider could assert any of those). A signed-up account
+ * records its origin (`upstream:<issuer>`), so no other source ever adopts it by its name; its
+ * username is a claim only if already canonical and display-safe (else a name derived from the
+ * provider), its display name the `name` claim made display-safe.
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import * as oidc from 'openid-client';
+import { displaySafeText } from '@mcp-auth-kit/protocol';
+import { upstreamSource } from '../account-origin.js';
+import { usernameChoices } from '../account-names.js';
 import type { AccountRecord, Store } from '../storage/types.js';
 import type { Logger } from '../logger.js';
 import { StorageError } from '../storage/errors.js';
@@ -175,20 +181,20 @@ export class UpstreamLogin {
     sub: string,
     claims: Record<string, unknown>,
   ): Promise<AccountRecord> {
-    const text = (v: unknown) => (typeof v === 'string' && v.trim() ? v.trim().slice(0, 100) : undefined);
-    const base = text(claims.preferred_username) ?? text(claims.email) ?? `${p.name}-${sub}`.slice(0, 100);
     const suffix = createHash('sha256').update(`${iss} ${sub}`).digest('base64url').slice(0, 8);
+    const candidates = [claims.preferred_username, claims.email, `${p.name}-${sub}`, `${p.name}-${suffix}`, `upstream-${suffix}`];
     // A local name already taken is never linked: the upstream user gets a distinct username.
-    for (const username of [base, `${base}-${suffix}`, `${base}-${randomUUID().slice(0, 8)}`]) {
+    for (const username of usernameChoices(candidates, [suffix, randomUUID().slice(0, 8)])) {
       if (await this.o.store.accounts.findByUsername(username)) continue;
       try {
         return await this.o.store.accounts.create({
           id: randomUUID(),
           username,
           passwordHash: null,
-          displayName: text(claims.name),
+          displayName: displaySafeText(claims.name),
           disabled: false,
           upstreamIdentities: [`${iss} ${sub}`],
+          source: upstreamSource(iss),
         });
       } catch (err) {
         if (!(err instanceof StorageError && err.code === 'conflict')) throw err;

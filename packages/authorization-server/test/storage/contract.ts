@@ -390,6 +390,65 @@ export function storeContract(target: ContractTarget): void {
         await expect(store.accounts.update('missing', { disabled: true })).rejects.toMatchObject({ code: 'not_found' });
         expect((await store.accounts.findById('a2'))?.username).toBe('bob');
       });
+
+      // One canonical identity (identityKey of @mcp-auth-kit/protocol: UTS #15 NFKC, then lower case).
+      it('lookup and uniqueness use the canonical key: lookalikes find the account and cannot be a second one', async () => {
+        await store.accounts.create({ id: 'a1', username: 'bob', ...base });
+        for (const spelling of ['bob', 'BOB', '𝖇𝖔𝖇', 'ｂｏｂ', '𝐁𝐨𝐛']) {
+          expect((await store.accounts.findByUsername(spelling))?.id, spelling).toBe('a1');
+        }
+        await store.accounts.create({ id: 'a2', username: 'lee@acme.example', ...base });
+        expect((await store.accounts.findByUsername('ｌｅｅ@ａｃｍｅ.example'))?.id).toBe('a2');
+        await expect(store.accounts.create({ id: 'a3', username: 'Bob', ...base })).rejects.toMatchObject({ code: 'conflict' });
+        expect(await store.accounts.list()).toHaveLength(2);
+      });
+
+      it('a name not in canonical display-safe form is refused at creation and rename (invalid_input)', async () => {
+        const refused = [
+          '𝖇𝖔𝖇',
+          'ｌｅｅ@ａｃｍｅ.example',
+          'alice\u200b',
+          'ali\tce',
+          'alice\nadmin',
+          ' alice',
+          'a'.repeat(100 * 1024),
+          'pаypal',
+        ];
+        for (const [i, username] of refused.entries()) {
+          await expect(
+            store.accounts.create({ id: `bad-${i}`, username, ...base }),
+            JSON.stringify(username.slice(0, 20)),
+          ).rejects.toMatchObject({
+            code: 'invalid_input',
+          });
+        }
+        await store.accounts.create({ id: 'a1', username: 'alice', ...base });
+        await expect(store.accounts.update('a1', { username: 'alice\u200b' })).rejects.toMatchObject({ code: 'invalid_input' });
+        expect((await store.accounts.list()).map((a) => a.username)).toEqual(['alice']);
+      });
+
+      it('the source is stored, returned by every lookup, defaults to operator and is never changed by update', async () => {
+        const upstream = 'upstream:https://idp.example';
+        await store.accounts.create({ id: 'a1', username: 'alice', ...base });
+        await store.accounts.create({
+          id: 'a2',
+          username: 'bob',
+          ...base,
+          upstreamIdentities: ['https://idp.example bob'],
+          source: upstream,
+        });
+        await store.accounts.create({ id: 'a3', username: 'carol', ...base, source: 'id-jag:https://jag.example' });
+        expect((await store.accounts.findById('a1'))?.source).toBe('operator');
+        expect((await store.accounts.findByUsername('BOB'))?.source).toBe(upstream);
+        expect((await store.accounts.findByUpstreamIdentity('https://idp.example', 'bob'))?.source).toBe(upstream);
+        expect((await store.accounts.list()).map((a) => a.source)).toEqual(['operator', upstream, 'id-jag:https://jag.example']);
+        const patch = { disabled: true, source: 'operator' } as Parameters<Store['accounts']['update']>[1];
+        expect((await store.accounts.update('a2', patch)).source).toBe(upstream);
+        expect((await store.accounts.findById('a2'))?.source).toBe(upstream);
+        await expect(store.accounts.create({ id: 'a4', username: 'dave', ...base, source: 'someone' as 'operator' })).rejects.toMatchObject(
+          { code: 'invalid_input' },
+        );
+      });
     });
 
     describe('kv', () => {
@@ -545,6 +604,7 @@ export function storeContract(target: ContractTarget): void {
           expect((await store.adapter('Session').findByUid('u'))?.jti).toBe('s');
           expect((await store.accounts.findByUsername('alice'))?.id).toBe('a1');
           expect((await store.accounts.findByUpstreamIdentity('i', 's'))?.id).toBe('a1');
+          expect((await store.accounts.findById('a1'))?.source).toBe('operator');
           expect(await store.keys.signingKeys()).toEqual(keys);
           expect(await store.keys.cookieKeys()).toEqual(cookies);
           expect(await store.kv.get('ns', 'k')).toEqual({ v: 1 });

@@ -11,7 +11,7 @@ import {
   usernameKey,
 } from '../accounts.js';
 import { type Clock, epochSeconds } from '../clock.js';
-import type { AccountRecord, AccountStore } from '../types.js';
+import type { AccountPatch, AccountRecord, AccountStore, NewAccount } from '../types.js';
 import type { PrefetchedAccount, ReadAhead } from './read-ahead.js';
 import { inTransaction, isUniqueViolation, onPoolOrTransaction, prepared, repeatable } from './statements.js';
 
@@ -44,7 +44,7 @@ export class PgAccounts implements AccountStore {
     const { rows } = await repeatable<AccountRow & { identities: string[] }>(
       this.pool,
       prepared(
-        `SELECT a.id, a.username, a.password_hash, a.display_name, a.disabled, a.created_at, a.updated_at,
+        `SELECT a.id, a.username, a.password_hash, a.display_name, a.disabled, a.source, a.created_at, a.updated_at,
            ARRAY(SELECT x.identity FROM ${this.q}.account_identities x WHERE x.account_id = a.id ORDER BY x.position) AS identities
          FROM ${this.q}.accounts a ${join} WHERE ${where} LIMIT 1`,
         params,
@@ -75,12 +75,12 @@ export class PgAccounts implements AccountStore {
     }
   }
 
-  create(account: Omit<AccountRecord, 'createdAt' | 'updatedAt'>) {
+  async create(account: NewAccount) {
     const record = newAccount(account, epochSeconds(this.clock()));
     return this.write(async (client) => {
       await client.query(
-        `INSERT INTO ${this.q}.accounts (id, username, username_key, password_hash, display_name, disabled, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+        `INSERT INTO ${this.q}.accounts (id, username, username_key, password_hash, display_name, disabled, source, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
         [
           record.id,
           record.username,
@@ -88,6 +88,7 @@ export class PgAccounts implements AccountStore {
           record.passwordHash,
           record.displayName ?? null,
           record.disabled,
+          record.source,
           record.createdAt,
           record.updatedAt,
         ],
@@ -120,7 +121,7 @@ export class PgAccounts implements AccountStore {
     return this.load(this.pool, rows);
   }
 
-  async update(id: string, patch: Partial<Omit<AccountRecord, 'id' | 'createdAt' | 'updatedAt'>>) {
+  async update(id: string, patch: AccountPatch) {
     this.readAhead.drop(id);
     try {
       return await this.updateRow(id, patch);
@@ -130,7 +131,7 @@ export class PgAccounts implements AccountStore {
     }
   }
 
-  private updateRow(id: string, patch: Partial<Omit<AccountRecord, 'id' | 'createdAt' | 'updatedAt'>>) {
+  private updateRow(id: string, patch: AccountPatch) {
     return this.write(async (client) => {
       const { rows } = await client.query<AccountRow>(`SELECT * FROM ${this.q}.accounts WHERE id = $1 FOR UPDATE`, [id]);
       const [existing] = await this.load(client, rows);

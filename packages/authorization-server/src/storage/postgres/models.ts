@@ -194,7 +194,7 @@ export class PgModels implements ModelBackend {
   private grantSourceSql(from: string, where: string, now: string): string {
     return `SELECT m.model, m.id, m.payload, m.grant_id, g.payload AS grant_payload, g.expires_at AS grant_expires_at,
            a.id AS a_id, a.username AS a_username, a.password_hash AS a_password_hash, a.display_name AS a_display_name,
-           a.disabled AS a_disabled, a.created_at AS a_created_at, a.updated_at AS a_updated_at,
+           a.disabled AS a_disabled, a.source AS a_source, a.created_at AS a_created_at, a.updated_at AS a_updated_at,
            CASE WHEN a.id IS NULL THEN NULL ELSE
              ARRAY(SELECT x.identity FROM ${this.q}.account_identities x WHERE x.account_id = a.id ORDER BY x.position) END AS identities
          FROM ${from}
@@ -250,6 +250,7 @@ export class PgModels implements ModelBackend {
           password_hash: row.a_password_hash,
           display_name: row.a_display_name,
           disabled: row.a_disabled!,
+          source: row.a_source!,
           created_at: row.a_created_at!,
           updated_at: row.a_updated_at!,
         },

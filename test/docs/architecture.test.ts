@@ -50,7 +50,8 @@ function codeSpans(text: string): string[] {
 }
 const rooted = (t: string) => TOP.has(t.split('/')[0]!);
 function isPath(t: string): boolean {
-  if (/\s/.test(t) || /^[./@]/.test(t)) return false;
+  // not paths: URL paths (`/reg`), subpaths (`./cli`), package names, URNs, media types, globs
+  if (/[\s:*=]/.test(t) || /^[./@]/.test(t) || /^(application|text|image|multipart)\//.test(t)) return false;
   return rooted(t) || t.includes('/') || /\.(ts|mts|mjs|js|md|json|ya?ml)$/.test(t);
 }
 /** The folder a rooted path stands for: itself when a folder, else the folder holding it. */

@@ -39,7 +39,7 @@ export async function obtainCode({ metadata, clientId, redirectUri, scope, resou
  * Token requests go through node:http with a keep-alive agent, not `fetch`: the load driver shares
  * the machine's cores with what it measures (the AS, and PostgreSQL's server processes), and
  * undici's fetch cost about as much CPU per token request as the AS itself spent answering it
- * (bench README, eleventh pass). The servers see the same requests either way.
+ * (bench/HISTORY.md, eleventh pass). The servers see the same requests either way.
  */
 const agent = new Agent({ keepAlive: true });
 

@@ -112,7 +112,7 @@ export function tokenKey(issuer: string, resource: string): string {
  * The stores whose lock the current async context holds, so nested store calls do not re-lock.
  * One instance for every store, enabled only while a section runs: on Node versions where
  * AsyncLocalStorage works through async hooks, an enabled instance slows every promise of the
- * process and stays in Node's list until disabled (one per store used to pile up there).
+ * process and stays in Node's list until disabled (one instance per store would pile up there).
  */
 const lockedStores = new AsyncLocalStorage<ReadonlySet<DataStore>>();
 let sectionsRunning = 0;
@@ -253,7 +253,8 @@ export class MemoryStore extends DataStore {
   /**
    * Copies only what an update brings in: the maps one level deep, then each entry the store did
    * not hold before, so the store still shares no object with its callers. Two whole-store copies
-   * per write (read, then write) cost about 1 % of a first-contact flow's CPU (bench case 4).
+   * per write (read, then write) would cost about 1 % of a first-contact flow's CPU (what bench
+   * case 4 measures).
    */
   protected override async modify(fn: (d: StoreData) => void): Promise<void> {
     const draft = mapsCopied(this.data);

@@ -6,9 +6,9 @@ import type { CryptoKey } from 'jose';
  * The JWS signature check of an access token (RFC 7515 §5.2 steps 8–9, RFC 7518 §3) with a
  * WebCrypto key the issuer's JWK set chose, on `node:crypto`'s callback `verify`: the same
  * OpenSSL verification on the libuv thread pool as WebCrypto's, without jose's second decode of
- * the header and payload or WebCrypto's argument normalisation. With the cache off that was
- * about 18 µs of main-thread time per token, in a process where every other request waits for
- * it (bench README, Eighth pass). The signing key's algorithm is checked against `alg` as jose
+ * the header and payload or WebCrypto's argument normalisation. With the cache off this runs for
+ * every request, and that work is main-thread time every other request of the process waits
+ * for. The signing key's algorithm is checked against `alg` as jose
  * checks a CryptoKey (algorithm name, hash, curve, `verify` usage, a public key, RSA modulus of
  * 2048 bits or more), so a key imported for one algorithm never verifies another.
  */

@@ -12,14 +12,14 @@ const MAX_KEYS = 256;
 /**
  * The public keys of recent DPoP proofs that verified (RFC 9449 §4.3 checks 6–7), by `alg` and
  * the proof's `jwk` exactly as sent. A client signs every proof with the same key, and importing
- * its JWK (WebCrypto) on each request cost more than the signature check (bench README, Twelfth
- * pass). Only the import is skipped: every proof's signature is still checked with the key.
+ * its JWK (WebCrypto) on each request would cost more than checking the proof's signature. Only
+ * the import is skipped: every proof's signature is still checked with the key.
  *
  * The entry is named by the JWK's JSON as decoded, member for member: a JWK written differently
  * (another `use` or `key_ops`, say) is imported and judged again, never matched to a key that
  * verified under other members. The same JWK under another `alg` is another entry, since the
  * import depends on the algorithm (RSA-PSS and RSASSA-PKCS1-v1_5 keys differ). Only keys that
- * verified a proof enter (a new key still costs the server its import, as before); beyond the
+ * verified a proof enter (a new key still costs the server its import); beyond the
  * bound the least recently used goes first, so a client sending proofs keeps its key in.
  */
 export class ProofKeyMemo {

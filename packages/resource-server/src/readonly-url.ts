@@ -20,8 +20,8 @@ class ReadonlySearchParams extends URLSearchParams {
 
 /**
  * A URL whose parts cannot be changed, so one instance serves as `req.auth.resource` for every
- * request: parsing the resource URL per request was about a quarter of a cache hit's time in the
- * server (bench case 1b). It is a `URL` (`instanceof`, `href`, `toString`, JSON); every setter
+ * request: parsing the resource URL per request would add about a quarter to a cache hit's time
+ * in the server (what bench case 1b measures). It is a `URL` (`instanceof`, `href`, `toString`, JSON); every setter
  * throws a `TypeError`, and so do the mutators of its `searchParams`. `new URL(resource)` gives
  * a copy to change.
  */

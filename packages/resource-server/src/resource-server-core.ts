@@ -206,7 +206,7 @@ export function createResourceServerCore(input: ResourceServerOptions): Resource
   };
   const resourceMetadataUrl = metadataUrl;
   // one URL for every request's `req.auth.resource`, read-only so no handler can change it for
-  // the next (a new URL per request cost a quarter of a cache hit in bench case 1b)
+  // the next (a new URL per request would add about a quarter to a cache hit's cost)
   const resourceUrl = new ReadonlyUrl(options.resource);
 
   return {

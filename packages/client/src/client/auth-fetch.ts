@@ -35,7 +35,7 @@ export async function sendWithTokens(
   const headers = new Headers(original.headers);
   if (tokens) headers.set('authorization', `Bearer ${tokens.access_token}`);
   // The body fixed once per call and sent as it is: a Request per attempt (clone, tee, new
-  // Request) cost more than the request itself on a loopback MCP server.
+  // Request) costs more than the request itself on a loopback MCP server.
   return parts.context.deps.fetch(original.url, {
     method: original.method,
     headers,

@@ -23,7 +23,7 @@ export interface OutgoingRequest {
 /**
  * The call `fetch(input, init)` describes. A URL with an `init` of method, headers, a string or
  * bytes body, signal and redirect (how the MCP SDK transports call fetch) is taken as it is: a
- * `Request`, with its body stream and its own `AbortSignal`, cost more than the rest of what
+ * `Request`, with its body stream and its own `AbortSignal`, costs more than the rest of what
  * this client adds to a call. Anything else goes through `new Request(input, init)`, and so does
  * a call whose input `new Request` would refuse, so the caller gets its `TypeError`.
  */

@@ -15,9 +15,9 @@ export const rowKey = (input: { model: string; id: string }) => `${input.model}\
 /**
  * Inputs of a batch statement as a `VALUES` list, one row per input, `$(offset + 1)`… in row
  * order (the first row carries the column types). A list of fixed length is a plain prepared statement for
- * PostgreSQL, whose generic plan it caches; arrays through `unnest` looked like the natural
- * form, but their plan depends on the array lengths, so every execution was planned again and
- * cost the server more than the single statements it replaced.
+ * PostgreSQL, whose generic plan it caches. Not arrays through `unnest`: their plan depends on
+ * the array lengths, so every execution would be planned again, costing the server more than the
+ * single statements a batch replaces.
  */
 export function valuesList(rows: unknown[][], types: string[], offset = 0): { list: string; params: unknown[] } {
   const tuples = rows.map(
@@ -30,7 +30,7 @@ export function valuesList(rows: unknown[][], types: string[], offset = 0): { li
  * The live row of `oidc_models` named by `v.model`, `v.id` (at `v.now`), looked up by its key
  * once per input. Written as a lateral subquery that cannot be merged into the outer join
  * (`OFFSET 0`) so that the plan is one index lookup per input whatever the table's statistics
- * say: a cached plan made while the table looked small (never analyzed, autovacuum off) was a
+ * say: a cached plan made while the table looked small (never analyzed, autovacuum off) can be a
  * hash join over a sequential scan, which grows with the table.
  */
 export function liveRowPerInput(q: string, columns: string): string {

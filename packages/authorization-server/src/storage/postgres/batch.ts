@@ -9,9 +9,8 @@
  * sent together at the end of the turn (no timer: an idle server adds no latency). And while
  * a statement holds the batcher's {@link Gate} (shared by several batchers, one place by
  * default), new inputs wait for it to finish and then go together: under load, requests rarely
- * resume in the same turn but often while an earlier statement is on its way (measured at 10
- * concurrent code exchanges: about 0.9 consume statements per exchange without the wait, 0.4
- * with it). A waiting input waits for the running statement, and for those of the other
+ * resume in the same turn but often while an earlier statement is on its way (at 10 concurrent
+ * code exchanges the wait more than halves the consume statements sent per exchange). A waiting input waits for the running statement, and for those of the other
  * batchers that were waiting before it (woken in order); the store's statements are short (key
  * lookups, no long row locks), so that is a few round trips at most, and only under load.
  *

@@ -64,12 +64,11 @@ export class PgModels implements ModelBackend {
     /** Account rows read with a code or refresh token (for the `findAccount` that follows). */
     private readonly accounts: ReadAhead<PrefetchedAccount>,
   ) {
-    // Three statements of these five kinds at a time per instance: while they run, the requests
-    // that come meanwhile gather for the next (0.57 statements per code exchange at 10 concurrent
-    // exchanges with one place, against 0.80 with one place per kind; see batch.ts). One place
-    // made requests queue behind each round trip where round trips are slow: on a 2-vCPU VM at
-    // 32 concurrent exchanges the AS waited 24 % of the time with one place, 13 % with three
-    // (bench README, eleventh pass).
+    // One gate for these five kinds, three statements at a time per instance: while they run, the
+    // requests that come meanwhile gather for the next, so a shared gate sends fewer statements
+    // per code exchange than a gate per kind would (see batch.ts). More than one place, because
+    // with a single one every request queues behind each round trip, and where round trips are
+    // slow the AS then spends much of its time under load waiting instead of answering.
     const gate = new Gate(3);
     this.#rows = new Batcher<RowKey, AdapterPayload | undefined>(
       { key: rowKey, one: (k) => this.findRow(k.model, k.id, k.now), many: (ks) => this.findRows(ks) },

@@ -50,4 +50,6 @@ export {
   revocationChannel,
   revokedGrantKey,
   revokedGrantKeyPrefix,
+  revokedGrantUntil,
+  revokedGrantValue,
 } from './revocation-signal.js';

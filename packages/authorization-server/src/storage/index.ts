@@ -2,6 +2,7 @@ export type {
   AccountRecord,
   AccountStore,
   KeyStore,
+  KeyValueEntry,
   KeyValueStore,
   StorageConfig,
   Store,

@@ -4,7 +4,8 @@
  * oidc-provider refuses every JWT at its introspection endpoint with `unsupported_token_type`,
  * an error RFC 7662 §2.2 does not have: the endpoint answers `{"active": true, …}` for a token
  * that is valid and `{"active": false}` otherwise. A JWT is self-contained, so the answer is only
- * worth asking for what the JWT cannot say: whether its grant still exists. A grant ends when
+ * worth asking for what the JWT cannot say: whether its grant still exists and its user's account
+ * is still enabled. A grant ends when
  * its refresh token is revoked (RFC 7009), reused after rotation or presented by another client
  * (RFC 9700 §4.14.2), its authorization code replayed (RFC 6749 §4.1.2), or the user withdraws
  * the approval; introspection is how a resource server learns of it before the token expires.
@@ -31,6 +32,11 @@ export interface JwtIntrospectionOptions {
   signingKeys: readonly JWK[];
   /** Who may see which token (the provider's `features.introspection.allowedPolicy`). */
   allowed: IntrospectionPolicy;
+  /**
+   * Whether the user a token was issued to may still use it: an account that is disabled (or
+   * deleted) makes its access tokens inactive at once, not when they expire.
+   */
+  accountActive: (accountId: string) => Promise<boolean>;
   logger: Logger;
 }
 
@@ -77,7 +83,8 @@ export function installJwtIntrospection(provider: Provider, options: JwtIntrospe
     if (!(await allowed(ctx, ctx.oidc.client!, { clientId, kind, aud: payload.aud }))) return inactive();
     if (grantId !== undefined) {
       const grant = (await provider.Grant.find(grantId)) as { clientId?: string; accountId?: string } | undefined;
-      if (!grant || grant.clientId !== clientId || grant.accountId !== payload.sub) return inactive();
+      if (!grant || typeof payload.sub !== 'string' || grant.clientId !== clientId || grant.accountId !== payload.sub) return inactive();
+      if (!(await options.accountActive(payload.sub))) return inactive();
     }
     const { [GRANT_CLAIM]: _grant, ...claims } = payload;
     const cnf = claims.cnf as { jkt?: unknown } | undefined;

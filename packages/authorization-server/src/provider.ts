@@ -281,6 +281,11 @@ export async function buildProvider(
     issuer: config.issuer,
     signingKeys: ordered.map((k) => k.jwk),
     allowed: introspectionAllowed,
+    // the same rule as findAccount: a disabled or deleted account has no live tokens
+    accountActive: async (accountId) => {
+      const account = await store.accounts.findById(accountId);
+      return account !== undefined && !account.disabled;
+    },
     logger,
   });
   logProviderErrors(provider, logger, metrics);

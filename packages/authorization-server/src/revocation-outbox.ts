@@ -22,6 +22,8 @@ const RETRY_MAX_MS = 30_000;
  * reads every record from the store (nothing is lost, it only comes later).
  */
 const MAX_PENDING = 10_000;
+/** Records refilled concurrently. */
+const REFILL_BATCH = 64;
 
 /** What the store keeps per revoked grant. */
 export interface RevocationRecord {
@@ -141,15 +143,18 @@ export function createRevocationOutbox(options: RevocationOutboxOptions): Revoca
   const republish = async (): Promise<number> => {
     if (kv === undefined || closed) return 0;
     const now = Math.floor(clock() / 1000);
-    let refilled = 0;
-    for (const { key, value } of await kv.list<RevocationRecord>(REVOCATION_RECORD_NAMESPACE)) {
+    const live = (await kv.list<RevocationRecord>(REVOCATION_RECORD_NAMESPACE)).flatMap(({ key, value }) => {
       const until = typeof value?.until === 'number' ? value.until : undefined;
-      if (!isGrantId(key) || until === undefined || until <= now) continue;
-      await bounded(options.channel.refill(key, until), timeoutMs);
-      refilled++;
+      return isGrantId(key) && until !== undefined && until > now ? [{ grantId: key, until }] : [];
+    });
+    // a few writes in flight at once (node-redis pipelines them), not one round trip per record
+    for (let i = 0; i < live.length; i += REFILL_BATCH) {
+      await Promise.all(
+        live.slice(i, i + REFILL_BATCH).map(({ grantId, until }) => bounded(options.channel.refill(grantId, until), timeoutMs)),
+      );
     }
     void drain();
-    return refilled;
+    return live.length;
   };
 
   return {

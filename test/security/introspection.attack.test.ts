@@ -331,6 +331,8 @@ describe('attack: introspection of JWT access tokens (RFC 7662)', () => {
       const refused = await callEndpoint(endpoint.resource, tokens.access_token);
       expect(refused.status).toBe(401);
       expect(refused.challenge).toMatch(/error="invalid_token"/);
+      // the refresh token too, for the client it was issued to (oidc-provider's own introspection)
+      expect((await introspect(tokens.refresh_token, { clientId: client.client_id })).body).toEqual({ active: false });
     } finally {
       await accounts.update(sub, { disabled: false });
     }

@@ -32,11 +32,6 @@ export interface JwtIntrospectionOptions {
   signingKeys: readonly JWK[];
   /** Who may see which token (the provider's `features.introspection.allowedPolicy`). */
   allowed: IntrospectionPolicy;
-  /**
-   * Whether the user a token was issued to may still use it: an account that is disabled (or
-   * deleted) makes its access tokens inactive at once, not when they expire.
-   */
-  accountActive: (accountId: string) => Promise<boolean>;
   logger: Logger;
 }
 
@@ -80,11 +75,12 @@ export function installJwtIntrospection(provider: Provider, options: JwtIntrospe
     if (grantId === undefined && payload.sub !== clientId) return inactive();
     const kind = grantId === undefined ? 'ClientCredentials' : 'AccessToken';
     // Before the grant lookup: a foreign token costs what an unknown one does.
-    if (!(await allowed(ctx, ctx.oidc.client!, { clientId, kind, aud: payload.aud }))) return inactive();
+    // The policy also refuses a disabled user's token (the account named by `sub`).
+    const accountId = grantId !== undefined && typeof payload.sub === 'string' ? payload.sub : undefined;
+    if (!(await allowed(ctx, ctx.oidc.client!, { clientId, kind, aud: payload.aud, ...(accountId && { accountId }) }))) return inactive();
     if (grantId !== undefined) {
       const grant = (await provider.Grant.find(grantId)) as { clientId?: string; accountId?: string } | undefined;
       if (!grant || typeof payload.sub !== 'string' || grant.clientId !== clientId || grant.accountId !== payload.sub) return inactive();
-      if (!(await options.accountActive(payload.sub))) return inactive();
     }
     const { [GRANT_CLAIM]: _grant, ...claims } = payload;
     const cnf = claims.cnf as { jkt?: unknown } | undefined;

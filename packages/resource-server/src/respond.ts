@@ -1,5 +1,5 @@
 import { buildChallenge } from '@mcp-auth-kit/protocol';
-import { ResourceServerError, UNAVAILABLE_RETRY_AFTER_SECONDS } from './errors.js';
+import { type ResourceServerError, UNAVAILABLE_RETRY_AFTER_SECONDS } from './errors.js';
 import { tokenHash } from './token-cache.js';
 import type { ResourceServerLogger } from './types.js';
 import type { TokenScheme } from './credentials.js';

@@ -315,6 +315,29 @@ describe('attack: introspection of JWT access tokens (RFC 7662)', () => {
     expect((await callEndpoint(endpoint.resource, access)).status).toBe(401);
   });
 
+  it("RFC 7662 §2.2: a disabled user's access token introspects as inactive at once (not at exp), and the resource server refuses it", async () => {
+    const client = await register();
+    const { tokens } = await codeFlow(client.client_id);
+    expect((await introspect(tokens.access_token, rs)).body.active).toBe(true);
+    expect((await callEndpoint(endpoint.resource, tokens.access_token)).status).toBe(200);
+    const accounts = as.server.store.accounts;
+    const sub = decodeJwt(tokens.access_token).sub!;
+    await accounts.update(sub, { disabled: true });
+    try {
+      // still unexpired, correctly signed, and its grant still exists: only the account changed
+      expect(decodeJwt(tokens.access_token).exp! * 1000).toBeGreaterThan(Date.now());
+      expect((await introspect(tokens.access_token, rs)).body).toEqual({ active: false });
+      expect((await introspect(tokens.access_token, { clientId: client.client_id })).body).toEqual({ active: false });
+      const refused = await callEndpoint(endpoint.resource, tokens.access_token);
+      expect(refused.status).toBe(401);
+      expect(refused.challenge).toMatch(/error="invalid_token"/);
+      // the refresh token too, for the client it was issued to (oidc-provider's own introspection)
+      expect((await introspect(tokens.refresh_token, { clientId: client.client_id })).body).toEqual({ active: false });
+    } finally {
+      await accounts.update(sub, { disabled: false });
+    }
+  });
+
   it('a token for another resource is refused by this resource server (the AS does not show it to our introspection client)', async () => {
     const client = await register();
     const { tokens } = await codeFlow(client.client_id, { resource: otherResource });

@@ -119,6 +119,7 @@ async function withStore<T>(config: StorageConfig, env: NodeJS.ProcessEnv, io: A
       })
     : undefined;
   const store = await openStore(config, signal ? { onGrantRevoked: signal.publish } : {});
+  signal?.useStore(store);
   try {
     return await fn(store);
   } finally {

@@ -71,6 +71,12 @@ export interface StartAuthServerOptions {
   redisUrl?: string;
   /** Key and channel prefix (`REDIS_PREFIX`, default `mcp-auth-kit:`), the same as the resource servers'. */
   redisPrefix?: string;
+  /**
+   * How often the revocation records in the store are written to Redis again, so a Redis that
+   * lost its data (flush, restart without persistence) is refilled (default 30 000 ms; a
+   * reconnect refills at once).
+   */
+  redisRepublishIntervalMs?: number;
   /** Explicit storage (wins over dataDir / databaseUrl). */
   storage?: StorageConfig;
   logger?: Logger;
@@ -189,9 +195,12 @@ export async function startAuthServer(options: StartAuthServerOptions = {}): Pro
     const resource = options.resource ?? DEFAULT_RESOURCE;
     if (options.production && !options.resource && !extra.resources) logger.warn(DEFAULT_RESOURCE_WARNING);
     if (options.redisUrl) {
-      signal = await connectRevocationSignal(options.redisUrl, options.redisPrefix, longestAccessTokenTtl(extra), logger);
+      signal = await connectRevocationSignal(options.redisUrl, options.redisPrefix, longestAccessTokenTtl(extra), logger, {
+        ...(options.redisRepublishIntervalMs !== undefined && { republishIntervalMs: options.redisRepublishIntervalMs }),
+      });
     }
     store = await openStore(storageFor(options), signal ? { onGrantRevoked: signal.publish } : {});
+    signal?.useStore(store);
     server = await createAuthorizationServer({
       serviceName: 'MCP Auth Kit',
       ...extra,

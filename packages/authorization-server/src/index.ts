@@ -24,6 +24,14 @@ export type { UpstreamProviderConfig } from './upstream/config.js';
 export { openStore, storageConfigFromEnv, defaultSqliteFile } from './storage/index.js';
 export type { Store, StorageConfig, AccountRecord, AccountSource, SqliteDriverName } from './storage/index.js';
 export { StorageError } from './storage/index.js';
+export {
+  createRevocationOutbox,
+  REVOCATION_RECORD_NAMESPACE,
+  type RevocationChannel,
+  type RevocationOutbox,
+  type RevocationOutboxOptions,
+  type RevocationRecord,
+} from './revocation-outbox.js';
 // from the files that hold them, not the grant's index: the declarations stay free of oidc-provider's types
 export { ID_JAG_GRANT_PROFILE, ID_JAG_TYP, JWT_BEARER_GRANT_TYPE } from './grants/jwt-bearer/constants.js';
 export {

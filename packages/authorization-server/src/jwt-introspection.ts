@@ -4,7 +4,8 @@
  * oidc-provider refuses every JWT at its introspection endpoint with `unsupported_token_type`,
  * an error RFC 7662 §2.2 does not have: the endpoint answers `{"active": true, …}` for a token
  * that is valid and `{"active": false}` otherwise. A JWT is self-contained, so the answer is only
- * worth asking for what the JWT cannot say: whether its grant still exists. A grant ends when
+ * worth asking for what the JWT cannot say: whether its grant still exists and its user's account
+ * is still enabled. A grant ends when
  * its refresh token is revoked (RFC 7009), reused after rotation or presented by another client
  * (RFC 9700 §4.14.2), its authorization code replayed (RFC 6749 §4.1.2), or the user withdraws
  * the approval; introspection is how a resource server learns of it before the token expires.
@@ -74,10 +75,12 @@ export function installJwtIntrospection(provider: Provider, options: JwtIntrospe
     if (grantId === undefined && payload.sub !== clientId) return inactive();
     const kind = grantId === undefined ? 'ClientCredentials' : 'AccessToken';
     // Before the grant lookup: a foreign token costs what an unknown one does.
-    if (!(await allowed(ctx, ctx.oidc.client!, { clientId, kind, aud: payload.aud }))) return inactive();
+    // The policy also refuses a disabled user's token (the account named by `sub`).
+    const accountId = grantId !== undefined && typeof payload.sub === 'string' ? payload.sub : undefined;
+    if (!(await allowed(ctx, ctx.oidc.client!, { clientId, kind, aud: payload.aud, ...(accountId && { accountId }) }))) return inactive();
     if (grantId !== undefined) {
       const grant = (await provider.Grant.find(grantId)) as { clientId?: string; accountId?: string } | undefined;
-      if (!grant || grant.clientId !== clientId || grant.accountId !== payload.sub) return inactive();
+      if (!grant || typeof payload.sub !== 'string' || grant.clientId !== clientId || grant.accountId !== payload.sub) return inactive();
     }
     const { [GRANT_CLAIM]: _grant, ...claims } = payload;
     const cnf = claims.cnf as { jkt?: unknown } | undefined;

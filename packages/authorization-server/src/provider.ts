@@ -82,7 +82,11 @@ export async function buildProvider(
   const dpop = dpopProviderOptions(config.dpop, cookieKeys);
 
   const operatorClientIds = new Set((config.clients ?? []).map((c) => c.client_id));
-  const introspectionAllowed = createIntrospectionPolicy(resources, operatorClientIds);
+  // the same rule as findAccount: a disabled or deleted account has no live tokens
+  const introspectionAllowed = createIntrospectionPolicy(resources, operatorClientIds, async (accountId) => {
+    const account = await store.accounts.findById(accountId);
+    return account !== undefined && !account.disabled;
+  });
   const clientPolicy = createClientPolicy({
     resources,
     clientSecretTTL: registration.clientSecretTTL ?? 30 * 24 * 3600,

@@ -138,4 +138,24 @@ describe('introspection policy (RFC 7662 §4): which resource server may see an 
       await dynamic(ctx, { clientId: 'https://mcp.example/b', clientAuthMethod: 'private_key_jwt' }, accessToken('https://mcp.example/b')),
     ).toBe(false);
   });
+
+  it("RFC 7662 §2.2: a disabled user's token is not active for anyone (owner or resource server); the account is read only for a caller who may see the token", async () => {
+    const asked: string[] = [];
+    const withAccounts = createIntrospectionPolicy(registry, new Set(['rs-a']), async (accountId) => {
+      asked.push(accountId);
+      return accountId !== 'disabled-user';
+    });
+    const owner = { clientId: 'owner', clientAuthMethod: 'none' };
+    const rs = { clientId: 'rs-a', clientAuthMethod: 'client_secret_basic' };
+    const token = (accountId: string) => ({ ...accessToken('https://mcp.example/a'), accountId });
+    expect(await withAccounts(ctx, owner, token('disabled-user'))).toBe(false);
+    expect(await withAccounts(ctx, rs, token('disabled-user'))).toBe(false);
+    expect(await withAccounts(ctx, owner, { clientId: 'owner', kind: 'RefreshToken', accountId: 'disabled-user' })).toBe(false);
+    expect(await withAccounts(ctx, owner, token('enabled-user'))).toBe(true);
+    // client credentials: no account to ask about
+    expect(await withAccounts(ctx, rs, accessToken('https://mcp.example/a', 'ClientCredentials'))).toBe(true);
+    asked.length = 0;
+    expect(await withAccounts(ctx, { clientId: 'stranger', clientAuthMethod: 'none' }, token('disabled-user'))).toBe(false);
+    expect(asked).toEqual([]);
+  });
 });

@@ -6,9 +6,9 @@
 import { randomBytes } from 'node:crypto';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { revocationChannel, revokedGrantKey } from '@mcp-auth-kit/protocol';
-import { DEFAULT_ACCESS_TOKEN_TTL, revokeRememberedGrant } from '../src/index.js';
-import { createRedisRevocationPublisher } from '../src/redis/index.js';
+import { revocationChannel, revokedGrantKey, revokedGrantUntil } from '@mcp-auth-kit/protocol';
+import { DEFAULT_ACCESS_TOKEN_TTL, REVOCATION_RECORD_NAMESPACE, revokeRememberedGrant } from '../src/index.js';
+import { createRedisRevocationPublisher, createRedisRevocationSignal, type RevocationOutbox } from '../src/redis/index.js';
 import { openStore } from '../src/storage/index.js';
 import type { Store } from '../src/storage/types.js';
 import { decodeJwt, registerClient, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
@@ -121,5 +121,100 @@ describe.runIf(await shouldRunRedisTests())('createRedisRevocationPublisher (rea
       subscriber.destroy();
       client.destroy();
     }
+  });
+});
+
+describe.runIf(await shouldRunRedisTests())('createRedisRevocationSignal: the revocation is durable (real Redis)', () => {
+  const prefix = `test-${randomBytes(6).toString('hex')}:`;
+  const client = createClient({ url: REDIS_URL });
+  client.on('error', () => {});
+  let down = false;
+  /** The real connection, or one that fails like an unreachable Redis. */
+  const flaky = {
+    sendCommand: (args: string[]) => (down ? Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:6379')) : client.sendCommand(args)),
+  };
+  const stores: Store[] = [];
+  const signals: RevocationOutbox[] = [];
+  const open = async (options: { republishIntervalMs?: number } = {}) => {
+    const errors: unknown[] = [];
+    const signal = createRedisRevocationSignal({
+      client: flaky,
+      prefix,
+      republishIntervalMs: 0,
+      ...options,
+      onError: (e) => void errors.push(e),
+    });
+    const store = await openStore({ kind: 'memory' }, { onGrantRevoked: (grantId) => signal.revoked(grantId) });
+    signal.useStore(store.kv);
+    stores.push(store);
+    signals.push(signal);
+    return { signal, store, errors };
+  };
+  const revoke = async (store: Store, grantId: string) => {
+    await store.adapter('Grant').upsert(grantId, { accountId: 'a', clientId: 'c' } as never, 600);
+    await store.adapter('Grant').destroy(grantId);
+  };
+  const key = (grantId: string) => revokedGrantKey(grantId, prefix);
+
+  beforeAll(async () => {
+    await client.connect();
+  });
+  afterAll(async () => {
+    for (const s of signals) s.close();
+    for (const s of stores) await s.close();
+    for await (const keys of client.scanIterator({ MATCH: `${prefix}*`, COUNT: 1000 })) if (keys.length > 0) await client.del(keys);
+    client.destroy();
+  });
+
+  it('records the grant in the store until its tokens have expired, writes the key with that time as value and TTL, and publishes it', async () => {
+    const { signal, store } = await open();
+    const before = Math.floor(Date.now() / 1000);
+    await revoke(store, 'grant-D1');
+    const record = await store.kv.get<{ until: number }>(REVOCATION_RECORD_NAMESPACE, 'grant-D1');
+    const retention = DEFAULT_ACCESS_TOKEN_TTL + 300;
+    expect(record?.until).toBeGreaterThanOrEqual(before + retention);
+    expect(record?.until).toBeLessThanOrEqual(before + retention + 2);
+    expect(await signal.settled(2000)).toBe(true);
+    expect(revokedGrantUntil(await client.get(key('grant-D1')))).toBe(record?.until);
+    expect(await client.ttl(key('grant-D1'))).toBeGreaterThan(retention - 5);
+  });
+
+  it('Redis unreachable: the revocation does not wait for it (recorded, queued, retried), and lands once Redis answers', async () => {
+    const { signal, store, errors } = await open();
+    down = true;
+    try {
+      const started = performance.now();
+      await revoke(store, 'grant-D2');
+      expect(performance.now() - started).toBeLessThan(200);
+      expect(await store.kv.get(REVOCATION_RECORD_NAMESPACE, 'grant-D2')).toBeDefined();
+      expect(signal.pending).toBe(1);
+      expect(await signal.settled(300)).toBe(false);
+      expect(errors.length).toBeGreaterThan(0);
+    } finally {
+      down = false;
+    }
+    // the retry (back-off from 250 ms) delivers it
+    expect(await signal.settled(5000)).toBe(true);
+    expect(await client.exists(key('grant-D2'))).toBe(1);
+  });
+
+  it('a Redis that lost its data is refilled from the store: by republish() (on reconnect) and by the periodic refill, records of other instances included', async () => {
+    const { signal, store } = await open();
+    await revoke(store, 'grant-D3');
+    expect(await signal.settled(2000)).toBe(true);
+    // a record written by another instance or the admin tool, never delivered from here
+    const until = Math.floor(Date.now() / 1000) + 120;
+    await store.kv.set(REVOCATION_RECORD_NAMESPACE, 'grant-D4', { until }, 120);
+    // the flush (this test's keys only: the Redis is shared)
+    await client.del([key('grant-D3'), key('grant-D4')]);
+    expect(await signal.republish()).toBe(2);
+    expect(await client.exists(key('grant-D3'))).toBe(1);
+    expect(revokedGrantUntil(await client.get(key('grant-D4')))).toBe(until);
+    expect(await client.ttl(key('grant-D4'))).toBeLessThanOrEqual(120);
+
+    const periodic = await open({ republishIntervalMs: 50 });
+    await periodic.store.kv.set(REVOCATION_RECORD_NAMESPACE, 'grant-D5', { until }, 120);
+    for (let i = 0; i < 100 && (await client.exists(key('grant-D5'))) === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(await client.exists(key('grant-D5'))).toBe(1);
   });
 });

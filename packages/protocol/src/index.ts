@@ -50,6 +50,8 @@ export {
   revocationChannel,
   revokedGrantKey,
   revokedGrantKeyPrefix,
+  revokedGrantUntil,
+  revokedGrantValue,
 } from './revocation-signal.js';
 export {
   displaySafeText,

@@ -15,7 +15,7 @@ export function revocationChannel(prefix: string = DEFAULT_REVOCATION_PREFIX): s
   return `${prefix}revoked-grants`;
 }
 
-/** Key marking one revoked grant (its value is irrelevant; its TTL is the longest token lifetime). */
+/** Key marking one revoked grant (its value: {@link revokedGrantValue}; its TTL: until then). */
 export function revokedGrantKey(grantId: string, prefix: string = DEFAULT_REVOCATION_PREFIX): string {
   return `${revokedGrantKeyPrefix(prefix)}${grantId}`;
 }
@@ -31,4 +31,19 @@ export function revokedGrantKeyPrefix(prefix: string = DEFAULT_REVOCATION_PREFIX
  */
 export function isGrantId(value: unknown): value is string {
   return typeof value === 'string' && /^[A-Za-z0-9_-]{1,128}$/.test(value);
+}
+
+/**
+ * The value of a {@link revokedGrantKey}: the epoch second until which the grant must stay known
+ * (when every token of the grant has expired, clock tolerance included). A resource server keeps
+ * the grant at least that long, even when the key disappears first (a Redis flush or restart).
+ */
+export function revokedGrantValue(untilEpochSeconds: number): string {
+  return String(Math.ceil(untilEpochSeconds));
+}
+
+/** The epoch second a {@link revokedGrantValue} names, or undefined (an older writer's `1`, junk). */
+export function revokedGrantUntil(value: unknown): number | undefined {
+  if (typeof value !== 'string' || !/^[1-9][0-9]{9,10}$/.test(value)) return undefined;
+  return Number(value);
 }

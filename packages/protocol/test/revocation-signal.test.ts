@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_REVOCATION_PREFIX, isGrantId, revocationChannel, revokedGrantKey, revokedGrantKeyPrefix } from '../src/index.js';
+import {
+  DEFAULT_REVOCATION_PREFIX,
+  isGrantId,
+  revocationChannel,
+  revokedGrantKey,
+  revokedGrantKeyPrefix,
+  revokedGrantUntil,
+  revokedGrantValue,
+} from '../src/index.js';
 
 describe('revocation signal names (AS publishes, RS reads: one definition)', () => {
   it('keys and channel share the prefix; every key starts with the SCAN prefix', () => {
@@ -10,5 +18,11 @@ describe('revocation signal names (AS publishes, RS reads: one definition)', () 
   it('grant ids are bounded base64url; anything else is refused', () => {
     expect(isGrantId('Yx2_-abc')).toBe(true);
     for (const bad of ['', 'a b', 'a*', 'x'.repeat(129), 42, undefined, 'ü']) expect(isGrantId(bad)).toBe(false);
+  });
+  it('the key value names when the grant may be forgotten (epoch seconds); an older "1" or junk names nothing', () => {
+    expect(revokedGrantUntil(revokedGrantValue(1_800_000_000.2))).toBe(1_800_000_001);
+    for (const other of ['1', '', 'x1800000000', '1800000000 ', '-1800000000', '0180000000', 1_800_000_000, undefined]) {
+      expect(revokedGrantUntil(other)).toBeUndefined();
+    }
   });
 });

@@ -75,7 +75,7 @@ export function createAccessTokenVerifier(options: ResolvedOptions): AccessToken
     // introspection answer is what is kept, so the cache honours `cacheTtlSeconds`.
     const live = await introspect(token, introspection);
     if ((live.jti !== undefined && live.jti !== verified.jti) || live.clientId !== verified.clientId) {
-      throw new ResourceServerError('introspection_failed', { detail: { message: 'the answer is about another token' } });
+      throw new ResourceServerError('introspection_mismatch', { detail: { message: 'the answer is about another token' } });
     }
     return live;
   }

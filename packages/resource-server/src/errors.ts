@@ -24,6 +24,7 @@ export type RejectionReason =
   | 'opaque_token_unsupported'
   | 'introspection_inactive'
   | 'introspection_failed'
+  | 'introspection_mismatch'
   | 'grant_revoked'
   | 'insufficient_scope'
   | 'origin_forbidden'
@@ -55,8 +56,14 @@ export type RejectionReason =
 /** Registered codes we may put on the wire (RFC 6750 §3.1, RFC 9449 §7.1 and §9). */
 export type BearerErrorCode = 'invalid_request' | 'invalid_token' | 'insufficient_scope' | 'invalid_dpop_proof' | 'use_dpop_nonce';
 
+/**
+ * Seconds a client is told to wait (`Retry-After`) when the authorization server's keys or
+ * introspection endpoint cannot be reached: long enough for the key store's failure cooldown.
+ */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+
 export interface WireError {
-  status: 400 | 401 | 403 | 500;
+  status: 400 | 401 | 403 | 500 | 503;
   /** Absent when no credentials were presented (RFC 6750 §3.1: no error information then). */
   error?: BearerErrorCode;
   description: string;
@@ -67,6 +74,13 @@ export interface WireError {
    * challenge, so a server fault never sends every client back to sign in.
    */
   server?: boolean;
+  /**
+   * `true` when the token could not be checked because the authorization server (its JWKS,
+   * metadata or introspection endpoint) did not answer: 503 with `Retry-After` and no challenge.
+   * An `invalid_token` challenge here would tell every client to discard its tokens and sign in
+   * again during an outage of the AS, which cannot succeed either.
+   */
+  unavailable?: boolean;
 }
 
 /** Exhaustive map from internal reason to wire shape; adding a reason without a case fails to compile. */
@@ -98,9 +112,9 @@ export function reasonToWire(reason: RejectionReason): WireError {
     case 'keys_unavailable':
     case 'introspection_failed':
       return {
-        status: 401,
-        error: 'invalid_token',
-        description: 'The access token could not be verified',
+        status: 503,
+        description: 'The access token cannot be verified now (the authorization server is unreachable); retry later',
+        unavailable: true,
       };
     case 'token_malformed':
     case 'token_too_large':
@@ -115,6 +129,7 @@ export function reasonToWire(reason: RejectionReason): WireError {
     case 'claim_invalid':
     case 'opaque_token_unsupported':
     case 'introspection_inactive':
+    case 'introspection_mismatch':
     case 'grant_revoked':
       return { status: 401, error: 'invalid_token', description: 'The access token is invalid' };
     case 'internal_error':
@@ -164,7 +179,7 @@ export function reasonToWire(reason: RejectionReason): WireError {
  */
 export class ResourceServerError extends Error {
   readonly reason: RejectionReason;
-  readonly status: 400 | 401 | 403 | 500;
+  readonly status: 400 | 401 | 403 | 500 | 503;
   readonly error: BearerErrorCode | undefined;
   readonly description: string;
   /** Scopes the request needs (challenge `scope`), set for `insufficient_scope`. */
@@ -190,5 +205,9 @@ export class ResourceServerError extends Error {
 
   get server(): boolean {
     return reasonToWire(this.reason).server === true;
+  }
+
+  get unavailable(): boolean {
+    return reasonToWire(this.reason).unavailable === true;
   }
 }

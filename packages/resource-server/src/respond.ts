@@ -1,5 +1,5 @@
 import { buildChallenge } from '@mcp-auth-kit/protocol';
-import { ResourceServerError } from './errors.js';
+import { type ResourceServerError, UNAVAILABLE_RETRY_AFTER_SECONDS } from './errors.js';
 import { tokenHash } from './token-cache.js';
 import type { ResourceServerLogger } from './types.js';
 import type { TokenScheme } from './credentials.js';
@@ -39,6 +39,11 @@ export function renderError(err: ResourceServerError, ctx: RenderContext, reques
     return { status: err.status, headers, body: { jsonrpc: '2.0', error: { code: -32000, message: err.description } } };
   }
   if (err.server) return { status: err.status, headers, body: { error: 'server_error', error_description: err.description } };
+  if (err.unavailable) {
+    // RFC 9110 §15.6.4 / §10.2.3: try again later; no challenge, so the client keeps its token
+    headers['retry-after'] = String(UNAVAILABLE_RETRY_AFTER_SECONDS);
+    return { status: err.status, headers, body: { error: 'temporarily_unavailable', error_description: err.description } };
+  }
   const scope = err.scope ?? ctx.defaultScope;
   const common = {
     ...(ctx.realm !== undefined ? { realm: ctx.realm } : {}),
@@ -75,7 +80,7 @@ export function logRejection(logger: ResourceServerLogger | undefined, err: Reso
     ...(err.detail ?? {}),
   };
   if (token !== undefined) details.token_sha256_prefix = tokenHash(token).slice(0, 12);
-  const serious = err.reason === 'keys_unavailable' || err.reason === 'introspection_failed' || err.reason === 'internal_error';
+  const serious = err.unavailable || err.reason === 'introspection_mismatch' || err.reason === 'internal_error';
   // a request without credentials is the normal first step of discovery: debug, not info
   const log = serious ? (logger.warn ?? logger.info) : err.reason === 'missing_credentials' ? logger.debug : (logger.info ?? logger.debug);
   log?.call(logger, 'mcp-auth-kit resource-server: request refused', details);

@@ -346,13 +346,18 @@ describe('opaque tokens via RFC 7662 introspection', () => {
     }
   });
 
-  it('fail closed: introspection endpoint error → 401 invalid_token', async () => {
+  it('fail closed, and an outage is not an invalid token: introspection endpoint error → 503 + Retry-After, no invalid_token challenge; the token works once it answers', async () => {
     as.introspectionResponses.set('opaque-down', active());
     as.introspectionStatus = 503;
     const t = makeApp({ authorizationServers: [as.issuer], introspection: introspection() });
     try {
-      await request(t.app).post('/mcp').set('Authorization', 'Bearer opaque-down').send(rpc('ping')).expect(401);
+      const res = await request(t.app).post('/mcp').set('Authorization', 'Bearer opaque-down').send(rpc('ping')).expect(503);
+      expect(res.headers['retry-after']).toMatch(/^[1-9][0-9]*$/);
+      expect(res.headers['www-authenticate']).toBeUndefined();
+      expect(res.body.error).toBe('temporarily_unavailable');
       expect(t.logs.at(-1)?.details?.reason).toBe('introspection_failed');
+      as.introspectionStatus = 200;
+      await request(t.app).post('/mcp').set('Authorization', 'Bearer opaque-down').send(rpc('ping')).expect(200);
     } finally {
       as.introspectionStatus = 200;
       await t.rs.close();
@@ -444,14 +449,14 @@ describe('JWT access tokens also introspected (introspection.introspectJwt)', ()
     }
   });
 
-  it('an answer about another token (other jti or client_id) is refused: introspection_failed', async () => {
+  it('an answer about another token (other jti or client_id) is refused: 401 invalid_token (introspection_mismatch)', async () => {
     const token = await signToken({ key, issuer: as.issuer });
     const t = makeApp(options());
     try {
       for (const patch of [{ jti: 'someone-else' }, { client_id: 'other-client' }]) {
         as.introspectionResponses.set(token, { ...activeFor(token), ...patch });
         await request(t.app).post('/mcp').set('Authorization', `Bearer ${token}`).send(rpc('ping')).expect(401);
-        expect(t.logs.at(-1)?.details?.reason).toBe('introspection_failed');
+        expect(t.logs.at(-1)?.details?.reason).toBe('introspection_mismatch');
       }
     } finally {
       as.introspectionResponses.delete(token);
@@ -475,7 +480,7 @@ describe('JWT access tokens also introspected (introspection.introspectJwt)', ()
 });
 
 describe('introspection.timeoutMs (its own bound, not jwks.timeoutMs)', () => {
-  it('an introspection endpoint that never answers is given up after introspection.timeoutMs → 401, not after the JWKS timeout', async () => {
+  it('an introspection endpoint that never answers is given up after introspection.timeoutMs → 503, not after the JWKS timeout', async () => {
     const { createServer } = await import('node:http');
     const silent = createServer(() => {
       // never answers: only the client's timeout ends the request
@@ -491,7 +496,7 @@ describe('introspection.timeoutMs (its own bound, not jwks.timeoutMs)', () => {
     try {
       // with the old shared bound (60 s here) this request would outlive the test's own timeout
       const res = await request(t.app).post('/mcp').set('Authorization', 'Bearer opaque-token').send(rpc('ping'));
-      expect(res.status).toBe(401);
+      expect(res.status).toBe(503);
       expect(t.logs.some((l) => JSON.stringify(l).includes('introspection_failed'))).toBe(true);
     } finally {
       await t.rs.close();

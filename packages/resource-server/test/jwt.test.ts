@@ -399,27 +399,30 @@ describe('JWKS retrieval (RFC 8414 jwks_uri, cached, refetch on unknown kid, fai
     }
   });
 
-  it('fail closed: JWKS endpoint failing → 401 invalid_token, never accepted', async () => {
+  it('fail closed, and an outage is not an invalid token: JWKS endpoint failing → 503 + Retry-After, no invalid_token challenge (RFC 9110 §15.6.4, RFC 6750 §3.1); the token works once the JWKS answers', async () => {
     const server = await new StubIssuer().start();
     const k = await makeKey('ES256');
     server.keys = [k];
     server.jwksStatus = 500;
     const app = makeApp({ authorizationServers: [server.issuer], cache: false });
     try {
-      const res = await request(app.app)
-        .post('/mcp')
-        .set('Authorization', `Bearer ${await signToken({ key: k, issuer: server.issuer })}`)
-        .send(rpc('ping'));
-      expect(res.status).toBe(401);
-      expect(res.body.error).toBe('invalid_token');
+      const token = await signToken({ key: k, issuer: server.issuer });
+      const res = await request(app.app).post('/mcp').set('Authorization', `Bearer ${token}`).send(rpc('ping'));
+      expect(res.status).toBe(503);
+      expect(res.headers['retry-after']).toMatch(/^[1-9][0-9]*$/);
+      // an invalid_token challenge would send the client to discard its tokens and sign in again
+      expect(res.headers['www-authenticate']).toBeUndefined();
+      expect(res.body.error).toBe('temporarily_unavailable');
       expect(app.logs.at(-1)?.details?.reason).toBe('keys_unavailable');
+      server.jwksStatus = 200;
+      expect((await request(app.app).post('/mcp').set('Authorization', `Bearer ${token}`).send(rpc('ping'))).status).toBe(200);
     } finally {
       await app.rs.close();
       await server.stop();
     }
   });
 
-  it('fail closed: authorization server unreachable → 401 invalid_token', async () => {
+  it('fail closed: authorization server unreachable → 503 + Retry-After, no challenge', async () => {
     const server = await new StubIssuer().start();
     const k = await makeKey('ES256');
     const issuer = server.issuer;
@@ -430,7 +433,9 @@ describe('JWKS retrieval (RFC 8414 jwks_uri, cached, refetch on unknown kid, fai
         .post('/mcp')
         .set('Authorization', `Bearer ${await signToken({ key: k, issuer })}`)
         .send(rpc('ping'));
-      expect(res.status).toBe(401);
+      expect(res.status).toBe(503);
+      expect(res.headers['retry-after']).toBeDefined();
+      expect(res.headers['www-authenticate']).toBeUndefined();
       expect(app.logs.at(-1)?.details?.reason).toBe('keys_unavailable');
     } finally {
       await app.rs.close();
@@ -450,10 +455,10 @@ describe('JWKS retrieval (RFC 8414 jwks_uri, cached, refetch on unknown kid, fai
         .set('Authorization', `Bearer ${await signToken({ key: k, issuer: server.issuer, now: Math.floor(clock / 1000) })}`)
         .send(rpc('ping'));
     try {
-      expect((await send()).status).toBe(401);
+      expect((await send()).status).toBe(503);
       const hitsAfterFailure = server.hits.metadata; // both discovery URLs were tried
       server.metadataStatus = 200;
-      expect((await send()).status).toBe(401); // still cooling down: AS not asked again
+      expect((await send()).status).toBe(503); // still cooling down: AS not asked again
       expect(server.hits.metadata).toBe(hitsAfterFailure);
       clock += 5000;
       expect((await send()).status).toBe(200);
@@ -500,7 +505,7 @@ describe('JWKS retrieval (RFC 8414 jwks_uri, cached, refetch on unknown kid, fai
     }
   });
 
-  it('RFC 8414 §3.3: metadata whose issuer differs from the configured one is not used (fail closed)', async () => {
+  it('RFC 8414 §3.3: metadata whose issuer differs from the configured one is not used (fail closed: 503, never accepted)', async () => {
     const server = await new StubIssuer({ advertisedIssuer: 'https://honest.example' }).start();
     const k = await makeKey('ES256');
     server.keys = [k];
@@ -510,7 +515,9 @@ describe('JWKS retrieval (RFC 8414 jwks_uri, cached, refetch on unknown kid, fai
         .post('/mcp')
         .set('Authorization', `Bearer ${await signToken({ key: k, issuer: server.issuer })}`)
         .send(rpc('ping'));
-      expect(res.status).toBe(401);
+      // never accepted; the metadata cannot be used, which the client cannot fix by signing in again
+      expect(res.status).toBe(503);
+      expect(res.headers['www-authenticate']).toBeUndefined();
       expect(app.logs.at(-1)?.details?.reason).toBe('keys_unavailable');
       expect(server.hits.jwks).toBe(0);
     } finally {

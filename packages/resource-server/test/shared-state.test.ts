@@ -2,7 +2,7 @@
 // and the grant revocation signal on a real Redis, through real HTTP on two replicas.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
-import { revocationChannel, revokedGrantKey } from '@mcp-auth-kit/protocol';
+import { revocationChannel, revokedGrantKey, revokedGrantValue } from '@mcp-auth-kit/protocol';
 import { makeApp, makeKey, rpc, signToken, StubIssuer, type SigningKey, type TestApp } from './helpers/harness.js';
 import { makeProof, proofKey, type ProofKey } from './helpers/dpop.js';
 import { ConfigError, createResourceServer, MemoryRevocationList } from '../src/index.js';
@@ -147,9 +147,83 @@ describe.runIf(await shouldRunRedisTests())('shared state on Redis: two replicas
     const periodic = await revocationList(50);
     await redis.client.set(revokedGrantKey('grant-silent', redis.prefix), '1', { expiration: { type: 'EX', value: 60 } });
     await until(async () => periodic.isRevoked('grant-silent'));
-    // an expired key leaves the list at the next resync
-    await redis.client.del(revokedGrantKey('grant-silent', redis.prefix));
-    await until(async () => !periodic.isRevoked('grant-silent'));
+  });
+
+  it('a Redis flush (or a restart without persistence) never drops a revocation before its time; once past it, the grant leaves', async () => {
+    let now = Date.now();
+    const subscriber = redis.client.duplicate();
+    subscriber.on('error', () => {});
+    await subscriber.connect();
+    subscribers.push(subscriber);
+    const list = await createRedisRevocationList({
+      client: redis.client,
+      subscriber,
+      prefix: redis.prefix,
+      resyncIntervalMs: 0,
+      clock: () => now,
+    });
+    lists.push(list);
+    const untilSeconds = Math.ceil(now / 1000) + 600;
+    await redis.client.set(revokedGrantKey('grant-flushed', redis.prefix), revokedGrantValue(untilSeconds), {
+      expiration: { type: 'EX', value: 600 },
+    });
+    await list.resync();
+    expect(list.isRevoked('grant-flushed')).toBe(true);
+    // the flush: this test's keys only (others share this Redis)
+    await redis.client.del(revokedGrantKey('grant-flushed', redis.prefix));
+    await list.resync();
+    expect(list.isRevoked('grant-flushed'), 'kept until the time its key named').toBe(true);
+    now = untilSeconds * 1000 - 1;
+    await list.resync();
+    expect(list.isRevoked('grant-flushed')).toBe(true);
+    now = untilSeconds * 1000;
+    await list.resync();
+    expect(list.isRevoked('grant-flushed'), 'every token of the grant has expired: forgotten').toBe(false);
+  });
+
+  it('a grant heard only on the channel (its key gone or never read) is kept for retainSeconds, not dropped by a resync', async () => {
+    let now = Date.now();
+    const subscriber = redis.client.duplicate();
+    subscriber.on('error', () => {});
+    await subscriber.connect();
+    subscribers.push(subscriber);
+    const list = await createRedisRevocationList({
+      client: redis.client,
+      subscriber,
+      prefix: redis.prefix,
+      resyncIntervalMs: 0,
+      retainSeconds: 120,
+      clock: () => now,
+    });
+    lists.push(list);
+    await redis.client.publish(revocationChannel(redis.prefix), 'grant-heard');
+    await until(async () => list.isRevoked('grant-heard'));
+    await list.resync();
+    expect(list.isRevoked('grant-heard')).toBe(true);
+    now += 119_000;
+    await list.resync();
+    expect(list.isRevoked('grant-heard')).toBe(true);
+    now += 1_000;
+    await list.resync();
+    expect(list.isRevoked('grant-heard')).toBe(false);
+  });
+
+  it('a resync that cannot reach Redis rejects and leaves the list as it was', async () => {
+    const subscriber = redis.client.duplicate();
+    subscriber.on('error', () => {});
+    await subscriber.connect();
+    subscribers.push(subscriber);
+    let reachable = true;
+    const client = {
+      sendCommand: (args: string[]) => (reachable ? redis.client.sendCommand(args) : Promise.reject(new Error('connection refused'))),
+    };
+    const list = await createRedisRevocationList({ client, subscriber, prefix: redis.prefix, resyncIntervalMs: 0 });
+    lists.push(list);
+    await publishRevocation('grant-outage');
+    await until(async () => list.isRevoked('grant-outage'));
+    reachable = false;
+    await expect(list.resync()).rejects.toThrow('connection refused');
+    expect(list.isRevoked('grant-outage')).toBe(true);
   });
 
   it('messages that are not grant ids are ignored', async () => {

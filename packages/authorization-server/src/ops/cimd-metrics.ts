@@ -28,6 +28,7 @@ export function meteredCimdFetch(make: (kv: KeyValueStore) => FetchLike, kv: Key
     increment: (namespace, key, by, ttlSeconds) => kv.increment(namespace, key, by, ttlSeconds),
     decrement: (namespace, key, by) => kv.decrement(namespace, key, by),
     delete: (namespace, key) => kv.delete(namespace, key),
+    list: (namespace) => kv.list(namespace),
   };
   const inner = make(observed);
   return async (url, options) => {

@@ -11,6 +11,8 @@ interface ClientLike {
 }
 interface TokenLike {
   clientId?: string;
+  /** The user the token was issued to (none for client credentials). */
+  accountId?: string;
   kind?: string;
   aud?: unknown;
   resourceServer?: { audience?: string };
@@ -39,16 +41,28 @@ export type IntrospectionPolicy = (ctx: KoaContextWithOIDC, client: ClientLike, 
  * RFC 7662 §4: a client introspects its own tokens; a resource server introspects access
  * tokens issued for it, authenticating with its own credentials: a pre-registered confidential
  * client listed in the resource's `introspectionClients`, or whose `client_id` is the resource's
- * URI. Anyone else gets `{ "active": false }`, the answer for an unknown token (no oracle).
+ * URI. Anyone else gets `{ "active": false }`, the answer for an unknown token (no oracle), and
+ * so does everyone for a user's token once `accountActive` says the account is disabled or gone.
  * Shared by oidc-provider's own introspection (refresh tokens) and ours of JWT access tokens.
  */
-export function createIntrospectionPolicy(resources: ResourceRegistry, staticClientIds: ReadonlySet<string>): IntrospectionPolicy {
-  return async (_ctx, client, token) => {
+export function createIntrospectionPolicy(
+  resources: ResourceRegistry,
+  staticClientIds: ReadonlySet<string>,
+  accountActive?: (accountId: string) => Promise<boolean>,
+): IntrospectionPolicy {
+  const maySee = (client: ClientLike, token: TokenLike): boolean => {
     if (token.clientId === client.clientId) return true;
     // A DCR or CIMD client never speaks for a resource, whatever its client_id.
     if (client.clientAuthMethod === 'none' || !staticClientIds.has(client.clientId)) return false;
     const isAccessToken = token.kind === 'AccessToken' || token.kind === 'ClientCredentials';
     return isAccessToken && audiences(token).some((aud) => resourceServerClient(resources, aud, client.clientId));
+  };
+  return async (_ctx, client, token) => {
+    if (!maySee(client, token)) return false;
+    // RFC 7662 §2.2 "active": a user's token is not, once the account is disabled or deleted
+    // (checked after the caller's right to see it: a foreign token costs no account read)
+    if (accountActive !== undefined && typeof token.accountId === 'string' && !(await accountActive(token.accountId))) return false;
+    return true;
   };
 }
 

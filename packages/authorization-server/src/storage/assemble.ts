@@ -26,8 +26,9 @@ export interface OpenStoreOptions {
   /**
    * Called after a grant was deleted, whichever way it ended (RFC 7009 revocation, refresh-token
    * reuse, code replay, the account page, the admin tool), so resource servers can be told
-   * (`createRedisRevocationPublisher`). Awaited; a failure goes to `onError` and never fails the
-   * revocation itself (the grant is gone from the store either way).
+   * (`createRedisRevocationSignal(…).revoked`: a record in this store's kv, then Redis in the
+   * background). Awaited, so keep it to a store write; a failure goes to `onError` and never
+   * fails the revocation itself (the grant is gone from the store either way).
    */
   onGrantRevoked?: (grantId: string) => void | Promise<void>;
 }

@@ -4,6 +4,7 @@ export type {
   AccountSource,
   AccountStore,
   KeyStore,
+  KeyValueEntry,
   KeyValueStore,
   NewAccount,
   StorageConfig,

@@ -44,5 +44,9 @@ export function validatingKv(kv: KeyValueStore): KeyValueStore {
       checkKey(namespace, key);
       return kv.delete(namespace, key);
     },
+    async list<T = unknown>(namespace: string) {
+      checkKey(namespace, '');
+      return kv.list<T>(namespace);
+    },
   };
 }

@@ -8,7 +8,7 @@ import type { BackendParts } from './assemble.js';
 import { type Clock, epochSeconds } from './clock.js';
 import { isLive, type CookieKeyRecord, type KeyBackend } from './keys.js';
 import type { IndexedField, ModelBackend, ModelRow } from './model-rows.js';
-import type { AccountPatch, AccountRecord, AccountStore, KeyValueStore, NewAccount, StoredSigningKey } from './types.js';
+import type { AccountPatch, AccountRecord, AccountStore, KeyValueEntry, KeyValueStore, NewAccount, StoredSigningKey } from './types.js';
 
 function copy<T>(value: T): T {
   return JSON.parse(JSON.stringify(value)) as T;
@@ -235,6 +235,17 @@ class MemoryKv implements KeyValueStore {
 
   async delete(namespace: string, key: string): Promise<void> {
     this.entries.delete(modelKey(namespace, key));
+  }
+
+  async list<T = unknown>(namespace: string): Promise<KeyValueEntry<T>[]> {
+    const start = modelKey(namespace, '');
+    const now = this.clock();
+    const out: KeyValueEntry<T>[] = [];
+    for (const [k, e] of this.entries) {
+      if (k.startsWith(start) && e.expiresAt > now)
+        out.push({ key: k.slice(start.length), value: JSON.parse(e.value) as T, expiresAt: e.expiresAt });
+    }
+    return out;
   }
 
   cleanup(now: number): number {

@@ -25,7 +25,7 @@ import { pendingMigrations, SQLITE_MIGRATIONS } from './migrations.js';
 import type { IndexedField, ModelBackend, ModelRow, Stamp } from './model-rows.js';
 import { CommitGroup } from './sqlite-commit-group.js';
 import { openSqliteDriver, type SqliteDriver, type SqliteDriverName, type SqliteStatement } from './sqlite-driver.js';
-import type { AccountPatch, AccountRecord, AccountStore, KeyValueStore, NewAccount, StoredSigningKey } from './types.js';
+import type { AccountPatch, AccountRecord, AccountStore, KeyValueEntry, KeyValueStore, NewAccount, StoredSigningKey } from './types.js';
 
 type Db = SqliteDriver;
 
@@ -351,6 +351,14 @@ class SqliteKv implements KeyValueStore {
 
   async delete(namespace: string, key: string) {
     await this.writes.submit(() => prepared(this.db, 'DELETE FROM kv WHERE namespace = ? AND key = ?').run(namespace, key));
+  }
+
+  async list<T = unknown>(namespace: string): Promise<KeyValueEntry<T>[]> {
+    const rows = prepared(this.db, 'SELECT key, value, expires_at FROM kv WHERE namespace = ? AND expires_at > ?').all(
+      namespace,
+      this.clock(),
+    ) as { key: string; value: string; expires_at: number | bigint }[];
+    return rows.map((r) => ({ key: r.key, value: JSON.parse(r.value) as T, expiresAt: Number(r.expires_at) }));
   }
 }
 

@@ -102,6 +102,19 @@ export interface KeyValueStore {
    */
   decrement(namespace: string, key: string, by: number): Promise<number | undefined>;
   delete(namespace: string, key: string): Promise<void>;
+  /**
+   * Every live entry of one namespace (a namespace meant to be listed stays small: the
+   * revocation records, one per grant revoked within the longest token lifetime).
+   */
+  list<T = unknown>(namespace: string): Promise<KeyValueEntry<T>[]>;
+}
+
+/** One live entry of {@link KeyValueStore.list}. */
+export interface KeyValueEntry<T = unknown> {
+  key: string;
+  value: T;
+  /** Epoch milliseconds. */
+  expiresAt: number;
 }
 
 export interface Store {

@@ -465,6 +465,22 @@ export function storeContract(target: ContractTarget): void {
         expect(await store.kv.get('cimd', 'k')).toBeUndefined();
       });
 
+      it('list gives the live entries of one namespace with their expiry, and none of another', async () => {
+        await store.kv.set('revoked', 'g1', { at: 1 }, 30);
+        await store.kv.set('revoked', 'g2', { at: 2 }, 90);
+        await store.kv.set('revoked-not', 'g3', { at: 3 }, 90);
+        await store.kv.set('other', 'revoked', 1, 90);
+        const now = clock.now();
+        const listed = (await store.kv.list('revoked')).sort((a, b) => a.key.localeCompare(b.key));
+        expect(listed).toEqual([
+          { key: 'g1', value: { at: 1 }, expiresAt: now + 30_000 },
+          { key: 'g2', value: { at: 2 }, expiresAt: now + 90_000 },
+        ]);
+        clock.advance(30);
+        expect((await store.kv.list('revoked')).map((e) => e.key)).toEqual(['g2']);
+        expect(await store.kv.list('empty')).toEqual([]);
+      });
+
       it('increment counts from `by` and expires ttl after creation (not extended by later increments)', async () => {
         expect(await store.kv.increment('rate', 'ip', 1, 60)).toBe(1);
         clock.advance(30);

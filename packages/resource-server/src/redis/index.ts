@@ -4,6 +4,7 @@ export { RedisDpopReplayStore, type RedisDpopReplayStoreOptions } from './replay
 export {
   createRedisRevocationList,
   DEFAULT_REVOCATION_RESYNC_MS,
+  DEFAULT_REVOCATION_RETAIN_SECONDS,
   type RedisRevocationList,
   type RedisRevocationListOptions,
 } from './revocation-list.js';

@@ -1,12 +1,22 @@
-import { DEFAULT_REVOCATION_PREFIX, isGrantId, revocationChannel, revokedGrantKeyPrefix } from '@mcp-auth-kit/protocol';
+import { DEFAULT_REVOCATION_PREFIX, isGrantId, revocationChannel, revokedGrantKeyPrefix, revokedGrantUntil } from '@mcp-auth-kit/protocol';
 import type { RevocationList } from '../revocation.js';
 import { scanKeys, type RedisCommandConnection, type RedisSubscriberConnection } from './connection.js';
 
 /** Default time between two full reads of the revoked-grant keys. */
 export const DEFAULT_REVOCATION_RESYNC_MS = 5_000;
 
+/**
+ * Default time a grant is kept when nothing says until when (a pub/sub message, or a key written
+ * by an older authorization server): an hour, longer than the kit's default access-token
+ * lifetime (300 s) plus clock tolerance. A key that names its time is kept until then.
+ */
+export const DEFAULT_REVOCATION_RETAIN_SECONDS = 3_600;
+
+/** `MGET` batch size: one round trip per this many revoked grants at each resync. */
+const MGET_BATCH = 500;
+
 export interface RedisRevocationListOptions {
-  /** A connected client for commands (`SCAN`). */
+  /** A connected client for commands (`SCAN`, `MGET`). */
   client: RedisCommandConnection;
   /** A second connected client, used only to subscribe (`client.duplicate()`). */
   subscriber: RedisSubscriberConnection;
@@ -17,8 +27,15 @@ export interface RedisRevocationListOptions {
    * revocation published while this replica was disconnected from Redis. 0 turns it off.
    */
   resyncIntervalMs?: number;
+  /**
+   * How long a grant is kept when its key does not say (default 3 600 s): set it to at least
+   * your longest access-token lifetime plus 300 s if that is longer.
+   */
+  retainSeconds?: number;
   /** Background failures (a resync that could not reach Redis; the next one retries). */
   onError?: (error: unknown) => void;
+  /** Epoch-millisecond clock (tests move time with it). Default `Date.now`. */
+  clock?: () => number;
 }
 
 /** A {@link RevocationList} kept in step with the authorization servers through Redis. */
@@ -33,41 +50,58 @@ export interface RedisRevocationList extends RevocationList {
 
 /**
  * Subscribes to the revocation channel, then reads every revoked-grant key (the AS keeps one per
- * revoked grant for the longest access-token lifetime), so a replica that starts after a
- * revocation knows it before its first request. A published grant is refused at once, by an
- * in-memory Set lookup on every request (no Redis round trip on the hot path); a key that
- * expired leaves the Set at the next resync, when every token of that grant has expired anyway.
+ * revoked grant until its tokens have expired), so a replica that starts after a revocation
+ * knows it before its first request. A published grant is refused at once, by an in-memory Map
+ * lookup on every request (no Redis round trip on the hot path).
+ *
+ * A resync merges what Redis holds into what this replica knows; it never replaces it. A grant
+ * leaves only once its own time has passed and Redis no longer holds it, so a Redis restart
+ * without persistence, a failover or a flush cannot make a revoked token work again here.
  */
 export async function createRedisRevocationList(options: RedisRevocationListOptions): Promise<RedisRevocationList> {
   const prefix = options.prefix ?? DEFAULT_REVOCATION_PREFIX;
   const channel = revocationChannel(prefix);
   const keyPrefix = revokedGrantKeyPrefix(prefix);
-  let revoked = new Set<string>();
-  // ids heard while a resync runs: its SCAN may have passed their key already
-  let heard: Set<string> | undefined;
+  const clock = options.clock ?? Date.now;
+  const retainMs = Math.max(0, options.retainSeconds ?? DEFAULT_REVOCATION_RETAIN_SECONDS) * 1000;
+  // grant id → epoch ms until which it is kept
+  const revoked = new Map<string, number>();
   let closed = false;
 
+  const keep = (grantId: string, untilMs: number) => {
+    if (untilMs > (revoked.get(grantId) ?? 0)) revoked.set(grantId, untilMs);
+  };
+
   const onMessage = (message: string) => {
-    if (!isGrantId(message)) return;
-    revoked.add(message);
-    heard?.add(message);
+    if (isGrantId(message)) keep(message, clock() + retainMs);
+  };
+
+  /** Every revoked grant in Redis, with the time its key names (undefined: none). */
+  const readAll = async (): Promise<Map<string, number | undefined>> => {
+    const grantIds = (await scanKeys(options.client, keyPrefix)).map((key) => key.slice(keyPrefix.length)).filter(isGrantId);
+    const found = new Map<string, number | undefined>();
+    for (let i = 0; i < grantIds.length; i += MGET_BATCH) {
+      const batch = grantIds.slice(i, i + MGET_BATCH);
+      const values = (await options.client.sendCommand(['MGET', ...batch.map((id) => `${keyPrefix}${id}`)])) as unknown[];
+      batch.forEach((grantId, j) => {
+        // a key that expired between SCAN and MGET reads as null: its grant is still merged
+        // below (a late grant is kept too long, never too short)
+        found.set(grantId, revokedGrantUntil(values[j]));
+      });
+    }
+    return found;
   };
 
   let running: Promise<void> | undefined;
   const resync = (): Promise<void> => {
     running ??= (async () => {
-      const during = new Set<string>();
-      heard = during;
       try {
-        const next = new Set<string>();
-        for (const key of await scanKeys(options.client, keyPrefix)) {
-          const grantId = key.slice(keyPrefix.length);
-          if (isGrantId(grantId)) next.add(grantId);
-        }
-        for (const grantId of during) next.add(grantId);
-        revoked = next;
+        const found = await readAll();
+        const now = clock();
+        for (const [grantId, until] of found) keep(grantId, until === undefined ? now + retainMs : until * 1000);
+        // only once the read succeeded: an unreachable Redis never empties the list
+        for (const [grantId, until] of revoked) if (until <= now && !found.has(grantId)) revoked.delete(grantId);
       } finally {
-        heard = undefined;
         running = undefined;
       }
     })();

@@ -5,7 +5,7 @@
  */
 import type { Pool } from 'pg';
 import type { Clock } from '../clock.js';
-import type { KeyValueStore } from '../types.js';
+import type { KeyValueEntry, KeyValueStore } from '../types.js';
 import { Batcher, Gate } from './batch.js';
 import { valuesList } from './batch-sql.js';
 import { isConnectionLoss } from './reconnect.js';
@@ -170,5 +170,13 @@ export class PgKv implements KeyValueStore {
 
   async delete(namespace: string, key: string) {
     await repeatable(this.pool, prepared(`DELETE FROM ${this.q}.kv WHERE namespace = $1 AND key = $2`, [namespace, key]));
+  }
+
+  async list<T = unknown>(namespace: string): Promise<KeyValueEntry<T>[]> {
+    const { rows } = await repeatable<{ key: string; value: string; expires_at: string | number }>(
+      this.pool,
+      prepared(`SELECT key, value, expires_at FROM ${this.q}.kv WHERE namespace = $1 AND expires_at > $2`, [namespace, this.clock()]),
+    );
+    return rows.map((r) => ({ key: r.key, value: JSON.parse(r.value) as T, expiresAt: Number(r.expires_at) }));
   }
 }

@@ -51,3 +51,25 @@ export {
   revokedGrantKey,
   revokedGrantKeyPrefix,
 } from './revocation-signal.js';
+export {
+  createTerminal,
+  isVisibleText,
+  joinText,
+  ownLayout,
+  terminalJson,
+  terminalText,
+  visibleText,
+  type Terminal,
+  type TerminalText,
+} from './terminal-text.js';
+export {
+  MALFORMED_ERROR_CODE,
+  MAX_ERROR_CODE_LENGTH,
+  MAX_ERROR_DESCRIPTION_LENGTH,
+  MAX_ISSUER_LENGTH,
+  isAccessTokenSyntax,
+  isCanonicalIssuer,
+  issuerProblem,
+  oauthErrorCode,
+  oauthErrorDescription,
+} from './oauth-values.js';

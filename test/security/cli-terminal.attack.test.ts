@@ -101,6 +101,8 @@ describe('attack: terminal escape sequences from servers through the CLI', () =>
   let as: Hostile;
   /** An AS that issues an access token with CR LF in it (client credentials). */
   let crlfAs: Hostile;
+  /** An AS that says its token lives 1e300 seconds. */
+  let foreverAs: Hostile;
   let home: string;
   /** Paths the AS was asked for (a refused issuer must be refused before any request). */
   const asked: string[] = [];
@@ -151,6 +153,13 @@ describe('attack: terminal escape sequences from servers through the CLI', () =>
         return { status: 400, body: { error: `invalid_client${FORGED}${ESC}[2J`, error_description: `desc${FORGED}` } };
       return { status: 404, body: {} };
     });
+    foreverAs = await serve((path, _body, self) => {
+      if (path.startsWith('/.well-known/')) {
+        return { status: 200, body: { issuer: self, token_endpoint: `${self}/token`, code_challenge_methods_supported: ['S256'] } };
+      }
+      if (path === '/token') return { status: 200, body: { access_token: 'forever-token', token_type: 'Bearer', expires_in: 1e300 } };
+      return { status: 404, body: {} };
+    });
     crlfAs = await serve((path, _body, self) => {
       if (path.startsWith('/.well-known/')) {
         return {
@@ -184,6 +193,7 @@ describe('attack: terminal escape sequences from servers through the CLI', () =>
       if (prm === '/forged/mcp')
         return { status: 200, body: { resource: `${self}/forged/mcp`, authorization_servers: [`${as.url}/forged`] } };
       if (prm === '/crlf/mcp') return { status: 200, body: { resource: `${self}/crlf/mcp`, authorization_servers: [crlfAs.url] } };
+      if (prm === '/forever/mcp') return { status: 200, body: { resource: `${self}/forever/mcp`, authorization_servers: [foreverAs.url] } };
       return {
         status: 401,
         headers: { 'www-authenticate': `Bearer resource_metadata="${self}/.well-known/oauth-protected-resource${path}"` },
@@ -193,7 +203,7 @@ describe('attack: terminal escape sequences from servers through the CLI', () =>
     home = await mkdtemp(join(tmpdir(), 'mak-terminal-'));
   });
   afterAll(async () => {
-    for (const h of [mcp, as, crlfAs]) {
+    for (const h of [mcp, as, crlfAs, foreverAs]) {
       h?.server.closeAllConnections();
       h?.server.close();
     }
@@ -313,6 +323,16 @@ describe('attack: terminal escape sequences from servers through the CLI', () =>
     expect(`${r.stdout}${r.stderr}`).not.toContain('s3cret');
     expect(`${r.stdout}${r.stderr}`).not.toContain('X-Injected');
     expect(r.stderr).toContain('not a valid token (RFC 6750 §2.1); it is not shown');
+  });
+
+  it('login --client-credentials, status: an `expires_in` of 1e300 is capped (RFC 6749 §5.1 in range), so status still shows a date', async () => {
+    const login = await cli(['--client-credentials', '--client-id', 'svc', '--issuer', foreverAs.url, 'login', `${mcp.url}/forever/mcp`]);
+    expect(login.code, login.stderr).toBe(0);
+    const status = await cli(['status']);
+    expect(status.code, status.stderr).toBe(0);
+    const year = Number(/access token valid until (\d{4})-/.exec(status.stdout)?.[1]);
+    expect(year).toBeGreaterThanOrEqual(new Date().getUTCFullYear() + 9);
+    expect(year).toBeLessThanOrEqual(new Date().getUTCFullYear() + 11);
   });
 
   it('login --client-credentials: the token endpoint `error_description` is shown clean', async () => {

@@ -67,9 +67,11 @@ export {
   MAX_ERROR_CODE_LENGTH,
   MAX_ERROR_DESCRIPTION_LENGTH,
   MAX_ISSUER_LENGTH,
+  MAX_TOKEN_LIFETIME_SECONDS,
   isAccessTokenSyntax,
   isCanonicalIssuer,
   issuerProblem,
   oauthErrorCode,
   oauthErrorDescription,
+  tokenLifetime,
 } from './oauth-values.js';

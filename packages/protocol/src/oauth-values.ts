@@ -72,6 +72,19 @@ export function oauthErrorDescription(value: unknown): string | undefined {
   return value.length > MAX_ERROR_DESCRIPTION_LENGTH ? `${value.slice(0, MAX_ERROR_DESCRIPTION_LENGTH)}…` : value;
 }
 
+/** Longest token lifetime taken as the AS says it: ten years, in seconds. */
+export const MAX_TOKEN_LIFETIME_SECONDS = 315_360_000;
+
+/**
+ * An `expires_in` (RFC 6749 §5.1) as whole seconds within [0, {@link MAX_TOKEN_LIFETIME_SECONDS}]:
+ * a larger value is capped (`1e300` would make an expiry no date can show); anything that is not a
+ * finite non-negative number is undefined (no expiry said).
+ */
+export function tokenLifetime(value: unknown): number | undefined {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) return undefined;
+  return Math.min(Math.floor(value), MAX_TOKEN_LIFETIME_SECONDS);
+}
+
 /**
  * RFC 6750 §2.1 b64token (also RFC 9449 §7.1 for DPoP): `1*( ALPHA / DIGIT / "-" / "." / "_" / "~"
  * / "+" / "/" ) *"="`. An access token outside it (CR, LF, spaces) cannot travel in an

@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import {
   MALFORMED_ERROR_CODE,
+  MAX_TOKEN_LIFETIME_SECONDS,
   isAccessTokenSyntax,
   isCanonicalIssuer,
   issuerProblem,
   oauthErrorCode,
   oauthErrorDescription,
+  tokenLifetime,
 } from '../src/oauth-values.js';
 
 describe('issuer identifiers in canonical form (RFC 8414 §2, §3.3)', () => {
@@ -70,5 +72,15 @@ describe('access token syntax (RFC 6750 §2.1 b64token)', () => {
   it('accepts JWTs and opaque tokens, refuses CR/LF and spaces', () => {
     expect(isAccessTokenSyntax('eyJhbGciOi.eyJzdWIi.sig-_~+/==')).toBe(true);
     for (const bad of ['abc\r\nX-Injected: 1', 'a b', '', 'a=b', 'tok\u200b']) expect(isAccessTokenSyntax(bad)).toBe(false);
+  });
+});
+
+describe('token lifetimes (RFC 6749 §5.1 expires_in) in range', () => {
+  it('whole seconds, capped at ten years; not a finite non-negative number: none said', () => {
+    expect(tokenLifetime(3600)).toBe(3600);
+    expect(tokenLifetime(59.9)).toBe(59);
+    expect(tokenLifetime(0)).toBe(0);
+    expect(tokenLifetime(1e300)).toBe(MAX_TOKEN_LIFETIME_SECONDS);
+    for (const bad of [-1, Number.NaN, Number.POSITIVE_INFINITY, '3600', undefined]) expect(tokenLifetime(bad)).toBeUndefined();
   });
 });

@@ -1,4 +1,4 @@
-import { isAccessTokenSyntax } from '@mcp-auth-kit/protocol';
+import { isAccessTokenSyntax, tokenLifetime } from '@mcp-auth-kit/protocol';
 import { boundRecord } from '../credential-binding.js';
 import type { DpopKey } from '../dpop.js';
 import { ERR, McpAuthError } from '../errors.js';
@@ -35,6 +35,8 @@ export function tokensFrom(
   }
   const scope = res.scope ?? requestedScope ?? previous?.scope;
   const account = signedInAccount(res, binding.issuer) ?? previous?.account;
+  // RFC 6749 §5.1, in range: an absurd expires_in must not make an expiry no date can show.
+  const lifetime = tokenLifetime(res.expires_in);
   const refresh = res.refresh_token ?? previous?.refresh_token;
   return {
     issuer: binding.issuer,
@@ -43,7 +45,7 @@ export function tokensFrom(
     token_type: res.token_type,
     client_id: client.client_id,
     ...(refresh !== undefined && { refresh_token: refresh }),
-    ...(typeof res.expires_in === 'number' && { expires_at: nowSeconds() + res.expires_in }),
+    ...(lifetime !== undefined && { expires_at: nowSeconds() + lifetime }),
     ...(scope !== undefined && { scope }),
     ...((requestedScope ?? previous?.requested_scope) !== undefined && { requested_scope: requestedScope ?? previous?.requested_scope }),
     ...(res.token_type.toLowerCase() === 'dpop' && dpop && { dpop_jkt: dpop.jkt }),

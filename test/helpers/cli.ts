@@ -12,16 +12,20 @@ const isLoopbackCallback = (url: URL) => url.hostname === '127.0.0.1' && url.pat
  * `mcp-auth-kit --no-browser login <mcpUrl>`: reads the authorization URL the CLI prints, plays
  * the browser headlessly up to the CLI's loopback callback, and waits for the CLI to exit.
  * `beforeBrowser` runs once the URL is printed, before the browser is played (attack tests).
- * `bin`: another installed copy of the command (the scratch project's, from the tarball).
+ * `bin`: another installed copy of the command (the scratch project's, from the tarball);
+ * `loginArgs`: options of `login` (e.g. `--scope`).
  */
 export async function cliLogin(
   mcpUrl: string,
   env: NodeJS.ProcessEnv,
   beforeBrowser?: (authorizationUrl: URL) => Promise<void>,
   bin = cliPath,
+  loginArgs: string[] = [],
 ) {
-  const login = spawn(process.execPath, [bin, '--no-browser', 'login', mcpUrl], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const login = spawn(process.execPath, [bin, '--no-browser', 'login', ...loginArgs, mcpUrl], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
+  let stdout = '';
+  login.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => login.on('exit', resolve));
   const authorizationUrl = await new Promise<URL>((resolve, reject) => {
     login.stderr.on('data', (chunk: Buffer) => {
@@ -34,5 +38,5 @@ export async function cliLogin(
   await beforeBrowser?.(authorizationUrl);
   const callback = await new HeadlessBrowser().followToCallback(authorizationUrl, isLoopbackCallback, { deliver: true });
   const exitCode = await exited;
-  return { authorizationUrl, callback, exitCode, stderr };
+  return { authorizationUrl, callback, exitCode, stderr, stdout };
 }

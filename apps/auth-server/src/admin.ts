@@ -15,13 +15,19 @@ import {
   type StorageConfig,
   type Store,
 } from '@mcp-auth-kit/authorization-server';
-import { usernameProblem } from '@mcp-auth-kit/protocol';
+import { joinText, ownLayout, terminalText, type TerminalText, usernameProblem } from '@mcp-auth-kit/protocol';
 import { loadConfig } from './config.js';
 import { connectRevocationSignal } from './revocation-signal.js';
 
+/**
+ * The admin tool's output, a line at a time. Lines are {@link TerminalText}: what the store holds
+ * (usernames, display names, client ids, linked identities) is data, never layout — an escape
+ * sequence, OSC 52 / OSC 8, TAB or LF in a stored name prints as a visible escape inside its own
+ * row (admin-main.ts writes through the protocol package's one terminal writer).
+ */
 export interface AdminIo {
-  out(line: string): void;
-  err(line: string): void;
+  out(line: TerminalText): void;
+  err(line: TerminalText): void;
   /**
    * Reads a new password: AS_ADMIN_PASSWORD, else a prompt without echo asked twice (a
    * terminal), else the first line of stdin (a pipe). '' when none was given; throwing an
@@ -60,11 +66,7 @@ export function adminStorage(env: NodeJS.ProcessEnv): StorageConfig {
   if (env.DATABASE_URL?.trim()) return storageConfigFromEnv(env);
   if (env.AS_CONFIG_FILE?.trim()) {
     const { config, problems } = loadConfig(env);
-    if (problems.length) {
-      throw new Error(
-        `cannot tell which store to open: the configuration is invalid (see --print-config):\n  - ${problems.join('\n  - ')}`,
-      );
-    }
+    if (problems.length) throw new ConfigInvalidError('cannot tell which store to open', problems);
     return config.storage ?? storageConfigFromEnv({ DATA_DIR: config.dataDir });
   }
   return storageConfigFromEnv(env);
@@ -72,6 +74,15 @@ export function adminStorage(env: NodeJS.ProcessEnv): StorageConfig {
 
 /** The command line cannot be understood: the message, then the usage (exit 2). */
 class UsageError extends Error {}
+
+/** The configuration the server would read is invalid: a message with one line per problem. */
+class ConfigInvalidError extends Error {
+  readonly problems: readonly string[];
+  constructor(what: string, problems: readonly string[]) {
+    super(`${what}: the configuration is invalid (see --print-config):\n  - ${problems.join('\n  - ')}`);
+    this.problems = problems;
+  }
+}
 
 /** A well-formed command that is refused as given (a value out of range): the message alone (exit 2). */
 class RefusedError extends Error {}
@@ -97,11 +108,7 @@ export interface SignedTokenLifetimes {
  */
 export function signedTokenLifetimes(env: NodeJS.ProcessEnv): SignedTokenLifetimes {
   const { config, problems } = loadConfig(env);
-  if (problems.length) {
-    throw new Error(
-      `cannot tell how long issued tokens stay valid: the configuration is invalid (see --print-config):\n  - ${problems.join('\n  - ')}`,
-    );
-  }
+  if (problems.length) throw new ConfigInvalidError('cannot tell how long issued tokens stay valid', problems);
   const as = config.authorizationServer;
   const accessToken = Math.max(as?.accessTokenTTL ?? DEFAULT_ACCESS_TOKEN_TTL, ...(as?.resources ?? []).map((r) => r.accessTokenTTL ?? 0));
   return { accessToken, idToken: ID_TOKEN_TTL, longest: Math.max(accessToken, ID_TOKEN_TTL) };
@@ -110,7 +117,8 @@ export function signedTokenLifetimes(env: NodeJS.ProcessEnv): SignedTokenLifetim
 async function withStore<T>(config: StorageConfig, env: NodeJS.ProcessEnv, io: AdminIo, fn: (store: Store) => Promise<T>): Promise<T> {
   // with REDIS_URL, a grant revoked here reaches the resource servers as one revoked by the AS
   const redisUrl = env.REDIS_URL?.trim();
-  const warn = (message: string, fields?: Record<string, unknown>) => io.err(`warning: ${message} ${JSON.stringify(fields ?? {})}`);
+  const warn = (message: string, fields?: Record<string, unknown>) =>
+    io.err(terminalText`warning: ${message} ${JSON.stringify(fields ?? {})}`);
   const signal = redisUrl
     ? await connectRevocationSignal(redisUrl, env.REDIS_PREFIX?.trim() || undefined, signedTokenLifetimes(env).accessToken, {
         info: () => {},
@@ -142,16 +150,40 @@ async function newPassword(io: AdminIo): Promise<string> {
  * the authorization server): the grant and its refresh tokens and codes are gone at once, but
  * a JWT access token is checked by resource servers on their own until it expires.
  */
-function revokedGrantEffects(username: string, clientId: string, accessTokenTtl: number | undefined, published: boolean): string[] {
+function revokedGrantEffects(username: string, clientId: string, accessTokenTtl: number | undefined, published: boolean): TerminalText[] {
   const lifetime = accessTokenTtl === undefined ? 'their configured lifetime (accessTokenTTL)' : `${accessTokenTtl} s`;
   return [
-    `revoked the grant of ${username} for ${clientId}:`,
-    '  now: its refresh tokens and unused authorization codes stop working, and the next authorization asks for consent again;',
-    `  access tokens already issued (JWTs) stay valid until they expire, up to ${lifetime} after issue,`,
+    terminalText`revoked the grant of ${username} for ${clientId}:`,
+    terminalText`  now: its refresh tokens and unused authorization codes stop working, and the next authorization asks for consent again;`,
+    terminalText`  access tokens already issued (JWTs) stay valid until they expire, up to ${lifetime} after issue,`,
     published
-      ? '  except at resource servers that check them by token introspection (RFC 7662) or follow the Redis revocation signal (REDIS_URL, published now), which refuse them within seconds.'
-      : '  except at resource servers that check them by token introspection (RFC 7662), which refuse them now.',
+      ? terminalText`  except at resource servers that check them by token introspection (RFC 7662) or follow the Redis revocation signal (REDIS_URL, published now), which refuse them within seconds.`
+      : terminalText`  except at resource servers that check them by token introspection (RFC 7662), which refuse them now.`,
   ];
+}
+
+/** The usage text: the program's own layout. */
+const usage = () => ownLayout(ADMIN_USAGE);
+
+/**
+ * An error as one line of data (a message quoting a stored name with LF or ESC cannot add or
+ * rewrite a line); only an invalid configuration's problems get a line each, each still data.
+ */
+function printError(io: AdminIo, err: unknown): void {
+  if (err instanceof ConfigInvalidError) {
+    io.err(terminalText`error: ${err.message.split('\n', 1)[0]}`);
+    for (const problem of err.problems) io.err(terminalText`  - ${problem}`);
+    return;
+  }
+  io.err(terminalText`error: ${err instanceof Error ? err.message : String(err)}`);
+}
+
+/** One `user list` row: tab-separated columns, each a value made visible (no TAB or LF of its own). */
+function userRow(columns: readonly unknown[]): TerminalText {
+  return joinText(
+    columns.map((c) => terminalText`${c}`),
+    '\t',
+  );
 }
 
 const COMMANDS = new Set([
@@ -190,26 +222,26 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: Admin
       options: { 'display-name': { type: 'string' }, 'retire-after': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
     });
   } catch (err) {
-    io.err(`error: ${(err as Error).message}`);
-    io.err(ADMIN_USAGE);
+    printError(io, err);
+    io.err(usage());
     return 2;
   }
   const [group, action, name] = parsed.positionals;
   const clientArg = rawClientId ?? parsed.positionals[3];
   if (parsed.values.help) {
-    io.out(ADMIN_USAGE);
+    io.out(usage());
     return 0;
   }
   if (!group) {
-    io.err('error: no command given');
-    io.err(ADMIN_USAGE);
+    io.err(terminalText`error: no command given`);
+    io.err(usage());
     return 2;
   }
   const key = `${group} ${action ?? ''}`.trim();
   // Before the store is opened: a typo must not create an empty SQLite file.
   if (!COMMANDS.has(key)) {
-    io.err(`error: unknown command "${key}"`);
-    io.err(ADMIN_USAGE);
+    io.err(terminalText`error: unknown command "${key}"`);
+    io.err(usage());
     return 2;
   }
   try {
@@ -239,21 +271,21 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: Admin
             displayName: parsed.values['display-name'],
             disabled: false,
           });
-          io.out(`created user ${account.username} (sub ${account.id})`);
+          io.out(terminalText`created user ${account.username} (sub ${account.id})`);
           return 0;
         }
         case 'user reset-password':
         case 'user set-password': {
           const account = await findUser();
           await store.accounts.update(account.id, { passwordHash: await hashPassword(await newPassword(io)) });
-          io.out(`password changed for ${account.username}`);
+          io.out(terminalText`password changed for ${account.username}`);
           return 0;
         }
         case 'user disable':
         case 'user enable': {
           const account = await findUser();
           await store.accounts.update(account.id, { disabled: action === 'disable' });
-          io.out(`${account.username} ${action === 'disable' ? 'disabled' : 'enabled'}`);
+          io.out(terminalText`${account.username} ${action === 'disable' ? 'disabled' : 'enabled'}`);
           return 0;
         }
         case 'user link':
@@ -269,10 +301,10 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: Admin
             if (owner && owner.id !== account.id)
               throw new AdminError(`that identity is already linked to "${owner.username}"; nothing changed`);
             if (!current.includes(identity)) await store.accounts.update(account.id, { upstreamIdentities: [...current, identity] });
-            io.out(`${account.username} can sign in as ${subject} at ${issuer}`);
+            io.out(terminalText`${account.username} can sign in as ${subject} at ${issuer}`);
           } else {
             await store.accounts.update(account.id, { upstreamIdentities: current.filter((i) => i !== identity) });
-            io.out(`unlinked ${subject} at ${issuer} from ${account.username}`);
+            io.out(terminalText`unlinked ${subject} at ${issuer} from ${account.username}`);
           }
           return 0;
         }
@@ -280,20 +312,20 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: Admin
           for (const a of await store.accounts.list()) {
             // Linked identities (upstream sign-in, ID-JAG just-in-time accounts) as "<issuer> <sub>".
             const linked = (a.upstreamIdentities ?? []).join(', ');
-            io.out(`${a.username}\t${a.id}\t${a.disabled ? 'disabled' : 'active'}\t${a.displayName ?? ''}${linked ? `\t${linked}` : ''}`);
+            io.out(userRow([a.username, a.id, a.disabled ? 'disabled' : 'active', a.displayName ?? '', ...(linked ? [linked] : [])]));
           }
           return 0;
         }
         case 'grants list': {
           const account = await findUser();
           const grants = await listAccountGrants(store, account.id);
-          if (!grants.length) io.out(`${account.username} has approved no client`);
+          if (!grants.length) io.out(terminalText`${account.username} has approved no client`);
           for (const g of grants) {
             const scopes = Object.entries(g.resources)
               .map(([resource, list]) => `${resource} [${list.join(' ')}]`)
               .join(', ');
             const until = g.expiresAt ? new Date(g.expiresAt * 1000).toISOString() : 'no expiry';
-            io.out(`${g.clientId}\t${scopes || '(no resource)'}\tuntil ${until}`);
+            io.out(userRow([g.clientId, scopes || '(no resource)', `until ${until}`]));
           }
           return 0;
         }
@@ -329,12 +361,12 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: Admin
             );
           }
           const keys = await store.keys.rotateSigningKeys(retireAfter ?? Math.max(DEFAULT_RETIRE_AFTER, ttl.longest));
-          for (const k of keys) io.out(`${k.status}\t${k.jwk.kid}`);
-          io.out('restart the authorization server instances to sign with the new current key');
+          for (const k of keys) io.out(userRow([k.status, k.jwk.kid]));
+          io.out(terminalText`restart the authorization server instances to sign with the new current key`);
           return 0;
         }
         case 'keys list': {
-          for (const k of await store.keys.signingKeys()) io.out(`${k.status}\t${k.jwk.kid}\t${k.jwk.alg}`);
+          for (const k of await store.keys.signingKeys()) io.out(userRow([k.status, k.jwk.kid, k.jwk.alg]));
           return 0;
         }
         case 'cookie-keys rotate': {
@@ -343,13 +375,13 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: Admin
           const after = await store.keys.rotateCookieKeys();
           const dropped = Math.max(0, before + 1 - after.length);
           io.out(
-            `added a new cookie key; ${after.length} kept: the new one signs, ${after.length - 1} older still verify${dropped ? `, ${dropped} oldest dropped` : ''}`,
+            terminalText`added a new cookie key; ${after.length} kept: the new one signs, ${after.length - 1} older still verify${dropped ? `, ${dropped} oldest dropped` : ''}`,
           );
-          io.out('restart the authorization server instances to sign cookies with the new key');
+          io.out(terminalText`restart the authorization server instances to sign cookies with the new key`);
           return 0;
         }
         case 'cleanup': {
-          io.out(`deleted ${await store.cleanup()} expired rows`);
+          io.out(terminalText`deleted ${await store.cleanup()} expired rows`);
           return 0;
         }
         default:
@@ -358,15 +390,15 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: Admin
     });
   } catch (err) {
     if (err instanceof UsageError) {
-      io.err(`error: ${err.message}`);
-      io.err(ADMIN_USAGE);
+      printError(io, err);
+      io.err(usage());
       return 2;
     }
     if (err instanceof RefusedError) {
-      io.err(`error: ${err.message}`);
+      printError(io, err);
       return 2;
     }
-    io.err(`error: ${(err as Error).message}`);
+    printError(io, err);
     return 1;
   }
 }

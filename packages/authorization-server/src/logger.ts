@@ -1,3 +1,5 @@
+import { visibleText } from '@mcp-auth-kit/protocol';
+
 /**
  * Minimal structured logger interface used everywhere in the AS. The default writes one line
  * per event to stderr; `pinoLogger()` (ops/pino-logger.ts) writes JSON lines with pino.
@@ -28,11 +30,15 @@ const VALUE_PATTERNS: Array<[RegExp, string]> = [
   ],
 ];
 
-/** Removes credentials from a free-text value. */
+/**
+ * Removes credentials from a free-text value, and shows its controls, invisible and line-breaking
+ * characters as visible escapes (protocol's visibleText): a client name, username or URL in a log
+ * line is data, never a forged line or an escape sequence for whoever reads the log in a terminal.
+ */
 export function scrubText(value: string): string {
   let out = value;
   for (const [pattern, replacement] of VALUE_PATTERNS) out = out.replace(pattern, replacement);
-  return out;
+  return visibleText(out);
 }
 
 function redactValue(key: string, value: unknown, depth: number): unknown {

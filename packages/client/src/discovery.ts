@@ -1,4 +1,4 @@
-import { authorizationServerMetadataUrls, protectedResourceMetadataUrls } from '@mcp-auth-kit/protocol';
+import { authorizationServerMetadataUrls, issuerProblem, protectedResourceMetadataUrls, visibleText } from '@mcp-auth-kit/protocol';
 import { ERR, McpAuthError } from './errors.js';
 import { guardedGet, readJsonObject, type HttpDeps } from './http.js';
 import { networkFailureReason } from './unreachable.js';
@@ -173,7 +173,7 @@ export async function processAuthorizationServerMetadataResponse(
   if (body.issuer !== expectedIssuer) {
     throw new McpAuthError(
       ERR.AS_ISSUER_MISMATCH,
-      `authorization server metadata "issuer" (${String(body.issuer)}) is not the expected issuer ${expectedIssuer}`,
+      `authorization server metadata "issuer" (${visibleText(body.issuer)}) is not the expected issuer ${visibleText(expectedIssuer)}`,
     );
   }
   for (const key of ['authorization_endpoint', 'token_endpoint', 'registration_endpoint'] as const) {
@@ -204,8 +204,17 @@ export function assertPkceS256(as: AuthorizationServerMetadata): void {
 /**
  * Fetches AS metadata trying {@link authorizationServerMetadataUrls} in order. An issuer that does
  * not answer is `SERVER_UNREACHABLE`; one that answers without metadata `AS_METADATA_NOT_FOUND`.
+ * An issuer that is not in canonical form (RFC 8414 §2; whitespace or controls the URL parser
+ * would drop) is refused before any request: it would be stored and printed as sent.
  */
 export async function discoverAuthorizationServer(issuer: string, deps: HttpDeps): Promise<AuthorizationServerMetadata> {
+  const problem = issuerProblem(issuer);
+  if (problem) {
+    throw new McpAuthError(
+      ERR.AS_METADATA_INVALID,
+      `the authorization server identifier "${visibleText(issuer)}" is refused: it ${problem} (RFC 8414 §2)`,
+    );
+  }
   const { found, attempts } = await firstAnswer(authorizationServerMetadataUrls(issuer), deps, 'authorization server metadata URL');
   if (found) return processAuthorizationServerMetadataResponse(issuer, found.res);
   const down = attempts.unreachable();

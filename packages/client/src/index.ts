@@ -37,6 +37,7 @@ export {
 } from './registration.js';
 export { McpAuthClient, type ServerStatus } from './client/mcp-auth-client.js';
 export type { AccessCheck } from './client/token-check.js';
+export type { SignedInAccount } from './client/signed-in-account.js';
 export { createAuthFetch, createSdkAuthProvider } from './client/sdk-adapters.js';
 export { enterpriseManagedAssertion, type EnterpriseManagedOptions } from './client/enterprise-managed.js';
 export type { JwtBearerConfig, McpAuthClientOptions, McpAuthEvent, ClientCredentialsConfig } from './client/options.js';

@@ -1,5 +1,6 @@
 import * as oauth from 'oauth4webapi';
 import { importPKCS8, importJWK, type JWK } from 'jose';
+import { oauthErrorCode, oauthErrorDescription } from '@mcp-auth-kit/protocol';
 import { ERR, McpAuthError, type McpAuthErrorCode } from './errors.js';
 import { policyFetch, readJsonObject, type HttpDeps } from './http.js';
 import { networkFailureReason } from './unreachable.js';
@@ -81,10 +82,13 @@ function mapError(err: unknown, code: McpAuthErrorCode, what: string, endpoint?:
     });
   }
   if (err instanceof oauth.ResponseBodyError) {
-    throw new McpAuthError(code, `${what} failed: ${err.error}${err.error_description ? ` (${err.error_description})` : ''}`, {
+    // RFC 6749 §5.2: a code outside its charset (a newline, an escape) is never echoed.
+    const error = oauthErrorCode(err.error);
+    const description = oauthErrorDescription(err.error_description);
+    throw new McpAuthError(code, `${what} failed: ${error}${description ? ` (${description})` : ''}`, {
       cause: err,
-      error: err.error,
-      ...(err.error_description !== undefined && { error_description: err.error_description }),
+      error,
+      ...(description !== undefined && { error_description: description }),
       status: err.status,
     });
   }
@@ -119,11 +123,14 @@ export function validateAuthorizationResponse(
     return oauth.validateAuthResponse(asServer(as), { client_id: clientId }, callback, expectedState);
   } catch (err) {
     if (err instanceof oauth.AuthorizationResponseError) {
-      const description = err.error_description ? `: ${err.error_description}` : '';
-      throw new McpAuthError(ERR.AUTHORIZATION_DENIED, `the authorization server refused the authorization: ${err.error}${description}`, {
+      // RFC 6749 §4.1.2.1: the code is checked against its charset before it is echoed.
+      const error = oauthErrorCode(err.error);
+      const text = oauthErrorDescription(err.error_description);
+      const description = text ? `: ${text}` : '';
+      throw new McpAuthError(ERR.AUTHORIZATION_DENIED, `the authorization server refused the authorization: ${error}${description}`, {
         cause: err,
-        error: err.error,
-        ...(err.error_description !== undefined && { error_description: err.error_description }),
+        error,
+        ...(text !== undefined && { error_description: text }),
       });
     }
     const message = err instanceof Error ? err.message : String(err);
@@ -304,8 +311,8 @@ export async function requestIdJag(req: IdJagRequest, deps: HttpDeps): Promise<s
   }
   const json = await readJsonObject(res);
   if (res.status !== 200 || !json || typeof json.access_token !== 'string') {
-    const error = typeof json?.error === 'string' ? json.error : undefined;
-    const description = typeof json?.error_description === 'string' ? json.error_description.slice(0, 300) : undefined;
+    const error = json?.error === undefined ? undefined : oauthErrorCode(json.error);
+    const description = oauthErrorDescription(json?.error_description);
     // The enterprise IdP decides (MCP enterprise-managed authorization §7.2): a refusal here,
     // e.g. of a step-up's wider scope, is the organization's policy, not a fault of the client.
     throw new McpAuthError(
@@ -348,8 +355,8 @@ export async function registerClient(
   }
   const body = await readJsonObject(res);
   if (res.status !== 201 && res.status !== 200) {
-    const error = typeof body?.error === 'string' ? body.error : undefined;
-    const description = typeof body?.error_description === 'string' ? body.error_description : undefined;
+    const error = body?.error === undefined ? undefined : oauthErrorCode(body.error);
+    const description = oauthErrorDescription(body?.error_description);
     throw new McpAuthError(
       ERR.REGISTRATION_REJECTED,
       `dynamic client registration refused (HTTP ${res.status}${error ? `, ${error}` : ''}${description ? `: ${description}` : ''})`,

@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import type { SignedInAccount } from './client/signed-in-account.js';
 import type { AuthorizationServerMetadata } from './discovery.js';
 import { copyPlainTree, isPlainTree } from './plain-copy.js';
 
@@ -33,6 +34,8 @@ export interface StoredTokens {
   client_id: string;
   /** RFC 9449: JWK thumbprint of the DPoP key the tokens are bound to. */
   dpop_jkt?: string;
+  /** Which account the authorization server signed in, when it said so (see SignedInAccount). */
+  account?: SignedInAccount;
 }
 
 /**

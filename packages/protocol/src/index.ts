@@ -62,3 +62,27 @@ export {
   usernameProblem,
   type UsernameProblem,
 } from './identity.js';
+export {
+  createTerminal,
+  isVisibleText,
+  joinText,
+  ownLayout,
+  terminalJson,
+  terminalText,
+  visibleText,
+  type Terminal,
+  type TerminalText,
+} from './terminal-text.js';
+export {
+  MALFORMED_ERROR_CODE,
+  MAX_ERROR_CODE_LENGTH,
+  MAX_ERROR_DESCRIPTION_LENGTH,
+  MAX_ISSUER_LENGTH,
+  MAX_TOKEN_LIFETIME_SECONDS,
+  isAccessTokenSyntax,
+  isCanonicalIssuer,
+  issuerProblem,
+  oauthErrorCode,
+  oauthErrorDescription,
+  tokenLifetime,
+} from './oauth-values.js';

@@ -1,3 +1,4 @@
+import { joinText, terminalText, type TerminalText } from '@mcp-auth-kit/protocol';
 import { ERR, McpAuthError } from '../errors.js';
 import { networkFailureReason } from '../unreachable.js';
 
@@ -11,12 +12,14 @@ export interface ErrorContext {
 
 /**
  * Every error the CLI prints, as two parts: what happened (first line, with the library code for
- * bug reports) and what to do about it (second line). Server-controlled text in messages is
- * stripped of terminal controls by the writer, not here.
+ * bug reports) and what to do about it (second line). Each part is data to the writer: a
+ * message that carries a server's text (an `error_description`, a forged code) shows its newlines
+ * and escape sequences as visible escapes, so it can never print a line of its own.
  */
-export function explainError(err: unknown, ctx: ErrorContext): string {
+export function explainError(err: unknown, ctx: ErrorContext): TerminalText {
   const { what, todo, code } = describe(err, ctx);
-  return `error: ${what}${code ? ` [${code}]` : ''}\n${todo ? `${todo}\n` : ''}`;
+  const head = terminalText`error: ${what}${code ? ` [${code}]` : ''}\n`;
+  return todo ? joinText([head, terminalText`${todo}\n`]) : head;
 }
 
 interface Explained {

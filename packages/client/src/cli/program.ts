@@ -1,9 +1,11 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { createTerminal, joinText, ownLayout, terminalText, visibleText, type Terminal } from '@mcp-auth-kit/protocol';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { McpAuthClient } from '../client/mcp-auth-client.js';
 import { createAuthFetch } from '../client/sdk-adapters.js';
 import type { McpAuthClientOptions } from '../client/options.js';
 import type { AccessCheck } from '../client/token-check.js';
+import type { ServerStatus } from '../client/mcp-auth-client.js';
 import { McpAuthError } from '../errors.js';
 import { FileStore, defaultStoreDir } from '../file-store.js';
 import { join } from 'node:path';
@@ -12,7 +14,7 @@ import { serverKey } from '../url.js';
 import { describeEvent } from './events.js';
 import { explainError } from './explain.js';
 import { formatStatus, isExpired } from './status-view.js';
-import { createTerminal, type Terminal } from './terminal.js';
+import { accountLabel } from './account.js';
 import { parseToolArguments } from './tool-arguments.js';
 import { cliVersion } from './version.js';
 
@@ -56,14 +58,14 @@ function makeClient(opts: GlobalOpts, ctx: CliContext): McpAuthClient {
     privateNetworks: opts.privateNetworks,
     onEvent: (e) => {
       const text = describeEvent(e);
-      if (text) term.err(`${text}\n`);
+      if (text) term.err(joinText([text, ownLayout('\n')]));
     },
     openAuthorizationUrl: async (url) => {
-      term.err(`Open this URL to authorize:\n\n  ${url.href}\n\n`);
+      term.err(terminalText`Open this URL to authorize:\n\n  ${url.href}\n\n`);
       const byHand = `open the URL above by hand in a browser on this computer (the answer comes back to 127.0.0.1); waiting ${opts.timeout} s.`;
       if (!opts.browser) return;
-      if (inCi(env)) return term.err(`CI is set, so no browser is opened: ${byHand}\n`);
-      if (!(await ctx.open(url))) term.err(`Could not open a browser on this machine: ${byHand}\n`);
+      if (inCi(env)) return term.err(terminalText`CI is set, so no browser is opened: ${byHand}\n`);
+      if (!(await ctx.open(url))) term.err(terminalText`Could not open a browser on this machine: ${byHand}\n`);
     },
   };
   if (opts.clientMetadataUrl) options.clientMetadataUrl = opts.clientMetadataUrl;
@@ -116,7 +118,7 @@ async function withMcp<T>(url: string, auth: McpAuthClient, fn: (c: Client) => P
 /** Builds the `mcp-auth-kit` command line program. */
 export function createProgram(io: CliIo, setExitCode: (code: number) => void = () => undefined): Command {
   const term = createTerminal(io);
-  const ctx: CliContext = { term, env: io.env, open: io.open ?? ((u: URL) => openBrowser(u)) };
+  const ctx: CliContext = { term, env: io.env, open: io.open ?? ((u: URL) => openBrowser(u, process.platform, io.env)) };
   const program = new Command('mcp-auth-kit');
   program
     .description('Log in to OAuth-protected MCP servers and call their tools')
@@ -146,7 +148,8 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
         .default('auto'),
     )
     .version(cliVersion(), '-V, --version', 'print the version of mcp-auth-kit')
-    .configureOutput({ writeOut: term.out, writeErr: term.err })
+    // Help and argument errors: the program's own text (and the user's own arguments).
+    .configureOutput({ writeOut: (text) => term.out(ownLayout(text)), writeErr: (text) => term.err(ownLayout(text)) })
     .exitOverride()
     .showHelpAfterError('(run `mcp-auth-kit --help` for the commands and options)');
 
@@ -161,7 +164,14 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
     .action(async (url: string, cmd: { scope?: string }) => {
       const auth = makeClient(globals(), ctx);
       const tokens = await auth.authorize(url, cmd.scope ? { scope: cmd.scope } : {});
-      term.out(`Logged in to ${tokens.resource} via ${tokens.issuer}${tokens.scope ? ` (scope: ${tokens.scope})` : ''}\n`);
+      term.out(terminalText`Logged in to ${tokens.resource} via ${tokens.issuer}${tokens.scope ? ` (scope: ${tokens.scope})` : ''}\n`);
+      // RFC 8252 §8.3: another local user can race the loopback redirect with a code of their own;
+      // the account is what shows it.
+      term.out(
+        tokens.account
+          ? terminalText`Signed in as ${accountLabel(tokens.account)}: if that is not your account, run \`mcp-auth-kit logout ${url}\` now.\n`
+          : terminalText`The authorization server did not say which account signed in.\n`,
+      );
     });
 
   program
@@ -193,8 +203,9 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
           }),
         );
       }
-      if (rows.length === 0) return term.out('Not logged in to any MCP server. Log in with: mcp-auth-kit login <mcp-url>\n');
-      for (const r of rows) term.out(formatStatus(r, now, checks.get(r.server)));
+      if (rows.length === 0) return term.out(terminalText`Not logged in to any MCP server. Log in with: mcp-auth-kit login <mcp-url>\n`);
+      // formatStatus lays out values made visible first: the result is the program's layout.
+      for (const r of rows) term.out(ownLayout(formatStatus(visibleRow(r), now, visibleCheck(checks.get(r.server)))));
     });
 
   program
@@ -204,10 +215,14 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
     .action(async (url?: string) => {
       const auth = makeClient(globals(), ctx);
       const known = (await auth.status()).map((r) => r.server);
-      if (url && !known.includes(serverKey(url))) return term.out(`No tokens stored for ${url}: nothing to log out of.\n`);
-      if (!url && known.length === 0) return term.out('No tokens stored: nothing to log out of.\n');
+      if (url && !known.includes(serverKey(url))) return term.out(terminalText`No tokens stored for ${url}: nothing to log out of.\n`);
+      if (!url && known.length === 0) return term.out(terminalText`No tokens stored: nothing to log out of.\n`);
       await auth.logout(url);
-      term.out(url ? `Logged out of ${url}\n` : `Logged out of ${known.length} MCP server${known.length === 1 ? '' : 's'}\n`);
+      term.out(
+        url
+          ? terminalText`Logged out of ${url}\n`
+          : terminalText`Logged out of ${known.length} MCP server${known.length === 1 ? '' : 's'}\n`,
+      );
     });
 
   program
@@ -218,8 +233,8 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
     .action(async (url: string, cmd: { json?: boolean }) => {
       const { tools } = await withMcp(url, makeClient(globals(), ctx), (c) => c.listTools());
       if (cmd.json) return term.json(tools);
-      if (tools.length === 0) return term.out('The server offers no tools.\n');
-      for (const t of tools) term.out(`${t.name}${t.description ? ` — ${t.description}` : ''}\n`);
+      if (tools.length === 0) return term.out(terminalText`The server offers no tools.\n`);
+      for (const t of tools) term.out(terminalText`${t.name}${t.description ? ` — ${t.description}` : ''}\n`);
     });
 
   program
@@ -257,6 +272,21 @@ function parseSeconds(value: string): string {
   const n = Number(value);
   if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError(`"${value}" is not a number of seconds greater than 0.`);
   return value;
+}
+
+/** A status row with every string made visible, so formatStatus only adds layout. */
+function visibleRow(row: ServerStatus): ServerStatus {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(row)) out[k] = typeof v === 'string' ? visibleText(v) : v;
+  return out as unknown as ServerStatus;
+}
+
+function visibleCheck(check: AccessCheck | Error | undefined): AccessCheck | Error | undefined {
+  if (!check) return undefined;
+  if (check instanceof Error) return new Error(visibleText(check.message));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(check)) out[k] = typeof v === 'string' ? visibleText(v) : v;
+  return out as unknown as AccessCheck;
 }
 
 function asError(err: unknown): Error {

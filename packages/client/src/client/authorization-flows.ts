@@ -60,7 +60,13 @@ export class Authorizer {
       : await clientCredentialsGrant(ctx, binding.resource, requested);
     const tokens = tokensFrom(res, binding, client, requested, undefined, ctx.dpopKey);
     await this.context.store.setTokens(tokens);
-    this.context.emit({ type: 'authorized', issuer: binding.issuer, resource: binding.resource, scope: tokens.scope });
+    this.context.emit({
+      type: 'authorized',
+      issuer: binding.issuer,
+      resource: binding.resource,
+      scope: tokens.scope,
+      account: tokens.account,
+    });
     return tokens;
   }
 
@@ -125,7 +131,13 @@ export class Authorizer {
       const res = await exchangeAuthorizationCode(ctx, params, listener.redirectUri, verifier, binding.resource);
       const tokens = tokensFrom(res, binding, client, scope, undefined, ctx.dpopKey);
       await store.setTokens(tokens);
-      this.context.emit({ type: 'authorized', issuer: binding.issuer, resource: binding.resource, scope: tokens.scope });
+      this.context.emit({
+        type: 'authorized',
+        issuer: binding.issuer,
+        resource: binding.resource,
+        scope: tokens.scope,
+        account: tokens.account,
+      });
       return tokens;
     } finally {
       await listener.close();

@@ -5,6 +5,7 @@ import type { LoopbackListenerOptions } from '../loopback.js';
 import type { PrivateKeyInput } from '../oauth.js';
 import type { PreRegisteredClient, RegistrationContext } from '../registration.js';
 import type { AuthStore, ClientInformation } from '../store.js';
+import type { SignedInAccount } from './signed-in-account.js';
 
 /** Progress notifications (for CLIs and logs); never carry tokens, codes or secrets. */
 export type McpAuthEvent =
@@ -13,7 +14,8 @@ export type McpAuthEvent =
   | { type: 'registered'; issuer: string; client_id: string; source: ClientInformation['source'] }
   | { type: 'authorization_url'; url: URL }
   | { type: 'waiting_for_callback'; redirectUri: string }
-  | { type: 'authorized'; issuer: string; resource: string; scope?: string | undefined }
+  /** `account`: who signed in, when the AS said so (show it: another local user could have raced the loopback redirect). */
+  | { type: 'authorized'; issuer: string; resource: string; scope?: string | undefined; account?: SignedInAccount | undefined }
   | { type: 'refreshed'; issuer: string; resource: string }
   /** The AS refused the refresh token (its OAuth `error`); the tokens were dropped, a new authorization follows. */
   | { type: 'refresh_failed'; issuer: string; resource: string; error: string; error_description?: string }

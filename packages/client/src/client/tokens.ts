@@ -1,3 +1,4 @@
+import { isAccessTokenSyntax, tokenLifetime } from '@mcp-auth-kit/protocol';
 import { boundRecord } from '../credential-binding.js';
 import type { DpopKey } from '../dpop.js';
 import { ERR, McpAuthError } from '../errors.js';
@@ -6,12 +7,18 @@ import { tokenKey, type ClientInformation, type ServerBinding, type StoredTokens
 import type { ClientContext } from './context.js';
 import { clientFor, grantContext } from './credentials.js';
 import type { DpopKeys } from './dpop-keys.js';
+import { signedInAccount } from './signed-in-account.js';
 
 export function nowSeconds() {
   return Math.floor(Date.now() / 1000);
 }
 
-/** The record stored for a token response; what the response leaves out is kept from `previous`. */
+/**
+ * The record stored for a token response; what the response leaves out is kept from `previous`.
+ * An access token outside the RFC 6750 §2.1 b64token syntax (CR, LF, spaces) is refused here,
+ * without being echoed: it could not travel in an Authorization header, and the header error
+ * would print the token, line breaks and all.
+ */
 export function tokensFrom(
   res: TokenEndpointResponse,
   binding: ServerBinding,
@@ -20,7 +27,16 @@ export function tokensFrom(
   previous?: StoredTokens,
   dpop?: DpopKey,
 ): StoredTokens {
+  if (!isAccessTokenSyntax(res.access_token)) {
+    throw new McpAuthError(
+      ERR.TOKEN_REQUEST_FAILED,
+      'the token endpoint returned an access_token that is not a valid token (RFC 6750 §2.1); it is not shown',
+    );
+  }
   const scope = res.scope ?? requestedScope ?? previous?.scope;
+  const account = signedInAccount(res, binding.issuer) ?? previous?.account;
+  // RFC 6749 §5.1, in range: an absurd expires_in must not make an expiry no date can show.
+  const lifetime = tokenLifetime(res.expires_in);
   const refresh = res.refresh_token ?? previous?.refresh_token;
   return {
     issuer: binding.issuer,
@@ -29,10 +45,11 @@ export function tokensFrom(
     token_type: res.token_type,
     client_id: client.client_id,
     ...(refresh !== undefined && { refresh_token: refresh }),
-    ...(typeof res.expires_in === 'number' && { expires_at: nowSeconds() + res.expires_in }),
+    ...(lifetime !== undefined && { expires_at: nowSeconds() + lifetime }),
     ...(scope !== undefined && { scope }),
     ...((requestedScope ?? previous?.requested_scope) !== undefined && { requested_scope: requestedScope ?? previous?.requested_scope }),
     ...(res.token_type.toLowerCase() === 'dpop' && dpop && { dpop_jkt: dpop.jkt }),
+    ...(account !== undefined && { account }),
   };
 }
 

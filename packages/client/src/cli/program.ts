@@ -34,6 +34,7 @@ interface GlobalOpts {
   issuer?: string;
   clientCredentials?: boolean;
   timeout: string;
+  requestTimeout: string;
   privateNetworks: 'auto' | 'block' | 'allow';
 }
 
@@ -53,6 +54,7 @@ function makeClient(opts: GlobalOpts, ctx: CliContext): McpAuthClient {
     clientName: 'mcp-auth-kit CLI',
     store: new FileStore(join(home, 'store.json')),
     authorizationTimeoutMs: Number(opts.timeout) * 1000,
+    requestTimeoutMs: Number(opts.requestTimeout) * 1000,
     privateNetworks: opts.privateNetworks,
     onEvent: (e) => {
       const text = describeEvent(e);
@@ -137,6 +139,14 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
       'machine-to-machine: use the client credentials grant with --client-id, --issuer and the secret (no browser)',
     )
     .addOption(new Option('--timeout <seconds>', 'how long to wait for the browser').default('300').argParser(parseSeconds))
+    .addOption(
+      new Option(
+        '--request-timeout <seconds>',
+        'deadline of each network request (a whole OAuth answer; the response headers of the MCP server)',
+      )
+        .default('30')
+        .argParser(parseSeconds),
+    )
     .addOption(
       new Option(
         '--private-networks <mode>',

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { discoverAuthorizationServer, discoverProtectedResource, ERR, McpAuthClient, McpAuthError } from '../src/index.js';
 import { DEFAULT_REQUEST_LIMITS, requestLimits, type HttpDeps } from '../src/http.js';
-import { startHostileServer, type Behaviour, type HostileServer } from './helpers/hostile-server.js';
+import { oauthServer, startHostileServer, type Behaviour, type HostileServer } from './helpers/hostile-server.js';
 
 /**
  * Issue 46 items 2 and 5: every request of the client has a deadline (headers AND body) and a
@@ -32,25 +32,6 @@ async function refusal(p: Promise<unknown>): Promise<{ err: McpAuthError; ms: nu
   );
   expect(err).toBeInstanceOf(McpAuthError);
   return { err: err as McpAuthError, ms: Date.now() - started };
-}
-
-/** PRM and AS metadata of a server that is its own AS; `token` is how its token endpoint behaves. */
-function oauthServer(token: Behaviour) {
-  return (path: string, base: string): Behaviour | undefined => {
-    if (path === '/.well-known/oauth-protected-resource/mcp') return { json: { resource: `${base}/mcp`, authorization_servers: [base] } };
-    if (path === '/.well-known/oauth-authorization-server') {
-      return {
-        json: {
-          issuer: base,
-          authorization_endpoint: `${base}/authorize`,
-          token_endpoint: `${base}/token`,
-          code_challenge_methods_supported: ['S256'],
-        },
-      };
-    }
-    if (path === '/token') return token;
-    return undefined;
-  };
 }
 
 function machineClient(issuer: string, extra: Partial<ConstructorParameters<typeof McpAuthClient>[0]> = {}) {

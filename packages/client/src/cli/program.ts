@@ -155,6 +155,17 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
         .choices(['auto', 'block', 'allow'])
         .default('auto'),
     )
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Time limits: every network request ends within --request-timeout seconds (default 30): the whole answer',
+        'of an authorization server, the response headers of an MCP server. A command makes a bounded number of',
+        'requests; login, tools and call also wait up to --timeout seconds (default 300) for the browser, and any',
+        'command waits at most 60 s for another mcp-auth-kit process that holds the token store.',
+        '',
+      ].join('\n'),
+    )
     .version(cliVersion(), '-V, --version', 'print the version of mcp-auth-kit')
     .configureOutput({ writeOut: term.out, writeErr: term.err })
     .exitOverride()

@@ -11,6 +11,19 @@ export function nowSeconds() {
   return Math.floor(Date.now() / 1000);
 }
 
+/** One year: no access token is trusted to stay valid longer, whatever `expires_in` says. */
+export const MAX_EXPIRES_IN = 365 * 24 * 3600;
+
+/**
+ * RFC 6749 §5.1 `expires_in`, as the client keeps it: a finite number of seconds ≥ 0, capped at
+ * {@link MAX_EXPIRES_IN} (a hostile `1e300` would make a date no clock can show); anything else
+ * counts as absent.
+ */
+export function expiresIn(value: unknown): number | undefined {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) return undefined;
+  return Math.min(Math.floor(value), MAX_EXPIRES_IN);
+}
+
 /** The record stored for a token response; what the response leaves out is kept from `previous`. */
 export function tokensFrom(
   res: TokenEndpointResponse,
@@ -22,6 +35,7 @@ export function tokensFrom(
 ): StoredTokens {
   const scope = res.scope ?? requestedScope ?? previous?.scope;
   const refresh = res.refresh_token ?? previous?.refresh_token;
+  const lifetime = expiresIn(res.expires_in);
   return {
     issuer: binding.issuer,
     resource: binding.resource,
@@ -29,7 +43,7 @@ export function tokensFrom(
     token_type: res.token_type,
     client_id: client.client_id,
     ...(refresh !== undefined && { refresh_token: refresh }),
-    ...(typeof res.expires_in === 'number' && { expires_at: nowSeconds() + res.expires_in }),
+    ...(lifetime !== undefined && { expires_at: nowSeconds() + lifetime }),
     ...(scope !== undefined && { scope }),
     ...((requestedScope ?? previous?.requested_scope) !== undefined && { requested_scope: requestedScope ?? previous?.requested_scope }),
     ...(res.token_type.toLowerCase() === 'dpop' && dpop && { dpop_jkt: dpop.jkt }),

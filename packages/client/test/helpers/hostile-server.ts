@@ -62,3 +62,26 @@ export async function startHostileServer(route: (path: string, base: string) => 
   });
   return state;
 }
+
+/**
+ * Routes of a server that is its own AS (PRM at `/mcp`'s well-known URL, RFC 8414 metadata with
+ * `metadata` merged in); `token` is how its token endpoint behaves.
+ */
+export function oauthServer(token: Behaviour, metadata: Record<string, unknown> = {}) {
+  return (path: string, base: string): Behaviour | undefined => {
+    if (path === '/.well-known/oauth-protected-resource/mcp') return { json: { resource: `${base}/mcp`, authorization_servers: [base] } };
+    if (path === '/.well-known/oauth-authorization-server') {
+      return {
+        json: {
+          issuer: base,
+          authorization_endpoint: `${base}/authorize`,
+          token_endpoint: `${base}/token`,
+          code_challenge_methods_supported: ['S256'],
+          ...metadata,
+        },
+      };
+    }
+    if (path === '/token') return token;
+    return undefined;
+  };
+}

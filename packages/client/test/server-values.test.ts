@@ -1,6 +1,8 @@
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { run, type CliIo } from '../src/cli/program.js';
 import { expiresIn, MAX_EXPIRES_IN } from '../src/client/tokens.js';
@@ -165,5 +167,53 @@ describe('each CLI command ends within its bound (issue 46 item 2)', () => {
     await run(['--help'], help.io);
     expect(help.out()).toMatch(/--request-timeout <seconds>/);
     expect(help.out()).toMatch(/Time limits:/);
+  });
+});
+
+/** The built `mcp-auth-kit` bin as a real process: its exit code and how long it ran. */
+function bin(args: string[], dir: string): Promise<{ code: number | null; ms: number; stderr: string }> {
+  const path = fileURLToPath(new URL('../../cli/bin/mcp-auth-kit.js', import.meta.url));
+  const started = Date.now();
+  const child = spawn(process.execPath, [path, ...args], {
+    env: { ...process.env, MCP_AUTH_KIT_HOME: dir, MCP_AUTH_KIT_CLIENT_SECRET: 's3cret', CI: '1' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const kill = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  return new Promise((resolve) =>
+    child.on('exit', (code) => {
+      clearTimeout(kill);
+      resolve({ code, ms: Date.now() - started, stderr });
+    }),
+  );
+}
+
+describe('the mcp-auth-kit process exits within its bound (issue 46 item 2; needs npm run build)', () => {
+  it('tools against an MCP server whose authorization server trickles its metadata', async () => {
+    const s = await hostile((path, base) => {
+      if (path === '/mcp') return { json: {}, status: 401 };
+      if (path === '/.well-known/oauth-protected-resource/mcp') return { json: { resource: `${base}/mcp`, authorization_servers: [base] } };
+      return path.startsWith('/.well-known/') ? { trickle: { everyMs: 50 } } : undefined;
+    });
+    const run = await bin(['--request-timeout', '0.5', 'tools', `${s.base}/mcp`], home());
+    expect(run.code).toBe(1);
+    expect(run.ms).toBeLessThan(10_000);
+    expect(run.stderr).toMatch(/did not answer in time/);
+  });
+
+  it('logout against a revocation endpoint that never answers (revocation is best effort)', async () => {
+    const dir = home();
+    const absolute = await hostile((path, base) =>
+      path === '/revoke'
+        ? { silent: true }
+        : oauthServer(tokenAnswer({ refresh_token: 'rt' }), { revocation_endpoint: `${base}/revoke` })(path, base),
+    );
+    const login = cli(dir);
+    expect(await run(machineLogin(absolute.base), login.io), login.err()).toBe(0);
+    const out = await bin(['--request-timeout', '0.5', ...machineLogin(absolute.base).slice(0, 5), 'logout'], dir);
+    expect(out.code, out.stderr).toBe(0);
+    expect(out.ms).toBeLessThan(10_000);
+    expect(absolute.seen).toContain('/revoke');
   });
 });

@@ -40,16 +40,26 @@ export class FileStore extends DataStore {
     return takeLock(`${this.path}${suffix}.lock`, this.lockWaitMs);
   }
 
-  /** The store's directory, created 0700 when missing, and refused when it is not its user's own. */
-  private async directory(): Promise<string> {
+  /**
+   * The store's directory, refused when it is not its user's own; created 0700 when missing if
+   * `create`, else undefined when missing (reading creates nothing).
+   */
+  private async directory(create = true): Promise<string | undefined> {
     const dir = dirname(this.path);
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-    assertTrusted('directory', dir, factsOf(await stat(dir)));
+    if (create) await mkdir(dir, { recursive: true, mode: 0o700 });
+    let st: Awaited<ReturnType<typeof stat>>;
+    try {
+      st = await stat(dir);
+    } catch (err) {
+      if (!create && (err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw err;
+    }
+    assertTrusted('directory', dir, factsOf(st));
     return dir;
   }
 
   protected async read(): Promise<StoreData> {
-    await this.directory();
+    if ((await this.directory(false)) === undefined) return emptyStoreData();
     let text: string;
     try {
       // O_NOFOLLOW: a symbolic link is refused by the open itself, so nothing is read through one
@@ -80,7 +90,7 @@ export class FileStore extends DataStore {
   }
 
   protected async write(data: StoreData): Promise<void> {
-    const dir = await this.directory();
+    const dir = (await this.directory())!;
     const tmp = join(dir, `.${randomBytes(8).toString('hex')}.tmp`);
     const fh = await open(tmp, 'wx', 0o600);
     try {

@@ -284,6 +284,39 @@ describe('refresh under the lock: once across processes, and nothing else waits 
     }
   });
 
+  it('two real processes refreshing at once redeem the refresh token once (needs npm run build)', async () => {
+    const as = await rotatingAs(500);
+    try {
+      const dir = tmp();
+      const path = join(dir, 'store.json');
+      await client(as.base, path).authorize(`${as.base}/mcp`);
+      const script = join(dir, 'refresh.mjs');
+      const dist = new URL('../dist/index.js', import.meta.url).href;
+      writeFileSync(
+        script,
+        `import { FileStore, McpAuthClient } from ${JSON.stringify(dist)};
+const [path, base] = process.argv.slice(2);
+const c = new McpAuthClient({ clientName: 'p', store: new FileStore(path), expirySkewSeconds: 7200,
+  clientCredentials: { client_id: 'm2m', client_secret: 's', issuer: base } });
+const t = await c.getTokens(base + '/mcp');
+process.stdout.write(t ? t.access_token : 'none');
+`,
+      );
+      const refresh = () =>
+        new Promise<string>((resolve, reject) => {
+          const child = spawn(process.execPath, [script, path, as.base], { stdio: ['ignore', 'pipe', 'inherit'] });
+          children.push(child);
+          let out = '';
+          child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+          child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`exit ${code}`))));
+        });
+      expect(await Promise.all([refresh(), refresh()])).toEqual(['at-2', 'at-2']);
+      expect(as.redeemed).toEqual(['rt-1']);
+    } finally {
+      await as.close();
+    }
+  });
+
   it('a slow refresh holds up no store write of another server (a login elsewhere goes on)', async () => {
     const as = await rotatingAs(1_500);
     try {

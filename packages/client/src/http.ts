@@ -133,7 +133,7 @@ async function limitedFetch(
     await res.body?.cancel().catch(() => undefined);
     throw tooLarge();
   }
-  if (!res.body) {
+  if (!res.body || NULL_BODY_STATUSES.has(res.status)) {
     clearTimeout(timer);
     return res;
   }
@@ -146,6 +146,9 @@ async function limitedFetch(
     },
   );
 }
+
+/** Fetch §2.2.3 null body statuses: a Response with one of these cannot be given a body. */
+const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
 /**
  * `body` read as the consumer pulls it, failing once more than `max` bytes came or the deadline

@@ -50,6 +50,8 @@ export const ERR = {
   RESPONSE_TOO_LARGE: 'MCP_AUTH_RESPONSE_TOO_LARGE',
   /** The file store refuses its directory, file or lock (owned by someone else, open to others, a symlink). */
   STORE_UNSAFE: 'MCP_AUTH_STORE_UNSAFE',
+  /** Another live process held the file store's lock for longer than the wait (`lockWaitMs`). */
+  STORE_BUSY: 'MCP_AUTH_STORE_BUSY',
   /** A caller passed a bad argument. */
   INVALID_ARGUMENT: 'MCP_AUTH_INVALID_ARGUMENT',
 } as const;

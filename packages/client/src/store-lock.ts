@@ -110,7 +110,7 @@ export async function takeLock(path: string, waitMs: number): Promise<() => Prom
       if (Date.now() > deadline) {
         const who = holder.holder ? `process ${holder.holder.pid} on ${holder.holder.host}` : 'another process';
         throw new McpAuthError(
-          ERR.STORE_UNSAFE,
+          ERR.STORE_BUSY,
           `timed out after ${Math.round(waitMs / 1000)} s waiting for the token store lock ${path}, held by ${who}; try again when it is done`,
         );
       }

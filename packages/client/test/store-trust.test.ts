@@ -189,7 +189,11 @@ describe('the store lock knows whether its holder is alive (issue 46 item 4)', (
     const holder = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
     children.push(holder);
     holdLockAs(holder.pid!, path, 45_000);
-    const err = await refusal(new FileStore(path, { lockWaitMs: 400 }).setTokens(tokens('https://rs', 'x')));
+    const err = (await new FileStore(path, { lockWaitMs: 400 })
+      .setTokens(tokens('https://rs', 'x'))
+      .catch((e: unknown) => e)) as McpAuthError;
+    expect(err).toBeInstanceOf(McpAuthError);
+    expect(err.code).toBe(ERR.STORE_BUSY);
     expect(err.message).toMatch(new RegExp(`waiting for the token store lock .* held by process ${holder.pid} on `));
     expect(existsSync(`${path}.lock`)).toBe(true);
     // once it is gone, the lock is taken at once

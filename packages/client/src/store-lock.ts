@@ -67,21 +67,49 @@ export function pidAlive(pid: number): boolean {
 }
 
 /**
+ * When the process `pid` started (epoch ms), where the system says (Linux `/proc`: start time in
+ * clock ticks since boot, USER_HZ = 100, plus the boot time); undefined elsewhere.
+ */
+export function pidStartedAt(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // fields after the command name, which may itself hold spaces and parentheses
+    const ticks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+    const btime = Number(/^btime (\d+)$/m.exec(readFileSync('/proc/stat', 'utf8'))?.[1]);
+    return Number.isFinite(ticks) && Number.isFinite(btime) && btime > 0 ? btime * 1000 + ticks * 10 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** How far the start time a holder wrote may be from the one the system gives for its pid. */
+const START_TOLERANCE_MS = 5_000;
+
+export interface ProcessProbe {
+  alive(pid: number): boolean;
+  startedAt(pid: number): number | undefined;
+}
+const SYSTEM: ProcessProbe = { alive: pidAlive, startedAt: pidStartedAt };
+
+/**
  * Whether a lock may be taken over: `held` while its holder lives, `abandoned` once it is gone.
- * Pure but for `alive` (the pid check), so each case is tested as it is.
+ * Pure but for `probe` (the system's view of a pid), so each case is tested as it is.
  */
 export function lockState(
   holder: LockHolder | undefined,
   heartbeatAgeMs: number,
   self: LockHolder,
-  alive: (pid: number) => boolean = pidAlive,
+  probe: ProcessProbe = SYSTEM,
 ): 'held' | 'abandoned' {
   const silent = heartbeatAgeMs > SILENT_HOLDER_MS;
   if (!holder || holder.host !== self.host) return silent ? 'abandoned' : 'held';
   // same machine, another boot: every process of that boot is gone
   if (holder.boot && self.boot && holder.boot !== self.boot) return 'abandoned';
-  if (!alive(holder.pid)) return 'abandoned';
-  // the pid lives: its holder unless it stopped beating for far longer than a beat (pid reuse, a hang)
+  if (!probe.alive(holder.pid)) return 'abandoned';
+  // the pid lives, but as another process than the one that wrote the lock (pid reuse)
+  const started = probe.startedAt(holder.pid);
+  if (started !== undefined && Math.abs(started - holder.started) > START_TOLERANCE_MS) return 'abandoned';
+  // its holder, unless it stopped beating for far longer than a beat (a hang, or a reuse unseen above)
   return heartbeatAgeMs > 10 * SILENT_HOLDER_MS ? 'abandoned' : 'held';
 }
 

@@ -17,7 +17,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ERR, FileStore, McpAuthClient, McpAuthError, type StoredTokens } from '../src/index.js';
-import { lockState, ownHolder, parseHolder, SILENT_HOLDER_MS, type LockHolder } from '../src/store-lock.js';
+import { lockState, ownHolder, parseHolder, pidStartedAt, SILENT_HOLDER_MS, type LockHolder } from '../src/store-lock.js';
 import { distrustReason } from '../src/store-trust.js';
 import { close, listen } from './helpers/harness.js';
 
@@ -80,8 +80,9 @@ describe('distrustReason (pure)', () => {
 describe('lockState (pure): a lock is taken over when its holder is gone, never for its age alone', () => {
   const self: LockHolder = { pid: 100, host: 'here', boot: 'boot-1', started: 1 };
   const holder = (extra: Partial<LockHolder> = {}): LockHolder => ({ pid: 200, host: 'here', boot: 'boot-1', started: 2, ...extra });
-  const alive = () => true;
-  const dead = () => false;
+  const alive = { alive: () => true, startedAt: () => undefined };
+  const dead = { alive: () => false, startedAt: () => undefined };
+  const startedAt = (ms: number) => ({ alive: () => true, startedAt: () => ms });
   it('a live holder on this machine keeps its lock past the old 30 s threshold', () => {
     expect(lockState(holder(), 60_000, self, alive)).toBe('held');
     expect(lockState(holder(), 5 * 60_000, self, alive)).toBe('held');
@@ -89,6 +90,10 @@ describe('lockState (pure): a lock is taken over when its holder is gone, never 
   it('a holder whose pid is gone, or from another boot, has abandoned it at once', () => {
     expect(lockState(holder(), 0, self, dead)).toBe('abandoned');
     expect(lockState(holder({ boot: 'boot-0' }), 0, self, alive)).toBe('abandoned');
+  });
+  it('a pid that lives as another process than the one that wrote the lock (pid reuse) has abandoned it', () => {
+    expect(lockState(holder({ started: 1_000_000 }), 0, self, startedAt(1_000_000 + 60_000))).toBe('abandoned');
+    expect(lockState(holder({ started: 1_000_000 }), 0, self, startedAt(1_000_000 + 800))).toBe('held');
   });
   it('a pid that lives but has not beaten for 10× the silence limit is not the holder (pid reuse, hang)', () => {
     expect(lockState(holder(), 10 * SILENT_HOLDER_MS + 1, self, alive)).toBe('abandoned');
@@ -106,6 +111,7 @@ describe('lockState (pure): a lock is taken over when its holder is gone, never 
     expect(own.started).toBeLessThanOrEqual(Date.now());
     expect(parseHolder(JSON.stringify(own))).toEqual(own);
     expect(parseHolder('12345')).toBeUndefined();
+    if (process.platform === 'linux') expect(Math.abs(pidStartedAt(process.pid)! - own.started)).toBeLessThan(5_000);
     expect(parseHolder('{"pid":-1,"host":"h","started":1}')).toBeUndefined();
   });
 });
@@ -177,18 +183,19 @@ describe.skipIf(!asRoot)('FileStore trusts only what its user owns (issue 46 ite
 });
 
 describe('the store lock knows whether its holder is alive (issue 46 item 4)', () => {
-  function holdLockAs(pid: number, path: string, ageMs: number) {
+  function holdLockAs(pid: number, path: string, ageMs: number, started: number) {
     const own = ownHolder();
-    writeFileSync(`${path}.lock`, JSON.stringify({ ...own, pid }), { mode: 0o600 });
+    writeFileSync(`${path}.lock`, JSON.stringify({ ...own, pid, started }), { mode: 0o600 });
     const then = new Date(Date.now() - ageMs);
     utimesSync(`${path}.lock`, then, then);
   }
 
   it('a live holder (another process) keeps its lock after its age passed the old 30 s threshold', async () => {
     const path = join(tmp(), 'store.json');
+    const spawned = Date.now();
     const holder = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
     children.push(holder);
-    holdLockAs(holder.pid!, path, 45_000);
+    holdLockAs(holder.pid!, path, 45_000, spawned);
     const err = (await new FileStore(path, { lockWaitMs: 400 })
       .setTokens(tokens('https://rs', 'x'))
       .catch((e: unknown) => e)) as McpAuthError;
@@ -206,12 +213,25 @@ describe('the store lock knows whether its holder is alive (issue 46 item 4)', (
   it("a fresh lock whose holder's pid is gone is taken over at once (no 30 s wait)", async () => {
     const path = join(tmp(), 'store.json');
     const gone = spawnSync(process.execPath, ['-e', '']).pid!;
-    holdLockAs(gone, path, 0);
+    holdLockAs(gone, path, 0, Date.now());
     const started = Date.now();
     await new FileStore(path, { lockWaitMs: 10_000 }).setTokens(tokens('https://rs', 'taken'));
     expect(Date.now() - started).toBeLessThan(2000);
     expect(existsSync(`${path}.lock`)).toBe(false);
   });
+
+  it.skipIf(process.platform !== 'linux')(
+    'a fresh lock naming a live pid that started later than its holder did (pid reused) is taken over at once',
+    async () => {
+      const path = join(tmp(), 'store.json');
+      const other = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
+      children.push(other);
+      holdLockAs(other.pid!, path, 0, Date.now() - 3_600_000);
+      const started = Date.now();
+      await new FileStore(path, { lockWaitMs: 10_000 }).setTokens(tokens('https://rs', 'taken'));
+      expect(Date.now() - started).toBeLessThan(2000);
+    },
+  );
 
   it('while held, the lock file names its holder and its heartbeat keeps it fresh', async () => {
     const path = join(tmp(), 'store.json');

@@ -2,7 +2,14 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { discoverAuthorizationServer, discoverProtectedResource, ERR, McpAuthClient, McpAuthError } from '../src/index.js';
+import {
+  discoverAuthorizationServer,
+  discoverProtectedResource,
+  enterpriseManagedAssertion,
+  ERR,
+  McpAuthClient,
+  McpAuthError,
+} from '../src/index.js';
 import { DEFAULT_REQUEST_LIMITS, requestLimits, type HttpDeps } from '../src/http.js';
 import { oauthServer, startHostileServer, type Behaviour, type HostileServer } from './helpers/hostile-server.js';
 
@@ -221,5 +228,21 @@ describe('source scan: no request of the client bypasses the bounds', () => {
     expect(readFileSync(join(SRC, 'client/auth-fetch.ts'), 'utf8')).toMatch(
       /return resourceFetch\(parts\.context\.deps, original\.url, \{/,
     );
+  });
+});
+
+describe('the enterprise IdP token exchange has the same bounds', () => {
+  it('an IdP token endpoint that never answers fails at requestTimeoutMs', async () => {
+    const s = await hostile(() => ({ silent: true }));
+    const assertion = enterpriseManagedAssertion({
+      idpTokenEndpoint: `${s.base}/token`,
+      idpClientId: 'host',
+      idToken: 'id.token.value',
+      requestTimeoutMs: 400,
+    });
+    const { err, ms } = await refusal(assertion({ issuer: 'https://as.example', resource: 'https://rs.example/mcp' }));
+    expect(err.code).toBe(ERR.SERVER_UNREACHABLE);
+    expect(err.message).toMatch(/did not answer in time/);
+    expect(ms).toBeLessThan(3000);
   });
 });

@@ -309,7 +309,7 @@ describe('refresh under the lock: once across processes, and nothing else waits 
   });
 
   it('two real processes refreshing at once redeem the refresh token once (needs npm run build)', async () => {
-    const as = await rotatingAs(500);
+    const as = await rotatingAs(1_500);
     try {
       const dir = tmp();
       const path = join(dir, 'store.json');
@@ -334,8 +334,13 @@ process.stdout.write(t ? t.access_token : 'none');
           child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
           child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`exit ${code}`))));
         });
-      expect(await Promise.all([refresh(), refresh()])).toEqual(['at-2', 'at-2']);
-      expect(as.redeemed).toEqual(['rt-1']);
+      const got = await Promise.all([refresh(), refresh()]);
+      // Overlapping (the usual case), both use the one refresh: ['at-2', 'at-2']. A loaded machine may
+      // start the second process after the first is done; it then refreshes the rotated token. Either
+      // way no refresh token is redeemed twice and neither process is refused (invalid_grant → 'none').
+      expect(as.redeemed[0]).toBe('rt-1');
+      expect(new Set(as.redeemed).size).toBe(as.redeemed.length);
+      expect(got.every((t) => /^at-\d+$/.test(t))).toBe(true);
     } finally {
       await as.close();
     }

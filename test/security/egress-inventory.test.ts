@@ -79,11 +79,12 @@ const SITES: Site[] = [
   // Client library
   {
     file: 'packages/client/src/http.ts',
-    line: /return await deps\.fetch\(input, options\)/,
+    line: /res = await deps\.fetch\(input, \{ \.\.\.init, signal \}\)/,
     count: 1,
     route: 'egress',
-    why: 'egressFetch: OAuth requests leave the client only here, with the egress dispatcher',
-    proof: /const dispatcher = policy && egressDispatcher\(policy, deps\.resolve\);/,
+    why: 'limitedFetch, the only deps.fetch of the client (deadline and size bound): OAuth requests reach it through egressFetch with the egress dispatcher, MCP-server requests through resourceFetch',
+    proof:
+      /const dispatcher = policy && egressDispatcher\(policy, deps\.resolve\);\n[\s\S]*return await limitedFetch\(deps, input, options, what, 'whole'\)/,
   },
   {
     file: 'packages/client/src/oauth.ts',
@@ -109,7 +110,7 @@ const SITES: Site[] = [
   },
   {
     file: 'packages/client/src/dpop.ts',
-    line: /\[oauth\.customFetch\]: \(url, init\) => deps\.fetch\(url, init/,
+    line: /\[oauth\.customFetch\]: \(url, init\) => resourceFetch\(deps, url, init/,
     count: 1,
     route: 'mcp-server',
     why: 'the DPoP request to the MCP server',
@@ -128,13 +129,6 @@ const SITES: Site[] = [
     count: 1,
     route: 'mcp-server',
     why: 'McpAuthClient.fetch, the MCP request API (a definition)',
-  },
-  {
-    file: 'packages/client/src/client/auth-fetch.ts',
-    line: /return parts\.context\.deps\.fetch\(original\.url, \{/,
-    count: 1,
-    route: 'mcp-server',
-    why: 'sendWithTokens: the Bearer request to the MCP server (McpAuthClient.fetch and checkAccess)',
   },
   {
     file: 'packages/client/src/client/sdk-adapters.ts',
@@ -312,7 +306,7 @@ describe('egress inventory: every outgoing request in packages/*/src and apps/*/
     const dir = join(ROOT, 'packages/client/src/client');
     const read = (name: string) => readFileSync(join(dir, name), 'utf8');
     const bare = readdirSync(dir).flatMap((name) =>
-      [...read(name).matchAll(/\.deps\b(?!\.fetch\(original\.url, )/g)].map(
+      [...read(name).matchAll(/\.deps\b(?!, original\.url, )/g)].map(
         (m) =>
           `${name}: ${read(name)
             .slice(m.index! - 60, m.index! + 30)
@@ -322,6 +316,8 @@ describe('egress inventory: every outgoing request in packages/*/src and apps/*/
     // Allowed: building deps once, spreading it in depsFor, the MCP request (DPoP) and the authorization URL scheme check.
     expect(bare).toHaveLength(4);
     expect(read('context.ts')).toMatch(/\{ \.\.\.this\.deps, egress \}/);
+    // sendWithTokens: the Bearer request to the MCP server (McpAuthClient.fetch and checkAccess), with its deadline
+    expect(read('auth-fetch.ts')).toMatch(/return resourceFetch\(parts\.context\.deps, original\.url, \{/);
     expect(read('auth-fetch.ts')).toMatch(
       /dpopResourceRequest\(original, await original\.body\(\), tokens\.access_token, dpopKey, parts\.context\.deps\)/,
     );

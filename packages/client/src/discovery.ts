@@ -184,7 +184,51 @@ export async function processAuthorizationServerMetadataResponse(
   if (typeof body.token_endpoint !== 'string') {
     throw new McpAuthError(ERR.AS_METADATA_INVALID, 'authorization server metadata has no "token_endpoint"');
   }
+  assertMetadataShape(body);
   return body as AuthorizationServerMetadata;
+}
+
+/** RFC 8414 §2 members the client reads, by the JSON type the RFC gives them. */
+const STRING_MEMBERS = ['revocation_endpoint', 'introspection_endpoint', 'jwks_uri'] as const;
+const STRING_ARRAY_MEMBERS = [
+  'scopes_supported',
+  'response_types_supported',
+  'grant_types_supported',
+  'code_challenge_methods_supported',
+  'token_endpoint_auth_methods_supported',
+  'revocation_endpoint_auth_methods_supported',
+  'dpop_signing_alg_values_supported',
+] as const;
+const BOOLEAN_MEMBERS = ['authorization_response_iss_parameter_supported', 'client_id_metadata_document_supported'] as const;
+
+/**
+ * The metadata is kept in the store with the server binding and read by every later command, so
+ * it is bounded (real documents are a few KiB).
+ */
+export const MAX_AS_METADATA_BYTES = 64 * 1024;
+
+/**
+ * Refuses AS metadata whose members have the wrong JSON type (RFC 8414 §2) with a clear error,
+ * rather than a TypeError where a member is used, and metadata too large to keep.
+ */
+function assertMetadataShape(body: Record<string, unknown>): void {
+  const invalid = (key: string, what: string) =>
+    new McpAuthError(ERR.AS_METADATA_INVALID, `authorization server metadata "${key}" is not ${what}`);
+  for (const key of STRING_MEMBERS) if (body[key] !== undefined && typeof body[key] !== 'string') throw invalid(key, 'a string');
+  for (const key of STRING_ARRAY_MEMBERS) {
+    const value = body[key];
+    if (value !== undefined && !(Array.isArray(value) && value.every((v) => typeof v === 'string'))) {
+      throw invalid(key, 'an array of strings');
+    }
+  }
+  for (const key of BOOLEAN_MEMBERS) if (body[key] !== undefined && typeof body[key] !== 'boolean') throw invalid(key, 'a boolean');
+  const size = Buffer.byteLength(JSON.stringify(body));
+  if (size > MAX_AS_METADATA_BYTES) {
+    throw new McpAuthError(
+      ERR.AS_METADATA_INVALID,
+      `authorization server metadata is ${size} bytes, more than the ${MAX_AS_METADATA_BYTES} a client keeps; refused`,
+    );
+  }
 }
 
 /**

@@ -1,6 +1,6 @@
 import * as oauth from 'oauth4webapi';
 import type { AuthorizationServerMetadata } from './discovery.js';
-import type { HttpDeps } from './http.js';
+import { resourceFetch, type HttpDeps } from './http.js';
 import { exportJWK, importJWK, type CryptoKey, type JWK } from 'jose';
 import type { StoredDpopKey } from './store.js';
 
@@ -82,7 +82,7 @@ export async function dpopResourceRequest(
     try {
       return await oauth.protectedResourceRequest(accessToken, method, new URL(original.url), headers, body, {
         DPoP: key.handle,
-        [oauth.customFetch]: (url, init) => deps.fetch(url, init as RequestInit),
+        [oauth.customFetch]: (url, init) => resourceFetch(deps, url, init as RequestInit),
         [oauth.allowInsecureRequests]: true,
         ...(original.signal !== undefined && { signal: original.signal }),
       });

@@ -43,6 +43,15 @@ export const ERR = {
   STEP_UP_LIMIT: 'MCP_AUTH_STEP_UP_LIMIT',
   /** Interactive authorization is needed but the client is configured without a way to open URLs. */
   INTERACTION_REQUIRED: 'MCP_AUTH_INTERACTION_REQUIRED',
+  /**
+   * A server's response was larger than the client accepts (`maxResponseBytes`): a metadata
+   * document, registration or token response that big is hostile or broken.
+   */
+  RESPONSE_TOO_LARGE: 'MCP_AUTH_RESPONSE_TOO_LARGE',
+  /** The file store refuses its directory, file or lock (owned by someone else, open to others, a symlink). */
+  STORE_UNSAFE: 'MCP_AUTH_STORE_UNSAFE',
+  /** Another live process held the file store's lock for longer than the wait (`lockWaitMs`). */
+  STORE_BUSY: 'MCP_AUTH_STORE_BUSY',
   /** A caller passed a bad argument. */
   INVALID_ARGUMENT: 'MCP_AUTH_INVALID_ARGUMENT',
 } as const;

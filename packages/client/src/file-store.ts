@@ -1,66 +1,96 @@
-import { mkdir, open, readFile, rename, stat, unlink } from 'node:fs/promises';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { randomBytes } from 'node:crypto';
+import { constants } from 'node:fs';
+import { lstat, mkdir, open, rename, stat, unlink } from 'node:fs/promises';
+import { createHash, randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { homedir } from 'node:os';
+import { ERR, McpAuthError } from './errors.js';
 import { DataStore, emptyStoreData, type StoreData } from './store.js';
+import { takeLock } from './store-lock.js';
+import { assertTrusted, factsOf } from './store-trust.js';
+
+/** Settings of a {@link FileStore}. */
+export interface FileStoreOptions {
+  /** How long to wait for another process that holds the store (default 60 000 ms). */
+  lockWaitMs?: number;
+}
 
 /**
  * JSON file store. The file is created with mode 0600 in a 0700 directory and replaced
  * atomically (write to a temporary file in the same directory, fsync, rename), so a crash never
- * leaves a half-written token file.
+ * leaves a half-written token file. It trusts only what its user owns: a directory, file or lock
+ * owned by someone else, writable by group or others, or a symbolic link is refused
+ * (`MCP_AUTH_STORE_UNSAFE`), and no error shows the file's content.
  */
 export class FileStore extends DataStore {
   readonly path: string;
-  /** Locks older than this are considered left behind by a crashed process. */
-  private static readonly STALE_MS = 30_000;
-  constructor(path: string) {
+  private readonly lockWaitMs: number;
+  constructor(path: string, options: FileStoreOptions = {}) {
     super();
     this.path = path;
+    this.lockWaitMs = options.lockWaitMs ?? 60_000;
   }
 
-  /** Cross-process lock: `<path>.lock`, created with O_EXCL; a lock older than 30 s is stale. */
-  protected override async acquire(timeoutMs = 30_000): Promise<() => Promise<void>> {
-    const lock = `${this.path}.lock`;
-    await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      try {
-        const fh = await open(lock, 'wx', 0o600);
-        await fh.writeFile(String(process.pid)).finally(() => fh.close());
-        return () => unlink(lock).catch(() => undefined);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-        const age = await stat(lock).then(
-          (st) => Date.now() - st.mtimeMs,
-          () => 0,
-        );
-        if (age > FileStore.STALE_MS) {
-          await unlink(lock).catch(() => undefined);
-          continue;
-        }
-        if (Date.now() > deadline) throw new Error(`timed out waiting for the store lock ${lock}`);
-        await sleep(25);
-      }
+  /**
+   * Cross-process lock: `<path>.lock` for the data, `<path>.<hash of key>.lock` for a keyed
+   * section (a refresh), held with a heartbeat and taken over only when its holder is gone.
+   */
+  protected override async acquire(key?: string): Promise<() => Promise<void>> {
+    await this.directory();
+    const suffix = key === undefined ? '' : `.${createHash('sha256').update(key).digest('hex').slice(0, 16)}`;
+    return takeLock(`${this.path}${suffix}.lock`, this.lockWaitMs);
+  }
+
+  /**
+   * The store's directory, refused when it is not its user's own; created 0700 when missing if
+   * `create`, else undefined when missing (reading creates nothing).
+   */
+  private async directory(create = true): Promise<string | undefined> {
+    const dir = dirname(this.path);
+    if (create) await mkdir(dir, { recursive: true, mode: 0o700 });
+    let st: Awaited<ReturnType<typeof stat>>;
+    try {
+      st = await stat(dir);
+    } catch (err) {
+      if (!create && (err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw err;
     }
+    assertTrusted('directory', dir, factsOf(st));
+    return dir;
   }
 
   protected async read(): Promise<StoreData> {
+    if ((await this.directory(false)) === undefined) return emptyStoreData();
     let text: string;
     try {
-      text = await readFile(this.path, 'utf8');
+      // O_NOFOLLOW: a symbolic link is refused by the open itself, so nothing is read through one
+      const fh = await open(this.path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
+      try {
+        assertTrusted('file', this.path, factsOf(await fh.stat()));
+        text = await fh.readFile('utf8');
+      } finally {
+        await fh.close();
+      }
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return emptyStoreData();
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') return emptyStoreData();
+      if (code === 'ELOOP' || code === 'EMLINK') {
+        assertTrusted('file', this.path, factsOf(await lstat(this.path)));
+      }
       throw err;
     }
-    const data = JSON.parse(text) as StoreData;
+    let data: StoreData;
+    try {
+      data = JSON.parse(text) as StoreData;
+    } catch {
+      // the parser's message quotes the text: never shown, it may be someone else's file
+      throw new McpAuthError(ERR.STORE_UNSAFE, `the token store file ${this.path} is not JSON; move it away (you will log in again)`);
+    }
     if (data?.version !== 1) throw new Error(`unsupported store file format in ${this.path}`);
     return { ...emptyStoreData(), ...data };
   }
 
   protected async write(data: StoreData): Promise<void> {
-    const dir = dirname(this.path);
-    await mkdir(dir, { recursive: true, mode: 0o700 });
+    const dir = (await this.directory())!;
     const tmp = join(dir, `.${randomBytes(8).toString('hex')}.tmp`);
     const fh = await open(tmp, 'wx', 0o600);
     try {
@@ -70,6 +100,7 @@ export class FileStore extends DataStore {
       await fh.close();
     }
     try {
+      // rename replaces a symbolic link at the path itself, never the file it points to
       await rename(tmp, this.path);
     } catch (err) {
       await unlink(tmp).catch(() => undefined);

@@ -5,8 +5,28 @@ import { assertEgressAllowed, egressDispatcher, egressRefusalMessage, type Resol
 
 export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
+/**
+ * Bounds of every request the client sends (issue 46 item 2 and 5): a server that trickles its
+ * answer, never sends headers, or sends an endless body cannot hold or fill the client.
+ */
+export interface RequestLimits {
+  /**
+   * OAuth requests (metadata, registration, token, revocation): the whole exchange, headers and
+   * body, ends within this many ms. Requests to the MCP server: its response headers arrive
+   * within it (the body is a stream the caller reads and bounds, e.g. the MCP SDK's request timeout).
+   */
+  timeoutMs: number;
+  /** OAuth responses larger than this many bytes are refused (read incrementally, never buffered past it). */
+  maxResponseBytes: number;
+}
+
+/** 30 s per request; 1 MiB per OAuth response (real metadata and token responses are a few KiB). */
+export const DEFAULT_REQUEST_LIMITS: Readonly<RequestLimits> = Object.freeze({ timeoutMs: 30_000, maxResponseBytes: 1024 * 1024 });
+
 export interface HttpDeps extends UrlPolicy {
   fetch: FetchLike;
+  /** Overrides of {@link DEFAULT_REQUEST_LIMITS}. */
+  limits?: Partial<RequestLimits> | undefined;
   /**
    * Addresses OAuth-related requests may reach (the protocol egress policy, checked before the
    * request and again on the address connected to). Undefined: no address restriction, for
@@ -38,12 +58,148 @@ async function egressFetch(input: string | URL | Request, init: RequestInit, dep
   const dispatcher = policy && egressDispatcher(policy, deps.resolve);
   const options = dispatcher ? ({ ...init, dispatcher } as RequestInit) : init;
   try {
-    return await deps.fetch(input, options);
+    return await limitedFetch(deps, input, options, what, 'whole');
   } catch (err) {
     const refusal = egressRefusal(err);
     if (refusal) throw new McpAuthError(ERR.URL_FORBIDDEN, egressRefusalMessage(what, refusal.reason), { cause: err });
     throw err;
   }
+}
+
+/** The limits in force for `deps`: each one given, else its default. */
+export function requestLimits(deps: Pick<HttpDeps, 'limits'>): RequestLimits {
+  const given = deps.limits ?? {};
+  const pick = (value: number | undefined, fallback: number) =>
+    value !== undefined && Number.isFinite(value) && value > 0 ? value : fallback;
+  return {
+    timeoutMs: pick(given.timeoutMs, DEFAULT_REQUEST_LIMITS.timeoutMs),
+    maxResponseBytes: pick(given.maxResponseBytes, DEFAULT_REQUEST_LIMITS.maxResponseBytes),
+  };
+}
+
+function originOf(input: string | URL | Request): string {
+  try {
+    return new URL(input instanceof Request ? input.url : String(input)).origin;
+  } catch {
+    return 'the server';
+  }
+}
+
+/**
+ * The one place a request of the client reaches `deps.fetch`, with its deadline (and, for OAuth
+ * responses, its size bound). `scope`:
+ * - `whole`: headers and the whole body within `timeoutMs`, the body at most `maxResponseBytes`
+ *   (OAuth requests: their answers are small documents read at once);
+ * - `headers`: the response headers within `timeoutMs`; the body is the caller's stream (requests
+ *   to the MCP server, whose SSE streams may rightly stay open).
+ * A request past its deadline or size fails with an {@link McpAuthError} naming the server.
+ */
+async function limitedFetch(
+  deps: HttpDeps,
+  input: string | URL | Request,
+  init: RequestInit,
+  what: string,
+  scope: 'whole' | 'headers',
+): Promise<Response> {
+  const { timeoutMs, maxResponseBytes } = requestLimits(deps);
+  const seconds = Math.round(timeoutMs / 100) / 10;
+  const origin = originOf(input);
+  const deadline = new AbortController();
+  const timer = setTimeout(() => {
+    const part = scope === 'whole' ? 'no complete answer' : 'no response headers';
+    deadline.abort(new McpAuthError(ERR.SERVER_UNREACHABLE, `${what} at ${origin} did not answer in time (${part} within ${seconds} s)`));
+  }, timeoutMs);
+  // never what keeps a process alive: the deadline only matters to a request still waited for
+  timer.unref?.();
+  const signal = init.signal ? AbortSignal.any([init.signal, deadline.signal]) : deadline.signal;
+  let res: Response;
+  try {
+    res = await deps.fetch(input, { ...init, signal });
+  } catch (err) {
+    clearTimeout(timer);
+    // the fetch implementation may reject with its own abort error: the deadline's is the one to report
+    if (deadline.signal.aborted && !init.signal?.aborted) throw deadline.signal.reason;
+    throw err;
+  }
+  if (scope === 'headers') {
+    clearTimeout(timer);
+    return res;
+  }
+  const tooLarge = () =>
+    new McpAuthError(ERR.RESPONSE_TOO_LARGE, `${what} at ${origin} sent a response larger than ${maxResponseBytes} bytes; refused`);
+  const length = Number(res.headers.get('content-length'));
+  if (Number.isFinite(length) && length > maxResponseBytes) {
+    clearTimeout(timer);
+    await res.body?.cancel().catch(() => undefined);
+    throw tooLarge();
+  }
+  if (!res.body || NULL_BODY_STATUSES.has(res.status)) {
+    clearTimeout(timer);
+    return res;
+  }
+  return new Response(
+    boundedBody(res.body, maxResponseBytes, tooLarge, deadline.signal, () => clearTimeout(timer)),
+    {
+      status: res.status,
+      statusText: res.statusText,
+      headers: res.headers,
+    },
+  );
+}
+
+/** Fetch §2.2.3 null body statuses: a Response with one of these cannot be given a body. */
+const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
+
+/**
+ * `body` read as the consumer pulls it, failing once more than `max` bytes came or the deadline
+ * passed (the signal's reason, an McpAuthError, rather than the fetch's own abort error).
+ */
+function boundedBody(
+  body: ReadableStream<Uint8Array>,
+  max: number,
+  tooLarge: () => Error,
+  deadline: AbortSignal,
+  done: () => void,
+): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  let seen = 0;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      let chunk: Awaited<ReturnType<typeof reader.read>>;
+      try {
+        chunk = await reader.read();
+      } catch (err) {
+        done();
+        controller.error(deadline.aborted ? deadline.reason : err);
+        return;
+      }
+      if (chunk.done) {
+        done();
+        controller.close();
+        return;
+      }
+      seen += chunk.value.byteLength;
+      if (seen > max) {
+        done();
+        await reader.cancel().catch(() => undefined);
+        controller.error(tooLarge());
+        return;
+      }
+      controller.enqueue(chunk.value);
+    },
+    async cancel(reason) {
+      done();
+      await reader.cancel(reason).catch(() => undefined);
+    },
+  });
+}
+
+/**
+ * A request to the MCP server (the user's own choice, no egress policy): through
+ * {@link limitedFetch} with the headers deadline.
+ */
+export function resourceFetch(deps: HttpDeps, input: string | URL | Request, init: RequestInit): Promise<Response> {
+  return limitedFetch(deps, input, init, 'the MCP server', 'headers');
 }
 
 const MAX_REDIRECTS = 3;
@@ -81,12 +237,16 @@ export function policyFetch(deps: HttpDeps): FetchLike {
   };
 }
 
-/** Reads a JSON object body; undefined when the body is not a JSON object. */
+/**
+ * Reads a JSON object body; undefined when the body is not a JSON object. A body refused by the
+ * request bounds (too large, too slow) throws that refusal instead.
+ */
 export async function readJsonObject(res: Response): Promise<Record<string, unknown> | undefined> {
   try {
     const body: unknown = await res.json();
     return body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
-  } catch {
+  } catch (err) {
+    if (err instanceof McpAuthError) throw err;
     return undefined;
   }
 }

@@ -25,7 +25,7 @@ export {
   type StoreData,
   type StoredDpopKey,
 } from './store.js';
-export { FileStore, defaultStoreDir, defaultStorePath } from './file-store.js';
+export { FileStore, defaultStoreDir, defaultStorePath, type FileStoreOptions } from './file-store.js';
 export { startLoopbackListener, type LoopbackListener, type LoopbackListenerOptions, type WaitForCallbackOptions } from './loopback.js';
 export { validateAuthorizationResponse, requestIdJag, JWT_BEARER_GRANT, type PrivateKeyInput, type IdJagRequest } from './oauth.js';
 export {

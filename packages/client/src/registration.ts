@@ -79,7 +79,9 @@ export async function resolveClient(
 
 /** Picks the token endpoint auth method to register: `none` when allowed (public native client). */
 export function chooseAuthMethod(as: AuthorizationServerMetadata): string {
-  const supported = as.token_endpoint_auth_methods_supported;
+  const listed = as.token_endpoint_auth_methods_supported;
+  // metadata is checked on discovery; a binding stored by an older version may still hold another type
+  const supported = Array.isArray(listed) ? listed : undefined;
   if (!supported || supported.includes('none')) return 'none';
   if (supported.includes('client_secret_basic')) return 'client_secret_basic';
   if (supported.includes('client_secret_post')) return 'client_secret_post';

@@ -88,9 +88,12 @@ export interface AuthStore {
   /**
    * Optional: runs `fn` while holding an exclusive lock shared with other processes using the same
    * store (the file store uses a lock file). The client refreshes under it, so two processes never
-   * redeem the same rotating refresh token.
+   * redeem the same rotating refresh token. With a `key`, the lock is that key's alone (the client
+   * refreshes under `refresh <issuer, resource>`, so a slow token endpoint holds up no other
+   * server); store calls inside such a section take the store's own lock as usual. A store may
+   * ignore `key` and lock everything.
    */
-  withLock?<T>(fn: () => Promise<T>): Promise<T>;
+  withLock?<T>(fn: () => Promise<T>, key?: string): Promise<T>;
 }
 
 /** Serializable content of a store (used by {@link MemoryStore} and the file store). */
@@ -117,13 +120,13 @@ export function tokenKey(issuer: string, resource: string): string {
  * AsyncLocalStorage works through async hooks, an enabled instance slows every promise of the
  * process and stays in Node's list until disabled (one instance per store would pile up there).
  */
-const lockedStores = new AsyncLocalStorage<ReadonlySet<DataStore>>();
+const lockedStores = new AsyncLocalStorage<ReadonlySet<object>>();
 let sectionsRunning = 0;
 
-async function insideLock<T>(store: DataStore, fn: () => Promise<T>): Promise<T> {
+async function insideLock<T>(lock: object, fn: () => Promise<T>): Promise<T> {
   sectionsRunning++;
   try {
-    return await lockedStores.run(new Set([...(lockedStores.getStore() ?? []), store]), fn);
+    return await lockedStores.run(new Set([...(lockedStores.getStore() ?? []), lock]), fn);
   } finally {
     // no section left: nothing needs the context any more (work `fn` left behind takes the lock)
     if (--sectionsRunning === 0) lockedStores.disable();
@@ -138,26 +141,34 @@ export abstract class DataStore implements AuthStore {
    * Takes the cross-process part of the lock; returns its release. Default: nothing to take
    * (in-process only). The file store creates a lock file.
    */
-  protected async acquire(): Promise<() => Promise<void>> {
+  protected async acquire(_key?: string): Promise<() => Promise<void>> {
     return async () => undefined;
   }
-  private chain: Promise<unknown> = Promise.resolve();
+  /** Per lock (the store's own: key undefined), the tail of the sections waiting for it in this process. */
+  private readonly chains = new Map<string | undefined, { id: object; tail: Promise<unknown> }>();
 
   /**
    * Exclusive section: serialized within the process and, for the file store, across processes.
-   * Re-entrant: store methods called from inside `fn` run directly.
+   * Re-entrant: store methods called from inside `fn` run directly (inside a keyed section, they
+   * take the store's own lock).
    */
-  withLock<T>(fn: () => Promise<T>): Promise<T> {
-    if (lockedStores.getStore()?.has(this)) return fn();
-    const run = this.chain.then(async () => {
-      const release = await this.acquire();
+  withLock<T>(fn: () => Promise<T>, key?: string): Promise<T> {
+    let chain = this.chains.get(key);
+    if (!chain) {
+      chain = { id: key === undefined ? this : {}, tail: Promise.resolve() };
+      this.chains.set(key, chain);
+    }
+    const { id } = chain;
+    if (lockedStores.getStore()?.has(id)) return fn();
+    const run = chain.tail.then(async () => {
+      const release = await this.acquire(key);
       try {
-        return await insideLock(this, fn);
+        return await insideLock(id, fn);
       } finally {
         await release();
       }
     });
-    this.chain = run.catch(() => undefined);
+    chain.tail = run.catch(() => undefined);
     return run;
   }
 

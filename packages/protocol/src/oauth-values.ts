@@ -72,8 +72,8 @@ export function oauthErrorDescription(value: unknown): string | undefined {
   return value.length > MAX_ERROR_DESCRIPTION_LENGTH ? `${value.slice(0, MAX_ERROR_DESCRIPTION_LENGTH)}…` : value;
 }
 
-/** Longest token lifetime taken as the AS says it: ten years, in seconds. */
-export const MAX_TOKEN_LIFETIME_SECONDS = 315_360_000;
+/** Longest token lifetime taken as the AS says it: one year, in seconds (no access token is trusted to stay valid longer). */
+export const MAX_TOKEN_LIFETIME_SECONDS = 31_536_000;
 
 /**
  * An `expires_in` (RFC 6749 §5.1) as whole seconds within [0, {@link MAX_TOKEN_LIFETIME_SECONDS}]:

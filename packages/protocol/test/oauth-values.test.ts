@@ -76,7 +76,7 @@ describe('access token syntax (RFC 6750 §2.1 b64token)', () => {
 });
 
 describe('token lifetimes (RFC 6749 §5.1 expires_in) in range', () => {
-  it('whole seconds, capped at ten years; not a finite non-negative number: none said', () => {
+  it('whole seconds, capped at one year; not a finite non-negative number: none said', () => {
     expect(tokenLifetime(3600)).toBe(3600);
     expect(tokenLifetime(59.9)).toBe(59);
     expect(tokenLifetime(0)).toBe(0);

@@ -36,6 +36,7 @@ interface GlobalOpts {
   issuer?: string;
   clientCredentials?: boolean;
   timeout: string;
+  requestTimeout: string;
   privateNetworks: 'auto' | 'block' | 'allow';
 }
 
@@ -55,6 +56,7 @@ function makeClient(opts: GlobalOpts, ctx: CliContext): McpAuthClient {
     clientName: 'mcp-auth-kit CLI',
     store: new FileStore(join(home, 'store.json')),
     authorizationTimeoutMs: Number(opts.timeout) * 1000,
+    requestTimeoutMs: Number(opts.requestTimeout) * 1000,
     privateNetworks: opts.privateNetworks,
     onEvent: (e) => {
       const text = describeEvent(e);
@@ -141,11 +143,30 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
     .addOption(new Option('--timeout <seconds>', 'how long to wait for the browser').default('300').argParser(parseSeconds))
     .addOption(
       new Option(
+        '--request-timeout <seconds>',
+        'deadline of each network request (a whole OAuth answer; the response headers of the MCP server)',
+      )
+        .default('30')
+        .argParser(parseSeconds),
+    )
+    .addOption(
+      new Option(
         '--private-networks <mode>',
         'addresses the OAuth requests an MCP server names may reach: auto (public; loopback for a local server), block (public only), allow (any, for a trusted intranet)',
       )
         .choices(['auto', 'block', 'allow'])
         .default('auto'),
+    )
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Time limits: every network request ends within --request-timeout seconds (default 30): the whole answer',
+        'of an authorization server, the response headers of an MCP server. A command makes a bounded number of',
+        'requests; login, tools and call also wait up to --timeout seconds (default 300) for the browser, and any',
+        'command waits at most 60 s for another mcp-auth-kit process that holds the token store.',
+        '',
+      ].join('\n'),
     )
     .version(cliVersion(), '-V, --version', 'print the version of mcp-auth-kit')
     // Help and argument errors: the program's own text (and the user's own arguments).

@@ -3,6 +3,15 @@ import type { AccessCheck } from '../client/token-check.js';
 
 /** `status` text: where the tokens of one server stand, and what to do when they do not work. */
 export function formatStatus(row: ServerStatus, now: number, check?: AccessCheck | Error): string {
+  try {
+    return statusLines(row, now, check);
+  } catch {
+    // one row the store holds in a shape this version cannot show never hides the others
+    return `${String(row.server)}\n  status:   cannot be shown (unexpected values in the store); run \`mcp-auth-kit logout ${String(row.server)}\`\n`;
+  }
+}
+
+function statusLines(row: ServerStatus, now: number, check?: AccessCheck | Error): string {
   const lines = [
     row.server,
     `  resource: ${row.resource}`,
@@ -52,14 +61,18 @@ function checkLine(row: ServerStatus, check: AccessCheck | Error): string {
 }
 
 function when(seconds: number): string {
-  return `${new Date(seconds * 1000)
+  const date = new Date(seconds * 1000);
+  // a date past what Date can hold (year 275760) has no text: said so, never thrown
+  if (!Number.isFinite(date.getTime())) return 'a time out of range';
+  return date
     .toISOString()
     .replace('T', ' ')
-    .replace(/\.\d+Z$/, ' UTC')}`;
+    .replace(/\.\d+Z$/, ' UTC');
 }
 
 function relative(delta: number): string {
   const abs = Math.abs(delta);
+  if (!Number.isFinite(abs) || abs > 100 * 365 * 86_400) return delta >= 0 ? 'in more than 100 years' : 'more than 100 years ago';
   const amount =
     abs < 90
       ? `${abs} s`

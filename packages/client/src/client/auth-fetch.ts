@@ -1,4 +1,5 @@
 import { dpopResourceRequest } from '../dpop.js';
+import { resourceFetch } from '../http.js';
 import { scopeCovers, splitScope, unionScope } from '../scope.js';
 import type { ServerBinding, StoredTokens } from '../store.js';
 import { serverKey } from '../url.js';
@@ -35,8 +36,8 @@ export async function sendWithTokens(
   const headers = new Headers(original.headers);
   if (tokens) headers.set('authorization', `Bearer ${tokens.access_token}`);
   // The body fixed once per call and sent as it is: a Request per attempt (clone, tee, new
-  // Request) costs more than the request itself on a loopback MCP server.
-  return parts.context.deps.fetch(original.url, {
+  // Request) cost more than the request itself on a loopback MCP server.
+  return resourceFetch(parts.context.deps, original.url, {
     method: original.method,
     headers,
     body: (await original.body()) ?? null,

@@ -16,6 +16,10 @@ export class ClientContext {
     const baseFetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
     this.deps = {
       fetch: baseFetch,
+      limits: {
+        ...(options.requestTimeoutMs !== undefined && { timeoutMs: options.requestTimeoutMs }),
+        ...(options.maxResponseBytes !== undefined && { maxResponseBytes: options.maxResponseBytes }),
+      },
       ...(options.allowInsecureRequests && { allowInsecureRequests: true }),
     };
   }

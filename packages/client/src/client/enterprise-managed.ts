@@ -13,6 +13,10 @@ export interface EnterpriseManagedOptions {
   idToken: string | (() => Promise<string>);
   fetch?: FetchLike;
   allowInsecureRequests?: boolean;
+  /** Deadline of the token exchange, whole answer (default 30 000 ms; see `McpAuthClientOptions.requestTimeoutMs`). */
+  requestTimeoutMs?: number;
+  /** Largest answer accepted (default 1 MiB). */
+  maxResponseBytes?: number;
 }
 
 /**
@@ -23,6 +27,10 @@ export interface EnterpriseManagedOptions {
 export function enterpriseManagedAssertion(options: EnterpriseManagedOptions): JwtBearerConfig['assertion'] {
   const deps: HttpDeps = {
     fetch: options.fetch ?? ((i, init) => globalThis.fetch(i, init)),
+    limits: {
+      ...(options.requestTimeoutMs !== undefined && { timeoutMs: options.requestTimeoutMs }),
+      ...(options.maxResponseBytes !== undefined && { maxResponseBytes: options.maxResponseBytes }),
+    },
     ...(options.allowInsecureRequests && { allowInsecureRequests: true }),
   };
   return async ({ issuer, resource, scope }) =>

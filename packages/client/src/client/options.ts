@@ -91,6 +91,14 @@ export interface McpAuthClientOptions {
   maxStepUpAttempts?: number;
   /** Seconds before `expires_at` at which a token counts as expired. Default 30. */
   expirySkewSeconds?: number;
+  /**
+   * Deadline of each request, in ms (default 30 000). An OAuth request (metadata, registration,
+   * token, revocation) is abandoned when its whole answer has not arrived by then; a request to
+   * the MCP server when its response headers have not (its body is a stream the caller bounds).
+   */
+  requestTimeoutMs?: number;
+  /** OAuth responses larger than this many bytes are refused with `MCP_AUTH_RESPONSE_TOO_LARGE` (default 1 MiB). */
+  maxResponseBytes?: number;
   /** fetch implementation for every request. Default `globalThis.fetch`. */
   fetch?: FetchLike;
   /** Allow plain http to non-loopback hosts. Default false. */
@@ -136,6 +144,12 @@ export function assertValidOptions(options: McpAuthClientOptions): void {
     const u = new URL(options.clientMetadataUrl);
     if (u.protocol !== 'https:' || u.pathname === '/' || !u.pathname) {
       throw new McpAuthError(ERR.INVALID_ARGUMENT, '"clientMetadataUrl" must be an https URL with a path');
+    }
+  }
+  for (const key of ['requestTimeoutMs', 'maxResponseBytes'] as const) {
+    const value = options[key];
+    if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value > 0)) {
+      throw new McpAuthError(ERR.INVALID_ARGUMENT, `"${key}" must be a finite number greater than 0`);
     }
   }
   // MCP Authorization Server Binding: a credential without its issuer is a configuration error.

@@ -126,8 +126,11 @@ export class TokenKeeper {
         throw err;
       }
     };
-    // Cross-process single flight when the store offers a lock (the file store does).
-    const run = store.withLock ? store.withLock(attempt) : attempt();
+    // Cross-process single flight when the store offers a lock (the file store does): this pair's
+    // lock only, so a slow token endpoint (bounded by the request deadline) holds up no other server.
+    // The tokens are read again under it, so a refresh token another process redeemed meanwhile is
+    // not redeemed twice (its new access token is used instead).
+    const run = store.withLock ? store.withLock(attempt, `refresh ${key}`) : attempt();
     this.refreshing.set(key, run);
     try {
       return await run;

@@ -19,9 +19,10 @@ import { startAttackStack, type AttackStack } from './helpers/support.js';
  * - mcp-server: the client's request to the MCP server the user chose (not a URL a peer named);
  * - operator-configured: an endpoint from the deployment's own configuration (the RS's AS, the
  *   demo's readiness probe, the enterprise IdP token endpoint the caller passes);
- * - test-tooling: packages/testing (test helpers, never part of a deployment).
+ * - test-tooling: packages/testing (test helpers, never part of a deployment);
+ * - no-request: an HTTP library imported for a function that sends nothing (its proof shows which).
  */
-type Route = 'egress' | 'enforcement' | 'mcp-server' | 'operator-configured' | 'test-tooling';
+type Route = 'egress' | 'enforcement' | 'mcp-server' | 'operator-configured' | 'test-tooling' | 'no-request';
 
 interface Site {
   file: string;
@@ -100,6 +101,14 @@ const SITES: Site[] = [
     count: 1,
     route: 'egress',
     why: 'policyFetch: URL policy, egress pre-check, egress dispatcher',
+  },
+  {
+    file: 'packages/client/src/client/signed-in-account.ts',
+    line: /from 'oauth4webapi'/,
+    count: 1,
+    route: 'no-request',
+    why: 'reads the ID Token claims oauth4webapi already validated in the token response; sends nothing',
+    proof: /^(?![\s\S]*oauth\.(?!getValidatedIdTokenClaims\b)\w+\()[\s\S]*oauth\.getValidatedIdTokenClaims\(/,
   },
   {
     file: 'packages/client/src/dpop.ts',

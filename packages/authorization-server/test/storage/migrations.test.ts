@@ -5,7 +5,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/storage/index.js';
 import { pendingMigrations, POSTGRES_MIGRATIONS, SQLITE_MIGRATIONS } from '../../src/storage/migrations.js';
-import { openSqliteDriver } from '../../src/storage/sqlite-driver.js';
+import { openSqliteDriver } from '../../src/storage/sqlite/driver.js';
 import { dropSchema, randomSchema, schemaExists, TEST_DATABASE_URL } from './pg-helpers.js';
 import { caseName, SQLITE_DRIVERS } from './sqlite-drivers.js';
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/storage/index.js';
-import { openSqliteDriver } from '../../src/storage/sqlite-driver.js';
+import { openSqliteDriver } from '../../src/storage/sqlite/driver.js';
 import { NODE_HAS_SQLITE, SQLITE_DRIVERS } from './sqlite-drivers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mcp-auth-kit-sqlite-driver-'));

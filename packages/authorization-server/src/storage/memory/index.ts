@@ -3,12 +3,12 @@
  * copied in and out as JSON so callers see exactly what a database would give back.
  */
 import type { AdapterPayload } from 'oidc-provider';
-import { conflict, newAccount, notFound, patchAccount, upstreamIdentityKey, usernameKey } from './accounts.js';
-import type { BackendParts } from './assemble.js';
-import { type Clock, epochSeconds } from './clock.js';
-import { isLive, type CookieKeyRecord, type KeyBackend } from './keys.js';
-import type { IndexedField, ModelBackend, ModelRow } from './model-rows.js';
-import type { AccountPatch, AccountRecord, AccountStore, KeyValueEntry, KeyValueStore, NewAccount, StoredSigningKey } from './types.js';
+import { conflict, newAccount, notFound, patchAccount, upstreamIdentityKey, usernameKey } from '../accounts.js';
+import type { BackendParts } from '../assemble.js';
+import { type Clock, epochSeconds } from '../clock.js';
+import { isLive, type CookieKeyRecord, type KeyBackend } from '../keys.js';
+import type { IndexedField, ModelBackend, ModelRow } from '../model-rows.js';
+import type { AccountPatch, AccountRecord, AccountStore, KeyValueEntry, KeyValueStore, NewAccount, StoredSigningKey } from '../types.js';
 
 function copy<T>(value: T): T {
   return JSON.parse(JSON.stringify(value)) as T;

@@ -1,6 +1,6 @@
 /**
  * Embedded store: one SQLite file (WAL mode), the default for a single AS instance, on
- * `node:sqlite` or better-sqlite3 (`sqlite-driver.ts`). Both drivers are synchronous, so each
+ * `node:sqlite` or better-sqlite3 (`driver.ts`). Both drivers are synchronous, so each
  * method is one short synchronous step and every read-modify-write runs in an IMMEDIATE
  * transaction (safe across processes sharing the file).
  */
@@ -16,16 +16,16 @@ import {
   patchAccount,
   upstreamIdentityKey,
   usernameKey,
-} from './accounts.js';
-import type { BackendParts } from './assemble.js';
-import { type Clock, epochSeconds } from './clock.js';
-import { StorageError } from './errors.js';
-import { signingFromRow, type CookieKeyRecord, type KeyBackend, type SigningRow } from './keys.js';
-import { pendingMigrations, SQLITE_MIGRATIONS } from './migrations.js';
-import type { IndexedField, ModelBackend, ModelRow, Stamp } from './model-rows.js';
-import { CommitGroup } from './sqlite-commit-group.js';
-import { openSqliteDriver, type SqliteDriver, type SqliteDriverName, type SqliteStatement } from './sqlite-driver.js';
-import type { AccountPatch, AccountRecord, AccountStore, KeyValueEntry, KeyValueStore, NewAccount, StoredSigningKey } from './types.js';
+} from '../accounts.js';
+import type { BackendParts } from '../assemble.js';
+import { type Clock, epochSeconds } from '../clock.js';
+import { StorageError } from '../errors.js';
+import { signingFromRow, type CookieKeyRecord, type KeyBackend, type SigningRow } from '../keys.js';
+import { pendingMigrations, SQLITE_MIGRATIONS } from '../migrations.js';
+import type { IndexedField, ModelBackend, ModelRow, Stamp } from '../model-rows.js';
+import { CommitGroup } from './commit-group.js';
+import { openSqliteDriver, type SqliteDriver, type SqliteDriverName, type SqliteStatement } from './driver.js';
+import type { AccountPatch, AccountRecord, AccountStore, KeyValueEntry, KeyValueStore, NewAccount, StoredSigningKey } from '../types.js';
 
 type Db = SqliteDriver;
 

@@ -1,0 +1,26 @@
+/** Signing and cookie keys in memory. */
+import type { CookieKeyRecord, KeyBackend } from '../keys.js';
+import type { StoredSigningKey } from '../types.js';
+import { copy } from './copy.js';
+
+export class MemoryKeys implements KeyBackend {
+  signing: StoredSigningKey[] = [];
+  cookie: CookieKeyRecord[] = [];
+
+  async readSigningKeys() {
+    return copy(this.signing);
+  }
+  async mutateSigningKeys(change: (rows: StoredSigningKey[]) => StoredSigningKey[] | undefined) {
+    const next = change(copy(this.signing));
+    if (next) this.signing = copy(next);
+    return copy(this.signing);
+  }
+  async readCookieKeys() {
+    return copy(this.cookie);
+  }
+  async mutateCookieKeys(change: (rows: CookieKeyRecord[]) => CookieKeyRecord[] | undefined) {
+    const next = change(copy(this.cookie));
+    if (next) this.cookie = copy(next);
+    return copy(this.cookie);
+  }
+}

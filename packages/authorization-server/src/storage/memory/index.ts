@@ -3,8 +3,7 @@
  * copied in and out as JSON so callers see exactly what a database would give back.
  */
 import type { BackendParts } from '../assemble.js';
-import { type Clock, epochSeconds } from '../clock.js';
-import { isLive } from '../keys.js';
+import type { Clock } from '../clock.js';
 import { MemoryAccounts } from './accounts.js';
 import { MemoryKeys } from './keys.js';
 import { MemoryKv } from './kv.js';
@@ -22,9 +21,7 @@ export function openMemoryBackend(clock: Clock): BackendParts {
     kv,
     ping: async () => {},
     async cleanup(now: number) {
-      const before = keys.signing.length;
-      keys.signing = keys.signing.filter((k) => isLive(k, epochSeconds(now)));
-      return models.cleanup(now) + kv.cleanup(now) + (before - keys.signing.length);
+      return models.cleanup(now) + kv.cleanup(now) + keys.cleanup(now);
     },
     close: async () => {},
   };

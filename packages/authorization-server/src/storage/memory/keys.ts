@@ -1,5 +1,6 @@
 /** Signing and cookie keys in memory. */
-import type { CookieKeyRecord, KeyBackend } from '../keys.js';
+import { epochSeconds } from '../clock.js';
+import { isLive, type CookieKeyRecord, type KeyBackend } from '../keys.js';
 import type { StoredSigningKey } from '../types.js';
 import { copy } from './copy.js';
 
@@ -22,5 +23,12 @@ export class MemoryKeys implements KeyBackend {
     const next = change(copy(this.cookie));
     if (next) this.cookie = copy(next);
     return copy(this.cookie);
+  }
+
+  /** Drops retired keys past `retireAfter`; returns how many. */
+  cleanup(now: number): number {
+    const before = this.signing.length;
+    this.signing = this.signing.filter((k) => isLive(k, epochSeconds(now)));
+    return before - this.signing.length;
   }
 }

@@ -33,8 +33,8 @@ const NORMALIZE_ALLOWED = new Set(['packages/authorization-server/src/passwords.
 /** Files on the account paths: storage backends, login, throttle, linking, sign-up, seeding, admin, test kit. */
 const ACCOUNT_PATHS = [
   'packages/authorization-server/src/storage/accounts.ts',
-  'packages/authorization-server/src/storage/memory.ts',
-  'packages/authorization-server/src/storage/sqlite.ts',
+  'packages/authorization-server/src/storage/memory/accounts.ts',
+  'packages/authorization-server/src/storage/sqlite/accounts.ts',
   'packages/authorization-server/src/storage/postgres/accounts.ts',
   'packages/authorization-server/src/interactions/login.ts',
   'packages/authorization-server/src/interactions/throttle.ts',
@@ -93,7 +93,7 @@ describe('one rule, one place: account names are folded by @mcp-auth-kit/protoco
   it('every backend computes username_key with the shared key (storage/accounts.ts re-exports identityKey)', () => {
     const accounts = files.find((f) => f.path === 'packages/authorization-server/src/storage/accounts.ts')!.text;
     expect(accounts).toMatch(/export const usernameKey\b.*= identityKey;/);
-    for (const path of ['storage/memory.ts', 'storage/sqlite.ts', 'storage/postgres/accounts.ts']) {
+    for (const path of ['storage/memory/accounts.ts', 'storage/sqlite/accounts.ts', 'storage/postgres/accounts.ts']) {
       expect(files.find((f) => f.path === `packages/authorization-server/src/${path}`)!.text, path).toMatch(/usernameKey\(/);
     }
   });

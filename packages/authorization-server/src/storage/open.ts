@@ -1,7 +1,7 @@
 import { assembleStore, type BackendParts, type OpenStoreOptions } from './assemble.js';
 import { systemClock } from './clock.js';
 import { StorageError } from './errors.js';
-import { openMemoryBackend } from './memory.js';
+import { openMemoryBackend } from './memory/index.js';
 import type { StorageConfig, Store } from './types.js';
 
 /**
@@ -17,7 +17,7 @@ export async function openStore(config: StorageConfig, options: OpenStoreOptions
       parts = openMemoryBackend(clock);
       break;
     case 'sqlite': {
-      const { openSqliteBackend } = await import('./sqlite.js');
+      const { openSqliteBackend } = await import('./sqlite/index.js');
       parts = await openSqliteBackend(config.file, clock, config.driver);
       break;
     }

@@ -9,7 +9,7 @@
  */
 import type { Adapter } from '../oidc-shapes.js';
 import type { JWK } from 'jose';
-import type { SqliteDriverName } from './sqlite-driver.js';
+import type { SqliteDriverName } from './sqlite/driver.js';
 
 export type StorageConfig =
   | { kind: 'memory' }

@@ -1,12 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../../src/storage/index.js';
+import { openStore, type StorageConfig, type Store } from '../../src/storage/index.js';
 import { POSTGRES_MIGRATIONS, SQLITE_MIGRATIONS } from '../../src/storage/migrations.js';
-import { openSqliteDriver } from '../../src/storage/sqlite-driver.js';
-import { dropSchema, randomSchema, TEST_DATABASE_URL } from './pg-helpers.js';
+import { openSqliteDriver, type SqliteDriverName } from '../../src/storage/sqlite/driver.js';
+import { dropSchema, randomSchema, TEST_DATABASE_URL, withPgClient } from './pg-helpers.js';
+import { scratchDir } from './scratch-dir.js';
 import { caseName, SQLITE_DRIVERS } from './sqlite-drivers.js';
 
 /**
@@ -32,64 +30,58 @@ async function expectMigrated(store: Store): Promise<void> {
   expect(await store.accounts.update('odd', { disabled: true })).toMatchObject({ username: 'legacy\u200bname', source: 'operator' });
 }
 
-describe.each(SQLITE_DRIVERS.map((c) => [caseName(c), c] as const))(
-  'SQLite migration 2 (account source), %s',
-  (_name, { driver, skip }) => {
-    const dir = mkdtempSync(join(tmpdir(), 'mcp-auth-kit-source-'));
-    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+/** A database as the version-1 build left it, holding `LEGACY`; returns how to open it. */
+async function sqliteVersion1(driver: SqliteDriverName, dir: string): Promise<StorageConfig> {
+  const file = join(dir, `v1-${driver}.sqlite`);
+  const db = await openSqliteDriver(file, driver);
+  db.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
+  db.exec(SQLITE_MIGRATIONS.find((m) => m.version === 1)!.sql);
+  db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (1, ?, 0)').run('initial');
+  for (const [id, username, key, identity] of LEGACY) {
+    db.prepare('INSERT INTO accounts (id, username, username_key, disabled, created_at, updated_at) VALUES (?, ?, ?, 0, 1, 1)').run(
+      id,
+      username,
+      key,
+    );
+    if (identity) db.prepare('INSERT INTO account_identities (identity, account_id, position) VALUES (?, ?, 0)').run(identity, id);
+  }
+  db.close();
+  return { kind: 'sqlite', file, driver };
+}
 
-    it.skipIf(skip !== undefined)('rows of a version-1 file get operator or unknown, and are found as before', async () => {
-      const file = join(dir, 'v1.sqlite');
-      const db = await openSqliteDriver(file, driver);
-      db.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
-      db.exec(SQLITE_MIGRATIONS.find((m) => m.version === 1)!.sql);
-      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (1, ?, 0)').run('initial');
-      for (const [id, username, key, identity] of LEGACY) {
-        db.prepare('INSERT INTO accounts (id, username, username_key, disabled, created_at, updated_at) VALUES (?, ?, ?, 0, 1, 1)').run(
-          id,
-          username,
-          key,
-        );
-        if (identity) db.prepare('INSERT INTO account_identities (identity, account_id, position) VALUES (?, ?, 0)').run(identity, id);
-      }
-      db.close();
-      const store = await openStore({ kind: 'sqlite', file, driver }, { cleanupIntervalSeconds: 0 });
-      try {
-        await expectMigrated(store);
-      } finally {
-        await store.close();
-      }
-    });
-  },
-);
-
-describe('PostgreSQL migration 2 (account source)', () => {
-  const schema = randomSchema('storage_source');
-  afterAll(() => dropSchema(schema));
-
-  it('rows of a version-1 schema get operator or unknown, and are found as before', async () => {
-    const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
-    await client.connect();
-    try {
-      const q = `"${schema}"`;
-      await client.query(`CREATE SCHEMA ${q}`);
+async function postgresVersion1(schema: string): Promise<StorageConfig> {
+  const q = `"${schema}"`;
+  await withPgClient(async (client) => {
+    await client.query(`CREATE SCHEMA ${q}`);
+    await client.query(
+      `CREATE TABLE ${q}.schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`,
+    );
+    await client.query(POSTGRES_MIGRATIONS.find((m) => m.version === 1)!.sql.replaceAll('{schema}', q));
+    await client.query(`INSERT INTO ${q}.schema_migrations (version, name) VALUES (1, 'initial')`);
+    for (const [id, username, key, identity] of LEGACY) {
       await client.query(
-        `CREATE TABLE ${q}.schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`,
+        `INSERT INTO ${q}.accounts (id, username, username_key, disabled, created_at, updated_at) VALUES ($1, $2, $3, false, 1, 1)`,
+        [id, username, key],
       );
-      await client.query(POSTGRES_MIGRATIONS.find((m) => m.version === 1)!.sql.replaceAll('{schema}', q));
-      await client.query(`INSERT INTO ${q}.schema_migrations (version, name) VALUES (1, 'initial')`);
-      for (const [id, username, key, identity] of LEGACY) {
-        await client.query(
-          `INSERT INTO ${q}.accounts (id, username, username_key, disabled, created_at, updated_at) VALUES ($1, $2, $3, false, 1, 1)`,
-          [id, username, key],
-        );
-        if (identity)
-          await client.query(`INSERT INTO ${q}.account_identities (identity, account_id, position) VALUES ($1, $2, 0)`, [identity, id]);
-      }
-    } finally {
-      await client.end();
+      if (identity)
+        await client.query(`INSERT INTO ${q}.account_identities (identity, account_id, position) VALUES ($1, $2, 0)`, [identity, id]);
     }
-    const store = await openStore({ kind: 'postgres', url: TEST_DATABASE_URL, schema }, { cleanupIntervalSeconds: 0 });
+  });
+  return { kind: 'postgres', url: TEST_DATABASE_URL, schema };
+}
+
+const dir = scratchDir('source');
+const schema = randomSchema('storage_source');
+afterAll(() => dropSchema(schema));
+
+const BACKENDS = [
+  ...SQLITE_DRIVERS.map((c) => ({ name: caseName(c), skip: c.skip, version1: () => sqliteVersion1(c.driver, dir) })),
+  { name: 'postgres', skip: undefined, version1: () => postgresVersion1(schema) },
+];
+
+describe.each(BACKENDS.map((b) => [b.name, b] as const))('migration 2 (account source), %s', (_name, { skip, version1 }) => {
+  it.skipIf(skip !== undefined)('rows of a version-1 database get operator or unknown, and are found as before', async () => {
+    const store = await openStore(await version1(), { cleanupIntervalSeconds: 0 });
     try {
       await expectMigrated(store);
     } finally {

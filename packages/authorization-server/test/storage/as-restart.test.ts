@@ -2,8 +2,6 @@
  * Clients, grants, refresh tokens and keys survive an AS restart (SQLite file, PostgreSQL
  * schema): the restarted AS has nothing in memory but what it reads back from its store.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { StorageConfig } from '../../src/storage/index.js';
@@ -11,14 +9,12 @@ import { registerClient, RESOURCE, tokenRequest } from '../helpers/as.js';
 import { authorizeAuto, exchangeCode } from '../helpers/flow.js';
 import { getJwks, startInstance, verifyAccessToken } from './as-harness.js';
 import { dropSchema, randomSchema, TEST_DATABASE_URL } from './pg-helpers.js';
+import { scratchDir } from './scratch-dir.js';
 import { caseName, SQLITE_DRIVERS } from './sqlite-drivers.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'mcp-auth-kit-restart-'));
+const dir = scratchDir('restart');
 const schema = randomSchema('storage_restart');
-afterAll(async () => {
-  rmSync(dir, { recursive: true, force: true });
-  await dropSchema(schema);
-});
+afterAll(() => dropSchema(schema));
 
 const targets: [string, StorageConfig, string | undefined][] = [
   ...SQLITE_DRIVERS.map((c): [string, StorageConfig, string | undefined] => [

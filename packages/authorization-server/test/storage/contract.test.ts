@@ -1,10 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe } from 'vitest';
 import { openStore } from '../../src/storage/index.js';
 import { storeContract } from './contract.js';
 import { dropSchema, randomSchema, TEST_DATABASE_URL } from './pg-helpers.js';
+import { scratchDir } from './scratch-dir.js';
 import { caseName, SQLITE_DRIVERS } from './sqlite-drivers.js';
 
 storeContract({
@@ -14,10 +13,9 @@ storeContract({
   reset: async () => {},
 });
 
-const sqliteDir = mkdtempSync(join(tmpdir(), 'mcp-auth-kit-storage-'));
+const sqliteDir = scratchDir('storage');
 let sqliteFile = '';
 let sqliteRun = 0;
-afterAll(() => rmSync(sqliteDir, { recursive: true, force: true }));
 
 for (const sqlite of SQLITE_DRIVERS) {
   describe.skipIf(sqlite.skip !== undefined)(caseName(sqlite), () => {

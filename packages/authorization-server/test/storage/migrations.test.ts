@@ -1,12 +1,11 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/storage/index.js';
 import { pendingMigrations, POSTGRES_MIGRATIONS, SQLITE_MIGRATIONS } from '../../src/storage/migrations.js';
-import { openSqliteDriver } from '../../src/storage/sqlite-driver.js';
-import { dropSchema, randomSchema, schemaExists, TEST_DATABASE_URL } from './pg-helpers.js';
+import { openSqliteDriver } from '../../src/storage/sqlite/driver.js';
+import { dropSchema, randomSchema, schemaExists, TEST_DATABASE_URL, withPgClient } from './pg-helpers.js';
+import { scratchDir } from './scratch-dir.js';
 import { caseName, SQLITE_DRIVERS } from './sqlite-drivers.js';
 
 describe('pendingMigrations', () => {
@@ -39,14 +38,10 @@ describe('PostgreSQL start-up migrations', () => {
   });
 
   async function appliedVersions(schema: string): Promise<number[]> {
-    const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
-    await client.connect();
-    try {
-      const { rows } = await client.query<{ version: number }>(`SELECT version FROM "${schema}".schema_migrations ORDER BY version`);
-      return rows.map((r) => r.version);
-    } finally {
-      await client.end();
-    }
+    const { rows } = await withPgClient((client) =>
+      client.query<{ version: number }>(`SELECT version FROM "${schema}".schema_migrations ORDER BY version`),
+    );
+    return rows.map((r) => r.version);
   }
 
   it('creates the schema if missing and applies each migration exactly once when four instances start together', async () => {
@@ -72,10 +67,7 @@ describe('PostgreSQL start-up migrations', () => {
     const schema = fresh();
     const store = await openStore({ kind: 'postgres', url: TEST_DATABASE_URL, schema }, { cleanupIntervalSeconds: 0 });
     await store.close();
-    const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
-    await client.connect();
-    await client.query(`INSERT INTO "${schema}".schema_migrations (version, name) VALUES (999, 'future')`);
-    await client.end();
+    await withPgClient((client) => client.query(`INSERT INTO "${schema}".schema_migrations (version, name) VALUES (999, 'future')`));
     await expect(openStore({ kind: 'postgres', url: TEST_DATABASE_URL, schema })).rejects.toMatchObject({ code: 'misconfigured' });
   });
 
@@ -87,8 +79,7 @@ describe('PostgreSQL start-up migrations', () => {
 });
 
 describe.each(SQLITE_DRIVERS.map((c) => [caseName(c), c] as const))('SQLite start-up, %s', (_name, { driver, skip }) => {
-  const dir = mkdtempSync(join(tmpdir(), 'mcp-auth-kit-sqlite-'));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = scratchDir('sqlite');
 
   it.skipIf(skip !== undefined)('creates the folder, a private file (0600) in WAL mode, and records the migrations', async () => {
     const file = join(dir, 'a', 'b', 'auth.sqlite');

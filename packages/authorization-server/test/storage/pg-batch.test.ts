@@ -3,11 +3,11 @@
  * recording statement, then on the PostgreSQL store, where a batch must give each request what
  * its own statement would have: RFC 6749 §4.1.2 single use included.
  */
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Batcher, Gate, MAX_BATCH, type BatchStatement } from '../../src/storage/postgres/batch.js';
-import { openStore, type Store } from '../../src/storage/index.js';
-import { dropSchema, randomSchema, TEST_DATABASE_URL } from './pg-helpers.js';
+import { openStore } from '../../src/storage/index.js';
+import { dropSchema, pgStoreForSuite, randomSchema, TEST_DATABASE_URL, withPgClient } from './pg-helpers.js';
+import { nextTurn, sleep } from './turns.js';
 
 interface Input {
   key: string;
@@ -25,12 +25,20 @@ function recording(options: { failMany?: unknown; gate?: Gate } = {}) {
     },
     async many(inputs) {
       calls.push({ kind: 'many', keys: inputs.map((i) => i.key) });
-      await new Promise((resolve) => setTimeout(resolve, 5));
+      await sleep(5);
       if (options.failMany !== undefined) throw options.failMany;
       return inputs.map((i) => i.value * 10);
     },
   };
-  return { calls, batcher: new Batcher(statement, options.gate) };
+  const batcher = new Batcher(statement, options.gate);
+  /** `key` + `value` of each input, in the order their callers were answered. */
+  const answered: string[] = [];
+  const submit = async (input: Input) => {
+    const result = await batcher.submit(input);
+    answered.push(`${input.key}${input.value}`);
+    return result;
+  };
+  return { calls, batcher, submit, answered };
 }
 
 describe('Batcher', () => {
@@ -54,16 +62,14 @@ describe('Batcher', () => {
   it('inputs of later turns go in a later statement', async () => {
     const { calls, batcher } = recording();
     const first = batcher.submit({ key: 'a', value: 1 });
-    await new Promise((resolve) => setImmediate(resolve));
+    await nextTurn();
     const second = batcher.submit({ key: 'b', value: 2 });
     expect(await Promise.all([first, second])).toEqual([10, 20]);
     expect(calls.map((c) => c.keys)).toEqual([['a'], ['b']]);
   });
 
   it('never puts two inputs for one row in one statement: the second waits for the first statement to finish', async () => {
-    const { calls, batcher } = recording();
-    const order: string[] = [];
-    const submit = (input: Input) => batcher.submit(input).then((result) => (order.push(`${input.key}${input.value}`), result));
+    const { calls, submit, answered: order } = recording();
     const results = await Promise.all([submit({ key: 'a', value: 1 }), submit({ key: 'b', value: 2 }), submit({ key: 'a', value: 3 })]);
     expect(results).toEqual([10, 20, 30]);
     expect(calls.map((c) => c.keys)).toEqual([['a', 'b'], ['a']]);
@@ -72,11 +78,10 @@ describe('Batcher', () => {
 
   it('while a statement is running, inputs of later turns wait for it and then go together', async () => {
     const { calls, batcher } = recording();
-    const turn = () => new Promise((resolve) => setImmediate(resolve));
     const first = [batcher.submit({ key: 'a', value: 1 }), batcher.submit({ key: 'b', value: 2 })];
-    await turn();
+    await nextTurn();
     const later = [batcher.submit({ key: 'c', value: 3 })];
-    await turn();
+    await nextTurn();
     later.push(batcher.submit({ key: 'd', value: 4 }));
     expect(await Promise.all([...first, ...later])).toEqual([10, 20, 30, 40]);
     expect(calls.map((c) => c.keys)).toEqual([
@@ -88,26 +93,19 @@ describe('Batcher', () => {
   it('with room for two statements at once, a later turn does not wait', async () => {
     const { calls, batcher } = recording({ gate: new Gate(2) });
     const first = [batcher.submit({ key: 'a', value: 1 }), batcher.submit({ key: 'b', value: 2 })];
-    await new Promise((resolve) => setImmediate(resolve));
+    await nextTurn();
     const second = batcher.submit({ key: 'c', value: 3 });
-    await new Promise((resolve) => setImmediate(resolve));
+    await nextTurn();
     expect(calls.map((c) => c.keys)).toEqual([['a', 'b'], ['c']]);
     expect(await Promise.all([...first, second])).toEqual([10, 20, 30]);
   });
 
   it('with room for two statements at once, an input whose row is in the running statement waits for it, in submission order', async () => {
-    const { calls, batcher } = recording({ gate: new Gate(2) });
-    const order: string[] = [];
-    const submit = (input: Input) =>
-      batcher.submit(input).then((result) => {
-        order.push(`${input.key}${input.value}`);
-        return result;
-      });
-    const turn = () => new Promise((resolve) => setImmediate(resolve));
+    const { calls, submit, answered: order } = recording({ gate: new Gate(2) });
     const first = [submit({ key: 'a', value: 1 }), submit({ key: 'b', value: 2 })];
-    await turn();
+    await nextTurn();
     const second = [submit({ key: 'a', value: 3 }), submit({ key: 'c', value: 4 })];
-    await turn();
+    await nextTurn();
     // c went at once, in the second place; a waits for the statement that holds row a
     expect(calls.map((c) => c.keys)).toEqual([['a', 'b'], ['c']]);
     expect(await Promise.all([...first, ...second])).toEqual([10, 20, 30, 40]);
@@ -119,13 +117,12 @@ describe('Batcher', () => {
     const gate = new Gate(1);
     const reads = recording({ gate });
     const writes = recording({ gate });
-    const turn = () => new Promise((resolve) => setImmediate(resolve));
     const first = [reads.batcher.submit({ key: 'a', value: 1 }), reads.batcher.submit({ key: 'b', value: 2 })];
-    await turn();
+    await nextTurn();
     const waiting = [writes.batcher.submit({ key: 'x', value: 5 })];
-    await turn();
+    await nextTurn();
     waiting.push(writes.batcher.submit({ key: 'y', value: 6 }), reads.batcher.submit({ key: 'c', value: 3 }));
-    await turn();
+    await nextTurn();
     // the reads' statement still runs: nothing else was sent
     expect(writes.calls).toEqual([]);
     expect(await Promise.all([...first, ...waiting])).toEqual([10, 20, 50, 60, 30]);
@@ -171,37 +168,28 @@ describe('Batcher', () => {
 });
 
 describe('PostgreSQL store: statements of one turn batched', () => {
-  const schema = randomSchema('batch');
-  let store: Store;
-
-  beforeAll(async () => {
-    store = await openStore({ kind: 'postgres', url: TEST_DATABASE_URL, schema });
-  });
-  afterAll(async () => {
-    await store?.close();
-    await dropSchema(schema);
-  });
+  const suite = pgStoreForSuite('batch');
 
   it('concurrent upserts and finds of many rows each see their own row; missing and expired rows read as absent', async () => {
-    const sessions = store.adapter('Session');
+    const sessions = suite.store.adapter('Session');
     const ids = Array.from({ length: 40 }, (_, i) => `s-${i}`);
     await Promise.all(ids.map((id, i) => sessions.upsert(id, { jti: id, n: i, text: `quote " and \\ and \u0000 ${i}` }, 600)));
     await sessions.upsert('expired', { jti: 'expired' }, 1);
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await sleep(1100);
     const found = await Promise.all([...ids, 'missing', 'expired'].map((id) => sessions.find(id)));
     expect(found.slice(0, ids.length)).toEqual(ids.map((id, i) => ({ jti: id, n: i, text: `quote " and \\ and \u0000 ${i}` })));
     expect(found.slice(ids.length)).toEqual([undefined, undefined]);
   });
 
   it('rows without expiry (clients) and with one, upserted in one turn, keep theirs', async () => {
-    const clients = store.adapter('Client');
-    const sessions = store.adapter('Session');
+    const clients = suite.store.adapter('Client');
+    const sessions = suite.store.adapter('Session');
     await Promise.all([
       clients.upsert('client-a', { client_id: 'client-a' }),
       clients.upsert('client-b', { client_id: 'client-b' }),
       sessions.upsert('brief', { v: 1 }, 1),
     ]);
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await sleep(1100);
     expect(await Promise.all([clients.find('client-a'), clients.find('client-b'), sessions.find('brief')])).toEqual([
       { client_id: 'client-a' },
       { client_id: 'client-b' },
@@ -210,7 +198,7 @@ describe('PostgreSQL store: statements of one turn batched', () => {
   });
 
   it('two upserts of one row in one turn both apply, the later one last', async () => {
-    const sessions = store.adapter('Session');
+    const sessions = suite.store.adapter('Session');
     await Promise.all([
       sessions.upsert('twice', { v: 1 }, 600),
       sessions.upsert('twice', { v: 2 }, 600),
@@ -221,8 +209,8 @@ describe('PostgreSQL store: statements of one turn batched', () => {
   });
 
   it('RFC 6749 §4.1.2: concurrent consumes of many codes, some presented twice, stamp each code exactly once', async () => {
-    const codes = store.adapter('AuthorizationCode');
-    const grants = store.adapter('Grant');
+    const codes = suite.store.adapter('AuthorizationCode');
+    const grants = suite.store.adapter('Grant');
     const ids = Array.from({ length: 12 }, (_, i) => `code-${i}`);
     for (const id of ids) {
       await grants.upsert(`grant-${id}`, { jti: `grant-${id}`, kind: 'Grant' }, 600);
@@ -242,10 +230,10 @@ describe('PostgreSQL store: statements of one turn batched', () => {
   });
 
   it('a consume in one turn with an expired or missing code is refused for that code only', async () => {
-    const codes = store.adapter('AuthorizationCode');
+    const codes = suite.store.adapter('AuthorizationCode');
     await codes.upsert('live', { jti: 'live', grantId: 'g-live' }, 60);
     await codes.upsert('short', { jti: 'short', grantId: 'g-short' }, 1);
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await sleep(1100);
     const [live, short, missing] = await Promise.allSettled([codes.consume('live'), codes.consume('short'), codes.consume('nope')]);
     expect(live.status).toBe('fulfilled');
     expect(short).toMatchObject({ status: 'rejected', reason: { error: 'invalid_grant' } });
@@ -254,19 +242,19 @@ describe('PostgreSQL store: statements of one turn batched', () => {
   });
 
   it('codes of one account read in one turn each bring its account along; a later change of the account is seen at once', async () => {
-    const account = await store.accounts.create({ id: 'acct-batch', username: 'batch-user', passwordHash: null, disabled: false });
-    const codes = store.adapter('AuthorizationCode');
+    const account = await suite.store.accounts.create({ id: 'acct-batch', username: 'batch-user', passwordHash: null, disabled: false });
+    const codes = suite.store.adapter('AuthorizationCode');
     const ids = Array.from({ length: 6 }, (_, i) => `acct-code-${i}`);
     for (const id of ids) await codes.upsert(id, { jti: id, accountId: account.id, grantId: 'g-acct' }, 60);
     const found = await Promise.all(ids.map((id) => codes.find(id)));
     expect(found.map((f) => f?.accountId)).toEqual(ids.map(() => account.id));
     // as many account lookups as code reads, as oidc-provider makes them
-    const accounts = await Promise.all(ids.map(() => store.accounts.findById(account.id)));
+    const accounts = await Promise.all(ids.map(() => suite.store.accounts.findById(account.id)));
     expect(accounts.map((a) => a?.disabled)).toEqual(ids.map(() => false));
     await Promise.all(ids.map((id) => codes.find(id)));
-    await store.accounts.update(account.id, { disabled: true });
+    await suite.store.accounts.update(account.id, { disabled: true });
     // the reads taken before the update are dropped with it: the lookup reads the new state
-    expect((await store.accounts.findById(account.id))?.disabled).toBe(true);
+    expect((await suite.store.accounts.findById(account.id))?.disabled).toBe(true);
   });
 
   it('batched reads and consumes look each row up by its key, whatever the table statistics say (no sequential scan)', async () => {
@@ -276,17 +264,13 @@ describe('PostgreSQL store: statements of one turn batched', () => {
     const url = new URL(TEST_DATABASE_URL);
     url.searchParams.set('options', '-c plan_cache_mode=force_generic_plan');
     const scans = async () => {
-      const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
-      await client.connect();
-      try {
-        const { rows } = await client.query<{ seq_scan: string; idx_scan: string }>(
+      const { rows } = await withPgClient((client) =>
+        client.query<{ seq_scan: string; idx_scan: string }>(
           `SELECT seq_scan, idx_scan FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = 'oidc_models'`,
           [scanSchema],
-        );
-        return { seq: Number(rows[0]!.seq_scan), idx: Number(rows[0]!.idx_scan) };
-      } finally {
-        await client.end();
-      }
+        ),
+      );
+      return { seq: Number(rows[0]!.seq_scan), idx: Number(rows[0]!.idx_scan) };
     };
     try {
       const setup = await openStore({ kind: 'postgres', url: url.href, schema: scanSchema });
@@ -316,7 +300,7 @@ describe('PostgreSQL store: statements of one turn batched', () => {
       // the index lookups show up once the ended backends' statistics are in
       let after = await scans();
       for (let wait = 0; wait < 50 && after.idx === before.idx; wait++) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        await sleep(100);
         after = await scans();
       }
       expect(after.idx).toBeGreaterThan(before.idx);
@@ -327,13 +311,13 @@ describe('PostgreSQL store: statements of one turn batched', () => {
   });
 
   it('RFC 6749 §4.1.2 across instances: two stores consuming the same codes at once, in opposite orders, stamp each exactly once', async () => {
-    const other = await openStore({ kind: 'postgres', url: TEST_DATABASE_URL, schema });
+    const other = await openStore({ kind: 'postgres', url: TEST_DATABASE_URL, schema: suite.schema });
     try {
       for (let round = 0; round < 3; round++) {
         const ids = Array.from({ length: 20 }, (_, i) => `race-${round}-${String(i).padStart(2, '0')}`);
-        for (const id of ids) await store.adapter('AuthorizationCode').upsert(id, { jti: id, grantId: `g-${id}` }, 60);
+        for (const id of ids) await suite.store.adapter('AuthorizationCode').upsert(id, { jti: id, grantId: `g-${id}` }, 60);
         const [mine, theirs] = await Promise.all([
-          Promise.allSettled(ids.map((id) => store.adapter('AuthorizationCode').consume(id))),
+          Promise.allSettled(ids.map((id) => suite.store.adapter('AuthorizationCode').consume(id))),
           Promise.allSettled([...ids].reverse().map((id) => other.adapter('AuthorizationCode').consume(id))),
         ]);
         theirs.reverse();

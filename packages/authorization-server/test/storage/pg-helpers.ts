@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { afterAll, beforeAll } from 'vitest';
+import { openStore, type Store } from '../../src/storage/index.js';
 
 /** The machine's PostgreSQL (trust auth). Override with TEST_DATABASE_URL. */
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -9,25 +11,47 @@ export function randomSchema(prefix = 'storage_test'): string {
   return `${prefix}_${randomBytes(6).toString('hex')}`;
 }
 
-export async function dropSchema(schema: string): Promise<void> {
-  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+/** `run` on a connection of its own (closed afterwards): set-up and checks outside the store. */
+export async function withPgClient<T>(run: (client: pg.Client) => Promise<T>, url: string = TEST_DATABASE_URL): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    return await run(client);
   } finally {
     await client.end();
   }
 }
 
+export async function dropSchema(schema: string): Promise<void> {
+  await withPgClient((client) => client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`));
+}
+
 export async function schemaExists(schema: string): Promise<boolean> {
-  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
-  await client.connect();
-  try {
-    const { rows } = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
-    return rows.length === 1;
-  } finally {
-    await client.end();
-  }
+  const { rows } = await withPgClient((client) => client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]));
+  return rows.length === 1;
+}
+
+/**
+ * A PostgreSQL store in a schema of its own for the enclosing `describe`: opened before its
+ * tests, closed and dropped after them. `url` adds connection options (an application name).
+ */
+export function pgStoreForSuite(prefix: string, url: string = TEST_DATABASE_URL): { readonly schema: string; readonly store: Store } {
+  const schema = randomSchema(prefix);
+  let store: Store | undefined;
+  beforeAll(async () => {
+    store = await openStore({ kind: 'postgres', url, schema });
+  });
+  afterAll(async () => {
+    await store?.close();
+    await dropSchema(schema);
+  });
+  return {
+    schema,
+    get store() {
+      if (store === undefined) throw new Error('the suite store is open only while its tests run');
+      return store;
+    },
+  };
 }
 
 /** A statement the driver was given: its text (whitespace collapsed) and parameters. */

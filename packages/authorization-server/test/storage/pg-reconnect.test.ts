@@ -5,9 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../../src/storage/index.js';
 import { isConnectionLoss, RECONNECT_ATTEMPTS, retryOnConnectionLoss } from '../../src/storage/postgres/reconnect.js';
-import { dropSchema, randomSchema, TEST_DATABASE_URL } from './pg-helpers.js';
+import { pgStoreForSuite, TEST_DATABASE_URL } from './pg-helpers.js';
 
 describe('isConnectionLoss', () => {
   it.each([
@@ -64,9 +63,8 @@ describe('retryOnConnectionLoss', () => {
 });
 
 describe('PostgreSQL store: backends terminated under an open store', () => {
-  const schema = randomSchema('reconnect');
   const applicationName = `mak-reconnect-${randomBytes(4).toString('hex')}`;
-  let store: Store;
+  const suite = pgStoreForSuite('reconnect', `${TEST_DATABASE_URL}?application_name=${applicationName}`);
   let admin: pg.Client;
 
   /** Every backend of the store's pool killed, as a database restart would. */
@@ -80,24 +78,21 @@ describe('PostgreSQL store: backends terminated under an open store', () => {
 
   /** Fills the pool with idle connections (the ones a restart leaves dead in it). */
   async function warmPool(): Promise<void> {
-    const adapter = store.adapter('Session');
+    const adapter = suite.store.adapter('Session');
     await Promise.all(Array.from({ length: 10 }, (_, i) => adapter.find(`warm-${i}`)));
   }
 
   beforeAll(async () => {
     admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
     await admin.connect();
-    store = await openStore({ kind: 'postgres', url: `${TEST_DATABASE_URL}?application_name=${applicationName}`, schema });
   });
   afterAll(async () => {
-    await store?.close();
     await admin?.end();
-    await dropSchema(schema);
   });
 
   it('reads, upserts, deletes, kv, accounts, keys and ping issued right after the drop all succeed', async () => {
-    const sessions = store.adapter('Session');
-    const account = await store.accounts.create({ id: 'acct-reconnect', username: 'reconnect', passwordHash: null, disabled: false });
+    const sessions = suite.store.adapter('Session');
+    const account = await suite.store.accounts.create({ id: 'acct-reconnect', username: 'reconnect', passwordHash: null, disabled: false });
     for (let round = 0; round < 5; round++) {
       await warmPool();
       await sessions.upsert(`s-${round}`, { accountId: account.id, round }, 600);
@@ -106,18 +101,18 @@ describe('PostgreSQL store: backends terminated under an open store', () => {
       const [found, , , kvValue, byId, keys] = await Promise.all([
         sessions.find(`s-${round}`),
         sessions.upsert(`t-${round}`, { round }, 600),
-        store.kv.set('reconnect', `k-${round}`, { round }, 600),
-        store.kv.get('reconnect', `missing-${round}`),
-        store.accounts.findById(account.id),
-        store.keys.signingKeys(),
-        store.ping(),
+        suite.store.kv.set('reconnect', `k-${round}`, { round }, 600),
+        suite.store.kv.get('reconnect', `missing-${round}`),
+        suite.store.accounts.findById(account.id),
+        suite.store.keys.signingKeys(),
+        suite.store.ping(),
         sessions.destroy(`gone-${round}`),
       ]);
       expect(found).toMatchObject({ round });
       expect(kvValue).toBeUndefined();
       expect(byId?.username).toBe('reconnect');
       expect(Array.isArray(keys)).toBe(true);
-      expect(await store.kv.get('reconnect', `k-${round}`)).toEqual({ round });
+      expect(await suite.store.kv.get('reconnect', `k-${round}`)).toEqual({ round });
       expect(await sessions.find(`t-${round}`)).toMatchObject({ round });
     }
   });
@@ -128,7 +123,7 @@ describe('PostgreSQL store: backends terminated under an open store', () => {
       expect(await terminateAll()).toBeGreaterThan(0);
       const created = await Promise.all(
         Array.from({ length: 4 }, (_, i) =>
-          store.accounts.create({ id: `tx-${round}-${i}`, username: `tx-${round}-${i}`, passwordHash: null, disabled: false }),
+          suite.store.accounts.create({ id: `tx-${round}-${i}`, username: `tx-${round}-${i}`, passwordHash: null, disabled: false }),
         ),
       );
       expect(created.map((a) => a.username)).toEqual(Array.from({ length: 4 }, (_, i) => `tx-${round}-${i}`));
@@ -136,7 +131,7 @@ describe('PostgreSQL store: backends terminated under an open store', () => {
   });
 
   it('a consume on a dropped connection stamps exactly once: retried only while the row reads unstamped', async () => {
-    const codes = store.adapter('AuthorizationCode');
+    const codes = suite.store.adapter('AuthorizationCode');
     for (let round = 0; round < 5; round++) {
       await warmPool();
       const ids = Array.from({ length: 6 }, (_, i) => `code-${round}-${i}`);

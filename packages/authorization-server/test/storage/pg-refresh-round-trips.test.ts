@@ -9,6 +9,7 @@ import { registerClient, RESOURCE, tokenRequest } from '../helpers/as.js';
 import { authorizeAuto, exchangeCode } from '../helpers/flow.js';
 import { startInstance, type Instance } from './as-harness.js';
 import { dropSchema, randomSchema, recordStatements, TEST_DATABASE_URL, type RecordedStatement } from './pg-helpers.js';
+import { sleep } from './turns.js';
 
 type Statement = RecordedStatement;
 
@@ -19,7 +20,7 @@ type Statement = RecordedStatement;
 async function statementsOf(run: () => Promise<void>): Promise<Statement[]> {
   const { statements } = await recordStatements(async () => {
     await run();
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
   });
   return statements;
 }

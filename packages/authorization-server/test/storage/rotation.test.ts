@@ -13,16 +13,15 @@ import { ModelAdapter, type RequestContext } from '../../src/storage/adapter.js'
 import type { ModelBackend, ModelRow, Stamp } from '../../src/storage/model-rows.js';
 import { PgModels } from '../../src/storage/postgres/models.js';
 import { ReadAhead } from '../../src/storage/postgres/read-ahead.js';
-import { openStore, type Store } from '../../src/storage/index.js';
 import pg from 'pg';
-import { dropSchema, randomSchema, recordStatements, TEST_DATABASE_URL } from './pg-helpers.js';
+import { pgStoreForSuite, recordStatements, TEST_DATABASE_URL } from './pg-helpers.js';
+import { nextTurn } from './turns.js';
 
 /** The request being served, as `Provider.ctx` would give it. */
 const requests = new AsyncLocalStorage<RequestContext>();
 
 const refreshContext = () => ({ oidc: { route: 'token', params: { grant_type: 'refresh_token', refresh_token: 'old' } } });
 const inRequest = <T>(ctx: RequestContext, run: () => Promise<T>) => requests.run(ctx, run);
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Records each backend call; `consume` fails with `consumeError` when set. */
 function recordingBackend(options: { rotate?: boolean; consumeError?: Error } = {}) {
@@ -127,24 +126,20 @@ describe('refresh token rotation through the adapter', () => {
 });
 
 describe('refresh token rotation on PostgreSQL (PgModels.rotate)', () => {
-  const schema = randomSchema('rotation');
+  const suite = pgStoreForSuite('rotation');
   const now = Date.now();
-  let store: Store;
   let pool: pg.Pool;
   let models: PgModels;
 
-  beforeAll(async () => {
-    store = await openStore({ kind: 'postgres', url: TEST_DATABASE_URL, schema });
+  beforeAll(() => {
     pool = new pg.Pool({ connectionString: TEST_DATABASE_URL, max: 4 });
-    models = new PgModels(pool, `"${schema}"`, new ReadAhead(), new ReadAhead());
+    models = new PgModels(pool, `"${suite.schema}"`, new ReadAhead(), new ReadAhead());
   });
   afterAll(async () => {
     await pool?.end();
-    await store?.close();
-    await dropSchema(schema);
   });
 
-  const refreshTokens = () => store.adapter('RefreshToken');
+  const refreshTokens = () => suite.store.adapter('RefreshToken');
   const stamp = (id: string, consumedAt = 1_700_000_000): Stamp => ({ model: 'RefreshToken', id, consumedAt, now });
   const successor = (id: string, grantId = 'g'): ModelRow => ({
     model: 'RefreshToken',

@@ -1,26 +1,24 @@
 /**
  * The SQLite store commits the writes of one turn of the event loop as one transaction
- * (src/storage/sqlite-commit-group.ts). A group must be the same as its writes one after
+ * (src/storage/sqlite/commit-group.ts). A group must be the same as its writes one after
  * another: each write keeps its own result and its own error, a conditional write still sees
  * the writes before it (a code consumed twice at once is a replay, RFC 6749 §4.1.2, RFC 9700
  * §4.5.3.1), nothing is reported before it is committed, and a refresh token's rotation stamps
  * the old token and saves its successor both or neither (OAuth 2.1 §4.3.1). Run once per driver,
  * on real database files; a second connection reads what was committed.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { errors } from 'oidc-provider';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/storage/index.js';
 import type { ModelRow, Stamp } from '../../src/storage/model-rows.js';
-import { openSqliteBackend } from '../../src/storage/sqlite.js';
-import { CommitGroup } from '../../src/storage/sqlite-commit-group.js';
-import { openSqliteDriver, type SqliteDriver } from '../../src/storage/sqlite-driver.js';
+import { openSqliteBackend } from '../../src/storage/sqlite/index.js';
+import { CommitGroup } from '../../src/storage/sqlite/commit-group.js';
+import { openSqliteDriver, type SqliteDriver } from '../../src/storage/sqlite/driver.js';
+import { scratchDir } from './scratch-dir.js';
 import { caseName, SQLITE_DRIVERS } from './sqlite-drivers.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'mcp-auth-kit-commit-group-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = scratchDir('commit-group');
 let files = 0;
 const newFile = () => join(dir, `db-${++files}.sqlite`);
 

@@ -3,17 +3,15 @@
  * a forced driver that cannot load says what is needed. Both drivers read each other's files.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openStore } from '../../src/storage/index.js';
-import { openSqliteDriver } from '../../src/storage/sqlite-driver.js';
+import { openSqliteDriver } from '../../src/storage/sqlite/driver.js';
+import { scratchDir } from './scratch-dir.js';
 import { NODE_HAS_SQLITE, SQLITE_DRIVERS } from './sqlite-drivers.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'mcp-auth-kit-sqlite-driver-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = scratchDir('sqlite-driver');
 const [nodeCase, betterCase] = SQLITE_DRIVERS as [(typeof SQLITE_DRIVERS)[0], (typeof SQLITE_DRIVERS)[0]];
 
 describe('SQLite driver choice', () => {

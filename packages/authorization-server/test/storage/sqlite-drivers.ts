@@ -5,7 +5,7 @@
  * (`.ci/run` rebuilds it for that Node 22 run). In CI a driver that should load never skips.
  */
 import { createRequire } from 'node:module';
-import { builtinSqlite, type SqliteDriverName } from '../../src/storage/sqlite-driver.js';
+import { builtinSqlite, type SqliteDriverName } from '../../src/storage/sqlite/driver.js';
 
 const inCi = process.env.CI === 'true' || process.env.CI === '1';
 const [major, minor] = process.versions.node.split('.').map(Number) as [number, number];

@@ -17,7 +17,7 @@
  * whole group rolls back and each write runs again alone, so every write ends exactly as it
  * would have without the group, with its own result or error.
  */
-import type { SqliteDriver } from './sqlite-driver.js';
+import type { SqliteDriver } from './driver.js';
 
 interface Pending {
   write: () => unknown;

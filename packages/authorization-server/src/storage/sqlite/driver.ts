@@ -1,12 +1,12 @@
 /**
  * The two synchronous SQLite drivers behind one small interface, so the store's SQL and logic
- * (`sqlite.ts`) exist once: Node's built-in `node:sqlite` (Node ≥ 22.13 without a flag; no
+ * (`index.ts` and its neighbours) exist once: Node's built-in `node:sqlite` (Node ≥ 22.13 without a flag; no
  * native build to install) and better-sqlite3 (an optional peer, for older Node). Both bind a
  * JS number as REAL and return INTEGER columns as numbers, so the same statements store the
  * same values whichever driver wrote the file.
  */
 import type BetterSqlite3 from 'better-sqlite3';
-import { driverMissing, StorageError } from './errors.js';
+import { driverMissing, StorageError } from '../errors.js';
 
 export type SqliteDriverName = 'node' | 'better-sqlite3';
 

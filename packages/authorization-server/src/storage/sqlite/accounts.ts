@@ -1,0 +1,107 @@
+/** Local accounts and their upstream identities. */
+import {
+  type AccountRow,
+  accountFromRow,
+  conflict,
+  newAccount,
+  notFound,
+  patchAccount,
+  upstreamIdentityKey,
+  usernameKey,
+} from '../accounts.js';
+import { type Clock, epochSeconds } from '../clock.js';
+import type { AccountPatch, AccountRecord, AccountStore, NewAccount } from '../types.js';
+import { type Db, prepared } from './statements.js';
+
+export class SqliteAccounts implements AccountStore {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+  ) {}
+
+  private load(row: AccountRow | undefined): AccountRecord | undefined {
+    if (!row) return undefined;
+    const ids = prepared(this.db, 'SELECT identity FROM account_identities WHERE account_id = ? ORDER BY position').all(row.id) as {
+      identity: string;
+    }[];
+    return accountFromRow(
+      row,
+      ids.map((r) => r.identity),
+    );
+  }
+
+  private write(record: AccountRecord, insert: boolean): void {
+    const params = {
+      id: record.id,
+      username: record.username,
+      usernameKey: usernameKey(record.username),
+      passwordHash: record.passwordHash,
+      displayName: record.displayName ?? null,
+      disabled: record.disabled ? 1 : 0,
+      source: record.source,
+      createdAt: record.createdAt,
+      updatedAt: record.updatedAt,
+    };
+    // node:sqlite refuses a named parameter its statement does not use.
+    const { createdAt: _createdAt, source: _source, ...update } = params;
+    try {
+      this.db.transaction(() => {
+        if (insert) {
+          prepared(
+            this.db,
+            `INSERT INTO accounts (id, username, username_key, password_hash, display_name, disabled, source, created_at, updated_at)
+             VALUES (@id, @username, @usernameKey, @passwordHash, @displayName, @disabled, @source, @createdAt, @updatedAt)`,
+          ).run(params);
+        } else {
+          prepared(
+            this.db,
+            `UPDATE accounts SET username = @username, username_key = @usernameKey, password_hash = @passwordHash,
+             display_name = @displayName, disabled = @disabled, updated_at = @updatedAt WHERE id = @id`,
+          ).run(update);
+          prepared(this.db, 'DELETE FROM account_identities WHERE account_id = ?').run(record.id);
+        }
+        const add = prepared(this.db, 'INSERT INTO account_identities (identity, account_id, position) VALUES (?, ?, ?)');
+        for (const [i, identity] of (record.upstreamIdentities ?? []).entries()) add.run(identity, record.id, i);
+      }, 'immediate');
+    } catch (error) {
+      if (this.db.isUniqueViolation(error)) throw conflict('account (id, username or upstream identity)', error);
+      throw error;
+    }
+  }
+
+  async create(account: NewAccount) {
+    const record = newAccount(account, epochSeconds(this.clock()));
+    this.write(record, true);
+    return record;
+  }
+
+  async findById(id: string) {
+    return this.load(prepared(this.db, 'SELECT * FROM accounts WHERE id = ?').get(id) as AccountRow | undefined);
+  }
+
+  async findByUsername(username: string) {
+    return this.load(
+      prepared(this.db, 'SELECT * FROM accounts WHERE username_key = ?').get(usernameKey(username)) as AccountRow | undefined,
+    );
+  }
+
+  async findByUpstreamIdentity(issuer: string, subject: string) {
+    const row = prepared(this.db, 'SELECT a.* FROM accounts a JOIN account_identities i ON i.account_id = a.id WHERE i.identity = ?').get(
+      upstreamIdentityKey(issuer, subject),
+    ) as AccountRow | undefined;
+    return this.load(row);
+  }
+
+  async list() {
+    const rows = prepared(this.db, 'SELECT * FROM accounts ORDER BY created_at, id').all() as AccountRow[];
+    return rows.map((r) => this.load(r)!);
+  }
+
+  async update(id: string, patch: AccountPatch) {
+    const existing = await this.findById(id);
+    if (!existing) throw notFound();
+    const record = patchAccount(existing, patch, epochSeconds(this.clock()));
+    this.write(record, false);
+    return record;
+  }
+}

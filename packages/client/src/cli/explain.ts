@@ -114,6 +114,18 @@ function describe(err: unknown, ctx: ErrorContext): Explained {
             ? `The code or token was not accepted (expired or already used): run \`${loginAgain(ctx)}\` again.`
             : `Run \`${loginAgain(ctx)}\` again; if it fails again, ask the authorization server's operator.`,
       };
+    case ERR.RESPONSE_TOO_LARGE:
+      return { ...base, todo: `${SERVER_PROBLEM} Nothing of the answer was kept.` };
+    case ERR.STORE_UNSAFE:
+      return {
+        ...base,
+        todo: 'The token store was not read or written. Fix its owner or permissions as the message says, or keep tokens in a folder only you can write with --home <dir> (or MCP_AUTH_KIT_HOME).',
+      };
+    case ERR.STORE_BUSY:
+      return {
+        ...base,
+        todo: 'Another mcp-auth-kit process is still using the token store: wait for it to finish, then run the command again.',
+      };
     case ERR.STEP_UP_LIMIT:
       return { ...base, todo: 'Your account was not granted the permissions this request needs: ask the server operator.' };
     default:

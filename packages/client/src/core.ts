@@ -3,7 +3,7 @@
 export { parseWwwAuthenticate, bearerChallenge, oauthChallenge, type Challenge } from './www-authenticate.js';
 export { dpopAlgorithm } from './dpop.js';
 export { assertAllowedUrl, resourceMatchesServer, serverKey, type UrlPolicy } from './url.js';
-export type { FetchLike } from './http.js';
+export type { FetchLike, HttpDeps } from './http.js';
 export { isPrivateAddress, assertPublicHost, assertEgressAllowed, type Resolver } from './network.js';
 export {
   processProtectedResourceMetadataResponse,
@@ -23,4 +23,6 @@ export {
   chooseAuthMethod,
   type PreRegisteredClient,
   type RegistrationContext,
+  type RegistrationOptions,
 } from './registration.js';
+export type { ClientInformation } from './store.js';

@@ -15,7 +15,9 @@ export {
 } from './store.js';
 export { FileStore, defaultStoreDir, defaultStorePath } from './file-store.js';
 export type { PrivateKeyInput } from './oauth.js';
-export type { PreRegisteredClient } from './registration.js';
+export type { PreRegisteredClient, RegistrationContext } from './registration.js';
+export type { LoopbackListenerOptions } from './loopback.js';
+export type { ProtectedResourceMetadata, AuthorizationServerMetadata } from './discovery.js';
 export { McpAuthClient, type ServerStatus } from './client/mcp-auth-client.js';
 export type { AccessCheck } from './client/token-check.js';
 export { createAuthFetch, createSdkAuthProvider } from './client/sdk-adapters.js';

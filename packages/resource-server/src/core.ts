@@ -19,10 +19,10 @@ export {
 } from './dpop.js';
 export { DpopNonces } from './dpop-nonce.js';
 export { MemoryDpopReplayStore, type DpopReplayStore } from './dpop-replay.js';
+export type { RevocationList } from './revocation.js';
 export { extractCredentials, type Credentials, type TokenScheme } from './credentials.js';
-export { createAccessTokenVerifier, type AccessTokenVerifier } from './access-token-verifier.js';
 export { verifyJwtAccessToken, DEFAULT_ALGORITHMS, type JwtVerifyOptions } from './verify-jwt.js';
-export { introspectAccessToken, type IntrospectionOptions } from './introspection.js';
+export { introspectAccessToken, type IntrospectionOptions, type IntrospectContext } from './introspection.js';
 export { extractBearerToken, MAX_TOKEN_LENGTH, type BearerSources } from './bearer.js';
 export {
   protectedResourceMetadata,
@@ -41,6 +41,8 @@ export {
 export { audienceIncludes } from './resource-uri.js';
 export { checkOrigin, checkHost, normalizeOrigin } from './origin.js';
 export { processMetadata, type AuthorizationServerMetadata } from './as-metadata.js';
-export { renderError, type ErrorResponse } from './respond.js';
+export type { ErrorResponse } from './respond.js';
 export { ResourceServerError, type RejectionReason, type BearerErrorCode, type WireError } from './errors.js';
-export type { VerifiedAccessToken, McpAuthInfo } from './types.js';
+export type { VerifiedAccessToken, McpAuthInfo, ResourceServerLogger } from './types.js';
+export type { ValidationOutcome } from './validation-hook.js';
+export type { ResourceServerOptions, DpopOptions } from './options.js';

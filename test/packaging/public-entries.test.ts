@@ -100,6 +100,23 @@ describe('public entries match their READMEs (issue 43)', () => {
     }
   });
 
+  it('protocol is internal: no other entry re-exports its functions, classes or objects but ConfigError', async () => {
+    const protocol = (await import('@mcp-auth-kit/protocol')) as Record<string, unknown>;
+    const shared = new Map(
+      Object.entries(protocol)
+        .filter(([, value]) => typeof value === 'function' || (typeof value === 'object' && value !== null))
+        .map(([name, value]) => [value, name]),
+    );
+    const reexported: string[] = [];
+    for (const { specifier } of ENTRIES.filter((e) => e.pkg !== 'protocol')) {
+      const entry = (await import(specifier)) as Record<string, unknown>;
+      for (const [name, value] of Object.entries(entry)) {
+        if (shared.has(value) && shared.get(value) !== 'ConfigError') reexported.push(`${specifier}: ${name}`);
+      }
+    }
+    expect(reexported).toEqual([]);
+  });
+
   it('the resource server entry stays small (issue 43: at most ~15 run-time names)', async () => {
     const entry = (await import('@mcp-auth-kit/resource-server')) as Record<string, unknown>;
     expect(Object.keys(entry).length).toBeLessThanOrEqual(15);

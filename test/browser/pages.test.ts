@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { DEMO_SCOPES, startAuthServer, type RunningAuthServer } from '@mcp-auth-kit/auth-server';
 import { silentLogger } from '@mcp-auth-kit/authorization-server';
-import { startLoopbackListener } from '@mcp-auth-kit/client';
+import { startLoopbackListener } from '@mcp-auth-kit/client/core';
 import { pkcePair } from '@mcp-auth-kit/test-utils';
 import { launchChromium, loopbackContext, PHONE, SCREENSHOTS, screenshot } from './harness.js';
 

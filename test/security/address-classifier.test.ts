@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assertPublicHost, isPrivateAddress } from '@mcp-auth-kit/client';
+import { assertPublicHost, isPrivateAddress } from '@mcp-auth-kit/client/core';
 // The AS's CIMD pre-connection literal check is the shared classifier itself.
 import { isSpecialUseAddress as isPrivateAddressLiteral } from '@mcp-auth-kit/protocol';
 

@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { SignJWT, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLoopbackCertificate, type LoopbackCertificate } from '@mcp-auth-kit/testing';
-import { ERR, McpAuthClient, assertEgressAllowed, createAuthFetch } from '@mcp-auth-kit/client';
+import { ERR, McpAuthClient, createAuthFetch } from '@mcp-auth-kit/client';
+import { assertEgressAllowed } from '@mcp-auth-kit/client/core';
 import { egressPolicyForPeer } from '@mcp-auth-kit/protocol';
 import type { Logger } from '@mcp-auth-kit/authorization-server';
 import {

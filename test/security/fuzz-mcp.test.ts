@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { parseWwwAuthenticate } from '@mcp-auth-kit/client';
+import { parseWwwAuthenticate } from '@mcp-auth-kit/client/core';
 import { callWhoami, fullFlow, registerClient, startAttackStack, type AttackStack } from './helpers/support.js';
 import { FUZZ_SCALE, FUZZ_SEED, fieldValue, fuzzHttp, headerValue, summarize, type FuzzRequest } from './helpers/fuzz.js';
 

@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { McpAuthError, parseWwwAuthenticate } from '@mcp-auth-kit/client';
+import { McpAuthError } from '@mcp-auth-kit/client';
+import { parseWwwAuthenticate } from '@mcp-auth-kit/client/core';
+import { buildChallenge, canonicalResource } from '@mcp-auth-kit/protocol';
 import {
   ResourceServerError,
   audienceIncludes,
-  buildChallenge,
-  canonicalResource,
   checkOrigin,
   extractBearerToken,
   normalizeOrigin,
-} from '@mcp-auth-kit/resource-server';
+} from '@mcp-auth-kit/resource-server/core';
 
 /**
  * In-process fuzzing of the header parsers and builders (cheap: tens of thousands of inputs).

@@ -6,14 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError, isLoopbackHost } from '@mcp-auth-kit/protocol';
 import { parse as parseYaml } from 'yaml';
-import {
-  devSwitchProblems,
-  exposedListenHost,
-  storageConfigFromEnv,
-  validateConfig,
-  type AuthorizationServerConfig,
-  type StorageConfig,
-} from '@mcp-auth-kit/authorization-server';
+import { storageConfigFromEnv, type AuthorizationServerConfig, type StorageConfig } from '@mcp-auth-kit/authorization-server';
+import { devSwitchProblems, exposedListenHost, validateConfig } from '@mcp-auth-kit/authorization-server/ops';
 import { DEMO_USER_SWITCH, listenHostsOf } from './dev-switches.js';
 
 /** The demo MCP server of the runtime contract: the resource when none is configured. */

@@ -6,7 +6,8 @@
  * (`devSwitchProblems` of @mcp-auth-kit/authorization-server). test/security/dev-switches
  * tries every row.
  */
-import { DEV_SWITCHES, type AuthorizationServerConfig, type DevSwitch } from '@mcp-auth-kit/authorization-server';
+import type { AuthorizationServerConfig } from '@mcp-auth-kit/authorization-server';
+import { DEV_SWITCHES, type DevSwitch } from '@mcp-auth-kit/authorization-server/ops';
 
 /** What the table reads: the authorization server's settings and the app's own. */
 export type AppDevSettings = Partial<AuthorizationServerConfig> & { demoUser?: boolean };

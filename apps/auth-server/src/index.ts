@@ -7,8 +7,6 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import {
   createAuthorizationServer,
-  devSwitchProblems,
-  exposedListenHost,
   openStore,
   pinoLogger,
   storageConfigFromEnv,
@@ -18,6 +16,7 @@ import {
   type StorageConfig,
   type Store,
 } from '@mcp-auth-kit/authorization-server';
+import { devSwitchProblems, exposedListenHost } from '@mcp-auth-kit/authorization-server/ops';
 import { ConfigError, isLoopbackHost } from '@mcp-auth-kit/protocol';
 import { DEFAULT_RESOURCE, DEFAULT_RESOURCE_WARNING, loadConfig, type LogLevel } from './config.js';
 import { DEMO_USER, demoAccountProblems } from './demo-user.js';

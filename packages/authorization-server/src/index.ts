@@ -1,7 +1,10 @@
+// @mcp-auth-kit/authorization-server: what a program running the AS needs (README "API"). The
+// checks a wrapping program runs itself are in ./ops/index.ts (@mcp-auth-kit/authorization-server/ops).
 export { createAuthorizationServer, type AuthorizationServer } from './server.js';
 export { DEFAULT_ACCESS_TOKEN_TTL, ID_TOKEN_TTL } from './provider.js';
+// The one class every mcp-auth-kit package throws for a bad configuration (defined in
+// @mcp-auth-kit/protocol, the same class the resource server exports).
 export {
-  validateConfig,
   ConfigError,
   type AuthorizationServerConfig,
   type ResourceConfig,
@@ -12,11 +15,8 @@ export {
 } from './config.js';
 export { DEFAULT_DPOP_SIGNING_ALGS, type DpopConfig } from './dpop.js';
 export { consoleLogger, silentLogger, type Logger } from './logger.js';
-export { redact, scrubText } from './logger.js';
 export { pinoLogger, type PinoLoggerOptions } from './ops/pino-logger.js';
 export { createAsMetrics, type AsMetrics, type MetricsConfig } from './ops/metrics.js';
-export { productionProblems } from './ops/production.js';
-export { DEV_SWITCHES, devSwitchProblems, exposedListenHost, type DevSwitch, type DevSwitchExposure } from './ops/dev-switches.js';
 export type { HealthState } from './ops/http.js';
 export { hashPassword, verifyPassword } from './passwords.js';
 export { listAccountGrants, revokeRememberedGrant, type AccountGrantSummary } from './interactions/remembered-grants.js';

@@ -2,7 +2,8 @@
 import { randomUUID } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { validateConfig, ConfigError } from '../src/index.js';
+import type { ConfigError } from '../src/index.js';
+import { validateConfig } from '../src/ops/index.js';
 import { decodeJwt, registerClient, REDIRECT, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
 import { authorizeAuto } from './helpers/flow.js';
 import { respeltSignature } from '@mcp-auth-kit/test-utils';

@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, createAuthorizationServer, validateConfig, type AuthorizationServerConfig } from '../src/index.js';
+import { ConfigError, createAuthorizationServer, type AuthorizationServerConfig } from '../src/index.js';
+import { validateConfig } from '../src/ops/index.js';
 import { openStore } from '../src/storage/index.js';
 import { silentLogger } from '../src/logger.js';
 

@@ -1,20 +1,8 @@
+// @mcp-auth-kit/client: what an MCP host needs (README "API"). The request/response building
+// blocks under McpAuthClient are in ./core.ts (@mcp-auth-kit/client/core); the CLI's program is
+// ./cli/program.ts (@mcp-auth-kit/client/cli).
 export { ERR, McpAuthError, type McpAuthErrorCode, type McpAuthErrorOptions } from './errors.js';
-export { parseWwwAuthenticate, bearerChallenge, oauthChallenge, type Challenge } from './www-authenticate.js';
-export { dpopAlgorithm } from './dpop.js';
-export { authorizationServerMetadataUrls, isLoopbackHost, protectedResourceMetadataUrls } from '@mcp-auth-kit/protocol';
-export { assertAllowedUrl, resourceMatchesServer, serverKey, type UrlPolicy } from './url.js';
 export type { FetchLike } from './http.js';
-export { isPrivateAddress, assertPublicHost, assertEgressAllowed, type Resolver } from './network.js';
-export {
-  processProtectedResourceMetadataResponse,
-  discoverProtectedResource,
-  processAuthorizationServerMetadataResponse,
-  discoverAuthorizationServer,
-  assertPkceS256,
-  type ProtectedResourceMetadata,
-  type AuthorizationServerMetadata,
-} from './discovery.js';
-export { selectScope, unionScope, splitScope, scopeCovers, type ScopeSelectionInput } from './scope.js';
 export {
   MemoryStore,
   DataStore,
@@ -26,15 +14,10 @@ export {
   type StoredDpopKey,
 } from './store.js';
 export { FileStore, defaultStoreDir, defaultStorePath, type FileStoreOptions } from './file-store.js';
-export { startLoopbackListener, type LoopbackListener, type LoopbackListenerOptions, type WaitForCallbackOptions } from './loopback.js';
-export { validateAuthorizationResponse, requestIdJag, JWT_BEARER_GRANT, type PrivateKeyInput, type IdJagRequest } from './oauth.js';
-export {
-  resolveClient,
-  dynamicRegistration,
-  chooseAuthMethod,
-  type PreRegisteredClient,
-  type RegistrationContext,
-} from './registration.js';
+export type { PrivateKeyInput } from './oauth.js';
+export type { PreRegisteredClient, RegistrationContext } from './registration.js';
+export type { LoopbackListenerOptions } from './loopback.js';
+export type { ProtectedResourceMetadata, AuthorizationServerMetadata } from './discovery.js';
 export { McpAuthClient, type ServerStatus } from './client/mcp-auth-client.js';
 export type { AccessCheck } from './client/token-check.js';
 export type { SignedInAccount } from './client/signed-in-account.js';

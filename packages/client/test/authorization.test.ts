@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ERR, McpAuthClient, MemoryStore, validateAuthorizationResponse, type McpAuthClientOptions } from '../src/index.js';
+import { validateAuthorizationResponse } from '../src/core.js';
+import { ERR, McpAuthClient, MemoryStore, type McpAuthClientOptions } from '../src/index.js';
 import { startFakeAs, startFakeRs, type FakeAs, type FakeRs } from './helpers/fake-servers.js';
 import { headlessBrowser } from './helpers/harness.js';
 

@@ -4,10 +4,10 @@ import {
   assertPkceS256,
   discoverAuthorizationServer,
   discoverProtectedResource,
-  ERR,
   processAuthorizationServerMetadataResponse,
   processProtectedResourceMetadataResponse,
-} from '../src/index.js';
+} from '../src/core.js';
+import { ERR } from '../src/index.js';
 import { close, listen } from './helpers/harness.js';
 
 const json = (body: unknown, status = 200) =>

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startLoopbackListener, type LoopbackListener } from '../src/index.js';
+import { startLoopbackListener, type LoopbackListener } from '../src/core.js';
 
 const ISSUER = 'https://as.example';
 let listener: LoopbackListener | undefined;

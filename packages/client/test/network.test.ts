@@ -1,7 +1,8 @@
 import { lookup } from 'node:dns/promises';
 import { hostname } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
-import { assertPublicHost, ERR, isPrivateAddress, McpAuthClient } from '../src/index.js';
+import { assertPublicHost, isPrivateAddress } from '../src/core.js';
+import { ERR, McpAuthClient } from '../src/index.js';
 import { startFakeAs, startFakeRs } from './helpers/fake-servers.js';
 
 const cleanups: { close(): Promise<void> }[] = [];

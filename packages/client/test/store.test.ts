@@ -6,12 +6,12 @@ import {
   defaultStoreDir,
   FileStore,
   MemoryStore,
-  startLoopbackListener,
   type AuthStore,
   type ServerBinding,
   type StoredDpopKey,
   type StoredTokens,
 } from '../src/index.js';
+import { startLoopbackListener } from '../src/core.js';
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { assertAllowedUrl, ERR, isLoopbackHost, resourceMatchesServer, scopeCovers, selectScope, unionScope } from '../src/index.js';
+import { isLoopbackHost } from '@mcp-auth-kit/protocol';
+import { assertAllowedUrl, resourceMatchesServer, scopeCovers, selectScope, unionScope } from '../src/core.js';
+import { ERR } from '../src/index.js';
 
 describe('URL policy (Security Best Practices: SSRF, authorization URL validation)', () => {
   it('loopback hosts are recognised as pure functions (no DNS)', () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { bearerChallenge, parseWwwAuthenticate, ERR } from '../src/index.js';
+import { bearerChallenge, parseWwwAuthenticate } from '../src/core.js';
+import { ERR } from '../src/index.js';
 
 const INVALID = [
   'Bearer realm="unterminated',

@@ -51,7 +51,6 @@ import { notifyValidation } from './validation-hook.js';
  * values, so adapters (express here) only move data in and out.
  */
 export interface ResourceServerCore {
-  readonly options: ResolvedOptions;
   /** The RFC 9728 document. */
   readonly metadata: ProtectedResourceMetadata;
   /** Path-based well-known URL of the document (the challenge `resource_metadata`). */
@@ -69,7 +68,6 @@ export interface ResourceServerCore {
   toAuthInfo(verified: VerifiedAccessToken, binding?: RequestBinding): McpAuthInfo;
   /** Logs the refusal and renders it (`request.scheme`: the scheme the request used, for DPoP challenges). */
   refuse(err: ResourceServerError, token?: string, request?: { scheme?: TokenScheme }): ErrorResponse;
-  readonly verifier: AccessTokenVerifier;
   /**
    * The token and its scheme from the `Authorization` header (`DPoP` only when DPoP is on).
    * `connection`: the request's socket, when there is one (a keep-alive connection's header is
@@ -96,7 +94,20 @@ export interface ResourceServerCore {
   dpopNonce(): string | undefined;
 }
 
+/**
+ * The core with what only this package's own adapter uses (resolved options, the verifier's
+ * cache): kept off {@link ResourceServerCore} so they are not public API.
+ */
+export interface InternalResourceServerCore extends ResourceServerCore {
+  readonly options: ResolvedOptions;
+  readonly verifier: AccessTokenVerifier;
+}
+
 export function createResourceServerCore(input: ResourceServerOptions): ResourceServerCore {
+  return createInternalCore(input);
+}
+
+export function createInternalCore(input: ResourceServerOptions): InternalResourceServerCore {
   const options = resolveOptions(input);
   const metadataUrl = protectedResourceMetadataUrl(options.resource);
   // opt-in revocation signal: checked after the cache too (revocation.ts)

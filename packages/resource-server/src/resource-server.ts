@@ -3,7 +3,7 @@ import { createMetadataHandler } from './express/metadata-handler.js';
 import { createProtectHandler } from './express/protect.js';
 import type { ProtectedResourceMetadata } from './metadata.js';
 import type { ResourceServerOptions } from './options.js';
-import { createResourceServerCore, type ResourceServerCore } from './resource-server-core.js';
+import { createInternalCore, type ResourceServerCore } from './resource-server-core.js';
 import type { VerifiedAccessToken } from './types.js';
 
 /** What {@link createResourceServer} returns. */
@@ -40,7 +40,7 @@ export interface ResourceServer {
  * app.all('/mcp', rs.protect, mcpHandler);
  */
 export function createResourceServer(options: ResourceServerOptions): ResourceServer {
-  const core = createResourceServerCore(options);
+  const core = createInternalCore(options);
   const paths = [new URL(core.metadataUrl).pathname];
   if (core.options.serveRootMetadata) paths.push('/.well-known/oauth-protected-resource');
   return {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { extractBearerToken, MAX_TOKEN_LENGTH, ResourceServerError } from '../src/index.js';
+import { extractBearerToken, MAX_TOKEN_LENGTH, ResourceServerError } from '../src/core.js';
 
 function reasonOf(fn: () => unknown): string | undefined {
   try {

@@ -2,11 +2,13 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
-import { TokenCache, tokenHash, type VerifiedAccessToken } from '../src/index.js';
+import type { VerifiedAccessToken } from '../src/index.js';
+import { TokenCache, tokenHash } from '../src/token-cache.js';
 import { ConnectionTokenHashes } from '../src/token-cache.js';
 import { ConnectionCredentials, extractCredentials } from '../src/credentials.js';
 import { ResourceServerError } from '../src/errors.js';
 import { makeApp, makeKey, RESOURCE, rpc, signToken, StubIssuer, type SigningKey } from './helpers/harness.js';
+import { verifierOf } from './helpers/internals.js';
 
 let as: StubIssuer;
 let key: SigningKey;
@@ -245,7 +247,7 @@ describe('validated-token cache through rs.protect', () => {
       const iat = Math.floor(clock / 1000);
       const token = await signToken({ key, issuer: as.issuer, now: iat, claims: { exp: iat + 60 } });
       await request(t.app).post('/mcp').set('Authorization', `Bearer ${token}`).send(rpc('ping')).expect(200);
-      expect(t.rs.core.verifier.cacheSize).toBe(1);
+      expect(verifierOf(t.rs).cacheSize).toBe(1);
       clock += 59_000;
       await request(t.app).post('/mcp').set('Authorization', `Bearer ${token}`).send(rpc('ping')).expect(200);
       clock = (iat + 60) * 1000;
@@ -262,7 +264,7 @@ describe('validated-token cache through rs.protect', () => {
     try {
       const token = await signToken({ key, issuer: as.issuer });
       await request(t.app).post('/mcp').set('Authorization', `Bearer ${token}`).send(rpc('ping')).expect(200);
-      expect(t.rs.core.verifier.cacheSize).toBe(0);
+      expect(verifierOf(t.rs).cacheSize).toBe(0);
     } finally {
       await t.rs.close();
     }

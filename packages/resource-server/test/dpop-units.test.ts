@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { CryptoKey } from 'jose';
-import { DpopNonces, MemoryDpopReplayStore, normalizeHtu, replayKey } from '../src/index.js';
+import { DpopNonces, MemoryDpopReplayStore } from '../src/core.js';
+import { normalizeHtu } from '../src/dpop.js';
+import { replayKey } from '../src/dpop-replay.js';
 import { ProofKeyMemo } from '../src/proof-keys.js';
 
 describe('DPoP building blocks', () => {

@@ -13,7 +13,7 @@ import {
   type SigningKey,
   type TestApp,
 } from './helpers/harness.js';
-import { verifyJwtAccessToken } from '../src/index.js';
+import { verifyJwtAccessToken } from '../src/core.js';
 
 let as: StubIssuer;
 let other: StubIssuer;

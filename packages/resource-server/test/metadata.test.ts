@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
-import { ConfigError, createResourceServer, protectedResourceMetadata } from '../src/index.js';
+import { protectedResourceMetadata } from '../src/core.js';
+import { ConfigError, createResourceServer } from '../src/index.js';
 import { makeApp, RESOURCE } from './helpers/harness.js';
 
 const { app, rs } = makeApp({

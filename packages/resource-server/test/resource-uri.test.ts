@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { audienceIncludes } from '../src/index.js';
+import { audienceIncludes } from '../src/core.js';
 
 const R = 'http://localhost:3000/mcp';
 

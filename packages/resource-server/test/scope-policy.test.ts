@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkScopes, missingScopes, requiredScopes, ResourceServerError, type ScopePolicy } from '../src/index.js';
+import { checkScopes, missingScopes, requiredScopes, ResourceServerError, type ScopePolicy } from '../src/core.js';
 import { rpc } from './helpers/harness.js';
 
 const policy: ScopePolicy = {

@@ -8,6 +8,7 @@ import { makeProof, proofKey, type ProofKey } from './helpers/dpop.js';
 import { ConfigError, createResourceServer, MemoryRevocationList } from '../src/index.js';
 import { createRedisRevocationList, RedisDpopReplayStore, type RedisRevocationList } from '../src/redis/index.js';
 import { openRedis, shouldRunRedisTests, type TestRedisClient } from './helpers/redis.js';
+import { verifierOf } from './helpers/internals.js';
 
 let as: StubIssuer;
 let signing: SigningKey;
@@ -30,11 +31,11 @@ describe('revocation list hook (in memory)', () => {
     const live = await token({ grant_id: 'g-1' });
     const other = await token({ grant_id: 'g-2' });
     expect((await call(t, live)).status).toBe(200);
-    expect(t.rs.core.verifier.cacheSize).toBe(1);
+    expect(verifierOf(t.rs).cacheSize).toBe(1);
     // the promise-free cache path stays on with a revocation list, and runs the check too
-    expect(typeof t.rs.core.verifier.cached).toBe('function');
+    expect(typeof verifierOf(t.rs).cached).toBe('function');
     revocation.revoke('g-1', now + 60_000);
-    expect(() => t.rs.core.verifier.cached?.(live)).toThrow(expect.objectContaining({ reason: 'grant_revoked' }));
+    expect(() => verifierOf(t.rs).cached?.(live)).toThrow(expect.objectContaining({ reason: 'grant_revoked' }));
     const refused = await call(t, live);
     expect(refused.status).toBe(401);
     expect(refused.headers['www-authenticate']).toContain('error="invalid_token"');

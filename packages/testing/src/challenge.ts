@@ -3,7 +3,7 @@
  * Handling). They throw {@link ResponseAssertionError}, a node:assert AssertionError (which every
  * test runner reports) whose message also shows the response's status, headers and body.
  */
-import { parseWwwAuthenticate, type Challenge } from '@mcp-auth-kit/client';
+import { parseWwwAuthenticate, type Challenge } from '@mcp-auth-kit/client/core';
 import { headerValue, ResponseAssertionError, type ResponseLike } from './response-report.js';
 
 export type { ResponseLike } from './response-report.js';

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Credentials } from '../credentials.js';
 import { ResourceServerError } from '../errors.js';
-import type { AuthenticatedRequest, ResourceServerCore } from '../resource-server-core.js';
+import type { AuthenticatedRequest, InternalResourceServerCore } from '../resource-server-core.js';
 import { notifyValidation } from '../validation-hook.js';
 import {
   BodyError,
@@ -29,7 +29,7 @@ function sendJsonRpcError(res: Response, status: number, code: number, message: 
  * Everything else (a form body, DPoP, a token to verify) continues in {@link protectAsync} with
  * the same steps.
  */
-export function createProtectHandler(core: ResourceServerCore): RequestHandler {
+export function createProtectHandler(core: InternalResourceServerCore): RequestHandler {
   const { maxBodyBytes, logger } = core.options;
 
   /** The one place a failure becomes a response. */

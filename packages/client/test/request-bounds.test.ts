@@ -2,14 +2,8 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  discoverAuthorizationServer,
-  discoverProtectedResource,
-  enterpriseManagedAssertion,
-  ERR,
-  McpAuthClient,
-  McpAuthError,
-} from '../src/index.js';
+import { discoverAuthorizationServer, discoverProtectedResource } from '../src/core.js';
+import { enterpriseManagedAssertion, ERR, McpAuthClient, McpAuthError } from '../src/index.js';
 import { DEFAULT_REQUEST_LIMITS, requestLimits, type HttpDeps } from '../src/http.js';
 import { oauthServer, startHostileServer, type Behaviour, type HostileServer } from './helpers/hostile-server.js';
 

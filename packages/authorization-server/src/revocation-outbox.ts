@@ -89,7 +89,7 @@ function bounded<T>(work: Promise<T>, ms: number): Promise<T> {
 
 export function createRevocationOutbox(options: RevocationOutboxOptions): RevocationOutbox {
   const clock = options.clock ?? Date.now;
-  const timeoutMs = options.deliveryTimeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS;
+  const timeoutMs = options.deliveryTimeoutMs ?? DEFAULTS.revocationOutbox.deliveryTimeoutMs;
   const retentionSeconds = Math.ceil(options.retentionSeconds);
   const onError = (error: unknown) => options.onError?.(error);
   // grant id → until (epoch s), in revocation order
@@ -175,7 +175,7 @@ export function createRevocationOutbox(options: RevocationOutboxOptions): Revoca
     },
     useStore(store) {
       kv = store;
-      const interval = options.republishIntervalMs ?? DEFAULT_REPUBLISH_INTERVAL_MS;
+      const interval = options.republishIntervalMs ?? DEFAULTS.revocationOutbox.republishIntervalMs;
       if (republishTimer !== undefined || interval <= 0) return;
       republishTimer = setInterval(() => {
         republish().catch(onError);

@@ -45,6 +45,8 @@ export const DEFAULTS = Object.freeze({
     algorithms: DEFAULT_ID_JAG_ALGORITHMS,
   }),
   storage: Object.freeze({ dataDir: '.data', postgresSchema: 'mcp_auth_kit' }),
+  /** Options of `pinoLogger()` (ops/pino-logger.ts), the JSON-lines `logger`. */
+  pinoLogger: Object.freeze({ name: 'mcp-auth-kit', level: 'info' as const }),
   /** Options of `createRevocationOutbox` (revocation-outbox.ts), an embedder's part rather than the server's. */
   revocationOutbox: Object.freeze({ deliveryTimeoutMs: 2_000, republishIntervalMs: 30_000 }),
 });

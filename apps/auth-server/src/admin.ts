@@ -15,7 +15,7 @@ import {
   type StorageConfig,
   type Store,
 } from '@mcp-auth-kit/authorization-server';
-import { usernameProblem } from '@mcp-auth-kit/protocol';
+import { ConfigError, usernameProblem } from '@mcp-auth-kit/protocol';
 import { loadConfig } from './config.js';
 import { connectRevocationSignal } from './revocation-signal.js';
 
@@ -61,9 +61,7 @@ export function adminStorage(env: NodeJS.ProcessEnv): StorageConfig {
   if (env.AS_CONFIG_FILE?.trim()) {
     const { config, problems } = loadConfig(env);
     if (problems.length) {
-      throw new Error(
-        `cannot tell which store to open: the configuration is invalid (see --print-config):\n  - ${problems.join('\n  - ')}`,
-      );
+      throw new ConfigError(problems, 'auth-server (cannot tell which store to open; see --print-config)');
     }
     return config.storage ?? storageConfigFromEnv({ DATA_DIR: config.dataDir });
   }
@@ -98,9 +96,7 @@ export interface SignedTokenLifetimes {
 export function signedTokenLifetimes(env: NodeJS.ProcessEnv): SignedTokenLifetimes {
   const { config, problems } = loadConfig(env);
   if (problems.length) {
-    throw new Error(
-      `cannot tell how long issued tokens stay valid: the configuration is invalid (see --print-config):\n  - ${problems.join('\n  - ')}`,
-    );
+    throw new ConfigError(problems, 'auth-server (cannot tell how long issued tokens stay valid; see --print-config)');
   }
   const as = config.authorizationServer;
   const accessToken = Math.max(as?.accessTokenTTL ?? DEFAULT_ACCESS_TOKEN_TTL, ...(as?.resources ?? []).map((r) => r.accessTokenTTL ?? 0));

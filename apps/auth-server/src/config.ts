@@ -6,7 +6,9 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError, isLoopbackHost } from '@mcp-auth-kit/protocol';
 import { parse as parseYaml } from 'yaml';
+import { DEFAULT_REVOCATION_PREFIX } from '@mcp-auth-kit/protocol';
 import {
+  DEFAULTS,
   devSwitchProblems,
   exposedListenHost,
   storageConfigFromEnv,
@@ -18,6 +20,11 @@ import { DEMO_USER_SWITCH, listenHostsOf } from './dev-switches.js';
 
 /** The demo MCP server of the runtime contract: the resource when none is configured. */
 export const DEFAULT_RESOURCE = 'http://localhost:3000/mcp';
+/** The app's own defaults (runtime contract: AS_PORT, LOG_LEVEL, SHUTDOWN_TIMEOUT_MS); the server's are the package's DEFAULTS. */
+export const DEFAULT_PORT = 9000;
+export const DEFAULT_LOG_LEVEL = 'info';
+// Below npm start's 10 s stop timeout, so a hung connection never turns a clean stop into a kill.
+export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 5000;
 
 /**
  * Production mode on the demo resource. Not refused: it is not unsafe (no deployed MCP server
@@ -180,7 +187,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): { config: LoadedConfig; prob
   const setting = (key: keyof typeof APP_FILE_KEYS): string | undefined =>
     env[APP_FILE_KEYS[key]]?.trim() || fileString(key)?.trim() || undefined;
 
-  const portText = setting('port') ?? '9000';
+  const portText = setting('port') ?? String(DEFAULT_PORT);
   const port = Number(portText);
   if (!/^\d+$/.test(portText) || port < 0 || port > 65535) problems.push('AS_PORT must be a port number (0-65535)');
   let issuer = setting('issuer');
@@ -201,10 +208,9 @@ export function loadConfig(env: NodeJS.ProcessEnv): { config: LoadedConfig; prob
   if (trustProxyFlag && !FLAGS.includes(trustProxyFlag)) problems.push('TRUST_PROXY must be 1 or 0');
   const metricsFlag = env.METRICS?.trim();
   if (metricsFlag && !FLAGS.includes(metricsFlag)) problems.push('METRICS must be 1 or 0');
-  const logLevel = (setting('logLevel') ?? 'info').toLowerCase();
+  const logLevel = (setting('logLevel') ?? DEFAULT_LOG_LEVEL).toLowerCase();
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
-  // Below npm start's 10 s stop timeout, so a hung connection never turns a clean stop into a kill.
-  const shutdownText = setting('shutdownTimeoutMs') ?? '5000';
+  const shutdownText = setting('shutdownTimeoutMs') ?? String(DEFAULT_SHUTDOWN_TIMEOUT_MS);
   const shutdownTimeoutMs = Number(shutdownText);
   if (!/^\d+$/.test(shutdownText) || shutdownTimeoutMs < 1) problems.push('SHUTDOWN_TIMEOUT_MS must be a positive number of milliseconds');
   const nodeEnv = env.NODE_ENV?.trim();
@@ -276,7 +282,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): { config: LoadedConfig; prob
     host: setting('host'),
     issuer,
     resource,
-    dataDir: setting('dataDir') ?? '.data',
+    dataDir: setting('dataDir') ?? DEFAULTS.storage.dataDir,
     databaseUrl: storage?.kind === 'postgres' ? databaseUrl : undefined,
     databaseSchema,
     storage,
@@ -297,7 +303,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): { config: LoadedConfig; prob
 
 /** What `startAuthServer` would give `createAuthorizationServer`, checked before listening. */
 function serverConfigProblems(config: LoadedConfig): string[] {
-  const issuer = config.issuer ?? `http://localhost:${config.port || 9000}`;
+  const issuer = config.issuer ?? `http://localhost:${config.port || DEFAULT_PORT}`;
   const probe: AuthorizationServerConfig = {
     serviceName: 'MCP Auth Kit',
     ...config.authorizationServer,
@@ -359,7 +365,7 @@ function maskSecrets(value: unknown, key = ''): unknown {
 export function printableConfig(config: LoadedConfig): Record<string, unknown> {
   const storage =
     config.storage?.kind === 'postgres'
-      ? { kind: 'postgres', url: maskUrl(config.storage.url), schema: config.storage.schema ?? 'mcp_auth_kit' }
+      ? { kind: 'postgres', url: maskUrl(config.storage.url), schema: config.storage.schema ?? DEFAULTS.storage.postgresSchema }
       : (config.storage ?? { kind: 'sqlite', file: `${config.dataDir}/auth-server.sqlite` });
   return maskSecrets({
     configFile: config.configFile ?? null,
@@ -369,7 +375,7 @@ export function printableConfig(config: LoadedConfig): Record<string, unknown> {
     issuer: config.issuer ?? `http://localhost:${config.port}`,
     resource: config.resource ?? DEFAULT_RESOURCE,
     storage,
-    revocationSignal: config.redisUrl ? { redis: maskUrl(config.redisUrl), prefix: config.redisPrefix ?? 'mcp-auth-kit:' } : null,
+    revocationSignal: config.redisUrl ? { redis: maskUrl(config.redisUrl), prefix: config.redisPrefix ?? DEFAULT_REVOCATION_PREFIX } : null,
     devAutoLogin: config.devAutoLogin ?? null,
     cimdAllowPrivateNetwork: config.cimdAllowPrivateNetwork,
     demoUser: demoUserSetting(config),

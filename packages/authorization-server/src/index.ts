@@ -2,6 +2,8 @@ export { createAuthorizationServer, type AuthorizationServer } from './server.js
 export { DEFAULT_ACCESS_TOKEN_TTL, ID_TOKEN_TTL } from './provider.js';
 export {
   validateConfig,
+  resolveConfig,
+  DEFAULTS,
   ConfigError,
   type AuthorizationServerConfig,
   type ResourceConfig,
@@ -9,6 +11,7 @@ export {
   type CimdConfig,
   type UserSeed,
   type RefreshTokenConfig,
+  type ResolvedConfig,
 } from './config.js';
 export { DEFAULT_DPOP_SIGNING_ALGS, type DpopConfig } from './dpop.js';
 export { consoleLogger, silentLogger, type Logger } from './logger.js';
@@ -22,6 +25,7 @@ export { hashPassword, verifyPassword } from './passwords.js';
 export { listAccountGrants, revokeRememberedGrant, type AccountGrantSummary } from './interactions/remembered-grants.js';
 export type { UpstreamProviderConfig } from './upstream/config.js';
 export { openStore, storageConfigFromEnv, defaultSqliteFile } from './storage/index.js';
+export { storageProblems } from './storage/config.js';
 export type { Store, StorageConfig, AccountRecord, AccountSource, SqliteDriverName } from './storage/index.js';
 export { StorageError } from './storage/index.js';
 export {

@@ -13,14 +13,11 @@ export { DEFAULT_DPOP_SIGNING_ALGS } from './config/defaults.js';
 /** What oidc-provider can verify for DPoP proofs (asymmetric only, RFC 9449 §4.2). */
 const SUPPORTED = ['ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519', 'PS256', 'PS384', 'PS512', 'RS256', 'RS384', 'RS512'];
 
-/** Configuration problems, in the style of `validateConfig`. */
+/** Problems of the DPoP key and algorithms (the option's shape: config/schema.ts). */
 export function dpopConfigProblems(dpop: unknown): string[] {
-  if (dpop === undefined) return [];
-  if (typeof dpop !== 'object' || dpop === null) return ['dpop: must be an object'];
+  if (typeof dpop !== 'object' || dpop === null) return [];
   const d = dpop as DpopConfig;
   const problems: string[] = [];
-  if (d.enabled !== undefined && typeof d.enabled !== 'boolean') problems.push('dpop.enabled: must be a boolean');
-  if (d.requireNonce !== undefined && typeof d.requireNonce !== 'boolean') problems.push('dpop.requireNonce: must be a boolean');
   if (d.nonceSecret !== undefined && decodeSecret(d.nonceSecret) === undefined) {
     problems.push('dpop.nonceSecret: must be 32 bytes encoded as base64url (e.g. `openssl rand 32 | basenc --base64url`)');
   }

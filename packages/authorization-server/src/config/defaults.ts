@@ -40,9 +40,10 @@ export const DEFAULTS = Object.freeze({
   upstream: Object.freeze({ scopes: Object.freeze(['profile', 'email']) as readonly string[] }),
   idJag: Object.freeze({
     refreshTokens: false,
+    allowClients: Object.freeze([]) as readonly string[],
     clockToleranceSeconds: 30,
     maxAgeSeconds: 600,
-    algorithms: DEFAULT_ID_JAG_ALGORITHMS,
+    trustedIdps: Object.freeze({ algorithms: DEFAULT_ID_JAG_ALGORITHMS }),
   }),
   storage: Object.freeze({ dataDir: '.data', postgresSchema: 'mcp_auth_kit' }),
   /** Options of `pinoLogger()` (ops/pino-logger.ts), the JSON-lines `logger`. */

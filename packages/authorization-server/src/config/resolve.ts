@@ -164,9 +164,9 @@ function resolveIdJag(idJag: AuthorizationServerConfig['idJag']): ResolvedIdJagC
   const d = DEFAULTS.idJag;
   return {
     ...idJag,
-    trustedIdps: idJag.trustedIdps.map((idp) => ({ ...idp, algorithms: [...(idp.algorithms ?? d.algorithms)] })),
+    trustedIdps: idJag.trustedIdps.map((idp) => ({ ...idp, algorithms: [...(idp.algorithms ?? d.trustedIdps.algorithms)] })),
     refreshTokens: idJag.refreshTokens ?? d.refreshTokens,
-    allowClients: [...(idJag.allowClients ?? [])],
+    allowClients: [...(idJag.allowClients ?? (d.allowClients as ResolvedIdJagConfig['allowClients']))],
     clockToleranceSeconds: idJag.clockToleranceSeconds ?? d.clockToleranceSeconds,
     maxAgeSeconds: idJag.maxAgeSeconds ?? d.maxAgeSeconds,
   };

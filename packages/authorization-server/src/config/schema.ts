@@ -80,6 +80,17 @@ const metricsSchema = z.looseObject({
     .optional(),
 });
 
+const dpopSchema = z.looseObject(
+  {
+    enabled: flag.optional(),
+    requireNonce: flag.optional(),
+    // key format and algorithm list: dpop.ts (dpopConfigProblems)
+    nonceSecret: checkedElsewhere,
+    algorithms: checkedElsewhere,
+  },
+  { error: 'must be an object' },
+);
+
 const userSchema = z.looseObject({
   username: z.string({ error: 'required' }).trim().min(1, { error: 'required' }),
   password: z.string({ error: 'at least 8 characters' }).min(8, { error: 'at least 8 characters' }),
@@ -99,7 +110,7 @@ export const configSchema = z.looseObject({
   refreshTokens: refreshTokensSchema.optional(),
   sessionTTL: seconds.optional(),
   trustProxy: flag.optional(),
-  dpop: checkedElsewhere,
+  dpop: dpopSchema.optional(),
   serviceName: z.string({ error: 'must be a string' }).optional(),
   scopeDescriptions: checkedElsewhere,
   upstream: checkedElsewhere,

@@ -251,6 +251,51 @@ function installDiscoveryRules(provider: Provider, resources: ResourceRegistry, 
   });
 }
 
+interface RuleParts {
+  store: Store;
+  resources: ResourceRegistry;
+  logger: Logger;
+  metrics: AsMetrics | undefined;
+  operatorClientIds: Set<string>;
+  signing: Signing;
+  ordered: StoredSigningKey[];
+  dpop: ReturnType<typeof dpopProviderOptions>;
+  introspectionAllowed: ReturnType<typeof createIntrospectionPolicy>;
+  issuerUrl: URL;
+}
+
+/** What oidc-provider's options cannot say: middleware, grants and event handlers on the built provider. */
+function installRules(provider: Provider, config: ResolvedConfig, p: RuleParts): void {
+  const { store, resources, logger, metrics, operatorClientIds, signing } = p;
+  installDpopProofShape(provider);
+  restrictUserlessGrants(provider, operatorClientIds);
+  // MCP enterprise-managed authorization: the ID-JAG grant (grants/jwt-bearer/).
+  if (config.idJag) {
+    const { accessTokenTTL } = config;
+    const dpop = { enabled: config.dpop.enabled, requireNonce: config.dpop.requireNonce, algorithms: p.dpop.algorithms };
+    installIdJagGrant(provider, {
+      config: config.idJag,
+      issuer: config.issuer,
+      store,
+      resources,
+      logger,
+      operatorClientIds,
+      accessTokenTTL,
+      signing,
+      dpop,
+    });
+  }
+  installDiscoveryRules(provider, resources, p.issuerUrl);
+  installJwtIntrospection(provider, {
+    issuer: config.issuer,
+    signingKeys: p.ordered.map((k) => k.jwk),
+    allowed: p.introspectionAllowed,
+    logger,
+  });
+  logProviderErrors(provider, logger, metrics);
+  auditProviderEvents(provider, logger, metrics);
+}
+
 /** @internal */
 export async function buildProvider(config: ResolvedConfig, store: Store, logger: Logger, metrics?: AsMetrics): Promise<ProviderParts> {
   const resources = new ResourceRegistry(config.resources);
@@ -315,33 +360,18 @@ export async function buildProvider(config: ResolvedConfig, store: Store, logger
 
   const provider = new Provider(config.issuer, configuration);
   provider.proxy = config.trustProxy;
-  installDpopProofShape(provider);
-  restrictUserlessGrants(provider, operatorClientIds);
-  // MCP enterprise-managed authorization: the ID-JAG grant (grants/jwt-bearer/).
-  if (config.idJag) {
-    const { accessTokenTTL } = config;
-    const dpopOptions = { enabled: config.dpop.enabled, requireNonce: config.dpop.requireNonce, algorithms: dpop.algorithms };
-    installIdJagGrant(provider, {
-      config: config.idJag,
-      issuer: config.issuer,
-      store,
-      resources,
-      logger,
-      operatorClientIds,
-      accessTokenTTL,
-      signing,
-      dpop: dpopOptions,
-    });
-  }
-  installDiscoveryRules(provider, resources, issuerUrl);
-  installJwtIntrospection(provider, {
-    issuer: config.issuer,
-    signingKeys: ordered.map((k) => k.jwk),
-    allowed: introspectionAllowed,
+  installRules(provider, config, {
+    store,
+    resources,
     logger,
+    metrics,
+    operatorClientIds,
+    signing,
+    ordered,
+    dpop,
+    introspectionAllowed,
+    issuerUrl,
   });
-  logProviderErrors(provider, logger, metrics);
-  auditProviderEvents(provider, logger, metrics);
 
   return { provider, resources, mountPath };
 }

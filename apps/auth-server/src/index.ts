@@ -281,7 +281,8 @@ function bind(options: StartAuthServerOptions, servers: Server[], port: number):
   const exposedHost = exposedListenHost(listenHosts);
   const refused = devSwitchProblems(APP_DEV_SWITCHES, devSettingsOf(options), { production, issuer, listenHosts });
   if (refused.length) throw new ConfigError(refused);
-  const local = isLoopbackHost(new URL(issuer).hostname) && exposedHost === undefined;
+  // An issuer that is no URL is not local; createAuthorizationServer reports it with the rest (a ConfigError, not a TypeError).
+  const local = URL.canParse(issuer) && isLoopbackHost(new URL(issuer).hostname) && exposedHost === undefined;
   const seedDemoUser = options.demoUser ?? (local && !production);
   return { issuer, listenHosts, production, local, seedDemoUser, exposedHost };
 }

@@ -53,6 +53,20 @@ describe('the app reports every configuration problem in one ConfigError (issue 
     expect(problems).toHaveLength(2);
   });
 
+  it('startAuthServer: an issuer that is no URL is a ConfigError with the other problems, not a TypeError', async () => {
+    const error = await startAuthServer({
+      port: 0,
+      issuer: 'not a url',
+      storage: { kind: 'memory' },
+      authorizationServer: { accessTokenTTL: -1 },
+      logger: { info() {}, warn() {}, error() {} },
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConfigError);
+    const text = (error as ConfigError).problems.join('\n');
+    expect(text).toMatch(/^issuer: must be an absolute URL/m);
+    expect(text).toMatch(/^accessTokenTTL: must be a positive integer/m);
+  });
+
   it('the admin tool reports an unreadable configuration as a ConfigError too, every problem listed', () => {
     const error = thrown(() => adminStorage({ AS_CONFIG_FILE: '/nonexistent/as-config.json', AS_PORT: 'x' }));
     expect(error.message).toMatch(/cannot tell which store to open/);

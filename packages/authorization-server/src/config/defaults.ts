@@ -8,7 +8,8 @@
 const DAY = 24 * 3600;
 
 /** What the AS advertises as `dpop_signing_alg_values_supported` and accepts, unless configured. */
-export const DEFAULT_DPOP_SIGNING_ALGS: readonly string[] = Object.freeze(['ES256', 'EdDSA', 'Ed25519', 'PS256', 'RS256']);
+// `string[]` as it was exported before (callers pass it as `dpop.algorithms`); resolve.ts copies it.
+export const DEFAULT_DPOP_SIGNING_ALGS: string[] = ['ES256', 'EdDSA', 'Ed25519', 'PS256', 'RS256'];
 
 /** ID-JAG signature algorithms accepted from a trusted IdP unless it lists its own. */
 export const DEFAULT_ID_JAG_ALGORITHMS: readonly string[] = Object.freeze(['RS256', 'PS256', 'ES256', 'EdDSA']);

@@ -24,7 +24,7 @@ export const CONFIG_SUBJECT = 'authorization server';
 
 const RESERVED_SCOPES = new Set(['openid', 'offline_access', 'profile', 'email', 'address', 'phone']);
 
-type Partial_ = Partial<AuthorizationServerConfig>;
+type LooseOptions = Partial<AuthorizationServerConfig>;
 
 function issuerProblems(issuer: unknown): string[] {
   const url = typeof issuer === 'string' ? parseUrl(issuer) : undefined;
@@ -77,7 +77,7 @@ function scopeProblems(where: string, scopes: unknown): string[] {
   return problems;
 }
 
-function resourceProblems(c: Partial_): string[] {
+function resourceProblems(c: LooseOptions): string[] {
   if (!Array.isArray(c.resources) || c.resources.length === 0) return ['resources: at least one protected resource is required'];
   const problems: string[] = [];
   const seen = new Set<string>();
@@ -124,7 +124,7 @@ function clientProblems(clients: unknown): string[] {
 }
 
 /** Dev switches and production: where the server runs decides what it may do (ops/). */
-function deploymentProblems(c: Partial_): string[] {
+function deploymentProblems(c: LooseOptions): string[] {
   const problems: string[] = [];
   // Production refuses dev switches itself (productionProblems); elsewhere the listen addresses
   // and the issuer decide (ops/dev-switches.ts).
@@ -138,7 +138,7 @@ function deploymentProblems(c: Partial_): string[] {
 
 /** Every problem of `config`, in the order of the options; empty when it is valid. */
 export function configProblems(config: unknown): string[] {
-  const c = (config && typeof config === 'object' ? config : {}) as Partial_;
+  const c = (config && typeof config === 'object' ? config : {}) as LooseOptions;
   const issuerUrl = typeof c.issuer === 'string' ? parseUrl(c.issuer) : undefined;
   const loopback = !!issuerUrl && isLoopbackHost(issuerUrl.hostname);
   const clientIds = new Set(Array.isArray(c.clients) ? c.clients.map((client) => client?.client_id) : []);

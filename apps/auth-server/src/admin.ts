@@ -5,7 +5,6 @@
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import {
-  DEFAULT_ACCESS_TOKEN_TTL,
   ID_TOKEN_TTL,
   hashPassword,
   listAccountGrants,
@@ -17,7 +16,7 @@ import {
 } from '@mcp-auth-kit/authorization-server';
 import { ConfigError, usernameProblem } from '@mcp-auth-kit/protocol';
 import { loadConfig } from './config.js';
-import { connectRevocationSignal } from './revocation-signal.js';
+import { connectRevocationSignal, longestAccessTokenTtl } from './revocation-signal.js';
 
 export interface AdminIo {
   out(line: string): void;
@@ -99,7 +98,7 @@ export function signedTokenLifetimes(env: NodeJS.ProcessEnv): SignedTokenLifetim
     throw new ConfigError(problems, 'auth-server (cannot tell how long issued tokens stay valid; see --print-config)');
   }
   const as = config.authorizationServer;
-  const accessToken = Math.max(as?.accessTokenTTL ?? DEFAULT_ACCESS_TOKEN_TTL, ...(as?.resources ?? []).map((r) => r.accessTokenTTL ?? 0));
+  const accessToken = longestAccessTokenTtl(as ?? {});
   return { accessToken, idToken: ID_TOKEN_TTL, longest: Math.max(accessToken, ID_TOKEN_TTL) };
 }
 

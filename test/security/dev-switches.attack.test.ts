@@ -219,7 +219,12 @@ describe('every dev switch, refused on every interface and in production', () =>
  */
 describe('enumeration: every dev-only setting of the sources is a row of the table', () => {
   const sources = [
-    ...['apps/auth-server/src', 'apps/demo-mcp-server/src', 'packages/authorization-server/src/ops'].flatMap((dir) =>
+    ...[
+      'apps/auth-server/src',
+      'apps/demo-mcp-server/src',
+      'packages/authorization-server/src/ops',
+      'packages/authorization-server/src/config',
+    ].flatMap((dir) =>
       readdirSync(join(ROOT, dir))
         .filter((f) => f.endsWith('.ts'))
         .map((f) => `${dir}/${f}`),

@@ -63,7 +63,7 @@ describe('one rule, one place: address and redirect-scheme predicates live in @m
 
   it('the loopback landmarks import the shared rule', () => {
     for (const path of [
-      'packages/authorization-server/src/config.ts',
+      'packages/authorization-server/src/config/resolve.ts',
       'packages/authorization-server/src/client-policy.ts',
       'packages/authorization-server/src/cimd.ts',
       'packages/resource-server/src/options.ts',

@@ -5,7 +5,6 @@
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import {
-  DEFAULT_ACCESS_TOKEN_TTL,
   ID_TOKEN_TTL,
   hashPassword,
   listAccountGrants,
@@ -15,9 +14,9 @@ import {
   type StorageConfig,
   type Store,
 } from '@mcp-auth-kit/authorization-server';
-import { joinText, ownLayout, terminalText, type TerminalText, usernameProblem } from '@mcp-auth-kit/protocol';
+import { ConfigError, joinText, ownLayout, terminalText, type TerminalText, usernameProblem } from '@mcp-auth-kit/protocol';
 import { loadConfig } from './config.js';
-import { connectRevocationSignal } from './revocation-signal.js';
+import { connectRevocationSignal, longestAccessTokenTtl } from './revocation-signal.js';
 
 /**
  * The admin tool's output, a line at a time. Lines are {@link TerminalText}: what the store holds
@@ -66,7 +65,9 @@ export function adminStorage(env: NodeJS.ProcessEnv): StorageConfig {
   if (env.DATABASE_URL?.trim()) return storageConfigFromEnv(env);
   if (env.AS_CONFIG_FILE?.trim()) {
     const { config, problems } = loadConfig(env);
-    if (problems.length) throw new ConfigInvalidError('cannot tell which store to open', problems);
+    if (problems.length) {
+      throw new ConfigError(problems, 'auth-server (cannot tell which store to open; see --print-config)');
+    }
     return config.storage ?? storageConfigFromEnv({ DATA_DIR: config.dataDir });
   }
   return storageConfigFromEnv(env);
@@ -74,15 +75,6 @@ export function adminStorage(env: NodeJS.ProcessEnv): StorageConfig {
 
 /** The command line cannot be understood: the message, then the usage (exit 2). */
 class UsageError extends Error {}
-
-/** The configuration the server would read is invalid: a message with one line per problem. */
-class ConfigInvalidError extends Error {
-  readonly problems: readonly string[];
-  constructor(what: string, problems: readonly string[]) {
-    super(`${what}: the configuration is invalid (see --print-config):\n  - ${problems.join('\n  - ')}`);
-    this.problems = problems;
-  }
-}
 
 /** A well-formed command that is refused as given (a value out of range): the message alone (exit 2). */
 class RefusedError extends Error {}
@@ -108,9 +100,11 @@ export interface SignedTokenLifetimes {
  */
 export function signedTokenLifetimes(env: NodeJS.ProcessEnv): SignedTokenLifetimes {
   const { config, problems } = loadConfig(env);
-  if (problems.length) throw new ConfigInvalidError('cannot tell how long issued tokens stay valid', problems);
+  if (problems.length) {
+    throw new ConfigError(problems, 'auth-server (cannot tell how long issued tokens stay valid; see --print-config)');
+  }
   const as = config.authorizationServer;
-  const accessToken = Math.max(as?.accessTokenTTL ?? DEFAULT_ACCESS_TOKEN_TTL, ...(as?.resources ?? []).map((r) => r.accessTokenTTL ?? 0));
+  const accessToken = longestAccessTokenTtl(as ?? {});
   return { accessToken, idToken: ID_TOKEN_TTL, longest: Math.max(accessToken, ID_TOKEN_TTL) };
 }
 
@@ -170,7 +164,7 @@ const usage = () => ownLayout(ADMIN_USAGE);
  * rewrite a line); only an invalid configuration's problems get a line each, each still data.
  */
 function printError(io: AdminIo, err: unknown): void {
-  if (err instanceof ConfigInvalidError) {
+  if (err instanceof ConfigError) {
     io.err(terminalText`error: ${err.message.split('\n', 1)[0]}`);
     for (const problem of err.problems) io.err(terminalText`  - ${problem}`);
     return;

@@ -6,12 +6,18 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError, isLoopbackHost } from '@mcp-auth-kit/protocol';
 import { parse as parseYaml } from 'yaml';
+import { DEFAULT_REVOCATION_PREFIX } from '@mcp-auth-kit/protocol';
 import { storageConfigFromEnv, type AuthorizationServerConfig, type StorageConfig } from '@mcp-auth-kit/authorization-server';
-import { devSwitchProblems, exposedListenHost, validateConfig } from '@mcp-auth-kit/authorization-server/ops';
+import { DEFAULTS, devSwitchProblems, exposedListenHost, validateConfig } from '@mcp-auth-kit/authorization-server/ops';
 import { DEMO_USER_SWITCH, listenHostsOf } from './dev-switches.js';
 
 /** The demo MCP server of the runtime contract: the resource when none is configured. */
 export const DEFAULT_RESOURCE = 'http://localhost:3000/mcp';
+/** The app's own defaults (runtime contract: AS_PORT, LOG_LEVEL, SHUTDOWN_TIMEOUT_MS); the server's are the package's DEFAULTS. */
+export const DEFAULT_PORT = 9000;
+export const DEFAULT_LOG_LEVEL = 'info';
+// Below npm start's 10 s stop timeout, so a hung connection never turns a clean stop into a kill.
+export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 5000;
 
 /**
  * Production mode on the demo resource. Not refused: it is not unsafe (no deployed MCP server
@@ -149,16 +155,12 @@ function isAbsoluteUrl(value: string): boolean {
   }
 }
 
-/**
- * Environment + config file → the app's settings and every problem found (nothing thrown).
- * The assembled authorization-server configuration is validated too, so one start-up lists
- * every problem of both layers.
- */
-export function loadConfig(env: NodeJS.ProcessEnv): { config: LoadedConfig; problems: string[] } {
-  const problems: string[] = [];
+type Setting = (key: keyof typeof APP_FILE_KEYS) => string | undefined;
+
+/** The config file's keys, checked, and the app's settings read environment first, then the file. */
+function fileAndSetting(env: NodeJS.ProcessEnv, problems: string[]) {
   const configFile = env.AS_CONFIG_FILE?.trim() || undefined;
   const file = configFile ? (readConfigFile(configFile, problems) ?? {}) : {};
-
   const known = new Set<string>([...Object.keys(APP_FILE_KEYS), ...AS_FILE_KEYS]);
   for (const key of Object.keys(file)) {
     if (!known.has(key)) problems.push(`AS_CONFIG_FILE: unknown key "${key}" (known: ${[...known].join(', ')})`);
@@ -171,10 +173,13 @@ export function loadConfig(env: NodeJS.ProcessEnv): { config: LoadedConfig; prob
     return undefined;
   };
   /** Environment first, then the file. */
-  const setting = (key: keyof typeof APP_FILE_KEYS): string | undefined =>
-    env[APP_FILE_KEYS[key]]?.trim() || fileString(key)?.trim() || undefined;
+  const setting: Setting = (key) => env[APP_FILE_KEYS[key]]?.trim() || fileString(key)?.trim() || undefined;
+  return { configFile, file, setting };
+}
 
-  const portText = setting('port') ?? '9000';
+/** The app's own scalar settings (port, URLs, flags, log level, shutdown), each checked. */
+function appSettings(setting: Setting, env: NodeJS.ProcessEnv, problems: string[]) {
+  const portText = setting('port') ?? String(DEFAULT_PORT);
   const port = Number(portText);
   if (!/^\d+$/.test(portText) || port < 0 || port > 65535) problems.push('AS_PORT must be a port number (0-65535)');
   let issuer = setting('issuer');
@@ -191,19 +196,20 @@ export function loadConfig(env: NodeJS.ProcessEnv): { config: LoadedConfig; prob
   if (cimdFlag && !FLAGS.includes(cimdFlag)) problems.push('CIMD_ALLOW_PRIVATE_NETWORK must be 1 or 0');
   const demoFlag = setting('demoUser');
   if (demoFlag && !FLAGS.includes(demoFlag)) problems.push('AS_DEMO_USER must be 1 or 0');
-  const trustProxyFlag = env.TRUST_PROXY?.trim();
-  if (trustProxyFlag && !FLAGS.includes(trustProxyFlag)) problems.push('TRUST_PROXY must be 1 or 0');
-  const metricsFlag = env.METRICS?.trim();
-  if (metricsFlag && !FLAGS.includes(metricsFlag)) problems.push('METRICS must be 1 or 0');
-  const logLevel = (setting('logLevel') ?? 'info').toLowerCase();
+  for (const name of ['TRUST_PROXY', 'METRICS'] as const) {
+    const value = env[name]?.trim();
+    if (value && !FLAGS.includes(value)) problems.push(`${name} must be 1 or 0`);
+  }
+  const logLevel = (setting('logLevel') ?? DEFAULT_LOG_LEVEL).toLowerCase();
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
-  // Below npm start's 10 s stop timeout, so a hung connection never turns a clean stop into a kill.
-  const shutdownText = setting('shutdownTimeoutMs') ?? '5000';
+  const shutdownText = setting('shutdownTimeoutMs') ?? String(DEFAULT_SHUTDOWN_TIMEOUT_MS);
   const shutdownTimeoutMs = Number(shutdownText);
   if (!/^\d+$/.test(shutdownText) || shutdownTimeoutMs < 1) problems.push('SHUTDOWN_TIMEOUT_MS must be a positive number of milliseconds');
-  const nodeEnv = env.NODE_ENV?.trim();
-  const production = nodeEnv === 'production';
+  return { port, issuer, resource, cimdFlag, demoFlag, logLevel: logLevel as LogLevel, shutdownTimeoutMs };
+}
 
+/** DATABASE_URL / DATABASE_SCHEMA (env or file) → the store; its problems are listed, never thrown. */
+function storageSetting(setting: Setting, problems: string[]) {
   const databaseUrl = setting('databaseUrl');
   const databaseSchema = setting('databaseSchema');
   let storage: StorageConfig | undefined;
@@ -214,74 +220,95 @@ export function loadConfig(env: NodeJS.ProcessEnv): { config: LoadedConfig; prob
       problems.push((err as Error).message);
     }
   }
+  return { databaseUrl, databaseSchema, storage };
+}
 
-  const redisUrl = setting('redisUrl');
-  if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) problems.push('REDIS_URL must be a redis:// or rediss:// URL');
+type AsOptions = LoadedConfig['authorizationServer'];
 
+/** RFC 9449: one nonce secret for every instance behind a balancer; nonce policy at /token. */
+function withDpopEnv(as: AsOptions, env: NodeJS.ProcessEnv, problems: string[]): AsOptions {
+  const nonceSecret = env.DPOP_NONCE_SECRET?.trim() || undefined;
+  const requireNonce = env.DPOP_REQUIRE_NONCE?.trim() || undefined;
+  if (requireNonce && !FLAGS.includes(requireNonce)) problems.push('DPOP_REQUIRE_NONCE must be 1 or 0');
+  if (!nonceSecret && !requireNonce) return as;
+  return {
+    ...as,
+    dpop: { ...as?.dpop, ...(nonceSecret ? { nonceSecret } : {}), ...(requireNonce ? { requireNonce: flag(requireNonce) } : {}) },
+  };
+}
+
+/** MCP enterprise-managed authorization: one trusted IdP from the environment, added to the file's. */
+function withIdJagEnv(as: AsOptions, env: NodeJS.ProcessEnv, problems: string[]): AsOptions {
+  const issuer = env.ID_JAG_ISSUER?.trim();
+  if (!issuer) {
+    if (env.ID_JAG_JWKS_URI?.trim() || env.ID_JAG_CLIENTS?.trim() || env.ID_JAG_ACCOUNT_MATCH?.trim())
+      problems.push('ID_JAG_JWKS_URI, ID_JAG_CLIENTS and ID_JAG_ACCOUNT_MATCH need ID_JAG_ISSUER');
+    return as;
+  }
+  const match = env.ID_JAG_ACCOUNT_MATCH?.trim();
+  const idp = {
+    issuer,
+    jwksUri: env.ID_JAG_JWKS_URI?.trim() || undefined,
+    clients: (env.ID_JAG_CLIENTS ?? '')
+      .split(',')
+      .map((c) => c.trim())
+      .filter(Boolean),
+    ...(match ? { accountMatch: match as 'subject' | 'email' } : {}),
+  };
+  const listed = (as?.idJag?.trustedIdps ?? []).filter((t) => t?.issuer !== issuer);
+  return { ...as, idJag: { ...as?.idJag, trustedIdps: [...listed, idp] } };
+}
+
+/** The authorization server's options: the file's keys, then TRUST_PROXY, DPoP, ID-JAG and metrics from the environment. */
+function authorizationServerOptions(file: Record<string, unknown>, env: NodeJS.ProcessEnv, problems: string[]): AsOptions {
   const passthrough: Record<string, unknown> = {};
   for (const key of AS_FILE_KEYS) if (file[key] !== undefined) passthrough[key] = file[key];
-  let authorizationServer = Object.keys(passthrough).length ? (passthrough as LoadedConfig['authorizationServer']) : undefined;
-  if (trustProxyFlag) authorizationServer = { ...authorizationServer, trustProxy: flag(trustProxyFlag) };
-  // RFC 9449: one nonce secret for every instance behind a balancer; nonce policy at /token
-  const dpopNonceSecret = env.DPOP_NONCE_SECRET?.trim() || undefined;
-  const dpopRequireNonce = env.DPOP_REQUIRE_NONCE?.trim() || undefined;
-  if (dpopRequireNonce && !FLAGS.includes(dpopRequireNonce)) problems.push('DPOP_REQUIRE_NONCE must be 1 or 0');
-  if (dpopNonceSecret || dpopRequireNonce) {
-    authorizationServer = {
-      ...authorizationServer,
-      dpop: {
-        ...authorizationServer?.dpop,
-        ...(dpopNonceSecret ? { nonceSecret: dpopNonceSecret } : {}),
-        ...(dpopRequireNonce ? { requireNonce: flag(dpopRequireNonce) } : {}),
-      },
+  let as = Object.keys(passthrough).length ? (passthrough as AsOptions) : undefined;
+  const trustProxy = env.TRUST_PROXY?.trim();
+  if (trustProxy) as = { ...as, trustProxy: flag(trustProxy) };
+  as = withIdJagEnv(withDpopEnv(as, env, problems), env, problems);
+  const metricsFlag = env.METRICS?.trim();
+  const metricsToken = env.METRICS_TOKEN?.trim();
+  if (metricsFlag || metricsToken) {
+    as = {
+      ...as,
+      metrics: { ...as?.metrics, ...(metricsFlag ? { enabled: flag(metricsFlag) } : {}), ...(metricsToken ? { token: metricsToken } : {}) },
     };
   }
-  // MCP enterprise-managed authorization: one trusted IdP from the environment, added to the file's.
-  const idJagIssuer = env.ID_JAG_ISSUER?.trim();
-  if (idJagIssuer) {
-    const match = env.ID_JAG_ACCOUNT_MATCH?.trim();
-    const idp = {
-      issuer: idJagIssuer,
-      jwksUri: env.ID_JAG_JWKS_URI?.trim() || undefined,
-      clients: (env.ID_JAG_CLIENTS ?? '')
-        .split(',')
-        .map((c) => c.trim())
-        .filter(Boolean),
-      ...(match ? { accountMatch: match as 'subject' | 'email' } : {}),
-    };
-    const listed = (authorizationServer?.idJag?.trustedIdps ?? []).filter((t) => t?.issuer !== idJagIssuer);
-    authorizationServer = { ...authorizationServer, idJag: { ...authorizationServer?.idJag, trustedIdps: [...listed, idp] } };
-  } else if (env.ID_JAG_JWKS_URI?.trim() || env.ID_JAG_CLIENTS?.trim() || env.ID_JAG_ACCOUNT_MATCH?.trim()) {
-    problems.push('ID_JAG_JWKS_URI, ID_JAG_CLIENTS and ID_JAG_ACCOUNT_MATCH need ID_JAG_ISSUER');
-  }
-  if (metricsFlag || env.METRICS_TOKEN?.trim()) {
-    authorizationServer = {
-      ...authorizationServer,
-      metrics: {
-        ...authorizationServer?.metrics,
-        ...(metricsFlag ? { enabled: flag(metricsFlag) } : {}),
-        ...(env.METRICS_TOKEN?.trim() ? { token: env.METRICS_TOKEN.trim() } : {}),
-      },
-    };
-  }
+  return as;
+}
+
+/**
+ * Environment + config file → the app's settings and every problem found (nothing thrown).
+ * The assembled authorization-server configuration is validated too, so one start-up lists
+ * every problem of both layers.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv): { config: LoadedConfig; problems: string[] } {
+  const problems: string[] = [];
+  const { configFile, file, setting } = fileAndSetting(env, problems);
+  const app = appSettings(setting, env, problems);
+  const { databaseUrl, databaseSchema, storage } = storageSetting(setting, problems);
+  const redisUrl = setting('redisUrl');
+  if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) problems.push('REDIS_URL must be a redis:// or rediss:// URL');
+  const authorizationServer = authorizationServerOptions(file, env, problems);
 
   const config: LoadedConfig = {
-    port,
+    port: app.port,
     host: setting('host'),
-    issuer,
-    resource,
-    dataDir: setting('dataDir') ?? '.data',
+    issuer: app.issuer,
+    resource: app.resource,
+    dataDir: setting('dataDir') ?? DEFAULTS.storage.dataDir,
     databaseUrl: storage?.kind === 'postgres' ? databaseUrl : undefined,
     databaseSchema,
     storage,
     redisUrl,
     redisPrefix: setting('redisPrefix'),
     devAutoLogin: setting('devAutoLogin'),
-    cimdAllowPrivateNetwork: flag(cimdFlag) ?? false,
-    demoUser: flag(demoFlag),
-    production,
-    logLevel: logLevel as LogLevel,
-    shutdownTimeoutMs,
+    cimdAllowPrivateNetwork: flag(app.cimdFlag) ?? false,
+    demoUser: flag(app.demoFlag),
+    production: env.NODE_ENV?.trim() === 'production',
+    logLevel: app.logLevel,
+    shutdownTimeoutMs: app.shutdownTimeoutMs,
     authorizationServer,
     configFile,
   };
@@ -291,7 +318,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): { config: LoadedConfig; prob
 
 /** What `startAuthServer` would give `createAuthorizationServer`, checked before listening. */
 function serverConfigProblems(config: LoadedConfig): string[] {
-  const issuer = config.issuer ?? `http://localhost:${config.port || 9000}`;
+  const issuer = config.issuer ?? `http://localhost:${config.port || DEFAULT_PORT}`;
   const probe: AuthorizationServerConfig = {
     serviceName: 'MCP Auth Kit',
     ...config.authorizationServer,
@@ -353,7 +380,7 @@ function maskSecrets(value: unknown, key = ''): unknown {
 export function printableConfig(config: LoadedConfig): Record<string, unknown> {
   const storage =
     config.storage?.kind === 'postgres'
-      ? { kind: 'postgres', url: maskUrl(config.storage.url), schema: config.storage.schema ?? 'mcp_auth_kit' }
+      ? { kind: 'postgres', url: maskUrl(config.storage.url), schema: config.storage.schema ?? DEFAULTS.storage.postgresSchema }
       : (config.storage ?? { kind: 'sqlite', file: `${config.dataDir}/auth-server.sqlite` });
   return maskSecrets({
     configFile: config.configFile ?? null,
@@ -363,7 +390,7 @@ export function printableConfig(config: LoadedConfig): Record<string, unknown> {
     issuer: config.issuer ?? `http://localhost:${config.port}`,
     resource: config.resource ?? DEFAULT_RESOURCE,
     storage,
-    revocationSignal: config.redisUrl ? { redis: maskUrl(config.redisUrl), prefix: config.redisPrefix ?? 'mcp-auth-kit:' } : null,
+    revocationSignal: config.redisUrl ? { redis: maskUrl(config.redisUrl), prefix: config.redisPrefix ?? DEFAULT_REVOCATION_PREFIX } : null,
     devAutoLogin: config.devAutoLogin ?? null,
     cimdAllowPrivateNetwork: config.cimdAllowPrivateNetwork,
     demoUser: demoUserSetting(config),

@@ -10,15 +10,24 @@ import {
   openStore,
   pinoLogger,
   storageConfigFromEnv,
+  StorageError,
   type AuthorizationServer,
   type AuthorizationServerConfig,
   type Logger,
   type StorageConfig,
   type Store,
 } from '@mcp-auth-kit/authorization-server';
-import { devSwitchProblems, exposedListenHost } from '@mcp-auth-kit/authorization-server/ops';
+import { devSwitchProblems, exposedListenHost, storageProblems } from '@mcp-auth-kit/authorization-server/ops';
 import { ConfigError, isLoopbackHost } from '@mcp-auth-kit/protocol';
-import { DEFAULT_RESOURCE, DEFAULT_RESOURCE_WARNING, loadConfig, type LogLevel } from './config.js';
+import {
+  DEFAULT_LOG_LEVEL,
+  DEFAULT_PORT,
+  DEFAULT_RESOURCE,
+  DEFAULT_RESOURCE_WARNING,
+  DEFAULT_SHUTDOWN_TIMEOUT_MS,
+  loadConfig,
+  type LogLevel,
+} from './config.js';
 import { DEMO_USER, demoAccountProblems } from './demo-user.js';
 import { APP_DEV_SWITCHES, listenHostsOf } from './dev-switches.js';
 import { connectRevocationSignal, longestAccessTokenTtl, type RevocationSignal } from './revocation-signal.js';
@@ -114,20 +123,24 @@ export function storageFor(options: StartAuthServerOptions): StorageConfig {
   return storageConfigFromEnv({ DATABASE_URL: options.databaseUrl, DATABASE_SCHEMA: options.databaseSchema, DATA_DIR: options.dataDir });
 }
 
-export async function startAuthServer(options: StartAuthServerOptions = {}): Promise<RunningAuthServer> {
-  const logger = options.logger ?? pinoLogger({ level: options.logLevel ?? 'info', name: 'auth-server' });
-  let handler: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => {
-    res.statusCode = 503;
-    res.setHeader('retry-after', '1');
-    res.end();
-  };
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** The HTTP servers of one start: made before the AS exists (503 until then), closed together. */
+function listeners() {
   const servers: Server[] = [];
+  const state: { handler: Handler } = {
+    handler: (_req, res) => {
+      res.statusCode = 503;
+      res.setHeader('retry-after', '1');
+      res.end();
+    },
+  };
   const make = () => {
-    const s = createServer((req, res) => handler(req, res));
+    const s = createServer((req, res) => state.handler(req, res));
     servers.push(s);
     return s;
   };
-  const closeServers = async (graceMs = 0) => {
+  const close = async (graceMs = 0) => {
     // Stop accepting, let in-flight requests finish (idle keep-alive sockets are closed as
     // they become idle), and cut whatever is still open after the grace period.
     const closed = Promise.all(servers.map((s) => new Promise<void>((r) => s.close(() => r()))));
@@ -145,53 +158,151 @@ export async function startAuthServer(options: StartAuthServerOptions = {}): Pro
     for (const s of servers) s.closeAllConnections();
     await closed;
   };
+  return { servers, state, make, close };
+}
 
+/** Listens on `host`, or on both loopback addresses; returns the port (port 0 resolved). */
+async function listenAll(options: StartAuthServerOptions, l: ReturnType<typeof listeners>, logger: Logger): Promise<number> {
+  let port = options.port ?? DEFAULT_PORT;
+  if (options.host) {
+    const s = l.make();
+    await listen(s, port, options.host);
+    return (s.address() as AddressInfo).port;
+  }
+  const v4 = l.make();
+  await listen(v4, port, '127.0.0.1');
+  port = (v4.address() as AddressInfo).port;
+  try {
+    await listen(l.make(), port, '::1');
+  } catch {
+    l.servers.pop();
+    logger.info('IPv6 loopback (::1) unavailable; listening on 127.0.0.1 only');
+  }
+  return port;
+}
+
+function devSettingsOf(options: StartAuthServerOptions) {
   const extra = options.authorizationServer ?? {};
-  const production = options.production ?? extra.production;
-  const devSettings = {
+  return {
     devAutoLogin: options.devAutoLogin || extra.devAutoLogin || undefined,
     cimd: { ...extra.cimd, allowPrivateNetwork: !!options.cimdAllowPrivateNetwork || !!extra.cimd?.allowPrivateNetwork },
     demoUser: options.demoUser,
   };
-  // Refused before anything listens: who can connect is decided by the listen address, not the
-  // issuer (checked again below on the addresses actually bound, and by the issuer).
-  const early = devSwitchProblems(APP_DEV_SWITCHES, devSettings, { production, listenHosts: listenHostsOf(options.host) });
-  if (early.length) throw new ConfigError(early);
+}
 
-  // Listen first so that port 0 is resolved before the issuer is built.
-  let port = options.port ?? 9000;
-  if (options.host) {
-    const s = make();
-    await listen(s, port, options.host);
-    port = (s.address() as AddressInfo).port;
-  } else {
-    const v4 = make();
-    await listen(v4, port, '127.0.0.1');
-    port = (v4.address() as AddressInfo).port;
-    try {
-      await listen(make(), port, '::1');
-    } catch {
-      servers.pop();
-      logger.info('IPv6 loopback (::1) unavailable; listening on 127.0.0.1 only');
-    }
+/**
+ * What is refused before anything listens, in one ConfigError: the dev switches (who can
+ * connect is decided by the listen address, not the issuer; checked again on the addresses
+ * actually bound) and the store (every problem of it, found before it is opened).
+ */
+function problemsBeforeListening(options: StartAuthServerOptions, production: boolean | undefined): string[] {
+  const problems = devSwitchProblems(APP_DEV_SWITCHES, devSettingsOf(options), { production, listenHosts: listenHostsOf(options.host) });
+  try {
+    problems.push(...storageProblems(storageFor(options)));
+  } catch (err) {
+    // storageConfigFromEnv's refusal of DATABASE_URL (never echoing it)
+    if (err instanceof StorageError && err.code === 'misconfigured') problems.push(err.message);
+    else throw err;
   }
-  const listenHost = options.host ?? '127.0.0.1';
-  const url = `http://${listenHost.includes(':') ? `[${listenHost}]` : listenHost}:${port}`;
+  return problems;
+}
+
+interface Bound {
+  issuer: string;
+  listenHosts: string[];
+  production: boolean | undefined;
+  /** Loopback issuer and every listen address loopback. */
+  local: boolean;
+  seedDemoUser: boolean;
+}
+
+/** What the app gives `createAuthorizationServer`: the demo resource and the caller's options. */
+function serverConfig(options: StartAuthServerOptions, bound: Bound, store: Store, logger: Logger): AuthorizationServerConfig {
+  const extra = options.authorizationServer ?? {};
+  const devSettings = devSettingsOf(options);
+  const resource = options.resource ?? DEFAULT_RESOURCE;
+  return {
+    serviceName: 'MCP Auth Kit',
+    ...extra,
+    issuer: bound.issuer,
+    // `name`: the demo MCP server's PRM resource_name, shown on the consent page.
+    resources: extra.resources ?? [{ resource, name: 'Demo notes', scopes: DEMO_SCOPES, defaultScopes: ['notes:read'] }],
+    storage: store,
+    users: [...(bound.seedDemoUser ? [DEMO_USER] : []), ...(extra.users ?? [])],
+    production: bound.production,
+    listenHosts: bound.listenHosts,
+    // On a local dev server every client shares one address: keep the DCR brake loose there
+    // (not where others can connect: they would get the loose brake too).
+    registration: extra.registration ?? (bound.local ? { rateLimit: { max: 1000, windowSeconds: 3600 } } : undefined),
+    devAutoLogin: devSettings.devAutoLogin,
+    cimd: devSettings.cimd,
+    logger,
+  };
+}
+
+/**
+ * Wherever the demo account is not seeded by default, an account left from development with
+ * the public password stops the start (checked on the store the server will use).
+ */
+async function demoAccountRefusal(store: Store, bound: Bound, exposedHost: string | undefined): Promise<string[]> {
+  if (!bound.production && bound.local) return [];
+  const where = bound.production
+    ? 'in production'
+    : exposedHost !== undefined
+      ? `while listening on ${exposedHost}, which is reachable from outside`
+      : `for the non-loopback issuer ${bound.issuer}`;
+  return demoAccountProblems(store, where);
+}
+
+function printBanner(options: StartAuthServerOptions, url: string, bound: Bound, store: Store, signal: RevocationSignal | undefined) {
+  const { issuer } = bound;
+  const resources = options.authorizationServer?.resources ?? [{ resource: options.resource ?? DEFAULT_RESOURCE, scopes: DEMO_SCOPES }];
+  const lines = [
+    `authorization server listening on ${url}`,
+    `  issuer      ${issuer}`,
+    `  metadata    ${issuer.replace(/\/$/, '')}/.well-known/oauth-authorization-server`,
+    ...resources.map((r) => `  resource    ${r.resource} (scopes: ${Object.keys(r.scopes).join(', ')})`),
+    `  storage     ${store.kind}`,
+    ...(signal ? ['  revocation  published to Redis (REDIS_URL) for resource servers'] : []),
+  ];
+  if (bound.seedDemoUser) lines.push(`  demo login  username "${DEMO_USER.username}", password "${DEMO_USER.password}"`);
+  if (options.devAutoLogin) lines.push(`  DEV_AUTO_LOGIN=${options.devAutoLogin}: requests are approved without login (dev only)`);
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/** The bound addresses decide what is local; the dev switches are judged again on them. */
+function bind(options: StartAuthServerOptions, servers: Server[], port: number): Bound & { exposedHost: string | undefined } {
+  const production = options.production ?? options.authorizationServer?.production;
   const issuer = options.issuer ?? `http://localhost:${port}`;
   // The addresses the sockets are bound to (a name such as `localhost` resolved by the system).
   const listenHosts = servers.map((s) => (s.address() as AddressInfo).address);
   const exposedHost = exposedListenHost(listenHosts);
+  const refused = devSwitchProblems(APP_DEV_SWITCHES, devSettingsOf(options), { production, issuer, listenHosts });
+  if (refused.length) throw new ConfigError(refused);
+  // An issuer that is no URL is not local; createAuthorizationServer reports it with the rest (a ConfigError, not a TypeError).
+  const local = URL.canParse(issuer) && isLoopbackHost(new URL(issuer).hostname) && exposedHost === undefined;
+  const seedDemoUser = options.demoUser ?? (local && !production);
+  return { issuer, listenHosts, production, local, seedDemoUser, exposedHost };
+}
+
+export async function startAuthServer(options: StartAuthServerOptions = {}): Promise<RunningAuthServer> {
+  const logger = options.logger ?? pinoLogger({ level: options.logLevel ?? DEFAULT_LOG_LEVEL, name: 'auth-server' });
+  const extra = options.authorizationServer ?? {};
+  const early = problemsBeforeListening(options, options.production ?? extra.production);
+  if (early.length) throw new ConfigError(early);
+
+  // Listen first so that port 0 is resolved before the issuer is built.
+  const l = listeners();
+  const port = await listenAll(options, l, logger);
+  const listenHost = options.host ?? '127.0.0.1';
+  const url = `http://${listenHost.includes(':') ? `[${listenHost}]` : listenHost}:${port}`;
 
   let store: Store | undefined;
   let server: AuthorizationServer;
   let signal: RevocationSignal | undefined;
+  let bound: Bound;
   try {
-    const issuerLoopback = isLoopbackHost(new URL(issuer).hostname);
-    const refused = devSwitchProblems(APP_DEV_SWITCHES, devSettings, { production, issuer, listenHosts });
-    if (refused.length) throw new ConfigError(refused);
-    const local = issuerLoopback && exposedHost === undefined;
-    const seedDemoUser = options.demoUser ?? (local && !production);
-    const resource = options.resource ?? DEFAULT_RESOURCE;
+    bound = bind(options, l.servers, port);
     if (options.production && !options.resource && !extra.resources) logger.warn(DEFAULT_RESOURCE_WARNING);
     if (options.redisUrl) {
       signal = await connectRevocationSignal(options.redisUrl, options.redisPrefix, longestAccessTokenTtl(extra), logger, {
@@ -200,56 +311,16 @@ export async function startAuthServer(options: StartAuthServerOptions = {}): Pro
     }
     store = await openStore(storageFor(options), signal ? { onGrantRevoked: signal.publish } : {});
     signal?.useStore(store);
-    server = await createAuthorizationServer({
-      serviceName: 'MCP Auth Kit',
-      ...extra,
-      issuer,
-      // `name`: the demo MCP server's PRM resource_name, shown on the consent page.
-      resources: extra.resources ?? [{ resource, name: 'Demo notes', scopes: DEMO_SCOPES, defaultScopes: ['notes:read'] }],
-      storage: store,
-      users: [...(seedDemoUser ? [DEMO_USER] : []), ...(extra.users ?? [])],
-      production,
-      listenHosts,
-      // On a local dev server every client shares one address: keep the DCR brake loose there
-      // (not where others can connect: they would get the loose brake too).
-      registration: extra.registration ?? (local ? { rateLimit: { max: 1000, windowSeconds: 3600 } } : undefined),
-      devAutoLogin: devSettings.devAutoLogin,
-      cimd: devSettings.cimd,
-      logger,
-    });
-    // Checked on the store the server will use, before it serves anything (requests get 503
-    // until then): wherever the demo account is not seeded by default, an account left from
-    // development with the public password stops the start.
-    if (production || !local) {
-      const where = production
-        ? 'in production'
-        : exposedHost !== undefined
-          ? `while listening on ${exposedHost}, which is reachable from outside`
-          : `for the non-loopback issuer ${issuer}`;
-      const problems = await demoAccountProblems(store, where);
-      if (problems.length) {
-        await server.close();
-        throw new ConfigError(problems);
-      }
+    server = await createAuthorizationServer(serverConfig(options, bound, store, logger));
+    const refused = await demoAccountRefusal(store, bound, exposedListenHost(bound.listenHosts));
+    if (refused.length) {
+      await server.close();
+      throw new ConfigError(refused);
     }
-    handler = server.app as unknown as typeof handler;
-    if (options.banner) {
-      const lines = [
-        `authorization server listening on ${url}`,
-        `  issuer      ${issuer}`,
-        `  metadata    ${issuer.replace(/\/$/, '')}/.well-known/oauth-authorization-server`,
-        ...(extra.resources ?? [{ resource, scopes: DEMO_SCOPES }]).map(
-          (r) => `  resource    ${r.resource} (scopes: ${Object.keys(r.scopes).join(', ')})`,
-        ),
-        `  storage     ${store.kind}`,
-        ...(signal ? ['  revocation  published to Redis (REDIS_URL) for resource servers'] : []),
-      ];
-      if (seedDemoUser) lines.push(`  demo login  username "${DEMO_USER.username}", password "${DEMO_USER.password}"`);
-      if (options.devAutoLogin) lines.push(`  DEV_AUTO_LOGIN=${options.devAutoLogin}: requests are approved without login (dev only)`);
-      process.stdout.write(`${lines.join('\n')}\n`);
-    }
+    l.state.handler = server.app as unknown as Handler;
+    if (options.banner) printBanner(options, url, bound, store, signal);
   } catch (err) {
-    await closeServers();
+    await l.close();
     await store?.close().catch(() => {});
     await signal?.close();
     throw err;
@@ -257,14 +328,14 @@ export async function startAuthServer(options: StartAuthServerOptions = {}): Pro
 
   let closing: Promise<void> | undefined;
   return {
-    issuer,
+    issuer: bound.issuer,
     url,
     port,
     server,
     close() {
       closing ??= (async () => {
         server.drain();
-        await closeServers(options.shutdownTimeoutMs ?? 5_000);
+        await l.close(options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS);
         await server.close();
         await store!.close();
         await signal?.close();

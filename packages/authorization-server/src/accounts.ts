@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AccountRecord, NewAccount, Store } from './storage/types.js';
 import { StorageError } from './storage/errors.js';
-import type { UserSeed } from './config.js';
+import type { UserSeed } from './config/types.js';
 import { hashPassword } from './passwords.js';
 
 /** Another instance starting at the same time may create the same username first. */

@@ -3,7 +3,7 @@
  * policy (allowed / denied hosts), the dev-only private-network allowance (oidc-provider's own dispatcher refuses every non-public address, loopback included) and
  * the document adjustments that must happen before oidc-provider validates it.
  */
-import type { CimdConfig } from './config.js';
+import type { CimdConfig } from './config/types.js';
 import type { Logger } from './logger.js';
 import type { KeyValueStore } from './storage/types.js';
 import { checkEgressHost, type RedirectUriOptions } from '@mcp-auth-kit/protocol';

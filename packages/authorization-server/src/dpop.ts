@@ -5,38 +5,19 @@
  */
 import { createHmac } from 'node:crypto';
 
-export interface DpopConfig {
-  /** RFC 9449 DPoP: sender-constrained tokens for clients that send proofs (default true). */
-  enabled?: boolean;
-  /**
-   * 32 random bytes, base64url: key of the stateless `DPoP-Nonce` values (RFC 9449 §8). Every
-   * instance behind one balancer must use the same value (env `DPOP_NONCE_SECRET`). Default:
-   * derived from the store's first cookie key, which the store already shares between instances.
-   */
-  nonceSecret?: string;
-  /**
-   * Demand a server nonce in every proof at the token endpoint (`use_dpop_nonce` otherwise,
-   * RFC 9449 §8): proofs cannot be made ahead of time. Default false: nonces are offered
-   * (`DPoP-Nonce` on responses) and honoured, and a proof without one needs a fresh `iat`.
-   */
-  requireNonce?: boolean;
-  /** `dpop_signing_alg_values_supported` (default ES256, EdDSA, Ed25519, PS256, RS256). */
-  algorithms?: string[];
-}
+import type { DpopConfig, ResolvedConfig } from './config/types.js';
 
-/** What the AS advertises as `dpop_signing_alg_values_supported` and accepts, unless configured. */
-export const DEFAULT_DPOP_SIGNING_ALGS = ['ES256', 'EdDSA', 'Ed25519', 'PS256', 'RS256'];
+export type { DpopConfig };
+
+export { DEFAULT_DPOP_SIGNING_ALGS } from './config/defaults.js';
 /** What oidc-provider can verify for DPoP proofs (asymmetric only, RFC 9449 §4.2). */
 const SUPPORTED = ['ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519', 'PS256', 'PS384', 'PS512', 'RS256', 'RS384', 'RS512'];
 
-/** Configuration problems, in the style of `validateConfig`. */
+/** Problems of the DPoP key and algorithms (the option's shape: config/schema.ts). */
 export function dpopConfigProblems(dpop: unknown): string[] {
-  if (dpop === undefined) return [];
-  if (typeof dpop !== 'object' || dpop === null) return ['dpop: must be an object'];
+  if (typeof dpop !== 'object' || dpop === null) return [];
   const d = dpop as DpopConfig;
   const problems: string[] = [];
-  if (d.enabled !== undefined && typeof d.enabled !== 'boolean') problems.push('dpop.enabled: must be a boolean');
-  if (d.requireNonce !== undefined && typeof d.requireNonce !== 'boolean') problems.push('dpop.requireNonce: must be a boolean');
   if (d.nonceSecret !== undefined && decodeSecret(d.nonceSecret) === undefined) {
     problems.push('dpop.nonceSecret: must be 32 bytes encoded as base64url (e.g. `openssl rand 32 | basenc --base64url`)');
   }
@@ -66,20 +47,18 @@ export function dpopNonceSecret(config: DpopConfig | undefined, cookieKeys: read
   return createHmac('sha256', base).update('mcp-auth-kit dpop nonce secret v1').digest();
 }
 
-/** oidc-provider `features.dPoP` and `enabledJWA.dPoPSigningAlgValues`. */
-export function dpopProviderOptions(config: DpopConfig | undefined, cookieKeys: readonly string[]) {
-  const enabled = config?.enabled ?? true;
-  const requireNonce = config?.requireNonce ?? false;
+/** oidc-provider `features.dPoP` and `enabledJWA.dPoPSigningAlgValues`, from the resolved `dpop` options. */
+export function dpopProviderOptions(config: ResolvedConfig['dpop'], cookieKeys: readonly string[]) {
   return {
-    feature: enabled
+    feature: config.enabled
       ? {
           enabled: true,
           nonceSecret: dpopNonceSecret(config, cookieKeys),
-          requireNonce: () => requireNonce,
+          requireNonce: () => config.requireNonce,
           // replay protection: each proof jti once per client (oidc-provider ReplayDetection, shared store)
           allowReplay: false,
         }
       : { enabled: false },
-    algorithms: [...(config?.algorithms ?? DEFAULT_DPOP_SIGNING_ALGS)],
+    algorithms: [...config.algorithms],
   };
 }

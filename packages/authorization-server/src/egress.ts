@@ -15,7 +15,7 @@ import {
   type EgressPolicy,
   type EgressResolver,
 } from '@mcp-auth-kit/protocol';
-import type { CimdConfig } from './config.js';
+import type { CimdConfig } from './config/types.js';
 import type { Logger } from './logger.js';
 
 export type EgressFetch = (url: string | URL, init?: Omit<RequestInit, 'dispatcher'> & { dispatcher?: unknown }) => Promise<Response>;

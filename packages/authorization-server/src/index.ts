@@ -12,6 +12,7 @@ export {
   type CimdConfig,
   type UserSeed,
   type RefreshTokenConfig,
+  type ResolvedConfig,
 } from './config.js';
 export { DEFAULT_DPOP_SIGNING_ALGS, type DpopConfig } from './dpop.js';
 export { consoleLogger, silentLogger, type Logger } from './logger.js';

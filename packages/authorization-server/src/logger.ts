@@ -1,15 +1,8 @@
 import { visibleText } from '@mcp-auth-kit/protocol';
+import type { Logger } from './config/types.js';
 
-/**
- * Minimal structured logger interface used everywhere in the AS. The default writes one line
- * per event to stderr; `pinoLogger()` (ops/pino-logger.ts) writes JSON lines with pino.
- */
-export interface Logger {
-  debug?(message: string, fields?: Record<string, unknown>): void;
-  info(message: string, fields?: Record<string, unknown>): void;
-  warn(message: string, fields?: Record<string, unknown>): void;
-  error(message: string, fields?: Record<string, unknown>): void;
-}
+/** Minimal structured logger interface used everywhere in the AS (config/types.ts). */
+export type { Logger };
 
 export const REDACTED = '[redacted]';
 

@@ -7,17 +7,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-/** RFC 7591 client metadata of a pre-registered client (any oidc-provider client property). */
-export interface ClientMetadata {
-  client_id: string;
-  client_secret?: string;
-  client_name?: string;
-  redirect_uris?: string[];
-  grant_types?: string[];
-  token_endpoint_auth_method?: string;
-  scope?: string;
-  [key: string]: unknown;
-}
+export type { ClientMetadata } from './config/types.js';
 
 /** A record oidc-provider keeps through the store's adapter (a code, grant, session, client…). */
 export interface AdapterPayload {

@@ -13,7 +13,7 @@
  * A request routed the wrong way could not poison anything either: the CIMD fetcher fetches
  * exactly the URL it is given, without redirects, and the JWKS fetcher caches nothing.
  */
-import type { CimdConfig } from './config.js';
+import type { CimdConfig } from './config/types.js';
 import type { Logger } from './logger.js';
 import type { FetchLike } from './cimd.js';
 import { clientUrlEgressPolicy, createEgressFetch } from './egress.js';

@@ -1,6 +1,7 @@
 /** Builds the oidc-provider instance with the MCP authorization rules. */
 import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
-import type { AuthorizationServerConfig } from './config.js';
+import type { ResolvedConfig } from './config/types.js';
+import { DEFAULTS } from './config/defaults.js';
 import type { Store } from './storage/types.js';
 import type { Logger } from './logger.js';
 import { ResourceRegistry } from './resources.js';
@@ -11,6 +12,7 @@ import { cimdRefusal, createCimdFetch } from './cimd.js';
 import { createJwksUriFetch, createProviderFetch } from './provider-fetch.js';
 import { escapeHtml, page } from './html.js';
 import { looksNative } from './urls.js';
+import type { StoredSigningKey } from './storage/types.js';
 import { dpopProviderOptions } from './dpop.js';
 import { installDpopProofShape } from './dpop-proof-shape.js';
 import { auditProviderEvents, logProviderErrors } from './provider-events.js';
@@ -21,10 +23,10 @@ import { grantClaim, installJwtIntrospection } from './jwt-introspection.js';
 import { refreshGraceCheckpoint } from './refresh-grace.js';
 import { idJagSources, installIdJagGrant } from './grants/jwt-bearer/index.js';
 
+export { ID_TOKEN_TTL } from './config/defaults.js';
+import { ID_TOKEN_TTL } from './config/defaults.js';
 /** Seconds an access token lives when neither the server nor its resource sets `accessTokenTTL`. */
-export const DEFAULT_ACCESS_TOKEN_TTL = 300;
-/** Seconds an ID token lives. */
-export const ID_TOKEN_TTL = 3600;
+export const DEFAULT_ACCESS_TOKEN_TTL = DEFAULTS.accessTokenTTL;
 
 export const OIDC_SCOPES = ['openid', 'offline_access', 'profile'];
 
@@ -56,62 +58,169 @@ export function pinEndpointsToIssuer(body: Record<string, unknown>, issuer: URL)
   }
 }
 
-/** @internal */
-export async function buildProvider(
-  config: AuthorizationServerConfig,
-  store: Store,
-  logger: Logger,
-  metrics?: AsMetrics,
-): Promise<ProviderParts> {
-  const resources = new ResourceRegistry(config.resources);
-  const issuerUrl = new URL(config.issuer);
-  const mountPath = issuerUrl.pathname === '/' ? '' : issuerUrl.pathname.replace(/\/$/, '');
-  const accessTokenTTL = config.accessTokenTTL ?? DEFAULT_ACCESS_TOKEN_TTL;
-  const refreshEnabled = config.refreshTokens?.enabled ?? true;
-  const refreshTTL = config.refreshTokens?.ttl ?? 14 * 24 * 3600;
-  const registration = config.registration ?? {};
-  const cimd = config.cimd ?? {};
-
+/** The signing keys in the order oidc-provider needs, and the cookie keys. */
+async function loadKeys(store: Store) {
   const signingKeys = await store.keys.signingKeys();
   const current = signingKeys.find((k) => k.status === 'current') ?? signingKeys[0];
   if (!current) throw new Error('the key store returned no signing key');
   // Order matters: oidc-provider signs with the first key matching the algorithm.
-  const ordered = [current, ...signingKeys.filter((k) => k !== current)];
-  const signingAlg = (current.jwk.alg as string | undefined) ?? 'ES256';
-  const cookieKeys = await store.keys.cookieKeys();
-  const dpop = dpopProviderOptions(config.dpop, cookieKeys);
+  const ordered: StoredSigningKey[] = [current, ...signingKeys.filter((k) => k !== current)];
+  // Keys the store generates carry their `alg`; one without it is the store's default kind, ES256.
+  const signing = { alg: (current.jwk.alg as string | undefined) ?? 'ES256', kid: current.jwk.kid as string | undefined };
+  return { ordered, signing, cookieKeys: await store.keys.cookieKeys() };
+}
 
-  const operatorClientIds = new Set((config.clients ?? []).map((c) => c.client_id));
-  // the same rule as findAccount: a disabled or deleted account has no live tokens
-  const introspectionAllowed = createIntrospectionPolicy(resources, operatorClientIds, async (accountId) => {
-    const account = await store.accounts.findById(accountId);
-    return account !== undefined && !account.disabled;
-  });
-  const clientPolicy = createClientPolicy({
-    resources,
-    clientSecretTTL: registration.clientSecretTTL ?? 30 * 24 * 3600,
-    operatorClientIds,
-    redirectUris: config.redirectUris,
-    metadataPolicy: { jwtBearerSources: idJagSources(config.idJag) },
-  });
+type Signing = { alg: string; kid: string | undefined };
 
-  const configuration: Configuration = {
-    adapter: ((name: string) => store.adapter(name)) as unknown as Configuration['adapter'],
+/** RFC 8707 resource indicators: which resource a token is for, its scopes, lifetime and format. */
+function resourceIndicatorsFeature(resources: ResourceRegistry, accessTokenTTL: number, signing: Signing) {
+  return {
+    enabled: true,
+    defaultResource: async (ctx: KoaContextWithOIDC, _client: unknown, oneOf?: string[]) => {
+      if (oneOf) return oneOf.length === 1 ? oneOf[0]! : oneOf;
+      if (resources.defaultResource) return resources.defaultResource;
+      // MCP clients MUST send `resource`; with several resources there is no safe default.
+      if (ctx.oidc.route === 'authorization' || ctx.oidc.route === 'pushed_authorization_request') {
+        throw new errors.InvalidTarget('resource parameter is required: this server protects several resources');
+      }
+      return undefined as unknown as string;
+    },
+    useGrantedResource: async () => true,
+    getResourceServerInfo: async (ctx: KoaContextWithOIDC, indicator: string, client: { [k: string]: unknown }) => {
+      const resource = resources.get(indicator);
+      if (!resource) throw new errors.InvalidTarget();
+      let scopes = Object.keys(resource.scopes);
+      if (ctx.oidc.params?.grant_type === 'client_credentials') {
+        // Machine clients only get the resource scopes they were registered with.
+        const registered = new Set(String(client[RESOURCE_SCOPE_PROPERTY] ?? '').split(' '));
+        scopes = scopes.filter((s) => registered.has(s));
+      }
+      return {
+        scope: scopes.join(' '),
+        audience: indicator,
+        accessTokenTTL: resource.accessTokenTTL ?? accessTokenTTL,
+        accessTokenFormat: 'jwt',
+        jwt: { sign: signing },
+      };
+    },
+  };
+}
+
+/** Client ID Metadata Documents: which URLs may be fetched and which such clients admitted. */
+function cimdFeature(cimd: ResolvedConfig['cimd'], logger: Logger, metrics: AsMetrics | undefined) {
+  return {
+    enabled: cimd.enabled,
+    ack: 'draft-02',
+    allowFetch: async (_ctx: KoaContextWithOIDC, clientId: string) => {
+      const refusal = cimdRefusal(clientId, cimd);
+      if (refusal) {
+        metrics?.cimdFetch('refused');
+        logger.warn('client_id metadata document refused', { client_id: clientId, reason: refusal });
+      }
+      return !refusal;
+    },
+    allowClient: async (_ctx: KoaContextWithOIDC, client: { clientId: string }) => !cimdRefusal(client.clientId, cimd),
+    // The lifetime comes from cacheSeconds (cimd.ts), passed on as max-age: no floor here, or a
+    // no-store document would still be kept 30 s in memory.
+    cacheDuration: { min: 0, max: 3600 },
+  };
+}
+
+/** oidc-provider's features: what is on, with which policy. */
+function features(config: ResolvedConfig, parts: FeatureParts) {
+  const { registration } = config;
+  return {
+    devInteractions: { enabled: false },
+    // RFC 9449: cnf.jkt-bound access tokens, bound refresh tokens for public clients, nonces
+    dPoP: parts.dpop.feature,
+    rpInitiatedLogout: { enabled: false },
+    revocation: { enabled: true, allowedPolicy: revocationAllowed },
+    introspection: { enabled: true, allowedPolicy: parts.introspectionAllowed },
+    clientCredentials: { enabled: true },
+    registration: { enabled: registration.enabled, initialAccessToken: registration.initialAccessToken ?? false },
+    registrationManagement: { enabled: registration.enabled && registration.management, rotateRegistrationAccessToken: true },
+    resourceIndicators: resourceIndicatorsFeature(parts.resources, config.accessTokenTTL, parts.signing),
+    clientIdMetadataDocument: cimdFeature(config.cimd, parts.logger, parts.metrics),
+  } as unknown as Configuration['features'];
+}
+
+interface FeatureParts {
+  resources: ResourceRegistry;
+  signing: Signing;
+  dpop: ReturnType<typeof dpopProviderOptions>;
+  introspectionAllowed: ReturnType<typeof createIntrospectionPolicy>;
+  logger: Logger;
+  metrics: AsMetrics | undefined;
+}
+
+/** Token and session lifetimes, and when refresh tokens are issued and rotated. */
+function tokenLifetimes(config: ResolvedConfig): Partial<Configuration> {
+  const { accessTokenTTL } = config;
+  const refresh = config.refreshTokens;
+  return {
+    ttl: {
+      AccessToken: (_ctx: KoaContextWithOIDC, token: { resourceServer?: { accessTokenTTL?: number } }) =>
+        token.resourceServer?.accessTokenTTL ?? accessTokenTTL,
+      ClientCredentials: (_ctx: KoaContextWithOIDC, token: { resourceServer?: { accessTokenTTL?: number } }) =>
+        token.resourceServer?.accessTokenTTL ?? accessTokenTTL,
+      AuthorizationCode: 60,
+      IdToken: ID_TOKEN_TTL,
+      Interaction: 600,
+      Session: config.sessionTTL,
+      Grant: refresh.ttl,
+      RefreshToken: refresh.ttl,
+    } as Configuration['ttl'],
+    // oidc-provider issues refresh tokens only for offline_access by default: MCP clients rarely ask for offline_access; the `refresh_token` grant in the
+    // client's registration is what decides. Refresh tokens outlive the browser session.
+    expiresWithSession: async () => false,
+    issueRefreshToken: async (_ctx, client) => refresh.enabled && client.grantTypeAllowed('refresh_token'),
+    // MCP security §Token theft / OAuth 2.1 §4.3.1: rotate on every use; oidc-provider revokes the
+    // whole grant when a rotated (consumed) refresh token is presented again.
+    rotateRefreshToken: () => true,
+  };
+}
+
+/** Accounts: a disabled or deleted account has no live tokens (introspection uses the same rule). */
+function findAccount(store: Store): Configuration['findAccount'] {
+  return async (ctx: KoaContextWithOIDC, sub: string, token?: unknown) => {
+    const account = await store.accounts.findById(sub);
+    if (!account || account.disabled) return undefined;
+    // A refresh passes here after oidc-provider's checks and before its rotation (refresh-grace.ts).
+    await refreshGraceCheckpoint(ctx, token);
+    return {
+      accountId: account.id,
+      async claims() {
+        return { sub: account.id, preferred_username: account.username, name: account.displayName ?? account.username };
+      },
+    };
+  };
+}
+
+/** oidc-provider's error page, with our CSP and style sheet. */
+function renderError(mountPath: string): Configuration['renderError'] {
+  return async (ctx, out) => {
+    ctx.type = 'html';
+    ctx.set('cache-control', 'no-store');
+    ctx.set('content-security-policy', "default-src 'none'; style-src 'self'; frame-ancestors 'none'; form-action 'none'; base-uri 'none'");
+    ctx.body = page(
+      'Authorization error',
+      `<h1>Authorization error</h1><p class="error"><code>${escapeHtml(out.error)}</code>${
+        out.error_description ? ` — ${escapeHtml(out.error_description)}` : ''
+      }</p><p>You can close this window and return to the application.</p>`,
+      `${mountPath}/interaction/assets/style.css`,
+    );
+  };
+}
+
+/** Client metadata: pre-registered clients, defaults and the policy every registration passes. */
+function clientOptions(config: ResolvedConfig, clientPolicy: ReturnType<typeof createClientPolicy>, signingAlg: string) {
+  return {
     // Same inference as for DCR and CIMD: all-loopback / custom-scheme clients are native.
-    clients: (config.clients ?? []).map((c) =>
+    clients: config.clients.map((c) =>
       c.application_type === undefined && Array.isArray(c.redirect_uris) && looksNative(c.redirect_uris, config.redirectUris)
         ? { ...c, application_type: 'native' }
         : c,
     ),
-    jwks: { keys: ordered.map((k) => k.jwk) } as Configuration['jwks'],
-    enabledJWA: { dPoPSigningAlgValues: dpop.algorithms } as Configuration['enabledJWA'],
-    cookies: {
-      keys: cookieKeys,
-      long: { signed: true, httpOnly: true, sameSite: 'lax' },
-      short: { signed: true, httpOnly: true, sameSite: 'lax' },
-    },
-    scopes: OIDC_SCOPES,
-    claims: { openid: ['sub'], profile: ['name', 'preferred_username'] },
     clientDefaults: {
       grant_types: ['authorization_code'],
       response_types: ['code'],
@@ -126,111 +235,116 @@ export async function buildProvider(
     },
     // No pairwise subjects, so no sector_identifier_uri fetch ever (client-url-fields.ts refuses the field).
     sectorIdentifierUriValidate: () => false,
+  } as Partial<Configuration>;
+}
+
+/** RFC 8414 §2 scopes_supported and §3.3 endpoint URLs on the issuer's origin, in the discovery document. */
+function installDiscoveryRules(provider: Provider, resources: ResourceRegistry, issuerUrl: URL): void {
+  // The resource scopes stay out of oidc-provider's static list, which it would turn into an allowlist for clients.
+  provider.use(async (ctx, next) => {
+    await next();
+    if (ctx.oidc?.route === 'discovery' && ctx.status === 200 && ctx.body && typeof ctx.body === 'object') {
+      const body = ctx.body as Record<string, unknown>;
+      body.scopes_supported = [...OIDC_SCOPES, ...resources.allScopes];
+      pinEndpointsToIssuer(body, issuerUrl);
+    }
+  });
+}
+
+interface RuleParts {
+  store: Store;
+  resources: ResourceRegistry;
+  logger: Logger;
+  metrics: AsMetrics | undefined;
+  operatorClientIds: Set<string>;
+  signing: Signing;
+  ordered: StoredSigningKey[];
+  dpop: ReturnType<typeof dpopProviderOptions>;
+  introspectionAllowed: ReturnType<typeof createIntrospectionPolicy>;
+  issuerUrl: URL;
+}
+
+/** What oidc-provider's options cannot say: middleware, grants and event handlers on the built provider. */
+function installRules(provider: Provider, config: ResolvedConfig, p: RuleParts): void {
+  const { store, resources, logger, metrics, operatorClientIds, signing } = p;
+  installDpopProofShape(provider);
+  restrictUserlessGrants(provider, operatorClientIds);
+  // MCP enterprise-managed authorization: the ID-JAG grant (grants/jwt-bearer/).
+  if (config.idJag) {
+    const { accessTokenTTL } = config;
+    const dpop = { enabled: config.dpop.enabled, requireNonce: config.dpop.requireNonce, algorithms: p.dpop.algorithms };
+    installIdJagGrant(provider, {
+      config: config.idJag,
+      issuer: config.issuer,
+      store,
+      resources,
+      logger,
+      operatorClientIds,
+      accessTokenTTL,
+      signing,
+      dpop,
+    });
+  }
+  installDiscoveryRules(provider, resources, p.issuerUrl);
+  installJwtIntrospection(provider, {
+    issuer: config.issuer,
+    signingKeys: p.ordered.map((k) => k.jwk),
+    allowed: p.introspectionAllowed,
+    logger,
+  });
+  logProviderErrors(provider, logger, metrics);
+  auditProviderEvents(provider, logger, metrics);
+}
+
+/** @internal */
+export async function buildProvider(config: ResolvedConfig, store: Store, logger: Logger, metrics?: AsMetrics): Promise<ProviderParts> {
+  const resources = new ResourceRegistry(config.resources);
+  const issuerUrl = new URL(config.issuer);
+  const mountPath = issuerUrl.pathname === '/' ? '' : issuerUrl.pathname.replace(/\/$/, '');
+  const { ordered, signing, cookieKeys } = await loadKeys(store);
+  const { cimd } = config;
+  const dpop = dpopProviderOptions(config.dpop, cookieKeys);
+
+  const operatorClientIds = new Set(config.clients.map((c) => c.client_id));
+  // the same rule as findAccount: a disabled or deleted account has no live tokens
+  const introspectionAllowed = createIntrospectionPolicy(resources, operatorClientIds, async (accountId) => {
+    const account = await store.accounts.findById(accountId);
+    return account !== undefined && !account.disabled;
+  });
+  const clientPolicy = createClientPolicy({
+    resources,
+    clientSecretTTL: config.registration.clientSecretTTL,
+    operatorClientIds,
+    redirectUris: config.redirectUris,
+    metadataPolicy: { jwtBearerSources: idJagSources(config.idJag) },
+  });
+
+  const configuration: Configuration = {
+    adapter: ((name: string) => store.adapter(name)) as unknown as Configuration['adapter'],
+    ...clientOptions(config, clientPolicy, signing.alg),
+    jwks: { keys: ordered.map((k) => k.jwk) } as Configuration['jwks'],
+    enabledJWA: { dPoPSigningAlgValues: dpop.algorithms } as Configuration['enabledJWA'],
+    cookies: {
+      keys: cookieKeys,
+      long: { signed: true, httpOnly: true, sameSite: 'lax' },
+      short: { signed: true, httpOnly: true, sameSite: 'lax' },
+    },
+    scopes: OIDC_SCOPES,
+    claims: { openid: ['sub'], profile: ['name', 'preferred_username'] },
     // OAuth 2.1 §4.1.1 / MCP security §PKCE: every client, S256 only (v9 refuses `plain`).
     pkce: { required: () => true },
     // OAuth 2.1 §10.1 removes the implicit grant: no token ever travels in a front-channel
     // URL, so the only response type is `code` (DCR of anything else is refused).
     responseTypes: ['code'],
-    async findAccount(ctx: KoaContextWithOIDC, sub: string, token?: unknown) {
-      const account = await store.accounts.findById(sub);
-      if (!account || account.disabled) return undefined;
-      // A refresh passes here after oidc-provider's checks and before its rotation (refresh-grace.ts).
-      await refreshGraceCheckpoint(ctx, token);
-      return {
-        accountId: account.id,
-        async claims() {
-          return { sub: account.id, preferred_username: account.username, name: account.displayName ?? account.username };
-        },
-      };
-    },
+    findAccount: findAccount(store),
     interactions: {
       url: (_ctx: KoaContextWithOIDC, interaction: { uid: string }) => `${mountPath}/interaction/${interaction.uid}`,
       policy: createInteractionPolicy(),
     },
-    ttl: {
-      AccessToken: (_ctx: KoaContextWithOIDC, token: { resourceServer?: { accessTokenTTL?: number } }) =>
-        token.resourceServer?.accessTokenTTL ?? accessTokenTTL,
-      ClientCredentials: (_ctx: KoaContextWithOIDC, token: { resourceServer?: { accessTokenTTL?: number } }) =>
-        token.resourceServer?.accessTokenTTL ?? accessTokenTTL,
-      AuthorizationCode: 60,
-      IdToken: ID_TOKEN_TTL,
-      Interaction: 600,
-      Session: config.sessionTTL ?? 24 * 3600,
-      Grant: refreshTTL,
-      RefreshToken: refreshTTL,
-    } as Configuration['ttl'],
-    // oidc-provider issues refresh tokens only for offline_access by default: MCP clients rarely ask for offline_access; the `refresh_token` grant in the
-    // client's registration is what decides. Refresh tokens outlive the browser session.
-    expiresWithSession: async () => false,
-    issueRefreshToken: async (_ctx, client) => refreshEnabled && client.grantTypeAllowed('refresh_token'),
-    // MCP security §Token theft / OAuth 2.1 §4.3.1: rotate on every use; oidc-provider revokes the
-    // whole grant when a rotated (consumed) refresh token is presented again.
-    rotateRefreshToken: () => true,
+    ...tokenLifetimes(config),
     // Lets introspection find a JWT access token's grant, and so see it revoked (jwt-introspection.ts).
     extraTokenClaims: async (_ctx, token) => grantClaim(token as { kind?: string; grantId?: string }),
-    features: {
-      devInteractions: { enabled: false },
-      // RFC 9449: cnf.jkt-bound access tokens, bound refresh tokens for public clients, nonces
-      dPoP: dpop.feature,
-      rpInitiatedLogout: { enabled: false },
-      revocation: { enabled: true, allowedPolicy: revocationAllowed },
-      introspection: { enabled: true, allowedPolicy: introspectionAllowed },
-      clientCredentials: { enabled: true },
-      registration: {
-        enabled: registration.enabled ?? true,
-        initialAccessToken: registration.initialAccessToken ?? false,
-      },
-      registrationManagement: {
-        enabled: (registration.enabled ?? true) && (registration.management ?? true),
-        rotateRegistrationAccessToken: true,
-      },
-      resourceIndicators: {
-        enabled: true,
-        defaultResource: async (ctx: KoaContextWithOIDC, _client: unknown, oneOf?: string[]) => {
-          if (oneOf) return oneOf.length === 1 ? oneOf[0]! : oneOf;
-          if (resources.defaultResource) return resources.defaultResource;
-          // MCP clients MUST send `resource`; with several resources there is no safe default.
-          if (ctx.oidc.route === 'authorization' || ctx.oidc.route === 'pushed_authorization_request') {
-            throw new errors.InvalidTarget('resource parameter is required: this server protects several resources');
-          }
-          return undefined as unknown as string;
-        },
-        useGrantedResource: async () => true,
-        getResourceServerInfo: async (ctx: KoaContextWithOIDC, indicator: string, client: { [k: string]: unknown }) => {
-          const resource = resources.get(indicator);
-          if (!resource) throw new errors.InvalidTarget();
-          let scopes = Object.keys(resource.scopes);
-          if (ctx.oidc.params?.grant_type === 'client_credentials') {
-            // Machine clients only get the resource scopes they were registered with.
-            const registered = new Set(String(client[RESOURCE_SCOPE_PROPERTY] ?? '').split(' '));
-            scopes = scopes.filter((s) => registered.has(s));
-          }
-          return {
-            scope: scopes.join(' '),
-            audience: indicator,
-            accessTokenTTL: resource.accessTokenTTL ?? accessTokenTTL,
-            accessTokenFormat: 'jwt',
-            jwt: { sign: { alg: signingAlg, kid: current.jwk.kid } },
-          };
-        },
-      },
-      clientIdMetadataDocument: {
-        enabled: cimd.enabled ?? true,
-        ack: 'draft-02',
-        allowFetch: async (_ctx: KoaContextWithOIDC, clientId: string) => {
-          const refusal = cimdRefusal(clientId, cimd);
-          if (refusal) {
-            metrics?.cimdFetch('refused');
-            logger.warn('client_id metadata document refused', { client_id: clientId, reason: refusal });
-          }
-          return !refusal;
-        },
-        allowClient: async (_ctx: KoaContextWithOIDC, client: { clientId: string }) => !cimdRefusal(client.clientId, cimd),
-        // The lifetime comes from cacheSeconds (cimd.ts), passed on as max-age: no floor here, or a
-        // no-store document would still be kept 30 s in memory.
-        cacheDuration: { min: 0, max: 3600 },
-      },
-    } as unknown as Configuration['features'],
+    features: features(config, { resources, signing, dpop, introspectionAllowed, logger, metrics }),
     // One fetcher per purpose (provider-fetch.ts): only the CIMD fetcher reads or writes the CIMD cache.
     fetch: createProviderFetch(
       {
@@ -241,62 +355,23 @@ export async function buildProvider(
       },
       logger,
     ) as unknown as Configuration['fetch'],
-    async renderError(ctx, out) {
-      ctx.type = 'html';
-      ctx.set('cache-control', 'no-store');
-      ctx.set(
-        'content-security-policy',
-        "default-src 'none'; style-src 'self'; frame-ancestors 'none'; form-action 'none'; base-uri 'none'",
-      );
-      ctx.body = page(
-        'Authorization error',
-        `<h1>Authorization error</h1><p class="error"><code>${escapeHtml(out.error)}</code>${
-          out.error_description ? ` — ${escapeHtml(out.error_description)}` : ''
-        }</p><p>You can close this window and return to the application.</p>`,
-        `${mountPath}/interaction/assets/style.css`,
-      );
-    },
+    renderError: renderError(mountPath),
   } as Configuration;
 
   const provider = new Provider(config.issuer, configuration);
-  provider.proxy = !!config.trustProxy;
-  installDpopProofShape(provider);
-  restrictUserlessGrants(provider, operatorClientIds);
-  // MCP enterprise-managed authorization: the ID-JAG grant (grants/jwt-bearer/).
-  if (config.idJag) {
-    const signing = { alg: signingAlg, kid: current.jwk.kid };
-    installIdJagGrant(provider, {
-      config: config.idJag,
-      issuer: config.issuer,
-      store,
-      resources,
-      logger,
-      operatorClientIds,
-      accessTokenTTL,
-      signing,
-      dpop: { enabled: config.dpop?.enabled ?? true, requireNonce: config.dpop?.requireNonce ?? false, algorithms: dpop.algorithms },
-    });
-  }
-
-  // RFC 8414 §2 scopes_supported: the OIDC scopes plus every resource scope. The resource scopes
-  // stay out of oidc-provider's static list, which it would turn into an allowlist for clients.
-  provider.use(async (ctx, next) => {
-    await next();
-    if (ctx.oidc?.route === 'discovery' && ctx.status === 200 && ctx.body && typeof ctx.body === 'object') {
-      const body = ctx.body as Record<string, unknown>;
-      body.scopes_supported = [...OIDC_SCOPES, ...resources.allScopes];
-      pinEndpointsToIssuer(body, issuerUrl);
-    }
-  });
-
-  installJwtIntrospection(provider, {
-    issuer: config.issuer,
-    signingKeys: ordered.map((k) => k.jwk),
-    allowed: introspectionAllowed,
+  provider.proxy = config.trustProxy;
+  installRules(provider, config, {
+    store,
+    resources,
     logger,
+    metrics,
+    operatorClientIds,
+    signing,
+    ordered,
+    dpop,
+    introspectionAllowed,
+    issuerUrl,
   });
-  logProviderErrors(provider, logger, metrics);
-  auditProviderEvents(provider, logger, metrics);
 
   return { provider, resources, mountPath };
 }

@@ -37,6 +37,7 @@
  *   checkpoint (an oidc-provider whose grant no longer calls `findAccount` there) is logged as
  *   an error naming the way out.
  */
+import { DEFAULTS } from './config/defaults.js';
 import type Provider from 'oidc-provider';
 import { errors, type KoaContextWithOIDC } from 'oidc-provider';
 import type { KeyValueStore } from './storage/types.js';
@@ -56,7 +57,7 @@ import {
 } from './refresh-grace/sealed-response.js';
 
 /** Default grace window in seconds (`refreshTokens.reuseGraceSeconds`). */
-export const DEFAULT_REFRESH_REUSE_GRACE_SECONDS = 10;
+export const DEFAULT_REFRESH_REUSE_GRACE_SECONDS = DEFAULTS.refreshTokens.reuseGraceSeconds;
 /** Upper bound of `refreshTokens.reuseGraceSeconds`: a longer window weakens reuse detection. */
 export const MAX_REFRESH_REUSE_GRACE_SECONDS = 60;
 /** Key-value namespace of the claims (`c:<slot>`) and sealed responses (`r:<slot>`). */

@@ -8,13 +8,14 @@
  */
 import { isGrantId } from '@mcp-auth-kit/protocol';
 import type { KeyValueStore } from './storage/types.js';
+import { DEFAULTS } from './config/defaults.js';
 
 /** kv namespace of the revocation records (key: grant id; value: {@link RevocationRecord}). */
 export const REVOCATION_RECORD_NAMESPACE = 'revoked-grant';
 
-export const DEFAULT_REPUBLISH_INTERVAL_MS = 30_000;
+export const DEFAULT_REPUBLISH_INTERVAL_MS = DEFAULTS.revocationOutbox.republishIntervalMs;
 /** One delivery attempt that takes longer counts as failed (the command may still land). */
-export const DEFAULT_DELIVERY_TIMEOUT_MS = 2_000;
+export const DEFAULT_DELIVERY_TIMEOUT_MS = DEFAULTS.revocationOutbox.deliveryTimeoutMs;
 const RETRY_MIN_MS = 250;
 const RETRY_MAX_MS = 30_000;
 /**
@@ -88,7 +89,7 @@ function bounded<T>(work: Promise<T>, ms: number): Promise<T> {
 
 export function createRevocationOutbox(options: RevocationOutboxOptions): RevocationOutbox {
   const clock = options.clock ?? Date.now;
-  const timeoutMs = options.deliveryTimeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS;
+  const timeoutMs = options.deliveryTimeoutMs ?? DEFAULTS.revocationOutbox.deliveryTimeoutMs;
   const retentionSeconds = Math.ceil(options.retentionSeconds);
   const onError = (error: unknown) => options.onError?.(error);
   // grant id → until (epoch s), in revocation order
@@ -174,7 +175,7 @@ export function createRevocationOutbox(options: RevocationOutboxOptions): Revoca
     },
     useStore(store) {
       kv = store;
-      const interval = options.republishIntervalMs ?? DEFAULT_REPUBLISH_INTERVAL_MS;
+      const interval = options.republishIntervalMs ?? DEFAULTS.revocationOutbox.republishIntervalMs;
       if (republishTimer !== undefined || interval <= 0) return;
       republishTimer = setInterval(() => {
         republish().catch(onError);

@@ -1,23 +1,26 @@
 import express, { type Express, type Request, type Response, type NextFunction } from 'express';
 import type Provider from 'oidc-provider';
 import helmet from 'helmet';
-import { CONFIG_SUBJECT, ConfigError, validateConfig, type AuthorizationServerConfig } from './config.js';
+import { ConfigError } from '@mcp-auth-kit/protocol';
+import type { AuthorizationServerConfig, ResolvedConfig } from './config/types.js';
+import { CONFIG_SUBJECT, resolveConfig } from './config/resolve.js';
 import type { OidcProvider } from './oidc-shapes.js';
 import { openStore } from './storage/index.js';
-import type { Store } from './storage/types.js';
+import type { StorageConfig, Store } from './storage/types.js';
 import { consoleLogger } from './logger.js';
 import { buildProvider } from './provider.js';
 import { createInteractionRouter } from './interactions/router.js';
 import { createAccountRouter } from './interactions/account.js';
 import { createScopeText } from './interactions/scope-text.js';
-import { DEFAULT_LOGIN_LIMITS } from './interactions/throttle.js';
 import { ensureAccount, seedUsers } from './accounts.js';
 import { rateLimit } from './rate-limit.js';
 import { defaultScopeMiddleware } from './default-scope.js';
 import { createAsMetrics, meteredLogger, type AsMetrics } from './ops/metrics.js';
 import { healthRouter, metricsHandler, requestMiddleware, type HealthState } from './ops/http.js';
 import { withRequestId } from './ops/request-context.js';
-import { DEFAULT_REFRESH_REUSE_GRACE_SECONDS, installRefreshGrace } from './refresh-grace.js';
+import { installRefreshGrace } from './refresh-grace.js';
+import type { Logger } from './logger.js';
+import type { ResourceRegistry } from './resources.js';
 
 export interface AuthorizationServer {
   issuer: string;
@@ -35,9 +38,9 @@ export interface AuthorizationServer {
 }
 
 /** oidc-provider validates configured clients lazily; fail at start-up instead, all at once. */
-async function checkStaticClients(provider: Provider, config: AuthorizationServerConfig): Promise<void> {
+async function checkStaticClients(provider: Provider, config: ResolvedConfig): Promise<void> {
   const problems: string[] = [];
-  for (const [i, client] of (config.clients ?? []).entries()) {
+  for (const [i, client] of config.clients.entries()) {
     try {
       await provider.Client.find(client.client_id);
     } catch (err) {
@@ -52,118 +55,139 @@ function isStore(value: unknown): value is Store {
   return !!value && typeof (value as Store).adapter === 'function' && typeof (value as Store).close === 'function';
 }
 
-export async function createAuthorizationServer(config: AuthorizationServerConfig): Promise<AuthorizationServer> {
-  validateConfig(config);
-  const metrics = config.metrics?.enabled === false ? undefined : createAsMetrics(config.metrics);
+/** Seeds the configured users and the dev account, and warns about what is open. */
+async function prepareAccounts(config: ResolvedConfig, store: Store, logger: Logger, metrics: AsMetrics | undefined) {
+  if (config.users.length) await seedUsers(store, config.users);
+  const devAccount = config.devAutoLogin ? await ensureAccount(store, config.devAutoLogin) : undefined;
+  if (devAccount)
+    logger.warn('DEV_AUTO_LOGIN is on: every authorization request is approved without a page', { username: devAccount.username });
+  if (config.cimd.allowPrivateNetwork) logger.warn('CIMD may fetch loopback/private addresses (dev only)');
+  if (config.production && metrics && !config.metrics.token) {
+    logger.warn('GET /metrics is open to anyone who reaches this server: block it at the proxy or set metrics.token (METRICS_TOKEN)');
+  }
+  return devAccount;
+}
+
+interface AppParts {
+  config: ResolvedConfig;
+  provider: Provider;
+  resources: ResourceRegistry;
+  mountPath: string;
+  store: Store;
+  logger: Logger;
+  metrics: AsMetrics | undefined;
+  health: HealthState;
+  devAccountId: string | undefined;
+}
+
+/** Baseline headers, health, metrics and the path-inserted discovery URLs. */
+function mountInfrastructure(app: Express, p: AppParts, callback: ReturnType<Provider['callback']>): void {
+  const { config, mountPath, logger, metrics } = p;
+  app.disable('x-powered-by');
+  app.set('trust proxy', config.trustProxy);
+  app.use(requestMiddleware({ logger, metrics, mountPath }));
+  // Baseline headers on every response (API and oidc-provider's own pages). CSP is set per
+  // page (interactions, error page) since oidc-provider's form_post page needs its own;
+  // CORP stays off so browser-based MCP clients can read metadata, JWKS and tokens (CORS).
+  app.use(
+    helmet({
+      contentSecurityPolicy: false,
+      crossOriginResourcePolicy: false,
+      strictTransportSecurity: new URL(config.issuer).protocol === 'https:' ? { maxAge: 31536000 } : false,
+      referrerPolicy: { policy: 'no-referrer' },
+    }),
+  );
+  // Liveness (/healthz) and readiness (/readyz: store ping, 503 while draining).
+  app.use(healthRouter(p.store, p.health, logger, config.readinessTimeoutMs));
+  if (metrics) app.get('/metrics', metricsHandler(metrics, config.metrics.token));
+  // RFC 8414 §3.1: an issuer with a path is discovered at the path-inserted well-known URL
+  // (oidc-provider serves an issuer with a path only under <mount>/.well-known). The OIDC path-insertion form is served the same way for MCP clients.
+  if (mountPath) {
+    for (const wellKnown of ['oauth-authorization-server', 'openid-configuration']) {
+      const rewrite = (req: Request, res: Response) => {
+        req.originalUrl = `${mountPath}/.well-known/${wellKnown}`;
+        req.url = `/.well-known/${wellKnown}`;
+        callback(req, res);
+      };
+      app.get(`/.well-known/${wellKnown}${mountPath}`, rewrite);
+      app.options(`/.well-known/${wellKnown}${mountPath}`, rewrite);
+    }
+  }
+}
+
+/** The authorization request's default scope, the DCR rate limit, the pages, then oidc-provider. */
+function mountAuthorization(app: Express, p: AppParts, callback: ReturnType<Provider['callback']>): void {
+  const { config, mountPath, logger, metrics, store, resources } = p;
+  app.get(`${mountPath}/auth`, defaultScopeMiddleware(resources));
+  const { registration } = config;
+  if (registration.enabled && registration.rateLimit !== false) {
+    app.post(
+      `${mountPath}/reg`,
+      rateLimit(store.kv, 'dcr-rate', registration.rateLimit, logger, () => metrics?.registrationRateLimited()),
+    );
+  }
+  const issuerUrl = new URL(config.issuer);
+  // What every page of the AS shares: the interaction pages and /account.
+  const pages = {
+    provider: p.provider,
+    store,
+    resources,
+    scopeText: createScopeText(resources, config.scopeDescriptions),
+    logger,
+    mountPath,
+    secureCookies: issuerUrl.protocol === 'https:',
+    serviceName: config.serviceName,
+  };
+  app.use(
+    `${mountPath}/interaction`,
+    createInteractionRouter({
+      ...pages,
+      staticClientIds: new Set(config.clients.map((c) => c.client_id)),
+      devAutoLoginAccountId: p.devAccountId,
+      issuer: config.issuer,
+      upstream: config.upstream,
+      loginLimits: config.loginThrottle,
+    }),
+  );
+  // The signed-in user's approvals, each revocable (see interactions/account.ts).
+  app.use(`${mountPath}/account`, createAccountRouter(pages));
+  if (mountPath) app.use(mountPath, callback);
+  else app.use(callback);
+  app.use((err: Error, _req: Request, res: Response, _next: NextFunction) => {
+    logger.error('unhandled error', { error: err.name, detail: err.message });
+    if (!res.headersSent) res.status(500).json({ error: 'server_error' });
+  });
+}
+
+/** Builds the provider and the express app on an open store. */
+async function assemble(config: ResolvedConfig, store: Store, logger: Logger, metrics: AsMetrics | undefined, health: HealthState) {
+  const devAccount = await prepareAccounts(config, store, logger, metrics);
+  const { provider, resources, mountPath } = await buildProvider(config, store, logger, metrics);
+  await checkStaticClients(provider, config);
+  // Concurrent refreshes of one token by the same client get one answer, not reuse detection.
+  if (config.refreshTokens.enabled) {
+    await installRefreshGrace(provider, { kv: store.kv, graceSeconds: config.refreshTokens.reuseGraceSeconds, logger });
+  }
+  const parts: AppParts = { config, provider, resources, mountPath, store, logger, metrics, health, devAccountId: devAccount?.id };
+  const app = express();
+  const callback = provider.callback();
+  mountInfrastructure(app, parts, callback);
+  mountAuthorization(app, parts, callback);
+  return { app, provider };
+}
+
+export async function createAuthorizationServer(options: AuthorizationServerConfig): Promise<AuthorizationServer> {
+  const config = resolveConfig(options);
+  const metrics = config.metrics.enabled ? createAsMetrics(config.metrics) : undefined;
   const baseLogger = config.logger ?? consoleLogger();
   // Every line gets the request id; audit events on their way through feed the metrics.
   const logger = withRequestId(metrics ? meteredLogger(baseLogger, metrics) : baseLogger);
   const health: HealthState = { draining: false };
   const ownsStore = !isStore(config.storage);
-  const store = isStore(config.storage) ? config.storage : await openStore(config.storage);
+  const store = isStore(config.storage) ? config.storage : await openStore(config.storage as StorageConfig);
 
   try {
-    if (config.users?.length) await seedUsers(store, config.users);
-    const devAccount = config.devAutoLogin ? await ensureAccount(store, config.devAutoLogin.trim()) : undefined;
-    if (devAccount)
-      logger.warn('DEV_AUTO_LOGIN is on: every authorization request is approved without a page', { username: devAccount.username });
-    if (config.cimd?.allowPrivateNetwork) logger.warn('CIMD may fetch loopback/private addresses (dev only)');
-    if (config.production && metrics && !config.metrics?.token) {
-      logger.warn('GET /metrics is open to anyone who reaches this server: block it at the proxy or set metrics.token (METRICS_TOKEN)');
-    }
-
-    const { provider, resources, mountPath } = await buildProvider(config, store, logger, metrics);
-    await checkStaticClients(provider, config);
-    // Concurrent refreshes of one token by the same client get one answer, not reuse detection.
-    if (config.refreshTokens?.enabled ?? true) {
-      await installRefreshGrace(provider, {
-        kv: store.kv,
-        graceSeconds: config.refreshTokens?.reuseGraceSeconds ?? DEFAULT_REFRESH_REUSE_GRACE_SECONDS,
-        logger,
-      });
-    }
-    const issuerUrl = new URL(config.issuer);
-
-    const app = express();
-    app.disable('x-powered-by');
-    app.set('trust proxy', !!config.trustProxy);
-    app.use(requestMiddleware({ logger, metrics, mountPath }));
-    // Baseline headers on every response (API and oidc-provider's own pages). CSP is set per
-    // page (interactions, error page) since oidc-provider's form_post page needs its own;
-    // CORP stays off so browser-based MCP clients can read metadata, JWKS and tokens (CORS).
-    app.use(
-      helmet({
-        contentSecurityPolicy: false,
-        crossOriginResourcePolicy: false,
-        strictTransportSecurity: issuerUrl.protocol === 'https:' ? { maxAge: 31536000 } : false,
-        referrerPolicy: { policy: 'no-referrer' },
-      }),
-    );
-
-    // Liveness (/healthz) and readiness (/readyz: store ping, 503 while draining).
-    app.use(healthRouter(store, health, logger, config.readinessTimeoutMs));
-    if (metrics) app.get('/metrics', metricsHandler(metrics, config.metrics?.token));
-
-    // RFC 8414 §3.1: an issuer with a path is discovered at the path-inserted well-known URL
-    // (oidc-provider serves an issuer with a path only under <mount>/.well-known). The OIDC path-insertion form is served the same way for MCP clients.
-    const callback = provider.callback();
-    if (mountPath) {
-      for (const wellKnown of ['oauth-authorization-server', 'openid-configuration']) {
-        const rewrite = (req: Request, res: Response) => {
-          req.originalUrl = `${mountPath}/.well-known/${wellKnown}`;
-          req.url = `/.well-known/${wellKnown}`;
-          callback(req, res);
-        };
-        app.get(`/.well-known/${wellKnown}${mountPath}`, rewrite);
-        app.options(`/.well-known/${wellKnown}${mountPath}`, rewrite);
-      }
-    }
-
-    app.get(`${mountPath}/auth`, defaultScopeMiddleware(resources));
-
-    const registration = config.registration ?? {};
-    if ((registration.enabled ?? true) && registration.rateLimit !== false) {
-      app.post(
-        `${mountPath}/reg`,
-        rateLimit(store.kv, 'dcr-rate', registration.rateLimit ?? { max: 20, windowSeconds: 3600 }, logger, () =>
-          metrics?.registrationRateLimited(),
-        ),
-      );
-    }
-
-    // What every page of the AS shares: the interaction pages and /account.
-    const pages = {
-      provider,
-      store,
-      resources,
-      scopeText: createScopeText(resources, config.scopeDescriptions),
-      logger,
-      mountPath,
-      secureCookies: issuerUrl.protocol === 'https:',
-      serviceName: config.serviceName ?? issuerUrl.host,
-    };
-    app.use(
-      `${mountPath}/interaction`,
-      createInteractionRouter({
-        ...pages,
-        staticClientIds: new Set((config.clients ?? []).map((c) => c.client_id)),
-        devAutoLoginAccountId: devAccount?.id,
-        issuer: config.issuer,
-        upstream: config.upstream,
-        loginLimits: { ...DEFAULT_LOGIN_LIMITS, ...config.loginThrottle },
-      }),
-    );
-    // The signed-in user's approvals, each revocable (see interactions/account.ts).
-    app.use(`${mountPath}/account`, createAccountRouter(pages));
-
-    if (mountPath) app.use(mountPath, callback);
-    else app.use(callback);
-
-    app.use((err: Error, _req: Request, res: Response, _next: NextFunction) => {
-      logger.error('unhandled error', { error: err.name, detail: err.message });
-      if (!res.headersSent) res.status(500).json({ error: 'server_error' });
-    });
-
+    const { app, provider } = await assemble(config, store, logger, metrics, health);
     let closed = false;
     return {
       issuer: config.issuer,

@@ -10,7 +10,7 @@ import type { Logger } from '../logger.js';
 import type { ResourceRegistry } from '../resources.js';
 import { isCimdClientId } from '../client-policy.js';
 import { allLoopback, parseUrl } from '../urls.js';
-import type { UpstreamProviderConfig } from '../upstream/config.js';
+import type { ResolvedConfig } from '../config/types.js';
 import type { UpstreamLogin } from '../upstream/login.js';
 import { errorPage } from './pages.js';
 import type { LoginThrottleLimits } from './throttle.js';
@@ -33,8 +33,8 @@ export interface InteractionOptions {
   /** The issuer (builds the upstream callback URL). */
   issuer?: string;
   /** Upstream OpenID Connect providers offered on the login page. */
-  upstream?: readonly UpstreamProviderConfig[];
-  loginLimits?: LoginThrottleLimits;
+  upstream: ResolvedConfig['upstream'];
+  loginLimits: LoginThrottleLimits;
 }
 
 export type Details = Awaited<ReturnType<Provider['interactionDetails']>>;

@@ -5,7 +5,7 @@ import { dummyHash, verifyPassword } from '../passwords.js';
 import type { Details, InteractionContext } from './context.js';
 import { issueCsrfToken } from './csrf.js';
 import { loginPage } from './pages.js';
-import { DEFAULT_LOGIN_LIMITS, LoginThrottle } from './throttle.js';
+import { LoginThrottle } from './throttle.js';
 
 export interface LoginStep {
   render(res: Response, details: Details, error?: string, username?: string, status?: number): Promise<void>;
@@ -15,9 +15,9 @@ export interface LoginStep {
 
 export function createLoginStep(ctx: InteractionContext): LoginStep {
   const { o } = ctx;
-  const limits = { ...DEFAULT_LOGIN_LIMITS, ...o.loginLimits };
+  const limits = o.loginLimits;
   const throttle = new LoginThrottle(o.store.kv, limits);
-  const upstreamNames = (o.upstream ?? []).map((p) => p.name);
+  const upstreamNames = o.upstream.map((p) => p.name);
 
   async function render(res: Response, details: Details, error?: string, username?: string, status?: number) {
     const client = await ctx.describeClient(details);

@@ -23,7 +23,7 @@ export function createInteractionRouter(o: InteractionOptions): Router {
   const router = express.Router();
   const ctx = createInteractionContext(o);
   const { fail } = ctx;
-  const upstreamProviders = o.upstream ?? [];
+  const upstreamProviders = o.upstream;
   const upstream = upstreamProviders.length
     ? new UpstreamLogin(upstreamProviders, { store: o.store, logger: o.logger, redirectUri: `${o.issuer}/interaction/upstream/callback` })
     : undefined;

@@ -6,13 +6,9 @@
  * unknown, never as if its name explained it.
  */
 import type { ResourceRegistry } from '../resources.js';
+import { DEFAULT_SCOPE_DESCRIPTIONS } from '../config/defaults.js';
 
-/** Consent-page descriptions of the OpenID Connect scopes this AS supports (`scopeDescriptions` overrides them). */
-export const DEFAULT_SCOPE_DESCRIPTIONS: Readonly<Record<string, string>> = Object.freeze({
-  openid: 'Know who you are (your account ID here)',
-  profile: 'See your name and username',
-  offline_access: 'Stay signed in: keep access while you are away, until you revoke it',
-});
+export { DEFAULT_SCOPE_DESCRIPTIONS };
 
 /** A scope as a page shows it; no `description` = unknown (shown as such). */
 export interface ShownScope {

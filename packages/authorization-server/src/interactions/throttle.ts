@@ -16,14 +16,9 @@ import type { KeyValueStore } from '../storage/types.js';
 
 const NAMESPACE = 'login-attempts';
 
-export interface LoginThrottleLimits {
-  perAddressAndUser: number;
-  perUser: number;
-  perAddress: number;
-  windowSeconds: number;
-}
+import type { LoginThrottleLimits } from '../config/types.js';
 
-export const DEFAULT_LOGIN_LIMITS: LoginThrottleLimits = { perAddressAndUser: 10, perUser: 50, perAddress: 100, windowSeconds: 15 * 60 };
+export type { LoginThrottleLimits };
 
 export type LoginBrake = 'address-and-user' | 'user' | 'address';
 
@@ -39,7 +34,7 @@ function keys(address: string, username: string) {
 export class LoginThrottle {
   constructor(
     private readonly kv: KeyValueStore,
-    private readonly limits: LoginThrottleLimits = DEFAULT_LOGIN_LIMITS,
+    private readonly limits: LoginThrottleLimits,
   ) {}
 
   /**

@@ -20,7 +20,7 @@ export async function startUpstreamLogin(
   details: Details,
   choice: string,
 ): Promise<void> {
-  const providers = ctx.o.upstream ?? [];
+  const providers = ctx.o.upstream;
   const index = Number(choice);
   if (!upstream || !Number.isInteger(index) || !providers[index])
     return ctx.fail(res, 400, 'Unknown sign-in provider.', ctx.action(details.uid));

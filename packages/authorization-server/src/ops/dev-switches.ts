@@ -7,7 +7,7 @@
  * type and the same function, so one start-up check decides them all.
  */
 import { isLoopbackHost, isLoopbackListenAddress } from '@mcp-auth-kit/protocol';
-import type { AuthorizationServerConfig } from '../config.js';
+import type { AuthorizationServerConfig } from '../config/types.js';
 
 export interface DevSwitch<C> {
   /** The setting's name in the configuration (config file key / option). */

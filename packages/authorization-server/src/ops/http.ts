@@ -69,7 +69,7 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
  * outage does not get every instance restarted). `/readyz` — readiness: the store answers
  * `ping()` within `timeoutMs` and the instance is not draining.
  */
-export function healthRouter(store: Store, state: HealthState, logger: Logger, timeoutMs = 2000): Router {
+export function healthRouter(store: Store, state: HealthState, logger: Logger, timeoutMs: number): Router {
   const router = express.Router();
   router.get('/healthz', (_req: Request, res: Response) => {
     res.set('Cache-Control', 'no-store').json({ status: 'ok' });

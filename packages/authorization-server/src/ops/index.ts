@@ -1,5 +1,7 @@
 // @mcp-auth-kit/authorization-server/ops: the checks a program wrapping the AS (like
 // apps/auth-server) runs itself before it starts anything (README "API").
-export { validateConfig } from '../config.js';
+export { validateConfig, resolveConfig } from '../config.js';
+export { DEFAULTS } from '../config/defaults.js';
+export { storageProblems } from '../storage/config.js';
 export { productionProblems } from './production.js';
 export { DEV_SWITCHES, devSwitchProblems, exposedListenHost, type DevSwitch, type DevSwitchExposure } from './dev-switches.js';

@@ -5,14 +5,8 @@
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Logger } from '../logger.js';
 
-export interface MetricsConfig {
-  /** Serve `/metrics` (default true). */
-  enabled?: boolean;
-  /** Also collect Node.js process metrics (CPU, memory, event loop; default false). */
-  collectDefaultMetrics?: boolean;
-  /** When set, `/metrics` requires `Authorization: Bearer <token>` (at least 16 characters). */
-  token?: string;
-}
+export type { MetricsConfig } from '../config/types.js';
+import type { MetricsConfig } from '../config/types.js';
 
 export type CimdFetchOutcome = 'hit' | 'miss' | 'fail' | 'refused';
 

@@ -1,4 +1,5 @@
 /** JSON-lines logger on pino, implementing the kit's `Logger` (redaction included). */
+import { DEFAULTS } from '../config/defaults.js';
 import { pino, type DestinationStream, type Level, type Logger as Pino } from 'pino';
 import { redact, scrubText, REDACTED, type Logger } from '../logger.js';
 
@@ -34,8 +35,8 @@ export function pinoLogger(options: PinoLoggerOptions = {}): Logger & { pino: Pi
   const destination = options.destination ?? pino.destination({ dest: 2, sync: true });
   const p = pino(
     {
-      name: options.name ?? 'mcp-auth-kit',
-      level: options.level ?? 'info',
+      name: options.name ?? DEFAULTS.pinoLogger.name,
+      level: options.level ?? DEFAULTS.pinoLogger.level,
       base: { pid: process.pid },
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },

@@ -2,7 +2,7 @@
  * Production mode (`production: true`, the app sets it from NODE_ENV=production): refuses
  * what is fine on a laptop and dangerous on a server. Each problem says how to fix it.
  */
-import type { AuthorizationServerConfig } from '../config.js';
+import type { AuthorizationServerConfig } from '../config/types.js';
 import { parseUrl } from '../urls.js';
 import { DEV_SWITCHES, devSwitchProblems, exposedListenHost } from './dev-switches.js';
 

@@ -1,11 +1,12 @@
 /** Storage configuration from the environment (the runtime contract: `DATABASE_URL`, `DATA_DIR`). */
 import { join, resolve } from 'node:path';
 import { StorageError } from './errors.js';
+import { DEFAULTS } from '../config/defaults.js';
 import type { StorageConfig } from './types.js';
 
-export const DEFAULT_DATA_DIR = '.data';
+export const DEFAULT_DATA_DIR = DEFAULTS.storage.dataDir;
 export const SQLITE_FILE_NAME = 'auth-server.sqlite';
-export const DEFAULT_PG_SCHEMA = 'mcp_auth_kit';
+export const DEFAULT_PG_SCHEMA = DEFAULTS.storage.postgresSchema;
 
 /** `${DATA_DIR:-.data}/auth-server.sqlite`, resolved against the working directory. */
 export function defaultSqliteFile(env: NodeJS.ProcessEnv = process.env): string {
@@ -37,10 +38,46 @@ export function storageConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Stor
 }
 
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+const SCHEMA_RULE = 'PostgreSQL schema must match [A-Za-z_][A-Za-z0-9_]{0,62}';
+
+function isOpenedStore(value: object): boolean {
+  return typeof (value as { adapter?: unknown }).adapter === 'function' && typeof (value as { close?: unknown }).close === 'function';
+}
+
+/**
+ * Problems of the `storage` option, for the one ConfigError of config/resolve.ts: found before
+ * anything is opened, together with every other problem. (openStore and storageConfigFromEnv
+ * keep throwing StorageError('misconfigured') for callers that use them directly.)
+ */
+export function storageProblems(storage: unknown): string[] {
+  if (!storage || typeof storage !== 'object') return ['storage: required ({ kind: "memory" | "sqlite" | "postgres", … } or a Store)'];
+  if (isOpenedStore(storage)) return [];
+  const s = storage as { kind?: unknown; file?: unknown; url?: unknown; schema?: unknown; driver?: unknown };
+  switch (s.kind) {
+    case 'memory':
+      return [];
+    case 'sqlite': {
+      const problems = typeof s.file === 'string' && s.file.trim() ? [] : ['storage.file: the SQLite database path is required'];
+      if (s.driver !== undefined && s.driver !== 'node' && s.driver !== 'better-sqlite3')
+        problems.push('storage.driver: must be "node" or "better-sqlite3"');
+      return problems;
+    }
+    case 'postgres': {
+      // Never echo the URL: it may carry a password.
+      const problems =
+        typeof s.url === 'string' && /^postgres(ql)?:\/\//i.test(s.url) ? [] : ['storage.url: must be a postgres:// or postgresql:// URL'];
+      if (s.schema !== undefined && (typeof s.schema !== 'string' || !SCHEMA_NAME.test(s.schema)))
+        problems.push(`storage.schema: ${SCHEMA_RULE}`);
+      return problems;
+    }
+    default:
+      return ['storage.kind: must be "memory", "sqlite" or "postgres" (or pass an open Store)'];
+  }
+}
 
 export function checkSchemaName(schema: string): string {
   if (!SCHEMA_NAME.test(schema)) {
-    throw new StorageError('PostgreSQL schema must match [A-Za-z_][A-Za-z0-9_]{0,62}', 'misconfigured');
+    throw new StorageError(SCHEMA_RULE, 'misconfigured');
   }
   return schema;
 }

@@ -9,18 +9,9 @@
  */
 import type { Adapter } from '../oidc-shapes.js';
 import type { JWK } from 'jose';
-import type { SqliteDriverName } from './sqlite/driver.js';
+import type { StorageConfig } from '../config/types.js';
 
-export type StorageConfig =
-  | { kind: 'memory' }
-  /**
-   * `file` is the SQLite database path (created with its folder if missing). `driver`: Node's
-   * built-in `node:sqlite` (`'node'`, Node ≥ 22.13) or the `better-sqlite3` package; by default
-   * `node:sqlite` when this Node has it, else better-sqlite3.
-   */
-  | { kind: 'sqlite'; file: string; driver?: SqliteDriverName }
-  /** `schema` isolates one deployment (or one test run) inside a shared database. */
-  | { kind: 'postgres'; url: string; schema?: string };
+export type { StorageConfig } from '../config/types.js';
 
 /**
  * Who made the account, which decides who may later adopt it by e-mail (see the README's

@@ -2,27 +2,9 @@
 import { isLoopbackHost, isScopeToken } from '@mcp-auth-kit/protocol';
 import { parseUrl } from '../urls.js';
 
-export interface UpstreamProviderConfig {
-  /** Shown on the button ("Sign in with <name>") and in logs; unique. */
-  name: string;
-  /** The provider's issuer identifier (https; http only for a loopback host on a loopback AS issuer). */
-  issuer: string;
-  clientId: string;
-  /** Omitted: a public client (PKCE only, `token_endpoint_auth_method: none`). */
-  clientSecret?: string;
-  /** Scopes requested upstream (default `openid profile email`; `openid` is always added). */
-  scopes?: string[];
-  /**
-   * Create a local account on the first sign-in of an unknown upstream identity (default
-   * false: the identity must already be linked to an account, else the sign-in is refused).
-   */
-  allowSignup?: boolean;
-  /**
-   * The provider lives on the private network: its discovery document may name private addresses
-   * (default false: public addresses only, loopback only for a provider on a loopback host).
-   */
-  allowPrivateNetwork?: boolean;
-}
+import type { UpstreamProviderConfig } from '../config/types.js';
+
+export type { UpstreamProviderConfig };
 
 /** Problems of `upstream` (empty when valid); `asLoopback`: the AS issuer host is loopback. */
 export function upstreamConfigProblems(upstream: unknown, asLoopback: boolean): string[] {

@@ -15,7 +15,9 @@ import { usernameChoices } from '../account-names.js';
 import type { AccountRecord, Store } from '../storage/types.js';
 import type { Logger } from '../logger.js';
 import { StorageError } from '../storage/errors.js';
-import type { UpstreamProviderConfig } from './config.js';
+import type { ResolvedConfig } from '../config/types.js';
+
+type UpstreamProviderConfig = ResolvedConfig['upstream'][number];
 import { createEgressFetch, upstreamEgressPolicy, type EgressFetch } from '../egress.js';
 
 const FLOWS = 'upstream-flow';
@@ -123,7 +125,7 @@ export class UpstreamLogin {
     };
     const handle = randomBytes(24).toString('base64url');
     await this.o.store.kv.set(FLOWS, handle, flow, FLOW_TTL);
-    const scopes = new Set(['openid', ...(p.scopes ?? ['profile', 'email'])]);
+    const scopes = new Set(['openid', ...p.scopes]);
     const url = oidc.buildAuthorizationUrl(config, {
       redirect_uri: this.o.redirectUri,
       scope: [...scopes].join(' '),

@@ -7,67 +7,11 @@ import { isLoopbackHost } from '@mcp-auth-kit/protocol';
 import type { JWK } from 'jose';
 import { parseUrl } from '../../urls.js';
 
-/** How an ID-JAG's user finds its local account. */
-export type IdJagAccountMatch = 'subject' | 'email';
+import type { IdJagConfig, TrustedIdpConfig } from '../../config/types.js';
 
-/** An enterprise identity provider whose ID-JAGs this server accepts. */
-export interface TrustedIdpConfig {
-  /** Shown in logs and audit events (default: the issuer). */
-  name?: string;
-  /** The IdP's issuer identifier, compared as an exact string with the ID-JAG's `iss`. */
-  issuer: string;
-  /** The IdP's JWKS URL (https; http only for a loopback IdP on a loopback issuer). One of `jwksUri` / `jwks`. */
-  jwksUri?: string;
-  /** The IdP's public keys inline, instead of `jwksUri`. */
-  jwks?: { keys: JWK[] };
-  /**
-   * `client_id`s (at this server) that may present this IdP's ID-JAGs (the ID-JAG's `client_id`
-   * claim names one of them); `"*"`: every client allowed to use the grant at all.
-   */
-  clients: string[];
-  /** Signature algorithms accepted (default RS256, PS256, ES256, EdDSA; never `none` or HMAC). */
-  algorithms?: string[];
-  /**
-   * `subject` (default): the account linked to (`iss`, `sub`). `email`: the same, and on a
-   * user's first ID-JAG an existing account whose username is the verified `email` is linked.
-   */
-  accountMatch?: IdJagAccountMatch;
-  /** Create an account on a user's first ID-JAG (just-in-time; default true). */
-  createAccounts?: boolean;
-  /**
-   * With `accountMatch: 'email'`: `claim` (default) links only when the ID-JAG says
-   * `email_verified: true`; `trusted` takes every `email` of this IdP as verified (IdPs such as
-   * Entra ID that send no `email_verified`) and then requires `emailDomains`.
-   */
-  verifiedEmail?: 'claim' | 'trusted';
-  /** With `accountMatch: 'email'`: only e-mail addresses of these domains are linked. */
-  emailDomains?: string[];
-  /** The JWKS lives on the private network (default false: public addresses; loopback for a loopback IdP). */
-  allowPrivateNetwork?: boolean;
-}
+export type { IdJagAccountMatch, IdJagConfig, TrustedIdpConfig } from '../../config/types.js';
 
-export interface IdJagConfig {
-  trustedIdps: TrustedIdpConfig[];
-  /**
-   * Issue a refresh token too, to clients registered with the `refresh_token` grant (default
-   * false: the IdP stays the decision-maker, the client asks it for a new ID-JAG; draft §4.4.3).
-   */
-  refreshTokens?: boolean;
-  /**
-   * Clients other than the configured ones that may use the grant (default none):
-   * `dynamic` (RFC 7591 registrations) and `cimd` (Client ID Metadata Documents, which then
-   * authenticate with `private_key_jwt`). Confidential clients only, whatever the source.
-   */
-  allowClients?: Array<'dynamic' | 'cimd'>;
-  /** Clock skew accepted on `exp`, `nbf` and `iat`, in seconds (default 30). */
-  clockToleranceSeconds?: number;
-  /** Longest ID-JAG lifetime accepted (`exp` − now and now − `iat`), in seconds (default 600). */
-  maxAgeSeconds?: number;
-}
-
-export const DEFAULT_ID_JAG_ALGORITHMS: readonly string[] = ['RS256', 'PS256', 'ES256', 'EdDSA'];
-export const DEFAULT_ID_JAG_CLOCK_TOLERANCE = 30;
-export const DEFAULT_ID_JAG_MAX_AGE = 600;
+export { DEFAULT_ID_JAG_ALGORITHMS } from '../../config/defaults.js';
 
 const ASYMMETRIC = /^(RS|PS|ES)(256|384|512)$|^EdDSA$|^Ed25519$|^ES256K$/;
 

@@ -27,7 +27,7 @@ import { RESOURCE_SCOPE_PROPERTY, type MetadataSource } from '../../client-metad
 import { isCimdClientId } from '../../client-policy.js';
 import { resolveAccount } from './accounts.js';
 import { dpopBinding, requireProofOfBoundClient, type DpopBinding } from './dpop-binding.js';
-import { DEFAULT_ID_JAG_CLOCK_TOLERANCE, DEFAULT_ID_JAG_MAX_AGE, type IdJagConfig } from './config.js';
+import type { ResolvedIdJagConfig } from '../../config/types.js';
 import { trustedIdps } from './idp-keys.js';
 import { IdJagRefusal, providerError, refuse } from './refusal.js';
 import { verifyIdJag, type VerifiedIdJag } from './verify.js';
@@ -36,7 +36,7 @@ import { ID_JAG_GRANT_PROFILE, JWT_BEARER_GRANT_TYPE } from './constants.js';
 const REPLAY_NAMESPACE = 'id-jag-jti';
 
 export interface IdJagGrantOptions {
-  config: IdJagConfig;
+  config: ResolvedIdJagConfig;
   issuer: string;
   store: Store;
   resources: ResourceRegistry;
@@ -61,8 +61,8 @@ interface GrantClient {
 }
 
 /** The metadata sources `idJag.allowClients` opens the grant to (client-metadata-policy.ts). */
-export function idJagSources(config: IdJagConfig | undefined): ReadonlySet<MetadataSource> {
-  const allow = config?.allowClients ?? [];
+export function idJagSources(config: ResolvedIdJagConfig | undefined): ReadonlySet<MetadataSource> {
+  const allow: readonly string[] = config ? config.allowClients : [];
   return new Set<MetadataSource>([
     ...(allow.includes('dynamic') ? (['registration', 'client_update', 'stored'] as const) : []),
     ...(allow.includes('cimd') ? (['cimd'] as const) : []),
@@ -78,7 +78,7 @@ function checkClient(client: GrantClient, options: IdJagGrantOptions): void {
       'the JWT bearer grant needs client authentication: public clients cannot use it (draft §8.1)',
     );
   }
-  const allow = new Set(options.config.allowClients ?? []);
+  const allow = new Set(options.config.allowClients);
   const operator = options.operatorClientIds.has(client.clientId);
   const cimd = !operator && isCimdClientId(client.clientId);
   if (!operator && !(cimd ? allow.has('cimd') : allow.has('dynamic'))) {
@@ -186,8 +186,8 @@ export function installIdJagGrant(provider: Provider, options: IdJagGrantOptions
         requestedScope: typeof params.scope === 'string' ? params.scope : undefined,
         clientScopes: typeof limit === 'string' ? new Set(limit.split(' ')) : undefined,
         now: Math.floor(Date.now() / 1000),
-        clockTolerance: options.config.clockToleranceSeconds ?? DEFAULT_ID_JAG_CLOCK_TOLERANCE,
-        maxAge: options.config.maxAgeSeconds ?? DEFAULT_ID_JAG_MAX_AGE,
+        clockTolerance: options.config.clockToleranceSeconds,
+        maxAge: options.config.maxAgeSeconds,
         firstUse,
       });
       idp = verified.idp.name;

@@ -6,7 +6,7 @@
 import { createLocalJWKSet, createRemoteJWKSet, customFetch, type JWTVerifyGetKey } from 'jose';
 import { createEgressFetch, upstreamEgressPolicy } from '../../egress.js';
 import type { Logger } from '../../logger.js';
-import { DEFAULT_ID_JAG_ALGORITHMS, type TrustedIdpConfig } from './config.js';
+import type { ResolvedIdJagConfig, TrustedIdpConfig } from '../../config/types.js';
 
 export interface TrustedIdp {
   config: TrustedIdpConfig;
@@ -15,7 +15,7 @@ export interface TrustedIdp {
   keys: JWTVerifyGetKey;
 }
 
-export function trustedIdps(configs: readonly TrustedIdpConfig[], logger: Logger): Map<string, TrustedIdp> {
+export function trustedIdps(configs: ResolvedIdJagConfig['trustedIdps'], logger: Logger): Map<string, TrustedIdp> {
   const byIssuer = new Map<string, TrustedIdp>();
   for (const config of configs) {
     let keys: JWTVerifyGetKey;
@@ -37,7 +37,7 @@ export function trustedIdps(configs: readonly TrustedIdpConfig[], logger: Logger
     byIssuer.set(config.issuer, {
       config,
       name: config.name ?? config.issuer,
-      algorithms: config.algorithms ?? [...DEFAULT_ID_JAG_ALGORITHMS],
+      algorithms: config.algorithms,
       keys,
     });
   }

@@ -145,6 +145,14 @@ const KV_WRITES: KvWrite[] = [
     holds: 'state',
     why: 'DPoP proof replay counter of the ID-JAG grant',
   },
+  {
+    file: `${AS_SRC}/revocation-outbox.ts`,
+    line: /await kv\?\.set\(REVOCATION_RECORD_NAMESPACE, grantId, /,
+    count: 1,
+    namespace: 'revoked-grant',
+    holds: 'state',
+    why: 'durable revocation record: a grant the AS revoked, republished to Redis until its tokens expire',
+  },
 ];
 
 const KV_WRITE = /\bkv\??\.(?:set|increment|decrement)\s*\(/;

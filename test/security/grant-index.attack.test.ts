@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdmin, type AdminIo } from '@mcp-auth-kit/auth-server';
-import { listAccountGrants } from '@mcp-auth-kit/authorization-server';
+import { listAccountGrants, revokeRememberedGrant } from '@mcp-auth-kit/authorization-server';
 import { HeadlessBrowser } from '@mcp-auth-kit/test-utils';
 import { startTestIdp, type TestIdp } from '@mcp-auth-kit/testing';
 import { decodeJwt } from 'jose';
@@ -289,6 +289,31 @@ describe('attack: a grant the user and the operator cannot see or end (issue 40 
     const third = await idJagTokens();
     expect(grantIdOf(third.accessToken)).not.toBe(grantIdOf(first.accessToken));
     expect((await listAccountGrants(stack.as.server.store, demoId)).map((g) => g.grantId)).toContain(grantIdOf(third.accessToken));
+  });
+
+  it('concurrent first ID-JAG exchanges for one (user, client) still share one grant: the revoke reaches every refresh token', async () => {
+    // A client racing exchanges must not end up with a grant outside the index (one the user's
+    // revoke cannot reach). A fresh user: no grant to reuse yet.
+    const sub = `U-race-${Date.now()}`;
+    const exchange = async () => {
+      const assertion = await idp.idJag({ sub, aud: stack.issuer, client_id: AGENT, resource: stack.mcpUrl, scope: 'notes:read' });
+      const res = await postForm(stack.metadata.token_endpoint, { grant_type: JWT_BEARER, assertion }, { authorization: basic(AGENT) });
+      expect(res.status, res.text).toBe(200);
+      return res.body;
+    };
+    const bodies = await Promise.all(Array.from({ length: 6 }, exchange));
+    const grantIds = new Set(bodies.map((b) => grantIdOf(String(b.access_token))));
+    expect(grantIds.size).toBe(1);
+    const account = (await stack.as.server.store.accounts.findByUpstreamIdentity(idp.issuer, sub))!;
+    expect(await revokeRememberedGrant(stack.as.server.store, account.id, AGENT)).toBe(true);
+    for (const b of bodies) {
+      const res = await postForm(
+        stack.metadata.token_endpoint,
+        { grant_type: 'refresh_token', refresh_token: String(b.refresh_token) },
+        { authorization: basic(AGENT) },
+      );
+      expect(res.body.error, res.text).toBe('invalid_grant');
+    }
   });
 
   it('enumeration guard: every grant type the AS advertises (RFC 8414 grant_types_supported) has a row', async () => {

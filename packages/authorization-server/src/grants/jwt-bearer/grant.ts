@@ -26,7 +26,7 @@ import type { ResourceRegistry } from '../../resources.js';
 import type { KeyValueStore, Store } from '../../storage/types.js';
 import { RESOURCE_SCOPE_PROPERTY, type MetadataSource } from '../../client-metadata-policy.js';
 import { isCimdClientId } from '../../client-policy.js';
-import { RememberedGrants } from '../../interactions/remembered-grants.js';
+import { GrantPairBusy, RememberedGrants } from '../../interactions/remembered-grants.js';
 import { resolveAccount } from './accounts.js';
 import { dpopBinding, requireProofOfBoundClient, type DpopBinding } from './dpop-binding.js';
 import { DEFAULT_ID_JAG_CLOCK_TOLERANCE, DEFAULT_ID_JAG_MAX_AGE, type IdJagConfig } from './config.js';
@@ -116,11 +116,25 @@ async function issue(
   // One grant per (account, client), like consent: the one already remembered is extended, so
   // repeated exchanges do not pile up grants, and the account page / admin tool list and revoke
   // every token of this client for this user at once (remembered-grants.ts).
+  // Under the pair's lock: concurrent exchanges share one grant, none is left outside the index.
   const remembered = new RememberedGrants(provider, options.store);
-  const grant = (await remembered.find(accountId, client.clientId)) ?? new provider.Grant({ accountId, clientId: client.clientId });
-  if (scope) grant.addResourceScope(verified.resource, scope);
-  const grantId = await grant.save();
-  await remembered.remember(accountId, client.clientId, grantId);
+  const { grant, grantId } = await remembered
+    .exclusive(accountId, client.clientId, async () => {
+      const grant = (await remembered.find(accountId, client.clientId)) ?? new provider.Grant({ accountId, clientId: client.clientId });
+      if (scope) grant.addResourceScope(verified.resource, scope);
+      const grantId = await grant.save();
+      await remembered.remember(accountId, client.clientId, grantId);
+      return { grant, grantId };
+    })
+    .catch((err: unknown) =>
+      err instanceof GrantPairBusy
+        ? refuse(
+            'temporarily_unavailable',
+            'grant_busy',
+            'another request is issuing tokens for this user and client: retry with a new ID-JAG',
+          )
+        : Promise.reject(err),
+    );
 
   const resource = options.resources.get(verified.resource)!;
   const at = new provider.AccessToken({
@@ -216,7 +230,7 @@ export function installIdJagGrant(provider: Provider, options: IdJagGrantOptions
     } catch (err) {
       if (!(err instanceof IdJagRefusal)) throw err;
       audit(logger, 'id_jag.refused', { client_id: client.clientId, idp, error: err.error, reason: err.reason });
-      if (err.error === 'temporarily_unavailable') {
+      if (err.reason === 'jwks') {
         logger.warn('ID-JAG keys unavailable', { idp, detail: (err.cause as Error | undefined)?.message });
       }
       throw providerError(err);

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestIdp, type TestIdp } from '@mcp-auth-kit/testing';
 import { respeltSignature } from '@mcp-auth-kit/test-utils';
-import { SignJWT, calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair } from 'jose';
+import { SignJWT, calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, type JWK } from 'jose';
 import { randomUUID } from 'node:crypto';
 import { postForm, postJson, startAttackStack, type AttackStack, type JsonResponse } from './helpers/support.js';
 
@@ -418,6 +418,47 @@ describe('ID-JAG grant (RFC 7523 §2.1, draft-ietf-oauth-identity-assertion-auth
       const ok = await dpopToken({ assertion: await jag({ cnf: { jkt: key.jkt } }) }, await key.proof());
       expect(ok.status, ok.text).toBe(200);
     });
+
+    // Issue 40 finding 6. The draft (Sender Constraining Tokens, "ID-JAG Contains `cnf` Claim but
+    // DPoP Proof is Not Presented"): "If the ID-JAG contains a `cnf` claim but the client does not
+    // present a DPoP proof, the Resource Authorization Server MUST reject the request with an
+    // `invalid_grant` error"; with a proof it compares the proof key with `cnf.jkt` only. A `cnf`
+    // this server cannot check is refused, with or without a proof — never dropped (which would
+    // redeem the assertion as a bearer assertion and hand out a Bearer token).
+    const UNSUPPORTED_CNF: Array<[string, (jkt: string, jwk: JWK) => unknown]> = [
+      ['RFC 7800 §3.2 cnf.jwk (even the proof key itself)', (_jkt, jwk) => ({ jwk })],
+      ['RFC 7800 §3.3 cnf.jwe', () => ({ jwe: 'aaaa.bbbb.cccc.dddd.eeee' })],
+      ['RFC 7800 §3.4 cnf.kid', () => ({ kid: 'key-1' })],
+      ['RFC 7800 §3.5 cnf.jku', () => ({ jku: 'https://idp.example/keys.json' })],
+      ['RFC 8705 §3.1 cnf.x5t#S256 (mTLS)', () => ({ 'x5t#S256': 'bwcK0esc3ACC3DB2Y5_lESsXE8o9ltc05O89jdN-dg2' })],
+      ['cnf.jkt next to a method this server cannot check', (jkt) => ({ jkt, 'x5t#S256': 'bwcK0esc3ACC3DB2Y5_lESsXE8o9ltc05O89jdN-dg2' })],
+      ['cnf.jkt as an array', (jkt) => ({ jkt: [jkt] })],
+      ['cnf.jkt that is not a JWK SHA-256 thumbprint (RFC 9449 §6.1)', () => ({ jkt: 'abc' })],
+      ['an empty cnf (no confirmation method)', () => ({})],
+      ['a cnf that is not an object (RFC 7800 §3.1)', (jkt) => jkt],
+      ['a cnf that is an array', (jkt) => [{ jkt }]],
+    ];
+    it.each(UNSUPPORTED_CNF)(
+      '%s → invalid_grant without a proof and with one, audited cnf_unsupported; never a token',
+      async (_name, cnf) => {
+        const { privateKey, publicKey } = await generateKeyPair('ES256');
+        const jwk = await exportJWK(publicKey);
+        const jkt = await calculateJwkThumbprint(jwk);
+        const proof = () =>
+          new SignJWT({ htm: 'POST', htu: stack.metadata.token_endpoint, iat: Math.floor(Date.now() / 1000), jti: randomUUID() })
+            .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk })
+            .sign(privateKey);
+        const before = events.filter((e) => e.audit === 'id_jag.refused' && e.reason === 'cnf_unsupported').length;
+        for (const res of [
+          await token({ assertion: await jag({ cnf: cnf(jkt, jwk) }) }),
+          await dpopToken({ assertion: await jag({ cnf: cnf(jkt, jwk) }) }, await proof()),
+        ]) {
+          refused(res, 'invalid_grant', /cnf/);
+          expect(res.body.access_token).toBeUndefined();
+        }
+        expect(events.filter((e) => e.audit === 'id_jag.refused' && e.reason === 'cnf_unsupported').length).toBe(before + 2);
+      },
+    );
   });
 
   it('every refusal is audited with the check that failed, never the assertion', () => {
@@ -435,6 +476,7 @@ describe('ID-JAG grant (RFC 7523 §2.1, draft-ietf-oauth-identity-assertion-auth
       'scope',
       'account_disabled',
       'public_client',
+      'cnf_unsupported',
     ]) {
       expect(reasons, r).toContain(r);
     }

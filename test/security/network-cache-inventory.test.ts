@@ -99,11 +99,11 @@ const KV_WRITES: KvWrite[] = [
   },
   {
     file: `${AS_SRC}/interactions/remembered-grants.ts`,
-    line: /store\.kv\.set\((?:PAIRS|NAMESPACE), /,
-    count: 4,
-    namespace: 'account-grants, account-client-grant',
+    line: /store\.kv\.(?:set\((?:PAIRS|NAMESPACE)|increment\(LOCKS), /,
+    count: 5,
+    namespace: 'account-grants, account-client-grant, account-client-grant-lock',
     holds: 'state',
-    why: 'which grants a user approved',
+    why: 'which grants a user approved (or got by an ID-JAG), and the lock that keeps one grant per pair',
   },
   {
     file: `${AS_SRC}/interactions/throttle.ts`,

@@ -1,6 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestIdp, type TestIdp } from '@mcp-auth-kit/testing';
 import { SignJWT, calculateJwkThumbprint, decodeJwt, exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
@@ -14,6 +12,7 @@ import {
   type AttackStack,
   type JsonResponse,
 } from './helpers/support.js';
+import { advertisedGrantTypes, authorizationServerSources, grantRegisteringSources } from './helpers/grant-types.js';
 
 /**
  * Sender constraint survives every grant (RFC 9449). For each grant type the AS advertises
@@ -326,10 +325,7 @@ describe('attack: a sender-constrained (DPoP) token loses its binding through a 
   });
 
   it('enumeration guard: every grant type the AS advertises (RFC 8414 grant_types_supported) has a carry row and an enforce row', async () => {
-    const metadata = (await (await fetch(`${stack.issuer}/.well-known/oauth-authorization-server`)).json()) as {
-      grant_types_supported?: string[];
-    };
-    const advertised = metadata.grant_types_supported ?? [];
+    const advertised = await advertisedGrantTypes(stack.issuer);
     // Every grant the kit has is on here (ID-JAG too): the list is the whole inventory.
     expect(advertised).toEqual(expect.arrayContaining(['authorization_code', 'refresh_token', 'client_credentials', JWT_BEARER]));
     const missing = advertised.flatMap((grant) =>
@@ -343,19 +339,12 @@ describe('attack: a sender-constrained (DPoP) token loses its binding through a 
   });
 
   it('enumeration guard: no grant is added in the AS sources that this stack would not turn on (registerGrantType, oidc-provider grant features)', () => {
-    const root = join(import.meta.dirname, '..', '..', 'packages', 'authorization-server', 'src');
-    const walk = (dir: string): string[] =>
-      readdirSync(dir).flatMap((name) => {
-        const path = join(dir, name);
-        return statSync(path).isDirectory() ? walk(path) : path.endsWith('.ts') ? [path] : [];
-      });
-    const sources = walk(root).map((path) => ({ path: relative(root, path), text: readFileSync(path, 'utf8') }));
+    const sources = authorizationServerSources();
     expect(sources.some((f) => f.path === 'provider.ts')).toBe(true);
     // A grant registered elsewhere, or one of oidc-provider's optional grants switched on, may be
     // off in this test's configuration and so missing from the discovery list above: give it its
     // rows, turn it on in the stack of this file, then list it here.
-    const registering = sources.filter((f) => /\.registerGrantType\(/.test(f.text)).map((f) => f.path);
-    expect(registering).toEqual(['grants/jwt-bearer/grant.ts']);
+    expect(grantRegisteringSources()).toEqual(['grants/jwt-bearer/grant.ts']);
     const optionalGrants = sources.filter((f) => /\b(?:deviceFlow|ciba|openid4vci)\s*:/.test(f.text)).map((f) => f.path);
     expect(optionalGrants).toEqual([]);
   });

@@ -14,6 +14,18 @@ const PAIRS = 'account-client-grant';
 const pairKey = (accountId: string, clientId: string) => `${accountId} ${clientId}`;
 /** The index outlives any grant; entries are pruned against the Grant records. */
 const INDEX_TTL = 400 * 24 * 3600;
+const LOCKS = 'account-client-grant-lock';
+/** How long a holder that died keeps its pair locked; the work under the lock takes milliseconds. */
+const LOCK_TTL = 10;
+/** How long a request waits for the pair before giving up (temporarily_unavailable). */
+const LOCK_WAIT_MS = 3000;
+
+/** The pair's lock stayed taken for LOCK_WAIT_MS. */
+export class GrantPairBusy extends Error {
+  constructor() {
+    super('another request is creating the grant of this account for this client');
+  }
+}
 
 type Index = Record<string, string>;
 type Grant = InstanceType<Provider['Grant']>;
@@ -38,6 +50,27 @@ export class RememberedGrants {
 
   private async index(accountId: string): Promise<Index> {
     return (await this.store.kv.get<Index>(NAMESPACE, accountId)) ?? {};
+  }
+
+  /**
+   * Runs `fn` alone for this (account, client), across instances: an atomic counter in
+   * `store.kv` is the lock (only the first increment gets 1; a live counter keeps its expiry).
+   * A find-or-create of the pair's grant runs under it, so that concurrent requests share one
+   * grant, instead of all but the last writer's grant living outside the index, where no
+   * revocation from the account page or the admin tool reaches it.
+   */
+  async exclusive<T>(accountId: string, clientId: string, fn: () => Promise<T>): Promise<T> {
+    const key = pairKey(accountId, clientId);
+    const deadline = Date.now() + LOCK_WAIT_MS;
+    while ((await this.store.kv.increment(LOCKS, key, 1, LOCK_TTL)) !== 1) {
+      if (Date.now() > deadline) throw new GrantPairBusy();
+      await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 20));
+    }
+    try {
+      return await fn();
+    } finally {
+      await this.store.kv.delete(LOCKS, key);
+    }
   }
 
   async remember(accountId: string, clientId: string, grantId: string): Promise<void> {

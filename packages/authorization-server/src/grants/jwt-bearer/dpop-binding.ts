@@ -56,6 +56,31 @@ export function requireProofOfBoundClient(proof: string | undefined, dpopBoundAc
   }
 }
 
+/**
+ * The key an ID-JAG's `cnf` (RFC 7800 §3.1) binds it to, or undefined without `cnf`. The draft
+ * (Sender Constraining Tokens: "ID-JAG Contains `cnf` Claim but DPoP Proof is Not Presented")
+ * refuses any `cnf` without a proof, and compares the proof's key with `cnf.jkt` only: a
+ * confirmation method this server cannot check (RFC 7800 `jwk`, `jwe`, `jku`, `kid`; mTLS
+ * `x5t#S256`; anything else) is refused, never dropped, or the assertion would be redeemed as
+ * a bearer assertion by whoever holds it.
+ */
+function boundKey(cnf: unknown): string | undefined {
+  if (cnf === undefined) return undefined;
+  if (!cnf || typeof cnf !== 'object' || Array.isArray(cnf))
+    refuse('invalid_grant', 'cnf_unsupported', 'the assertion has a cnf claim that is not a JSON object (RFC 7800 §3.1)');
+  const members = Object.keys(cnf as object);
+  if (members.length !== 1 || members[0] !== 'jkt')
+    refuse(
+      'invalid_grant',
+      'cnf_unsupported',
+      'the assertion is bound by a confirmation method this server cannot enforce: only cnf.jkt (DPoP, RFC 9449 §6.1) is supported',
+    );
+  const { jkt } = cnf as { jkt: unknown };
+  if (typeof jkt !== 'string' || !/^[A-Za-z0-9_-]{43}$/.test(jkt))
+    refuse('invalid_grant', 'cnf_unsupported', 'the assertion cnf.jkt is not a JWK SHA-256 thumbprint (RFC 9449 §6.1)');
+  return jkt as string;
+}
+
 /** The key to bind the tokens to, or undefined for Bearer tokens. */
 export async function dpopBinding(
   proof: string | undefined,
@@ -63,7 +88,7 @@ export async function dpopBinding(
   options: DpopBindingOptions,
   now: number,
 ): Promise<DpopBinding | undefined> {
-  const required = cnf && typeof cnf === 'object' ? (cnf as { jkt?: unknown }).jkt : undefined;
+  const required = boundKey(cnf);
   if (!proof || !options.enabled) {
     if (required !== undefined) refuse('invalid_grant', 'cnf', 'proof of possession required for this authorization grant (draft §8.6.2)');
     return undefined;

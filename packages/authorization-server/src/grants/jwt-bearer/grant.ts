@@ -8,9 +8,10 @@
  *     always; DCR and CIMD clients only with `idJag.allowClients`), registered for the grant;
  *  2. verifies the assertion (verify.ts, every check in the draft's order);
  *  3. finds, links or creates the user's account (accounts.ts); a disabled account is refused;
- *  4. issues our usual RFC 9068 JWT access token for the resource, from a grant of its own (so
- *     introspection and revocation see it like any other), and a refresh token only when the
- *     operator enabled it. A DPoP proof binds the access token to its key; when the ID-JAG names
+ *  4. issues our usual RFC 9068 JWT access token for the resource, from the account's grant for
+ *     the client (the remembered one, extended, else a new one that is remembered: so
+ *     introspection, revocation, the account page and the admin tool see it like any other),
+ *     and a refresh token only when the operator enabled it. A DPoP proof binds the access token to its key; when the ID-JAG names
  *     the key (`cnf.jkt`) the refresh token is bound to it too (dpop-binding.ts).
  *
  * Every decision is audited (`id_jag.accepted` / `id_jag.refused`; the token itself is audited
@@ -25,6 +26,7 @@ import type { ResourceRegistry } from '../../resources.js';
 import type { KeyValueStore, Store } from '../../storage/types.js';
 import { RESOURCE_SCOPE_PROPERTY, type MetadataSource } from '../../client-metadata-policy.js';
 import { isCimdClientId } from '../../client-policy.js';
+import { GrantPairBusy, RememberedGrants } from '../../interactions/remembered-grants.js';
 import { resolveAccount } from './accounts.js';
 import { dpopBinding, requireProofOfBoundClient, type DpopBinding } from './dpop-binding.js';
 import type { ResolvedIdJagConfig } from '../../config/types.js';
@@ -111,9 +113,28 @@ async function issue(
   binding: DpopBinding | undefined,
 ): Promise<Record<string, unknown>> {
   const scope = verified.scopes.join(' ') || undefined;
-  const grant = new provider.Grant({ accountId, clientId: client.clientId });
-  if (scope) grant.addResourceScope(verified.resource, scope);
-  const grantId = await grant.save();
+  // One grant per (account, client), like consent: the one already remembered is extended, so
+  // repeated exchanges do not pile up grants, and the account page / admin tool list and revoke
+  // every token of this client for this user at once (remembered-grants.ts).
+  // Under the pair's lock: concurrent exchanges share one grant, none is left outside the index.
+  const remembered = new RememberedGrants(provider, options.store);
+  const { grant, grantId } = await remembered
+    .exclusive(accountId, client.clientId, async () => {
+      const grant = (await remembered.find(accountId, client.clientId)) ?? new provider.Grant({ accountId, clientId: client.clientId });
+      if (scope) grant.addResourceScope(verified.resource, scope);
+      const grantId = await grant.save();
+      await remembered.remember(accountId, client.clientId, grantId);
+      return { grant, grantId };
+    })
+    .catch((err: unknown) =>
+      err instanceof GrantPairBusy
+        ? refuse(
+            'temporarily_unavailable',
+            'grant_busy',
+            'another request is issuing tokens for this user and client: retry with a new ID-JAG',
+          )
+        : Promise.reject(err),
+    );
 
   const resource = options.resources.get(verified.resource)!;
   const at = new provider.AccessToken({
@@ -209,7 +230,7 @@ export function installIdJagGrant(provider: Provider, options: IdJagGrantOptions
     } catch (err) {
       if (!(err instanceof IdJagRefusal)) throw err;
       audit(logger, 'id_jag.refused', { client_id: client.clientId, idp, error: err.error, reason: err.reason });
-      if (err.error === 'temporarily_unavailable') {
+      if (err.reason === 'jwks') {
         logger.warn('ID-JAG keys unavailable', { idp, detail: (err.cause as Error | undefined)?.message });
       }
       throw providerError(err);

@@ -1,0 +1,34 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+/**
+ * The grant-type inventory the per-grant attack tables are held to (sender-constraint,
+ * grant-index): what the AS advertises, and where the AS sources register a grant of their own.
+ */
+
+/** RFC 8414 `grant_types_supported` of the running AS. */
+export async function advertisedGrantTypes(issuer: string): Promise<string[]> {
+  const metadata = (await (await fetch(`${issuer}/.well-known/oauth-authorization-server`)).json()) as {
+    grant_types_supported?: string[];
+  };
+  return metadata.grant_types_supported ?? [];
+}
+
+/** The authorization server's sources, path relative to its `src/`. */
+export function authorizationServerSources(): { path: string; text: string }[] {
+  const root = join(import.meta.dirname, '..', '..', '..', 'packages', 'authorization-server', 'src');
+  const walk = (dir: string): string[] =>
+    readdirSync(dir).flatMap((name) => {
+      const path = join(dir, name);
+      return statSync(path).isDirectory() ? walk(path) : path.endsWith('.ts') ? [path] : [];
+    });
+  return walk(root).map((path) => ({ path: relative(root, path), text: readFileSync(path, 'utf8') }));
+}
+
+/** Files that register a grant type on oidc-provider's public API (`registerGrantType`). */
+export function grantRegisteringSources(): string[] {
+  return authorizationServerSources()
+    .filter((f) => /\.registerGrantType\(/.test(f.text))
+    .map((f) => f.path)
+    .sort();
+}

@@ -1,6 +1,4 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SignJWT, calculateJwkThumbprint, exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
 import type { Logger } from '@mcp-auth-kit/authorization-server';
 import {
   NATIVE_REDIRECT,
@@ -10,7 +8,10 @@ import {
   postJson,
   registerClient,
   startAttackStack,
+  dpopKey,
+  dpopPostProof,
   type AttackStack,
+  type DpopKey,
   type JsonResponse,
 } from './helpers/support.js';
 
@@ -30,18 +31,6 @@ interface Line {
   fields: Record<string, unknown>;
 }
 
-interface DpopKey {
-  privateKey: CryptoKey;
-  jwk: JWK;
-  jkt: string;
-}
-
-async function dpopKey(): Promise<DpopKey> {
-  const { privateKey, publicKey } = await generateKeyPair('ES256');
-  const jwk = await exportJWK(publicKey);
-  return { privateKey, jwk, jkt: await calculateJwkThumbprint(jwk) };
-}
-
 describe('attack: replaying a rotated refresh token within the grace window', () => {
   const lines: Line[] = [];
   const record =
@@ -56,10 +45,7 @@ describe('attack: replaying a rotated refresh token within the grace window', ()
   });
   afterAll(async () => stack?.close());
 
-  const proof = (key: DpopKey) =>
-    new SignJWT({ jti: randomUUID(), htm: 'POST', htu: stack.metadata.token_endpoint, iat: Math.floor(Date.now() / 1000) })
-      .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: key.jwk })
-      .sign(key.privateKey);
+  const proof = (key: DpopKey) => dpopPostProof(key, stack.metadata.token_endpoint);
 
   /** A client_secret_post client registered through DCR: its id and secret. */
   async function confidentialClient(): Promise<{ id: string; secret: string }> {

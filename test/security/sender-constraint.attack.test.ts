@@ -1,9 +1,9 @@
-import { randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestIdp, type TestIdp } from '@mcp-auth-kit/testing';
-import { SignJWT, calculateJwkThumbprint, decodeJwt, exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
+import { walkSources } from '@mcp-auth-kit/test-utils';
+import { decodeJwt } from 'jose';
 import {
   NATIVE_REDIRECT,
   authorizeCode,
@@ -11,7 +11,10 @@ import {
   postForm,
   registerClient,
   startAttackStack,
+  dpopKey,
+  dpopPostProof,
   type AttackStack,
+  type DpopKey,
   type JsonResponse,
 } from './helpers/support.js';
 
@@ -33,18 +36,6 @@ import {
  */
 const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 const SECRET = 'sender-constraint-secret-0123456789';
-
-interface DpopKey {
-  privateKey: CryptoKey;
-  jwk: JWK;
-  jkt: string;
-}
-
-async function dpopKey(): Promise<DpopKey> {
-  const { privateKey, publicKey } = await generateKeyPair('ES256');
-  const jwk = await exportJWK(publicKey);
-  return { privateKey, jwk, jkt: await calculateJwkThumbprint(jwk) };
-}
 
 const confidential = (client_id: string, grant_types: string[], extra: Record<string, unknown> = {}) => ({
   client_id,
@@ -90,10 +81,7 @@ describe('attack: a sender-constrained (DPoP) token loses its binding through a 
     await idp?.close();
   });
 
-  const proof = (key: DpopKey) =>
-    new SignJWT({ jti: randomUUID(), htm: 'POST', htu: stack.metadata.token_endpoint, iat: Math.floor(Date.now() / 1000) })
-      .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: key.jwk })
-      .sign(key.privateKey);
+  const proof = (key: DpopKey) => dpopPostProof(key, stack.metadata.token_endpoint);
 
   /** A token request; `client` as a public client id or a confidential client (Basic auth). */
   const tokenRequest = async (params: Record<string, string>, client: string | { id: string }, key?: DpopKey): Promise<JsonResponse> =>
@@ -344,12 +332,10 @@ describe('attack: a sender-constrained (DPoP) token loses its binding through a 
 
   it('enumeration guard: no grant is added in the AS sources that this stack would not turn on (registerGrantType, oidc-provider grant features)', () => {
     const root = join(import.meta.dirname, '..', '..', 'packages', 'authorization-server', 'src');
-    const walk = (dir: string): string[] =>
-      readdirSync(dir).flatMap((name) => {
-        const path = join(dir, name);
-        return statSync(path).isDirectory() ? walk(path) : path.endsWith('.ts') ? [path] : [];
-      });
-    const sources = walk(root).map((path) => ({ path: relative(root, path), text: readFileSync(path, 'utf8') }));
+    const sources = walkSources(root, { keep: (path) => path.endsWith('.ts') }).map((path) => ({
+      path: relative(root, path),
+      text: readFileSync(path, 'utf8'),
+    }));
     expect(sources.some((f) => f.path === 'provider.ts')).toBe(true);
     // A grant registered elsewhere, or one of oidc-provider's optional grants switched on, may be
     // off in this test's configuration and so missing from the discovery list above: give it its

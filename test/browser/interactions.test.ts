@@ -10,6 +10,7 @@ import { startAuthServer, type RunningAuthServer } from '@mcp-auth-kit/auth-serv
 import { silentLogger } from '@mcp-auth-kit/authorization-server';
 import { pkcePair } from '@mcp-auth-kit/test-utils';
 import { launchChromium, loopbackContext, PHONE, screenshot, startRedirectListener, type RedirectListener } from './harness.js';
+import { registerPublicClient } from '../helpers/registration.js';
 import {
   startUpstreamIdp,
   UPSTREAM_CLIENT_ID,
@@ -50,18 +51,11 @@ describe('browser: login and consent pages (Chromium)', () => {
       },
     });
     await idp.configure(`${as.issuer}/interaction/upstream/callback`);
-    const reg = await fetch(`${as.url}/reg`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        client_name: 'Browser Test Client',
-        redirect_uris: [listener.redirectUri],
-        token_endpoint_auth_method: 'none',
-        grant_types: ['authorization_code', 'refresh_token'],
-      }),
+    clientId = await registerPublicClient(`${as.url}/reg`, {
+      client_name: 'Browser Test Client',
+      redirect_uris: [listener.redirectUri],
+      grant_types: ['authorization_code', 'refresh_token'],
     });
-    expect(reg.status).toBe(201);
-    clientId = ((await reg.json()) as { client_id: string }).client_id;
     browser = await launchChromium();
   }, 60_000);
 

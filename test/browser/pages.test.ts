@@ -19,6 +19,7 @@ import { silentLogger } from '@mcp-auth-kit/authorization-server';
 import { startLoopbackListener } from '@mcp-auth-kit/client';
 import { pkcePair } from '@mcp-auth-kit/test-utils';
 import { launchChromium, loopbackContext, PHONE, SCREENSHOTS, screenshot } from './harness.js';
+import { registerPublicClient } from '../helpers/registration.js';
 
 const RESOURCE = 'http://127.0.0.1:3997/mcp';
 const USERS = {
@@ -57,19 +58,12 @@ describe('browser: what the pages say (Chromium)', () => {
       },
     });
     // RFC 8252 §7.3: a native loopback client may use any port on its registered loopback URI.
-    const reg = await fetch(`${as.url}/reg`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        client_name: 'Notes CLI',
-        application_type: 'native',
-        redirect_uris: ['http://127.0.0.1/callback'],
-        token_endpoint_auth_method: 'none',
-        grant_types: ['authorization_code', 'refresh_token'],
-      }),
+    clientId = await registerPublicClient(`${as.url}/reg`, {
+      client_name: 'Notes CLI',
+      application_type: 'native',
+      redirect_uris: ['http://127.0.0.1/callback'],
+      grant_types: ['authorization_code', 'refresh_token'],
     });
-    expect(reg.status).toBe(201);
-    clientId = ((await reg.json()) as { client_id: string }).client_id;
     browser = await launchChromium();
   }, 60_000);
 

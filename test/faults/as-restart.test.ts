@@ -8,6 +8,7 @@ import { startDemoServer, type DemoServer } from '@mcp-auth-kit/demo-mcp-server'
 import { freePort } from '@mcp-auth-kit/test-utils';
 import {
   authorizeCode,
+  codeGrantForm,
   callWhoami,
   pkcePair,
   postForm,
@@ -63,14 +64,7 @@ describe('fault: AS restarted between authorization and token request (SQLite)',
     const earlier = await (async () => {
       const { verifier, challenge } = pkcePair();
       const code = (await authorizeCode(stack, { clientId, challenge })).get('code')!;
-      const res = await postForm(stack.metadata.token_endpoint, {
-        grant_type: 'authorization_code',
-        code,
-        redirect_uri: 'http://127.0.0.1/callback',
-        client_id: clientId,
-        code_verifier: verifier,
-        resource: stack.mcpUrl,
-      });
+      const res = await postForm(stack.metadata.token_endpoint, codeGrantForm({ code, clientId, verifier, resource: stack.mcpUrl }));
       expect(res.status).toBe(200);
       return res.body as { access_token: string; refresh_token: string };
     })();
@@ -84,14 +78,7 @@ describe('fault: AS restarted between authorization and token request (SQLite)',
     expect(as.issuer).toBe(stack.issuer);
     stack.as = as;
 
-    const res = await postForm(stack.metadata.token_endpoint, {
-      grant_type: 'authorization_code',
-      code,
-      redirect_uri: 'http://127.0.0.1/callback',
-      client_id: clientId,
-      code_verifier: verifier,
-      resource: stack.mcpUrl,
-    });
+    const res = await postForm(stack.metadata.token_endpoint, codeGrantForm({ code, clientId, verifier, resource: stack.mcpUrl }));
     if (res.status !== 200) {
       expect(res.status).toBe(400);
       expect(res.body.error).toBe('invalid_grant');

@@ -3,7 +3,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignJWT, calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair } from 'jose';
 import { DEMO_SCOPES, startAuthServer, type RunningAuthServer } from '@mcp-auth-kit/auth-server';
 import { silentLogger } from '@mcp-auth-kit/authorization-server';
-import { NATIVE_REDIRECT, frontChannel, pkcePair, postForm, postJson, type AsMetadata, type JsonResponse } from './helpers/support.js';
+import {
+  NATIVE_REDIRECT,
+  codeGrantForm,
+  frontChannel,
+  pkcePair,
+  postForm,
+  postJson,
+  type AsMetadata,
+  type JsonResponse,
+} from './helpers/support.js';
 import { listenProtectedEndpoint, post as callEndpoint, type ProtectedEndpoint } from '../faults/helpers/resource-server.js';
 import { freePort } from '@mcp-auth-kit/test-utils';
 
@@ -115,14 +124,7 @@ describe('attack: introspection of JWT access tokens (RFC 7662)', () => {
     const result = await frontChannel(as.issuer, url);
     if (result.kind !== 'callback') throw new Error(`authorization stopped: ${result.status}`);
     const code = result.url.searchParams.get('code')!;
-    const form = {
-      grant_type: 'authorization_code',
-      code,
-      redirect_uri: NATIVE_REDIRECT,
-      client_id: clientId,
-      code_verifier: verifier,
-      resource,
-    };
+    const form = codeGrantForm({ code, clientId, verifier, resource });
     const res = await postForm(metadata.token_endpoint, form, options.dpop ? { dpop: await options.dpop() } : {});
     expect(res.status, res.text).toBe(200);
     return { tokens: res.body as { access_token: string; refresh_token: string; token_type: string }, form };

@@ -123,6 +123,15 @@ describe('attack: replaying a rotated refresh token within the grace window', ()
     expect(served().length).toBe(before);
   });
 
+  /** A DPoP-bound grant of `client`, refreshed once with its key; `before`: the grace audit lines so far. */
+  async function boundAndRefreshed(client: string | { id: string; secret: string }) {
+    const key = await dpopKey();
+    const tokens = await tokensFor(client, key);
+    const first = await refresh(client, tokens.refresh_token!, key);
+    expect(first.status, first.text).toBe(200);
+    return { key, tokens, first, before: served().length };
+  }
+
   it('RFC 9700 §4.14.2: another client racing the first refresh is never served the pair', async () => {
     const victim = await registerClient(stack);
     const thief = await registerClient(stack);
@@ -134,11 +143,7 @@ describe('attack: replaying a rotated refresh token within the grace window', ()
 
   it('RFC 9449 §5: a DPoP-bound refresh token replayed within the window without a proof or with another key is refused', async () => {
     const client = await registerClient(stack);
-    const key = await dpopKey();
-    const tokens = await tokensFor(client, key);
-    const first = await refresh(client, tokens.refresh_token!, key);
-    expect(first.status, first.text).toBe(200);
-    const before = served().length;
+    const { tokens, before } = await boundAndRefreshed(client);
 
     const noProof = await refresh(client, tokens.refresh_token!);
     expect(noProof.status).toBe(400);
@@ -151,12 +156,8 @@ describe('attack: replaying a rotated refresh token within the grace window', ()
   it("RFC 9449 §5: a confidential client's refresh answered with a DPoP-bound access token is not repeated without the proof or with another key; the replay is reuse and ends the grant", async () => {
     for (const replayKey of [undefined, await dpopKey()]) {
       const client = await confidentialClient();
-      const key = await dpopKey();
-      const tokens = await tokensFor(client, key);
-      const first = await refresh(client, tokens.refresh_token!, key);
-      expect(first.status, first.text).toBe(200);
+      const { key, tokens, first, before } = await boundAndRefreshed(client);
       expect(first.body.token_type).toBe('DPoP');
-      const before = served().length;
 
       expectNothingServed(await refresh(client, tokens.refresh_token!, replayKey));
       expectNothingServed(await refresh(client, first.body.refresh_token as string, key));
@@ -166,11 +167,7 @@ describe('attack: replaying a rotated refresh token within the grace window', ()
 
   it('grace policy: the same client with the same DPoP key gets the same pair, and each time an audit line (client, account, key) without any token', async () => {
     const client = await registerClient(stack);
-    const key = await dpopKey();
-    const tokens = await tokensFor(client, key);
-    const first = await refresh(client, tokens.refresh_token!, key);
-    expect(first.status, first.text).toBe(200);
-    const before = served().length;
+    const { key, tokens, first, before } = await boundAndRefreshed(client);
 
     const [again, andAgain] = await Promise.all([refresh(client, tokens.refresh_token!, key), refresh(client, tokens.refresh_token!, key)]);
     for (const repeat of [again, andAgain]) {

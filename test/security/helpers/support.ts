@@ -7,6 +7,7 @@ import { startDemoServer, type DemoServer } from '@mcp-auth-kit/demo-mcp-server'
 import { silentLogger } from '@mcp-auth-kit/authorization-server';
 import type { ResourceServerLogger } from '@mcp-auth-kit/resource-server';
 import { CookieJar } from 'tough-cookie';
+import { expect } from 'vitest';
 import { SignJWT, calculateJwkThumbprint, exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
 import { HeadlessBrowser, freePort, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
 
@@ -130,6 +131,12 @@ export async function postForm(url: string, form: Record<string, string>, header
   );
 }
 
+/** An OAuth error answer (RFC 6749 §5.2): its HTTP status (400 unless told) and its `error` code. */
+export function expectOAuthError(res: JsonResponse, error: string, status = 400): void {
+  expect(res.status, res.text).toBe(status);
+  expect(res.body.error).toBe(error);
+}
+
 /** RFC 7591 registration of a public native client (loopback redirect, code + refresh). */
 export async function registerClient(stack: AttackStack, metadata: Record<string, unknown> = {}): Promise<string> {
   const res = await postJson(stack.metadata.registration_endpoint, {
@@ -190,6 +197,24 @@ export async function authorizeCode(stack: AttackStack, input: AuthorizeInput): 
   return result.url.searchParams;
 }
 
+/** The token request that redeems `code` (RFC 6749 §4.1.3; PKCE verifier, RFC 7636 §4.5; RFC 8707 resource) of a public client. */
+export function codeGrantForm(input: {
+  code: string;
+  clientId: string;
+  verifier: string;
+  resource: string;
+  redirectUri?: string;
+}): Record<string, string> {
+  return {
+    grant_type: 'authorization_code',
+    code: input.code,
+    redirect_uri: input.redirectUri ?? NATIVE_REDIRECT,
+    client_id: input.clientId,
+    code_verifier: input.verifier,
+    resource: input.resource,
+  };
+}
+
 /** A complete code flow (S256) for a registered public client; returns the token response. */
 export async function fullFlow(
   stack: AttackStack,
@@ -202,14 +227,7 @@ export async function fullFlow(
   const params = await authorizeCode(stack, { clientId, challenge, redirectUri, scope: options.scope, resource });
   const code = params.get('code');
   if (!code) throw new Error(`no code: ${params.toString()}`);
-  const res = await postForm(stack.metadata.token_endpoint, {
-    grant_type: 'authorization_code',
-    code,
-    redirect_uri: redirectUri,
-    client_id: clientId,
-    code_verifier: verifier,
-    resource,
-  });
+  const res = await postForm(stack.metadata.token_endpoint, codeGrantForm({ code, clientId, verifier, resource, redirectUri }));
   if (res.status !== 200) throw new Error(`token request failed: ${res.status} ${res.text}`);
   return { ...(res.body as { access_token: string; refresh_token?: string }), code, verifier };
 }

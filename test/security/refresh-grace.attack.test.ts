@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Logger } from '@mcp-auth-kit/authorization-server';
 import {
-  NATIVE_REDIRECT,
   authorizeCode,
+  codeGrantForm,
   pkcePair,
   postForm,
-  postJson,
+  postRegistration,
   registerClient,
   startAttackStack,
   dpopKey,
@@ -49,11 +49,8 @@ describe('attack: replaying a rotated refresh token within the grace window', ()
 
   /** A client_secret_post client registered through DCR: its id and secret. */
   async function confidentialClient(): Promise<{ id: string; secret: string }> {
-    const res = await postJson(stack.metadata.registration_endpoint, {
+    const res = await postRegistration(stack, {
       client_name: 'grace attack confidential client',
-      redirect_uris: [NATIVE_REDIRECT],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
       token_endpoint_auth_method: 'client_secret_post',
     });
     expect(res.status, res.text).toBe(201);
@@ -71,14 +68,7 @@ describe('attack: replaying a rotated refresh token within the grace window', ()
     const params = await authorizeCode(stack, { clientId, challenge, ...(key && { extra: { dpop_jkt: key.jkt } }) });
     const res = await postForm(
       stack.metadata.token_endpoint,
-      {
-        grant_type: 'authorization_code',
-        code: params.get('code')!,
-        redirect_uri: NATIVE_REDIRECT,
-        ...credentials(client),
-        code_verifier: verifier,
-        resource: stack.mcpUrl,
-      },
+      { ...codeGrantForm({ code: params.get('code')!, clientId, verifier, resource: stack.mcpUrl }), ...credentials(client) },
       key ? { dpop: await proof(key) } : {},
     );
     expect(res.status, res.text).toBe(200);

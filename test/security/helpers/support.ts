@@ -137,9 +137,9 @@ export function expectOAuthError(res: JsonResponse, error: string, status = 400)
   expect(res.body.error).toBe(error);
 }
 
-/** RFC 7591 registration of a public native client (loopback redirect, code + refresh). */
-export async function registerClient(stack: AttackStack, metadata: Record<string, unknown> = {}): Promise<string> {
-  const res = await postJson(stack.metadata.registration_endpoint, {
+/** RFC 7591 §3.1 registration request: a public native client (loopback redirect, code + refresh) unless `metadata` says otherwise. */
+export function postRegistration(stack: AttackStack, metadata: Record<string, unknown> = {}): Promise<JsonResponse> {
+  return postJson(stack.metadata.registration_endpoint, {
     client_name: 'attack test client',
     redirect_uris: [NATIVE_REDIRECT],
     grant_types: ['authorization_code', 'refresh_token'],
@@ -147,6 +147,11 @@ export async function registerClient(stack: AttackStack, metadata: Record<string
     token_endpoint_auth_method: 'none',
     ...metadata,
   });
+}
+
+/** RFC 7591 registration of a public native client (loopback redirect, code + refresh); its client_id. */
+export async function registerClient(stack: AttackStack, metadata: Record<string, unknown> = {}): Promise<string> {
+  const res = await postRegistration(stack, metadata);
   if (res.status !== 201) throw new Error(`registration failed: ${res.status} ${res.text}`);
   return res.body.client_id as string;
 }

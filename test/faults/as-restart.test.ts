@@ -8,8 +8,9 @@ import { startDemoServer, type DemoServer } from '@mcp-auth-kit/demo-mcp-server'
 import { freePort } from '@mcp-auth-kit/test-utils';
 import {
   authorizeCode,
-  codeGrantForm,
   callWhoami,
+  codeGrantForm,
+  expectOAuthError,
   pkcePair,
   postForm,
   refresh,
@@ -80,8 +81,7 @@ describe('fault: AS restarted between authorization and token request (SQLite)',
 
     const res = await postForm(stack.metadata.token_endpoint, codeGrantForm({ code, clientId, verifier, resource: stack.mcpUrl }));
     if (res.status !== 200) {
-      expect(res.status).toBe(400);
-      expect(res.body.error).toBe('invalid_grant');
+      expectOAuthError(res, 'invalid_grant');
     } else {
       expect((await callWhoami(stack.mcpUrl, res.body.access_token as string)).status).toBe(200);
     }

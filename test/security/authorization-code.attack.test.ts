@@ -81,16 +81,14 @@ describe('attack: authorization code grant (OAuth 2.1 §4.1, §7.5; RFC 7636; RF
       const { challenge } = pkcePair();
       const code = (await authorizeCode(stack, { clientId: nativeClient, challenge })).get('code')!;
       const res = await exchange(code, pkcePair().verifier);
-      expect(res.status).toBe(400);
-      expect(res.body.error).toBe('invalid_grant');
+      expectOAuthError(res, 'invalid_grant');
     });
 
     it('token request with the challenge itself as verifier (plain downgrade) → invalid_grant', async () => {
       const { challenge } = pkcePair();
       const code = (await authorizeCode(stack, { clientId: nativeClient, challenge })).get('code')!;
       const res = await exchange(code, challenge);
-      expect(res.status).toBe(400);
-      expect(res.body.error).toBe('invalid_grant');
+      expectOAuthError(res, 'invalid_grant');
     });
   });
 
@@ -177,12 +175,10 @@ describe('attack: authorization code grant (OAuth 2.1 §4.1, §7.5; RFC 7636; RF
       const first = await fullFlow(stack, nativeClient);
       expect(first.refresh_token).toBeTruthy();
       const replay = await exchange(first.code, first.verifier);
-      expect(replay.status).toBe(400);
-      expect(replay.body.error).toBe('invalid_grant');
+      expectOAuthError(replay, 'invalid_grant');
       expect(replay.body.access_token).toBeUndefined();
       const afterReplay = await refresh(stack, nativeClient, first.refresh_token!);
-      expect(afterReplay.status).toBe(400);
-      expect(afterReplay.body.error).toBe('invalid_grant');
+      expectOAuthError(afterReplay, 'invalid_grant');
     });
 
     it('a code presented by another client_id → invalid_grant, no tokens (OAuth 2.1 §4.1.3: code bound to its client)', async () => {
@@ -190,8 +186,7 @@ describe('attack: authorization code grant (OAuth 2.1 §4.1, §7.5; RFC 7636; RF
       const { verifier, challenge } = pkcePair();
       const code = (await authorizeCode(stack, { clientId: nativeClient, challenge })).get('code')!;
       const stolen = await exchange(code, verifier, { client_id: other });
-      expect(stolen.status).toBe(400);
-      expect(stolen.body.error).toBe('invalid_grant');
+      expectOAuthError(stolen, 'invalid_grant');
       expect(stolen.body.access_token).toBeUndefined();
       // The failed attempt neither yields tokens nor lets the attacker burn the victim's code.
       expect((await exchange(code, verifier)).status).toBe(200);
@@ -263,8 +258,7 @@ describe('attack: authorization code grant (OAuth 2.1 §4.1, §7.5; RFC 7636; RF
       const tokens = await fullFlow(stack, nativeClient);
       const other = await registerClient(stack);
       const res = await refresh(stack, other, tokens.refresh_token!);
-      expect(res.status).toBe(400);
-      expect(res.body.error).toBe('invalid_grant');
+      expectOAuthError(res, 'invalid_grant');
     });
 
     it('strict mode (refreshTokens.reuseGraceSeconds: 0): the first replay already revokes the newest token', async () => {
@@ -275,11 +269,9 @@ describe('attack: authorization code grant (OAuth 2.1 §4.1, §7.5; RFC 7636; RF
         const rotated = await refresh(strict, client, tokens.refresh_token!);
         expect(rotated.status).toBe(200);
         const replay = await refresh(strict, client, tokens.refresh_token!);
-        expect(replay.status).toBe(400);
-        expect(replay.body.error).toBe('invalid_grant');
+        expectOAuthError(replay, 'invalid_grant');
         const newest = await refresh(strict, client, rotated.body.refresh_token as string);
-        expect(newest.status).toBe(400);
-        expect(newest.body.error).toBe('invalid_grant');
+        expectOAuthError(newest, 'invalid_grant');
       } finally {
         await strict.close();
       }
@@ -351,8 +343,7 @@ describe('attack: authorization code grant (OAuth 2.1 §4.1, §7.5; RFC 7636; RF
         'code',
       )!;
       const res = await exchange(code, verifier, { redirect_uri: 'http://127.0.0.1:5001/callback' });
-      expect(res.status).toBe(400);
-      expect(res.body.error).toBe('invalid_grant');
+      expectOAuthError(res, 'invalid_grant');
     });
   });
 

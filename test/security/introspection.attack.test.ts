@@ -6,6 +6,7 @@ import { silentLogger } from '@mcp-auth-kit/authorization-server';
 import {
   NATIVE_REDIRECT,
   codeGrantForm,
+  expectOAuthError,
   frontChannel,
   pkcePair,
   postForm,
@@ -220,8 +221,7 @@ describe('attack: introspection of JWT access tokens (RFC 7662)', () => {
     const client = await register();
     const { tokens } = await codeFlow(client.client_id);
     const res = await introspect(tokens.access_token, { clientId: RS_CLIENT, secret: 'not-the-secret' });
-    expect(res.status).toBe(401);
-    expect(res.body.error).toBe('invalid_client');
+    expectOAuthError(res, 'invalid_client', 401);
     expect(res.body.active).toBeUndefined();
     const anonymous = await postForm(metadata.introspection_endpoint!, { token: tokens.access_token });
     expect(anonymous.status).toBe(400);
@@ -247,8 +247,7 @@ describe('attack: introspection of JWT access tokens (RFC 7662)', () => {
     const { tokens, form } = await codeFlow(client.client_id);
     expect((await introspect(tokens.access_token, rs)).body.active).toBe(true);
     const replay = await postForm(metadata.token_endpoint, form);
-    expect(replay.status).toBe(400);
-    expect(replay.body.error).toBe('invalid_grant');
+    expectOAuthError(replay, 'invalid_grant');
     expect((await introspect(tokens.access_token, rs)).body).toEqual({ active: false });
   });
 

@@ -10,7 +10,7 @@ import {
   fullFlow,
   pkcePair,
   postForm,
-  postJson,
+  postRegistration,
   refresh,
   registerClient,
   startAttackStack,
@@ -72,12 +72,10 @@ describe('attack: credentials in logs while the stack is under attack', () => {
     await postForm(stack.metadata.revocation_endpoint!, { token: rotated.body.refresh_token as string, client_id: publicClient });
 
     // Confidential client: secret and registration access token; wrong and right secrets.
-    const reg = await postJson(stack.metadata.registration_endpoint, {
+    const reg = await postRegistration(stack, {
       client_name: 'confidential',
       redirect_uris: ['https://app.example.test/cb'],
       application_type: 'web',
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
       token_endpoint_auth_method: 'client_secret_post',
     });
     expect(reg.status).toBe(201);

@@ -10,10 +10,8 @@ import {
   postRegistration,
   registerClient,
   startAttackStack,
-  type AttackStack,
-  type DpopKey,
-  type JsonResponse,
 } from './helpers/support.js';
+import type { AttackStack, DpopKey, JsonResponse } from './helpers/support.js';
 
 /**
  * The refresh grace window (packages/authorization-server/src/refresh-grace.ts) repeats the

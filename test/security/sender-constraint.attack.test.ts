@@ -13,10 +13,8 @@ import {
   postForm,
   registerClient,
   startAttackStack,
-  type AttackStack,
-  type DpopKey,
-  type JsonResponse,
 } from './helpers/support.js';
+import type { AttackStack, DpopKey, JsonResponse } from './helpers/support.js';
 
 /**
  * Sender constraint survives every grant (RFC 9449). For each grant type the AS advertises

@@ -8,11 +8,21 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { startAuthServer, type RunningAuthServer, type StartAuthServerOptions } from '@mcp-auth-kit/auth-server';
+import { silentLogger } from '@mcp-auth-kit/authorization-server';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const SCREENSHOTS = join(process.cwd(), 'test-results', 'browser');
 export const PHONE = { width: 390, height: 844 };
 export const DESKTOP = { width: 1280, height: 900 };
+
+/** The AS whose pages a browser test drives: loopback, memory storage, silent; `authorizationServer` adds users, upstreams, resources. */
+export function startPagesAuthServer(
+  resource: string,
+  authorizationServer: StartAuthServerOptions['authorizationServer'],
+): Promise<RunningAuthServer> {
+  return startAuthServer({ port: 0, host: '127.0.0.1', resource, storage: { kind: 'memory' }, logger: silentLogger, authorizationServer });
+}
 
 export async function launchChromium(): Promise<Browser> {
   return chromium.launch({

@@ -6,10 +6,18 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { startAuthServer, type RunningAuthServer } from '@mcp-auth-kit/auth-server';
-import { silentLogger } from '@mcp-auth-kit/authorization-server';
+import type { RunningAuthServer } from '@mcp-auth-kit/auth-server';
 import { pkcePair } from '@mcp-auth-kit/test-utils';
-import { launchChromium, loopbackContext, PHONE, screenshot, startRedirectListener, type RedirectListener } from './harness.js';
+import {
+  launchChromium,
+  loopbackContext,
+  PHONE,
+  screenshot,
+  startPagesAuthServer,
+  startRedirectListener,
+  type RedirectListener,
+} from './harness.js';
+import { registerPublicClient } from '../helpers/registration.js';
 import {
   startUpstreamIdp,
   UPSTREAM_CLIENT_ID,
@@ -30,38 +38,24 @@ describe('browser: login and consent pages (Chromium)', () => {
   beforeAll(async () => {
     listener = await startRedirectListener();
     idp = await startUpstreamIdp();
-    as = await startAuthServer({
-      port: 0,
-      host: '127.0.0.1',
-      resource: RESOURCE,
-      storage: { kind: 'memory' },
-      logger: silentLogger,
-      authorizationServer: {
-        users: [{ username: 'alice', password: PASSWORD, displayName: 'Alice Example' }],
-        upstream: [
-          {
-            name: 'Upstream IdP',
-            issuer: idp.issuer,
-            clientId: UPSTREAM_CLIENT_ID,
-            clientSecret: UPSTREAM_CLIENT_SECRET,
-            allowSignup: true,
-          },
-        ],
-      },
+    as = await startPagesAuthServer(RESOURCE, {
+      users: [{ username: 'alice', password: PASSWORD, displayName: 'Alice Example' }],
+      upstream: [
+        {
+          name: 'Upstream IdP',
+          issuer: idp.issuer,
+          clientId: UPSTREAM_CLIENT_ID,
+          clientSecret: UPSTREAM_CLIENT_SECRET,
+          allowSignup: true,
+        },
+      ],
     });
     await idp.configure(`${as.issuer}/interaction/upstream/callback`);
-    const reg = await fetch(`${as.url}/reg`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        client_name: 'Browser Test Client',
-        redirect_uris: [listener.redirectUri],
-        token_endpoint_auth_method: 'none',
-        grant_types: ['authorization_code', 'refresh_token'],
-      }),
+    clientId = await registerPublicClient(`${as.url}/reg`, {
+      client_name: 'Browser Test Client',
+      redirect_uris: [listener.redirectUri],
+      grant_types: ['authorization_code', 'refresh_token'],
     });
-    expect(reg.status).toBe(201);
-    clientId = ((await reg.json()) as { client_id: string }).client_id;
     browser = await launchChromium();
   }, 60_000);
 
@@ -158,14 +152,19 @@ describe('browser: login and consent pages (Chromium)', () => {
     await context.close();
   });
 
-  it('RFC 6749 §4.1.2.1: Cancel on the login page → access_denied with iss (RFC 9207), no code', async () => {
-    const { context, page } = await openLogin();
-    await page.getByRole('button', { name: 'Cancel' }).click();
+  /** RFC 6749 §4.1.2.1: the browser lands on the client's callback with access_denied, iss (RFC 9207) and no code. */
+  async function expectDeniedAtCallback(page: Page) {
     await atCallback(page);
     const callback = new URL(page.url());
     expect(callback.searchParams.get('error')).toBe('access_denied');
     expect(callback.searchParams.get('iss')).toBe(as.issuer);
     expect(callback.searchParams.get('code')).toBeNull();
+  }
+
+  it('RFC 6749 §4.1.2.1: Cancel on the login page → access_denied with iss (RFC 9207), no code', async () => {
+    const { context, page } = await openLogin();
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await expectDeniedAtCallback(page);
     await screenshot(page, 'deny-callback');
     await context.close();
   });
@@ -210,11 +209,7 @@ describe('browser: login and consent pages (Chromium)', () => {
     await page.getByRole('heading', { name: 'Authorize access' }).waitFor();
     await screenshot(page, 'consent-before-deny');
     await page.getByRole('button', { name: 'Deny' }).click();
-    await atCallback(page);
-    const callback = new URL(page.url());
-    expect(callback.searchParams.get('error')).toBe('access_denied');
-    expect(callback.searchParams.get('iss')).toBe(as.issuer);
-    expect(callback.searchParams.get('code')).toBeNull();
+    await expectDeniedAtCallback(page);
     await context.close();
   });
 

@@ -14,11 +14,11 @@ import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { DEMO_SCOPES, startAuthServer, type RunningAuthServer } from '@mcp-auth-kit/auth-server';
-import { silentLogger } from '@mcp-auth-kit/authorization-server';
+import { DEMO_SCOPES, type RunningAuthServer } from '@mcp-auth-kit/auth-server';
 import { startLoopbackListener } from '@mcp-auth-kit/client/core';
 import { pkcePair } from '@mcp-auth-kit/test-utils';
-import { launchChromium, loopbackContext, PHONE, SCREENSHOTS, screenshot } from './harness.js';
+import { launchChromium, loopbackContext, PHONE, SCREENSHOTS, screenshot, startPagesAuthServer } from './harness.js';
+import { registerPublicClient } from '../helpers/registration.js';
 
 const RESOURCE = 'http://127.0.0.1:3997/mcp';
 const USERS = {
@@ -45,32 +45,18 @@ describe('browser: what the pages say (Chromium)', () => {
   const cspViolations: string[] = [];
 
   beforeAll(async () => {
-    as = await startAuthServer({
-      port: 0,
-      host: '127.0.0.1',
-      resource: RESOURCE,
-      storage: { kind: 'memory' },
-      logger: silentLogger,
-      authorizationServer: {
-        users: [USERS.alice, USERS.bob],
-        resources: [{ resource: RESOURCE, name: 'Demo notes', scopes: DEMO_SCOPES }],
-      },
+    browser = await launchChromium();
+    as = await startPagesAuthServer(RESOURCE, {
+      users: [USERS.alice, USERS.bob],
+      resources: [{ resource: RESOURCE, name: 'Demo notes', scopes: DEMO_SCOPES }],
     });
     // RFC 8252 §7.3: a native loopback client may use any port on its registered loopback URI.
-    const reg = await fetch(`${as.url}/reg`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        client_name: 'Notes CLI',
-        application_type: 'native',
-        redirect_uris: ['http://127.0.0.1/callback'],
-        token_endpoint_auth_method: 'none',
-        grant_types: ['authorization_code', 'refresh_token'],
-      }),
+    clientId = await registerPublicClient(`${as.url}/reg`, {
+      client_name: 'Notes CLI',
+      application_type: 'native',
+      redirect_uris: ['http://127.0.0.1/callback'],
+      grant_types: ['authorization_code', 'refresh_token'],
     });
-    expect(reg.status).toBe(201);
-    clientId = ((await reg.json()) as { client_id: string }).client_id;
-    browser = await launchChromium();
   }, 60_000);
 
   afterAll(async () => {

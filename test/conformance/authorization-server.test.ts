@@ -9,6 +9,7 @@ import { silentLogger } from '@mcp-auth-kit/authorization-server';
 import { node22, unavailableNode22 } from '../helpers/node22.js';
 import { freePort } from '@mcp-auth-kit/test-utils';
 import { runAuthorizationConformance, type CliResult } from './as/run-cli.js';
+import { registerPublicClient } from '../helpers/registration.js';
 
 const node = await node22();
 const skip = unavailableNode22('the conformance CLI (authorization-server scenarios)', node);
@@ -35,42 +36,31 @@ describe.skipIf(skip)('official conformance: conformance authorization', () => {
   });
   afterAll(() => as?.close());
 
-  async function registerFor(port: number): Promise<string> {
-    const res = await fetch(`${as.issuer}/reg`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        client_name: 'conformance',
-        application_type: 'native',
-        redirect_uris: [`http://127.0.0.1:${port}/callback`],
-        token_endpoint_auth_method: 'none',
-        grant_types: ['authorization_code'],
-      }),
+  const registerFor = (port: number): Promise<string> =>
+    registerPublicClient(`${as.issuer}/reg`, {
+      client_name: 'conformance',
+      application_type: 'native',
+      redirect_uris: [`http://127.0.0.1:${port}/callback`],
+      grant_types: ['authorization_code'],
     });
-    expect(res.status).toBe(201);
-    return ((await res.json()) as { client_id: string }).client_id;
-  }
 
-  it('metadata endpoint + authorization code grant with --resource (RFC 8707)', async () => {
-    const port = await freePort();
-    const result = await runAuthorizationConformance({
-      node: node.path!,
-      issuer: as.issuer,
-      clientId: await registerFor(port),
-      callbackPort: port,
-      resource,
-    });
-    expectAllPassed(result);
-  }, 60_000);
-
-  it('metadata endpoint + authorization code grant without --resource (single default resource)', async () => {
-    const port = await freePort();
-    const result = await runAuthorizationConformance({
-      node: node.path!,
-      issuer: as.issuer,
-      clientId: await registerFor(port),
-      callbackPort: port,
-    });
-    expectAllPassed(result);
-  }, 60_000);
+  // [how the test names the case, the --resource argument]
+  it.each([
+    ['with --resource (RFC 8707)', resource],
+    ['without --resource (single default resource)', undefined],
+  ])(
+    'metadata endpoint + authorization code grant %s',
+    async (_case, withResource) => {
+      const port = await freePort();
+      const result = await runAuthorizationConformance({
+        node: node.path!,
+        issuer: as.issuer,
+        clientId: await registerFor(port),
+        callbackPort: port,
+        resource: withResource,
+      });
+      expectAllPassed(result);
+    },
+    60_000,
+  );
 });

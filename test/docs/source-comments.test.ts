@@ -1,6 +1,7 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { walkSources } from '@mcp-auth-kit/test-utils';
 
 /**
  * Source comments say why the code is as it is, not how fast it was in which benchmark run
@@ -12,21 +13,14 @@ import { describe, expect, it } from 'vitest';
 const ROOT = join(import.meta.dirname, '..', '..');
 const SOURCE_DIRS = ['packages', 'apps', 'test-utils', 'scripts'];
 
-function sourceFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    if (name === 'node_modules' || name === 'dist') continue;
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) out.push(...sourceFiles(path));
-    else if ((path.endsWith('.ts') || path.endsWith('.mjs')) && !path.endsWith('.d.ts')) out.push(path);
-  }
-  return out;
-}
+const isSource = (path: string) => (path.endsWith('.ts') || path.endsWith('.mjs')) && !path.endsWith('.d.ts');
 
-const files = SOURCE_DIRS.flatMap((dir) => sourceFiles(join(ROOT, dir))).map((path) => ({
-  path: relative(ROOT, path),
-  text: readFileSync(path, 'utf8'),
-}));
+const files = SOURCE_DIRS.flatMap((dir) => walkSources(join(ROOT, dir), { keep: isSource, skip: ['node_modules', 'dist'] })).map(
+  (path) => ({
+    path: relative(ROOT, path),
+    text: readFileSync(path, 'utf8'),
+  }),
+);
 
 const ORDINAL = 'first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|fourteenth|fifteenth';
 

@@ -9,6 +9,8 @@ import { freePort } from '@mcp-auth-kit/test-utils';
 import {
   authorizeCode,
   callWhoami,
+  codeGrantForm,
+  expectOAuthError,
   pkcePair,
   postForm,
   refresh,
@@ -63,14 +65,7 @@ describe('fault: AS restarted between authorization and token request (SQLite)',
     const earlier = await (async () => {
       const { verifier, challenge } = pkcePair();
       const code = (await authorizeCode(stack, { clientId, challenge })).get('code')!;
-      const res = await postForm(stack.metadata.token_endpoint, {
-        grant_type: 'authorization_code',
-        code,
-        redirect_uri: 'http://127.0.0.1/callback',
-        client_id: clientId,
-        code_verifier: verifier,
-        resource: stack.mcpUrl,
-      });
+      const res = await postForm(stack.metadata.token_endpoint, codeGrantForm({ code, clientId, verifier, resource: stack.mcpUrl }));
       expect(res.status).toBe(200);
       return res.body as { access_token: string; refresh_token: string };
     })();
@@ -84,17 +79,9 @@ describe('fault: AS restarted between authorization and token request (SQLite)',
     expect(as.issuer).toBe(stack.issuer);
     stack.as = as;
 
-    const res = await postForm(stack.metadata.token_endpoint, {
-      grant_type: 'authorization_code',
-      code,
-      redirect_uri: 'http://127.0.0.1/callback',
-      client_id: clientId,
-      code_verifier: verifier,
-      resource: stack.mcpUrl,
-    });
+    const res = await postForm(stack.metadata.token_endpoint, codeGrantForm({ code, clientId, verifier, resource: stack.mcpUrl }));
     if (res.status !== 200) {
-      expect(res.status).toBe(400);
-      expect(res.body.error).toBe('invalid_grant');
+      expectOAuthError(res, 'invalid_grant');
     } else {
       expect((await callWhoami(stack.mcpUrl, res.body.access_token as string)).status).toBe(200);
     }

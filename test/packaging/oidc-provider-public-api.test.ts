@@ -1,6 +1,7 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { walkSources } from '@mcp-auth-kit/test-utils';
 
 /**
  * oidc-provider is a caret dependency (issue 21): the kit uses its public entry only. Its
@@ -13,21 +14,14 @@ import { describe, expect, it } from 'vitest';
 const ROOT = join(import.meta.dirname, '..', '..');
 const SOURCE_DIRS = ['packages', 'apps', 'examples', 'bench'];
 
-function sourceFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    if (name === 'node_modules' || name === 'dist') continue;
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) out.push(...sourceFiles(path));
-    else if (/\.(?:ts|mts|js|mjs)$/.test(path) && !path.endsWith('.d.ts')) out.push(path);
-  }
-  return out;
-}
+const isSource = (path: string) => /\.(?:ts|mts|js|mjs)$/.test(path) && !path.endsWith('.d.ts');
 
-const files = SOURCE_DIRS.flatMap((dir) => sourceFiles(join(ROOT, dir))).map((path) => ({
-  path: relative(ROOT, path),
-  text: readFileSync(path, 'utf8'),
-}));
+const files = SOURCE_DIRS.flatMap((dir) => walkSources(join(ROOT, dir), { keep: isSource, skip: ['node_modules', 'dist'] })).map(
+  (path) => ({
+    path: relative(ROOT, path),
+    text: readFileSync(path, 'utf8'),
+  }),
+);
 
 const TEST_ONLY_LOOKS: Record<string, string> = {
   // Fails when an oidc-provider release recognises a client field the metadata policy has not decided.

@@ -4,6 +4,7 @@ import {
   authorizationUrl,
   authorizeCode,
   callWhoami,
+  expectOAuthError,
   frontChannel,
   fullFlow,
   pkcePair,
@@ -80,16 +81,14 @@ describe('attack: authorization code grant (OAuth 2.1 §4.1, §7.5; RFC 7636; RF
       const { challenge } = pkcePair();
       const code = (await authorizeCode(stack, { clientId: nativeClient, challenge })).get('code')!;
       const res = await exchange(code, pkcePair().verifier);
-      expect(res.status).toBe(400);
-      expect(res.body.error).toBe('invalid_grant');
+      expectOAuthError(res, 'invalid_grant');
     });
 
     it('token request with the challenge itself as verifier (plain downgrade) → invalid_grant', async () => {
       const { challenge } = pkcePair();
       const code = (await authorizeCode(stack, { clientId: nativeClient, challenge })).get('code')!;
       const res = await exchange(code, challenge);
-      expect(res.status).toBe(400);
-      expect(res.body.error).toBe('invalid_grant');
+      expectOAuthError(res, 'invalid_grant');
     });
   });
 
@@ -176,12 +175,10 @@ describe('attack: authorization code grant (OAuth 2.1 §4.1, §7.5; RFC 7636; RF
       const first = await fullFlow(stack, nativeClient);
       expect(first.refresh_token).toBeTruthy();
       const replay = await exchange(first.code, first.verifier);
-      expect(replay.status).toBe(400);
-      expect(replay.body.error).toBe('invalid_grant');
+      expectOAuthError(replay, 'invalid_grant');
       expect(replay.body.access_token).toBeUndefined();
       const afterReplay = await refresh(stack, nativeClient, first.refresh_token!);
-      expect(afterReplay.status).toBe(400);
-      expect(afterReplay.body.error).toBe('invalid_grant');
+      expectOAuthError(afterReplay, 'invalid_grant');
     });
 
     it('a code presented by another client_id → invalid_grant, no tokens (OAuth 2.1 §4.1.3: code bound to its client)', async () => {
@@ -189,8 +186,7 @@ describe('attack: authorization code grant (OAuth 2.1 §4.1, §7.5; RFC 7636; RF
       const { verifier, challenge } = pkcePair();
       const code = (await authorizeCode(stack, { clientId: nativeClient, challenge })).get('code')!;
       const stolen = await exchange(code, verifier, { client_id: other });
-      expect(stolen.status).toBe(400);
-      expect(stolen.body.error).toBe('invalid_grant');
+      expectOAuthError(stolen, 'invalid_grant');
       expect(stolen.body.access_token).toBeUndefined();
       // The failed attempt neither yields tokens nor lets the attacker burn the victim's code.
       expect((await exchange(code, verifier)).status).toBe(200);
@@ -198,10 +194,26 @@ describe('attack: authorization code grant (OAuth 2.1 §4.1, §7.5; RFC 7636; RF
   });
 
   describe('refresh token rotation (OAuth 2.1 §4.3.1; RFC 9700 §4.14.2 reuse detection)', () => {
-    it('default grace window: a replay by the same client and request gets the SAME pair (nothing new minted); once the new token is used, the replay revokes the grant', async () => {
+    /** A fresh grant of the native client whose refresh token was rotated once. */
+    async function rotatedOnce() {
       const tokens = await fullFlow(stack, nativeClient);
       const rotated = await refresh(stack, nativeClient, tokens.refresh_token!);
       expect(rotated.status).toBe(200);
+      return { tokens, rotated };
+    }
+
+    /** The old refresh token sent again inside the grace window, with `changes` to the request. */
+    const replayWith = (refreshToken: string, changes: Record<string, string>) =>
+      postForm(stack.metadata.token_endpoint, {
+        grant_type: 'refresh_token',
+        refresh_token: refreshToken,
+        client_id: nativeClient,
+        resource: stack.mcpUrl,
+        ...changes,
+      });
+
+    it('default grace window: a replay by the same client and request gets the SAME pair (nothing new minted); once the new token is used, the replay revokes the grant', async () => {
+      const { tokens, rotated } = await rotatedOnce();
       const next = rotated.body.refresh_token as string;
       expect(next).toBeTruthy();
       expect(next).not.toBe(tokens.refresh_token);
@@ -216,55 +228,28 @@ describe('attack: authorization code grant (OAuth 2.1 §4.1, §7.5; RFC 7636; RF
       // The legitimate holder moves on; now the old token is plain reuse.
       const third = await refresh(stack, nativeClient, next);
       expect(third.status).toBe(200);
-      const replay = await refresh(stack, nativeClient, tokens.refresh_token!);
-      expect(replay.status).toBe(400);
-      expect(replay.body.error).toBe('invalid_grant');
-      const newest = await refresh(stack, nativeClient, third.body.refresh_token as string);
-      expect(newest.status).toBe(400);
-      expect(newest.body.error).toBe('invalid_grant');
+      expectOAuthError(await refresh(stack, nativeClient, tokens.refresh_token!), 'invalid_grant');
+      expectOAuthError(await refresh(stack, nativeClient, third.body.refresh_token as string), 'invalid_grant');
     });
 
     it('replay with a different request (another scope) inside the window → refused, and the grant is revoked', async () => {
-      const tokens = await fullFlow(stack, nativeClient);
-      const rotated = await refresh(stack, nativeClient, tokens.refresh_token!);
-      expect(rotated.status).toBe(200);
-      const replay = await postForm(stack.metadata.token_endpoint, {
-        grant_type: 'refresh_token',
-        refresh_token: tokens.refresh_token!,
-        client_id: nativeClient,
-        resource: stack.mcpUrl,
-        scope: 'notes:read',
-      });
-      expect(replay.status).toBe(400);
-      expect(replay.body.error).toBe('invalid_grant');
-      const newest = await refresh(stack, nativeClient, rotated.body.refresh_token as string);
-      expect(newest.status).toBe(400);
-      expect(newest.body.error).toBe('invalid_grant');
+      const { tokens, rotated } = await rotatedOnce();
+      expectOAuthError(await replayWith(tokens.refresh_token!, { scope: 'notes:read' }), 'invalid_grant');
+      expectOAuthError(await refresh(stack, nativeClient, rotated.body.refresh_token as string), 'invalid_grant');
     });
 
     it('replay with a resource the grant does not cover → invalid_target, nothing issued (checked before the token is consumed)', async () => {
-      const tokens = await fullFlow(stack, nativeClient);
-      const rotated = await refresh(stack, nativeClient, tokens.refresh_token!);
-      expect(rotated.status).toBe(200);
-      const replay = await postForm(stack.metadata.token_endpoint, {
-        grant_type: 'refresh_token',
-        refresh_token: tokens.refresh_token!,
-        client_id: nativeClient,
-        resource: OTHER_RESOURCE,
-      });
+      const { tokens } = await rotatedOnce();
+      const replay = await replayWith(tokens.refresh_token!, { resource: OTHER_RESOURCE });
       expect(replay.status).toBe(400);
       expect(['invalid_target', 'invalid_grant']).toContain(replay.body.error);
       expect(replay.body.access_token).toBeUndefined();
     });
 
     it('a rotated refresh token presented by ANOTHER client → invalid_grant and the victim grant is revoked', async () => {
-      const tokens = await fullFlow(stack, nativeClient);
-      const rotated = await refresh(stack, nativeClient, tokens.refresh_token!);
-      expect(rotated.status).toBe(200);
+      const { tokens, rotated } = await rotatedOnce();
       const other = await registerClient(stack);
-      const res = await refresh(stack, other, tokens.refresh_token!);
-      expect(res.status).toBe(400);
-      expect(res.body.error).toBe('invalid_grant');
+      expectOAuthError(await refresh(stack, other, tokens.refresh_token!), 'invalid_grant');
       const newest = await refresh(stack, nativeClient, rotated.body.refresh_token as string);
       expect(newest.status).toBe(400);
     });
@@ -273,8 +258,7 @@ describe('attack: authorization code grant (OAuth 2.1 §4.1, §7.5; RFC 7636; RF
       const tokens = await fullFlow(stack, nativeClient);
       const other = await registerClient(stack);
       const res = await refresh(stack, other, tokens.refresh_token!);
-      expect(res.status).toBe(400);
-      expect(res.body.error).toBe('invalid_grant');
+      expectOAuthError(res, 'invalid_grant');
     });
 
     it('strict mode (refreshTokens.reuseGraceSeconds: 0): the first replay already revokes the newest token', async () => {
@@ -285,11 +269,9 @@ describe('attack: authorization code grant (OAuth 2.1 §4.1, §7.5; RFC 7636; RF
         const rotated = await refresh(strict, client, tokens.refresh_token!);
         expect(rotated.status).toBe(200);
         const replay = await refresh(strict, client, tokens.refresh_token!);
-        expect(replay.status).toBe(400);
-        expect(replay.body.error).toBe('invalid_grant');
+        expectOAuthError(replay, 'invalid_grant');
         const newest = await refresh(strict, client, rotated.body.refresh_token as string);
-        expect(newest.status).toBe(400);
-        expect(newest.body.error).toBe('invalid_grant');
+        expectOAuthError(newest, 'invalid_grant');
       } finally {
         await strict.close();
       }
@@ -361,8 +343,7 @@ describe('attack: authorization code grant (OAuth 2.1 §4.1, §7.5; RFC 7636; RF
         'code',
       )!;
       const res = await exchange(code, verifier, { redirect_uri: 'http://127.0.0.1:5001/callback' });
-      expect(res.status).toBe(400);
-      expect(res.body.error).toBe('invalid_grant');
+      expectOAuthError(res, 'invalid_grant');
     });
   });
 

@@ -1,28 +1,23 @@
-import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { lookup } from 'node:dns/promises';
 import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLoopbackCertificate, type LoopbackCertificate } from '@mcp-auth-kit/testing';
-import { NATIVE_REDIRECT, authorizationUrl, frontChannel, pkcePair, startAttackStack, type AttackStack } from './helpers/support.js';
+import {
+  NATIVE_REDIRECT,
+  authorizationUrl,
+  frontChannel,
+  listenCounting,
+  pkcePair,
+  startAttackStack,
+  type AttackStack,
+} from './helpers/support.js';
 
 /**
  * CIMD SSRF, end to end (MCP security best practices §SSRF; client registration §CIMD).
  * Only loopback targets: the test's own listeners. Nothing here names a non-loopback address.
  */
-
-function listenTcp(host: string): Promise<{ server: TcpServer; port: number; sockets: Socket[] } | undefined> {
-  return new Promise((resolve) => {
-    const sockets: Socket[] = [];
-    const server = createTcpServer((socket) => {
-      sockets.push(socket);
-      socket.destroy();
-    });
-    server.once('error', () => resolve(undefined));
-    server.listen(0, host, () => resolve({ server, port: (server.address() as AddressInfo).port, sockets }));
-  });
-}
 
 async function tryAuthorize(stack: AttackStack, clientId: string, redirectUri = NATIVE_REDIRECT) {
   return frontChannel(stack.issuer, authorizationUrl(stack, { clientId, redirectUri, challenge: pkcePair().challenge }));
@@ -30,14 +25,14 @@ async function tryAuthorize(stack: AttackStack, clientId: string, redirectUri = 
 
 describe('attack: CIMD SSRF with the dev private-network switch OFF (default)', () => {
   let stack: AttackStack;
-  let v4: NonNullable<Awaited<ReturnType<typeof listenTcp>>>;
-  let v6: Awaited<ReturnType<typeof listenTcp>>;
+  let v4: NonNullable<Awaited<ReturnType<typeof listenCounting>>>;
+  let v6: Awaited<ReturnType<typeof listenCounting>>;
   let loopbackName: string | undefined;
 
   beforeAll(async () => {
     stack = await startAttackStack();
-    v4 = (await listenTcp('127.0.0.1'))!;
-    v6 = await listenTcp('::1');
+    v4 = (await listenCounting('127.0.0.1'))!;
+    v6 = await listenCounting('::1');
     // A name (from /etc/hosts, not DNS) that resolves to loopback, when the machine has one.
     const name = hostname();
     const addresses = await lookup(name, { all: true }).catch(() => []);
@@ -46,8 +41,8 @@ describe('attack: CIMD SSRF with the dev private-network switch OFF (default)', 
     }
   });
   afterAll(async () => {
-    v4?.server.close();
-    v6?.server.close();
+    v4?.close();
+    v6?.close();
     await stack?.close();
   });
 
@@ -87,29 +82,29 @@ describe('attack: CIMD SSRF with the dev private-network switch OFF (default)', 
 
   // A host NAME is resolved and its answers checked before any connection: oidc-provider's own
   // dispatcher checks the peer only after connecting, which would already reach the target.
+  /** The authorization with a client_id on `loopbackName`, at a listener of its own that records connections. */
+  async function authorizeAtLoopbackName() {
+    const own = (await listenCounting('127.0.0.1'))!;
+    try {
+      return { result: await tryAuthorize(stack, `https://${loopbackName}:${own.port}/client.json`), sockets: own.sockets };
+    } finally {
+      own.close();
+    }
+  }
+
   it('client_id whose host NAME resolves to loopback (/etc/hosts) → refused, NO connection at all', async (ctx) => {
     if (!loopbackName) ctx.skip();
-    const own = (await listenTcp('127.0.0.1'))!;
-    try {
-      const result = await tryAuthorize(stack, `https://${loopbackName}:${own.port}/client.json`);
-      expect(result.kind).toBe('stopped');
-      expect((result as { status: number }).status).toBe(400);
-      expect(own.sockets, 'the AS opened a TCP connection to the loopback target').toHaveLength(0);
-    } finally {
-      own.server.close();
-    }
+    const { result, sockets } = await authorizeAtLoopbackName();
+    expect(result.kind).toBe('stopped');
+    expect((result as { status: number }).status).toBe(400);
+    expect(sockets, 'the AS opened a TCP connection to the loopback target').toHaveLength(0);
   });
 
   it('client_id whose host NAME resolves to loopback → still refused (no document read, no code)', async (ctx) => {
     if (!loopbackName) ctx.skip();
-    const own = (await listenTcp('127.0.0.1'))!;
-    try {
-      const result = await tryAuthorize(stack, `https://${loopbackName}:${own.port}/client.json`);
-      expect(result.kind).toBe('stopped');
-      expect((result as { status: number }).status).toBe(400);
-    } finally {
-      own.server.close();
-    }
+    const { result } = await authorizeAtLoopbackName();
+    expect(result.kind).toBe('stopped');
+    expect((result as { status: number }).status).toBe(400);
   });
 
   it('http (not https) client_id, URL with credentials, URL without a path → refused without a connection', async () => {

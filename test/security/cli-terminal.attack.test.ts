@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliPath } from '../helpers/cli.js';
+import { scriptedAsMetadata } from './helpers/support.js';
 
 /**
  * Terminal escape injection through the `mcp-auth-kit` CLI (MCP security best practices: treat
@@ -118,13 +119,7 @@ describe('attack: terminal escape sequences from servers through the CLI', () =>
         const issuer = path.endsWith('tab-issuer') ? `${self}/\ttab-issuer` : `${self}/lf-\nissuer`;
         return {
           status: 200,
-          body: {
-            issuer,
-            authorization_endpoint: `${self}/authorize`,
-            token_endpoint: `${self}/token`,
-            registration_endpoint: `${self}/register`,
-            code_challenge_methods_supported: ['S256'],
-          },
+          body: scriptedAsMetadata(self, { issuer }),
         };
       }
       if (path === '/.well-known/oauth-authorization-server/forged') {
@@ -136,14 +131,7 @@ describe('attack: terminal escape sequences from servers through the CLI', () =>
       if (path.startsWith('/.well-known/')) {
         return {
           status: 200,
-          body: {
-            issuer: self,
-            authorization_endpoint: `${self}/authorize`,
-            token_endpoint: `${self}/token`,
-            registration_endpoint: `${self}/register`,
-            code_challenge_methods_supported: ['S256'],
-            grant_types_supported: ['authorization_code', 'client_credentials'],
-          },
+          body: scriptedAsMetadata(self, { grant_types_supported: ['authorization_code', 'client_credentials'] }),
         };
       }
       if (path === '/register')

@@ -16,7 +16,7 @@ import {
   type StoredTokens,
 } from '@mcp-auth-kit/client';
 import { cliPath } from '../helpers/cli.js';
-import { startAttackStack, type AttackStack } from './helpers/support.js';
+import { scriptedAsMetadata, startAttackStack, type AttackStack } from './helpers/support.js';
 
 /**
  * Credentials sent to an authorization server a malicious MCP server names (MCP 2026-07-28
@@ -104,13 +104,8 @@ describe('attack: a malicious MCP server names its own authorization server to c
       if (path.startsWith('/.well-known/')) {
         return {
           status: 200,
-          body: {
-            issuer: self,
-            authorization_endpoint: `${self}/authorize`,
-            token_endpoint: `${self}/token`,
-            registration_endpoint: `${self}/register`,
+          body: scriptedAsMetadata(self, {
             revocation_endpoint: `${self}/revoke`,
-            code_challenge_methods_supported: ['S256'],
             grant_types_supported: [
               'authorization_code',
               'refresh_token',
@@ -118,7 +113,7 @@ describe('attack: a malicious MCP server names its own authorization server to c
               'urn:ietf:params:oauth:grant-type:jwt-bearer',
             ],
             token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
-          },
+          }),
         };
       }
       // Whatever it is sent, it answers as a compliant AS would, to keep the client talking.

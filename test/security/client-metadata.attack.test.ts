@@ -8,6 +8,7 @@ import { createLoopbackCertificate, type LoopbackCertificate } from '@mcp-auth-k
 import {
   NATIVE_REDIRECT,
   authorizationUrl,
+  callTool,
   frontChannel,
   pkcePair,
   postForm,
@@ -29,23 +30,8 @@ const SERVICE = { id: 'svc-notes', secret: 'svc-notes-secret-0123456789' };
 const INTERNAL_PROPERTY = 'mcp_resource_scope';
 
 /** One MCP tools/call of `add_note` (needs notes:write) on the 2025-11-25 wire. */
-function addNote(mcpUrl: string, token: string): Promise<Response> {
-  return fetch(mcpUrl, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2025-11-25',
-      authorization: `Bearer ${token}`,
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: { name: 'add_note', arguments: { text: 'written by a machine' } },
-    }),
-  });
-}
+const addNote = (mcpUrl: string, token: string): Promise<Response> =>
+  callTool(mcpUrl, token, { name: 'add_note', arguments: { text: 'written by a machine' } });
 
 describe('attack: client metadata from untrusted sources (CIMD, DCR, RFC 7592)', () => {
   let stack: AttackStack;

@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { CookieJar } from 'tough-cookie';
 import { runAdmin, startAuthServer, type AdminIo, type RunningAuthServer } from '@mcp-auth-kit/auth-server';
 import { silentLogger } from '@mcp-auth-kit/authorization-server';
-import { NATIVE_REDIRECT, frontChannel, pkcePair, postJson } from './helpers/support.js';
+import { NATIVE_REDIRECT, frontChannel, loginPageUrl, postJson } from './helpers/support.js';
 
 /**
  * The demo account carried into production. `demo` / `demo-password` is published (README,
@@ -38,18 +38,7 @@ async function login(server: RunningAuthServer, username: string, password: stri
     redirect_uris: [NATIVE_REDIRECT],
     token_endpoint_auth_method: 'none',
   });
-  const authorize = new URL(`${server.issuer}/auth`);
-  const params = {
-    response_type: 'code',
-    client_id: reg.body.client_id as string,
-    redirect_uri: NATIVE_REDIRECT,
-    scope: 'notes:read',
-    resource: 'http://localhost:3000/mcp',
-    code_challenge: pkcePair().challenge,
-    code_challenge_method: 'S256',
-    state: 's',
-  };
-  for (const [k, v] of Object.entries(params)) authorize.searchParams.set(k, v);
+  const authorize = loginPageUrl(server.issuer, reg.body.client_id as string);
   const jar = new CookieJar();
   const page = await frontChannel(server.issuer, authorize, jar);
   if (page.kind !== 'stopped' || page.status !== 200) throw new Error('expected the login page');

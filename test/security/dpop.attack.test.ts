@@ -1,7 +1,7 @@
 import { randomUUID, createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignJWT, calculateJwkThumbprint, decodeJwt, exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
-import { NATIVE_REDIRECT, authorizeCode, pkcePair, registerClient, startAttackStack, type AttackStack } from './helpers/support.js';
+import { authorizeCode, codeGrantForm, pkcePair, registerClient, startAttackStack, type AttackStack } from './helpers/support.js';
 
 /**
  * DPoP downgrade and proof attacks end to end (RFC 9449 §4.3, §7.1, §7.2, §11.1): a token bound
@@ -64,14 +64,7 @@ describe('attack: DPoP-bound tokens at the MCP server', () => {
     const clientId = await registerClient(stack);
     const { verifier, challenge } = pkcePair();
     const code = (await authorizeCode(stack, { clientId, challenge })).get('code')!;
-    const form = {
-      grant_type: 'authorization_code',
-      code,
-      redirect_uri: NATIVE_REDIRECT,
-      client_id: clientId,
-      code_verifier: verifier,
-      resource: stack.mcpUrl,
-    };
+    const form = codeGrantForm({ code, clientId, verifier, resource: stack.mcpUrl });
     const tokenCall = async (nonce?: string) =>
       fetch(stack.metadata.token_endpoint, {
         method: 'POST',

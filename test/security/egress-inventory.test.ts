@@ -2,6 +2,7 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { walkSources } from '@mcp-auth-kit/test-utils';
 import { startAttackStack, type AttackStack } from './helpers/support.js';
 
 /**
@@ -237,16 +238,6 @@ const DETECTORS: Array<[string, RegExp]> = [
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-function sourceFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) out.push(...sourceFiles(path));
-    else if (name.endsWith('.ts') && !name.endsWith('.d.ts')) out.push(path);
-  }
-  return out;
-}
-
 interface Hit {
   file: string;
   line: number;
@@ -260,7 +251,7 @@ function scan(): Hit[] {
     for (const pkg of readdirSync(join(ROOT, group))) {
       const src = join(ROOT, group, pkg, 'src');
       if (!statSync(join(ROOT, group, pkg)).isDirectory() || !readdirSync(join(ROOT, group, pkg)).includes('src')) continue;
-      for (const path of sourceFiles(src)) {
+      for (const path of walkSources(src)) {
         const file = relative(ROOT, path).split('\\').join('/');
         readFileSync(path, 'utf8')
           .split('\n')

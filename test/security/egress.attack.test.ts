@@ -11,6 +11,7 @@ import type { Logger } from '@mcp-auth-kit/authorization-server';
 import {
   NATIVE_REDIRECT,
   authorizationUrl,
+  expectOAuthError,
   frontChannel,
   listenCounting,
   loopbackResolvingHostname,
@@ -89,8 +90,7 @@ describe("attack: sector_identifier_uri makes the AS fetch a URL of the client's
           sector_identifier_uri: `https://${host}:${target.port}/sector.json`,
         });
         expect(target.sockets.length - before, 'the AS connected to the sector_identifier_uri target').toBe(0);
-        expect(res.status).toBe(400);
-        expect(res.body.error).toBe('invalid_client_metadata');
+        expectOAuthError(res, 'invalid_client_metadata');
         // Refused for the field itself: nothing about the target (status, reachability) travels back.
         expect(String(res.body.error_description)).toMatch(/sector_identifier_uri is not supported/);
         expect(res.text).not.toMatch(/response status|could not load|ECONNRE/);
@@ -177,8 +177,7 @@ describe('attack: jwks_uri of an untrusted (DCR) client — kept for private_key
     const before = target.sockets.length;
     const res = await authenticateWithKeyFrom(`https://127.0.0.1:${target.port}/jwks.json`);
     expect(target.sockets.length - before, 'the AS connected to the jwks_uri target').toBe(0);
-    expect(res.status).toBe(401);
-    expect(res.body.error).toBe('invalid_client');
+    expectOAuthError(res, 'invalid_client', 401);
   });
 
   it('jwks_uri on a NAME that resolves to loopback (/etc/hosts) → refused on the resolved address, NO connection', async (ctx) => {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { startTestAuthorizationServer, startTestIdp } from '@mcp-auth-kit/testing';
 import { SignJWT, decodeJwt, exportJWK, generateKeyPair } from 'jose';
-import { postForm, postJson } from './helpers/support.js';
+import { expectOAuthError, postForm, postJson } from './helpers/support.js';
 
 /**
  * The ID-JAG grant's client rules that need an operator switch (draft §8.1; MCP profile §5:
@@ -100,8 +100,7 @@ describe('ID-JAG grant: DCR clients and refresh tokens, when the operator turns 
         grant_types: ['authorization_code', GRANT],
         token_endpoint_auth_method: 'none',
       });
-      expect(publicReg.status).toBe(400);
-      expect(publicReg.body.error).toBe('invalid_client_metadata');
+      expectOAuthError(publicReg, 'invalid_client_metadata');
     } finally {
       await as.close();
       await idp.close();

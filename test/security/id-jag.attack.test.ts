@@ -4,7 +4,7 @@ import { startTestIdp, type TestIdp } from '@mcp-auth-kit/testing';
 import { respeltSignature } from '@mcp-auth-kit/test-utils';
 import { SignJWT, calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, type JWK } from 'jose';
 import { randomUUID } from 'node:crypto';
-import { postForm, postJson, startAttackStack, type AttackStack, type JsonResponse } from './helpers/support.js';
+import { expectOAuthError, postForm, postJson, startAttackStack, type AttackStack, type JsonResponse } from './helpers/support.js';
 
 /**
  * The ID-JAG grant of MCP enterprise-managed authorization at our AS (RFC 7523 §2.1,
@@ -325,8 +325,7 @@ describe('ID-JAG grant (RFC 7523 §2.1, draft-ietf-oauth-identity-assertion-auth
       grant_types: ['authorization_code', GRANT],
       token_endpoint_auth_method: 'client_secret_basic',
     });
-    expect(withGrant.status).toBe(400);
-    expect(withGrant.body.error).toBe('invalid_client_metadata');
+    expectOAuthError(withGrant, 'invalid_client_metadata');
     const reg = await postJson(stack.metadata.registration_endpoint, {
       client_name: 'dcr',
       redirect_uris: ['http://127.0.0.1/callback'],

@@ -1,6 +1,7 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { walkSources } from '@mcp-auth-kit/test-utils';
 
 /**
  * One canonical identity (issue 40 items 1 and 3): the account lookup folded NFKC + case, the
@@ -11,19 +12,10 @@ import { describe, expect, it } from 'vitest';
  */
 const ROOT = join(import.meta.dirname, '..', '..');
 
-function sourceFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    if (name === 'node_modules' || name === 'dist' || name === 'test') continue;
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) out.push(...sourceFiles(path));
-    else if (path.endsWith('.ts') && !path.endsWith('.d.ts')) out.push(path);
-  }
-  return out;
-}
+const SKIP = ['node_modules', 'dist', 'test'];
 
 const files = ['packages', 'apps']
-  .flatMap((dir) => sourceFiles(join(ROOT, dir)))
+  .flatMap((dir) => walkSources(join(ROOT, dir), { skip: SKIP }))
   .map((path) => ({ path: relative(ROOT, path), text: readFileSync(path, 'utf8') }))
   .filter(({ path }) => !path.startsWith('packages/protocol/'));
 

@@ -3,7 +3,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignJWT, calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair } from 'jose';
 import { DEMO_SCOPES, startAuthServer, type RunningAuthServer } from '@mcp-auth-kit/auth-server';
 import { silentLogger } from '@mcp-auth-kit/authorization-server';
-import { NATIVE_REDIRECT, frontChannel, pkcePair, postForm, postJson, type AsMetadata, type JsonResponse } from './helpers/support.js';
+import {
+  NATIVE_REDIRECT,
+  codeGrantForm,
+  expectOAuthError,
+  frontChannel,
+  pkcePair,
+  postForm,
+  postJson,
+  type AsMetadata,
+  type JsonResponse,
+} from './helpers/support.js';
 import { listenProtectedEndpoint, post as callEndpoint, type ProtectedEndpoint } from '../faults/helpers/resource-server.js';
 import { freePort } from '@mcp-auth-kit/test-utils';
 
@@ -115,17 +125,17 @@ describe('attack: introspection of JWT access tokens (RFC 7662)', () => {
     const result = await frontChannel(as.issuer, url);
     if (result.kind !== 'callback') throw new Error(`authorization stopped: ${result.status}`);
     const code = result.url.searchParams.get('code')!;
-    const form = {
-      grant_type: 'authorization_code',
-      code,
-      redirect_uri: NATIVE_REDIRECT,
-      client_id: clientId,
-      code_verifier: verifier,
-      resource,
-    };
+    const form = codeGrantForm({ code, clientId, verifier, resource });
     const res = await postForm(metadata.token_endpoint, form, options.dpop ? { dpop: await options.dpop() } : {});
     expect(res.status, res.text).toBe(200);
     return { tokens: res.body as { access_token: string; refresh_token: string; token_type: string }, form };
+  }
+
+  /** RFC 7662 §4 (no oracle): `active: false`, answered exactly as for a token the AS never issued. */
+  function expectNothingLearnt(foreign: JsonResponse, unknown: JsonResponse) {
+    expect(foreign.status).toBe(200);
+    expect(foreign.body).toEqual({ active: false });
+    expect({ status: foreign.status, text: foreign.text }).toEqual({ status: unknown.status, text: unknown.text });
   }
 
   const introspect = (token: string, auth: { clientId: string; secret?: string }): Promise<JsonResponse> =>
@@ -165,9 +175,7 @@ describe('attack: introspection of JWT access tokens (RFC 7662)', () => {
 
     const foreign = await introspect(tokens.access_token, otherRs);
     const unknown = await introspect(`${tokens.access_token.slice(0, -4)}AAAA`, otherRs);
-    expect(foreign.status).toBe(200);
-    expect(foreign.body).toEqual({ active: false });
-    expect({ status: foreign.status, text: foreign.text }).toEqual({ status: unknown.status, text: unknown.text });
+    expectNothingLearnt(foreign, unknown);
   });
 
   it("RFC 7662 §4 (no oracle): another client — public or confidential — learns nothing about a victim's access token", async () => {
@@ -188,9 +196,7 @@ describe('attack: introspection of JWT access tokens (RFC 7662)', () => {
     ]) {
       const foreign = await introspect(tokens.access_token, caller);
       const unknown = await introspect(forged, caller);
-      expect(foreign.status).toBe(200);
-      expect(foreign.body).toEqual({ active: false });
-      expect({ status: foreign.status, text: foreign.text }).toEqual({ status: unknown.status, text: unknown.text });
+      expectNothingLearnt(foreign, unknown);
     }
   });
 
@@ -215,8 +221,7 @@ describe('attack: introspection of JWT access tokens (RFC 7662)', () => {
     const client = await register();
     const { tokens } = await codeFlow(client.client_id);
     const res = await introspect(tokens.access_token, { clientId: RS_CLIENT, secret: 'not-the-secret' });
-    expect(res.status).toBe(401);
-    expect(res.body.error).toBe('invalid_client');
+    expectOAuthError(res, 'invalid_client', 401);
     expect(res.body.active).toBeUndefined();
     const anonymous = await postForm(metadata.introspection_endpoint!, { token: tokens.access_token });
     expect(anonymous.status).toBe(400);
@@ -242,8 +247,7 @@ describe('attack: introspection of JWT access tokens (RFC 7662)', () => {
     const { tokens, form } = await codeFlow(client.client_id);
     expect((await introspect(tokens.access_token, rs)).body.active).toBe(true);
     const replay = await postForm(metadata.token_endpoint, form);
-    expect(replay.status).toBe(400);
-    expect(replay.body.error).toBe('invalid_grant');
+    expectOAuthError(replay, 'invalid_grant');
     expect((await introspect(tokens.access_token, rs)).body).toEqual({ active: false });
   });
 

@@ -2,15 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CookieJar } from 'tough-cookie';
 import { pinoLogger } from '@mcp-auth-kit/authorization-server';
 import {
-  NATIVE_REDIRECT,
   authorizationUrl,
   authorizeCode,
   callWhoami,
+  codeGrantForm,
   frontChannel,
   fullFlow,
   pkcePair,
   postForm,
-  postJson,
+  postRegistration,
   refresh,
   registerClient,
   startAttackStack,
@@ -65,23 +65,17 @@ describe('attack: credentials in logs while the stack is under attack', () => {
     secrets.add(rotated.body.access_token as string);
     secrets.add(rotated.body.refresh_token as string);
     await refresh(stack, publicClient, tokens.refresh_token!);
-    await postForm(stack.metadata.token_endpoint, {
-      grant_type: 'authorization_code',
-      code: tokens.code,
-      redirect_uri: NATIVE_REDIRECT,
-      client_id: publicClient,
-      code_verifier: tokens.verifier,
-      resource: stack.mcpUrl,
-    });
+    await postForm(
+      stack.metadata.token_endpoint,
+      codeGrantForm({ code: tokens.code, clientId: publicClient, verifier: tokens.verifier, resource: stack.mcpUrl }),
+    );
     await postForm(stack.metadata.revocation_endpoint!, { token: rotated.body.refresh_token as string, client_id: publicClient });
 
     // Confidential client: secret and registration access token; wrong and right secrets.
-    const reg = await postJson(stack.metadata.registration_endpoint, {
+    const reg = await postRegistration(stack, {
       client_name: 'confidential',
       redirect_uris: ['https://app.example.test/cb'],
       application_type: 'web',
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
       token_endpoint_auth_method: 'client_secret_post',
     });
     expect(reg.status).toBe(201);
@@ -96,24 +90,15 @@ describe('attack: credentials in logs while the stack is under attack', () => {
     secrets.add(verifier);
     const wrongSecret = `${secret.slice(0, -6)}WRONG1`;
     secrets.add(wrongSecret);
-    await postForm(stack.metadata.token_endpoint, {
-      grant_type: 'authorization_code',
+    const confidentialForm = codeGrantForm({
       code,
-      redirect_uri: 'https://app.example.test/cb',
-      client_id: reg.body.client_id as string,
-      client_secret: wrongSecret,
-      code_verifier: verifier,
+      clientId: reg.body.client_id as string,
+      verifier,
       resource: stack.mcpUrl,
+      redirectUri: 'https://app.example.test/cb',
     });
-    const confidential = await postForm(stack.metadata.token_endpoint, {
-      grant_type: 'authorization_code',
-      code,
-      redirect_uri: 'https://app.example.test/cb',
-      client_id: reg.body.client_id as string,
-      client_secret: secret,
-      code_verifier: verifier,
-      resource: stack.mcpUrl,
-    });
+    await postForm(stack.metadata.token_endpoint, { ...confidentialForm, client_secret: wrongSecret });
+    const confidential = await postForm(stack.metadata.token_endpoint, { ...confidentialForm, client_secret: secret });
     if (typeof confidential.body.access_token === 'string') secrets.add(confidential.body.access_token);
     await fetch(`${stack.metadata.registration_endpoint}/${reg.body.client_id as string}`, {
       headers: { authorization: 'Bearer wrong-registration-access-token-123' },

@@ -5,6 +5,7 @@ import type { Logger } from '@mcp-auth-kit/authorization-server';
 import {
   authorizationUrl,
   frontChannel,
+  loginPageUrl,
   pkcePair,
   postJson,
   registerClient,
@@ -199,19 +200,7 @@ describe('attack: parallel password guessing spread over two AS instances on one
       token_endpoint_auth_method: 'none',
     });
     expect(reg.status).toBe(201);
-    const authorize = new URL(`${a.issuer}/auth`);
-    for (const [k, v] of Object.entries({
-      response_type: 'code',
-      client_id: reg.body.client_id as string,
-      redirect_uri: NATIVE_REDIRECT,
-      scope: 'notes:read',
-      resource: 'http://localhost:3000/mcp',
-      code_challenge: pkcePair().challenge,
-      code_challenge_method: 'S256',
-      state: 's',
-    })) {
-      authorize.searchParams.set(k, v);
-    }
+    const authorize = loginPageUrl(a.issuer, reg.body.client_id as string);
     const form = await openLoginForm(a.issuer, authorize);
     const results = await Promise.all(
       Array.from({ length: N }, (_, i) => guess(i % 2 ? b.url : a.url, form, 'victim', `wrong-${i}`, `203.0.113.${150 + i}`)),

@@ -2,6 +2,7 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { walkSources } from '@mcp-auth-kit/test-utils';
 
 /**
  * A fetched document is used only for the purpose it was fetched for (issue 40 item 2; MCP client
@@ -157,16 +158,6 @@ const KV_WRITES: KvWrite[] = [
 
 const KV_WRITE = /\bkv\??\.(?:set|increment|decrement)\s*\(/;
 
-function sourceFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) out.push(...sourceFiles(path));
-    else if (name.endsWith('.ts') && !name.endsWith('.d.ts')) out.push(path);
-  }
-  return out;
-}
-
 interface Hit {
   file: string;
   line: number;
@@ -176,7 +167,7 @@ interface Hit {
 /** Code lines (comments skipped) of the AS sources matching `pattern`; the kv implementations themselves excluded. */
 function scan(pattern: RegExp, root = AS_SRC): Hit[] {
   const hits: Hit[] = [];
-  for (const path of sourceFiles(join(ROOT, root))) {
+  for (const path of walkSources(join(ROOT, root))) {
     const file = relative(ROOT, path).split('\\').join('/');
     if (file.startsWith(`${AS_SRC}/storage/`) || file.startsWith(`${AS_SRC}/redis/`)) continue;
     readFileSync(path, 'utf8')

@@ -1,6 +1,7 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { walkSources } from '@mcp-auth-kit/test-utils';
 
 /**
  * One rule, one place (issue 19: five loopback checks that disagreed on `::ffff:127.0.0.1` and
@@ -11,18 +12,9 @@ import { describe, expect, it } from 'vitest';
 const ROOT = join(import.meta.dirname, '..', '..');
 const SOURCE_DIRS = ['packages', 'apps'];
 
-function sourceFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    if (name === 'node_modules' || name === 'dist' || name === 'test') continue;
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) out.push(...sourceFiles(path));
-    else if (path.endsWith('.ts') && !path.endsWith('.d.ts')) out.push(path);
-  }
-  return out;
-}
+const SKIP = ['node_modules', 'dist', 'test'];
 
-const files = SOURCE_DIRS.flatMap((dir) => sourceFiles(join(ROOT, dir)))
+const files = SOURCE_DIRS.flatMap((dir) => walkSources(join(ROOT, dir), { skip: SKIP }))
   .map((path) => ({ path: relative(ROOT, path), text: readFileSync(path, 'utf8') }))
   .filter(({ path }) => !path.startsWith('packages/protocol/'));
 

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   NATIVE_REDIRECT,
   authorizationUrl,
+  expectOAuthError,
   frontChannel,
   fullFlow,
   pkcePair,
@@ -56,8 +57,7 @@ describe('attack: OS protocol-handler redirect URIs (RFC 8252 §7.1, §7.3; OAut
   for (const uri of HANDLER_SCHEMES) {
     it(`DCR (RFC 7591 §3.2.2): ${JSON.stringify(uri)} → invalid_redirect_uri, nothing registered`, async () => {
       const res = await register([uri]);
-      expect(res.status).toBe(400);
-      expect(res.body.error).toBe('invalid_redirect_uri');
+      expectOAuthError(res, 'invalid_redirect_uri');
       expect(res.body.client_id).toBeUndefined();
     });
   }

@@ -1,18 +1,17 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SignJWT, calculateJwkThumbprint, exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
 import type { Logger } from '@mcp-auth-kit/authorization-server';
 import {
-  NATIVE_REDIRECT,
   authorizeCode,
+  codeGrantForm,
+  dpopKey,
+  dpopPostProof,
   pkcePair,
   postForm,
-  postJson,
+  postRegistration,
   registerClient,
   startAttackStack,
-  type AttackStack,
-  type JsonResponse,
 } from './helpers/support.js';
+import type { AttackStack, DpopKey, JsonResponse } from './helpers/support.js';
 
 /**
  * The refresh grace window (packages/authorization-server/src/refresh-grace.ts) repeats the
@@ -30,18 +29,6 @@ interface Line {
   fields: Record<string, unknown>;
 }
 
-interface DpopKey {
-  privateKey: CryptoKey;
-  jwk: JWK;
-  jkt: string;
-}
-
-async function dpopKey(): Promise<DpopKey> {
-  const { privateKey, publicKey } = await generateKeyPair('ES256');
-  const jwk = await exportJWK(publicKey);
-  return { privateKey, jwk, jkt: await calculateJwkThumbprint(jwk) };
-}
-
 describe('attack: replaying a rotated refresh token within the grace window', () => {
   const lines: Line[] = [];
   const record =
@@ -56,18 +43,12 @@ describe('attack: replaying a rotated refresh token within the grace window', ()
   });
   afterAll(async () => stack?.close());
 
-  const proof = (key: DpopKey) =>
-    new SignJWT({ jti: randomUUID(), htm: 'POST', htu: stack.metadata.token_endpoint, iat: Math.floor(Date.now() / 1000) })
-      .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: key.jwk })
-      .sign(key.privateKey);
+  const proof = (key: DpopKey) => dpopPostProof(key, stack.metadata.token_endpoint);
 
   /** A client_secret_post client registered through DCR: its id and secret. */
   async function confidentialClient(): Promise<{ id: string; secret: string }> {
-    const res = await postJson(stack.metadata.registration_endpoint, {
+    const res = await postRegistration(stack, {
       client_name: 'grace attack confidential client',
-      redirect_uris: [NATIVE_REDIRECT],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
       token_endpoint_auth_method: 'client_secret_post',
     });
     expect(res.status, res.text).toBe(201);
@@ -85,14 +66,7 @@ describe('attack: replaying a rotated refresh token within the grace window', ()
     const params = await authorizeCode(stack, { clientId, challenge, ...(key && { extra: { dpop_jkt: key.jkt } }) });
     const res = await postForm(
       stack.metadata.token_endpoint,
-      {
-        grant_type: 'authorization_code',
-        code: params.get('code')!,
-        redirect_uri: NATIVE_REDIRECT,
-        ...credentials(client),
-        code_verifier: verifier,
-        resource: stack.mcpUrl,
-      },
+      { ...codeGrantForm({ code: params.get('code')!, clientId, verifier, resource: stack.mcpUrl }), ...credentials(client) },
       key ? { dpop: await proof(key) } : {},
     );
     expect(res.status, res.text).toBe(200);
@@ -137,6 +111,15 @@ describe('attack: replaying a rotated refresh token within the grace window', ()
     expect(served().length).toBe(before);
   });
 
+  /** A DPoP-bound grant of `client`, refreshed once with its key; `before`: the grace audit lines so far. */
+  async function boundAndRefreshed(client: string | { id: string; secret: string }) {
+    const key = await dpopKey();
+    const tokens = await tokensFor(client, key);
+    const first = await refresh(client, tokens.refresh_token!, key);
+    expect(first.status, first.text).toBe(200);
+    return { key, tokens, first, before: served().length };
+  }
+
   it('RFC 9700 §4.14.2: another client racing the first refresh is never served the pair', async () => {
     const victim = await registerClient(stack);
     const thief = await registerClient(stack);
@@ -148,11 +131,7 @@ describe('attack: replaying a rotated refresh token within the grace window', ()
 
   it('RFC 9449 §5: a DPoP-bound refresh token replayed within the window without a proof or with another key is refused', async () => {
     const client = await registerClient(stack);
-    const key = await dpopKey();
-    const tokens = await tokensFor(client, key);
-    const first = await refresh(client, tokens.refresh_token!, key);
-    expect(first.status, first.text).toBe(200);
-    const before = served().length;
+    const { tokens, before } = await boundAndRefreshed(client);
 
     const noProof = await refresh(client, tokens.refresh_token!);
     expect(noProof.status).toBe(400);
@@ -165,12 +144,8 @@ describe('attack: replaying a rotated refresh token within the grace window', ()
   it("RFC 9449 §5: a confidential client's refresh answered with a DPoP-bound access token is not repeated without the proof or with another key; the replay is reuse and ends the grant", async () => {
     for (const replayKey of [undefined, await dpopKey()]) {
       const client = await confidentialClient();
-      const key = await dpopKey();
-      const tokens = await tokensFor(client, key);
-      const first = await refresh(client, tokens.refresh_token!, key);
-      expect(first.status, first.text).toBe(200);
+      const { key, tokens, first, before } = await boundAndRefreshed(client);
       expect(first.body.token_type).toBe('DPoP');
-      const before = served().length;
 
       expectNothingServed(await refresh(client, tokens.refresh_token!, replayKey));
       expectNothingServed(await refresh(client, first.body.refresh_token as string, key));
@@ -180,11 +155,7 @@ describe('attack: replaying a rotated refresh token within the grace window', ()
 
   it('grace policy: the same client with the same DPoP key gets the same pair, and each time an audit line (client, account, key) without any token', async () => {
     const client = await registerClient(stack);
-    const key = await dpopKey();
-    const tokens = await tokensFor(client, key);
-    const first = await refresh(client, tokens.refresh_token!, key);
-    expect(first.status, first.text).toBe(200);
-    const before = served().length;
+    const { key, tokens, first, before } = await boundAndRefreshed(client);
 
     const [again, andAgain] = await Promise.all([refresh(client, tokens.refresh_token!, key), refresh(client, tokens.refresh_token!, key)]);
     for (const repeat of [again, andAgain]) {

@@ -1,5 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NATIVE_REDIRECT, REGISTERED_ERRORS, leaksInternals, postJson, startAttackStack, type AttackStack } from './helpers/support.js';
+import {
+  NATIVE_REDIRECT,
+  REGISTERED_ERRORS,
+  expectOAuthError,
+  leaksInternals,
+  postJson,
+  startAttackStack,
+  type AttackStack,
+} from './helpers/support.js';
 
 // Dynamic Client Registration attacks (RFC 7591 §3.2.2, §5; OAuth 2.1 §7.12.2; MCP security
 // best practices §Open redirection), against the running AS.
@@ -46,8 +54,7 @@ describe('attack: dynamic client registration', () => {
 
   it('MCP §Communication security: a web client with a plain-http non-loopback redirect → refused', async () => {
     const res = await register({ application_type: 'web', redirect_uris: ['http://app.example.test/cb'] });
-    expect(res.status).toBe(400);
-    expect(res.body.error).toBe('invalid_redirect_uri');
+    expectOAuthError(res, 'invalid_redirect_uri');
   });
 
   it('a redirect URI with a fragment → refused (OAuth 2.1 §2.3)', async () => {
@@ -58,8 +65,7 @@ describe('attack: dynamic client registration', () => {
 
   it('client_credentials by DCR (machine grant for anyone who can register) → invalid_client_metadata', async () => {
     const res = await register({ redirect_uris: [NATIVE_REDIRECT], grant_types: ['client_credentials'] });
-    expect(res.status).toBe(400);
-    expect(res.body.error).toBe('invalid_client_metadata');
+    expectOAuthError(res, 'invalid_client_metadata');
   });
 
   it('oversized registration body (2 MiB) → 413 (or 400) with a JSON OAuth error, no 5xx, AS healthy afterwards', async () => {

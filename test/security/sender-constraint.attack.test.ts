@@ -1,18 +1,18 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestIdp, type TestIdp } from '@mcp-auth-kit/testing';
-import { SignJWT, calculateJwkThumbprint, decodeJwt, exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
+import { decodeJwt } from 'jose';
 import {
   NATIVE_REDIRECT,
   authorizeCode,
+  dpopKey,
+  dpopPostProof,
   pkcePair,
   postForm,
   registerClient,
   startAttackStack,
-  type AttackStack,
-  type JsonResponse,
 } from './helpers/support.js';
 import { advertisedGrantTypes, authorizationServerSources, grantRegisteringSources } from './helpers/grant-types.js';
+import type { AttackStack, DpopKey, JsonResponse } from './helpers/support.js';
 
 /**
  * Sender constraint survives every grant (RFC 9449). For each grant type the AS advertises
@@ -32,18 +32,6 @@ import { advertisedGrantTypes, authorizationServerSources, grantRegisteringSourc
  */
 const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 const SECRET = 'sender-constraint-secret-0123456789';
-
-interface DpopKey {
-  privateKey: CryptoKey;
-  jwk: JWK;
-  jkt: string;
-}
-
-async function dpopKey(): Promise<DpopKey> {
-  const { privateKey, publicKey } = await generateKeyPair('ES256');
-  const jwk = await exportJWK(publicKey);
-  return { privateKey, jwk, jkt: await calculateJwkThumbprint(jwk) };
-}
 
 const confidential = (client_id: string, grant_types: string[], extra: Record<string, unknown> = {}) => ({
   client_id,
@@ -89,10 +77,7 @@ describe('attack: a sender-constrained (DPoP) token loses its binding through a 
     await idp?.close();
   });
 
-  const proof = (key: DpopKey) =>
-    new SignJWT({ jti: randomUUID(), htm: 'POST', htu: stack.metadata.token_endpoint, iat: Math.floor(Date.now() / 1000) })
-      .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: key.jwk })
-      .sign(key.privateKey);
+  const proof = (key: DpopKey) => dpopPostProof(key, stack.metadata.token_endpoint);
 
   /** A token request; `client` as a public client id or a confidential client (Basic auth). */
   const tokenRequest = async (params: Record<string, string>, client: string | { id: string }, key?: DpopKey): Promise<JsonResponse> =>

@@ -1,7 +1,8 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { createTerminal, type TerminalText } from '@mcp-auth-kit/protocol';
 import { describe, expect, it } from 'vitest';
+import { walkSources } from '@mcp-auth-kit/test-utils';
 
 /**
  * What a server says is data, never layout (issue 46): the CLI and the admin tool print through
@@ -13,16 +14,7 @@ import { describe, expect, it } from 'vitest';
  */
 const ROOT = join(import.meta.dirname, '..', '..');
 
-function walk(dir: string, keep: (path: string) => boolean): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    if (name === 'node_modules' || name === 'dist' || name === 'test') continue;
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) out.push(...walk(path, keep));
-    else if (keep(path)) out.push(path);
-  }
-  return out;
-}
+const walk = (dir: string, keep: (path: string) => boolean) => walkSources(dir, { keep, skip: ['node_modules', 'dist', 'test'] });
 
 const isSource = (path: string) => /\.(ts|js|mjs)$/.test(path) && !path.endsWith('.d.ts');
 const printers = [

@@ -1,5 +1,6 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { walkSources } from '@mcp-auth-kit/test-utils';
 
 /**
  * The grant-type inventory the per-grant attack tables are held to (sender-constraint,
@@ -17,12 +18,10 @@ export async function advertisedGrantTypes(issuer: string): Promise<string[]> {
 /** The authorization server's sources, path relative to its `src/`. */
 export function authorizationServerSources(): { path: string; text: string }[] {
   const root = join(import.meta.dirname, '..', '..', '..', 'packages', 'authorization-server', 'src');
-  const walk = (dir: string): string[] =>
-    readdirSync(dir).flatMap((name) => {
-      const path = join(dir, name);
-      return statSync(path).isDirectory() ? walk(path) : path.endsWith('.ts') ? [path] : [];
-    });
-  return walk(root).map((path) => ({ path: relative(root, path), text: readFileSync(path, 'utf8') }));
+  return walkSources(root, { keep: (path) => path.endsWith('.ts') }).map((path) => ({
+    path: relative(root, path),
+    text: readFileSync(path, 'utf8'),
+  }));
 }
 
 /** Files that register a grant type on oidc-provider's public API (`registerGrantType`). */

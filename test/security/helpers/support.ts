@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
 import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { hostname } from 'node:os';
@@ -7,6 +7,8 @@ import { startDemoServer, type DemoServer } from '@mcp-auth-kit/demo-mcp-server'
 import { silentLogger } from '@mcp-auth-kit/authorization-server';
 import type { ResourceServerLogger } from '@mcp-auth-kit/resource-server';
 import { CookieJar } from 'tough-cookie';
+import { expect } from 'vitest';
+import { SignJWT, calculateJwkThumbprint, exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
 import { HeadlessBrowser, freePort, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
 
 /**
@@ -129,9 +131,15 @@ export async function postForm(url: string, form: Record<string, string>, header
   );
 }
 
-/** RFC 7591 registration of a public native client (loopback redirect, code + refresh). */
-export async function registerClient(stack: AttackStack, metadata: Record<string, unknown> = {}): Promise<string> {
-  const res = await postJson(stack.metadata.registration_endpoint, {
+/** An OAuth error answer (RFC 6749 §5.2): its HTTP status (400 unless told) and its `error` code. */
+export function expectOAuthError(res: JsonResponse, error: string, status = 400): void {
+  expect(res.status, res.text).toBe(status);
+  expect(res.body.error).toBe(error);
+}
+
+/** RFC 7591 §3.1 registration request: a public native client (loopback redirect, code + refresh) unless `metadata` says otherwise. */
+export function postRegistration(stack: AttackStack, metadata: Record<string, unknown> = {}): Promise<JsonResponse> {
+  return postJson(stack.metadata.registration_endpoint, {
     client_name: 'attack test client',
     redirect_uris: [NATIVE_REDIRECT],
     grant_types: ['authorization_code', 'refresh_token'],
@@ -139,6 +147,11 @@ export async function registerClient(stack: AttackStack, metadata: Record<string
     token_endpoint_auth_method: 'none',
     ...metadata,
   });
+}
+
+/** RFC 7591 registration of a public native client (loopback redirect, code + refresh); its client_id. */
+export async function registerClient(stack: AttackStack, metadata: Record<string, unknown> = {}): Promise<string> {
+  const res = await postRegistration(stack, metadata);
   if (res.status !== 201) throw new Error(`registration failed: ${res.status} ${res.text}`);
   return res.body.client_id as string;
 }
@@ -189,6 +202,24 @@ export async function authorizeCode(stack: AttackStack, input: AuthorizeInput): 
   return result.url.searchParams;
 }
 
+/** The token request that redeems `code` (RFC 6749 §4.1.3; PKCE verifier, RFC 7636 §4.5; RFC 8707 resource) of a public client. */
+export function codeGrantForm(input: {
+  code: string;
+  clientId: string;
+  verifier: string;
+  resource: string;
+  redirectUri?: string;
+}): Record<string, string> {
+  return {
+    grant_type: 'authorization_code',
+    code: input.code,
+    redirect_uri: input.redirectUri ?? NATIVE_REDIRECT,
+    client_id: input.clientId,
+    code_verifier: input.verifier,
+    resource: input.resource,
+  };
+}
+
 /** A complete code flow (S256) for a registered public client; returns the token response. */
 export async function fullFlow(
   stack: AttackStack,
@@ -201,14 +232,7 @@ export async function fullFlow(
   const params = await authorizeCode(stack, { clientId, challenge, redirectUri, scope: options.scope, resource });
   const code = params.get('code');
   if (!code) throw new Error(`no code: ${params.toString()}`);
-  const res = await postForm(stack.metadata.token_endpoint, {
-    grant_type: 'authorization_code',
-    code,
-    redirect_uri: redirectUri,
-    client_id: clientId,
-    code_verifier: verifier,
-    resource,
-  });
+  const res = await postForm(stack.metadata.token_endpoint, codeGrantForm({ code, clientId, verifier, resource, redirectUri }));
   if (res.status !== 200) throw new Error(`token request failed: ${res.status} ${res.text}`);
   return { ...(res.body as { access_token: string; refresh_token?: string }), code, verifier };
 }
@@ -223,7 +247,12 @@ export function refresh(stack: AttackStack, clientId: string, refreshToken: stri
 }
 
 /** One MCP tools/call on the 2025-11-25 wire with a bearer token (stateless server). */
-export async function callWhoami(mcpUrl: string, token: string | undefined, headers: Record<string, string> = {}): Promise<Response> {
+export async function callTool(
+  mcpUrl: string,
+  token: string | undefined,
+  tool: { name: string; arguments?: Record<string, unknown> },
+  headers: Record<string, string> = {},
+): Promise<Response> {
   return fetch(mcpUrl, {
     method: 'POST',
     headers: {
@@ -233,8 +262,13 @@ export async function callWhoami(mcpUrl: string, token: string | undefined, head
       ...(token && { authorization: `Bearer ${token}` }),
       ...headers,
     },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'whoami', arguments: {} } }),
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: tool.name, arguments: tool.arguments ?? {} } }),
   });
+}
+
+/** `whoami` (needs notes:read) through {@link callTool}. */
+export function callWhoami(mcpUrl: string, token: string | undefined, headers: Record<string, string> = {}): Promise<Response> {
+  return callTool(mcpUrl, token, { name: 'whoami' }, headers);
 }
 
 /** Registered OAuth error codes (RFC 6749 §4.1.2.1/§5.2, RFC 7591 §3.2.2, RFC 7009, RFC 8707, RFC 9449, RFC 6750). */
@@ -310,4 +344,60 @@ export async function loopbackResolvingHostname(): Promise<string | undefined> {
   if (/(?:^|\.)localhost\.?$/i.test(name)) return undefined;
   const answers = await lookup(name, { all: true }).catch(() => []);
   return answers.length > 0 && answers.every((a) => a.address.startsWith('127.') || a.address === '::1') ? name : undefined;
+}
+
+/** An ES256 DPoP key pair with its public JWK and RFC 7638 thumbprint (the `jkt` RFC 9449 §6 binds to). */
+export interface DpopKey {
+  privateKey: CryptoKey;
+  jwk: JWK;
+  jkt: string;
+}
+
+export async function dpopKey(): Promise<DpopKey> {
+  const { privateKey, publicKey } = await generateKeyPair('ES256');
+  const jwk = await exportJWK(publicKey);
+  return { privateKey, jwk, jkt: await calculateJwkThumbprint(jwk) };
+}
+
+/** A fresh RFC 9449 §4.2 proof for a POST to `htu` (a token endpoint), signed by `key`. */
+export function dpopPostProof(key: DpopKey, htu: string): Promise<string> {
+  return new SignJWT({ jti: randomUUID(), htm: 'POST', htu, iat: Math.floor(Date.now() / 1000) })
+    .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: key.jwk })
+    .sign(key.privateKey);
+}
+
+/**
+ * RFC 8414 metadata of a scripted (hostile or broken) AS at `self`: the usual endpoints and S256;
+ * `extra` adds members or overrides them (a forged `issuer`, more grant types).
+ */
+export function scriptedAsMetadata(self: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    issuer: self,
+    authorization_endpoint: `${self}/authorize`,
+    token_endpoint: `${self}/token`,
+    registration_endpoint: `${self}/register`,
+    code_challenge_methods_supported: ['S256'],
+    ...extra,
+  };
+}
+
+/**
+ * An authorization request (S256, state `s`) of a registered public native client for the demo
+ * resource at an AS started on its own (`${issuer}/auth`, no AttackStack): what reaches its login page.
+ */
+export function loginPageUrl(issuer: string, clientId: string): URL {
+  const url = new URL(`${issuer}/auth`);
+  for (const [k, v] of Object.entries({
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: NATIVE_REDIRECT,
+    scope: 'notes:read',
+    resource: 'http://localhost:3000/mcp',
+    code_challenge: pkcePair().challenge,
+    code_challenge_method: 'S256',
+    state: 's',
+  })) {
+    url.searchParams.set(k, v);
+  }
+  return url;
 }

@@ -4,6 +4,7 @@ import express from 'express';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { createResourceServer } from '@mcp-auth-kit/resource-server';
+import { resourceServerOptions } from './resource-server-options.mjs';
 import { z } from 'zod';
 
 function buildMcpServer() {
@@ -18,12 +19,7 @@ function buildMcpServer() {
 }
 
 export function createApp({ issuer, resource }) {
-  const rs = createResourceServer({
-    resource,
-    authorizationServers: [issuer],
-    scopesSupported: ['notes:read'],
-    scopePolicy: { default: ['notes:read'], tools: { add_note: ['notes:write'] } },
-  });
+  const rs = createResourceServer(resourceServerOptions({ issuer, resource }));
   const app = express();
   app.use(express.json());
   app.use(rs.metadataHandler);

@@ -1,6 +1,7 @@
 // express 5 + MCP SDK v2 (@modelcontextprotocol/server, /node, /express) behind
 // @mcp-auth-kit/resource-server.
 import { createResourceServer } from '@mcp-auth-kit/resource-server';
+import { resourceServerOptions } from './resource-server-options.mjs';
 import { createMcpExpressApp } from '@modelcontextprotocol/express';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
@@ -18,12 +19,7 @@ function buildMcpServer() {
 }
 
 export function createApp({ issuer, resource }) {
-  const rs = createResourceServer({
-    resource,
-    authorizationServers: [issuer],
-    scopesSupported: ['notes:read'],
-    scopePolicy: { default: ['notes:read'], tools: { add_note: ['notes:write'] } },
-  });
+  const rs = createResourceServer(resourceServerOptions({ issuer, resource }));
   const mcp = createMcpHandler(buildMcpServer, { legacy: 'stateless' });
   const handle = toNodeHandler(mcp);
   const app = createMcpExpressApp({ host: new URL(resource).hostname });

@@ -2,25 +2,15 @@
 // declarations compile in a user's project on express 5 types next to the MCP SDK v2 express
 // package (whose own req.auth augmentation must merge with ours), and the CLI's subpath.
 import express, { type Request, type Response } from 'express';
-import {
-  createAuthorizationServer,
-  openStore,
-  StorageError,
-  type AuthorizationServer,
-  type AuthorizationServerConfig,
-  type Store,
-} from '@mcp-auth-kit/authorization-server';
-import { createResourceServer, type McpAuthInfo } from '@mcp-auth-kit/resource-server';
-import { McpAuthClient, MemoryStore, createAuthFetch, type McpAuthClientOptions } from '@mcp-auth-kit/client';
-import { callTool, startTestAuthorizationServer, type TestAuthorizationServer } from '@mcp-auth-kit/testing';
+import { createAuthorizationServer, type AuthorizationServer, type AuthorizationServerConfig } from '@mcp-auth-kit/authorization-server';
+import type { McpAuthInfo } from '@mcp-auth-kit/resource-server';
 import { run, type CliIo } from '@mcp-auth-kit/client/cli';
 import { createMcpExpressApp } from '@modelcontextprotocol/express';
 import type { AuthInfo } from '@modelcontextprotocol/server';
+import { rs } from './published-api.js';
 
-const rs = createResourceServer({
-  resource: 'http://127.0.0.1:3000/mcp',
-  authorizationServers: ['http://127.0.0.1:9000'],
-});
+export { authFetch, kit, memoryStore } from './published-api.js';
+
 const app = createMcpExpressApp({ host: '127.0.0.1' });
 app.use(express.json());
 app.use(rs.metadataHandler);
@@ -35,20 +25,6 @@ export async function startAs(config: AuthorizationServerConfig): Promise<Author
   const as = await createAuthorizationServer(config);
   app.use(as.app);
   return as;
-}
-
-export async function memoryStore(): Promise<Store | StorageError> {
-  return openStore({ kind: 'memory' }).catch((error: unknown) => (error instanceof StorageError ? error : Promise.reject(error)));
-}
-
-const options: McpAuthClientOptions = { clientName: 'typed host', store: new MemoryStore() };
-export const authFetch = createAuthFetch(new McpAuthClient(options));
-
-export async function kit(): Promise<number> {
-  const as: TestAuthorizationServer = await startTestAuthorizationServer({ resources: { 'http://127.0.0.1:3000/mcp': ['notes:read'] } });
-  const res = await callTool('http://127.0.0.1:3000/mcp', { token: await as.issueAccessToken(), name: 'whoami' });
-  await as.close();
-  return res.status;
 }
 
 const io: CliIo = { stdout: (text) => process.stdout.write(text), stderr: (text) => process.stderr.write(text), env: process.env };

@@ -23,15 +23,23 @@ import { type ModelBackend, type NextRow, type Stamp, toRow } from './model-rows
  * RFC 9700 §4.14.2): a client retry of a rotated token is answered before the rotation by the
  * refresh grace window (`refresh-grace.ts`), which serialises the requests of one token through
  * the key-value store; a second rotation that reaches the store anyway (grace 0, a store error
- * in the grace claim, a request that waited too long) must not make a second live chain. Not
- * `PushedAuthorizationRequest` (no grant, a replay only fails to find it).
+ * in the grace claim, a request that waited too long) must not make a second live chain. Every
+ * model oidc-provider consumes is here or in {@link CONSUMED_NOT_SINGLE_USE} (a test reads
+ * oidc-provider's models to keep it so).
  */
-const SINGLE_USE_MODELS: ReadonlySet<string> = new Set([
+export const SINGLE_USE_MODELS: ReadonlySet<string> = new Set([
   'AuthorizationCode',
   'RefreshToken',
   'DeviceCode',
   'BackchannelAuthenticationRequest',
+  'PreAuthorizedCode',
 ]);
+
+/** Models oidc-provider consumes whose second consumption is no attack, and why. */
+export const CONSUMED_NOT_SINGLE_USE: Readonly<Record<string, string>> = {
+  PushedAuthorizationRequest:
+    'consumed when the authorization response is sent; no grant rides on it: a concurrent second response only gives the same browser session another single-use code for the same authorization',
+};
 
 /**
  * The code or refresh token a token request looks up right after its client: oidc-provider

@@ -3,9 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { StorageConfig } from '@mcp-auth-kit/authorization-server';
+import { startAuthServer, type RunningAuthServer } from '@mcp-auth-kit/auth-server';
+import { silentLogger, type StorageConfig } from '@mcp-auth-kit/authorization-server';
 import { openPgScope, type PgScope } from '../faults/helpers/postgres.js';
-import { fullFlow, refresh, registerClient, startAttackStack, type AttackStack } from './helpers/support.js';
+import { fullFlow, postForm, refresh, registerClient, startAttackStack, type AttackStack } from './helpers/support.js';
 
 /**
  * Parallel refreshes of one refresh token (review of issue 40, finding 1). Refresh tokens
@@ -18,7 +19,8 @@ import { fullFlow, refresh, registerClient, startAttackStack, type AttackStack }
  *
  * Every store, and every way the grace window's serialisation is absent: grace 0, and the
  * default window with the key-value store failing (its table renamed away, so the claim errors
- * and the refresh goes on "without it"; the memory store's key-value part cannot fail).
+ * and the refresh goes on "without it"; the memory store's key-value part cannot fail); on the
+ * shared stores also with the requests spread over two AS instances on one database.
  */
 
 const PARALLEL = 6;
@@ -74,31 +76,58 @@ interface Case {
   store: StoreName;
   grace: number;
   kvFails: boolean;
+  instances: 1 | 2;
 }
 
 const CASES: Case[] = [
-  { store: 'memory', grace: 0, kvFails: false },
-  { store: 'sqlite', grace: 0, kvFails: false },
-  { store: 'postgres', grace: 0, kvFails: false },
-  { store: 'sqlite', grace: 10, kvFails: true },
-  { store: 'postgres', grace: 10, kvFails: true },
+  { store: 'memory', grace: 0, kvFails: false, instances: 1 },
+  { store: 'sqlite', grace: 0, kvFails: false, instances: 1 },
+  { store: 'postgres', grace: 0, kvFails: false, instances: 1 },
+  { store: 'sqlite', grace: 10, kvFails: true, instances: 1 },
+  { store: 'postgres', grace: 10, kvFails: true, instances: 1 },
+  { store: 'sqlite', grace: 0, kvFails: false, instances: 2 },
+  { store: 'postgres', grace: 0, kvFails: false, instances: 2 },
 ];
 
 describe('attack: parallel refreshes of one refresh token make several live chains (OAuth 2.1 §4.3.1, RFC 9700 §4.14.2)', () => {
   it.each(CASES)(
-    '$store, reuseGraceSeconds $grace, key-value store failing: $kvFails: exactly one rotation succeeds and the grant is revoked',
-    async ({ store, grace, kvFails }) => {
-      const b = await backend(store, `${store}-${grace}`);
+    '$store, reuseGraceSeconds $grace, key-value store failing $kvFails, $instances instance(s): exactly one rotation succeeds and the grant is revoked',
+    async ({ store, grace, kvFails, instances }) => {
+      const b = await backend(store, `${store}-${grace}-${instances}`);
       let stack: AttackStack | undefined;
+      let second: RunningAuthServer | undefined;
       try {
-        stack = await startAttackStack({ storage: b.storage(), authorizationServer: { refreshTokens: { reuseGraceSeconds: grace } } });
+        const authorizationServer = { refreshTokens: { reuseGraceSeconds: grace } };
+        stack = await startAttackStack({ storage: b.storage(), authorizationServer });
+        if (instances === 2) {
+          // the same AS behind a load balancer: same issuer and resource, same database
+          second = await startAuthServer({
+            port: 0,
+            host: '127.0.0.1',
+            issuer: stack.issuer,
+            resource: stack.mcpUrl,
+            storage: b.storage(),
+            logger: silentLogger,
+            authorizationServer,
+          });
+        }
+        const tokenEndpoints = [stack.metadata.token_endpoint, ...(second ? [`${second.url}/token`] : [])];
         const clientId = await registerClient(stack);
         for (let run = 0; run < RUNS; run++) {
           const tokens = await fullFlow(stack, clientId);
           expect(tokens.refresh_token).toEqual(expect.any(String));
           const restore = kvFails ? await b.breakKv!() : undefined;
           try {
-            const answers = await Promise.all(Array.from({ length: PARALLEL }, () => refresh(stack!, clientId, tokens.refresh_token!)));
+            const answers = await Promise.all(
+              Array.from({ length: PARALLEL }, (_, i) =>
+                postForm(tokenEndpoints[i % tokenEndpoints.length]!, {
+                  grant_type: 'refresh_token',
+                  refresh_token: tokens.refresh_token!,
+                  client_id: clientId,
+                  resource: stack!.mcpUrl,
+                }),
+              ),
+            );
             const won = answers.filter((a) => a.status === 200);
             const statuses = answers.map((a) => a.status).join(' ');
             expect(won, `run ${run}: statuses ${statuses}`).toHaveLength(1);
@@ -115,6 +144,7 @@ describe('attack: parallel refreshes of one refresh token make several live chai
           }
         }
       } finally {
+        await second?.close();
         await stack?.close();
         await b.close();
       }

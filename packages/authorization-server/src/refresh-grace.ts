@@ -217,6 +217,8 @@ class RefreshGrace {
       try {
         claim = await this.kv.increment(REFRESH_GRACE_NAMESPACE, `c:${slot}`, 1, this.graceSeconds);
       } catch (err) {
+        // Without the window, not without reuse detection: the store lets exactly one concurrent
+        // rotation of this token succeed and revokes the grant for the others (storage/adapter.ts).
         this.logger.warn('refresh grace unavailable (store error): refreshing without it', { client_id: clientId, detail: reason(err) });
         return;
       }

@@ -18,12 +18,28 @@ import { type Clock, epochSeconds } from './clock.js';
 import { type ModelBackend, type NextRow, type Stamp, toRow } from './model-rows.js';
 
 /**
- * Models whose second consumption is an attack. Not `RefreshToken`: a rotated refresh token
- * presented twice at once is usually a client retry, which the refresh grace window
- * (`refresh-grace.ts`) answers; oidc-provider's own consumed check still revokes on a later
- * reuse. Not `PushedAuthorizationRequest` (no grant, a replay only fails to find it).
+ * Models whose second consumption is an attack: of concurrent consumes only the first stamps,
+ * a later one fails the request and revokes the grant. `RefreshToken` too (OAuth 2.1 §4.3.1,
+ * RFC 9700 §4.14.2): a client retry of a rotated token is answered before the rotation by the
+ * refresh grace window (`refresh-grace.ts`), which serialises the requests of one token through
+ * the key-value store; a second rotation that reaches the store anyway (grace 0, a store error
+ * in the grace claim, a request that waited too long) must not make a second live chain. Every
+ * model oidc-provider consumes is here or in {@link CONSUMED_NOT_SINGLE_USE} (a test reads
+ * oidc-provider's models to keep it so).
  */
-const SINGLE_USE_MODELS: ReadonlySet<string> = new Set(['AuthorizationCode', 'DeviceCode', 'BackchannelAuthenticationRequest']);
+export const SINGLE_USE_MODELS: ReadonlySet<string> = new Set([
+  'AuthorizationCode',
+  'RefreshToken',
+  'DeviceCode',
+  'BackchannelAuthenticationRequest',
+  'PreAuthorizedCode',
+]);
+
+/** Models oidc-provider consumes whose second consumption is no attack, and why. */
+export const CONSUMED_NOT_SINGLE_USE: Readonly<Record<string, string>> = {
+  PushedAuthorizationRequest:
+    'consumed when the authorization response is sent; no grant rides on it: a concurrent second response only gives the same browser session another single-use code for the same authorization',
+};
 
 /**
  * The code or refresh token a token request looks up right after its client: oidc-provider
@@ -48,7 +64,7 @@ function grantSourceOfTokenRequest(): NextRow | undefined {
 interface PendingRotation {
   stamp: Stamp;
   /** Set when the stamp went alone: the request's next upsert waits for it. */
-  alone?: Promise<unknown>;
+  alone?: Promise<boolean>;
 }
 
 /** Pending rotations by token request (oidc-provider's request context). */
@@ -81,9 +97,12 @@ export class ModelAdapter implements Adapter {
     const pending = ctx === undefined ? undefined : pendingRotations.get(ctx);
     if (pending !== undefined && this.backend.rotate !== undefined) {
       pendingRotations.delete(ctx!);
-      if (pending.alone === undefined) return this.backend.rotate(pending.stamp, row);
-      // the stamp went alone: its successor is saved only once it is in place
-      await pending.alone;
+      const { stamp, alone } = pending;
+      // The successor is saved with the old token's stamp, or after it went alone; never when
+      // another request stamped the old token first.
+      const stamped = alone === undefined ? await this.backend.rotate(stamp, row) : await alone;
+      if (!stamped) await this.refuseReplay(stamp.id, stamp.now);
+      if (alone === undefined) return;
     }
     await this.backend.upsert(row);
   }
@@ -108,8 +127,16 @@ export class ModelAdapter implements Adapter {
     if (this.model === 'RefreshToken' && this.backend.rotate !== undefined && this.deferStamp(id, now)) return;
     const stamped = await this.backend.consume(this.model, id, epochSeconds(now), now);
     if (stamped || !SINGLE_USE_MODELS.has(this.model)) return;
-    // No live row: it expired, or a concurrent replay already revoked its grant; either way
-    // this request must not go on to issue tokens.
+    await this.refuseReplay(id, now);
+  }
+
+  /**
+   * A consume that did not stamp: another request consumed the row first (a replay, or a
+   * concurrent rotation of one refresh token), or it has no live row (it expired, or a
+   * concurrent replay already revoked its grant). Either way this request must not go on to
+   * issue tokens.
+   */
+  private async refuseReplay(id: string, now: number): Promise<never> {
     const row = await this.backend.find(this.model, id, now);
     const grantId = typeof row?.grantId === 'string' && row.grantId !== '' ? row.grantId : undefined;
     if (row?.consumed !== undefined && grantId) {
@@ -124,11 +151,13 @@ export class ModelAdapter implements Adapter {
 
   /**
    * oidc-provider rotates a refresh token with `consume(old)` and then, in the same turn of the
-   * event loop, `upsert(new)`. A refresh token's stamp reports nothing (see SINGLE_USE_MODELS), so
-   * on a backend with `rotate` the stamp waits for that upsert and both go as one atomic write:
+   * event loop, `upsert(new)`. On a backend with `rotate` the stamp waits for that upsert and both
+   * go as one atomic write, the successor saved only when the stamp took:
    * one round trip fewer per refresh, and never an old token stamped without its successor
    * saved (a failed write fails the request and leaves the old token usable for the retry).
-   * Should no upsert come within the turn, the stamp goes alone.
+   * Should no upsert come within the turn, the stamp goes alone. Either way the stamp decides:
+   * a request whose stamp did not take (a concurrent rotation of the same token won) saves no
+   * successor and fails as a reuse.
    */
   private deferStamp(id: string, now: number): boolean {
     const ctx = refreshRequest(this.currentRequest());

@@ -3,7 +3,7 @@
  * "closed" guard, and the periodic clean-up timer.
  */
 import type { Adapter } from 'oidc-provider';
-import { ModelAdapter } from './adapter.js';
+import { ModelAdapter, type RequestContext } from './adapter.js';
 import type { Clock } from './clock.js';
 import { closedError } from './errors.js';
 import { createKeyStore, type KeyBackend } from './keys.js';
@@ -31,6 +31,11 @@ export interface OpenStoreOptions {
    * fails the revocation itself (the grant is gone from the store either way).
    */
   onGrantRevoked?: (grantId: string) => void | Promise<void>;
+  /**
+   * The request being served. Default: oidc-provider's `Provider.ctx` (which is what the AS
+   * needs); tests of a refresh token's rotation outside a provider give their own.
+   */
+  currentRequest?: () => RequestContext | undefined;
 }
 
 export const DEFAULT_CLEANUP_INTERVAL_SECONDS = 600;
@@ -104,7 +109,7 @@ export function assembleStore(parts: BackendParts, clock: Clock, options: OpenSt
     adapter(name: string): Adapter {
       let adapter = adapters.get(name);
       if (!adapter) {
-        adapter = new ModelAdapter(name, models, clock, grantEnded);
+        adapter = new ModelAdapter(name, models, clock, grantEnded, options.currentRequest);
         adapters.set(name, adapter);
       }
       return adapter;

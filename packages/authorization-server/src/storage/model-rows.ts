@@ -61,11 +61,13 @@ export interface ModelBackend {
    */
   consume(model: string, id: string, consumedAt: number, now: number): Promise<boolean>;
   /**
-   * Optional, for a backend where a write costs more than its statement (a round trip, a
-   * commit): `consume(stamp)` (its outcome not reported) and `upsert(row)` as one atomic write,
-   * both or neither. A refresh token's rotation (see `ModelAdapter.consume`).
+   * A refresh token's rotation (see `ModelAdapter.consume`): `consume(stamp)` and then, only if
+   * that stamped the row, `upsert(row)`, as one atomic write; returns whether it stamped. Of
+   * concurrent rotations of one row, across processes sharing the store, exactly one gets
+   * `true` and saves its row; the others write nothing. Optional: without it the adapter
+   * stamps and then saves (two writes).
    */
-  rotate?(stamp: Stamp, row: ModelRow): Promise<void>;
+  rotate?(stamp: Stamp, row: ModelRow): Promise<boolean>;
   destroy(model: string, id: string): Promise<void>;
   /** Deletes every grantable row of the grant, whatever its model. */
   revokeByGrantId(grantId: string): Promise<void>;

@@ -3,7 +3,9 @@
  * (memory, SQLite, PostgreSQL) by `contract.test.ts`. Its parts follow a backend's
  * (`contract/models.ts`, `keys.ts`, `accounts.ts`, `kv.ts`), then `lifecycle.ts`.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { afterEach, beforeEach, describe } from 'vitest';
+import type { RequestContext } from '../../src/storage/adapter.js';
 import type { OpenStoreOptions } from '../../src/storage/assemble.js';
 import type { Store } from '../../src/storage/index.js';
 import { accountsContract } from './contract/accounts.js';
@@ -37,6 +39,8 @@ export interface ContractTarget {
 export interface Opened {
   store: Store;
   clock: TestClock;
+  /** The request the store's adapters see as being served (oidc-provider's `Provider.ctx` in the AS). */
+  requests: AsyncLocalStorage<RequestContext>;
 }
 
 export function storeContract(target: ContractTarget): void {
@@ -46,7 +50,9 @@ export function storeContract(target: ContractTarget): void {
     beforeEach(async () => {
       await target.reset();
       opened.clock = new TestClock();
-      opened.store = await target.open({ clock: opened.clock.now, cleanupIntervalSeconds: 0 });
+      opened.requests = new AsyncLocalStorage<RequestContext>();
+      const { requests } = opened;
+      opened.store = await target.open({ clock: opened.clock.now, cleanupIntervalSeconds: 0, currentRequest: () => requests.getStore() });
     });
     afterEach(async () => {
       await opened.store.close();

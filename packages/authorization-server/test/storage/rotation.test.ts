@@ -23,8 +23,11 @@ const requests = new AsyncLocalStorage<RequestContext>();
 const refreshContext = () => ({ oidc: { route: 'token', params: { grant_type: 'refresh_token', refresh_token: 'old' } } });
 const inRequest = <T>(ctx: RequestContext, run: () => Promise<T>) => requests.run(ctx, run);
 
-/** Records each backend call; `consume` fails with `consumeError` when set. */
-function recordingBackend(options: { rotate?: boolean; consumeError?: Error } = {}) {
+/**
+ * Records each backend call; `consume` fails with `consumeError` when set; `stamped: false`: the
+ * stamp does not take (another request consumed the token first).
+ */
+function recordingBackend(options: { rotate?: boolean; consumeError?: Error; stamped?: boolean } = {}) {
   const calls: string[] = [];
   const backend: ModelBackend = {
     async upsert(row: ModelRow) {
@@ -39,15 +42,20 @@ function recordingBackend(options: { rotate?: boolean; consumeError?: Error } = 
     async consume(_model: string, id: string) {
       calls.push(`consume ${id}`);
       if (options.consumeError) throw options.consumeError;
-      return true;
+      return options.stamped ?? true;
     },
-    async destroy() {},
-    async revokeByGrantId() {},
+    async destroy(model: string, id: string) {
+      calls.push(`destroy ${model} ${id}`);
+    },
+    async revokeByGrantId(grantId: string) {
+      calls.push(`revoke ${grantId}`);
+    },
     ...(options.rotate === false
       ? {}
       : {
           async rotate(stamp: Stamp, row: ModelRow) {
             calls.push(`rotate ${stamp.id} → ${row.id}`);
+            return options.stamped ?? true;
           },
         }),
   };
@@ -90,6 +98,26 @@ describe('refresh token rotation through the adapter', () => {
       await adapter.consume('old');
       await nextTurn();
       await expect(adapter.upsert('new', { jti: 'new', grantId: 'g' }, 60)).rejects.toThrow('connection lost');
+    });
+    expect(calls).toEqual(['consume old']);
+  });
+
+  it('RFC 9700 §4.14.2: a rotation whose stamp did not take (a concurrent rotation won) fails as invalid_grant', async () => {
+    const { calls, adapter } = recordingBackend({ stamped: false });
+    await inRequest(refreshContext(), async () => {
+      await adapter.consume('old');
+      await expect(adapter.upsert('new', { jti: 'new', grantId: 'g' }, 60)).rejects.toMatchObject({ error: 'invalid_grant' });
+    });
+    // the recording backend finds no row, so there is no grant to revoke here (the contract tests that part)
+    expect(calls).toEqual(['rotate old → new']);
+  });
+
+  it('RFC 9700 §4.14.2: a stamp that went alone and did not take fails the successor: nothing saved', async () => {
+    const { calls, adapter } = recordingBackend({ stamped: false });
+    await inRequest(refreshContext(), async () => {
+      await adapter.consume('old');
+      await nextTurn();
+      await expect(adapter.upsert('new', { jti: 'new', grantId: 'g' }, 60)).rejects.toMatchObject({ error: 'invalid_grant' });
     });
     expect(calls).toEqual(['consume old']);
   });
@@ -153,7 +181,8 @@ describe('refresh token rotation on PostgreSQL (PgModels.rotate)', () => {
 
   it('stamps the old token and saves its successor in one statement', async () => {
     await refreshTokens().upsert('rt-1', { jti: 'rt-1', kind: 'RefreshToken', grantId: 'g' }, 600);
-    const { statements } = await recordStatements(() => models.rotate(stamp('rt-1'), successor('rt-2')));
+    const { statements, result } = await recordStatements(() => models.rotate(stamp('rt-1'), successor('rt-2')));
+    expect(result).toBe(true);
     expect(statements).toHaveLength(1);
     expect((await refreshTokens().find('rt-1'))?.consumed).toBe(1_700_000_000);
     expect(await refreshTokens().find('rt-2')).toEqual({ jti: 'rt-2', kind: 'RefreshToken', grantId: 'g' });
@@ -167,27 +196,43 @@ describe('refresh token rotation on PostgreSQL (PgModels.rotate)', () => {
     expect(await refreshTokens().find('rt-broken')).toBeUndefined();
   });
 
-  it('rotations of one turn go as one statement; a token rotated twice at once keeps its first stamp', async () => {
+  it('rotations of one turn go as one statement; a token rotated twice at once keeps its first stamp, the second saves nothing', async () => {
     const ids = Array.from({ length: 8 }, (_, i) => `turn-${i}`);
     for (const id of ids) await refreshTokens().upsert(id, { jti: id, kind: 'RefreshToken', grantId: `g-${id}` }, 600);
-    const { statements } = await recordStatements(() =>
-      Promise.all([
+    let outcomes: boolean[] = [];
+    const { statements } = await recordStatements(async () => {
+      outcomes = await Promise.all([
         ...ids.map((id, i) => models.rotate(stamp(id, 1_700_000_100 + i), successor(`${id}-next`, `g-${id}`))),
         models.rotate(stamp('turn-0', 1_800_000_000), successor('turn-0-other', 'g-turn-0')),
-      ]),
-    );
+      ]);
+    });
     // the second rotation of turn-0 waits for the statement that carries the first
     expect(statements).toHaveLength(2);
+    expect(outcomes).toEqual([...ids.map(() => true), false]);
     for (const [i, id] of ids.entries()) {
       expect((await refreshTokens().find(id))?.consumed).toBe(1_700_000_100 + i);
       expect((await refreshTokens().find(`${id}-next`))?.grantId).toBe(`g-${id}`);
     }
-    expect((await refreshTokens().find('turn-0-other'))?.grantId).toBe('g-turn-0');
+    expect(await refreshTokens().find('turn-0-other')).toBeUndefined();
   });
 
-  it('a rotation of an expired or missing token still saves the successor (a stamp reports nothing; reuse detection reads the token first)', async () => {
-    await models.rotate(stamp('never-stored'), successor('after-missing'));
-    expect((await refreshTokens().find('after-missing'))?.jti).toBe('after-missing');
+  it('a batch whose stamps partly fail saves only the successors of the stamps that took', async () => {
+    await refreshTokens().upsert('mix-live', { jti: 'mix-live', kind: 'RefreshToken', grantId: 'g' }, 600);
+    await refreshTokens().upsert('mix-used', { jti: 'mix-used', kind: 'RefreshToken', grantId: 'g', consumed: 1 }, 600);
+    const outcomes = await Promise.all([
+      models.rotate(stamp('mix-live'), successor('mix-live-next')),
+      models.rotate(stamp('mix-used'), successor('mix-used-next')),
+      models.rotate(stamp('mix-missing'), successor('mix-missing-next')),
+    ]);
+    expect(outcomes).toEqual([true, false, false]);
+    expect((await refreshTokens().find('mix-live-next'))?.jti).toBe('mix-live-next');
+    expect(await refreshTokens().find('mix-used-next')).toBeUndefined();
+    expect(await refreshTokens().find('mix-missing-next')).toBeUndefined();
+  });
+
+  it('a rotation of an expired or missing token saves no successor (the stamp decides)', async () => {
+    expect(await models.rotate(stamp('never-stored'), successor('after-missing'))).toBe(false);
+    expect(await refreshTokens().find('after-missing')).toBeUndefined();
     expect(await refreshTokens().find('never-stored')).toBeUndefined();
   });
 });

@@ -1,6 +1,6 @@
 /** oidc-provider's models in a map, with an index for the values rows are looked up by. */
 import type { AdapterPayload } from 'oidc-provider';
-import type { IndexedField, ModelBackend, ModelRow } from '../model-rows.js';
+import type { IndexedField, ModelBackend, ModelRow, Stamp } from '../model-rows.js';
 import { copy, pairKey } from './copy.js';
 
 const live = (expiresAt: number | null, now: number) => expiresAt === null || expiresAt > now;
@@ -18,6 +18,10 @@ export class MemoryModels implements ModelBackend {
   readonly #index = new Map<string, Set<string>>();
 
   async upsert(row: ModelRow): Promise<void> {
+    this.#put(row);
+  }
+
+  #put(row: ModelRow): void {
     const key = pairKey(row.model, row.id);
     const previous = this.rows.get(key);
     this.rows.set(key, { ...row, payload: copy(row.payload) });
@@ -68,9 +72,23 @@ export class MemoryModels implements ModelBackend {
   }
 
   async consume(model: string, id: string, consumedAt: number, now: number): Promise<boolean> {
+    return this.#stamp({ model, id, consumedAt, now });
+  }
+
+  #stamp({ model, id, consumedAt, now }: Stamp): boolean {
     const row = this.liveRow(model, id, now);
     if (!row || row.payload.consumed !== undefined) return false;
     row.payload = { ...row.payload, consumed: consumedAt };
+    return true;
+  }
+
+  /**
+   * Stamp and successor in one synchronous step, as the other backends do in one write: a
+   * concurrent loser's revocation of the grant then always finds the winner's successor.
+   */
+  async rotate(stamp: Stamp, row: ModelRow): Promise<boolean> {
+    if (!this.#stamp(stamp)) return false;
+    this.#put(row);
     return true;
   }
 

@@ -48,7 +48,7 @@ export class PgModels implements ModelBackend {
   readonly #grantSources: Batcher<RowKey, GrantSourceRow | undefined>;
   readonly #upserts: Batcher<ModelRow, void>;
   readonly #stamps: Batcher<Stamp, boolean>;
-  readonly #rotations: Batcher<Rotation, void>;
+  readonly #rotations: Batcher<Rotation, boolean>;
   /**
    * Codes and refresh tokens read with the client of their token request (see `find`), for
    * the lookup that follows; a row found missing is kept as such. Dropped by any write of this
@@ -87,8 +87,8 @@ export class PgModels implements ModelBackend {
       gate,
     );
     // keyed by the stamped row: two rotations of one token never share a statement
-    this.#rotations = new Batcher<Rotation, void>(
-      { key: (r) => rowKey(r.stamp), one: (r) => this.rotateOne(r), many: (rs) => this.rotateMany(rs) },
+    this.#rotations = new Batcher<Rotation, boolean>(
+      { key: (r) => rowKey(r.stamp), one: (r, batchError) => this.rotateOne(r, batchError), many: (rs) => this.rotateMany(rs) },
       gate,
     );
   }
@@ -353,48 +353,88 @@ export class PgModels implements ModelBackend {
     return inInputOrder(inputs, rows).map((row) => row !== undefined);
   }
 
-  async rotate(stamp: Stamp, row: ModelRow): Promise<void> {
+  async rotate(stamp: Stamp, row: ModelRow): Promise<boolean> {
     this.dropReadAhead(stamp.model, stamp.id);
     this.dropReadAhead(row.model, row.id);
     try {
-      await this.#rotations.submit({ stamp, row });
+      return await this.#rotations.submit({ stamp, row });
     } finally {
       this.dropReadAhead(stamp.model, stamp.id);
       this.dropReadAhead(row.model, row.id);
     }
   }
 
-  // A rotation is one statement, so both writes commit or neither does. Unlike a lone stamp it
-  // reports nothing, which makes it safe to run again after a lost connection: a second run
-  // finds the stamp in place (the UPDATE matches nothing) and writes the same row again.
-  private async rotateOne({ stamp, row }: Rotation): Promise<void> {
-    await repeatable(
-      this.pool,
-      prepared(
-        `WITH s AS (${this.stampSql(0)})
-         ${this.upsertSql('VALUES ($5, $6, $7, $8, $9, $10, $11)')}`,
-        [...PgModels.stampParams(stamp), ...PgModels.upsertValues(row)],
-      ),
-    );
+  /**
+   * A rotation is one statement: the conditional stamp, and the successor's upsert only where
+   * the stamp took, so both commit or neither does and of two rotations of one token (on any
+   * instance: the second UPDATE waits for the first one's row lock, then matches nothing) only
+   * the first saves its successor. A dropped connection does not say whether the statement
+   * committed; the database does: the successor's row (its id is the new token's own, written
+   * by no one else) is there when it did. When it is not and the old token is still live and
+   * unstamped, the statement is run again; when the old token was stamped, another rotation won.
+   * The same holds for a batch whose connection was lost (`batchError`).
+   */
+  private async rotateOne(rotation: Rotation, batchError?: unknown): Promise<boolean> {
+    if (batchError !== undefined && isConnectionLoss(batchError)) {
+      const settled = await this.rotationOutcome(rotation);
+      if (settled !== undefined) return settled;
+    }
+    const { stamp, row } = rotation;
+    const { list, params } = valuesList([PgModels.upsertValues(row)], UPSERT_TYPES, 4);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const result = await this.pool.query(
+          prepared(
+            `WITH s AS (${this.stampSql(0)} RETURNING 1)
+             ${this.upsertSql(`SELECT * FROM ${list} AS v WHERE EXISTS (SELECT 1 FROM s)`)}
+             RETURNING 1`,
+            [...PgModels.stampParams(stamp), ...params],
+          ),
+        );
+        return result.rowCount === 1;
+      } catch (error) {
+        if (attempt >= RECONNECT_ATTEMPTS || !isConnectionLoss(error)) throw error;
+        const settled = await this.rotationOutcome(rotation);
+        if (settled !== undefined) return settled;
+      }
+    }
   }
 
-  /** Several rotations in one statement: the stamps in key order (as in `stampMany`), then the rows. */
-  private async rotateMany(rotations: Rotation[]): Promise<undefined[]> {
-    const branches = rotations.map((_, i) => `s${i} AS (${this.stampSql(4 * i)})`);
+  /** After a lost connection: whether the rotation took (its successor saved), lost (the old token stamped or gone), or neither yet. */
+  private async rotationOutcome({ stamp, row }: Rotation): Promise<boolean | undefined> {
+    if ((await this.findRow(row.model, row.id, stamp.now)) !== undefined) return true;
+    const old = await this.findRow(stamp.model, stamp.id, stamp.now);
+    return old === undefined || old.consumed !== undefined ? false : undefined;
+  }
+
+  /**
+   * Several rotations in one statement: the stamps in key order (as in `stampMany`), then the
+   * successors of the stamps that took (`i` names each rotation).
+   */
+  private async rotateMany(rotations: Rotation[]): Promise<boolean[]> {
+    const branches = rotations.map((_, i) => `s${i} AS (${this.stampSql(4 * i)} RETURNING ${i} AS i)`);
     const { list, params } = valuesList(
-      rotations.map((r) => PgModels.upsertValues(r.row)),
-      UPSERT_TYPES,
+      rotations.map((r, i) => [...PgModels.upsertValues(r.row), i]),
+      [...UPSERT_TYPES, 'int'],
       4 * rotations.length,
     );
-    await repeatable(
-      this.pool,
+    const { rows } = await this.pool.query<{ model: string; id: string }>(
       prepared(
-        `WITH ${branches.join(',\n')}
-         ${this.upsertSql(`SELECT * FROM ${list} AS v`)}`,
+        `WITH ${branches.join(',\n')},
+         stamped AS (${rotations.map((_, i) => `SELECT i FROM s${i}`).join(' UNION ALL ')})
+         ${this.upsertSql(
+           `SELECT v.model, v.id, v.payload, v.grant_id, v.uid, v.user_code, v.expires_at
+            FROM ${list} AS v(model, id, payload, grant_id, uid, user_code, expires_at, i)
+            WHERE v.i IN (SELECT i FROM stamped)`,
+         )}
+         RETURNING model, id`,
         [...rotations.flatMap((r) => PgModels.stampParams(r.stamp)), ...params],
       ),
     );
-    return rotations.map(() => undefined);
+    return inInputOrder(
+      rotations.map((r) => r.row),
+      rows,
+    ).map((row) => row !== undefined);
   }
 
   async destroy(model: string, id: string) {

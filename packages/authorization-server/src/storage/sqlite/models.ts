@@ -65,13 +65,17 @@ export class SqliteModels implements ModelBackend {
     return Number(changes) === 1;
   }
 
-  /** A refresh token's stamp and its successor's row in one transaction: both or neither. */
-  async rotate(stamp: Stamp, row: ModelRow): Promise<void> {
+  /**
+   * A refresh token's stamp and its successor's row in one transaction: both or neither, and the
+   * successor only when this stamp took (of two rotations of one token, the second saves nothing).
+   */
+  async rotate(stamp: Stamp, row: ModelRow): Promise<boolean> {
     const params = SqliteModels.upsertParams(row);
-    await this.writes.submit(() =>
+    return this.writes.submit(() =>
       this.db.transaction(() => {
-        this.stampNow(stamp);
+        if (!this.stampNow(stamp)) return false;
         this.upsertNow(params);
+        return true;
       }, 'immediate'),
     );
   }

@@ -104,7 +104,7 @@ export function modelsContract(opened: Opened): void {
       expect(found?.codeChallenge).toBe('x');
       // A code gone between the token request's read and its consume must not yield tokens.
       await expect(c.consume('missing')).rejects.toMatchObject({ error: 'invalid_grant' });
-      await expect(store.adapter('RefreshToken').consume('missing')).resolves.toBeUndefined();
+      await expect(store.adapter('RefreshToken').consume('missing')).rejects.toMatchObject({ error: 'invalid_grant' });
     });
 
     it('RFC 6749 §4.1.2: a second consume of a code is refused as invalid_grant, keeps the first stamp and revokes the grant', async () => {
@@ -150,14 +150,78 @@ export function modelsContract(opened: Opened): void {
       );
     });
 
-    it('consume of a refresh token twice keeps the first stamp and does not throw (grace window decides)', async () => {
+    it('RFC 9700 §4.14.2: a second consume of a refresh token is refused as invalid_grant, keeps the first stamp and revokes the grant', async () => {
+      const g = store.adapter('Grant');
       const r = store.adapter('RefreshToken');
+      const at = store.adapter('AccessToken');
+      await g.upsert('g', { jti: 'g', kind: 'Grant' }, 600);
+      await at.upsert('at', { jti: 'at', kind: 'AccessToken', grantId: 'g' }, 600);
       await r.upsert('rt', { jti: 'rt', kind: 'RefreshToken', grantId: 'g' }, 60);
       const first = clock.seconds;
       await r.consume('rt');
-      clock.advance(3);
-      await expect(r.consume('rt')).resolves.toBeUndefined();
       expect((await r.find('rt'))?.consumed).toBe(first);
+      clock.advance(3);
+      await expect(r.consume('rt')).rejects.toMatchObject({ error: 'invalid_grant', statusCode: 400 });
+      expect(await r.find('rt')).toBeUndefined();
+      expect(await at.find('at')).toBeUndefined();
+      expect(await g.find('g')).toBeUndefined();
+    });
+
+    /** A refresh at the token endpoint, as oidc-provider's `Provider.ctx` shows it to the adapter. */
+    const refreshRequest = (value: string) => ({ oidc: { route: 'token', params: { grant_type: 'refresh_token', refresh_token: value } } });
+
+    /** One refresh's rotation as oidc-provider does it: consume the old token, then save its successor. */
+    const rotation = (old: string, next: string, grantId: string) =>
+      opened.requests.run(refreshRequest(old), async () => {
+        const r = store.adapter('RefreshToken');
+        await r.consume(old);
+        await r.upsert(next, { jti: next, kind: 'RefreshToken', grantId }, 600);
+        return next;
+      });
+
+    it('a refresh token rotation inside a refresh request stamps the old token and saves its successor', async () => {
+      const r = store.adapter('RefreshToken');
+      await r.upsert('rt', { jti: 'rt', kind: 'RefreshToken', grantId: 'g' }, 600);
+      await rotation('rt', 'rt-next', 'g');
+      expect((await r.find('rt'))?.consumed).toBe(clock.seconds);
+      expect(await r.find('rt-next')).toEqual({ jti: 'rt-next', kind: 'RefreshToken', grantId: 'g' });
+    });
+
+    it('OAuth 2.1 §4.3.1, RFC 9700 §4.14.2: concurrent rotations of one refresh token: exactly one succeeds, the others are reuse and revoke the grant', async () => {
+      const g = store.adapter('Grant');
+      const r = store.adapter('RefreshToken');
+      await g.upsert('g', { jti: 'g', kind: 'Grant' }, 600);
+      await r.upsert('rt', { jti: 'rt', kind: 'RefreshToken', grantId: 'g' }, 600);
+      const results = await Promise.allSettled(Array.from({ length: 6 }, (_, i) => rotation('rt', `rt-${i}`, 'g')));
+      const won = results.filter((x) => x.status === 'fulfilled');
+      expect(won).toHaveLength(1);
+      expect(results.filter((x) => x.status === 'rejected').map((x) => (x as PromiseRejectedResult).reason.error)).toEqual(
+        Array(5).fill('invalid_grant'),
+      );
+      // no second live chain: no loser saved a successor, and the winner's died with the grant
+      for (let i = 0; i < 6; i++) expect(await r.find(`rt-${i}`)).toBeUndefined();
+      expect(await r.find('rt')).toBeUndefined();
+      expect(await g.find('g')).toBeUndefined();
+    });
+
+    it('rotations of different refresh tokens at once all succeed', async () => {
+      const r = store.adapter('RefreshToken');
+      for (let i = 0; i < 6; i++) await r.upsert(`rt-${i}`, { jti: `rt-${i}`, kind: 'RefreshToken', grantId: `g-${i}` }, 600);
+      await Promise.all(Array.from({ length: 6 }, (_, i) => rotation(`rt-${i}`, `rt-${i}-next`, `g-${i}`)));
+      for (let i = 0; i < 6; i++) {
+        expect((await r.find(`rt-${i}`))?.consumed).toBe(clock.seconds);
+        expect((await r.find(`rt-${i}-next`))?.grantId).toBe(`g-${i}`);
+      }
+    });
+
+    it('a rotation of a refresh token that is gone (expired, revoked) saves no successor and fails', async () => {
+      const r = store.adapter('RefreshToken');
+      await r.upsert('short', { jti: 'short', kind: 'RefreshToken', grantId: 'g' }, 5);
+      clock.advance(5);
+      await expect(rotation('short', 'after-expired', 'g')).rejects.toMatchObject({ error: 'invalid_grant' });
+      await expect(rotation('never-stored', 'after-missing', 'g')).rejects.toMatchObject({ error: 'invalid_grant' });
+      expect(await r.find('after-expired')).toBeUndefined();
+      expect(await r.find('after-missing')).toBeUndefined();
     });
 
     it('consume keeps the expiry of the row', async () => {

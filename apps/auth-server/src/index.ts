@@ -208,7 +208,7 @@ export async function startAuthServer(options: StartAuthServerOptions = {}): Pro
       // `name`: the demo MCP server's PRM resource_name, shown on the consent page.
       resources: extra.resources ?? [{ resource, name: 'Demo notes', scopes: DEMO_SCOPES, defaultScopes: ['notes:read'] }],
       storage: store,
-      users: [...(seedDemoUser ? [DEMO_USER] : []), ...(extra.users ?? [])],
+      users: [...(seedDemoUser ? [{ ...DEMO_USER, source: 'demo' as const }] : []), ...(extra.users ?? [])],
       production,
       listenHosts,
       // On a local dev server every client shares one address: keep the DCR brake loose there

@@ -72,6 +72,11 @@ export interface UserSeed {
   username: string;
   password: string;
   displayName?: string;
+  /**
+   * `'demo'` marks the public demo account (the app's `demo` / `demo-password`): never signs in
+   * on a production server, and is not seeded into a store a production server has marked.
+   */
+  source?: 'demo';
 }
 
 export interface RefreshTokenConfig {
@@ -295,6 +300,7 @@ export function validateConfig(config: AuthorizationServerConfig): void {
       c.users.forEach((u, i) => {
         if (!u || typeof u.username !== 'string' || !u.username.trim()) problems.push(`users[${i}].username: required`);
         if (!u || typeof u.password !== 'string' || u.password.length < 8) problems.push(`users[${i}].password: at least 8 characters`);
+        if (u && u.source !== undefined && u.source !== 'demo') problems.push(`users[${i}].source: only 'demo' (the public demo account), or leave it out`);
       });
   }
 

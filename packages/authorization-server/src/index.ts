@@ -19,7 +19,14 @@ export { productionProblems } from './ops/production.js';
 export { DEV_SWITCHES, devSwitchProblems, exposedListenHost, type DevSwitch, type DevSwitchExposure } from './ops/dev-switches.js';
 export type { HealthState } from './ops/http.js';
 export { hashPassword, verifyPassword } from './passwords.js';
-export { listAccountGrants, revokeRememberedGrant, type AccountGrantSummary } from './interactions/remembered-grants.js';
+export {
+  listAccountGrants,
+  revokeAccountGrants,
+  revokeRememberedGrant,
+  type AccountGrantSummary,
+} from './interactions/remembered-grants.js';
+export { DEMO_SOURCE, describeSource, operatorOwns, signInRefusal } from './account-origin.js';
+export { PRODUCTION_MARK } from './accounts.js';
 export type { UpstreamProviderConfig } from './upstream/config.js';
 export { openStore, storageConfigFromEnv, defaultSqliteFile } from './storage/index.js';
 export type { Store, StorageConfig, AccountRecord, AccountSource, SqliteDriverName } from './storage/index.js';

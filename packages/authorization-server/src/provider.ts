@@ -19,6 +19,7 @@ import { meteredCimdFetch } from './ops/cimd-metrics.js';
 import { createIntrospectionPolicy, revocationAllowed } from './ops/token-policies.js';
 import { grantClaim, installJwtIntrospection } from './jwt-introspection.js';
 import { refreshGraceCheckpoint } from './refresh-grace.js';
+import { signInRefusal } from './account-origin.js';
 import { idJagSources, installIdJagGrant } from './grants/jwt-bearer/index.js';
 
 /** Seconds an access token lives when neither the server nor its resource sets `accessTokenTTL`. */
@@ -85,7 +86,7 @@ export async function buildProvider(
   // the same rule as findAccount: a disabled or deleted account has no live tokens
   const introspectionAllowed = createIntrospectionPolicy(resources, operatorClientIds, async (accountId) => {
     const account = await store.accounts.findById(accountId);
-    return account !== undefined && !account.disabled;
+    return account !== undefined && !account.disabled && !signInRefusal(account, config);
   });
   const clientPolicy = createClientPolicy({
     resources,
@@ -133,7 +134,8 @@ export async function buildProvider(
     responseTypes: ['code'],
     async findAccount(ctx: KoaContextWithOIDC, sub: string, token?: unknown) {
       const account = await store.accounts.findById(sub);
-      if (!account || account.disabled) return undefined;
+      // A demo account seeded into a production store after start-up has no live tokens either.
+      if (!account || account.disabled || signInRefusal(account, config)) return undefined;
       // A refresh passes here after oidc-provider's checks and before its rotation (refresh-grace.ts).
       await refreshGraceCheckpoint(ctx, token);
       return {

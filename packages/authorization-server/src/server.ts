@@ -11,7 +11,7 @@ import { createInteractionRouter } from './interactions/router.js';
 import { createAccountRouter } from './interactions/account.js';
 import { createScopeText } from './interactions/scope-text.js';
 import { DEFAULT_LOGIN_LIMITS } from './interactions/throttle.js';
-import { ensureAccount, seedUsers } from './accounts.js';
+import { ensureAccount, markProductionStore, seedUsers } from './accounts.js';
 import { rateLimit } from './rate-limit.js';
 import { defaultScopeMiddleware } from './default-scope.js';
 import { createAsMetrics, meteredLogger, type AsMetrics } from './ops/metrics.js';
@@ -63,6 +63,8 @@ export async function createAuthorizationServer(config: AuthorizationServerConfi
   const store = isStore(config.storage) ? config.storage : await openStore(config.storage);
 
   try {
+    // Before seeding: a development instance on the same store then refuses the demo account.
+    if (config.production) await markProductionStore(store, config.issuer);
     if (config.users?.length) await seedUsers(store, config.users);
     const devAccount = config.devAutoLogin ? await ensureAccount(store, config.devAutoLogin.trim()) : undefined;
     if (devAccount)
@@ -148,6 +150,7 @@ export async function createAuthorizationServer(config: AuthorizationServerConfi
         ...pages,
         staticClientIds: new Set((config.clients ?? []).map((c) => c.client_id)),
         devAutoLoginAccountId: devAccount?.id,
+        production: config.production,
         issuer: config.issuer,
         upstream: config.upstream,
         loginLimits: { ...DEFAULT_LOGIN_LIMITS, ...config.loginThrottle },

@@ -12,9 +12,9 @@
  * upstream sign-up naming. ID-JAG just-in-time linking has its own matrix in
  * account-linking.attack.test.ts (the same `account-origin.ts` rule).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CookieJar } from 'tough-cookie';
@@ -277,5 +277,43 @@ describe.runIf(await shouldRunRedisTests())('attack: a disabled account keeps it
     const again = await refresh(stack, clientId, tokens.refresh_token!);
     expect(again.status).toBe(400);
     expect(again.body.error).toBe('invalid_grant');
+  });
+});
+
+/**
+ * The class, not the instance: every source line that creates an account or changes its name,
+ * credentials, identities or state, and the rule (and test) that covers it. A new such line fails
+ * here until it is given a row (and goes through `account-origin.ts`).
+ */
+describe('inventory: every path that writes an account', () => {
+  const ROOT = join(import.meta.dirname, '..', '..');
+  const files = (dir: string): string[] =>
+    readdirSync(dir).flatMap((name) => {
+      if (name === 'node_modules' || name === 'dist' || name === 'test') return [];
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) return files(path);
+      return path.endsWith('.ts') && !path.endsWith('.d.ts') ? [path] : [];
+    });
+  const KNOWN: Record<string, string> = {
+    'packages/authorization-server/src/accounts.ts accounts.create(':
+      'users / demo seeding, dev auto-login: seedConflict (operator or same source only), production mark (this file)',
+    'packages/authorization-server/src/upstream/login.ts accounts.create(':
+      'upstream sign-up: a fresh name only, e-mail-like only when verified (upstreamNameCandidates; account-linking.attack.test.ts)',
+    'packages/authorization-server/src/grants/jwt-bearer/accounts.ts accounts.create(': 'ID-JAG just in time (account-linking.attack.test.ts)',
+    'packages/authorization-server/src/grants/jwt-bearer/accounts.ts accounts.update(': 'ID-JAG linking: mayAdopt (account-linking.attack.test.ts)',
+    'packages/testing/src/test-accounts.ts accounts.create(': 'testing kit: operator accounts in a test store',
+    'apps/auth-server/src/admin.ts accounts.create(': 'admin user add: any existing name refused (this file)',
+    'apps/auth-server/src/admin.ts accounts.update(':
+      'admin set-password (--adopt for a non-operator account), disable (revokes grants), enable, link/unlink (this file)',
+  };
+  it('each writing site has a row', () => {
+    const found = new Set<string>();
+    for (const dir of ['packages', 'apps']) {
+      for (const path of files(join(ROOT, dir))) {
+        const text = readFileSync(path, 'utf8');
+        for (const call of ['accounts.create(', 'accounts.update(']) if (text.includes(call)) found.add(`${relative(ROOT, path)} ${call}`);
+      }
+    }
+    expect([...found].sort()).toEqual(Object.keys(KNOWN).sort());
   });
 });

@@ -87,7 +87,11 @@ const start = (file: string, extra: Record<string, unknown> = {}) =>
 
 /** A password login on the running server: 303 (signed in) or the login page's status. */
 async function login(server: RunningAuthServer, username: string, password: string): Promise<number> {
-  const reg = await postJson(`${server.url}/reg`, { client_name: 'seams', redirect_uris: [NATIVE_REDIRECT], token_endpoint_auth_method: 'none' });
+  const reg = await postJson(`${server.url}/reg`, {
+    client_name: 'seams',
+    redirect_uris: [NATIVE_REDIRECT],
+    token_endpoint_auth_method: 'none',
+  });
   const authorize = new URL(`${server.issuer}/auth`);
   const params = {
     response_type: 'code',
@@ -114,20 +118,28 @@ async function login(server: RunningAuthServer, username: string, password: stri
   return res.status;
 }
 
-const TAKEN = /taken by an account made by a self sign-up through the upstream provider https:\/\/idp\.example\.test.*user set-password \S+ --adopt/s;
+const TAKEN =
+  /taken by an account made by a self sign-up through the upstream provider https:\/\/idp\.example\.test.*user set-password \S+ --adopt/s;
 
 describe('attack: an operator path names or re-keys an account someone signed up for themselves', () => {
   const startPaths: [string, string, (file: string) => Promise<RunningAuthServer>][] = [
-    ['config `users` seeding', 'alice', (f) => start(f, { authorizationServer: { users: [{ username: 'alice', password: 'alice-initial-password' }] } })],
+    [
+      'config `users` seeding',
+      'alice',
+      (f) => start(f, { authorizationServer: { users: [{ username: 'alice', password: 'alice-initial-password' }] } }),
+    ],
     ['demo seeding (AS_DEMO_USER)', 'demo', (f) => start(f, { demoUser: true })],
     ['dev auto-login user (DEV_AUTO_LOGIN)', 'dev', (f) => start(f, { devAutoLogin: 'dev' })],
   ];
-  it.each(startPaths)('%s: refused at start-up, naming the conflict and the fix; the account is left as it was', async (_path, name, run) => {
-    const file = freshFile();
-    const squatted = await withSignUp(file, name);
-    await expect(run(file)).rejects.toThrow(TAKEN);
-    expect(await account(file, name)).toEqual(squatted);
-  });
+  it.each(startPaths)(
+    '%s: refused at start-up, naming the conflict and the fix; the account is left as it was',
+    async (_path, name, run) => {
+      const file = freshFile();
+      const squatted = await withSignUp(file, name);
+      await expect(run(file)).rejects.toThrow(TAKEN);
+      expect(await account(file, name)).toEqual(squatted);
+    },
+  );
 
   it('admin `user add` of a taken name: refused, nothing changed', async () => {
     const file = freshFile();
@@ -147,7 +159,7 @@ describe('attack: an operator path names or re-keys an account someone signed up
     expect(await account(file, 'alice')).toEqual(squatted);
   });
 
-  it('`set-password --adopt`: the upstream identity is unlinked, the account becomes the operator\'s, and `users` seeding then starts', async () => {
+  it("`set-password --adopt`: the upstream identity is unlinked, the account becomes the operator's, and `users` seeding then starts", async () => {
     const file = freshFile();
     await withSignUp(file, 'alice');
     const r = await admin(file, ['user', 'set-password', 'alice', '--adopt'], 'alice-new-password');
@@ -193,7 +205,9 @@ describe('attack: the demo account reaches a production server through a shared 
     const file = freshFile();
     const prod = await start(file, { production: true });
     try {
-      await expect(start(file, { demoUser: true })).rejects.toThrow(/demo account "demo" \(public password\) is not seeded: this store is used by the production server/);
+      await expect(start(file, { demoUser: true })).rejects.toThrow(
+        /demo account "demo" \(public password\) is not seeded: this store is used by the production server/,
+      );
       expect(await prod.server.store.accounts.findByUsername('demo')).toBeUndefined();
     } finally {
       await prod.close();
@@ -271,7 +285,8 @@ describe.runIf(await shouldRunRedisTests())('attack: a disabled account keeps it
     expect(off.code, off.text).toBe(0);
     expect(off.text).toMatch(/revoked 1 grant/);
     const deadline = Date.now() + 3000;
-    while ((await post(endpoint.resource, tokens.access_token)).status !== 401 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    while ((await post(endpoint.resource, tokens.access_token)).status !== 401 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
     expect((await post(endpoint.resource, tokens.access_token)).status).toBe(401);
     expect((await admin(file, ['user', 'enable', 'demo'], '', env)).code).toBe(0);
     const again = await refresh(stack, clientId, tokens.refresh_token!);
@@ -299,8 +314,10 @@ describe('inventory: every path that writes an account', () => {
       'users / demo seeding, dev auto-login: seedConflict (operator or same source only), production mark (this file)',
     'packages/authorization-server/src/upstream/login.ts accounts.create(':
       'upstream sign-up: a fresh name only, e-mail-like only when verified (upstreamNameCandidates; account-linking.attack.test.ts)',
-    'packages/authorization-server/src/grants/jwt-bearer/accounts.ts accounts.create(': 'ID-JAG just in time (account-linking.attack.test.ts)',
-    'packages/authorization-server/src/grants/jwt-bearer/accounts.ts accounts.update(': 'ID-JAG linking: mayAdopt (account-linking.attack.test.ts)',
+    'packages/authorization-server/src/grants/jwt-bearer/accounts.ts accounts.create(':
+      'ID-JAG just in time (account-linking.attack.test.ts)',
+    'packages/authorization-server/src/grants/jwt-bearer/accounts.ts accounts.update(':
+      'ID-JAG linking: mayAdopt (account-linking.attack.test.ts)',
     'packages/testing/src/test-accounts.ts accounts.create(': 'testing kit: operator accounts in a test store',
     'apps/auth-server/src/admin.ts accounts.create(': 'admin user add: any existing name refused (this file)',
     'apps/auth-server/src/admin.ts accounts.update(':

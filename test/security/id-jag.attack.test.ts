@@ -287,7 +287,12 @@ describe('ID-JAG grant (RFC 7523 §2.1, draft-ietf-oauth-identity-assertion-auth
 
   it('account linking by verified e-mail (MCP "Handle Account Linking"): only verified addresses of the allowed domains', async () => {
     // An account the operator made (the demo account is marked `demo` and is never linked).
-    const demo = await stack.as.server.store.accounts.create({ id: 'operator-pat', username: 'pat-to-be', passwordHash: null, disabled: false });
+    const demo = await stack.as.server.store.accounts.create({
+      id: 'operator-pat',
+      username: 'pat-to-be',
+      passwordHash: null,
+      disabled: false,
+    });
     await stack.as.server.store.accounts.update(demo!.id, { username: 'pat@acme.example' });
     // Unverified: a new account, never the existing one.
     const unverified = await token({ assertion: await jag({ sub: 'pat-1', email: 'pat@acme.example', email_verified: false }) });

@@ -300,7 +300,8 @@ export function validateConfig(config: AuthorizationServerConfig): void {
       c.users.forEach((u, i) => {
         if (!u || typeof u.username !== 'string' || !u.username.trim()) problems.push(`users[${i}].username: required`);
         if (!u || typeof u.password !== 'string' || u.password.length < 8) problems.push(`users[${i}].password: at least 8 characters`);
-        if (u && u.source !== undefined && u.source !== 'demo') problems.push(`users[${i}].source: only 'demo' (the public demo account), or leave it out`);
+        if (u && u.source !== undefined && u.source !== 'demo')
+          problems.push(`users[${i}].source: only 'demo' (the public demo account), or leave it out`);
       });
   }
 

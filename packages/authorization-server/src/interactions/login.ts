@@ -72,7 +72,13 @@ export function createLoginStep(ctx: InteractionContext): LoginStep {
     }
     const refusal = signInRefusal(account, o);
     if (refusal) {
-      audit(o.logger, 'login.failed', { method: 'password', username, ip: address, reason: refusal, client_id: String(details.params.client_id) });
+      audit(o.logger, 'login.failed', {
+        method: 'password',
+        username,
+        ip: address,
+        reason: refusal,
+        client_id: String(details.params.client_id),
+      });
       await render(res, details, 'The demo account cannot sign in on this server.', username, 403);
       return;
     }

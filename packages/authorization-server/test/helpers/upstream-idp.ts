@@ -80,7 +80,13 @@ export async function startUpstreamIdp(): Promise<UpstreamIdp> {
               // A login that is an address is vouched for (email_verified), as a provider that
               // owns the address would: the AS's own rules, not the provider's word, must then hold.
               const address = sub.includes('@');
-              return { sub, preferred_username: sub, name: `Upstream ${sub}`, email: address ? sub : `${sub}@upstream.test`, email_verified: address };
+              return {
+                sub,
+                preferred_username: sub,
+                name: `Upstream ${sub}`,
+                email: address ? sub : `${sub}@upstream.test`,
+                email_verified: address,
+              };
             },
           };
         },

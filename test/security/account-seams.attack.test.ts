@@ -22,11 +22,18 @@ import { createClient } from 'redis';
 import { createRedisRevocationList, type RedisRevocationList } from '@mcp-auth-kit/resource-server/redis';
 import { runAdmin, startAuthServer, type AdminIo, type RunningAuthServer } from '@mcp-auth-kit/auth-server';
 import { hashPassword, openStore, silentLogger, type AccountRecord } from '@mcp-auth-kit/authorization-server';
+import { HeadlessBrowser, isUrl } from '@mcp-auth-kit/test-utils';
 import { upstreamNameCandidates } from '../../packages/authorization-server/src/account-names.js';
+import {
+  startUpstreamIdp,
+  UPSTREAM_CLIENT_ID,
+  UPSTREAM_CLIENT_SECRET,
+} from '../../packages/authorization-server/test/helpers/upstream-idp.js';
 import { listenProtectedEndpoint, post, type ProtectedEndpoint } from '../faults/helpers/resource-server.js';
 import { REDIS_URL, redisPrefix, shouldRunRedisTests } from '../helpers/redis.js';
 import {
   NATIVE_REDIRECT,
+  authorizationUrl,
   frontChannel,
   fullFlow,
   pkcePair,
@@ -118,6 +125,8 @@ async function login(server: RunningAuthServer, username: string, password: stri
   return res.status;
 }
 
+const TAKEN_BY_UPSTREAM =
+  /users \(configuration\): the username "alice" is taken by an account made by a self sign-up through the upstream provider http:\/\/127\.0\.0\.1:\d+.*user set-password alice --adopt/s;
 const TAKEN =
   /taken by an account made by a self sign-up through the upstream provider https:\/\/idp\.example\.test.*user set-password \S+ --adopt/s;
 
@@ -197,6 +206,59 @@ describe('attack: an operator path names or re-keys an account someone signed up
       [{ preferred_username: 'alice', email: 'x@corp.example' }, ['alice']],
     ];
     for (const [claims, expected] of rows) expect(upstreamNameCandidates(claims), JSON.stringify(claims)).toEqual(expected);
+  });
+});
+
+describe('reproduction through a real upstream sign-up (finding 2, seed-prehijack)', () => {
+  it('an attacker signs up upstream as "alice"; `users: [alice]` is refused; after `set-password --adopt` the attacker no longer lands in that account', async () => {
+    const file = freshFile();
+    const upstream = await startUpstreamIdp();
+    const providers = [
+      { name: 'Open IdP', issuer: upstream.issuer, clientId: UPSTREAM_CLIENT_ID, clientSecret: UPSTREAM_CLIENT_SECRET, allowSignup: true },
+    ];
+    const stackWith = async (extra: Record<string, unknown> = {}) => {
+      const stack = await startAttackStack({
+        devAutoLogin: undefined,
+        storage: { kind: 'sqlite', file },
+        authorizationServer: { upstream: providers, ...extra },
+      });
+      await upstream.configure(`${stack.issuer}/interaction/upstream/callback`);
+      return stack;
+    };
+    /** Signs in at the AS through the upstream provider as `login` (its `sub` and preferred_username). */
+    const upstreamSignIn = async (stack: AttackStack, login: string) => {
+      const ua = new HeadlessBrowser();
+      const clientId = await registerClient(stack);
+      const page = await ua.follow(authorizationUrl(stack, { clientId, challenge: pkcePair().challenge }), NATIVE_REDIRECT);
+      if (isUrl(page)) throw new Error('expected the login page');
+      const idpPage = await ua.submit(page, { upstream: '0' }, NATIVE_REDIRECT);
+      if (isUrl(idpPage)) throw new Error('expected the upstream login page');
+      const consent = await ua.submit(idpPage, { login }, NATIVE_REDIRECT);
+      if (isUrl(consent) || !consent.body.includes('Authorize access')) throw new Error('expected the consent page');
+      return stack.as.server.store.accounts.findByUpstreamIdentity(upstream.issuer, login);
+    };
+    try {
+      let stack = await stackWith();
+      const squatted = await upstreamSignIn(stack, 'alice');
+      expect(squatted).toMatchObject({ username: 'alice', source: `upstream:${upstream.issuer}` });
+      await stack.close();
+      // The operator adds alice: before the fix the start succeeded and kept the attacker's account.
+      await expect(stackWith({ users: [{ username: 'alice', password: 'alice-initial-password' }] })).rejects.toThrow(TAKEN_BY_UPSTREAM);
+      expect((await admin(file, ['user', 'set-password', 'alice'], 'alice-new-password')).code).toBe(2);
+      const adopted = await admin(file, ['user', 'set-password', 'alice', '--adopt'], 'alice-new-password');
+      expect(adopted.code, adopted.text).toBe(0);
+      stack = await stackWith({ users: [{ username: 'alice', password: 'alice-initial-password' }] });
+      try {
+        const again = await upstreamSignIn(stack, 'alice');
+        expect(again?.id).not.toBe(squatted!.id);
+        expect(again?.username).not.toBe('alice');
+        expect((await stack.as.server.store.accounts.findById(squatted!.id))?.upstreamIdentities).toEqual([]);
+      } finally {
+        await stack.close();
+      }
+    } finally {
+      await upstream.close();
+    }
   });
 });
 

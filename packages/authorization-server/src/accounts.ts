@@ -54,9 +54,9 @@ export async function markProductionStore(store: Store, issuer: string): Promise
  */
 export async function seedUsers(store: Store, users: readonly UserSeed[]): Promise<void> {
   const problems: string[] = [];
-  for (const [i, user] of users.entries()) {
+  for (const user of users) {
     const source: AccountSource = user.source === 'demo' ? DEMO_SOURCE : 'operator';
-    const setting = source === DEMO_SOURCE ? `the demo account "${user.username}"` : `users[${i}]`;
+    const setting = source === DEMO_SOURCE ? `the demo account "${user.username}"` : 'users (configuration)';
     if (source === DEMO_SOURCE) {
       const mark = await store.kv.get<{ issuer?: string }>(PRODUCTION_MARK.namespace, PRODUCTION_MARK.key);
       if (mark) {

@@ -31,6 +31,7 @@ import {
 } from '../../packages/authorization-server/test/helpers/upstream-idp.js';
 import { listenProtectedEndpoint, post, type ProtectedEndpoint } from '../faults/helpers/resource-server.js';
 import { REDIS_URL, redisPrefix, shouldRunRedisTests } from '../helpers/redis.js';
+import { openPgScope, shouldRunPgTests, type PgScope } from '../faults/helpers/postgres.js';
 import {
   NATIVE_REDIRECT,
   authorizationUrl,
@@ -300,6 +301,37 @@ describe('attack: the demo account reaches a production server through a shared 
     expect((await dev.server.store.accounts.findByUsername('demo'))?.source).toBe('demo');
     await dev.close();
     await expect(start(file, { production: true })).rejects.toThrow(/still signs in with the public demo password/);
+  });
+});
+
+describe.runIf(await shouldRunPgTests())('attack: the demo account through a shared PostgreSQL store (shared-store-demo)', () => {
+  let pg: PgScope;
+  beforeAll(async () => {
+    pg = await openPgScope('account_seams');
+  });
+  afterAll(async () => {
+    await pg?.drop();
+  });
+
+  it('a development instance on the production schema refuses to seed the demo account; one that got there anyway cannot sign in', async () => {
+    const storage = { kind: 'postgres', url: pg.url, schema: pg.schema } as const;
+    const prod = await startAuthServer({ port: 0, host: '127.0.0.1', storage, production: true, logger: silentLogger });
+    try {
+      await expect(startAuthServer({ port: 0, host: '127.0.0.1', storage, demoUser: true, logger: silentLogger })).rejects.toThrow(
+        /is not seeded: this store is used by the production server/,
+      );
+      expect(await prod.server.store.accounts.findByUsername('demo')).toBeUndefined();
+      await prod.server.store.accounts.create({
+        id: randomUUID(),
+        username: 'demo',
+        passwordHash: await hashPassword('demo-password'),
+        disabled: false,
+        source: 'demo',
+      });
+      expect(await login(prod, 'demo', 'demo-password')).toBe(403);
+    } finally {
+      await prod.close();
+    }
   });
 });
 

@@ -286,7 +286,13 @@ describe('ID-JAG grant (RFC 7523 §2.1, draft-ietf-oauth-identity-assertion-auth
   });
 
   it('account linking by verified e-mail (MCP "Handle Account Linking"): only verified addresses of the allowed domains', async () => {
-    const demo = await stack.as.server.store.accounts.findByUsername('demo');
+    // An account the operator made (the demo account is marked `demo` and is never linked).
+    const demo = await stack.as.server.store.accounts.create({
+      id: 'operator-pat',
+      username: 'pat-to-be',
+      passwordHash: null,
+      disabled: false,
+    });
     await stack.as.server.store.accounts.update(demo!.id, { username: 'pat@acme.example' });
     // Unverified: a new account, never the existing one.
     const unverified = await token({ assertion: await jag({ sub: 'pat-1', email: 'pat@acme.example', email_verified: false }) });
@@ -300,7 +306,7 @@ describe('ID-JAG grant (RFC 7523 §2.1, draft-ietf-oauth-identity-assertion-auth
     const linked = await token({ assertion: await jag({ sub: 'pat-3', email: 'Pat@acme.example', email_verified: true }) });
     expect(decodeJwt(String(linked.body.access_token)).sub).toBe(demo!.id);
     expect((await stack.as.server.store.accounts.findById(demo!.id))?.upstreamIdentities).toContain(`${idp.issuer} pat-3`);
-    await stack.as.server.store.accounts.update(demo!.id, { username: 'demo' });
+    await stack.as.server.store.accounts.update(demo!.id, { username: 'pat-linked' });
   });
 
   it('draft §8.1: a public client cannot use the grant (invalid_client)', async () => {

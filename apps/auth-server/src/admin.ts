@@ -7,8 +7,11 @@ import { parseArgs } from 'node:util';
 import {
   ID_TOKEN_TTL,
   hashPassword,
+  describeSource,
   listAccountGrants,
   openStore,
+  operatorOwns,
+  revokeAccountGrants,
   revokeRememberedGrant,
   storageConfigFromEnv,
   type StorageConfig,
@@ -40,8 +43,11 @@ export const ADMIN_COMMAND = 'npm run admin --';
 
 export const ADMIN_USAGE = `usage: ${ADMIN_COMMAND} <command>   (from the repository root; or node apps/auth-server/dist/admin-main.js <command>)
   user add <username> [--display-name <name>]   create a local account (password: prompt, first line of stdin, or AS_ADMIN_PASSWORD)
-  user set-password <username>                  reset the password (same sources); alias: user reset-password
-  user disable <username> | user enable <username>
+  user set-password <username> [--adopt]        reset the password (same sources); alias: user reset-password.
+                                                 An account someone made for themselves (upstream sign-up, ID-JAG)
+                                                 is refused unless --adopt: then its upstream identities are unlinked,
+                                                 its grants revoked, and it becomes an operator account
+  user disable <username> | user enable <username>  disable also revokes its grants (re-enabling revives no token)
   user list                                     username, sub, status, display name, linked identities (<issuer> <sub>)
   user link <username> <issuer> <sub>           let an upstream OpenID Connect identity sign in as this user
   user unlink <username> <issuer> <sub>
@@ -206,14 +212,24 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: Admin
     typeof parseArgs<{
       args: string[];
       allowPositionals: true;
-      options: { 'display-name': { type: 'string' }; 'retire-after': { type: 'string' }; help: { type: 'boolean'; short: 'h' } };
+      options: {
+        'display-name': { type: 'string' };
+        'retire-after': { type: 'string' };
+        adopt: { type: 'boolean' };
+        help: { type: 'boolean'; short: 'h' };
+      };
     }>
   >;
   try {
     parsed = parseArgs({
       args: grantsRevoke ? [...argv.slice(0, 3), ...argv.slice(4)] : argv,
       allowPositionals: true,
-      options: { 'display-name': { type: 'string' }, 'retire-after': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      options: {
+        'display-name': { type: 'string' },
+        'retire-after': { type: 'string' },
+        adopt: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
     });
   } catch (err) {
     printError(io, err);
@@ -271,15 +287,41 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: Admin
         case 'user reset-password':
         case 'user set-password': {
           const account = await findUser();
-          await store.accounts.update(account.id, { passwordHash: await hashPassword(await newPassword(io)) });
-          io.out(terminalText`password changed for ${account.username}`);
+          // The demo seed is the operator's own (its public password is what is being replaced).
+          const own = operatorOwns(account) || account.source === 'demo';
+          if (!own && !parsed.values.adopt)
+            throw new RefusedError(
+              `"${account.username}" was made by ${describeSource(account.source)}, not by the operator: a password set here would let ` +
+                'its creator and whoever gets the password into one account. Nothing changed. To take the account over, run ' +
+                `\`${ADMIN_COMMAND} user set-password ${account.username} --adopt\` (it unlinks its upstream identities and revokes its grants)`,
+            );
+          const passwordHash = await hashPassword(await newPassword(io));
+          if (own) {
+            await store.accounts.update(account.id, { passwordHash, source: 'operator' });
+            io.out(terminalText`password changed for ${account.username}`);
+            return 0;
+          }
+          // Adoption: the sign-up source can no longer enter, and what it was issued stops.
+          const unlinked = account.upstreamIdentities ?? [];
+          await store.accounts.update(account.id, { passwordHash, upstreamIdentities: [], source: 'operator' });
+          const revoked = await revokeAccountGrants(store, account.id);
+          io.out(terminalText`adopted ${account.username} as an operator account and changed its password`);
+          for (const identity of unlinked) io.out(terminalText`  unlinked ${identity}`);
+          io.out(terminalText`  revoked ${revoked.length} grant(s)`);
           return 0;
         }
         case 'user disable':
         case 'user enable': {
           const account = await findUser();
           await store.accounts.update(account.id, { disabled: action === 'disable' });
-          io.out(terminalText`${account.username} ${action === 'disable' ? 'disabled' : 'enabled'}`);
+          if (action === 'enable') {
+            io.out(terminalText`${account.username} enabled (tokens issued before it was disabled stay revoked)`);
+            return 0;
+          }
+          // Through the store's revocation path: resource servers following the Redis signal
+          // refuse its access tokens now, and re-enabling later revives no refresh token.
+          const revoked = await revokeAccountGrants(store, account.id);
+          io.out(terminalText`${account.username} disabled; revoked ${revoked.length} grant(s) and their tokens`);
           return 0;
         }
         case 'user link':

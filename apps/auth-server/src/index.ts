@@ -228,7 +228,7 @@ function serverConfig(options: StartAuthServerOptions, bound: Bound, store: Stor
     // `name`: the demo MCP server's PRM resource_name, shown on the consent page.
     resources: extra.resources ?? [{ resource, name: 'Demo notes', scopes: DEMO_SCOPES, defaultScopes: ['notes:read'] }],
     storage: store,
-    users: [...(bound.seedDemoUser ? [DEMO_USER] : []), ...(extra.users ?? [])],
+    users: [...(bound.seedDemoUser ? [{ ...DEMO_USER, source: 'demo' as const }] : []), ...(extra.users ?? [])],
     production: bound.production,
     listenHosts: bound.listenHosts,
     // On a local dev server every client shares one address: keep the DCR brake loose there

@@ -14,3 +14,17 @@ export function usernameChoices(candidates: readonly unknown[], suffixes: readon
   const stem = [...base].slice(0, room).join('');
   return [base, ...suffixes.map((s) => `${stem}-${s}`)].filter(isUsername);
 }
+
+/**
+ * The username candidates an upstream sign-up offers from its ID Token claims. An e-mail-like
+ * name (with `@`) is someone's address: taken only when the provider says `email_verified: true`
+ * for that same address (OpenID Connect Core §5.1, §5.7), so nobody signs up under another
+ * person's address; otherwise the caller falls back to a provider-scoped name.
+ */
+export function upstreamNameCandidates(claims: Readonly<Record<string, unknown>>): unknown[] {
+  const verified = claims.email_verified === true && typeof claims.email === 'string' ? claims.email : undefined;
+  const emailLike = (v: unknown) => typeof v === 'string' && v.includes('@');
+  return [claims.preferred_username, claims.email].filter(
+    (v) => typeof v === 'string' && (!emailLike(v) || (verified !== undefined && v === verified)),
+  );
+}

@@ -15,3 +15,35 @@ export const idJagSource = (issuer: string): AccountSource => `id-jag:${issuer}`
 export function mayAdopt(account: Pick<AccountRecord, 'source'>, source: AccountSource): boolean {
   return account.source === 'operator' || account.source === source;
 }
+
+/** The public demo account (`demo` / `demo-password`): a laptop's, never a production server's. */
+export const DEMO_SOURCE: AccountSource = 'demo';
+
+/**
+ * Whether the operator's own paths (configured `users`, the dev auto-login user, the admin
+ * tool's `set-password` and `enable`) may treat an existing account as theirs: only one the
+ * operator made. A name someone else signed up under proves nothing (issue 40 finding 2: a
+ * configured password or an admin reset would otherwise hand that person's account, upstream
+ * identity still linked, to the user the operator meant).
+ */
+export function operatorOwns(account: Pick<AccountRecord, 'source'>): boolean {
+  return account.source === 'operator';
+}
+
+/** Who made an account, in words for error messages. */
+export function describeSource(source: AccountSource): string {
+  if (source === 'operator') return 'the operator';
+  if (source === 'demo') return 'the demo seeding (public password)';
+  if (source === 'unknown') return 'an unknown source (an older row with an upstream identity)';
+  if (source.startsWith('upstream:')) return `a self sign-up through the upstream provider ${source.slice('upstream:'.length)}`;
+  return `a just-in-time ID-JAG account of ${source.slice('id-jag:'.length)}`;
+}
+
+/**
+ * Why a sign-in to `account` is refused whatever the credential (password, upstream, dev
+ * auto-login), or undefined: the demo account never signs in on a production server, checked
+ * at each sign-in since a development instance may seed it into a shared store at any time.
+ */
+export function signInRefusal(account: Pick<AccountRecord, 'source'>, server: { production?: boolean }): 'demo-in-production' | undefined {
+  return server.production && account.source === DEMO_SOURCE ? 'demo-in-production' : undefined;
+}

@@ -20,7 +20,14 @@ export { pinoLogger, type PinoLoggerOptions } from './ops/pino-logger.js';
 export { createAsMetrics, type AsMetrics, type MetricsConfig } from './ops/metrics.js';
 export type { HealthState } from './ops/http.js';
 export { hashPassword, verifyPassword } from './passwords.js';
-export { listAccountGrants, revokeRememberedGrant, type AccountGrantSummary } from './interactions/remembered-grants.js';
+export {
+  listAccountGrants,
+  revokeAccountGrants,
+  revokeRememberedGrant,
+  type AccountGrantSummary,
+} from './interactions/remembered-grants.js';
+export { DEMO_SOURCE, describeSource, operatorOwns, signInRefusal } from './account-origin.js';
+export { PRODUCTION_MARK } from './accounts.js';
 export type { UpstreamProviderConfig } from './upstream/config.js';
 export { openStore, storageConfigFromEnv, defaultSqliteFile } from './storage/index.js';
 export type { Store, StorageConfig, AccountRecord, AccountSource, SqliteDriverName } from './storage/index.js';

@@ -21,6 +21,7 @@ import { meteredCimdFetch } from './ops/cimd-metrics.js';
 import { createIntrospectionPolicy, revocationAllowed } from './ops/token-policies.js';
 import { grantClaim, installJwtIntrospection } from './jwt-introspection.js';
 import { refreshGraceCheckpoint } from './refresh-grace.js';
+import { signInRefusal } from './account-origin.js';
 import { idJagSources, installIdJagGrant } from './grants/jwt-bearer/index.js';
 
 export { ID_TOKEN_TTL } from './config/defaults.js';
@@ -180,11 +181,14 @@ function tokenLifetimes(config: ResolvedConfig): Partial<Configuration> {
   };
 }
 
-/** Accounts: a disabled or deleted account has no live tokens (introspection uses the same rule). */
-function findAccount(store: Store): Configuration['findAccount'] {
+/**
+ * Accounts: a disabled or deleted account has no live tokens, nor has a demo account on a
+ * production server (seeded into a shared store after start-up); introspection uses the same rule.
+ */
+function findAccount(store: Store, server: { production: boolean }): Configuration['findAccount'] {
   return async (ctx: KoaContextWithOIDC, sub: string, token?: unknown) => {
     const account = await store.accounts.findById(sub);
-    if (!account || account.disabled) return undefined;
+    if (!account || account.disabled || signInRefusal(account, server)) return undefined;
     // A refresh passes here after oidc-provider's checks and before its rotation (refresh-grace.ts).
     await refreshGraceCheckpoint(ctx, token);
     return {
@@ -309,7 +313,7 @@ export async function buildProvider(config: ResolvedConfig, store: Store, logger
   // the same rule as findAccount: a disabled or deleted account has no live tokens
   const introspectionAllowed = createIntrospectionPolicy(resources, operatorClientIds, async (accountId) => {
     const account = await store.accounts.findById(accountId);
-    return account !== undefined && !account.disabled;
+    return account !== undefined && !account.disabled && !signInRefusal(account, config);
   });
   const clientPolicy = createClientPolicy({
     resources,
@@ -336,7 +340,7 @@ export async function buildProvider(config: ResolvedConfig, store: Store, logger
     // OAuth 2.1 §10.1 removes the implicit grant: no token ever travels in a front-channel
     // URL, so the only response type is `code` (DCR of anything else is refused).
     responseTypes: ['code'],
-    findAccount: findAccount(store),
+    findAccount: findAccount(store, config),
     interactions: {
       url: (_ctx: KoaContextWithOIDC, interaction: { uid: string }) => `${mountPath}/interaction/${interaction.uid}`,
       policy: createInteractionPolicy(),

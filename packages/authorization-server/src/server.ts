@@ -12,7 +12,7 @@ import { buildProvider } from './provider.js';
 import { createInteractionRouter } from './interactions/router.js';
 import { createAccountRouter } from './interactions/account.js';
 import { createScopeText } from './interactions/scope-text.js';
-import { ensureAccount, seedUsers } from './accounts.js';
+import { ensureAccount, markProductionStore, seedUsers } from './accounts.js';
 import { rateLimit } from './rate-limit.js';
 import { defaultScopeMiddleware } from './default-scope.js';
 import { createAsMetrics, meteredLogger, type AsMetrics } from './ops/metrics.js';
@@ -57,6 +57,8 @@ function isStore(value: unknown): value is Store {
 
 /** Seeds the configured users and the dev account, and warns about what is open. */
 async function prepareAccounts(config: ResolvedConfig, store: Store, logger: Logger, metrics: AsMetrics | undefined) {
+  // Before seeding: a development instance on the same store then refuses the demo account.
+  if (config.production) await markProductionStore(store, config.issuer);
   if (config.users.length) await seedUsers(store, config.users);
   const devAccount = config.devAutoLogin ? await ensureAccount(store, config.devAutoLogin) : undefined;
   if (devAccount)
@@ -144,6 +146,7 @@ function mountAuthorization(app: Express, p: AppParts, callback: ReturnType<Prov
       ...pages,
       staticClientIds: new Set(config.clients.map((c) => c.client_id)),
       devAutoLoginAccountId: p.devAccountId,
+      production: config.production,
       issuer: config.issuer,
       upstream: config.upstream,
       loginLimits: config.loginThrottle,

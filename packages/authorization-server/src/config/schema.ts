@@ -95,6 +95,7 @@ const userSchema = z.looseObject({
   username: z.string({ error: 'required' }).trim().min(1, { error: 'required' }),
   password: z.string({ error: 'at least 8 characters' }).min(8, { error: 'at least 8 characters' }),
   displayName: z.string().optional(),
+  source: z.literal('demo', { error: "only 'demo' (the public demo account), or leave it out" }).optional(),
 });
 
 export const configSchema = z.looseObject({

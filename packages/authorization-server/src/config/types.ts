@@ -225,6 +225,11 @@ export interface UserSeed {
   username: string;
   password: string;
   displayName?: string;
+  /**
+   * `'demo'` marks the public demo account (the app's `demo` / `demo-password`): never signs in
+   * on a production server, and is not seeded into a store a production server has marked.
+   */
+  source?: 'demo';
 }
 
 export interface RefreshTokenConfig {

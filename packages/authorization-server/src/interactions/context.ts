@@ -35,6 +35,8 @@ export interface InteractionOptions {
   /** Upstream OpenID Connect providers offered on the login page. */
   upstream: ResolvedConfig['upstream'];
   loginLimits: LoginThrottleLimits;
+  /** A production server: the demo account never signs in (account-origin.ts `signInRefusal`). */
+  production?: boolean;
 }
 
 export type Details = Awaited<ReturnType<Provider['interactionDetails']>>;

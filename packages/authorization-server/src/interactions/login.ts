@@ -1,5 +1,6 @@
 /** The login step with a local account: the page and the password check behind its brakes. */
 import type { Request, Response } from 'express';
+import { signInRefusal } from '../account-origin.js';
 import { audit } from '../audit.js';
 import { dummyHash, verifyPassword } from '../passwords.js';
 import type { Details, InteractionContext } from './context.js';
@@ -67,6 +68,18 @@ export function createLoginStep(ctx: InteractionContext): LoginStep {
       // The password was right: saying the account is disabled reveals nothing to its owner.
       if (account && ok) await render(res, details, 'This account is disabled.', username, 403);
       else await render(res, details, 'Invalid username or password.', username);
+      return;
+    }
+    const refusal = signInRefusal(account, o);
+    if (refusal) {
+      audit(o.logger, 'login.failed', {
+        method: 'password',
+        username,
+        ip: address,
+        reason: refusal,
+        client_id: String(details.params.client_id),
+      });
+      await render(res, details, 'The demo account cannot sign in on this server.', username, 403);
       return;
     }
     await throttle.succeeded(address, username);

@@ -157,6 +157,19 @@ export async function revokeRememberedGrant(store: Store, accountId: string, cli
   return true;
 }
 
+/**
+ * Store-only revocation of every remembered grant of an account (disabling, adoption): each goes
+ * through {@link revokeGrant}, so the store's `onGrantRevoked` (Redis signal, outbox) hears of
+ * it, and a later re-enable finds no refresh token to revive. Returns the client ids revoked.
+ */
+export async function revokeAccountGrants(store: Store, accountId: string): Promise<string[]> {
+  const revoked: string[] = [];
+  for (const clientId of Object.keys(await rememberedGrantIds(store, accountId))) {
+    if (await revokeRememberedGrant(store, accountId, clientId)) revoked.push(clientId);
+  }
+  return revoked;
+}
+
 export interface AccountGrantSummary {
   clientId: string;
   grantId: string;

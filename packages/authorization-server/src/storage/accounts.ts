@@ -6,7 +6,7 @@ import type { AccountPatch, AccountRecord, AccountSource, NewAccount } from './t
 /** The `username_key` column: the one canonical identity of @mcp-auth-kit/protocol. */
 export const usernameKey: (username: string) => string = identityKey;
 
-const SOURCE = /^(?:operator|unknown|(?:upstream|id-jag):\S.*)$/s;
+const SOURCE = /^(?:operator|unknown|demo|(?:upstream|id-jag):\S.*)$/s;
 
 export function isAccountSource(value: unknown): value is AccountSource {
   return typeof value === 'string' && SOURCE.test(value);
@@ -43,7 +43,7 @@ export function newAccount(account: NewAccount, nowSeconds: number): AccountReco
   checkAccountInput(account);
   const source = account.source ?? 'operator';
   if (!isAccountSource(source))
-    throw new StorageError('account source must be operator, upstream:<issuer> or id-jag:<issuer>', 'invalid_input');
+    throw new StorageError('account source must be operator, demo, upstream:<issuer> or id-jag:<issuer>', 'invalid_input');
   const record: AccountRecord = {
     id: account.id,
     username: account.username,
@@ -59,7 +59,7 @@ export function newAccount(account: NewAccount, nowSeconds: number): AccountReco
   return record;
 }
 
-/** Applies a patch: members set to `undefined` are left as they are; `source` never changes. */
+/** Applies a patch: members set to `undefined` are left as they are; `source` only ever becomes `operator`. */
 export function patchAccount(existing: AccountRecord, patch: AccountPatch, nowSeconds: number): AccountRecord {
   checkAccountInput(patch);
   const record: AccountRecord = { ...existing, upstreamIdentities: [...(existing.upstreamIdentities ?? [])], updatedAt: nowSeconds };
@@ -68,6 +68,10 @@ export function patchAccount(existing: AccountRecord, patch: AccountPatch, nowSe
   if (patch.displayName !== undefined) record.displayName = patch.displayName;
   if (patch.disabled !== undefined) record.disabled = Boolean(patch.disabled);
   if (patch.upstreamIdentities !== undefined) record.upstreamIdentities = [...patch.upstreamIdentities];
+  if (patch.source !== undefined) {
+    if (patch.source !== 'operator') throw new StorageError('an account source only changes to operator (adoption)', 'invalid_input');
+    record.source = 'operator';
+  }
   if (duplicateIdentities(record.upstreamIdentities ?? [])) throw conflict('upstream identity');
   return record;
 }

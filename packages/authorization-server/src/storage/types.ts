@@ -17,9 +17,10 @@ export type { StorageConfig } from '../config/types.js';
  * Who made the account, which decides who may later adopt it by e-mail (see the README's
  * linking matrix): the operator (admin tool, configured users, dev auto-login), an upstream
  * provider's self sign-up (`upstream:<issuer>`), an ID-JAG IdP's just-in-time creation
- * (`id-jag:<issuer>`), or `unknown` for a row older than this field that had an upstream identity.
+ * (`id-jag:<issuer>`), the public demo account (`demo`, never signs in on a production server),
+ * or `unknown` for a row older than this field that had an upstream identity.
  */
-export type AccountSource = 'operator' | 'unknown' | `upstream:${string}` | `id-jag:${string}`;
+export type AccountSource = 'operator' | 'unknown' | 'demo' | `upstream:${string}` | `id-jag:${string}`;
 
 export interface AccountRecord {
   /** Stable subject (`sub`) of the account; never reused. */
@@ -32,7 +33,7 @@ export interface AccountRecord {
   disabled: boolean;
   /** Upstream identities mapped to this account: `${issuer} ${subject}` strings. */
   upstreamIdentities?: string[];
-  /** Set at creation, never changed by `update`. */
+  /** Set at creation; `update` changes it only to `operator` (the operator adopting the account). */
   source: AccountSource;
   createdAt: number;
   updatedAt: number;
@@ -40,8 +41,11 @@ export interface AccountRecord {
 
 /** A new account: `source` defaults to `operator` (the self sign-up paths always name theirs). */
 export type NewAccount = Omit<AccountRecord, 'createdAt' | 'updatedAt' | 'source'> & { source?: AccountSource };
-/** What `update` may change (members set to `undefined` are left as they are). */
-export type AccountPatch = Partial<Omit<AccountRecord, 'id' | 'createdAt' | 'updatedAt' | 'source'>>;
+/**
+ * What `update` may change (members set to `undefined` are left as they are). `source` only
+ * becomes `operator`: the admin tool's explicit adoption (`user set-password --adopt`).
+ */
+export type AccountPatch = Partial<Omit<AccountRecord, 'id' | 'createdAt' | 'updatedAt' | 'source'>> & { source?: 'operator' };
 
 export interface AccountStore {
   /** Refuses (`invalid_input`) a username that is not canonical and display-safe. */

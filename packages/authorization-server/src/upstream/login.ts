@@ -4,14 +4,14 @@
  * local account; an unknown identity gets an account only when the provider allows signup.
  * Never links by username or e-mail (a provider could assert any of those). A signed-up account
  * records its origin (`upstream:<issuer>`), so no other source ever adopts it by its name; its
- * username is a claim only if already canonical and display-safe (else a name derived from the
- * provider), its display name the `name` claim made display-safe.
+ * username is a claim only if already canonical and display-safe, and an e-mail-like one only
+ * when the provider verified that e-mail (else a name derived from the provider), its display name the `name` claim made display-safe.
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import * as oidc from 'openid-client';
 import { displaySafeText } from '@mcp-auth-kit/protocol';
 import { upstreamSource } from '../account-origin.js';
-import { usernameChoices } from '../account-names.js';
+import { upstreamNameCandidates, usernameChoices } from '../account-names.js';
 import type { AccountRecord, Store } from '../storage/types.js';
 import type { Logger } from '../logger.js';
 import { StorageError } from '../storage/errors.js';
@@ -184,7 +184,7 @@ export class UpstreamLogin {
     claims: Record<string, unknown>,
   ): Promise<AccountRecord> {
     const suffix = createHash('sha256').update(`${iss} ${sub}`).digest('base64url').slice(0, 8);
-    const candidates = [claims.preferred_username, claims.email, `${p.name}-${sub}`, `${p.name}-${suffix}`, `upstream-${suffix}`];
+    const candidates = [...upstreamNameCandidates(claims), `${p.name}-${sub}`, `${p.name}-${suffix}`, `upstream-${suffix}`];
     // A local name already taken is never linked: the upstream user gets a distinct username.
     for (const username of usernameChoices(candidates, [suffix, randomUUID().slice(0, 8)])) {
       if (await this.o.store.accounts.findByUsername(username)) continue;

@@ -67,7 +67,7 @@ export async function startUpstreamIdp(): Promise<UpstreamIdp> {
           keys: ['upstream-idp-cookie-key-0123456789'],
           names: { session: 'idp_session', interaction: 'idp_interaction', resume: 'idp_resume' },
         },
-        claims: { openid: ['sub'], profile: ['name', 'preferred_username'], email: ['email'] },
+        claims: { openid: ['sub'], profile: ['name', 'preferred_username'], email: ['email', 'email_verified'] },
         conformIdTokenClaims: false,
         pkce: { required: () => true },
         ttl: { AccessToken: 600, AuthorizationCode: 60, IdToken: 600, Interaction: 600, Session: 3600, Grant: 3600 },
@@ -77,7 +77,16 @@ export async function startUpstreamIdp(): Promise<UpstreamIdp> {
           return {
             accountId: sub,
             async claims() {
-              return { sub, preferred_username: sub, name: `Upstream ${sub}`, email: `${sub}@upstream.test` };
+              // A login that is an address is vouched for (email_verified), as a provider that
+              // owns the address would: the AS's own rules, not the provider's word, must then hold.
+              const address = sub.includes('@');
+              return {
+                sub,
+                preferred_username: sub,
+                name: `Upstream ${sub}`,
+                email: address ? sub : `${sub}@upstream.test`,
+                email_verified: address,
+              };
             },
           };
         },

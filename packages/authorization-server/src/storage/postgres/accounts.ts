@@ -138,7 +138,7 @@ export class PgAccounts implements AccountStore {
       if (!existing) throw notFound();
       const record = patchAccount(existing, patch, epochSeconds(this.clock()));
       await client.query(
-        `UPDATE ${this.q}.accounts SET username = $2, username_key = $3, password_hash = $4, display_name = $5, disabled = $6, updated_at = $7 WHERE id = $1`,
+        `UPDATE ${this.q}.accounts SET username = $2, username_key = $3, password_hash = $4, display_name = $5, disabled = $6, updated_at = $7, source = $8 WHERE id = $1`,
         [
           id,
           record.username,
@@ -147,6 +147,7 @@ export class PgAccounts implements AccountStore {
           record.displayName ?? null,
           record.disabled,
           record.updatedAt,
+          record.source,
         ],
       );
       await client.query(`DELETE FROM ${this.q}.account_identities WHERE account_id = $1`, [id]);

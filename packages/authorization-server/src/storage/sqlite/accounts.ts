@@ -43,7 +43,7 @@ export class SqliteAccounts implements AccountStore {
       updatedAt: record.updatedAt,
     };
     // node:sqlite refuses a named parameter its statement does not use.
-    const { createdAt: _createdAt, source: _source, ...update } = params;
+    const { createdAt: _createdAt, ...update } = params;
     try {
       this.db.transaction(() => {
         if (insert) {
@@ -56,7 +56,7 @@ export class SqliteAccounts implements AccountStore {
           prepared(
             this.db,
             `UPDATE accounts SET username = @username, username_key = @usernameKey, password_hash = @passwordHash,
-             display_name = @displayName, disabled = @disabled, updated_at = @updatedAt WHERE id = @id`,
+             display_name = @displayName, disabled = @disabled, source = @source, updated_at = @updatedAt WHERE id = @id`,
           ).run(update);
           prepared(this.db, 'DELETE FROM account_identities WHERE account_id = ?').run(record.id);
         }

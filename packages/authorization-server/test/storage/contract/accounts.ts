@@ -106,7 +106,7 @@ export function accountsContract(opened: Opened): void {
       expect((await store.accounts.list()).map((a) => a.username)).toEqual(['alice']);
     });
 
-    it('the source is stored, returned by every lookup, defaults to operator and is never changed by update', async () => {
+    it('the source is stored, returned by every lookup, defaults to operator, and update only ever makes it operator (adoption)', async () => {
       const upstream = 'upstream:https://idp.example';
       await store.accounts.create({ id: 'a1', username: 'alice', ...base });
       await store.accounts.create({
@@ -121,9 +121,16 @@ export function accountsContract(opened: Opened): void {
       expect((await store.accounts.findByUsername('BOB'))?.source).toBe(upstream);
       expect((await store.accounts.findByUpstreamIdentity('https://idp.example', 'bob'))?.source).toBe(upstream);
       expect((await store.accounts.list()).map((a) => a.source)).toEqual(['operator', upstream, 'id-jag:https://jag.example']);
-      const patch = { disabled: true, source: 'operator' } as Parameters<Store['accounts']['update']>[1];
-      expect((await store.accounts.update('a2', patch)).source).toBe(upstream);
-      expect((await store.accounts.findById('a2'))?.source).toBe(upstream);
+      // Only `operator` (the admin tool's `set-password --adopt`); any other value is refused, nothing changed.
+      const toJag = { disabled: true, source: 'id-jag:https://jag.example' } as unknown as Parameters<Store['accounts']['update']>[1];
+      await expect(store.accounts.update('a2', toJag)).rejects.toMatchObject({ code: 'invalid_input' });
+      expect(await store.accounts.findById('a2')).toMatchObject({ source: upstream, disabled: false });
+      expect((await store.accounts.update('a2', { disabled: true })).source).toBe(upstream);
+      expect((await store.accounts.update('a2', { source: 'operator' })).source).toBe('operator');
+      expect((await store.accounts.findById('a2'))?.source).toBe('operator');
+      // The public demo account is marked as such (never signs in on a production server).
+      await store.accounts.create({ id: 'a5', username: 'demo', ...base, source: 'demo' });
+      expect((await store.accounts.findByUsername('demo'))?.source).toBe('demo');
       await expect(store.accounts.create({ id: 'a4', username: 'dave', ...base, source: 'someone' as 'operator' })).rejects.toMatchObject({
         code: 'invalid_input',
       });

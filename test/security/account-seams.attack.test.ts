@@ -23,7 +23,6 @@ import { createRedisRevocationList, type RedisRevocationList } from '@mcp-auth-k
 import { runAdmin, startAuthServer, type AdminIo, type RunningAuthServer } from '@mcp-auth-kit/auth-server';
 import { hashPassword, openStore, silentLogger, type AccountRecord } from '@mcp-auth-kit/authorization-server';
 import { HeadlessBrowser, isUrl } from '@mcp-auth-kit/test-utils';
-import { upstreamNameCandidates } from '../../packages/authorization-server/src/account-names.js';
 import {
   startUpstreamIdp,
   UPSTREAM_CLIENT_ID,
@@ -195,18 +194,6 @@ describe('attack: an operator path names or re-keys an account someone signed up
     await store.accounts.create({ id: randomUUID(), username: 'bob', passwordHash: await hashPassword('bob-password-1'), disabled: false });
     await store.close();
     expect((await admin(file, ['user', 'set-password', 'bob'], 'bob-password-2')).code).toBe(0);
-  });
-
-  it('upstream sign-up (OIDC Core §5.7): an e-mail-like name only when the provider verified that e-mail', () => {
-    const rows: [Record<string, unknown>, unknown[]][] = [
-      [{ preferred_username: 'alice@corp.example', email: 'alice@corp.example' }, []],
-      [{ preferred_username: 'alice@corp.example', email: 'alice@corp.example', email_verified: false }, []],
-      [{ preferred_username: 'alice@corp.example', email: 'alice@corp.example', email_verified: 'true' }, []],
-      [{ email: 'alice@corp.example', email_verified: true }, ['alice@corp.example']],
-      [{ preferred_username: 'boss@corp.example', email: 'me@corp.example', email_verified: true }, ['me@corp.example']],
-      [{ preferred_username: 'alice', email: 'x@corp.example' }, ['alice']],
-    ];
-    for (const [claims, expected] of rows) expect(upstreamNameCandidates(claims), JSON.stringify(claims)).toEqual(expected);
   });
 });
 
@@ -407,7 +394,7 @@ describe('inventory: every path that writes an account', () => {
     'packages/authorization-server/src/accounts.ts accounts.create(':
       'users / demo seeding, dev auto-login: seedConflict (operator or same source only), production mark (this file)',
     'packages/authorization-server/src/upstream/login.ts accounts.create(':
-      'upstream sign-up: a fresh name only, e-mail-like only when verified (upstreamNameCandidates; account-linking.attack.test.ts)',
+      'upstream sign-up: a fresh name only, e-mail-like only when verified (upstreamNameCandidates: packages/authorization-server/test/account-names.test.ts; account-linking.attack.test.ts)',
     'packages/authorization-server/src/grants/jwt-bearer/accounts.ts accounts.create(':
       'ID-JAG just in time (account-linking.attack.test.ts)',
     'packages/authorization-server/src/grants/jwt-bearer/accounts.ts accounts.update(':

@@ -147,6 +147,14 @@ const KV_WRITES: KvWrite[] = [
     why: 'DPoP proof replay counter of the ID-JAG grant',
   },
   {
+    file: `${AS_SRC}/accounts.ts`,
+    line: /await store\.kv\.set\(PRODUCTION_MARK\.namespace, PRODUCTION_MARK\.key, /,
+    count: 1,
+    namespace: 'store-marks',
+    holds: 'state',
+    why: 'a production server marks its store, so a development instance refuses to seed the demo account into it',
+  },
+  {
     file: `${AS_SRC}/revocation-outbox.ts`,
     line: /await kv\?\.set\(REVOCATION_RECORD_NAMESPACE, grantId, /,
     count: 1,

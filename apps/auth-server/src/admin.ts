@@ -7,16 +7,15 @@ import { parseArgs } from 'node:util';
 import {
   ID_TOKEN_TTL,
   hashPassword,
-  describeSource,
   listAccountGrants,
   openStore,
-  operatorOwns,
   revokeAccountGrants,
   revokeRememberedGrant,
   storageConfigFromEnv,
   type StorageConfig,
   type Store,
 } from '@mcp-auth-kit/authorization-server';
+import { describeSource, operatorOwns } from '@mcp-auth-kit/authorization-server/ops';
 import { ConfigError, joinText, ownLayout, terminalText, type TerminalText, usernameProblem } from '@mcp-auth-kit/protocol';
 import { loadConfig } from './config.js';
 import { connectRevocationSignal, longestAccessTokenTtl } from './revocation-signal.js';

@@ -26,8 +26,6 @@ export {
   revokeRememberedGrant,
   type AccountGrantSummary,
 } from './interactions/remembered-grants.js';
-export { DEMO_SOURCE, describeSource, operatorOwns, signInRefusal } from './account-origin.js';
-export { PRODUCTION_MARK } from './accounts.js';
 export type { UpstreamProviderConfig } from './upstream/config.js';
 export { openStore, storageConfigFromEnv, defaultSqliteFile } from './storage/index.js';
 export type { Store, StorageConfig, AccountRecord, AccountSource, SqliteDriverName } from './storage/index.js';

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authorizeUrl, REDIRECT, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
+import { REDIRECT, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
+import { codeAuthorizeUrl } from './helpers/flow.js';
 import { hashPassword, verifyPassword } from '../src/passwords.js';
 import { LoginThrottle } from '../src/interactions/throttle.js';
 import { validateConfig } from '../src/config.js';
@@ -20,20 +21,7 @@ function recordingLogger() {
 
 async function openLogin(base: string, clientId: string, ua = new HeadlessBrowser(), headers: Record<string, string> = {}) {
   const { challenge } = pkcePair();
-  const page = await ua.follow(
-    authorizeUrl(base, {
-      client_id: clientId,
-      response_type: 'code',
-      redirect_uri: REDIRECT,
-      code_challenge: challenge,
-      code_challenge_method: 'S256',
-      scope: 'notes:read',
-      resource: RESOURCE,
-      state: 's',
-    }),
-    REDIRECT,
-    { headers },
-  );
+  const page = await ua.follow(codeAuthorizeUrl(base, challenge, { client_id: clientId, state: 's' }), REDIRECT, { headers });
   if (isUrl(page)) throw new Error('expected the login page');
   return { ua, page };
 }
@@ -359,19 +347,7 @@ describe('DEV_AUTO_LOGIN', () => {
     try {
       const clientId = (await registerClient(t.url)).body.client_id;
       const { challenge } = pkcePair();
-      const end = await new HeadlessBrowser().follow(
-        authorizeUrl(t.url, {
-          client_id: clientId,
-          response_type: 'code',
-          redirect_uri: REDIRECT,
-          code_challenge: challenge,
-          code_challenge_method: 'S256',
-          scope: 'notes:read',
-          resource: RESOURCE,
-          state: 's',
-        }),
-        REDIRECT,
-      );
+      const end = await new HeadlessBrowser().follow(codeAuthorizeUrl(t.url, challenge, { client_id: clientId, state: 's' }), REDIRECT);
       expect(isUrl(end) && end.searchParams.get('code')).toBeTruthy();
     } finally {
       await t.close();

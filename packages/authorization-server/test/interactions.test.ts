@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authorizeUrl, decodeJwt, REDIRECT, registerClient, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
+import { decodeJwt, REDIRECT, registerClient, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
+import { codeAuthorizeUrl } from './helpers/flow.js';
 import { hashPassword } from '../src/passwords.js';
 import { type BrowserPage, HeadlessBrowser, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
 
@@ -30,16 +31,7 @@ describe('login and consent pages', () => {
   async function start(ua: HeadlessBrowser, scope = 'notes:read notes:write', client = clientId, redirect = REDIRECT) {
     const { verifier, challenge } = pkcePair();
     const page = await ua.follow(
-      authorizeUrl(t.url, {
-        client_id: client,
-        response_type: 'code',
-        redirect_uri: redirect,
-        code_challenge: challenge,
-        code_challenge_method: 'S256',
-        scope,
-        resource: RESOURCE,
-        state: 'st',
-      }),
+      codeAuthorizeUrl(t.url, challenge, { client_id: client, redirect_uri: redirect, scope, state: 'st' }),
       redirect,
     );
     if (isUrl(page)) throw new Error(`unexpected redirect ${page.href}`);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authorizeUrl, REDIRECT, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
-import { authorizeAuto, exchangeCode } from './helpers/flow.js';
+import { authorizeAuto, exchangeCode, codeAuthorizeUrl } from './helpers/flow.js';
 import { HeadlessBrowser, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
 
 describe('PKCE (OAuth 2.1 §4.1.1, MCP security §PKCE) and RFC 9207 iss', () => {
@@ -90,15 +90,7 @@ describe('PKCE (OAuth 2.1 §4.1.1, MCP security §PKCE) and RFC 9207 iss', () =>
   it('MCP security §Open redirection: unregistered redirect_uri is never redirected to', async () => {
     const { challenge } = pkcePair();
     const result = await new HeadlessBrowser().follow(
-      authorizeUrl(t.url, {
-        client_id: clientId,
-        response_type: 'code',
-        redirect_uri: 'https://attacker.example/cb',
-        code_challenge: challenge,
-        code_challenge_method: 'S256',
-        scope: 'notes:read',
-        resource: RESOURCE,
-      }),
+      codeAuthorizeUrl(t.url, challenge, { client_id: clientId, redirect_uri: 'https://attacker.example/cb' }),
       'https://attacker.example',
     );
     expect(isUrl(result)).toBe(false);

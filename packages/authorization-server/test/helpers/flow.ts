@@ -11,6 +11,22 @@ export interface CodeFlowResult {
 export type AuthorizationParams = { client_id: string } & Record<string, string | undefined>;
 
 /**
+ * The /auth URL of a code request with PKCE S256 over `challenge`; defaults: our redirect URI,
+ * `notes:read`, our resource (RFC 6749 §4.1.1, RFC 7636 §4.3, RFC 8707 §2). `params` override them.
+ */
+export function codeAuthorizeUrl(issuer: string, challenge: string, params: AuthorizationParams): string {
+  return authorizeUrl(issuer, {
+    response_type: 'code',
+    redirect_uri: REDIRECT,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    scope: 'notes:read',
+    resource: RESOURCE,
+    ...params,
+  });
+}
+
+/**
  * Starts an authorization request in `ua` with a fresh PKCE S256 pair (defaults: our redirect
  * URI, `notes:read`, our resource, a random state) and follows it to the first page it stops
  * at or to the redirect URI.
@@ -23,19 +39,7 @@ export async function openAuthorization(
   const { verifier, challenge } = pkcePair();
   const state = params.state ?? Math.random().toString(36).slice(2);
   const redirectUri = params.redirect_uri ?? REDIRECT;
-  const page = await ua.follow(
-    authorizeUrl(issuer, {
-      response_type: 'code',
-      redirect_uri: redirectUri,
-      code_challenge: challenge,
-      code_challenge_method: 'S256',
-      scope: 'notes:read',
-      resource: RESOURCE,
-      ...params,
-      state,
-    }),
-    redirectUri,
-  );
+  const page = await ua.follow(codeAuthorizeUrl(issuer, challenge, { ...params, state }), redirectUri);
   return { page, verifier, state, ua };
 }
 

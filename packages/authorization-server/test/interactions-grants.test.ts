@@ -28,24 +28,31 @@ describe('remembered grants', () => {
   const webClient = (metadata: Record<string, unknown> = {}) =>
     registerClient(t.url, { application_type: 'web', redirect_uris: [WEB_REDIRECT], ...metadata });
 
-  /** A fresh browser (new session): authorize, log in; returns the consent page or the final redirect. */
-  async function freshSession(clientId: string, scope: string, resource = RESOURCE) {
-    const ua = new HeadlessBrowser();
+  /** In `ua`: authorize (state 's'), log in as `username` (password `<username>-password`); returns the page after the login. */
+  async function signIn(
+    ua: HeadlessBrowser,
+    clientId: string,
+    {
+      scope = 'notes:read',
+      resource = RESOURCE,
+      redirect = WEB_REDIRECT,
+      prompt = undefined as string | undefined,
+      username = 'alice',
+    } = {},
+  ) {
     const { page: login, verifier } = await openAuthorization(
       t.url,
-      {
-        client_id: clientId,
-        redirect_uri: WEB_REDIRECT,
-        scope,
-        resource,
-        state: 's',
-      },
+      { client_id: clientId, redirect_uri: redirect, scope, resource, state: 's', prompt },
       ua,
     );
     if (isUrl(login)) throw new Error('expected the login page');
-    const next = await ua.submit(login, { username: 'alice', password: 'alice-password', action: 'login' }, WEB_REDIRECT);
+    const next = await ua.submit(login, { username, password: `${username}-password`, action: 'login' }, redirect);
     return { ua, next, verifier };
   }
+
+  /** A fresh browser (new session): authorize, log in; returns the consent page or the final redirect. */
+  const freshSession = (clientId: string, scope: string, resource = RESOURCE) =>
+    signIn(new HeadlessBrowser(), clientId, { scope, resource });
 
   async function approve(ua: HeadlessBrowser, consent: URL | BrowserPage): Promise<URL> {
     if (isUrl(consent)) throw new Error(`expected consent, got ${consent.href}`);
@@ -75,22 +82,7 @@ describe('remembered grants', () => {
 
   it('MCP security §Localhost Redirect URI Risks: a native (loopback) client is asked every time, showing what was allowed before', async () => {
     const clientId = (await registerClient(t.url)).body.client_id;
-    const session = async () => {
-      const ua = new HeadlessBrowser();
-      const { page: login } = await openAuthorization(
-        t.url,
-        {
-          client_id: clientId,
-          redirect_uri: REDIRECT,
-          scope: 'notes:read',
-          resource: RESOURCE,
-          state: 's',
-        },
-        ua,
-      );
-      if (isUrl(login)) throw new Error('expected the login page');
-      return { ua, next: await ua.submit(login, { username: 'alice', password: 'alice-password', action: 'login' }, REDIRECT) };
-    };
+    const session = () => signIn(new HeadlessBrowser(), clientId, { redirect: REDIRECT });
     const first = await session();
     if (isUrl(first.next)) throw new Error('expected consent');
     expect(first.next.body).not.toContain('You allowed this access before');
@@ -107,21 +99,7 @@ describe('remembered grants', () => {
     const clientId = (await webClient()).body.client_id;
     const first = await freshSession(clientId, 'notes:read');
     await approve(first.ua, first.next);
-    const ua = new HeadlessBrowser();
-    const { page: login } = await openAuthorization(
-      t.url,
-      {
-        client_id: clientId,
-        redirect_uri: WEB_REDIRECT,
-        scope: 'notes:read',
-        resource: RESOURCE,
-        state: 's',
-        prompt: 'consent',
-      },
-      ua,
-    );
-    if (isUrl(login)) throw new Error('expected the login page');
-    const next = await ua.submit(login, { username: 'alice', password: 'alice-password', action: 'login' }, WEB_REDIRECT);
+    const { next } = await signIn(new HeadlessBrowser(), clientId, { prompt: 'consent' });
     expect(!isUrl(next) && next.body).toContain('You allowed this access before');
   });
 
@@ -193,17 +171,7 @@ describe('remembered grants', () => {
     expect(refresh.status).toBe(400);
     expect(refresh.body.error).toBe('invalid_grant');
     // Same browser session (its grant is gone) and a new one: both see the consent page again.
-    const { page: sameSession } = await openAuthorization(
-      t.url,
-      {
-        client_id: clientId,
-        redirect_uri: WEB_REDIRECT,
-        scope: 'notes:read',
-        resource: RESOURCE,
-        state: 's',
-      },
-      first.ua,
-    );
+    const { page: sameSession } = await openAuthorization(t.url, { client_id: clientId, redirect_uri: WEB_REDIRECT, state: 's' }, first.ua);
     expect(!isUrl(sameSession) && sameSession.body).toContain('Authorize access');
     const again = await freshSession(clientId, 'notes:read');
     expect(!isUrl(again.next) && again.next.body).toContain('Authorize access');
@@ -271,19 +239,7 @@ describe('remembered grants', () => {
     const alices = await freshSession(clientId, 'notes:read');
     await approve(alices.ua, alices.next);
     const bob = new HeadlessBrowser();
-    const { page: login } = await openAuthorization(
-      t.url,
-      {
-        client_id: clientId,
-        redirect_uri: WEB_REDIRECT,
-        scope: 'notes:read',
-        resource: RESOURCE,
-        state: 's',
-      },
-      bob,
-    );
-    if (isUrl(login)) throw new Error('expected login');
-    const bobsConsent = await bob.submit(login, { username: 'bob', password: 'bob-password', action: 'login' }, WEB_REDIRECT);
+    const { next: bobsConsent } = await signIn(bob, clientId, { username: 'bob' });
     const empty = await bob.request(`${t.url}/account`);
     expect(empty.body).toContain('No application has access');
     // Bob approves the same client for himself: he now has a form (and a CSRF token).

@@ -1,23 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REDIRECT, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
 import { codeAuthorizeUrl } from './helpers/flow.js';
+import { recordingLogger } from './helpers/recording-logger.js';
 import { hashPassword, verifyPassword } from '../src/passwords.js';
 import { LoginThrottle } from '../src/interactions/throttle.js';
 import { validateConfig } from '../src/config.js';
 import { openStore } from '../src/storage/index.js';
-import type { Logger } from '../src/logger.js';
 import type { Store } from '../src/storage/types.js';
 import { type BrowserPage, HeadlessBrowser, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
-
-function recordingLogger() {
-  const lines: Array<{ message: string; fields: Record<string, unknown> }> = [];
-  const push = (message: string, fields: Record<string, unknown> = {}) => lines.push({ message, fields });
-  return {
-    logger: { info: push, warn: push, error: push } as Logger,
-    lines,
-    audits: (event: string) => lines.filter((l) => l.fields.audit === event),
-  };
-}
 
 async function openLogin(base: string, clientId: string, ua = new HeadlessBrowser(), headers: Record<string, string> = {}) {
   const { challenge } = pkcePair();

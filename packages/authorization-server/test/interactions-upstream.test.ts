@@ -8,16 +8,9 @@ import {
   type UpstreamIdp,
 } from './helpers/upstream-idp.js';
 import { validateConfig } from '../src/config.js';
-import type { Logger } from '../src/logger.js';
 import { type BrowserPage, HeadlessBrowser, isUrl } from '@mcp-auth-kit/test-utils';
 import { openAuthorization } from './helpers/flow.js';
-
-function recordingLogger() {
-  const lines: Array<{ message: string; fields: Record<string, unknown> }> = [];
-  const push = (message: string, fields: Record<string, unknown> = {}) => lines.push({ message, fields });
-  const logger: Logger = { info: push, warn: push, error: push } as Logger;
-  return { logger, lines, events: () => lines.map((l) => l.fields.audit).filter(Boolean) };
-}
+import { recordingLogger } from './helpers/recording-logger.js';
 
 describe('sign-in with an upstream OpenID Connect provider', () => {
   let idp: UpstreamIdp;

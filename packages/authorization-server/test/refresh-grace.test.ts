@@ -14,6 +14,7 @@ import { REFRESH_GRACE_NAMESPACE } from '../src/refresh-grace.js';
 import { openGraceRecord } from '../src/refresh-grace/sealed-response.js';
 import { REDIRECT, RESOURCE, registerClient, startAs, tokenRequest, type RunningAs, type TestConfig } from './helpers/as.js';
 import { authorizeAuto, exchangeCode } from './helpers/flow.js';
+import { recordingLogger } from './helpers/recording-logger.js';
 
 type Tokens = Record<string, any>;
 
@@ -45,14 +46,20 @@ async function start(overrides: TestConfig = {}): Promise<RunningAs> {
   return startAs({ devAutoLogin: 'alice', ...overrides });
 }
 
+/** For the enclosing describe: an AS started with `overrides`, and one registered public client, handed to `use`. */
+function startForDescribe(overrides: TestConfig, use: (t: RunningAs, clientId: string) => void) {
+  let running: RunningAs | undefined;
+  beforeAll(async () => {
+    running = await start(overrides);
+    use(running, (await registerClient(running.url)).body.client_id);
+  });
+  afterAll(() => running?.close());
+}
+
 describe('refresh grace window (default 10 s, memory store)', () => {
   let t: RunningAs;
   let clientId: string;
-  beforeAll(async () => {
-    t = await start();
-    clientId = (await registerClient(t.url)).body.client_id;
-  });
-  afterAll(() => t.close());
+  startForDescribe({}, (...started) => ([t, clientId] = started));
 
   it('RFC 9700 §4.14.2 grace policy: two concurrent refreshes of one token both get the identical new pair; the grant survives', async () => {
     const tokens = await initialTokens(t, clientId);
@@ -188,15 +195,10 @@ describe('refresh grace window (default 10 s, memory store)', () => {
 });
 
 describe('refresh grace log lines', () => {
-  const lines: Array<{ level: string; message: string; fields?: Record<string, unknown> }> = [];
-  const record = (level: string) => (message: string, fields?: Record<string, unknown>) => void lines.push({ level, message, fields });
+  const { logger, lines } = recordingLogger({ debug: true });
   let t: RunningAs;
   let clientId: string;
-  beforeAll(async () => {
-    t = await start({ logger: { debug: record('debug'), info: record('info'), warn: record('warn'), error: record('error') } });
-    clientId = (await registerClient(t.url)).body.client_id;
-  });
-  afterAll(() => t.close());
+  startForDescribe({ logger }, (...started) => ([t, clientId] = started));
 
   it('DESIGN §Rules: served, skipped and cross-client reuse are logged with the client and never a token', async () => {
     const tokens = await initialTokens(t, clientId);
@@ -221,15 +223,10 @@ describe('refresh grace log lines', () => {
 });
 
 describe('a served repeat is a refresh, not a refusal', () => {
-  const lines: Array<{ level: string; message: string; fields?: Record<string, unknown> }> = [];
-  const record = (level: string) => (message: string, fields?: Record<string, unknown>) => void lines.push({ level, message, fields });
+  const { logger, lines } = recordingLogger({ debug: true });
   let t: RunningAs;
   let clientId: string;
-  beforeAll(async () => {
-    t = await start({ logger: { debug: record('debug'), info: record('info'), warn: record('warn'), error: record('error') } });
-    clientId = (await registerClient(t.url)).body.client_id;
-  });
-  afterAll(() => t.close());
+  startForDescribe({ logger }, (...started) => ([t, clientId] = started));
 
   it('DESIGN §Rules: the retry is audited as refreshed and served, and no refusal or error line is written', async () => {
     const tokens = await initialTokens(t, clientId);
@@ -308,12 +305,10 @@ describe('DPoP-bound refresh tokens (RFC 9449) with required nonces', () => {
   let t: RunningAs;
   let clientId: string;
   let key: Key;
+  startForDescribe({ dpop: { requireNonce: true } }, (...started) => ([t, clientId] = started));
   beforeAll(async () => {
-    t = await start({ dpop: { requireNonce: true } });
-    clientId = (await registerClient(t.url)).body.client_id;
     key = await dpopKey();
   });
-  afterAll(() => t.close());
 
   const htu = () => `${t.url}/token`;
 
@@ -451,11 +446,7 @@ describe.skipIf(!sqliteLoads)('refresh grace on the embedded SQLite store', () =
 describe('replay after the window (reuseGraceSeconds: 1)', () => {
   let t: RunningAs;
   let clientId: string;
-  beforeAll(async () => {
-    t = await start({ refreshTokens: { reuseGraceSeconds: 1 } });
-    clientId = (await registerClient(t.url)).body.client_id;
-  });
-  afterAll(() => t.close());
+  startForDescribe({ refreshTokens: { reuseGraceSeconds: 1 } }, (...started) => ([t, clientId] = started));
 
   it('RFC 9700 §4.14.2 / OAuth 2.1 §4.3.1: a replay after the window → invalid_grant and the newest refresh token is revoked too', async () => {
     const tokens = await initialTokens(t, clientId);
@@ -475,11 +466,7 @@ describe('replay after the window (reuseGraceSeconds: 1)', () => {
 describe('reuseGraceSeconds: 0 (off)', () => {
   let t: RunningAs;
   let clientId: string;
-  beforeAll(async () => {
-    t = await start({ refreshTokens: { reuseGraceSeconds: 0 } });
-    clientId = (await registerClient(t.url)).body.client_id;
-  });
-  afterAll(() => t.close());
+  startForDescribe({ refreshTokens: { reuseGraceSeconds: 0 } }, (...started) => ([t, clientId] = started));
 
   it('OAuth 2.1 §4.3.1: plain reuse detection — an immediate retry → invalid_grant and the grant is revoked; nothing is stored', async () => {
     const tokens = await initialTokens(t, clientId);

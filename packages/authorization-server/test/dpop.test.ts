@@ -1,29 +1,10 @@
 // RFC 9449 DPoP at the authorization server (oidc-provider features.dPoP, configured by src/dpop.ts).
-import { randomUUID } from 'node:crypto';
-import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateConfig, ConfigError } from '../src/index.js';
 import { decodeJwt, registerClient, REDIRECT, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
 import { authorizeAuto } from './helpers/flow.js';
+import { dpopKey, proof, type Key } from './helpers/dpop.js';
 import { respeltSignature } from '@mcp-auth-kit/test-utils';
-
-interface Key {
-  privateKey: CryptoKey;
-  jwk: JWK;
-  jkt: string;
-}
-
-async function dpopKey(): Promise<Key> {
-  const { privateKey, publicKey } = await generateKeyPair('ES256');
-  const jwk = await exportJWK(publicKey);
-  return { privateKey, jwk, jkt: await calculateJwkThumbprint(jwk) };
-}
-
-function proof(key: Key, htu: string, nonce?: string, claims: { htm?: string; iat?: number } = {}): Promise<string> {
-  return new SignJWT({ jti: randomUUID(), htm: 'POST', htu, iat: Math.floor(Date.now() / 1000), ...(nonce ? { nonce } : {}), ...claims })
-    .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: key.jwk })
-    .sign(key.privateKey);
-}
 
 async function codeFor(t: RunningAs, clientId: string, key?: Key) {
   const flow = await authorizeAuto(t.url, clientId, key ? { dpop_jkt: key.jkt } : {});

@@ -3,17 +3,17 @@
  * (RFC 9700 §4.14.2, OAuth 2.1 §4.3.1) plus a grace window in which the same client repeating
  * the same refresh gets the same new pair. Everything through real HTTP on loopback.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, validateConfig } from '../src/index.js';
 import { REFRESH_GRACE_NAMESPACE } from '../src/refresh-grace.js';
 import { openGraceRecord } from '../src/refresh-grace/sealed-response.js';
 import { REDIRECT, RESOURCE, registerClient, startAs, tokenRequest, type RunningAs, type TestConfig } from './helpers/as.js';
 import { authorizeAuto, exchangeCode } from './helpers/flow.js';
+import { dpopKey, proof, type Key } from './helpers/dpop.js';
 import { recordingLogger } from './helpers/recording-logger.js';
 
 type Tokens = Record<string, any>;
@@ -282,24 +282,6 @@ describe('confidential clients: a repeat must authenticate like the first reques
     expect(retry.body.access_token).toBe(first.body.access_token);
   });
 });
-
-interface Key {
-  privateKey: CryptoKey;
-  jwk: JWK;
-  jkt: string;
-}
-
-async function dpopKey(): Promise<Key> {
-  const { privateKey, publicKey } = await generateKeyPair('ES256');
-  const jwk = await exportJWK(publicKey);
-  return { privateKey, jwk, jkt: await calculateJwkThumbprint(jwk) };
-}
-
-function proof(key: Key, htu: string, nonce?: string): Promise<string> {
-  return new SignJWT({ jti: randomUUID(), htm: 'POST', htu, iat: Math.floor(Date.now() / 1000), ...(nonce ? { nonce } : {}) })
-    .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: key.jwk })
-    .sign(key.privateKey);
-}
 
 describe('DPoP-bound refresh tokens (RFC 9449) with required nonces', () => {
   let t: RunningAs;

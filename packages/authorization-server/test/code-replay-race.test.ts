@@ -9,9 +9,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerClient, RESOURCE, tokenRequest } from './helpers/as.js';
-import { authorizeAuto, exchangeCode } from './helpers/flow.js';
-import { listenLoopback, startInstance, type Instance } from './storage/as-harness.js';
+import { registerClient } from './helpers/as.js';
+import { authorizeAuto, exchangeCode, refreshWith } from './helpers/flow.js';
+import { startPair, startInstance, type Instance } from './storage/as-harness.js';
 import { dropSchema, randomSchema, TEST_DATABASE_URL } from './storage/pg-helpers.js';
 import type { StorageConfig } from '../src/storage/index.js';
 
@@ -81,9 +81,7 @@ function oneWinner(results: Exchange[]): Exchange {
   return winner;
 }
 
-async function refresh(base: string, clientId: string, refreshToken: string) {
-  return tokenRequest(base, { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId, resource: RESOURCE });
-}
+const refresh = (base: string, clientId: string, refreshToken: string) => refreshWith(base, clientId, refreshToken);
 
 const tmp = mkdtempSync(join(tmpdir(), 'code-replay-'));
 const pgSchema = randomSchema('code_replay');
@@ -151,12 +149,7 @@ describe('code replay race: two AS instances on one PostgreSQL schema', () => {
   let b: Instance;
   let clientId: string;
   beforeAll(async () => {
-    const lb = await listenLoopback();
-    const issuer = lb.url;
-    await new Promise<void>((resolve) => lb.server.close(() => resolve()));
-    const storage = { kind: 'postgres', url: TEST_DATABASE_URL, schema } as const;
-    a = await startInstance(storage, issuer);
-    b = await startInstance(storage, issuer);
+    ({ a, b } = await startPair(schema));
     const reg = await registerClient(a.url);
     expect(reg.status).toBe(201);
     clientId = reg.body.client_id as string;

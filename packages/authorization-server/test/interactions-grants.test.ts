@@ -3,7 +3,7 @@ import { REDIRECT, registerClient, RESOURCE, startAs, tokenRequest, type Running
 import { listAccountGrants, revokeRememberedGrant } from '../src/interactions/remembered-grants.js';
 import { hashPassword } from '../src/passwords.js';
 import { type BrowserPage, HeadlessBrowser, isUrl } from '@mcp-auth-kit/test-utils';
-import { openAuthorization } from './helpers/flow.js';
+import { openAuthorization, refreshWith } from './helpers/flow.js';
 
 const OTHER_RESOURCE = 'http://127.0.0.1:3998/files';
 /** Web clients (https redirect URI): remembered approvals skip the page for them. */
@@ -163,11 +163,7 @@ describe('remembered grants', () => {
 
     expect(await revokeRememberedGrant(t.as.store, alice.id, clientId)).toBe(true);
     expect((await listAccountGrants(t.as.store, alice.id)).some((g) => g.clientId === clientId)).toBe(false);
-    const refresh = await tokenRequest(t.url, {
-      grant_type: 'refresh_token',
-      refresh_token: token.body.refresh_token,
-      client_id: clientId,
-    });
+    const refresh = await refreshWith(t.url, clientId, token.body.refresh_token, { resource: undefined });
     expect(refresh.status).toBe(400);
     expect(refresh.body.error).toBe('invalid_grant');
     // Same browser session (its grant is gone) and a new one: both see the consent page again.
@@ -218,11 +214,7 @@ describe('remembered grants', () => {
     });
     expect(revoked.status).toBe(303);
     expect((await listAccountGrants(t.as.store, alice.id)).some((g) => g.clientId === clientId)).toBe(false);
-    const refresh = await tokenRequest(t.url, {
-      grant_type: 'refresh_token',
-      refresh_token: token.body.refresh_token,
-      client_id: clientId,
-    });
+    const refresh = await refreshWith(t.url, clientId, token.body.refresh_token, { resource: undefined });
     expect(refresh.body.error).toBe('invalid_grant');
     const after = await first.ua.request(`${t.url}/account?revoked=1`);
     expect(after.body).toContain('Access revoked.');

@@ -1,7 +1,7 @@
 import { generateKeyPair, exportJWK, SignJWT, type CryptoKey } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeJwt, registerClient, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
-import { authorizeAuto, exchangeCode } from './helpers/flow.js';
+import { authorizeAuto, exchangeCode, refreshWith } from './helpers/flow.js';
 
 const basic = (id: string, secret: string) =>
   `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
@@ -70,7 +70,7 @@ describe('refresh tokens (OAuth 2.1 §4.3, MCP security §Token theft)', () => {
   it('a refresh token presented by another client is refused', async () => {
     const tokens = await initial();
     const other = (await registerClient(t.url)).body.client_id;
-    const res = await tokenRequest(t.url, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: other });
+    const res = await refreshWith(t.url, other, tokens.refresh_token, { resource: undefined });
     expect(res.status).toBe(400);
     expect(res.body.error).toBe('invalid_grant');
   });
@@ -84,12 +84,7 @@ describe('refresh tokens (OAuth 2.1 §4.3, MCP security §Token theft)', () => {
       const tokens = await exchangeCode(other.url, id, flow);
       expect(tokens.status).toBe(200);
       await t.as.store.accounts.update(bob.id, { disabled: true });
-      const res = await tokenRequest(other.url, {
-        grant_type: 'refresh_token',
-        refresh_token: tokens.body.refresh_token,
-        client_id: id,
-        resource: RESOURCE,
-      });
+      const res = await refreshWith(other.url, id, tokens.body.refresh_token);
       expect(res.status).toBe(400);
       expect(res.body.error).toBe('invalid_grant');
     } finally {

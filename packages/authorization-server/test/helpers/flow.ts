@@ -66,3 +66,20 @@ export async function exchangeCode(issuer: string, clientId: string, flow: CodeF
     ...extra,
   });
 }
+
+/**
+ * A refresh token grant (RFC 6749 §6) for a public client, for our resource (RFC 8707 §2) unless
+ * `extra` says otherwise (`resource: undefined` leaves it out).
+ */
+export async function refreshWith(
+  issuer: string,
+  clientId: string,
+  refreshToken: string,
+  extra: Record<string, string | undefined> = {},
+  headers: Record<string, string> = {},
+) {
+  const params: Record<string, string> = {};
+  const all = { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId, resource: RESOURCE, ...extra };
+  for (const [k, v] of Object.entries(all)) if (v !== undefined) params[k] = v;
+  return tokenRequest(issuer, params, headers);
+}

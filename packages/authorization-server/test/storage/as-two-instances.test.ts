@@ -4,9 +4,9 @@
  * Every step of a client's life may land on either instance.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerClient, RESOURCE, tokenRequest } from '../helpers/as.js';
-import { authorizeAuto, exchangeCode } from '../helpers/flow.js';
-import { getJwks, listenLoopback, startInstance, verifyAccessToken, type Instance } from './as-harness.js';
+import { registerClient } from '../helpers/as.js';
+import { authorizeAuto, exchangeCode, refreshWith } from '../helpers/flow.js';
+import { getJwks, startPair, startInstance, verifyAccessToken, type Instance } from './as-harness.js';
 import { dropSchema, randomSchema, TEST_DATABASE_URL } from './pg-helpers.js';
 
 describe('two AS instances sharing one PostgreSQL schema', () => {
@@ -16,14 +16,8 @@ describe('two AS instances sharing one PostgreSQL schema', () => {
   let issuer: string;
 
   beforeAll(async () => {
-    // The shared public issuer (the load balancer's URL); nothing listens behind it in this test.
-    const lb = await listenLoopback();
-    issuer = lb.url;
-    await new Promise<void>((resolve) => lb.server.close(() => resolve()));
-    const storage = { kind: 'postgres', url: TEST_DATABASE_URL, schema } as const;
     // B starts while A is serving (a rolling deploy); the same-moment start is tested below.
-    a = await startInstance(storage, issuer);
-    b = await startInstance(storage, issuer);
+    ({ a, b, issuer } = await startPair(schema));
   });
   afterAll(async () => {
     await Promise.all([a?.close(), b?.close()]);
@@ -48,12 +42,7 @@ describe('two AS instances sharing one PostgreSQL schema', () => {
     expect(token.status, JSON.stringify(token.body)).toBe(200);
     expect((await verifyAccessToken(token.body.access_token, jwks, issuer)).client_id).toBe(clientId);
 
-    const refreshed = await tokenRequest(a.url, {
-      grant_type: 'refresh_token',
-      refresh_token: token.body.refresh_token,
-      client_id: clientId,
-      resource: RESOURCE,
-    });
+    const refreshed = await refreshWith(a.url, clientId, token.body.refresh_token);
     expect(refreshed.status, JSON.stringify(refreshed.body)).toBe(200);
     await verifyAccessToken(refreshed.body.access_token, jwks, issuer);
 
@@ -64,12 +53,7 @@ describe('two AS instances sharing one PostgreSQL schema', () => {
     });
     expect(revoke.status).toBe(200);
 
-    const afterRevoke = await tokenRequest(a.url, {
-      grant_type: 'refresh_token',
-      refresh_token: refreshed.body.refresh_token,
-      client_id: clientId,
-      resource: RESOURCE,
-    });
+    const afterRevoke = await refreshWith(a.url, clientId, refreshed.body.refresh_token);
     expect(afterRevoke.status).toBe(400);
     expect(afterRevoke.body.error).toBe('invalid_grant');
   });
@@ -83,12 +67,7 @@ describe('two AS instances sharing one PostgreSQL schema', () => {
     const second = await exchangeCode(b.url, clientId, flow);
     expect(second.status).toBe(400);
     expect(second.body.error).toBe('invalid_grant');
-    const refresh = await tokenRequest(a.url, {
-      grant_type: 'refresh_token',
-      refresh_token: first.body.refresh_token,
-      client_id: clientId,
-      resource: RESOURCE,
-    });
+    const refresh = await refreshWith(a.url, clientId, first.body.refresh_token);
     expect(refresh.status, 'the grant was revoked in the shared store').toBe(400);
     expect(refresh.body.error).toBe('invalid_grant');
   });

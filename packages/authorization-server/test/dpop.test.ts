@@ -1,21 +1,13 @@
 // RFC 9449 DPoP at the authorization server (oidc-provider features.dPoP, configured by src/dpop.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateConfig, ConfigError } from '../src/index.js';
-import { decodeJwt, registerClient, REDIRECT, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
-import { authorizeAuto } from './helpers/flow.js';
+import { decodeJwt, registerClient, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
+import { authorizeAuto, codeGrant } from './helpers/flow.js';
 import { dpopKey, proof, type Key } from './helpers/dpop.js';
 import { respeltSignature } from '@mcp-auth-kit/test-utils';
 
 async function codeFor(t: RunningAs, clientId: string, key?: Key) {
-  const flow = await authorizeAuto(t.url, clientId, key ? { dpop_jkt: key.jkt } : {});
-  return {
-    grant_type: 'authorization_code',
-    code: flow.callback.searchParams.get('code') ?? '',
-    redirect_uri: REDIRECT,
-    code_verifier: flow.verifier,
-    client_id: clientId,
-    resource: RESOURCE,
-  };
+  return codeGrant(clientId, await authorizeAuto(t.url, clientId, key ? { dpop_jkt: key.jkt } : {}));
 }
 
 describe('RFC 9449 DPoP at the authorization server', () => {

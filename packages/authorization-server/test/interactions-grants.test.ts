@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REDIRECT, registerClient, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
+import { REDIRECT, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
 import { listAccountGrants, revokeRememberedGrant } from '../src/interactions/remembered-grants.js';
 import { hashPassword } from '../src/passwords.js';
 import { type BrowserPage, HeadlessBrowser, isUrl } from '@mcp-auth-kit/test-utils';
-import { openAuthorization, refreshWith } from './helpers/flow.js';
+import { exchangeCode, openAuthorization, refreshWith } from './helpers/flow.js';
 
 const OTHER_RESOURCE = 'http://127.0.0.1:3998/files';
 /** Web clients (https redirect URI): remembered approvals skip the page for them. */
@@ -67,15 +67,12 @@ describe('remembered grants', () => {
     await approve(first.ua, first.next);
     const second = await freshSession(clientId, 'notes:read');
     expect(isUrl(second.next)).toBe(true);
-    const code = (second.next as URL).searchParams.get('code')!;
-    const token = await tokenRequest(t.url, {
-      grant_type: 'authorization_code',
-      code,
-      redirect_uri: WEB_REDIRECT,
-      code_verifier: second.verifier,
-      client_id: clientId,
-      resource: RESOURCE,
-    });
+    const token = await exchangeCode(
+      t.url,
+      clientId,
+      { callback: second.next as URL, verifier: second.verifier },
+      { redirect_uri: WEB_REDIRECT },
+    );
     expect(token.status).toBe(200);
     expect(token.body.scope).toBe('notes:read');
   });
@@ -114,14 +111,7 @@ describe('remembered grants', () => {
     expect(asked).not.toContain('Read your notes');
     expect(wider.next.body).toMatch(/Already allowed[\s\S]*Read your notes[\s\S]*notes:read/);
     const done = await approve(wider.ua, wider.next);
-    const token = await tokenRequest(t.url, {
-      grant_type: 'authorization_code',
-      code: done.searchParams.get('code')!,
-      redirect_uri: WEB_REDIRECT,
-      code_verifier: wider.verifier,
-      client_id: clientId,
-      resource: RESOURCE,
-    });
+    const token = await exchangeCode(t.url, clientId, { callback: done, verifier: wider.verifier }, { redirect_uri: WEB_REDIRECT });
     expect(token.body.scope).toBe('notes:read notes:write');
   });
 
@@ -148,14 +138,7 @@ describe('remembered grants', () => {
     const clientId = (await webClient()).body.client_id;
     const first = await freshSession(clientId, 'notes:read notes:write');
     const done = await approve(first.ua, first.next);
-    const token = await tokenRequest(t.url, {
-      grant_type: 'authorization_code',
-      code: done.searchParams.get('code')!,
-      redirect_uri: WEB_REDIRECT,
-      code_verifier: first.verifier,
-      client_id: clientId,
-      resource: RESOURCE,
-    });
+    const token = await exchangeCode(t.url, clientId, { callback: done, verifier: first.verifier }, { redirect_uri: WEB_REDIRECT });
     expect(token.body.refresh_token).toBeTruthy();
     const alice = (await t.as.store.accounts.findByUsername('alice'))!;
     const listed = (await listAccountGrants(t.as.store, alice.id)).find((g) => g.clientId === clientId);
@@ -180,14 +163,7 @@ describe('remembered grants', () => {
     const clientId = (await webClient({ client_name: 'Account Page Client' })).body.client_id;
     const first = await freshSession(clientId, 'notes:read notes:write');
     const done = await approve(first.ua, first.next);
-    const token = await tokenRequest(t.url, {
-      grant_type: 'authorization_code',
-      code: done.searchParams.get('code')!,
-      redirect_uri: WEB_REDIRECT,
-      code_verifier: first.verifier,
-      client_id: clientId,
-      resource: RESOURCE,
-    });
+    const token = await exchangeCode(t.url, clientId, { callback: done, verifier: first.verifier }, { redirect_uri: WEB_REDIRECT });
     const page = await first.ua.request(`${t.url}/account`);
     expect(page.status).toBe(200);
     expect(page.headers.get('cache-control')).toBe('no-store');

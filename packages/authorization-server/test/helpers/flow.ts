@@ -55,8 +55,9 @@ export async function authorizeAuto(
   return { callback: page, verifier, state };
 }
 
-export async function exchangeCode(issuer: string, clientId: string, flow: CodeFlowResult, extra: Record<string, string> = {}) {
-  return tokenRequest(issuer, {
+/** The token request parameters that redeem the code of `flow` (RFC 6749 §4.1.3, RFC 7636 §4.5). */
+export function codeGrant(clientId: string, flow: Pick<CodeFlowResult, 'callback' | 'verifier'>, extra: Record<string, string> = {}) {
+  return {
     grant_type: 'authorization_code',
     code: flow.callback.searchParams.get('code') ?? '',
     redirect_uri: REDIRECT,
@@ -64,7 +65,16 @@ export async function exchangeCode(issuer: string, clientId: string, flow: CodeF
     client_id: clientId,
     resource: RESOURCE,
     ...extra,
-  });
+  };
+}
+
+export async function exchangeCode(
+  issuer: string,
+  clientId: string,
+  flow: Pick<CodeFlowResult, 'callback' | 'verifier'>,
+  extra: Record<string, string> = {},
+) {
+  return tokenRequest(issuer, codeGrant(clientId, flow, extra));
 }
 
 /**

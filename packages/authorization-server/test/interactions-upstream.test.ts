@@ -37,17 +37,7 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
   });
 
   async function loginPage(ua: HeadlessBrowser) {
-    const { page, verifier } = await openAuthorization(
-      t.url,
-      {
-        client_id: clientId,
-        redirect_uri: REDIRECT,
-        scope: 'notes:read',
-        resource: RESOURCE,
-        state: 'st',
-      },
-      ua,
-    );
+    const { page, verifier } = await openAuthorization(t.url, { client_id: clientId, state: 'st' }, ua);
     if (isUrl(page)) throw new Error('expected the login page');
     return { page, verifier };
   }
@@ -117,17 +107,7 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
     const attackerClient = (await registerClient(t.url, { client_name: 'Innocent Looking App' })).body.client_id;
     // Forget our own session (keep the upstream IdP's): the sign-in goes through the IdP again.
     await ua.removeCookies((c) => !c.name.startsWith('idp_'));
-    const { page: login } = await openAuthorization(
-      t.url,
-      {
-        client_id: attackerClient,
-        redirect_uri: REDIRECT,
-        scope: 'notes:read',
-        resource: RESOURCE,
-        state: 'x',
-      },
-      ua,
-    );
+    const { page: login } = await openAuthorization(t.url, { client_id: attackerClient, state: 'x' }, ua);
     if (isUrl(login)) throw new Error('expected the login page');
     const consent = await ua.submit(login, { upstream: '1' }, REDIRECT);
     if (isUrl(consent)) throw new Error('consent was skipped');
@@ -251,17 +231,7 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
     try {
       const cid = (await registerClient(down.url)).body.client_id;
       const ua = new HeadlessBrowser();
-      const { page } = await openAuthorization(
-        down.url,
-        {
-          client_id: cid,
-          redirect_uri: REDIRECT,
-          scope: 'notes:read',
-          resource: RESOURCE,
-          state: 'st',
-        },
-        ua,
-      );
+      const { page } = await openAuthorization(down.url, { client_id: cid, state: 'st' }, ua);
       if (isUrl(page)) throw new Error('expected the login page');
       const res = await ua.submit(page, { upstream: '0' }, REDIRECT);
       expect(!isUrl(res) && res.status).toBe(502);

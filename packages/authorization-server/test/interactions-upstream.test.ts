@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeJwt, REDIRECT, registerClient, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
+import { decodeJwt, REDIRECT, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
 import {
   startUpstreamIdp,
   UPSTREAM_CLIENT_ID,
@@ -9,7 +9,7 @@ import {
 } from './helpers/upstream-idp.js';
 import { validateConfig } from '../src/config.js';
 import { type BrowserPage, HeadlessBrowser, isUrl } from '@mcp-auth-kit/test-utils';
-import { openAuthorization } from './helpers/flow.js';
+import { openAuthorization, exchangeCode } from './helpers/flow.js';
 import { recordingLogger } from './helpers/recording-logger.js';
 
 describe('sign-in with an upstream OpenID Connect provider', () => {
@@ -69,14 +69,7 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
     expect(account?.passwordHash).toBeNull();
     const done = await ua.submit(consent, { action: 'approve' }, REDIRECT);
     if (!isUrl(done)) throw new Error('expected the redirect');
-    const token = await tokenRequest(t.url, {
-      grant_type: 'authorization_code',
-      code: done.searchParams.get('code')!,
-      redirect_uri: REDIRECT,
-      code_verifier: verifier,
-      client_id: clientId,
-      resource: RESOURCE,
-    });
+    const token = await exchangeCode(t.url, clientId, { callback: done, verifier });
     expect(token.status).toBe(200);
     expect(decodeJwt(token.body.access_token).payload.sub).toBe(account!.id);
     expect(log.events()).toContain('login.upstream');

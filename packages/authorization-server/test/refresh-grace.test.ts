@@ -11,8 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, validateConfig } from '../src/index.js';
 import { REFRESH_GRACE_NAMESPACE } from '../src/refresh-grace.js';
 import { openGraceRecord } from '../src/refresh-grace/sealed-response.js';
-import { REDIRECT, RESOURCE, registerClient, startAs, tokenRequest, type RunningAs, type TestConfig } from './helpers/as.js';
-import { authorizeAuto, exchangeCode } from './helpers/flow.js';
+import { RESOURCE, registerClient, startAs, tokenRequest, type RunningAs, type TestConfig } from './helpers/as.js';
+import { authorizeAuto, exchangeCode, codeGrant } from './helpers/flow.js';
 import { dpopKey, proof, type Key } from './helpers/dpop.js';
 import { recordingLogger } from './helpers/recording-logger.js';
 
@@ -257,17 +257,7 @@ describe('confidential clients: a repeat must authenticate like the first reques
       authorization: `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(s)}`).toString('base64')}`,
     });
     const flow = await authorizeAuto(t.url, id);
-    const code = await tokenRequest(
-      t.url,
-      {
-        grant_type: 'authorization_code',
-        code: flow.callback.searchParams.get('code')!,
-        redirect_uri: REDIRECT,
-        code_verifier: flow.verifier,
-        resource: RESOURCE,
-      },
-      basic(secret),
-    );
+    const code = await tokenRequest(t.url, codeGrant(id, flow, { client_id: undefined }), basic(secret));
     expect(code.status, JSON.stringify(code.body)).toBe(200);
     const params = { grant_type: 'refresh_token', refresh_token: code.body.refresh_token as string, resource: RESOURCE };
     const first = await tokenRequest(t.url, params, basic(secret));
@@ -297,14 +287,7 @@ describe('DPoP-bound refresh tokens (RFC 9449) with required nonces', () => {
   /** A DPoP-bound token set; with requireNonce the first proof only teaches the nonce. */
   async function boundTokens(): Promise<{ tokens: Tokens; nonce: string }> {
     const flow = await authorizeAuto(t.url, clientId, { dpop_jkt: key.jkt });
-    const params = {
-      grant_type: 'authorization_code',
-      code: flow.callback.searchParams.get('code')!,
-      redirect_uri: REDIRECT,
-      code_verifier: flow.verifier,
-      client_id: clientId,
-      resource: RESOURCE,
-    };
+    const params = codeGrant(clientId, flow);
     const teach = await tokenRequest(t.url, params, { dpop: await proof(key, htu()) });
     expect(teach.body.error).toBe('use_dpop_nonce');
     const nonce = teach.headers.get('dpop-nonce')!;

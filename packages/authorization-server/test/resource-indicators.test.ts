@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeJwt, registerClient, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
+import { decodeJwt, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
 import { authorizeAuto, exchangeCode } from './helpers/flow.js';
 
 const OTHER = 'https://other.example/api';
@@ -92,13 +92,7 @@ describe('RFC 8707 default resource', () => {
 
   it('RFC 8707 §2: with exactly one resource configured, an omitted resource defaults to it', async () => {
     const flow = await authorizeAuto(t.url, clientId, { resource: undefined });
-    const res = await tokenRequest(t.url, {
-      grant_type: 'authorization_code',
-      code: flow.callback.searchParams.get('code') ?? '',
-      redirect_uri: 'http://127.0.0.1:7777/callback',
-      code_verifier: flow.verifier,
-      client_id: clientId,
-    });
+    const res = await exchangeCode(t.url, clientId, flow, { resource: undefined });
     expect(res.status).toBe(200);
     expect(decodeJwt(res.body.access_token).payload.aud).toBe(RESOURCE);
   });

@@ -1,7 +1,7 @@
 import { generateKeyPair, exportJWK, SignJWT, type CryptoKey } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeJwt, registerClient, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
-import { authorizeAuto, exchangeCode, refreshWith } from './helpers/flow.js';
+import { authorizeAuto, exchangeCode, refreshWith, codeGrant } from './helpers/flow.js';
 
 const basic = (id: string, secret: string) =>
   `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
@@ -289,17 +289,7 @@ describe('client credentials, introspection (RFC 7662) and revocation (RFC 7009)
     expect(reg.status).toBe(201);
     const auth = { authorization: basic(reg.body.client_id, reg.body.client_secret) };
     const flow = await authorizeAuto(t.url, reg.body.client_id);
-    const tokens = await tokenRequest(
-      t.url,
-      {
-        grant_type: 'authorization_code',
-        code: flow.callback.searchParams.get('code')!,
-        redirect_uri: 'http://127.0.0.1:7777/callback',
-        code_verifier: flow.verifier,
-        resource: RESOURCE,
-      },
-      auth,
-    );
+    const tokens = await tokenRequest(t.url, codeGrant(reg.body.client_id, flow, { client_id: undefined }), auth);
     expect(tokens.status).toBe(200);
     const post = (path: string, token: string) =>
       fetch(`${t.url}${path}`, {

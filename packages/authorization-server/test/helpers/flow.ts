@@ -55,9 +55,23 @@ export async function authorizeAuto(
   return { callback: page, verifier, state };
 }
 
-/** The token request parameters that redeem the code of `flow` (RFC 6749 §4.1.3, RFC 7636 §4.5). */
-export function codeGrant(clientId: string, flow: Pick<CodeFlowResult, 'callback' | 'verifier'>, extra: Record<string, string> = {}) {
-  return {
+/** Drops the parameters set to undefined (how callers leave a default out). */
+function defined(params: Record<string, string | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(params)) if (v !== undefined) out[k] = v;
+  return out;
+}
+
+/**
+ * The token request parameters that redeem the code of `flow` (RFC 6749 §4.1.3, RFC 7636 §4.5);
+ * `extra` overrides them (`client_id: undefined` for a client that authenticates in a header).
+ */
+export function codeGrant(
+  clientId: string,
+  flow: Pick<CodeFlowResult, 'callback' | 'verifier'>,
+  extra: Record<string, string | undefined> = {},
+): Record<string, string> {
+  return defined({
     grant_type: 'authorization_code',
     code: flow.callback.searchParams.get('code') ?? '',
     redirect_uri: REDIRECT,
@@ -65,14 +79,14 @@ export function codeGrant(clientId: string, flow: Pick<CodeFlowResult, 'callback
     client_id: clientId,
     resource: RESOURCE,
     ...extra,
-  };
+  });
 }
 
 export async function exchangeCode(
   issuer: string,
   clientId: string,
   flow: Pick<CodeFlowResult, 'callback' | 'verifier'>,
-  extra: Record<string, string> = {},
+  extra: Record<string, string | undefined> = {},
 ) {
   return tokenRequest(issuer, codeGrant(clientId, flow, extra));
 }
@@ -88,8 +102,6 @@ export async function refreshWith(
   extra: Record<string, string | undefined> = {},
   headers: Record<string, string> = {},
 ) {
-  const params: Record<string, string> = {};
-  const all = { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId, resource: RESOURCE, ...extra };
-  for (const [k, v] of Object.entries(all)) if (v !== undefined) params[k] = v;
-  return tokenRequest(issuer, params, headers);
+  const params = { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId, resource: RESOURCE, ...extra };
+  return tokenRequest(issuer, defined(params), headers);
 }

@@ -62,12 +62,19 @@ describe.runIf(await shouldRunRedisTests())('shared state on Redis: two replicas
   let b: TestApp;
   let pk: ProofKey;
 
-  const revocationList = async (resyncIntervalMs = 0) => {
+  /** A revocation list on its own subscriber connection (both closed after the tests); no periodic resync unless asked. */
+  const revocationList = async (options: Partial<Parameters<typeof createRedisRevocationList>[0]> = {}) => {
     const subscriber = redis.client.duplicate();
     subscriber.on('error', () => {});
     await subscriber.connect();
     subscribers.push(subscriber);
-    const list = await createRedisRevocationList({ client: redis.client, subscriber, prefix: redis.prefix, resyncIntervalMs });
+    const list = await createRedisRevocationList({
+      client: redis.client,
+      subscriber,
+      prefix: redis.prefix,
+      resyncIntervalMs: 0,
+      ...options,
+    });
     lists.push(list);
     return list;
   };
@@ -144,25 +151,14 @@ describe.runIf(await shouldRunRedisTests())('shared state on Redis: two replicas
     const late = await revocationList();
     expect(late.isRevoked('grant-early')).toBe(true);
     // written without a message (as if published while this replica was disconnected)
-    const periodic = await revocationList(50);
+    const periodic = await revocationList({ resyncIntervalMs: 50 });
     await redis.client.set(revokedGrantKey('grant-silent', redis.prefix), '1', { expiration: { type: 'EX', value: 60 } });
     await until(async () => periodic.isRevoked('grant-silent'));
   });
 
   it('a Redis flush (or a restart without persistence) never drops a revocation before its time; once past it, the grant leaves', async () => {
     let now = Date.now();
-    const subscriber = redis.client.duplicate();
-    subscriber.on('error', () => {});
-    await subscriber.connect();
-    subscribers.push(subscriber);
-    const list = await createRedisRevocationList({
-      client: redis.client,
-      subscriber,
-      prefix: redis.prefix,
-      resyncIntervalMs: 0,
-      clock: () => now,
-    });
-    lists.push(list);
+    const list = await revocationList({ clock: () => now });
     const untilSeconds = Math.ceil(now / 1000) + 600;
     await redis.client.set(revokedGrantKey('grant-flushed', redis.prefix), revokedGrantValue(untilSeconds), {
       expiration: { type: 'EX', value: 600 },
@@ -183,19 +179,7 @@ describe.runIf(await shouldRunRedisTests())('shared state on Redis: two replicas
 
   it('a grant heard only on the channel (its key gone or never read) is kept for retainSeconds, not dropped by a resync', async () => {
     let now = Date.now();
-    const subscriber = redis.client.duplicate();
-    subscriber.on('error', () => {});
-    await subscriber.connect();
-    subscribers.push(subscriber);
-    const list = await createRedisRevocationList({
-      client: redis.client,
-      subscriber,
-      prefix: redis.prefix,
-      resyncIntervalMs: 0,
-      retainSeconds: 120,
-      clock: () => now,
-    });
-    lists.push(list);
+    const list = await revocationList({ retainSeconds: 120, clock: () => now });
     await redis.client.publish(revocationChannel(redis.prefix), 'grant-heard');
     await until(async () => list.isRevoked('grant-heard'));
     await list.resync();
@@ -209,16 +193,11 @@ describe.runIf(await shouldRunRedisTests())('shared state on Redis: two replicas
   });
 
   it('a resync that cannot reach Redis rejects and leaves the list as it was', async () => {
-    const subscriber = redis.client.duplicate();
-    subscriber.on('error', () => {});
-    await subscriber.connect();
-    subscribers.push(subscriber);
     let reachable = true;
     const client = {
       sendCommand: (args: string[]) => (reachable ? redis.client.sendCommand(args) : Promise.reject(new Error('connection refused'))),
     };
-    const list = await createRedisRevocationList({ client, subscriber, prefix: redis.prefix, resyncIntervalMs: 0 });
-    lists.push(list);
+    const list = await revocationList({ client });
     await publishRevocation('grant-outage');
     await until(async () => list.isRevoked('grant-outage'));
     reachable = false;

@@ -13,3 +13,4 @@ export { pkcePair } from './pkce.js';
 export { freePort, isListening } from './ports.js';
 export { redisAnswers, shouldRunRedisTests, TEST_REDIS_URL } from './redis.js';
 export { respeltSignature } from './jws.js';
+export { expectOAuthError, type ErrorResponse } from './oauth-error-response.js';

@@ -5,7 +5,7 @@ import { openStore } from '../src/storage/index.js';
 import { decodeJwt, REDIRECT, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
 import { authorizeAuto, exchangeCode, codeAuthorizeUrl } from './helpers/flow.js';
 import { startHttpsHost, type HttpsHost } from './helpers/https-host.js';
-import { HeadlessBrowser, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
+import { HeadlessBrowser, isUrl, pkcePair, expectOAuthError } from '@mcp-auth-kit/test-utils';
 
 const base = (url: string, extra: Record<string, unknown> = {}) => ({
   client_id: url,
@@ -293,8 +293,7 @@ describe('CIMD without the dev switch', () => {
       client_id: 'https://blocked.example/client.json',
     });
     // RFC 6749 §5.2: 400 is right when no Authorization header was used.
-    expect(res.status).toBe(400);
-    expect(res.body.error).toBe('invalid_client');
+    expectOAuthError(res, 'invalid_client', 400);
   });
 
   it('config: allowPrivateNetwork is refused for a non-loopback issuer', async () => {

@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectOAuthError } from '@mcp-auth-kit/test-utils';
 import { registerClient } from './helpers/as.js';
 import { authorizeAuto, exchangeCode, refreshWith } from './helpers/flow.js';
 import { startPair, startInstance, type Instance } from './storage/as-harness.js';
@@ -119,8 +120,7 @@ for (const target of targets) {
       const flow = await authorizeAuto(as.url, clientId);
       const winner = oneWinner(await raced([as], [() => exchangeCode(as.url, clientId, flow), () => exchangeCode(as.url, clientId, flow)]));
       const r = await refresh(as.url, clientId, winner.body.refresh_token as string);
-      expect(r.status).toBe(400);
-      expect(r.body.error).toBe('invalid_grant');
+      expectOAuthError(r, 'invalid_grant', 400);
     });
 
     it('RFC 9700 §4.5.3.1: five exchanges of one code at once → one 200, four invalid_grant', async () => {
@@ -165,8 +165,7 @@ describe('code replay race: two AS instances on one PostgreSQL schema', () => {
       const winner = oneWinner(await raced([a, b], [() => exchangeCode(a.url, clientId, flow), () => exchangeCode(b.url, clientId, flow)]));
       for (const base of [a.url, b.url]) {
         const r = await refresh(base, clientId, winner.body.refresh_token as string);
-        expect(r.status).toBe(400);
-        expect(r.body.error).toBe('invalid_grant');
+        expectOAuthError(r, 'invalid_grant', 400);
       }
     }
   });

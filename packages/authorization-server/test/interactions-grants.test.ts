@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REDIRECT, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
 import { listAccountGrants, revokeRememberedGrant } from '../src/interactions/remembered-grants.js';
 import { hashPassword } from '../src/passwords.js';
-import { type BrowserPage, HeadlessBrowser, isUrl } from '@mcp-auth-kit/test-utils';
+import { type BrowserPage, HeadlessBrowser, isUrl, expectOAuthError } from '@mcp-auth-kit/test-utils';
 import { exchangeCode, openAuthorization, refreshWith } from './helpers/flow.js';
 
 const OTHER_RESOURCE = 'http://127.0.0.1:3998/files';
@@ -147,8 +147,7 @@ describe('remembered grants', () => {
     expect(await revokeRememberedGrant(t.as.store, alice.id, clientId)).toBe(true);
     expect((await listAccountGrants(t.as.store, alice.id)).some((g) => g.clientId === clientId)).toBe(false);
     const refresh = await refreshWith(t.url, clientId, token.body.refresh_token, { resource: undefined });
-    expect(refresh.status).toBe(400);
-    expect(refresh.body.error).toBe('invalid_grant');
+    expectOAuthError(refresh, 'invalid_grant', 400);
     // Same browser session (its grant is gone) and a new one: both see the consent page again.
     const { page: sameSession } = await openAuthorization(t.url, { client_id: clientId, redirect_uri: WEB_REDIRECT, state: 's' }, first.ua);
     expect(!isUrl(sameSession) && sameSession.body).toContain('Authorize access');

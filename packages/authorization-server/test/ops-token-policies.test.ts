@@ -3,6 +3,7 @@
  * policies are explicit (no oidc-provider "default allowedPolicy function called" warning).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectOAuthError } from '@mcp-auth-kit/test-utils';
 import { registerClient, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
 import { authorizeAuto, codeGrant } from './helpers/flow.js';
 import { createIntrospectionPolicy } from '../src/ops/token-policies.js';
@@ -67,8 +68,7 @@ describe('revocation and introspection policies', () => {
 
   it('RFC 7009 §2.1: another authenticated client cannot revoke the token (invalid_request)', async () => {
     const res = await post(t.url, '/token/revocation', { token: refreshToken }, other.auth);
-    expect(res.status).toBe(400);
-    expect(res.body.error).toBe('invalid_request');
+    expectOAuthError(res, 'invalid_request', 400);
     expect((await post(t.url, '/token/introspection', { token: refreshToken }, owner.auth)).body.active).toBe(true);
   });
 

@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectOAuthError } from '@mcp-auth-kit/test-utils';
 import { registerClient } from './helpers/as.js';
 import { authorizeAuto, exchangeCode, refreshWith } from './helpers/flow.js';
 import { startPair, type Instance } from './storage/as-harness.js';
@@ -61,8 +62,7 @@ describe('refresh grace with two AS instances sharing one PostgreSQL schema', ()
     const first = await refresh(a.url, tokens.refresh_token);
     const other = (await registerClient(b.url)).body.client_id as string;
     const stolen = await refreshWith(b.url, other, tokens.refresh_token);
-    expect(stolen.status).toBe(400);
-    expect(stolen.body.error).toBe('invalid_grant');
+    expectOAuthError(stolen, 'invalid_grant', 400);
     expect(stolen.body.access_token).toBeUndefined();
     expect((await refresh(a.url, first.body.refresh_token)).body.error).toBe('invalid_grant');
   });

@@ -8,6 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectOAuthError } from '@mcp-auth-kit/test-utils';
 import { ConfigError, validateConfig } from '../src/index.js';
 import { REFRESH_GRACE_NAMESPACE } from '../src/refresh-grace.js';
 import { openGraceRecord } from '../src/refresh-grace/sealed-response.js';
@@ -107,22 +108,19 @@ describe('refresh grace window (default 10 s, memory store)', () => {
     expect(first.status).toBe(200);
     const other = (await registerClient(t.url)).body.client_id as string;
     const stolen = await refresh(t, other, tokens.refresh_token);
-    expect(stolen.status).toBe(400);
-    expect(stolen.body.error).toBe('invalid_grant');
+    expectOAuthError(stolen, 'invalid_grant', 400);
     expect(stolen.body.access_token).toBeUndefined();
     expect(stolen.body.refresh_token).toBeUndefined();
     // The leak ends the grant: the legitimate client's newest refresh token is dead too.
     const legit = await refresh(t, clientId, first.body.refresh_token);
-    expect(legit.status).toBe(400);
-    expect(legit.body.error).toBe('invalid_grant');
+    expectOAuthError(legit, 'invalid_grant', 400);
   });
 
   it('another client presenting a live (unused) refresh token gets invalid_grant and the owner keeps working', async () => {
     const tokens = await initialTokens(t, clientId);
     const other = (await registerClient(t.url)).body.client_id as string;
     const stolen = await refresh(t, other, tokens.refresh_token);
-    expect(stolen.status).toBe(400);
-    expect(stolen.body.error).toBe('invalid_grant');
+    expectOAuthError(stolen, 'invalid_grant', 400);
     expect((await refresh(t, clientId, tokens.refresh_token)).status).toBe(200);
   });
 
@@ -131,8 +129,7 @@ describe('refresh grace window (default 10 s, memory store)', () => {
     const first = await refresh(t, clientId, tokens.refresh_token);
     expect(first.status).toBe(200);
     const other = await refresh(t, clientId, tokens.refresh_token, { scope: 'notes:read' });
-    expect(other.status).toBe(400);
-    expect(other.body.error).toBe('invalid_grant');
+    expectOAuthError(other, 'invalid_grant', 400);
     expect(other.body.access_token).toBeUndefined();
     expect((await refresh(t, clientId, first.body.refresh_token)).body.error).toBe('invalid_grant');
   });
@@ -143,8 +140,7 @@ describe('refresh grace window (default 10 s, memory store)', () => {
     const second = await refresh(t, clientId, first.body.refresh_token);
     expect(second.status).toBe(200);
     const stale = await refresh(t, clientId, tokens.refresh_token);
-    expect(stale.status).toBe(400);
-    expect(stale.body.error).toBe('invalid_grant');
+    expectOAuthError(stale, 'invalid_grant', 400);
     expect((await refresh(t, clientId, second.body.refresh_token)).body.error).toBe('invalid_grant');
   });
 
@@ -158,16 +154,14 @@ describe('refresh grace window (default 10 s, memory store)', () => {
     });
     expect(revoke.status).toBe(200);
     const retry = await refresh(t, clientId, tokens.refresh_token);
-    expect(retry.status).toBe(400);
-    expect(retry.body.error).toBe('invalid_grant');
+    expectOAuthError(retry, 'invalid_grant', 400);
     expect(retry.body.access_token).toBeUndefined();
   });
 
   it('RFC 8707 §2.2: a refresh naming a resource the grant does not cover → invalid_target, and the refresh token is not burnt', async () => {
     const tokens = await initialTokens(t, clientId);
     const wrong = await refresh(t, clientId, tokens.refresh_token, { resource: 'https://unknown.example/mcp' });
-    expect(wrong.status).toBe(400);
-    expect(wrong.body.error).toBe('invalid_target');
+    expectOAuthError(wrong, 'invalid_target', 400);
     const typo = await refresh(t, clientId, tokens.refresh_token, { resource: `${RESOURCE}/` });
     expect(typo.body.error).toBe('invalid_target');
     const ok = await refresh(t, clientId, tokens.refresh_token);
@@ -263,8 +257,7 @@ describe('confidential clients: a repeat must authenticate like the first reques
     const first = await tokenRequest(t.url, params, basic(secret));
     expect(first.status).toBe(200);
     const forged = await tokenRequest(t.url, params, basic('not-the-secret'));
-    expect(forged.status).toBe(401);
-    expect(forged.body.error).toBe('invalid_client');
+    expectOAuthError(forged, 'invalid_client', 401);
     expect(forged.body.access_token).toBeUndefined();
     const retry = await tokenRequest(t.url, params, basic(secret));
     expect(retry.status, JSON.stringify(retry.body)).toBe(200);
@@ -336,8 +329,7 @@ describe('DPoP-bound refresh tokens (RFC 9449) with required nonces', () => {
     expect(noProof.body.access_token).toBeUndefined();
     const thief = await dpopKey();
     const otherKey = await refresh(t, clientId, tokens.refresh_token, {}, { dpop: await proof(thief, htu(), nonce) });
-    expect(otherKey.status).toBe(400);
-    expect(otherKey.body.error).toBe('invalid_grant');
+    expectOAuthError(otherKey, 'invalid_grant', 400);
     expect(otherKey.body.access_token).toBeUndefined();
     // A bound token is useless without its key, so (as in oidc-provider) this does not end the grant.
     const again = await refresh(t, clientId, tokens.refresh_token, {}, { dpop: await proof(key, htu(), nonce) });
@@ -350,8 +342,7 @@ describe('DPoP-bound refresh tokens (RFC 9449) with required nonces', () => {
     const second = await refresh(t, clientId, first.body.refresh_token, {}, { dpop: await proof(key, htu(), nonce) });
     expect(second.status).toBe(200);
     const stale = await refresh(t, clientId, tokens.refresh_token, {}, { dpop: await proof(key, htu(), nonce) });
-    expect(stale.status).toBe(400);
-    expect(stale.body.error).toBe('invalid_grant');
+    expectOAuthError(stale, 'invalid_grant', 400);
     const newest = await refresh(t, clientId, second.body.refresh_token, {}, { dpop: await proof(key, htu(), nonce) });
     expect(newest.body.error).toBe('invalid_grant');
   });
@@ -419,12 +410,10 @@ describe('replay after the window (reuseGraceSeconds: 1)', () => {
     expect(first.status).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, 1300));
     const replay = await refresh(t, clientId, tokens.refresh_token);
-    expect(replay.status).toBe(400);
-    expect(replay.body.error).toBe('invalid_grant');
+    expectOAuthError(replay, 'invalid_grant', 400);
     expect(replay.body.access_token).toBeUndefined();
     const legit = await refresh(t, clientId, first.body.refresh_token);
-    expect(legit.status).toBe(400);
-    expect(legit.body.error).toBe('invalid_grant');
+    expectOAuthError(legit, 'invalid_grant', 400);
   });
 });
 
@@ -438,8 +427,7 @@ describe('reuseGraceSeconds: 0 (off)', () => {
     const first = await refresh(t, clientId, tokens.refresh_token);
     expect(first.status).toBe(200);
     const retry = await refresh(t, clientId, tokens.refresh_token);
-    expect(retry.status).toBe(400);
-    expect(retry.body.error).toBe('invalid_grant');
+    expectOAuthError(retry, 'invalid_grant', 400);
     expect((await refresh(t, clientId, first.body.refresh_token)).body.error).toBe('invalid_grant');
     expect(await t.as.store.kv.get(REFRESH_GRACE_NAMESPACE, `c:${slotOf(tokens.refresh_token)}`)).toBeUndefined();
   });

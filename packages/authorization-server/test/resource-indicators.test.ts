@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectOAuthError } from '@mcp-auth-kit/test-utils';
 import { decodeJwt, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
 import { authorizeAuto, exchangeCode } from './helpers/flow.js';
 
@@ -42,8 +43,7 @@ describe('RFC 8707 resource indicators + RFC 9068 JWT access tokens', () => {
   it('RFC 8707 §2.2: token request resource must be one that was granted', async () => {
     const flow = await authorizeAuto(t.url, clientId);
     const res = await exchangeCode(t.url, clientId, flow, { resource: OTHER });
-    expect(res.status).toBe(400);
-    expect(res.body.error).toBe('invalid_target');
+    expectOAuthError(res, 'invalid_target', 400);
   });
 
   it('RFC 9068 §2.2: aud is the resource, scopes are filtered per resource', async () => {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectOAuthError } from '@mcp-auth-kit/test-utils';
 import request from 'supertest';
 import { CompactSign, FlattenedSign, generateSecret, importJWK, SignJWT, exportSPKI } from 'jose';
 import {
@@ -332,8 +333,7 @@ describe('JWT access token validation (RFC 9068 §4, MCP §Token Handling)', () 
 
   it.each(['iss', 'sub', 'aud', 'exp', 'iat', 'jti', 'client_id'])('RFC 9068 §2.2: missing %s is refused', async (claim) => {
     const res = await call(await signToken({ key, issuer: as.issuer, claims: { [claim]: undefined } }));
-    expect(res.status).toBe(401);
-    expect(res.body.error).toBe('invalid_token');
+    expectOAuthError(res, 'invalid_token', 401);
     expect(['missing_claim', 'aud_mismatch', 'claim_invalid']).toContain(lastReason());
   });
 
@@ -344,16 +344,14 @@ describe('JWT access token validation (RFC 9068 §4, MCP §Token Handling)', () 
     ['exp', 'tomorrow'],
   ])('claim %s = %j is refused', async (claim, value) => {
     const res = await call(await signToken({ key, issuer: as.issuer, claims: { [claim]: value } }));
-    expect(res.status).toBe(401);
-    expect(res.body.error).toBe('invalid_token');
+    expectOAuthError(res, 'invalid_token', 401);
   });
 
   it.each(['not-a-jwt', 'a.b.c', 'e30.e30.', `${b64url('{')}.${b64url('{}')}.sig`])(
     'malformed token %j → 401 invalid_token',
     async (token) => {
       const res = await call(token);
-      expect(res.status).toBe(401);
-      expect(res.body.error).toBe('invalid_token');
+      expectOAuthError(res, 'invalid_token', 401);
     },
   );
 

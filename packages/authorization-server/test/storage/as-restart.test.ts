@@ -4,6 +4,7 @@
  */
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { expectOAuthError } from '@mcp-auth-kit/test-utils';
 import type { StorageConfig } from '../../src/storage/index.js';
 import { registerClient } from '../helpers/as.js';
 import { authorizeAuto, exchangeCode, refreshWith } from '../helpers/flow.js';
@@ -59,8 +60,7 @@ describe.each(targets)('AS restart on %s', (_name, storage, skip) => {
       // The old (rotated) refresh token stays spent across the restart.
       await instance.restart();
       const reuse = await refreshWith(instance.url, clientId, first.body.refresh_token, { resource: undefined });
-      expect(reuse.status).toBe(400);
-      expect(reuse.body.error).toBe('invalid_grant');
+      expectOAuthError(reuse, 'invalid_grant', 400);
     } finally {
       await instance.close();
     }

@@ -4,6 +4,7 @@
  * Every step of a client's life may land on either instance.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectOAuthError } from '@mcp-auth-kit/test-utils';
 import { registerClient } from '../helpers/as.js';
 import { authorizeAuto, exchangeCode, refreshWith } from '../helpers/flow.js';
 import { getJwks, startPair, startInstance, verifyAccessToken, type Instance } from './as-harness.js';
@@ -54,8 +55,7 @@ describe('two AS instances sharing one PostgreSQL schema', () => {
     expect(revoke.status).toBe(200);
 
     const afterRevoke = await refreshWith(a.url, clientId, refreshed.body.refresh_token);
-    expect(afterRevoke.status).toBe(400);
-    expect(afterRevoke.body.error).toBe('invalid_grant');
+    expectOAuthError(afterRevoke, 'invalid_grant', 400);
   });
 
   it('OAuth 2.1 §4.1.3: a code redeemed on A is refused on B, and the replay revokes the tokens A issued', async () => {
@@ -65,8 +65,7 @@ describe('two AS instances sharing one PostgreSQL schema', () => {
     const first = await exchangeCode(a.url, clientId, flow);
     expect(first.status).toBe(200);
     const second = await exchangeCode(b.url, clientId, flow);
-    expect(second.status).toBe(400);
-    expect(second.body.error).toBe('invalid_grant');
+    expectOAuthError(second, 'invalid_grant', 400);
     const refresh = await refreshWith(a.url, clientId, first.body.refresh_token);
     expect(refresh.status, 'the grant was revoked in the shared store').toBe(400);
     expect(refresh.body.error).toBe('invalid_grant');

@@ -4,12 +4,12 @@
  */
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectOAuthError } from '@mcp-auth-kit/test-utils';
 import { registerClient } from './helpers/as.js';
 import { authorizeAuto, exchangeCode, refreshWith } from './helpers/flow.js';
-import { startPair, type Instance } from './storage/as-harness.js';
-import { dropSchema, randomSchema, TEST_DATABASE_URL } from './storage/pg-helpers.js';
+import { pairForDescribe, type Instance } from './storage/as-harness.js';
+import { randomSchema, TEST_DATABASE_URL } from './storage/pg-helpers.js';
 
 describe('refresh grace with two AS instances sharing one PostgreSQL schema', () => {
   const schema = randomSchema('refresh_grace');
@@ -17,13 +17,9 @@ describe('refresh grace with two AS instances sharing one PostgreSQL schema', ()
   let b: Instance;
   let clientId: string;
 
-  beforeAll(async () => {
-    ({ a, b } = await startPair(schema));
+  pairForDescribe(schema, async (pair) => {
+    ({ a, b } = pair);
     clientId = (await registerClient(a.url)).body.client_id;
-  });
-  afterAll(async () => {
-    await Promise.all([a?.close(), b?.close()]);
-    await dropSchema(schema);
   });
 
   async function initialTokens() {

@@ -8,7 +8,8 @@ import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import { createAuthorizationServer, silentLogger, type AuthorizationServer } from '../../src/index.js';
 import type { StorageConfig } from '../../src/storage/index.js';
 import { RESOURCE } from '../helpers/as.js';
-import { TEST_DATABASE_URL } from './pg-helpers.js';
+import { afterAll, beforeAll } from 'vitest';
+import { dropSchema, TEST_DATABASE_URL } from './pg-helpers.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -46,6 +47,20 @@ export async function startPair(schema: string): Promise<{ a: Instance; b: Insta
   const a = await startInstance(storage, issuer);
   const b = await startInstance(storage, issuer);
   return { a, b, issuer };
+}
+
+/** For the enclosing describe: `startPair(schema)` before its tests, both closed and the schema dropped after them. */
+export function pairForDescribe(schema: string, use: (pair: { a: Instance; b: Instance; issuer: string }) => void | Promise<void>): void {
+  let pair: { a: Instance; b: Instance } | undefined;
+  beforeAll(async () => {
+    const started = await startPair(schema);
+    pair = started;
+    await use(started);
+  });
+  afterAll(async () => {
+    await Promise.all([pair?.a.close(), pair?.b.close()]);
+    await dropSchema(schema);
+  });
 }
 
 /** One AS instance on its own port; `issuer` defaults to its own URL (several instances share one). */

@@ -3,11 +3,11 @@
  * loopback ports, separate providers and connection pools, one PostgreSQL schema, one issuer.
  * Every step of a client's life may land on either instance.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectOAuthError } from '@mcp-auth-kit/test-utils';
 import { registerClient } from '../helpers/as.js';
 import { authorizeAuto, exchangeCode, refreshWith } from '../helpers/flow.js';
-import { getJwks, startPair, startInstance, verifyAccessToken, type Instance } from './as-harness.js';
+import { getJwks, pairForDescribe, startInstance, verifyAccessToken, type Instance } from './as-harness.js';
 import { dropSchema, randomSchema, TEST_DATABASE_URL } from './pg-helpers.js';
 
 describe('two AS instances sharing one PostgreSQL schema', () => {
@@ -16,13 +16,9 @@ describe('two AS instances sharing one PostgreSQL schema', () => {
   let b: Instance;
   let issuer: string;
 
-  beforeAll(async () => {
-    // B starts while A is serving (a rolling deploy); the same-moment start is tested below.
-    ({ a, b, issuer } = await startPair(schema));
-  });
-  afterAll(async () => {
-    await Promise.all([a?.close(), b?.close()]);
-    await dropSchema(schema);
+  // B starts while A is serving (a rolling deploy); the same-moment start is tested below.
+  pairForDescribe(schema, (pair) => {
+    ({ a, b, issuer } = pair);
   });
 
   it('publish identical JWKS', async () => {

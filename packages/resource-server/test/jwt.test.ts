@@ -10,6 +10,7 @@ import {
   RESOURCE,
   rpc,
   signToken,
+  startIssuerWithKey,
   StubIssuer,
   type SigningKey,
   type TestApp,
@@ -22,11 +23,8 @@ let key: SigningKey;
 let t: TestApp;
 
 beforeAll(async () => {
-  as = await new StubIssuer().start();
-  other = await new StubIssuer().start();
-  key = await makeKey('ES256');
-  as.keys = [key];
-  other.keys = [await makeKey('ES256')];
+  ({ as, key } = await startIssuerWithKey());
+  ({ as: other } = await startIssuerWithKey());
   t = makeApp({ authorizationServers: [as.issuer], cache: false });
 });
 afterAll(async () => {

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { revocationChannel, revokedGrantKey, revokedGrantValue } from '@mcp-auth-kit/protocol';
-import { makeApp, makeKey, rpc, signToken, StubIssuer, type SigningKey, type TestApp } from './helpers/harness.js';
+import { makeApp, startIssuerWithKey, rpc, signToken, type StubIssuer, type SigningKey, type TestApp } from './helpers/harness.js';
 import { makeProof, proofKey, type ProofKey } from './helpers/dpop.js';
 import { ConfigError, createResourceServer, MemoryRevocationList } from '../src/index.js';
 import { createRedisRevocationList, RedisDpopReplayStore, type RedisRevocationList } from '../src/redis/index.js';
@@ -12,9 +12,7 @@ import { openRedis, shouldRunRedisTests, type TestRedisClient } from './helpers/
 let as: StubIssuer;
 let signing: SigningKey;
 beforeAll(async () => {
-  as = await new StubIssuer().start();
-  signing = await makeKey('ES256');
-  as.keys = [signing];
+  ({ as, key: signing } = await startIssuerWithKey());
 });
 afterAll(async () => as.stop());
 

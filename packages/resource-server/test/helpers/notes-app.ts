@@ -1,6 +1,6 @@
 import express from 'express';
 import { createResourceServer, type ResourceServer } from '../../src/index.js';
-import { makeKey, RESOURCE, StubIssuer, type SigningKey } from './harness.js';
+import { startIssuerWithKey, RESOURCE, type StubIssuer, type SigningKey } from './harness.js';
 
 export interface NotesApp {
   as: StubIssuer;
@@ -15,9 +15,7 @@ export interface NotesApp {
  * endpoint `mount` adds (notes:read by default, the `add_note` tool needs notes:write).
  */
 export async function startNotesApp(mount: (app: express.Express, rs: ResourceServer) => void): Promise<NotesApp> {
-  const as = await new StubIssuer().start();
-  const key = await makeKey('ES256');
-  as.keys = [key];
+  const { as, key } = await startIssuerWithKey();
   const rs = createResourceServer({
     resource: RESOURCE,
     authorizationServers: [as.issuer],

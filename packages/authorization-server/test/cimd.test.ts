@@ -2,10 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isSpecialUseAddress as isPrivateAddressLiteral } from '@mcp-auth-kit/protocol';
 import { adjustDocument, cacheSeconds, cimdRefusal } from '../src/cimd.js';
 import { openStore } from '../src/storage/index.js';
-import { authorizeUrl, decodeJwt, REDIRECT, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
-import { authorizeAuto, exchangeCode } from './helpers/flow.js';
+import { decodeJwt, REDIRECT, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
+import { authorizeAuto, exchangeCode, codeAuthorizeUrl } from './helpers/flow.js';
 import { startHttpsHost, type HttpsHost } from './helpers/https-host.js';
-import { HeadlessBrowser, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
+import { HeadlessBrowser, isUrl, pkcePair, expectOAuthError } from '@mcp-auth-kit/test-utils';
 
 const base = (url: string, extra: Record<string, unknown> = {}) => ({
   client_id: url,
@@ -143,15 +143,7 @@ describe('CIMD end to end (HTTPS document host on loopback, dev private-network 
   async function errorPageFor(clientId: string, redirect = REDIRECT) {
     const { challenge } = pkcePair();
     const result = await new HeadlessBrowser().follow(
-      authorizeUrl(t.url, {
-        client_id: clientId,
-        response_type: 'code',
-        redirect_uri: redirect,
-        code_challenge: challenge,
-        code_challenge_method: 'S256',
-        scope: 'notes:read',
-        resource: RESOURCE,
-      }),
+      codeAuthorizeUrl(t.url, challenge, { client_id: clientId, redirect_uri: redirect }),
       redirect,
     );
     if (isUrl(result)) throw new Error(`unexpected redirect to ${result.href}`);
@@ -205,18 +197,7 @@ describe('CIMD end to end (HTTPS document host on loopback, dev private-network 
   it('MCP security §CIMD: the consent page marks the name unverified and shows the document host and redirect host', async () => {
     const ua = new HeadlessBrowser();
     const { challenge } = pkcePair();
-    const login = await ua.follow(
-      authorizeUrl(manual.url, {
-        client_id: `${host.origin}/good.json`,
-        response_type: 'code',
-        redirect_uri: REDIRECT,
-        code_challenge: challenge,
-        code_challenge_method: 'S256',
-        scope: 'notes:read',
-        resource: RESOURCE,
-      }),
-      REDIRECT,
-    );
+    const login = await ua.follow(codeAuthorizeUrl(manual.url, challenge, { client_id: `${host.origin}/good.json` }), REDIRECT);
     if (isUrl(login)) throw new Error('expected login');
     const consent = await ua.submit(login, { username: 'alice', password: 'alice-password', action: 'login' }, REDIRECT);
     if (isUrl(consent)) throw new Error('expected consent');
@@ -293,15 +274,7 @@ describe('CIMD without the dev switch', () => {
   it('MCP security §CIMD SSRF: a loopback client_id URL is refused before any fetch', async () => {
     const { challenge } = pkcePair();
     const result = await new HeadlessBrowser().follow(
-      authorizeUrl(t.url, {
-        client_id: 'https://127.0.0.1:1/client.json',
-        response_type: 'code',
-        redirect_uri: REDIRECT,
-        code_challenge: challenge,
-        code_challenge_method: 'S256',
-        scope: 'notes:read',
-        resource: RESOURCE,
-      }),
+      codeAuthorizeUrl(t.url, challenge, { client_id: 'https://127.0.0.1:1/client.json' }),
       REDIRECT,
     );
     expect(isUrl(result)).toBe(false);
@@ -320,8 +293,7 @@ describe('CIMD without the dev switch', () => {
       client_id: 'https://blocked.example/client.json',
     });
     // RFC 6749 §5.2: 400 is right when no Authorization header was used.
-    expect(res.status).toBe(400);
-    expect(res.body.error).toBe('invalid_client');
+    expectOAuthError(res, 'invalid_client', 400);
   });
 
   it('config: allowPrivateNetwork is refused for a non-loopback issuer', async () => {

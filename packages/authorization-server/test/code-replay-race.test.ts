@@ -9,9 +9,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerClient, RESOURCE, tokenRequest } from './helpers/as.js';
-import { authorizeAuto, exchangeCode } from './helpers/flow.js';
-import { listenLoopback, startInstance, type Instance } from './storage/as-harness.js';
+import { expectOAuthError } from '@mcp-auth-kit/test-utils';
+import { registerClient } from './helpers/as.js';
+import { authorizeAuto, exchangeCode, refreshWith } from './helpers/flow.js';
+import { pairForDescribe, startInstance, type Instance } from './storage/as-harness.js';
 import { dropSchema, randomSchema, TEST_DATABASE_URL } from './storage/pg-helpers.js';
 import type { StorageConfig } from '../src/storage/index.js';
 
@@ -81,9 +82,7 @@ function oneWinner(results: Exchange[]): Exchange {
   return winner;
 }
 
-async function refresh(base: string, clientId: string, refreshToken: string) {
-  return tokenRequest(base, { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId, resource: RESOURCE });
-}
+const refresh = (base: string, clientId: string, refreshToken: string) => refreshWith(base, clientId, refreshToken);
 
 const tmp = mkdtempSync(join(tmpdir(), 'code-replay-'));
 const pgSchema = randomSchema('code_replay');
@@ -121,8 +120,7 @@ for (const target of targets) {
       const flow = await authorizeAuto(as.url, clientId);
       const winner = oneWinner(await raced([as], [() => exchangeCode(as.url, clientId, flow), () => exchangeCode(as.url, clientId, flow)]));
       const r = await refresh(as.url, clientId, winner.body.refresh_token as string);
-      expect(r.status).toBe(400);
-      expect(r.body.error).toBe('invalid_grant');
+      expectOAuthError(r, 'invalid_grant', 400);
     });
 
     it('RFC 9700 §4.5.3.1: five exchanges of one code at once → one 200, four invalid_grant', async () => {
@@ -150,20 +148,11 @@ describe('code replay race: two AS instances on one PostgreSQL schema', () => {
   let a: Instance;
   let b: Instance;
   let clientId: string;
-  beforeAll(async () => {
-    const lb = await listenLoopback();
-    const issuer = lb.url;
-    await new Promise<void>((resolve) => lb.server.close(() => resolve()));
-    const storage = { kind: 'postgres', url: TEST_DATABASE_URL, schema } as const;
-    a = await startInstance(storage, issuer);
-    b = await startInstance(storage, issuer);
+  pairForDescribe(schema, async (pair) => {
+    ({ a, b } = pair);
     const reg = await registerClient(a.url);
     expect(reg.status).toBe(201);
     clientId = reg.body.client_id as string;
-  });
-  afterAll(async () => {
-    await Promise.all([a?.close(), b?.close()]);
-    await dropSchema(schema);
   });
 
   it("RFC 6749 §4.1.2: the code exchanged on A and on B at once → one success; the winner's refresh token then fails on both", async () => {
@@ -172,8 +161,7 @@ describe('code replay race: two AS instances on one PostgreSQL schema', () => {
       const winner = oneWinner(await raced([a, b], [() => exchangeCode(a.url, clientId, flow), () => exchangeCode(b.url, clientId, flow)]));
       for (const base of [a.url, b.url]) {
         const r = await refresh(base, clientId, winner.body.refresh_token as string);
-        expect(r.status).toBe(400);
-        expect(r.body.error).toBe('invalid_grant');
+        expectOAuthError(r, 'invalid_grant', 400);
       }
     }
   });

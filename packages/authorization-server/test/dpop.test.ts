@@ -1,41 +1,14 @@
 // RFC 9449 DPoP at the authorization server (oidc-provider features.dPoP, configured by src/dpop.ts).
-import { randomUUID } from 'node:crypto';
-import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ConfigError } from '../src/index.js';
+import { ConfigError } from '../src/index.js';
 import { validateConfig } from '../src/ops/index.js';
-import { decodeJwt, registerClient, REDIRECT, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
-import { authorizeAuto } from './helpers/flow.js';
-import { respeltSignature } from '@mcp-auth-kit/test-utils';
-
-interface Key {
-  privateKey: CryptoKey;
-  jwk: JWK;
-  jkt: string;
-}
-
-async function dpopKey(): Promise<Key> {
-  const { privateKey, publicKey } = await generateKeyPair('ES256');
-  const jwk = await exportJWK(publicKey);
-  return { privateKey, jwk, jkt: await calculateJwkThumbprint(jwk) };
-}
-
-function proof(key: Key, htu: string, nonce?: string, claims: { htm?: string; iat?: number } = {}): Promise<string> {
-  return new SignJWT({ jti: randomUUID(), htm: 'POST', htu, iat: Math.floor(Date.now() / 1000), ...(nonce ? { nonce } : {}), ...claims })
-    .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: key.jwk })
-    .sign(key.privateKey);
-}
+import { decodeJwt, registerClient, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
+import { authorizeAuto, codeGrant } from './helpers/flow.js';
+import { dpopKey, proof, type Key } from './helpers/dpop.js';
+import { respeltSignature, expectOAuthError } from '@mcp-auth-kit/test-utils';
 
 async function codeFor(t: RunningAs, clientId: string, key?: Key) {
-  const flow = await authorizeAuto(t.url, clientId, key ? { dpop_jkt: key.jkt } : {});
-  return {
-    grant_type: 'authorization_code',
-    code: flow.callback.searchParams.get('code') ?? '',
-    redirect_uri: REDIRECT,
-    code_verifier: flow.verifier,
-    client_id: clientId,
-    resource: RESOURCE,
-  };
+  return codeGrant(clientId, await authorizeAuto(t.url, clientId, key ? { dpop_jkt: key.jkt } : {}));
 }
 
 describe('RFC 9449 DPoP at the authorization server', () => {
@@ -63,8 +36,7 @@ describe('RFC 9449 DPoP at the authorization server', () => {
     // public client: the refresh token is bound to the key (RFC 9449 §5)
     const refresh = { grant_type: 'refresh_token', refresh_token: res.body.refresh_token, client_id: clientId, resource: RESOURCE };
     const stolen = await tokenRequest(t.url, refresh);
-    expect(stolen.status).toBe(400);
-    expect(stolen.body.error).toBe('invalid_grant');
+    expectOAuthError(stolen, 'invalid_grant', 400);
     const other = await tokenRequest(t.url, refresh, { dpop: await proof(await dpopKey(), `${t.url}/token`) });
     expect(other.status).toBe(400);
     const ok = await tokenRequest(t.url, refresh, { dpop: await proof(key, `${t.url}/token`) });
@@ -75,8 +47,7 @@ describe('RFC 9449 DPoP at the authorization server', () => {
   it('RFC 9449 §10: a code bound with dpop_jkt cannot be redeemed with another key', async () => {
     const params = await codeFor(t, clientId, key);
     const res = await tokenRequest(t.url, params, { dpop: await proof(await dpopKey(), `${t.url}/token`) });
-    expect(res.status).toBe(400);
-    expect(res.body.error).toBe('invalid_grant');
+    expectOAuthError(res, 'invalid_grant', 400);
   });
 
   it('RFC 9449 §11.1: a replayed proof at the token endpoint is refused', async () => {
@@ -98,8 +69,7 @@ describe('RFC 9449 DPoP at the authorization server', () => {
       `${valid.slice(0, 30)}\t${valid.slice(30)}`,
     ]) {
       const res = await tokenRequest(t.url, params, { dpop: sent });
-      expect(res.status).toBe(400);
-      expect(res.body.error).toBe('invalid_dpop_proof');
+      expectOAuthError(res, 'invalid_dpop_proof', 400);
     }
     const ok = await tokenRequest(t.url, params, { dpop: await proof(key, `${t.url}/token`) });
     expect(ok.status).toBe(200);
@@ -108,15 +78,13 @@ describe('RFC 9449 DPoP at the authorization server', () => {
 
   it('RFC 9449 §4.3: a proof for another htu is refused', async () => {
     const res = await tokenRequest(t.url, await codeFor(t, clientId, key), { dpop: await proof(key, `${t.url}/other`) });
-    expect(res.status).toBe(400);
-    expect(res.body.error).toBe('invalid_dpop_proof');
+    expectOAuthError(res, 'invalid_dpop_proof', 400);
   });
 
   it('RFC 9449 §4.3 (check 8): a proof whose htm is not the request method (GET for a POST) is refused with invalid_dpop_proof', async () => {
     const params = await codeFor(t, clientId, key);
     const res = await tokenRequest(t.url, params, { dpop: await proof(key, `${t.url}/token`, undefined, { htm: 'GET' }) });
-    expect(res.status).toBe(400);
-    expect(res.body.error).toBe('invalid_dpop_proof');
+    expectOAuthError(res, 'invalid_dpop_proof', 400);
     expect(res.body.access_token).toBeUndefined();
     // the refused proof did not use up the code: a correct proof still redeems it
     const ok = await tokenRequest(t.url, params, { dpop: await proof(key, `${t.url}/token`) });
@@ -152,8 +120,7 @@ describe('RFC 9449 DPoP at the authorization server', () => {
     const params = await codeFor(t, clientId, key);
     const iat = Math.floor(Date.now() / 1000) - 600;
     const res = await tokenRequest(t.url, params, { dpop: await proof(key, `${t.url}/token`, 'made-up-nonce', { iat }) });
-    expect(res.status).toBe(400);
-    expect(res.body.error).toBe('use_dpop_nonce');
+    expectOAuthError(res, 'use_dpop_nonce', 400);
     expect(res.headers.get('dpop-nonce')).toBeTruthy();
     expect(res.body.access_token).toBeUndefined();
   });
@@ -184,8 +151,7 @@ describe('RFC 9449 §8 DPoP nonces at the authorization server', () => {
     const clientId = (await registerClient(a.url)).body.client_id;
     const params = await codeFor(a, clientId, key);
     const first = await tokenRequest(a.url, params, { dpop: await proof(key, `${a.url}/token`) });
-    expect(first.status).toBe(400);
-    expect(first.body.error).toBe('use_dpop_nonce');
+    expectOAuthError(first, 'use_dpop_nonce', 400);
     const nonce = first.headers.get('dpop-nonce');
     expect(nonce).toBeTruthy();
     // the instances have different issuers here: a nonce only depends on the shared secret

@@ -47,18 +47,7 @@ describe('consent page: resource names, scope descriptions, "Not you?"', () => {
   afterAll(() => t.close());
 
   async function start(ua: HeadlessBrowser, scope: string, resource = RESOURCE, prompt?: string) {
-    const { page } = await openAuthorization(
-      t.url,
-      {
-        client_id: clientId,
-        redirect_uri: REDIRECT,
-        scope,
-        resource,
-        state: 'st',
-        prompt,
-      },
-      ua,
-    );
+    const { page } = await openAuthorization(t.url, { client_id: clientId, scope, resource, state: 'st', prompt }, ua);
     if (isUrl(page)) throw new Error(`unexpected redirect ${page.href}`);
     return page;
   }

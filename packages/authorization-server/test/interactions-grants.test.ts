@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REDIRECT, registerClient, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
+import { REDIRECT, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
 import { listAccountGrants, revokeRememberedGrant } from '../src/interactions/remembered-grants.js';
 import { hashPassword } from '../src/passwords.js';
-import { type BrowserPage, HeadlessBrowser, isUrl } from '@mcp-auth-kit/test-utils';
-import { openAuthorization } from './helpers/flow.js';
+import { type BrowserPage, HeadlessBrowser, isUrl, expectOAuthError } from '@mcp-auth-kit/test-utils';
+import { exchangeCode, openAuthorization, refreshWith } from './helpers/flow.js';
 
 const OTHER_RESOURCE = 'http://127.0.0.1:3998/files';
 /** Web clients (https redirect URI): remembered approvals skip the page for them. */
@@ -28,24 +28,31 @@ describe('remembered grants', () => {
   const webClient = (metadata: Record<string, unknown> = {}) =>
     registerClient(t.url, { application_type: 'web', redirect_uris: [WEB_REDIRECT], ...metadata });
 
-  /** A fresh browser (new session): authorize, log in; returns the consent page or the final redirect. */
-  async function freshSession(clientId: string, scope: string, resource = RESOURCE) {
-    const ua = new HeadlessBrowser();
+  /** In `ua`: authorize (state 's'), log in as `username` (password `<username>-password`); returns the page after the login. */
+  async function signIn(
+    ua: HeadlessBrowser,
+    clientId: string,
+    {
+      scope = 'notes:read',
+      resource = RESOURCE,
+      redirect = WEB_REDIRECT,
+      prompt = undefined as string | undefined,
+      username = 'alice',
+    } = {},
+  ) {
     const { page: login, verifier } = await openAuthorization(
       t.url,
-      {
-        client_id: clientId,
-        redirect_uri: WEB_REDIRECT,
-        scope,
-        resource,
-        state: 's',
-      },
+      { client_id: clientId, redirect_uri: redirect, scope, resource, state: 's', prompt },
       ua,
     );
     if (isUrl(login)) throw new Error('expected the login page');
-    const next = await ua.submit(login, { username: 'alice', password: 'alice-password', action: 'login' }, WEB_REDIRECT);
+    const next = await ua.submit(login, { username, password: `${username}-password`, action: 'login' }, redirect);
     return { ua, next, verifier };
   }
+
+  /** A fresh browser (new session): authorize, log in; returns the consent page or the final redirect. */
+  const freshSession = (clientId: string, scope: string, resource = RESOURCE) =>
+    signIn(new HeadlessBrowser(), clientId, { scope, resource });
 
   async function approve(ua: HeadlessBrowser, consent: URL | BrowserPage): Promise<URL> {
     if (isUrl(consent)) throw new Error(`expected consent, got ${consent.href}`);
@@ -60,37 +67,19 @@ describe('remembered grants', () => {
     await approve(first.ua, first.next);
     const second = await freshSession(clientId, 'notes:read');
     expect(isUrl(second.next)).toBe(true);
-    const code = (second.next as URL).searchParams.get('code')!;
-    const token = await tokenRequest(t.url, {
-      grant_type: 'authorization_code',
-      code,
-      redirect_uri: WEB_REDIRECT,
-      code_verifier: second.verifier,
-      client_id: clientId,
-      resource: RESOURCE,
-    });
+    const token = await exchangeCode(
+      t.url,
+      clientId,
+      { callback: second.next as URL, verifier: second.verifier },
+      { redirect_uri: WEB_REDIRECT },
+    );
     expect(token.status).toBe(200);
     expect(token.body.scope).toBe('notes:read');
   });
 
   it('MCP security §Localhost Redirect URI Risks: a native (loopback) client is asked every time, showing what was allowed before', async () => {
     const clientId = (await registerClient(t.url)).body.client_id;
-    const session = async () => {
-      const ua = new HeadlessBrowser();
-      const { page: login } = await openAuthorization(
-        t.url,
-        {
-          client_id: clientId,
-          redirect_uri: REDIRECT,
-          scope: 'notes:read',
-          resource: RESOURCE,
-          state: 's',
-        },
-        ua,
-      );
-      if (isUrl(login)) throw new Error('expected the login page');
-      return { ua, next: await ua.submit(login, { username: 'alice', password: 'alice-password', action: 'login' }, REDIRECT) };
-    };
+    const session = () => signIn(new HeadlessBrowser(), clientId, { redirect: REDIRECT });
     const first = await session();
     if (isUrl(first.next)) throw new Error('expected consent');
     expect(first.next.body).not.toContain('You allowed this access before');
@@ -107,21 +96,7 @@ describe('remembered grants', () => {
     const clientId = (await webClient()).body.client_id;
     const first = await freshSession(clientId, 'notes:read');
     await approve(first.ua, first.next);
-    const ua = new HeadlessBrowser();
-    const { page: login } = await openAuthorization(
-      t.url,
-      {
-        client_id: clientId,
-        redirect_uri: WEB_REDIRECT,
-        scope: 'notes:read',
-        resource: RESOURCE,
-        state: 's',
-        prompt: 'consent',
-      },
-      ua,
-    );
-    if (isUrl(login)) throw new Error('expected the login page');
-    const next = await ua.submit(login, { username: 'alice', password: 'alice-password', action: 'login' }, WEB_REDIRECT);
+    const { next } = await signIn(new HeadlessBrowser(), clientId, { prompt: 'consent' });
     expect(!isUrl(next) && next.body).toContain('You allowed this access before');
   });
 
@@ -136,14 +111,7 @@ describe('remembered grants', () => {
     expect(asked).not.toContain('Read your notes');
     expect(wider.next.body).toMatch(/Already allowed[\s\S]*Read your notes[\s\S]*notes:read/);
     const done = await approve(wider.ua, wider.next);
-    const token = await tokenRequest(t.url, {
-      grant_type: 'authorization_code',
-      code: done.searchParams.get('code')!,
-      redirect_uri: WEB_REDIRECT,
-      code_verifier: wider.verifier,
-      client_id: clientId,
-      resource: RESOURCE,
-    });
+    const token = await exchangeCode(t.url, clientId, { callback: done, verifier: wider.verifier }, { redirect_uri: WEB_REDIRECT });
     expect(token.body.scope).toBe('notes:read notes:write');
   });
 
@@ -170,14 +138,7 @@ describe('remembered grants', () => {
     const clientId = (await webClient()).body.client_id;
     const first = await freshSession(clientId, 'notes:read notes:write');
     const done = await approve(first.ua, first.next);
-    const token = await tokenRequest(t.url, {
-      grant_type: 'authorization_code',
-      code: done.searchParams.get('code')!,
-      redirect_uri: WEB_REDIRECT,
-      code_verifier: first.verifier,
-      client_id: clientId,
-      resource: RESOURCE,
-    });
+    const token = await exchangeCode(t.url, clientId, { callback: done, verifier: first.verifier }, { redirect_uri: WEB_REDIRECT });
     expect(token.body.refresh_token).toBeTruthy();
     const alice = (await t.as.store.accounts.findByUsername('alice'))!;
     const listed = (await listAccountGrants(t.as.store, alice.id)).find((g) => g.clientId === clientId);
@@ -185,25 +146,10 @@ describe('remembered grants', () => {
 
     expect(await revokeRememberedGrant(t.as.store, alice.id, clientId)).toBe(true);
     expect((await listAccountGrants(t.as.store, alice.id)).some((g) => g.clientId === clientId)).toBe(false);
-    const refresh = await tokenRequest(t.url, {
-      grant_type: 'refresh_token',
-      refresh_token: token.body.refresh_token,
-      client_id: clientId,
-    });
-    expect(refresh.status).toBe(400);
-    expect(refresh.body.error).toBe('invalid_grant');
+    const refresh = await refreshWith(t.url, clientId, token.body.refresh_token, { resource: undefined });
+    expectOAuthError(refresh, 'invalid_grant', 400);
     // Same browser session (its grant is gone) and a new one: both see the consent page again.
-    const { page: sameSession } = await openAuthorization(
-      t.url,
-      {
-        client_id: clientId,
-        redirect_uri: WEB_REDIRECT,
-        scope: 'notes:read',
-        resource: RESOURCE,
-        state: 's',
-      },
-      first.ua,
-    );
+    const { page: sameSession } = await openAuthorization(t.url, { client_id: clientId, redirect_uri: WEB_REDIRECT, state: 's' }, first.ua);
     expect(!isUrl(sameSession) && sameSession.body).toContain('Authorize access');
     const again = await freshSession(clientId, 'notes:read');
     expect(!isUrl(again.next) && again.next.body).toContain('Authorize access');
@@ -216,14 +162,7 @@ describe('remembered grants', () => {
     const clientId = (await webClient({ client_name: 'Account Page Client' })).body.client_id;
     const first = await freshSession(clientId, 'notes:read notes:write');
     const done = await approve(first.ua, first.next);
-    const token = await tokenRequest(t.url, {
-      grant_type: 'authorization_code',
-      code: done.searchParams.get('code')!,
-      redirect_uri: WEB_REDIRECT,
-      code_verifier: first.verifier,
-      client_id: clientId,
-      resource: RESOURCE,
-    });
+    const token = await exchangeCode(t.url, clientId, { callback: done, verifier: first.verifier }, { redirect_uri: WEB_REDIRECT });
     const page = await first.ua.request(`${t.url}/account`);
     expect(page.status).toBe(200);
     expect(page.headers.get('cache-control')).toBe('no-store');
@@ -250,11 +189,7 @@ describe('remembered grants', () => {
     });
     expect(revoked.status).toBe(303);
     expect((await listAccountGrants(t.as.store, alice.id)).some((g) => g.clientId === clientId)).toBe(false);
-    const refresh = await tokenRequest(t.url, {
-      grant_type: 'refresh_token',
-      refresh_token: token.body.refresh_token,
-      client_id: clientId,
-    });
+    const refresh = await refreshWith(t.url, clientId, token.body.refresh_token, { resource: undefined });
     expect(refresh.body.error).toBe('invalid_grant');
     const after = await first.ua.request(`${t.url}/account?revoked=1`);
     expect(after.body).toContain('Access revoked.');
@@ -271,19 +206,7 @@ describe('remembered grants', () => {
     const alices = await freshSession(clientId, 'notes:read');
     await approve(alices.ua, alices.next);
     const bob = new HeadlessBrowser();
-    const { page: login } = await openAuthorization(
-      t.url,
-      {
-        client_id: clientId,
-        redirect_uri: WEB_REDIRECT,
-        scope: 'notes:read',
-        resource: RESOURCE,
-        state: 's',
-      },
-      bob,
-    );
-    if (isUrl(login)) throw new Error('expected login');
-    const bobsConsent = await bob.submit(login, { username: 'bob', password: 'bob-password', action: 'login' }, WEB_REDIRECT);
+    const { next: bobsConsent } = await signIn(bob, clientId, { username: 'bob' });
     const empty = await bob.request(`${t.url}/account`);
     expect(empty.body).toContain('No application has access');
     // Bob approves the same client for himself: he now has a form (and a CSRF token).

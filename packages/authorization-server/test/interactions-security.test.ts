@@ -1,39 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authorizeUrl, REDIRECT, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
+import { REDIRECT, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
+import { codeAuthorizeUrl } from './helpers/flow.js';
+import { recordingLogger } from './helpers/recording-logger.js';
 import { hashPassword, verifyPassword } from '../src/passwords.js';
 import { LoginThrottle } from '../src/interactions/throttle.js';
 import { validateConfig } from '../src/config.js';
 import { openStore } from '../src/storage/index.js';
-import type { Logger } from '../src/logger.js';
 import type { Store } from '../src/storage/types.js';
 import { type BrowserPage, HeadlessBrowser, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
 
-function recordingLogger() {
-  const lines: Array<{ message: string; fields: Record<string, unknown> }> = [];
-  const push = (message: string, fields: Record<string, unknown> = {}) => lines.push({ message, fields });
-  return {
-    logger: { info: push, warn: push, error: push } as Logger,
-    lines,
-    audits: (event: string) => lines.filter((l) => l.fields.audit === event),
-  };
-}
-
 async function openLogin(base: string, clientId: string, ua = new HeadlessBrowser(), headers: Record<string, string> = {}) {
   const { challenge } = pkcePair();
-  const page = await ua.follow(
-    authorizeUrl(base, {
-      client_id: clientId,
-      response_type: 'code',
-      redirect_uri: REDIRECT,
-      code_challenge: challenge,
-      code_challenge_method: 'S256',
-      scope: 'notes:read',
-      resource: RESOURCE,
-      state: 's',
-    }),
-    REDIRECT,
-    { headers },
-  );
+  const page = await ua.follow(codeAuthorizeUrl(base, challenge, { client_id: clientId, state: 's' }), REDIRECT, { headers });
   if (isUrl(page)) throw new Error('expected the login page');
   return { ua, page };
 }
@@ -359,19 +337,7 @@ describe('DEV_AUTO_LOGIN', () => {
     try {
       const clientId = (await registerClient(t.url)).body.client_id;
       const { challenge } = pkcePair();
-      const end = await new HeadlessBrowser().follow(
-        authorizeUrl(t.url, {
-          client_id: clientId,
-          response_type: 'code',
-          redirect_uri: REDIRECT,
-          code_challenge: challenge,
-          code_challenge_method: 'S256',
-          scope: 'notes:read',
-          resource: RESOURCE,
-          state: 's',
-        }),
-        REDIRECT,
-      );
+      const end = await new HeadlessBrowser().follow(codeAuthorizeUrl(t.url, challenge, { client_id: clientId, state: 's' }), REDIRECT);
       expect(isUrl(end) && end.searchParams.get('code')).toBeTruthy();
     } finally {
       await t.close();

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeJwt, REDIRECT, registerClient, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
+import { decodeJwt, REDIRECT, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
 import {
   startUpstreamIdp,
   UPSTREAM_CLIENT_ID,
@@ -8,16 +8,9 @@ import {
   type UpstreamIdp,
 } from './helpers/upstream-idp.js';
 import { validateConfig } from '../src/config.js';
-import type { Logger } from '../src/logger.js';
 import { type BrowserPage, HeadlessBrowser, isUrl } from '@mcp-auth-kit/test-utils';
-import { openAuthorization } from './helpers/flow.js';
-
-function recordingLogger() {
-  const lines: Array<{ message: string; fields: Record<string, unknown> }> = [];
-  const push = (message: string, fields: Record<string, unknown> = {}) => lines.push({ message, fields });
-  const logger: Logger = { info: push, warn: push, error: push } as Logger;
-  return { logger, lines, events: () => lines.map((l) => l.fields.audit).filter(Boolean) };
-}
+import { openAuthorization, exchangeCode } from './helpers/flow.js';
+import { recordingLogger } from './helpers/recording-logger.js';
 
 describe('sign-in with an upstream OpenID Connect provider', () => {
   let idp: UpstreamIdp;
@@ -44,17 +37,7 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
   });
 
   async function loginPage(ua: HeadlessBrowser) {
-    const { page, verifier } = await openAuthorization(
-      t.url,
-      {
-        client_id: clientId,
-        redirect_uri: REDIRECT,
-        scope: 'notes:read',
-        resource: RESOURCE,
-        state: 'st',
-      },
-      ua,
-    );
+    const { page, verifier } = await openAuthorization(t.url, { client_id: clientId, state: 'st' }, ua);
     if (isUrl(page)) throw new Error('expected the login page');
     return { page, verifier };
   }
@@ -86,14 +69,7 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
     expect(account?.passwordHash).toBeNull();
     const done = await ua.submit(consent, { action: 'approve' }, REDIRECT);
     if (!isUrl(done)) throw new Error('expected the redirect');
-    const token = await tokenRequest(t.url, {
-      grant_type: 'authorization_code',
-      code: done.searchParams.get('code')!,
-      redirect_uri: REDIRECT,
-      code_verifier: verifier,
-      client_id: clientId,
-      resource: RESOURCE,
-    });
+    const token = await exchangeCode(t.url, clientId, { callback: done, verifier });
     expect(token.status).toBe(200);
     expect(decodeJwt(token.body.access_token).payload.sub).toBe(account!.id);
     expect(log.events()).toContain('login.upstream');
@@ -124,17 +100,7 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
     const attackerClient = (await registerClient(t.url, { client_name: 'Innocent Looking App' })).body.client_id;
     // Forget our own session (keep the upstream IdP's): the sign-in goes through the IdP again.
     await ua.removeCookies((c) => !c.name.startsWith('idp_'));
-    const { page: login } = await openAuthorization(
-      t.url,
-      {
-        client_id: attackerClient,
-        redirect_uri: REDIRECT,
-        scope: 'notes:read',
-        resource: RESOURCE,
-        state: 'x',
-      },
-      ua,
-    );
+    const { page: login } = await openAuthorization(t.url, { client_id: attackerClient, state: 'x' }, ua);
     if (isUrl(login)) throw new Error('expected the login page');
     const consent = await ua.submit(login, { upstream: '1' }, REDIRECT);
     if (isUrl(consent)) throw new Error('consent was skipped');
@@ -258,17 +224,7 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
     try {
       const cid = (await registerClient(down.url)).body.client_id;
       const ua = new HeadlessBrowser();
-      const { page } = await openAuthorization(
-        down.url,
-        {
-          client_id: cid,
-          redirect_uri: REDIRECT,
-          scope: 'notes:read',
-          resource: RESOURCE,
-          state: 'st',
-        },
-        ua,
-      );
+      const { page } = await openAuthorization(down.url, { client_id: cid, state: 'st' }, ua);
       if (isUrl(page)) throw new Error('expected the login page');
       const res = await ua.submit(page, { upstream: '0' }, REDIRECT);
       expect(!isUrl(res) && res.status).toBe(502);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authorizeUrl, decodeJwt, REDIRECT, registerClient, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
+import { decodeJwt, REDIRECT, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
+import { codeAuthorizeUrl, exchangeCode } from './helpers/flow.js';
 import { hashPassword } from '../src/passwords.js';
 import { type BrowserPage, HeadlessBrowser, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
 
@@ -30,16 +31,7 @@ describe('login and consent pages', () => {
   async function start(ua: HeadlessBrowser, scope = 'notes:read notes:write', client = clientId, redirect = REDIRECT) {
     const { verifier, challenge } = pkcePair();
     const page = await ua.follow(
-      authorizeUrl(t.url, {
-        client_id: client,
-        response_type: 'code',
-        redirect_uri: redirect,
-        code_challenge: challenge,
-        code_challenge_method: 'S256',
-        scope,
-        resource: RESOURCE,
-        state: 'st',
-      }),
+      codeAuthorizeUrl(t.url, challenge, { client_id: client, redirect_uri: redirect, scope, state: 'st' }),
       redirect,
     );
     if (isUrl(page)) throw new Error(`unexpected redirect ${page.href}`);
@@ -240,14 +232,7 @@ describe('login and consent pages', () => {
     const result = await ua.submit(consent, { action: 'approve' }, REDIRECT);
     if (!isUrl(result)) throw new Error(`no redirect: ${result.status} ${result.body.slice(0, 200)}`);
     expect(result.searchParams.get('iss')).toBe(t.as.issuer);
-    const token = await tokenRequest(t.url, {
-      grant_type: 'authorization_code',
-      code: result.searchParams.get('code')!,
-      redirect_uri: REDIRECT,
-      code_verifier: verifier,
-      client_id: clientId,
-      resource: RESOURCE,
-    });
+    const token = await exchangeCode(t.url, clientId, { callback: result, verifier });
     expect(token.status).toBe(200);
     const { payload } = decodeJwt(token.body.access_token);
     const alice = await t.as.store.accounts.findByUsername('alice');

@@ -11,8 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuthorizationServer, silentLogger, type AuthorizationServer } from '../src/index.js';
 import { openStore } from '../src/storage/index.js';
 import type { Store } from '../src/storage/types.js';
-import { decodeJwt, REDIRECT, registerClient, RESOURCE, tokenRequest } from './helpers/as.js';
-import { openAuthorization } from './helpers/flow.js';
+import { decodeJwt, REDIRECT, registerClient, RESOURCE } from './helpers/as.js';
+import { openAuthorization, refreshWith, exchangeCode } from './helpers/flow.js';
 import { HeadlessBrowser, isUrl } from '@mcp-auth-kit/test-utils';
 
 const PG_URL = process.env.TEST_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test';
@@ -71,30 +71,13 @@ describe('two instances behind a round-robin balancer on one PostgreSQL store', 
     const callback = await ua.submit(consent, { action: 'approve' }, REDIRECT);
     if (!isUrl(callback)) throw new Error(`expected a redirect, got ${callback.status}`);
     expect(callback.searchParams.get('iss')).toBe(url);
-    const tokens = await tokenRequest(url, {
-      grant_type: 'authorization_code',
-      code: callback.searchParams.get('code')!,
-      redirect_uri: REDIRECT,
-      code_verifier: verifier,
-      client_id: clientId,
-      resource: RESOURCE,
-    });
+    const tokens = await exchangeCode(url, clientId, { callback, verifier });
     expect(tokens.status).toBe(200);
     expect(decodeJwt(tokens.body.access_token).payload.aud).toBe(RESOURCE);
-    const refreshed = await tokenRequest(url, {
-      grant_type: 'refresh_token',
-      refresh_token: tokens.body.refresh_token,
-      client_id: clientId,
-      resource: RESOURCE,
-    });
+    const refreshed = await refreshWith(url, clientId, tokens.body.refresh_token);
     expect(refreshed.status).toBe(200);
     // Reuse detection works across instances too.
-    const replay = await tokenRequest(url, {
-      grant_type: 'refresh_token',
-      refresh_token: tokens.body.refresh_token,
-      client_id: clientId,
-      resource: RESOURCE,
-    });
+    const replay = await refreshWith(url, clientId, tokens.body.refresh_token);
     expect(replay.body.error).toBe('invalid_grant');
     expect(served[0]).toBeGreaterThan(3);
     expect(served[1]).toBeGreaterThan(3);

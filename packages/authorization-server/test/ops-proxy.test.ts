@@ -4,7 +4,8 @@
  * address the rate limits count.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authorizeUrl, REDIRECT, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
+import { registerClient, startAs, type RunningAs } from './helpers/as.js';
+import { codeAuthorizeUrl } from './helpers/flow.js';
 import { pkcePair } from '@mcp-auth-kit/test-utils';
 
 const FORWARDED = { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'forged.example', 'x-forwarded-for': '203.0.113.7' };
@@ -16,15 +17,7 @@ async function metadata(base: string) {
 async function authorizationCookies(base: string): Promise<string[]> {
   const clientId = (await registerClient(base)).body.client_id as string;
   const { challenge } = pkcePair();
-  const url = authorizeUrl(base, {
-    client_id: clientId,
-    response_type: 'code',
-    redirect_uri: REDIRECT,
-    code_challenge: challenge,
-    code_challenge_method: 'S256',
-    scope: 'notes:read',
-    resource: RESOURCE,
-  });
+  const url = codeAuthorizeUrl(base, challenge, { client_id: clientId });
   const res = await fetch(url, { redirect: 'manual', headers: FORWARDED });
   expect(res.status).toBe(303);
   return res.headers.getSetCookie();

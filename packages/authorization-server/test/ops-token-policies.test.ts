@@ -3,8 +3,9 @@
  * policies are explicit (no oidc-provider "default allowedPolicy function called" warning).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerClient, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
-import { authorizeAuto } from './helpers/flow.js';
+import { expectOAuthError } from '@mcp-auth-kit/test-utils';
+import { registerClient, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
+import { authorizeAuto, codeGrant } from './helpers/flow.js';
 import { createIntrospectionPolicy } from '../src/ops/token-policies.js';
 import { ResourceRegistry } from '../src/resources.js';
 
@@ -48,17 +49,7 @@ describe('revocation and introspection policies', () => {
     other = { id: b.client_id, auth: basic(b.client_id, b.client_secret) };
     publicOther = (await registerClient(t.url)).body.client_id;
     const flow = await authorizeAuto(t.url, owner.id);
-    const tokens = await tokenRequest(
-      t.url,
-      {
-        grant_type: 'authorization_code',
-        code: flow.callback.searchParams.get('code')!,
-        redirect_uri: 'http://127.0.0.1:7777/callback',
-        code_verifier: flow.verifier,
-        resource: RESOURCE,
-      },
-      { authorization: owner.auth },
-    );
+    const tokens = await tokenRequest(t.url, codeGrant(owner.id, flow, { client_id: undefined }), { authorization: owner.auth });
     expect(tokens.status, JSON.stringify(tokens.body)).toBe(200);
     refreshToken = tokens.body.refresh_token;
   });
@@ -77,8 +68,7 @@ describe('revocation and introspection policies', () => {
 
   it('RFC 7009 §2.1: another authenticated client cannot revoke the token (invalid_request)', async () => {
     const res = await post(t.url, '/token/revocation', { token: refreshToken }, other.auth);
-    expect(res.status).toBe(400);
-    expect(res.body.error).toBe('invalid_request');
+    expectOAuthError(res, 'invalid_request', 400);
     expect((await post(t.url, '/token/introspection', { token: refreshToken }, owner.auth)).body.active).toBe(true);
   });
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authorizeUrl, REDIRECT, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
-import { authorizeAuto, exchangeCode } from './helpers/flow.js';
-import { HeadlessBrowser, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
+import { authorizeAuto, exchangeCode, codeAuthorizeUrl } from './helpers/flow.js';
+import { HeadlessBrowser, isUrl, pkcePair, expectOAuthError } from '@mcp-auth-kit/test-utils';
 
 describe('PKCE (OAuth 2.1 §4.1.1, MCP security §PKCE) and RFC 9207 iss', () => {
   let t: RunningAs;
@@ -68,8 +68,7 @@ describe('PKCE (OAuth 2.1 §4.1.1, MCP security §PKCE) and RFC 9207 iss', () =>
   it('RFC 7636 §4.6: a wrong code_verifier at the token endpoint → invalid_grant', async () => {
     const flow = await authorizeAuto(t.url, clientId);
     const res = await exchangeCode(t.url, clientId, { ...flow, verifier: pkcePair().verifier });
-    expect(res.status).toBe(400);
-    expect(res.body.error).toBe('invalid_grant');
+    expectOAuthError(res, 'invalid_grant', 400);
     expect(res.body.access_token).toBeUndefined();
   });
 
@@ -83,22 +82,13 @@ describe('PKCE (OAuth 2.1 §4.1.1, MCP security §PKCE) and RFC 9207 iss', () =>
     const flow = await authorizeAuto(t.url, clientId);
     expect((await exchangeCode(t.url, clientId, flow)).status).toBe(200);
     const again = await exchangeCode(t.url, clientId, flow);
-    expect(again.status).toBe(400);
-    expect(again.body.error).toBe('invalid_grant');
+    expectOAuthError(again, 'invalid_grant', 400);
   });
 
   it('MCP security §Open redirection: unregistered redirect_uri is never redirected to', async () => {
     const { challenge } = pkcePair();
     const result = await new HeadlessBrowser().follow(
-      authorizeUrl(t.url, {
-        client_id: clientId,
-        response_type: 'code',
-        redirect_uri: 'https://attacker.example/cb',
-        code_challenge: challenge,
-        code_challenge_method: 'S256',
-        scope: 'notes:read',
-        resource: RESOURCE,
-      }),
+      codeAuthorizeUrl(t.url, challenge, { client_id: clientId, redirect_uri: 'https://attacker.example/cb' }),
       'https://attacker.example',
     );
     expect(isUrl(result)).toBe(false);

@@ -3,7 +3,8 @@
  * X-Forwarded-Proto / X-Forwarded-Host. The "proxy" here is the user agent rewriting the origin.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authorizeUrl, REDIRECT, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
+import { REDIRECT, registerClient, startAs, type RunningAs } from './helpers/as.js';
+import { codeAuthorizeUrl } from './helpers/flow.js';
 import { HeadlessBrowser, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
 
 const PUBLIC = 'https://auth.example.com';
@@ -42,18 +43,7 @@ describe('behind a TLS-terminating proxy (trustProxy)', () => {
     const clientId = (await registerClient(t.url)).body.client_id;
     const ua = new ProxiedAgent(t.url);
     const { challenge } = pkcePair();
-    const login = await ua.follow(
-      authorizeUrl(PUBLIC, {
-        client_id: clientId,
-        response_type: 'code',
-        redirect_uri: REDIRECT,
-        code_challenge: challenge,
-        code_challenge_method: 'S256',
-        scope: 'notes:read',
-        resource: RESOURCE,
-      }),
-      REDIRECT,
-    );
+    const login = await ua.follow(codeAuthorizeUrl(PUBLIC, challenge, { client_id: clientId }), REDIRECT);
     if (isUrl(login)) throw new Error('expected the login page');
     expect(login.status).toBe(200);
     const setCookies = login.headers.getSetCookie().join('\n');

@@ -4,11 +4,12 @@
  */
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerClient, RESOURCE, tokenRequest } from './helpers/as.js';
-import { authorizeAuto, exchangeCode } from './helpers/flow.js';
-import { listenLoopback, startInstance, type Instance } from './storage/as-harness.js';
-import { dropSchema, randomSchema, TEST_DATABASE_URL } from './storage/pg-helpers.js';
+import { describe, expect, it } from 'vitest';
+import { expectOAuthError } from '@mcp-auth-kit/test-utils';
+import { registerClient } from './helpers/as.js';
+import { authorizeAuto, exchangeCode, refreshWith } from './helpers/flow.js';
+import { pairForDescribe, type Instance } from './storage/as-harness.js';
+import { randomSchema, TEST_DATABASE_URL } from './storage/pg-helpers.js';
 
 describe('refresh grace with two AS instances sharing one PostgreSQL schema', () => {
   const schema = randomSchema('refresh_grace');
@@ -16,18 +17,9 @@ describe('refresh grace with two AS instances sharing one PostgreSQL schema', ()
   let b: Instance;
   let clientId: string;
 
-  beforeAll(async () => {
-    const lb = await listenLoopback();
-    const issuer = lb.url;
-    await new Promise<void>((resolve) => lb.server.close(() => resolve()));
-    const storage = { kind: 'postgres', url: TEST_DATABASE_URL, schema } as const;
-    a = await startInstance(storage, issuer);
-    b = await startInstance(storage, issuer);
+  pairForDescribe(schema, async (pair) => {
+    ({ a, b } = pair);
     clientId = (await registerClient(a.url)).body.client_id;
-  });
-  afterAll(async () => {
-    await Promise.all([a?.close(), b?.close()]);
-    await dropSchema(schema);
   });
 
   async function initialTokens() {
@@ -35,8 +27,7 @@ describe('refresh grace with two AS instances sharing one PostgreSQL schema', ()
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     return res.body;
   }
-  const refresh = (base: string, refreshToken: string) =>
-    tokenRequest(base, { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId, resource: RESOURCE });
+  const refresh = (base: string, refreshToken: string) => refreshWith(base, clientId, refreshToken);
 
   it('RFC 9700 §4.14.2 grace policy: concurrent refreshes of one token on instance A and B get the identical pair; the grant survives', async () => {
     for (let round = 0; round < 3; round++) {
@@ -66,14 +57,8 @@ describe('refresh grace with two AS instances sharing one PostgreSQL schema', ()
     const tokens = await initialTokens();
     const first = await refresh(a.url, tokens.refresh_token);
     const other = (await registerClient(b.url)).body.client_id as string;
-    const stolen = await tokenRequest(b.url, {
-      grant_type: 'refresh_token',
-      refresh_token: tokens.refresh_token,
-      client_id: other,
-      resource: RESOURCE,
-    });
-    expect(stolen.status).toBe(400);
-    expect(stolen.body.error).toBe('invalid_grant');
+    const stolen = await refreshWith(b.url, other, tokens.refresh_token);
+    expectOAuthError(stolen, 'invalid_grant', 400);
     expect(stolen.body.access_token).toBeUndefined();
     expect((await refresh(a.url, first.body.refresh_token)).body.error).toBe('invalid_grant');
   });

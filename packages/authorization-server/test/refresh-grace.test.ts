@@ -3,18 +3,20 @@
  * (RFC 9700 §4.14.2, OAuth 2.1 §4.3.1) plus a grace window in which the same client repeating
  * the same refresh gets the same new pair. Everything through real HTTP on loopback.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { calculateJwkThumbprint, exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectOAuthError } from '@mcp-auth-kit/test-utils';
 import { ConfigError } from '../src/index.js';
 import { validateConfig } from '../src/ops/index.js';
 import { REFRESH_GRACE_NAMESPACE } from '../src/refresh-grace.js';
 import { openGraceRecord } from '../src/refresh-grace/sealed-response.js';
-import { REDIRECT, RESOURCE, registerClient, startAs, tokenRequest, type RunningAs, type TestConfig } from './helpers/as.js';
-import { authorizeAuto, exchangeCode } from './helpers/flow.js';
+import { RESOURCE, registerClient, startAs, tokenRequest, type RunningAs, type TestConfig } from './helpers/as.js';
+import { authorizeAuto, exchangeCode, codeGrant } from './helpers/flow.js';
+import { dpopKey, proof, type Key } from './helpers/dpop.js';
+import { recordingLogger } from './helpers/recording-logger.js';
 
 type Tokens = Record<string, any>;
 
@@ -46,14 +48,20 @@ async function start(overrides: TestConfig = {}): Promise<RunningAs> {
   return startAs({ devAutoLogin: 'alice', ...overrides });
 }
 
+/** For the enclosing describe: an AS started with `overrides`, and one registered public client, handed to `use`. */
+function startForDescribe(overrides: TestConfig, use: (t: RunningAs, clientId: string) => void) {
+  let running: RunningAs | undefined;
+  beforeAll(async () => {
+    running = await start(overrides);
+    use(running, (await registerClient(running.url)).body.client_id);
+  });
+  afterAll(() => running?.close());
+}
+
 describe('refresh grace window (default 10 s, memory store)', () => {
   let t: RunningAs;
   let clientId: string;
-  beforeAll(async () => {
-    t = await start();
-    clientId = (await registerClient(t.url)).body.client_id;
-  });
-  afterAll(() => t.close());
+  startForDescribe({}, (...started) => ([t, clientId] = started));
 
   it('RFC 9700 §4.14.2 grace policy: two concurrent refreshes of one token both get the identical new pair; the grant survives', async () => {
     const tokens = await initialTokens(t, clientId);
@@ -101,22 +109,19 @@ describe('refresh grace window (default 10 s, memory store)', () => {
     expect(first.status).toBe(200);
     const other = (await registerClient(t.url)).body.client_id as string;
     const stolen = await refresh(t, other, tokens.refresh_token);
-    expect(stolen.status).toBe(400);
-    expect(stolen.body.error).toBe('invalid_grant');
+    expectOAuthError(stolen, 'invalid_grant', 400);
     expect(stolen.body.access_token).toBeUndefined();
     expect(stolen.body.refresh_token).toBeUndefined();
     // The leak ends the grant: the legitimate client's newest refresh token is dead too.
     const legit = await refresh(t, clientId, first.body.refresh_token);
-    expect(legit.status).toBe(400);
-    expect(legit.body.error).toBe('invalid_grant');
+    expectOAuthError(legit, 'invalid_grant', 400);
   });
 
   it('another client presenting a live (unused) refresh token gets invalid_grant and the owner keeps working', async () => {
     const tokens = await initialTokens(t, clientId);
     const other = (await registerClient(t.url)).body.client_id as string;
     const stolen = await refresh(t, other, tokens.refresh_token);
-    expect(stolen.status).toBe(400);
-    expect(stolen.body.error).toBe('invalid_grant');
+    expectOAuthError(stolen, 'invalid_grant', 400);
     expect((await refresh(t, clientId, tokens.refresh_token)).status).toBe(200);
   });
 
@@ -125,8 +130,7 @@ describe('refresh grace window (default 10 s, memory store)', () => {
     const first = await refresh(t, clientId, tokens.refresh_token);
     expect(first.status).toBe(200);
     const other = await refresh(t, clientId, tokens.refresh_token, { scope: 'notes:read' });
-    expect(other.status).toBe(400);
-    expect(other.body.error).toBe('invalid_grant');
+    expectOAuthError(other, 'invalid_grant', 400);
     expect(other.body.access_token).toBeUndefined();
     expect((await refresh(t, clientId, first.body.refresh_token)).body.error).toBe('invalid_grant');
   });
@@ -137,8 +141,7 @@ describe('refresh grace window (default 10 s, memory store)', () => {
     const second = await refresh(t, clientId, first.body.refresh_token);
     expect(second.status).toBe(200);
     const stale = await refresh(t, clientId, tokens.refresh_token);
-    expect(stale.status).toBe(400);
-    expect(stale.body.error).toBe('invalid_grant');
+    expectOAuthError(stale, 'invalid_grant', 400);
     expect((await refresh(t, clientId, second.body.refresh_token)).body.error).toBe('invalid_grant');
   });
 
@@ -152,16 +155,14 @@ describe('refresh grace window (default 10 s, memory store)', () => {
     });
     expect(revoke.status).toBe(200);
     const retry = await refresh(t, clientId, tokens.refresh_token);
-    expect(retry.status).toBe(400);
-    expect(retry.body.error).toBe('invalid_grant');
+    expectOAuthError(retry, 'invalid_grant', 400);
     expect(retry.body.access_token).toBeUndefined();
   });
 
   it('RFC 8707 §2.2: a refresh naming a resource the grant does not cover → invalid_target, and the refresh token is not burnt', async () => {
     const tokens = await initialTokens(t, clientId);
     const wrong = await refresh(t, clientId, tokens.refresh_token, { resource: 'https://unknown.example/mcp' });
-    expect(wrong.status).toBe(400);
-    expect(wrong.body.error).toBe('invalid_target');
+    expectOAuthError(wrong, 'invalid_target', 400);
     const typo = await refresh(t, clientId, tokens.refresh_token, { resource: `${RESOURCE}/` });
     expect(typo.body.error).toBe('invalid_target');
     const ok = await refresh(t, clientId, tokens.refresh_token);
@@ -189,15 +190,10 @@ describe('refresh grace window (default 10 s, memory store)', () => {
 });
 
 describe('refresh grace log lines', () => {
-  const lines: Array<{ level: string; message: string; fields?: Record<string, unknown> }> = [];
-  const record = (level: string) => (message: string, fields?: Record<string, unknown>) => void lines.push({ level, message, fields });
+  const { logger, lines } = recordingLogger({ debug: true });
   let t: RunningAs;
   let clientId: string;
-  beforeAll(async () => {
-    t = await start({ logger: { debug: record('debug'), info: record('info'), warn: record('warn'), error: record('error') } });
-    clientId = (await registerClient(t.url)).body.client_id;
-  });
-  afterAll(() => t.close());
+  startForDescribe({ logger }, (...started) => ([t, clientId] = started));
 
   it('DESIGN §Rules: served, skipped and cross-client reuse are logged with the client and never a token', async () => {
     const tokens = await initialTokens(t, clientId);
@@ -222,15 +218,10 @@ describe('refresh grace log lines', () => {
 });
 
 describe('a served repeat is a refresh, not a refusal', () => {
-  const lines: Array<{ level: string; message: string; fields?: Record<string, unknown> }> = [];
-  const record = (level: string) => (message: string, fields?: Record<string, unknown>) => void lines.push({ level, message, fields });
+  const { logger, lines } = recordingLogger({ debug: true });
   let t: RunningAs;
   let clientId: string;
-  beforeAll(async () => {
-    t = await start({ logger: { debug: record('debug'), info: record('info'), warn: record('warn'), error: record('error') } });
-    clientId = (await registerClient(t.url)).body.client_id;
-  });
-  afterAll(() => t.close());
+  startForDescribe({ logger }, (...started) => ([t, clientId] = started));
 
   it('DESIGN §Rules: the retry is audited as refreshed and served, and no refusal or error line is written', async () => {
     const tokens = await initialTokens(t, clientId);
@@ -261,24 +252,13 @@ describe('confidential clients: a repeat must authenticate like the first reques
       authorization: `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(s)}`).toString('base64')}`,
     });
     const flow = await authorizeAuto(t.url, id);
-    const code = await tokenRequest(
-      t.url,
-      {
-        grant_type: 'authorization_code',
-        code: flow.callback.searchParams.get('code')!,
-        redirect_uri: REDIRECT,
-        code_verifier: flow.verifier,
-        resource: RESOURCE,
-      },
-      basic(secret),
-    );
+    const code = await tokenRequest(t.url, codeGrant(id, flow, { client_id: undefined }), basic(secret));
     expect(code.status, JSON.stringify(code.body)).toBe(200);
     const params = { grant_type: 'refresh_token', refresh_token: code.body.refresh_token as string, resource: RESOURCE };
     const first = await tokenRequest(t.url, params, basic(secret));
     expect(first.status).toBe(200);
     const forged = await tokenRequest(t.url, params, basic('not-the-secret'));
-    expect(forged.status).toBe(401);
-    expect(forged.body.error).toBe('invalid_client');
+    expectOAuthError(forged, 'invalid_client', 401);
     expect(forged.body.access_token).toBeUndefined();
     const retry = await tokenRequest(t.url, params, basic(secret));
     expect(retry.status, JSON.stringify(retry.body)).toBe(200);
@@ -287,48 +267,21 @@ describe('confidential clients: a repeat must authenticate like the first reques
   });
 });
 
-interface Key {
-  privateKey: CryptoKey;
-  jwk: JWK;
-  jkt: string;
-}
-
-async function dpopKey(): Promise<Key> {
-  const { privateKey, publicKey } = await generateKeyPair('ES256');
-  const jwk = await exportJWK(publicKey);
-  return { privateKey, jwk, jkt: await calculateJwkThumbprint(jwk) };
-}
-
-function proof(key: Key, htu: string, nonce?: string): Promise<string> {
-  return new SignJWT({ jti: randomUUID(), htm: 'POST', htu, iat: Math.floor(Date.now() / 1000), ...(nonce ? { nonce } : {}) })
-    .setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk: key.jwk })
-    .sign(key.privateKey);
-}
-
 describe('DPoP-bound refresh tokens (RFC 9449) with required nonces', () => {
   let t: RunningAs;
   let clientId: string;
   let key: Key;
+  startForDescribe({ dpop: { requireNonce: true } }, (...started) => ([t, clientId] = started));
   beforeAll(async () => {
-    t = await start({ dpop: { requireNonce: true } });
-    clientId = (await registerClient(t.url)).body.client_id;
     key = await dpopKey();
   });
-  afterAll(() => t.close());
 
   const htu = () => `${t.url}/token`;
 
   /** A DPoP-bound token set; with requireNonce the first proof only teaches the nonce. */
   async function boundTokens(): Promise<{ tokens: Tokens; nonce: string }> {
     const flow = await authorizeAuto(t.url, clientId, { dpop_jkt: key.jkt });
-    const params = {
-      grant_type: 'authorization_code',
-      code: flow.callback.searchParams.get('code')!,
-      redirect_uri: REDIRECT,
-      code_verifier: flow.verifier,
-      client_id: clientId,
-      resource: RESOURCE,
-    };
+    const params = codeGrant(clientId, flow);
     const teach = await tokenRequest(t.url, params, { dpop: await proof(key, htu()) });
     expect(teach.body.error).toBe('use_dpop_nonce');
     const nonce = teach.headers.get('dpop-nonce')!;
@@ -377,8 +330,7 @@ describe('DPoP-bound refresh tokens (RFC 9449) with required nonces', () => {
     expect(noProof.body.access_token).toBeUndefined();
     const thief = await dpopKey();
     const otherKey = await refresh(t, clientId, tokens.refresh_token, {}, { dpop: await proof(thief, htu(), nonce) });
-    expect(otherKey.status).toBe(400);
-    expect(otherKey.body.error).toBe('invalid_grant');
+    expectOAuthError(otherKey, 'invalid_grant', 400);
     expect(otherKey.body.access_token).toBeUndefined();
     // A bound token is useless without its key, so (as in oidc-provider) this does not end the grant.
     const again = await refresh(t, clientId, tokens.refresh_token, {}, { dpop: await proof(key, htu(), nonce) });
@@ -391,8 +343,7 @@ describe('DPoP-bound refresh tokens (RFC 9449) with required nonces', () => {
     const second = await refresh(t, clientId, first.body.refresh_token, {}, { dpop: await proof(key, htu(), nonce) });
     expect(second.status).toBe(200);
     const stale = await refresh(t, clientId, tokens.refresh_token, {}, { dpop: await proof(key, htu(), nonce) });
-    expect(stale.status).toBe(400);
-    expect(stale.body.error).toBe('invalid_grant');
+    expectOAuthError(stale, 'invalid_grant', 400);
     const newest = await refresh(t, clientId, second.body.refresh_token, {}, { dpop: await proof(key, htu(), nonce) });
     expect(newest.body.error).toBe('invalid_grant');
   });
@@ -452,11 +403,7 @@ describe.skipIf(!sqliteLoads)('refresh grace on the embedded SQLite store', () =
 describe('replay after the window (reuseGraceSeconds: 1)', () => {
   let t: RunningAs;
   let clientId: string;
-  beforeAll(async () => {
-    t = await start({ refreshTokens: { reuseGraceSeconds: 1 } });
-    clientId = (await registerClient(t.url)).body.client_id;
-  });
-  afterAll(() => t.close());
+  startForDescribe({ refreshTokens: { reuseGraceSeconds: 1 } }, (...started) => ([t, clientId] = started));
 
   it('RFC 9700 §4.14.2 / OAuth 2.1 §4.3.1: a replay after the window → invalid_grant and the newest refresh token is revoked too', async () => {
     const tokens = await initialTokens(t, clientId);
@@ -464,31 +411,24 @@ describe('replay after the window (reuseGraceSeconds: 1)', () => {
     expect(first.status).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, 1300));
     const replay = await refresh(t, clientId, tokens.refresh_token);
-    expect(replay.status).toBe(400);
-    expect(replay.body.error).toBe('invalid_grant');
+    expectOAuthError(replay, 'invalid_grant', 400);
     expect(replay.body.access_token).toBeUndefined();
     const legit = await refresh(t, clientId, first.body.refresh_token);
-    expect(legit.status).toBe(400);
-    expect(legit.body.error).toBe('invalid_grant');
+    expectOAuthError(legit, 'invalid_grant', 400);
   });
 });
 
 describe('reuseGraceSeconds: 0 (off)', () => {
   let t: RunningAs;
   let clientId: string;
-  beforeAll(async () => {
-    t = await start({ refreshTokens: { reuseGraceSeconds: 0 } });
-    clientId = (await registerClient(t.url)).body.client_id;
-  });
-  afterAll(() => t.close());
+  startForDescribe({ refreshTokens: { reuseGraceSeconds: 0 } }, (...started) => ([t, clientId] = started));
 
   it('OAuth 2.1 §4.3.1: plain reuse detection — an immediate retry → invalid_grant and the grant is revoked; nothing is stored', async () => {
     const tokens = await initialTokens(t, clientId);
     const first = await refresh(t, clientId, tokens.refresh_token);
     expect(first.status).toBe(200);
     const retry = await refresh(t, clientId, tokens.refresh_token);
-    expect(retry.status).toBe(400);
-    expect(retry.body.error).toBe('invalid_grant');
+    expectOAuthError(retry, 'invalid_grant', 400);
     expect((await refresh(t, clientId, first.body.refresh_token)).body.error).toBe('invalid_grant');
     expect(await t.as.store.kv.get(REFRESH_GRACE_NAMESPACE, `c:${slotOf(tokens.refresh_token)}`)).toBeUndefined();
   });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectOAuthError } from '@mcp-auth-kit/test-utils';
 import { REDIRECT, registerClient, startAs, type RunningAs } from './helpers/as.js';
 import { authorizeAuto } from './helpers/flow.js';
 
@@ -33,8 +34,7 @@ describe('RFC 7591 dynamic client registration with MCP rules', () => {
 
   it('MCP client-registration §application_type: native + https loopback redirect is refused', async () => {
     const reg = await registerClient(t.url, { redirect_uris: ['https://127.0.0.1:8443/cb'] });
-    expect(reg.status).toBe(400);
-    expect(reg.body.error).toBe('invalid_redirect_uri');
+    expectOAuthError(reg, 'invalid_redirect_uri', 400);
   });
 
   it('MCP client-registration §application_type: native + http on a non-loopback host is refused', async () => {
@@ -45,8 +45,7 @@ describe('RFC 7591 dynamic client registration with MCP rules', () => {
 
   it('MCP security §Communication: a web client with an http non-loopback redirect is refused', async () => {
     const reg = await registerClient(t.url, { application_type: 'web', redirect_uris: ['http://app.example/cb'] });
-    expect(reg.status).toBe(400);
-    expect(reg.body.error).toBe('invalid_redirect_uri');
+    expectOAuthError(reg, 'invalid_redirect_uri', 400);
   });
 
   it('a web client with https redirect URIs registers', async () => {
@@ -109,8 +108,7 @@ describe('RFC 7591 dynamic client registration with MCP rules', () => {
       grant_types: ['client_credentials'],
       response_types: [],
     });
-    expect(reg.status).toBe(400);
-    expect(reg.body.error).toBe('invalid_client_metadata');
+    expectOAuthError(reg, 'invalid_client_metadata', 400);
   });
 
   it('RFC 7591 §2: unknown metadata members (e.g. a `resource` member) are ignored, not fatal', async () => {
@@ -126,8 +124,7 @@ describe('RFC 7591 dynamic client registration with MCP rules', () => {
 
   it('RFC 7591 §3.2.2: unknown scopes are refused with invalid_client_metadata', async () => {
     const reg = await registerClient(t.url, { scope: 'admin:everything' });
-    expect(reg.status).toBe(400);
-    expect(reg.body.error).toBe('invalid_client_metadata');
+    expectOAuthError(reg, 'invalid_client_metadata', 400);
   });
 
   it('RFC 7591 §3.2.2: a malformed body is a 400 OAuth error, never a 500', async () => {
@@ -181,8 +178,7 @@ describe('DCR rate limit and initial access token', () => {
 
   it('RFC 7591 §3: with an initial access token configured, registration without it is refused', async () => {
     const reg = await registerClient(t.url);
-    expect(reg.status).toBe(401);
-    expect(reg.body.error).toBe('invalid_token');
+    expectOAuthError(reg, 'invalid_token', 401);
   });
 
   it('RFC 7591 §3 + abuse protection: registrations per address are rate limited (429)', async () => {
@@ -190,8 +186,7 @@ describe('DCR rate limit and initial access token', () => {
     const ok = await registerClient(t.url, {}, { authorization: `Bearer ${iat}` });
     expect(ok.status).toBe(201);
     const limited = await registerClient(t.url, {}, { authorization: `Bearer ${iat}` });
-    expect(limited.status).toBe(429);
-    expect(limited.body.error).toBe('invalid_request');
+    expectOAuthError(limited, 'invalid_request', 429);
   });
 });
 
@@ -262,8 +257,7 @@ describe('RFC 7592 client update (PUT to registration_client_uri) with MCP rules
     const rotated = res.body.registration_access_token as string;
     expect(rotated).not.toBe(reg.registration_access_token);
     const old = await read(reg);
-    expect(old.status).toBe(401);
-    expect(old.body.error).toBe('invalid_token');
+    expectOAuthError(old, 'invalid_token', 401);
     expect((await read(reg, rotated)).status).toBe(200);
   });
 
@@ -297,8 +291,7 @@ describe('RFC 7592 client update (PUT to registration_client_uri) with MCP rules
     const web = { application_type: 'web', redirect_uris: ['https://app.example/cb'], token_endpoint_auth_method: 'client_secret_basic' };
     const reg = await register(web);
     const refused = await update(reg, nativeMetadata({ ...web, redirect_uris: ['http://app.example/cb'] }));
-    expect(refused.status).toBe(400);
-    expect(refused.body.error).toBe('invalid_redirect_uri');
+    expectOAuthError(refused, 'invalid_redirect_uri', 400);
     // an https redirect is a valid update for the same client
     const ok = await update(reg, nativeMetadata({ ...web, redirect_uris: ['https://app.example/cb2'] }));
     expect(ok.status, JSON.stringify(ok.body)).toBe(200);
@@ -327,16 +320,14 @@ describe('RFC 7592 client update (PUT to registration_client_uri) with MCP rules
       reg,
       nativeMetadata({ ...web, client_secret: reg.client_secret, grant_types: ['authorization_code', 'client_credentials'] }),
     );
-    expect(res.status).toBe(400);
-    expect(res.body.error).toBe('invalid_client_metadata');
+    expectOAuthError(res, 'invalid_client_metadata', 400);
     expect((await read(reg)).body.grant_types).toEqual(['authorization_code', 'refresh_token']);
   });
 
   it('RFC 7592 §2.2 + RFC 7591 §3.2.2: unknown scopes are refused on update, resource scopes accepted', async () => {
     const reg = await register();
     const refused = await update(reg, nativeMetadata({ scope: 'admin:everything' }));
-    expect(refused.status).toBe(400);
-    expect(refused.body.error).toBe('invalid_client_metadata');
+    expectOAuthError(refused, 'invalid_client_metadata', 400);
     const ok = await update(reg, nativeMetadata({ scope: 'notes:read' }));
     expect(ok.status, JSON.stringify(ok.body)).toBe(200);
   });
@@ -346,8 +337,7 @@ describe('RFC 7592 client update (PUT to registration_client_uri) with MCP rules
     const reg = await register(web);
     expect(reg.client_secret).toBeTypeOf('string');
     const wrong = await update(reg, nativeMetadata({ ...web, client_secret: 'not-the-secret' }));
-    expect(wrong.status).toBe(400);
-    expect(wrong.body.error).toBe('invalid_request');
+    expectOAuthError(wrong, 'invalid_request', 400);
     expect(JSON.stringify(wrong.body)).not.toContain(reg.client_secret);
     const ok = await update(reg, nativeMetadata({ ...web, client_secret: reg.client_secret, client_name: 'Still Confidential' }));
     expect(ok.status, JSON.stringify(ok.body)).toBe(200);
@@ -378,27 +368,23 @@ describe('RFC 7592 client update (PUT to registration_client_uri) with MCP rules
     async (field) => {
       const reg = await register();
       const res = await update(reg, nativeMetadata({ [field]: field.endsWith('_at') ? 0 : 'x' }));
-      expect(res.status).toBe(400);
-      expect(res.body.error).toBe('invalid_request');
+      expectOAuthError(res, 'invalid_request', 400);
     },
   );
 
   it('RFC 7592 §2.2: an update whose client_id differs from the registration is refused', async () => {
     const reg = await register();
     const res = await update(reg, nativeMetadata({ client_id: 'someone-else' }));
-    expect(res.status).toBe(400);
-    expect(res.body.error).toBe('invalid_request');
+    expectOAuthError(res, 'invalid_request', 400);
   });
 
   it('RFC 7592 §3 / RFC 6750 §3.1: a missing or wrong registration access token → 401 invalid_token, client unchanged', async () => {
     const reg = await register();
     const missing = await update(reg, nativeMetadata({ client_name: 'Hijacked' }), null);
-    expect(missing.status).toBe(401);
-    expect(missing.body.error).toBe('invalid_token');
+    expectOAuthError(missing, 'invalid_token', 401);
     expect(missing.headers.get('www-authenticate')).toMatch(/^Bearer/);
     const wrong = await update(reg, nativeMetadata({ client_name: 'Hijacked' }), 'not-a-registration-access-token');
-    expect(wrong.status).toBe(401);
-    expect(wrong.body.error).toBe('invalid_token');
+    expectOAuthError(wrong, 'invalid_token', 401);
     expect(wrong.headers.get('www-authenticate')).toMatch(/invalid_token/);
     expect((await read(reg)).body.client_name).toBe('Test Client');
   });
@@ -411,8 +397,7 @@ describe('RFC 7592 client update (PUT to registration_client_uri) with MCP rules
       nativeMetadata({ client_name: 'Hijacked', redirect_uris: ['http://127.0.0.1:6666/steal'] }),
       attacker.registration_access_token,
     );
-    expect(res.status).toBe(401);
-    expect(res.body.error).toBe('invalid_token');
+    expectOAuthError(res, 'invalid_token', 401);
     const after = await read(victim);
     expect(after.body.client_name).toBe('Test Client');
     expect(after.body.redirect_uris).toEqual([REDIRECT]);

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeJwt, registerClient, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
+import { expectOAuthError } from '@mcp-auth-kit/test-utils';
+import { decodeJwt, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
 import { authorizeAuto, exchangeCode } from './helpers/flow.js';
 
 const OTHER = 'https://other.example/api';
@@ -42,8 +43,7 @@ describe('RFC 8707 resource indicators + RFC 9068 JWT access tokens', () => {
   it('RFC 8707 §2.2: token request resource must be one that was granted', async () => {
     const flow = await authorizeAuto(t.url, clientId);
     const res = await exchangeCode(t.url, clientId, flow, { resource: OTHER });
-    expect(res.status).toBe(400);
-    expect(res.body.error).toBe('invalid_target');
+    expectOAuthError(res, 'invalid_target', 400);
   });
 
   it('RFC 9068 §2.2: aud is the resource, scopes are filtered per resource', async () => {
@@ -92,13 +92,7 @@ describe('RFC 8707 default resource', () => {
 
   it('RFC 8707 §2: with exactly one resource configured, an omitted resource defaults to it', async () => {
     const flow = await authorizeAuto(t.url, clientId, { resource: undefined });
-    const res = await tokenRequest(t.url, {
-      grant_type: 'authorization_code',
-      code: flow.callback.searchParams.get('code') ?? '',
-      redirect_uri: 'http://127.0.0.1:7777/callback',
-      code_verifier: flow.verifier,
-      client_id: clientId,
-    });
+    const res = await exchangeCode(t.url, clientId, flow, { resource: undefined });
     expect(res.status).toBe(200);
     expect(decodeJwt(res.body.access_token).payload.aud).toBe(RESOURCE);
   });

@@ -1,7 +1,8 @@
 import { generateKeyPair, exportJWK, SignJWT, type CryptoKey } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectOAuthError } from '@mcp-auth-kit/test-utils';
 import { decodeJwt, registerClient, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
-import { authorizeAuto, exchangeCode } from './helpers/flow.js';
+import { authorizeAuto, exchangeCode, refreshWith, codeGrant } from './helpers/flow.js';
 
 const basic = (id: string, secret: string) =>
   `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
@@ -52,27 +53,23 @@ describe('refresh tokens (OAuth 2.1 §4.3, MCP security §Token theft)', () => {
     const first = await refresh(tokens.refresh_token);
     expect(first.status).toBe(200);
     const replay = await refresh(tokens.refresh_token);
-    expect(replay.status).toBe(400);
-    expect(replay.body.error).toBe('invalid_grant');
+    expectOAuthError(replay, 'invalid_grant', 400);
     // The legitimate holder's newer token died with the grant.
     const afterReplay = await refresh(first.body.refresh_token);
-    expect(afterReplay.status).toBe(400);
-    expect(afterReplay.body.error).toBe('invalid_grant');
+    expectOAuthError(afterReplay, 'invalid_grant', 400);
   });
 
   it('RFC 8707 §2.2: refresh with a resource that was not granted → invalid_target', async () => {
     const tokens = await initial();
     const res = await refresh(tokens.refresh_token, { resource: 'https://unknown.example/mcp' });
-    expect(res.status).toBe(400);
-    expect(res.body.error).toBe('invalid_target');
+    expectOAuthError(res, 'invalid_target', 400);
   });
 
   it('a refresh token presented by another client is refused', async () => {
     const tokens = await initial();
     const other = (await registerClient(t.url)).body.client_id;
-    const res = await tokenRequest(t.url, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: other });
-    expect(res.status).toBe(400);
-    expect(res.body.error).toBe('invalid_grant');
+    const res = await refreshWith(t.url, other, tokens.refresh_token, { resource: undefined });
+    expectOAuthError(res, 'invalid_grant', 400);
   });
 
   it('a disabled account can no longer refresh (grant ends with the account)', async () => {
@@ -84,14 +81,8 @@ describe('refresh tokens (OAuth 2.1 §4.3, MCP security §Token theft)', () => {
       const tokens = await exchangeCode(other.url, id, flow);
       expect(tokens.status).toBe(200);
       await t.as.store.accounts.update(bob.id, { disabled: true });
-      const res = await tokenRequest(other.url, {
-        grant_type: 'refresh_token',
-        refresh_token: tokens.body.refresh_token,
-        client_id: id,
-        resource: RESOURCE,
-      });
-      expect(res.status).toBe(400);
-      expect(res.body.error).toBe('invalid_grant');
+      const res = await refreshWith(other.url, id, tokens.body.refresh_token);
+      expectOAuthError(res, 'invalid_grant', 400);
     } finally {
       await other.close();
     }
@@ -207,8 +198,7 @@ describe('client credentials, introspection (RFC 7662) and revocation (RFC 7009)
       { grant_type: 'client_credentials', resource: RESOURCE },
       { authorization: basic('svc-basic', 'wrong-secret') },
     );
-    expect(res.status).toBe(401);
-    expect(res.body.error).toBe('invalid_client');
+    expectOAuthError(res, 'invalid_client', 401);
     expect(JSON.stringify(res.body)).not.toContain('wrong-secret');
   });
 
@@ -219,8 +209,7 @@ describe('client credentials, introspection (RFC 7662) and revocation (RFC 7009)
       client_id: 'svc-post',
       client_secret: 'wrong-post-secret',
     });
-    expect(res.status).toBe(401);
-    expect(res.body.error).toBe('invalid_client');
+    expectOAuthError(res, 'invalid_client', 401);
     expect(res.body.access_token).toBeUndefined();
     expect(JSON.stringify(res.body)).not.toContain('wrong-post-secret');
   });
@@ -232,8 +221,7 @@ describe('client credentials, introspection (RFC 7662) and revocation (RFC 7009)
       client_id: 'svc-jwt',
       client_secret: 'guessed-secret',
     });
-    expect(res.status).toBe(401);
-    expect(res.body.error).toBe('invalid_client');
+    expectOAuthError(res, 'invalid_client', 401);
   });
 
   describe('RFC 7523 §3 private_key_jwt assertions that must be refused', () => {
@@ -285,8 +273,7 @@ describe('client credentials, introspection (RFC 7662) and revocation (RFC 7009)
       { grant_type: 'client_credentials', resource: 'https://unknown.example/' },
       { authorization: basic('svc-basic', 'svc-basic-secret-0123456789') },
     );
-    expect(res.status).toBe(400);
-    expect(res.body.error).toBe('invalid_target');
+    expectOAuthError(res, 'invalid_target', 400);
   });
 
   it('RFC 7662 §2.2 + RFC 7009 §2.1: refresh token introspected active, revoked, then inactive and unusable', async () => {
@@ -294,17 +281,7 @@ describe('client credentials, introspection (RFC 7662) and revocation (RFC 7009)
     expect(reg.status).toBe(201);
     const auth = { authorization: basic(reg.body.client_id, reg.body.client_secret) };
     const flow = await authorizeAuto(t.url, reg.body.client_id);
-    const tokens = await tokenRequest(
-      t.url,
-      {
-        grant_type: 'authorization_code',
-        code: flow.callback.searchParams.get('code')!,
-        redirect_uri: 'http://127.0.0.1:7777/callback',
-        code_verifier: flow.verifier,
-        resource: RESOURCE,
-      },
-      auth,
-    );
+    const tokens = await tokenRequest(t.url, codeGrant(reg.body.client_id, flow, { client_id: undefined }), auth);
     expect(tokens.status).toBe(200);
     const post = (path: string, token: string) =>
       fetch(`${t.url}${path}`, {
@@ -329,8 +306,7 @@ describe('client credentials, introspection (RFC 7662) and revocation (RFC 7009)
       { grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token, resource: RESOURCE },
       auth,
     );
-    expect(refreshed.status).toBe(400);
-    expect(refreshed.body.error).toBe('invalid_grant');
+    expectOAuthError(refreshed, 'invalid_grant', 400);
   });
 
   it('RFC 7662 §2.2: a JWT access token introspects as active for its client; RFC 7009 §2.2.1: revocation answers unsupported_token_type', async () => {
@@ -383,8 +359,7 @@ describe('client credentials, introspection (RFC 7662) and revocation (RFC 7009)
       client_id: 'svc-post',
       client_secret: 'svc-post-secret-0123456789',
     });
-    expect(res.status).toBe(400);
-    expect(res.body.error).toBe('unsupported_grant_type');
+    expectOAuthError(res, 'unsupported_grant_type', 400);
     expect(JSON.stringify(res.body)).not.toContain('alice-password');
   });
 });

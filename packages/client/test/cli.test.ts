@@ -6,10 +6,10 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { run, type CliIo } from '../src/cli/program.js';
 import { inCi } from '../src/cli/browser.js';
-import { headlessBrowser, startOidcProvider, startResourceServer, type TestAs, type TestRs } from './helpers/harness.js';
+import { headlessBrowser, startOidcProvider, type TestAs, type TestRs } from './helpers/harness.js';
+import { startMcpResourceServer } from './helpers/mcp-resource-server.js';
 
 let as: TestAs;
 let rs: TestRs;
@@ -17,19 +17,15 @@ let home: string;
 
 beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), 'mak-cli-'));
-  rs = await startResourceServer(() => as.issuer, {
-    basicScope: 'notes:read',
-    writeScope: 'notes:write',
-    handler: async (req, res, body) => {
+  rs = await startMcpResourceServer(
+    () => as.issuer,
+    () => {
       const server = new McpServer({ name: 'notes', version: '1.0.0' });
       server.registerTool('read', { description: 'read notes' }, async () => ({ content: [{ type: 'text', text: 'notes' }] }));
       server.registerTool('write', { description: 'write a note' }, async () => ({ content: [{ type: 'text', text: 'written' }] }));
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-      res.on('close', () => void transport.close());
-      await server.connect(transport);
-      await transport.handleRequest(req, res, body ? JSON.parse(body) : undefined);
+      return server;
     },
-  });
+  );
   as = await startOidcProvider({ [rs.mcpUrl]: ['notes:read', 'notes:write'] });
 });
 afterAll(async () => {

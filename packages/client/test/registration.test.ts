@@ -1,22 +1,11 @@
 import { generateKeyPair, exportPKCS8, jwtVerify } from 'jose';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ERR, McpAuthClient, MemoryStore, type McpAuthClientOptions } from '../src/index.js';
-import { startFakeAs, startFakeRs, type FakeAs, type FakeRs } from './helpers/fake-servers.js';
+import { startFakeAs, startFakeRs } from './helpers/fake-servers.js';
 import { headlessBrowser } from './helpers/harness.js';
+import { fakePairs } from './helpers/fake-pair.js';
 
-const cleanups: { close(): Promise<void> }[] = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!.close();
-});
-async function pair(
-  asOpts: Parameters<typeof startFakeAs>[0] = {},
-  rsOpts: Parameters<typeof startFakeRs>[1] = {},
-): Promise<[FakeAs, FakeRs]> {
-  const as = await startFakeAs(asOpts);
-  const rs = await startFakeRs(as, rsOpts);
-  cleanups.push(as, rs);
-  return [as, rs];
-}
+const { pair, cleanups } = fakePairs();
 const client = (o: Partial<McpAuthClientOptions> = {}) =>
   new McpAuthClient({ clientName: 'reg test', store: new MemoryStore(), openAuthorizationUrl: headlessBrowser, ...o });
 

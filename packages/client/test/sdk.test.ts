@@ -2,12 +2,12 @@
 // use @mcp-auth-kit/client through their `fetch` option against an MCP server behind OAuth.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { createAuthFetch, createSdkAuthProvider, McpAuthClient, MemoryStore } from '../src/index.js';
-import { headlessBrowser, startOidcProvider, startResourceServer, type TestAs, type TestRs } from './helpers/harness.js';
+import { headlessBrowser, startOidcProvider, type TestAs, type TestRs } from './helpers/harness.js';
+import { startMcpResourceServer } from './helpers/mcp-resource-server.js';
 
 let as: TestAs;
 let rs: TestRs;
@@ -22,17 +22,7 @@ function mcpServer() {
 }
 
 beforeAll(async () => {
-  rs = await startResourceServer(() => as.issuer, {
-    basicScope: 'notes:read',
-    writeScope: 'notes:write',
-    handler: async (req, res, body) => {
-      const server = mcpServer();
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-      res.on('close', () => void transport.close());
-      await server.connect(transport);
-      await transport.handleRequest(req, res, body ? JSON.parse(body) : undefined);
-    },
-  });
+  rs = await startMcpResourceServer(() => as.issuer, mcpServer);
   as = await startOidcProvider({ [rs.mcpUrl]: ['notes:read', 'notes:write'] });
 });
 afterAll(async () => {

@@ -7,15 +7,13 @@ import { TokenCache, tokenHash } from '../src/token-cache.js';
 import { ConnectionTokenHashes } from '../src/token-cache.js';
 import { ConnectionCredentials, extractCredentials } from '../src/credentials.js';
 import { ResourceServerError } from '../src/errors.js';
-import { makeApp, makeKey, RESOURCE, rpc, signToken, StubIssuer, type SigningKey } from './helpers/harness.js';
+import { makeApp, startIssuerWithKey, RESOURCE, rpc, signToken, type StubIssuer, type SigningKey } from './helpers/harness.js';
 import { verifierOf } from './helpers/internals.js';
 
 let as: StubIssuer;
 let key: SigningKey;
 beforeAll(async () => {
-  as = await new StubIssuer().start();
-  key = await makeKey('ES256');
-  as.keys = [key];
+  ({ as, key } = await startIssuerWithKey());
 });
 afterAll(() => as.stop());
 

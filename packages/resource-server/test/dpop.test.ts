@@ -6,12 +6,12 @@ import { calculateJwkThumbprint, SignJWT, type JWK } from 'jose';
 import { respeltSignature } from '@mcp-auth-kit/test-utils';
 import {
   makeApp,
-  makeKey,
+  startIssuerWithKey,
   parseChallenge,
   RESOURCE,
   rpc,
   signToken,
-  StubIssuer,
+  type StubIssuer,
   type SigningKey,
   type TestApp,
 } from './helpers/harness.js';
@@ -25,9 +25,7 @@ let other: ProofKey;
 let t: TestApp;
 
 beforeAll(async () => {
-  as = await new StubIssuer().start();
-  signing = await makeKey('ES256');
-  as.keys = [signing];
+  ({ as, key: signing } = await startIssuerWithKey());
   pk = await proofKey('ES256');
   other = await proofKey('ES256');
   t = makeApp({ authorizationServers: [as.issuer], dpop: true });

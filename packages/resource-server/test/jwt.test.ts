@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectOAuthError } from '@mcp-auth-kit/test-utils';
 import request from 'supertest';
 import { CompactSign, FlattenedSign, generateSecret, importJWK, SignJWT, exportSPKI } from 'jose';
 import {
@@ -9,6 +10,7 @@ import {
   RESOURCE,
   rpc,
   signToken,
+  startIssuerWithKey,
   StubIssuer,
   type SigningKey,
   type TestApp,
@@ -21,11 +23,8 @@ let key: SigningKey;
 let t: TestApp;
 
 beforeAll(async () => {
-  as = await new StubIssuer().start();
-  other = await new StubIssuer().start();
-  key = await makeKey('ES256');
-  as.keys = [key];
-  other.keys = [await makeKey('ES256')];
+  ({ as, key } = await startIssuerWithKey());
+  ({ as: other } = await startIssuerWithKey());
   t = makeApp({ authorizationServers: [as.issuer], cache: false });
 });
 afterAll(async () => {
@@ -42,6 +41,30 @@ function call(token: string) {
 
 function lastReason(): unknown {
   return t.logs.at(-1)?.details?.reason;
+}
+
+/** A ping to `app` with a token signed by `signer` for `issuer`. */
+async function ping(app: TestApp, signer: SigningKey, issuer: string, now?: number) {
+  const token = await signToken({ key: signer, issuer, ...(now === undefined ? {} : { now }) });
+  return request(app.app).post('/mcp').set('Authorization', `Bearer ${token}`).send(rpc('ping'));
+}
+
+/** A fresh issuer (options as given) serving one new ES256 key, and an app trusting it; both closed after `run`. */
+async function withIssuer(
+  issuerOptions: ConstructorParameters<typeof StubIssuer>[0],
+  appOptions: Omit<Parameters<typeof makeApp>[0], 'authorizationServers'>,
+  run: (server: StubIssuer, k: SigningKey, app: TestApp) => Promise<void>,
+) {
+  const server = await new StubIssuer(issuerOptions).start();
+  const k = await makeKey('ES256');
+  server.keys = [k];
+  const app = makeApp({ authorizationServers: [server.issuer], cache: false, ...appOptions });
+  try {
+    await run(server, k, app);
+  } finally {
+    await app.rs.close();
+    await server.stop();
+  }
 }
 
 async function expectInvalidToken(token: string, reason: string) {
@@ -308,8 +331,7 @@ describe('JWT access token validation (RFC 9068 §4, MCP §Token Handling)', () 
 
   it.each(['iss', 'sub', 'aud', 'exp', 'iat', 'jti', 'client_id'])('RFC 9068 §2.2: missing %s is refused', async (claim) => {
     const res = await call(await signToken({ key, issuer: as.issuer, claims: { [claim]: undefined } }));
-    expect(res.status).toBe(401);
-    expect(res.body.error).toBe('invalid_token');
+    expectOAuthError(res, 'invalid_token', 401);
     expect(['missing_claim', 'aud_mismatch', 'claim_invalid']).toContain(lastReason());
   });
 
@@ -320,16 +342,14 @@ describe('JWT access token validation (RFC 9068 §4, MCP §Token Handling)', () 
     ['exp', 'tomorrow'],
   ])('claim %s = %j is refused', async (claim, value) => {
     const res = await call(await signToken({ key, issuer: as.issuer, claims: { [claim]: value } }));
-    expect(res.status).toBe(401);
-    expect(res.body.error).toBe('invalid_token');
+    expectOAuthError(res, 'invalid_token', 401);
   });
 
   it.each(['not-a-jwt', 'a.b.c', 'e30.e30.', `${b64url('{')}.${b64url('{}')}.sig`])(
     'malformed token %j → 401 invalid_token',
     async (token) => {
       const res = await call(token);
-      expect(res.status).toBe(401);
-      expect(res.body.error).toBe('invalid_token');
+      expectOAuthError(res, 'invalid_token', 401);
     },
   );
 
@@ -340,72 +360,35 @@ describe('JWT access token validation (RFC 9068 §4, MCP §Token Handling)', () 
 
 describe('JWKS retrieval (RFC 8414 jwks_uri, cached, refetch on unknown kid, fail closed)', () => {
   it('unknown kid triggers one refetch; a key added at the AS is then accepted', async () => {
-    const server = await new StubIssuer().start();
-    const first = await makeKey('ES256');
-    server.keys = [first];
-    const app = makeApp({ authorizationServers: [server.issuer], cache: false, jwks: { cooldownMs: 0 } });
-    try {
-      await request(app.app)
-        .post('/mcp')
-        .set('Authorization', `Bearer ${await signToken({ key: first, issuer: server.issuer })}`)
-        .send(rpc('ping'))
-        .expect(200);
+    await withIssuer({}, { jwks: { cooldownMs: 0 } }, async (server, first, app) => {
+      expect((await ping(app, first, server.issuer)).status).toBe(200);
       expect(server.hits.jwks).toBe(1);
-      await request(app.app)
-        .post('/mcp')
-        .set('Authorization', `Bearer ${await signToken({ key: first, issuer: server.issuer })}`)
-        .send(rpc('ping'))
-        .expect(200);
+      expect((await ping(app, first, server.issuer)).status).toBe(200);
       expect(server.hits.jwks).toBe(1); // cached
       const rotated = await makeKey('ES256');
       server.keys = [first, rotated];
-      await request(app.app)
-        .post('/mcp')
-        .set('Authorization', `Bearer ${await signToken({ key: rotated, issuer: server.issuer })}`)
-        .send(rpc('ping'))
-        .expect(200);
+      expect((await ping(app, rotated, server.issuer)).status).toBe(200);
       expect(server.hits.jwks).toBe(2);
       expect(server.hits.metadata).toBe(1);
-    } finally {
-      await app.rs.close();
-      await server.stop();
-    }
+    });
   });
 
   it('within the cooldown an unknown kid does not refetch (no JWKS hammering) and is refused', async () => {
-    const server = await new StubIssuer().start();
-    const first = await makeKey('ES256');
-    server.keys = [first];
-    const app = makeApp({ authorizationServers: [server.issuer], cache: false });
-    try {
-      await request(app.app)
-        .post('/mcp')
-        .set('Authorization', `Bearer ${await signToken({ key: first, issuer: server.issuer })}`)
-        .send(rpc('ping'))
-        .expect(200);
+    await withIssuer({}, {}, async (server, first, app) => {
+      expect((await ping(app, first, server.issuer)).status).toBe(200);
       const stranger = await makeKey('ES256');
       for (let i = 0; i < 3; i++) {
-        const res = await request(app.app)
-          .post('/mcp')
-          .set('Authorization', `Bearer ${await signToken({ key: stranger, issuer: server.issuer })}`)
-          .send(rpc('ping'));
+        const res = await ping(app, stranger, server.issuer);
         expect(res.status).toBe(401);
         expect(app.logs.at(-1)?.details?.reason).toBe('unknown_kid');
       }
       expect(server.hits.jwks).toBe(1);
-    } finally {
-      await app.rs.close();
-      await server.stop();
-    }
+    });
   });
 
   it('fail closed, and an outage is not an invalid token: JWKS endpoint failing → 503 + Retry-After, no invalid_token challenge (RFC 9110 §15.6.4, RFC 6750 §3.1); the token works once the JWKS answers', async () => {
-    const server = await new StubIssuer().start();
-    const k = await makeKey('ES256');
-    server.keys = [k];
-    server.jwksStatus = 500;
-    const app = makeApp({ authorizationServers: [server.issuer], cache: false });
-    try {
+    await withIssuer({}, {}, async (server, k, app) => {
+      server.jwksStatus = 500;
       const token = await signToken({ key: k, issuer: server.issuer });
       const res = await request(app.app).post('/mcp').set('Authorization', `Bearer ${token}`).send(rpc('ping'));
       expect(res.status).toBe(503);
@@ -416,10 +399,7 @@ describe('JWKS retrieval (RFC 8414 jwks_uri, cached, refetch on unknown kid, fai
       expect(app.logs.at(-1)?.details?.reason).toBe('keys_unavailable');
       server.jwksStatus = 200;
       expect((await request(app.app).post('/mcp').set('Authorization', `Bearer ${token}`).send(rpc('ping'))).status).toBe(200);
-    } finally {
-      await app.rs.close();
-      await server.stop();
-    }
+    });
   });
 
   it('fail closed: authorization server unreachable → 503 + Retry-After, no challenge', async () => {
@@ -429,10 +409,7 @@ describe('JWKS retrieval (RFC 8414 jwks_uri, cached, refetch on unknown kid, fai
     await server.stop();
     const app = makeApp({ authorizationServers: [issuer], cache: false, jwks: { timeoutMs: 2000 } });
     try {
-      const res = await request(app.app)
-        .post('/mcp')
-        .set('Authorization', `Bearer ${await signToken({ key: k, issuer })}`)
-        .send(rpc('ping'));
+      const res = await ping(app, k, issuer);
       expect(res.status).toBe(503);
       expect(res.headers['retry-after']).toBeDefined();
       expect(res.headers['www-authenticate']).toBeUndefined();
@@ -443,18 +420,10 @@ describe('JWKS retrieval (RFC 8414 jwks_uri, cached, refetch on unknown kid, fai
   });
 
   it('a failed discovery is remembered for failureCooldownMs, then retried', async () => {
-    const server = await new StubIssuer().start();
-    const k = await makeKey('ES256');
-    server.keys = [k];
-    server.metadataStatus = 503;
     let clock = Date.now();
-    const app = makeApp({ authorizationServers: [server.issuer], cache: false, now: () => clock, jwks: { failureCooldownMs: 5000 } });
-    const send = async () =>
-      request(app.app)
-        .post('/mcp')
-        .set('Authorization', `Bearer ${await signToken({ key: k, issuer: server.issuer, now: Math.floor(clock / 1000) })}`)
-        .send(rpc('ping'));
-    try {
+    await withIssuer({}, { now: () => clock, jwks: { failureCooldownMs: 5000 } }, async (server, k, app) => {
+      server.metadataStatus = 503;
+      const send = () => ping(app, k, server.issuer, Math.floor(clock / 1000));
       expect((await send()).status).toBe(503);
       const hitsAfterFailure = server.hits.metadata; // both discovery URLs were tried
       server.metadataStatus = 200;
@@ -462,68 +431,33 @@ describe('JWKS retrieval (RFC 8414 jwks_uri, cached, refetch on unknown kid, fai
       expect(server.hits.metadata).toBe(hitsAfterFailure);
       clock += 5000;
       expect((await send()).status).toBe(200);
-    } finally {
-      await app.rs.close();
-      await server.stop();
-    }
+    });
   });
 
   it.each(['oauth', 'oidc-insert', 'oidc-append'] as const)(
     'MCP §Authorization Server Metadata Discovery: issuer with a path, %s document',
     async (discovery) => {
-      const server = await new StubIssuer({ path: '/tenant1', discovery }).start();
-      const k = await makeKey('ES256');
-      server.keys = [k];
-      const app = makeApp({ authorizationServers: [server.issuer], cache: false });
-      try {
-        await request(app.app)
-          .post('/mcp')
-          .set('Authorization', `Bearer ${await signToken({ key: k, issuer: server.issuer })}`)
-          .send(rpc('ping'))
-          .expect(200);
-      } finally {
-        await app.rs.close();
-        await server.stop();
-      }
+      await withIssuer({ path: '/tenant1', discovery }, {}, async (server, k, app) => {
+        expect((await ping(app, k, server.issuer)).status).toBe(200);
+      });
     },
   );
 
   it('OIDC fallback for a root issuer', async () => {
-    const server = await new StubIssuer({ discovery: 'oidc-insert' }).start();
-    const k = await makeKey('ES256');
-    server.keys = [k];
-    const app = makeApp({ authorizationServers: [server.issuer], cache: false });
-    try {
-      await request(app.app)
-        .post('/mcp')
-        .set('Authorization', `Bearer ${await signToken({ key: k, issuer: server.issuer })}`)
-        .send(rpc('ping'))
-        .expect(200);
-    } finally {
-      await app.rs.close();
-      await server.stop();
-    }
+    await withIssuer({ discovery: 'oidc-insert' }, {}, async (server, k, app) => {
+      expect((await ping(app, k, server.issuer)).status).toBe(200);
+    });
   });
 
   it('RFC 8414 §3.3: metadata whose issuer differs from the configured one is not used (fail closed: 503, never accepted)', async () => {
-    const server = await new StubIssuer({ advertisedIssuer: 'https://honest.example' }).start();
-    const k = await makeKey('ES256');
-    server.keys = [k];
-    const app = makeApp({ authorizationServers: [server.issuer], cache: false });
-    try {
-      const res = await request(app.app)
-        .post('/mcp')
-        .set('Authorization', `Bearer ${await signToken({ key: k, issuer: server.issuer })}`)
-        .send(rpc('ping'));
+    await withIssuer({ advertisedIssuer: 'https://honest.example' }, {}, async (server, k, app) => {
+      const res = await ping(app, k, server.issuer);
       // never accepted; the metadata cannot be used, which the client cannot fix by signing in again
       expect(res.status).toBe(503);
       expect(res.headers['www-authenticate']).toBeUndefined();
       expect(app.logs.at(-1)?.details?.reason).toBe('keys_unavailable');
       expect(server.hits.jwks).toBe(0);
-    } finally {
-      await app.rs.close();
-      await server.stop();
-    }
+    });
   });
 
   it('several authorization servers: each token is checked with its own issuer keys', async () => {
@@ -533,19 +467,9 @@ describe('JWKS retrieval (RFC 8414 jwks_uri, cached, refetch on unknown kid, fai
     b.keys = [await makeKey('RS256')];
     const app = makeApp({ authorizationServers: [a.issuer, b.issuer], cache: false });
     try {
-      for (const s of [a, b]) {
-        await request(app.app)
-          .post('/mcp')
-          .set('Authorization', `Bearer ${await signToken({ key: s.keys[0]!, issuer: s.issuer })}`)
-          .send(rpc('ping'))
-          .expect(200);
-      }
+      for (const s of [a, b]) expect((await ping(app, s.keys[0]!, s.issuer)).status).toBe(200);
       // b's key presented as a's token
-      const res = await request(app.app)
-        .post('/mcp')
-        .set('Authorization', `Bearer ${await signToken({ key: b.keys[0]!, issuer: a.issuer })}`)
-        .send(rpc('ping'));
-      expect(res.status).toBe(401);
+      expect((await ping(app, b.keys[0]!, a.issuer)).status).toBe(401);
     } finally {
       await app.rs.close();
       await a.stop();
@@ -556,11 +480,7 @@ describe('JWKS retrieval (RFC 8414 jwks_uri, cached, refetch on unknown kid, fai
   it('algorithm allowlist option narrows what is accepted', async () => {
     const app = makeApp({ authorizationServers: [as.issuer], cache: false, algorithms: ['RS256'] });
     try {
-      const res = await request(app.app)
-        .post('/mcp')
-        .set('Authorization', `Bearer ${await signToken({ key, issuer: as.issuer })}`)
-        .send(rpc('ping'));
-      expect(res.status).toBe(401);
+      expect((await ping(app, key, as.issuer)).status).toBe(401);
       expect(app.logs.at(-1)?.details?.reason).toBe('alg_not_allowed');
     } finally {
       await app.rs.close();

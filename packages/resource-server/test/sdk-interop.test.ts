@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import express, { type Request, type Response } from 'express';
+import type express from 'express';
+import type { Request, Response } from 'express';
 import request from 'supertest';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { createResourceServer, type ResourceServer } from '../src/index.js';
-import { makeKey, RESOURCE, rpc, signToken, StubIssuer, type SigningKey } from './helpers/harness.js';
+import type { ResourceServer } from '../src/index.js';
+import { RESOURCE, rpc, signToken, type StubIssuer, type SigningKey } from './helpers/harness.js';
+import { startNotesApp } from './helpers/notes-app.js';
 
 let as: StubIssuer;
 let key: SigningKey;
@@ -21,25 +23,16 @@ function mcpServer(): McpServer {
 }
 
 beforeAll(async () => {
-  as = await new StubIssuer().start();
-  key = await makeKey('ES256');
-  as.keys = [key];
-  rs = createResourceServer({
-    resource: RESOURCE,
-    authorizationServers: [as.issuer],
-    scopesSupported: ['notes:read', 'notes:write'],
-    scopePolicy: { default: ['notes:read'], tools: { add_note: ['notes:write'] } },
-  });
-  app = express();
-  app.use(rs.metadataHandler);
   // stateless SDK v1 endpoint, exactly as an existing express MCP server would mount it
-  app.post('/mcp', rs.protect, async (req: Request, res: Response) => {
-    const server = mcpServer();
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    res.on('close', () => void transport.close().then(() => server.close()));
-    await server.connect(transport);
-    await transport.handleRequest(req, res, req.body);
-  });
+  ({ as, key, rs, app } = await startNotesApp((app, rs) =>
+    app.post('/mcp', rs.protect, async (req: Request, res: Response) => {
+      const server = mcpServer();
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      res.on('close', () => void transport.close().then(() => server.close()));
+      await server.connect(transport);
+      await transport.handleRequest(req, res, req.body);
+    }),
+  ));
 });
 afterAll(async () => {
   await rs.close();

@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import express, { type Request, type Response } from 'express';
+import type express from 'express';
+import type { Request, Response } from 'express';
 import request from 'supertest';
 import { McpServer } from '@modelcontextprotocol/server';
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
-import { createResourceServer, type ResourceServer } from '../src/index.js';
-import { makeKey, RESOURCE, rpc, signToken, StubIssuer, type SigningKey } from './helpers/harness.js';
+import type { ResourceServer } from '../src/index.js';
+import { RESOURCE, rpc, signToken, type StubIssuer, type SigningKey } from './helpers/harness.js';
+import { startNotesApp } from './helpers/notes-app.js';
 
 let as: StubIssuer;
 let key: SigningKey;
@@ -12,27 +14,18 @@ let rs: ResourceServer;
 let app: express.Express;
 
 beforeAll(async () => {
-  as = await new StubIssuer().start();
-  key = await makeKey('ES256');
-  as.keys = [key];
-  rs = createResourceServer({
-    resource: RESOURCE,
-    authorizationServers: [as.issuer],
-    scopesSupported: ['notes:read', 'notes:write'],
-    scopePolicy: { default: ['notes:read'], tools: { add_note: ['notes:write'] } },
-  });
-  app = express();
-  app.use(rs.metadataHandler);
-  app.post('/mcp', rs.protect, async (req: Request, res: Response) => {
-    const server = new McpServer({ name: 'notes-v2', version: '1.0.0' });
-    server.registerTool('whoami', { description: 'echo the auth info' }, (ctx) => ({
-      content: [{ type: 'text', text: JSON.stringify(ctx.http?.authInfo) }],
-    }));
-    const transport = new NodeStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    res.on('close', () => void transport.close().then(() => server.close()));
-    await server.connect(transport);
-    await transport.handleRequest(req, res, req.body);
-  });
+  ({ as, key, rs, app } = await startNotesApp((app, rs) =>
+    app.post('/mcp', rs.protect, async (req: Request, res: Response) => {
+      const server = new McpServer({ name: 'notes-v2', version: '1.0.0' });
+      server.registerTool('whoami', { description: 'echo the auth info' }, (ctx) => ({
+        content: [{ type: 'text', text: JSON.stringify(ctx.http?.authInfo) }],
+      }));
+      const transport = new NodeStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      res.on('close', () => void transport.close().then(() => server.close()));
+      await server.connect(transport);
+      await transport.handleRequest(req, res, req.body);
+    }),
+  ));
 });
 afterAll(async () => {
   await rs.close();

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import { revocationChannel, revokedGrantKey, revokedGrantValue } from '@mcp-auth-kit/protocol';
-import { makeApp, makeKey, rpc, signToken, StubIssuer, type SigningKey, type TestApp } from './helpers/harness.js';
+import { makeApp, startIssuerWithKey, rpc, signToken, type StubIssuer, type SigningKey, type TestApp } from './helpers/harness.js';
 import { makeProof, proofKey, type ProofKey } from './helpers/dpop.js';
 import { ConfigError, createResourceServer, MemoryRevocationList } from '../src/index.js';
 import { createRedisRevocationList, RedisDpopReplayStore, type RedisRevocationList } from '../src/redis/index.js';
@@ -13,9 +13,7 @@ import { verifierOf } from './helpers/internals.js';
 let as: StubIssuer;
 let signing: SigningKey;
 beforeAll(async () => {
-  as = await new StubIssuer().start();
-  signing = await makeKey('ES256');
-  as.keys = [signing];
+  ({ as, key: signing } = await startIssuerWithKey());
 });
 afterAll(async () => as.stop());
 
@@ -63,12 +61,19 @@ describe.runIf(await shouldRunRedisTests())('shared state on Redis: two replicas
   let b: TestApp;
   let pk: ProofKey;
 
-  const revocationList = async (resyncIntervalMs = 0) => {
+  /** A revocation list on its own subscriber connection (both closed after the tests); no periodic resync unless asked. */
+  const revocationList = async (options: Partial<Parameters<typeof createRedisRevocationList>[0]> = {}) => {
     const subscriber = redis.client.duplicate();
     subscriber.on('error', () => {});
     await subscriber.connect();
     subscribers.push(subscriber);
-    const list = await createRedisRevocationList({ client: redis.client, subscriber, prefix: redis.prefix, resyncIntervalMs });
+    const list = await createRedisRevocationList({
+      client: redis.client,
+      subscriber,
+      prefix: redis.prefix,
+      resyncIntervalMs: 0,
+      ...options,
+    });
     lists.push(list);
     return list;
   };
@@ -145,25 +150,14 @@ describe.runIf(await shouldRunRedisTests())('shared state on Redis: two replicas
     const late = await revocationList();
     expect(late.isRevoked('grant-early')).toBe(true);
     // written without a message (as if published while this replica was disconnected)
-    const periodic = await revocationList(50);
+    const periodic = await revocationList({ resyncIntervalMs: 50 });
     await redis.client.set(revokedGrantKey('grant-silent', redis.prefix), '1', { expiration: { type: 'EX', value: 60 } });
     await until(async () => periodic.isRevoked('grant-silent'));
   });
 
   it('a Redis flush (or a restart without persistence) never drops a revocation before its time; once past it, the grant leaves', async () => {
     let now = Date.now();
-    const subscriber = redis.client.duplicate();
-    subscriber.on('error', () => {});
-    await subscriber.connect();
-    subscribers.push(subscriber);
-    const list = await createRedisRevocationList({
-      client: redis.client,
-      subscriber,
-      prefix: redis.prefix,
-      resyncIntervalMs: 0,
-      clock: () => now,
-    });
-    lists.push(list);
+    const list = await revocationList({ clock: () => now });
     const untilSeconds = Math.ceil(now / 1000) + 600;
     await redis.client.set(revokedGrantKey('grant-flushed', redis.prefix), revokedGrantValue(untilSeconds), {
       expiration: { type: 'EX', value: 600 },
@@ -184,19 +178,7 @@ describe.runIf(await shouldRunRedisTests())('shared state on Redis: two replicas
 
   it('a grant heard only on the channel (its key gone or never read) is kept for retainSeconds, not dropped by a resync', async () => {
     let now = Date.now();
-    const subscriber = redis.client.duplicate();
-    subscriber.on('error', () => {});
-    await subscriber.connect();
-    subscribers.push(subscriber);
-    const list = await createRedisRevocationList({
-      client: redis.client,
-      subscriber,
-      prefix: redis.prefix,
-      resyncIntervalMs: 0,
-      retainSeconds: 120,
-      clock: () => now,
-    });
-    lists.push(list);
+    const list = await revocationList({ retainSeconds: 120, clock: () => now });
     await redis.client.publish(revocationChannel(redis.prefix), 'grant-heard');
     await until(async () => list.isRevoked('grant-heard'));
     await list.resync();
@@ -210,16 +192,11 @@ describe.runIf(await shouldRunRedisTests())('shared state on Redis: two replicas
   });
 
   it('a resync that cannot reach Redis rejects and leaves the list as it was', async () => {
-    const subscriber = redis.client.duplicate();
-    subscriber.on('error', () => {});
-    await subscriber.connect();
-    subscribers.push(subscriber);
     let reachable = true;
     const client = {
       sendCommand: (args: string[]) => (reachable ? redis.client.sendCommand(args) : Promise.reject(new Error('connection refused'))),
     };
-    const list = await createRedisRevocationList({ client, subscriber, prefix: redis.prefix, resyncIntervalMs: 0 });
-    lists.push(list);
+    const list = await revocationList({ client });
     await publishRevocation('grant-outage');
     await until(async () => list.isRevoked('grant-outage'));
     reachable = false;

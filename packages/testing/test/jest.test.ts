@@ -2,13 +2,13 @@
  * The kit is runner-neutral: the same built package works under jest (ESM mode, the package is
  * ESM-only), and a failing kit assertion is reported by jest as a failed test.
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { runProcess } from './helpers/run-process.js';
 
 const jestBin = join(createRequire(import.meta.url).resolve('jest/package.json'), '..', 'bin', 'jest.js');
 const fixtures = fileURLToPath(new URL('./fixtures/jest/', import.meta.url));
@@ -17,18 +17,8 @@ async function runJest(fixture: string): Promise<{ code: number | null; output: 
   const cacheDirectory = await mkdtemp(join(tmpdir(), 'kit-jest-'));
   const config = JSON.stringify({ testEnvironment: 'node', transform: {}, testMatch: [`**/${fixture}`], cacheDirectory });
   try {
-    return await new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, ['--experimental-vm-modules', jestBin, '--ci', '--rootDir', fixtures, '--config', config], {
-        cwd: fixtures,
-        env: { ...process.env, NODE_OPTIONS: '' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let output = '';
-      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code, output }));
-    });
+    const args = ['--experimental-vm-modules', jestBin, '--ci', '--rootDir', fixtures, '--config', config];
+    return await runProcess(process.execPath, args, fixtures);
   } finally {
     await rm(cacheDirectory, { recursive: true, force: true });
   }

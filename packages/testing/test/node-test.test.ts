@@ -2,10 +2,10 @@
  * The kit is runner-neutral: the same built package works under node:test (no vitest globals,
  * AssertionError reported by the runner).
  */
-import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { runProcess } from './helpers/run-process.js';
 import { node22, unavailableNode22 } from '../../../test/helpers/node22.js';
 
 // A Node 22+ binary (the running Node when it is 22+, else one from the npm registry).
@@ -13,18 +13,7 @@ const NODE_22 = await node22();
 
 function runNodeTest(fixture: string, node = process.execPath): Promise<{ code: number | null; output: string }> {
   const file = fileURLToPath(new URL(`./fixtures/${fixture}`, import.meta.url));
-  return new Promise((resolve, reject) => {
-    const child = spawn(node, ['--test', '--test-reporter=tap', file], {
-      cwd: fileURLToPath(new URL('..', import.meta.url)),
-      env: { ...process.env, NODE_OPTIONS: '' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, output }));
-  });
+  return runProcess(node, ['--test', '--test-reporter=tap', file], fileURLToPath(new URL('..', import.meta.url)));
 }
 
 describe('node:test', () => {

@@ -11,6 +11,22 @@ export interface CodeFlowResult {
 export type AuthorizationParams = { client_id: string } & Record<string, string | undefined>;
 
 /**
+ * The /auth URL of a code request with PKCE S256 over `challenge`; defaults: our redirect URI,
+ * `notes:read`, our resource (RFC 6749 §4.1.1, RFC 7636 §4.3, RFC 8707 §2). `params` override them.
+ */
+export function codeAuthorizeUrl(issuer: string, challenge: string, params: AuthorizationParams): string {
+  return authorizeUrl(issuer, {
+    response_type: 'code',
+    redirect_uri: REDIRECT,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    scope: 'notes:read',
+    resource: RESOURCE,
+    ...params,
+  });
+}
+
+/**
  * Starts an authorization request in `ua` with a fresh PKCE S256 pair (defaults: our redirect
  * URI, `notes:read`, our resource, a random state) and follows it to the first page it stops
  * at or to the redirect URI.
@@ -23,19 +39,7 @@ export async function openAuthorization(
   const { verifier, challenge } = pkcePair();
   const state = params.state ?? Math.random().toString(36).slice(2);
   const redirectUri = params.redirect_uri ?? REDIRECT;
-  const page = await ua.follow(
-    authorizeUrl(issuer, {
-      response_type: 'code',
-      redirect_uri: redirectUri,
-      code_challenge: challenge,
-      code_challenge_method: 'S256',
-      scope: 'notes:read',
-      resource: RESOURCE,
-      ...params,
-      state,
-    }),
-    redirectUri,
-  );
+  const page = await ua.follow(codeAuthorizeUrl(issuer, challenge, { ...params, state }), redirectUri);
   return { page, verifier, state, ua };
 }
 
@@ -51,8 +55,23 @@ export async function authorizeAuto(
   return { callback: page, verifier, state };
 }
 
-export async function exchangeCode(issuer: string, clientId: string, flow: CodeFlowResult, extra: Record<string, string> = {}) {
-  return tokenRequest(issuer, {
+/** Drops the parameters set to undefined (how callers leave a default out). */
+function defined(params: Record<string, string | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(params)) if (v !== undefined) out[k] = v;
+  return out;
+}
+
+/**
+ * The token request parameters that redeem the code of `flow` (RFC 6749 §4.1.3, RFC 7636 §4.5);
+ * `extra` overrides them (`client_id: undefined` for a client that authenticates in a header).
+ */
+export function codeGrant(
+  clientId: string,
+  flow: Pick<CodeFlowResult, 'callback' | 'verifier'>,
+  extra: Record<string, string | undefined> = {},
+): Record<string, string> {
+  return defined({
     grant_type: 'authorization_code',
     code: flow.callback.searchParams.get('code') ?? '',
     redirect_uri: REDIRECT,
@@ -61,4 +80,28 @@ export async function exchangeCode(issuer: string, clientId: string, flow: CodeF
     resource: RESOURCE,
     ...extra,
   });
+}
+
+export async function exchangeCode(
+  issuer: string,
+  clientId: string,
+  flow: Pick<CodeFlowResult, 'callback' | 'verifier'>,
+  extra: Record<string, string | undefined> = {},
+) {
+  return tokenRequest(issuer, codeGrant(clientId, flow, extra));
+}
+
+/**
+ * A refresh token grant (RFC 6749 §6) for a public client, for our resource (RFC 8707 §2) unless
+ * `extra` says otherwise (`resource: undefined` leaves it out).
+ */
+export async function refreshWith(
+  issuer: string,
+  clientId: string,
+  refreshToken: string,
+  extra: Record<string, string | undefined> = {},
+  headers: Record<string, string> = {},
+) {
+  const params = { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId, resource: RESOURCE, ...extra };
+  return tokenRequest(issuer, defined(params), headers);
 }

@@ -17,50 +17,18 @@ export interface HttpsHost {
   close(): Promise<void>;
 }
 
+/** `openssl req` arguments for a new unencrypted P-256 key; the key file's name follows. */
+const NEW_P256_KEY = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout'];
+
 function openssl(args: string[], cwd: string) {
   execFileSync('openssl', args, { cwd, stdio: 'ignore' });
 }
 
 export async function startHttpsHost(): Promise<HttpsHost> {
   const dir = mkdtempSync(join(tmpdir(), 'cimd-tls-'));
-  openssl(
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      'ca.key',
-      '-out',
-      'ca.pem',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=test CA',
-    ],
-    dir,
-  );
+  openssl(['req', '-x509', ...NEW_P256_KEY, 'ca.key', '-out', 'ca.pem', '-days', '1', '-subj', '/CN=test CA'], dir);
   writeFileSync(join(dir, 'ext.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n');
-  openssl(
-    [
-      'req',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-keyout',
-      'srv.key',
-      '-out',
-      'srv.csr',
-      '-subj',
-      '/CN=127.0.0.1',
-    ],
-    dir,
-  );
+  openssl(['req', ...NEW_P256_KEY, 'srv.key', '-out', 'srv.csr', '-subj', '/CN=127.0.0.1'], dir);
   openssl(
     [
       'x509',

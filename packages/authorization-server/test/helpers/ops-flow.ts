@@ -7,7 +7,7 @@
 import { expect } from 'vitest';
 import { REDIRECT, RESOURCE } from './as.js';
 import { openAuthorization } from './flow.js';
-import { HeadlessBrowser, isUrl } from '@mcp-auth-kit/test-utils';
+import { HeadlessBrowser, isUrl, expectOAuthError } from '@mcp-auth-kit/test-utils';
 
 export interface FlowSecrets {
   values: Record<string, string>;
@@ -99,7 +99,6 @@ export async function runFullFlow(base: string, password = 'alice-password'): Pr
     { grant_type: 'refresh_token', refresh_token: values.refresh_token!, resource: RESOURCE },
     basic,
   );
-  expect(replay.status).toBe(400);
-  expect(replay.body.error).toBe('invalid_grant');
+  expectOAuthError(replay, 'invalid_grant', 400);
   return { values };
 }

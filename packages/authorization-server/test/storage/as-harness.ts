@@ -8,6 +8,8 @@ import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import { createAuthorizationServer, silentLogger, type AuthorizationServer } from '../../src/index.js';
 import type { StorageConfig } from '../../src/storage/index.js';
 import { RESOURCE } from '../helpers/as.js';
+import { afterAll, beforeAll } from 'vitest';
+import { dropSchema, TEST_DATABASE_URL } from './pg-helpers.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -29,6 +31,36 @@ export async function listenLoopback(): Promise<{ server: Server; url: string; s
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return { server, url: `http://127.0.0.1:${port}`, setHandler: (h) => (handler = h) };
+}
+
+/** A loopback URL nothing listens on: the public issuer of instances behind an imaginary load balancer. */
+export async function vacantLoopbackUrl(): Promise<string> {
+  const lb = await listenLoopback();
+  await new Promise<void>((resolve) => lb.server.close(() => resolve()));
+  return lb.url;
+}
+
+/** Two instances on one PostgreSQL schema and one issuer; B starts while A is serving (a rolling deploy). */
+export async function startPair(schema: string): Promise<{ a: Instance; b: Instance; issuer: string }> {
+  const issuer = await vacantLoopbackUrl();
+  const storage = { kind: 'postgres', url: TEST_DATABASE_URL, schema } as const;
+  const a = await startInstance(storage, issuer);
+  const b = await startInstance(storage, issuer);
+  return { a, b, issuer };
+}
+
+/** For the enclosing describe: `startPair(schema)` before its tests, both closed and the schema dropped after them. */
+export function pairForDescribe(schema: string, use: (pair: { a: Instance; b: Instance; issuer: string }) => void | Promise<void>): void {
+  let pair: { a: Instance; b: Instance } | undefined;
+  beforeAll(async () => {
+    const started = await startPair(schema);
+    pair = started;
+    await use(started);
+  });
+  afterAll(async () => {
+    await Promise.all([pair?.a.close(), pair?.b.close()]);
+    await dropSchema(schema);
+  });
 }
 
 /** One AS instance on its own port; `issuer` defaults to its own URL (several instances share one). */

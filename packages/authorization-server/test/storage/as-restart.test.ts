@@ -4,9 +4,10 @@
  */
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { expectOAuthError } from '@mcp-auth-kit/test-utils';
 import type { StorageConfig } from '../../src/storage/index.js';
-import { registerClient, RESOURCE, tokenRequest } from '../helpers/as.js';
-import { authorizeAuto, exchangeCode } from '../helpers/flow.js';
+import { registerClient } from '../helpers/as.js';
+import { authorizeAuto, exchangeCode, refreshWith } from '../helpers/flow.js';
 import { getJwks, startInstance, verifyAccessToken } from './as-harness.js';
 import { dropSchema, randomSchema, TEST_DATABASE_URL } from './pg-helpers.js';
 import { scratchDir } from './scratch-dir.js';
@@ -46,12 +47,7 @@ describe.each(targets)('AS restart on %s', (_name, storage, skip) => {
       expect((await verifyAccessToken(first.body.access_token, jwksAfter, issuer)).client_id).toBe(clientId);
 
       // The grant and the rotating refresh token were read back from the store.
-      const refreshed = await tokenRequest(instance.url, {
-        grant_type: 'refresh_token',
-        refresh_token: first.body.refresh_token,
-        client_id: clientId,
-        resource: RESOURCE,
-      });
+      const refreshed = await refreshWith(instance.url, clientId, first.body.refresh_token);
       expect(refreshed.status, JSON.stringify(refreshed.body)).toBe(200);
       expect(refreshed.body.refresh_token).not.toBe(first.body.refresh_token);
       const claims = await verifyAccessToken(refreshed.body.access_token, jwksAfter, issuer);
@@ -63,13 +59,8 @@ describe.each(targets)('AS restart on %s', (_name, storage, skip) => {
 
       // The old (rotated) refresh token stays spent across the restart.
       await instance.restart();
-      const reuse = await tokenRequest(instance.url, {
-        grant_type: 'refresh_token',
-        refresh_token: first.body.refresh_token,
-        client_id: clientId,
-      });
-      expect(reuse.status).toBe(400);
-      expect(reuse.body.error).toBe('invalid_grant');
+      const reuse = await refreshWith(instance.url, clientId, first.body.refresh_token, { resource: undefined });
+      expectOAuthError(reuse, 'invalid_grant', 400);
     } finally {
       await instance.close();
     }

@@ -3,10 +3,11 @@
  * loopback ports, separate providers and connection pools, one PostgreSQL schema, one issuer.
  * Every step of a client's life may land on either instance.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerClient, RESOURCE, tokenRequest } from '../helpers/as.js';
-import { authorizeAuto, exchangeCode } from '../helpers/flow.js';
-import { getJwks, listenLoopback, startInstance, verifyAccessToken, type Instance } from './as-harness.js';
+import { describe, expect, it } from 'vitest';
+import { expectOAuthError } from '@mcp-auth-kit/test-utils';
+import { registerClient } from '../helpers/as.js';
+import { authorizeAuto, exchangeCode, refreshWith } from '../helpers/flow.js';
+import { getJwks, pairForDescribe, startInstance, verifyAccessToken, type Instance } from './as-harness.js';
 import { dropSchema, randomSchema, TEST_DATABASE_URL } from './pg-helpers.js';
 
 describe('two AS instances sharing one PostgreSQL schema', () => {
@@ -15,19 +16,9 @@ describe('two AS instances sharing one PostgreSQL schema', () => {
   let b: Instance;
   let issuer: string;
 
-  beforeAll(async () => {
-    // The shared public issuer (the load balancer's URL); nothing listens behind it in this test.
-    const lb = await listenLoopback();
-    issuer = lb.url;
-    await new Promise<void>((resolve) => lb.server.close(() => resolve()));
-    const storage = { kind: 'postgres', url: TEST_DATABASE_URL, schema } as const;
-    // B starts while A is serving (a rolling deploy); the same-moment start is tested below.
-    a = await startInstance(storage, issuer);
-    b = await startInstance(storage, issuer);
-  });
-  afterAll(async () => {
-    await Promise.all([a?.close(), b?.close()]);
-    await dropSchema(schema);
+  // B starts while A is serving (a rolling deploy); the same-moment start is tested below.
+  pairForDescribe(schema, (pair) => {
+    ({ a, b, issuer } = pair);
   });
 
   it('publish identical JWKS', async () => {
@@ -48,12 +39,7 @@ describe('two AS instances sharing one PostgreSQL schema', () => {
     expect(token.status, JSON.stringify(token.body)).toBe(200);
     expect((await verifyAccessToken(token.body.access_token, jwks, issuer)).client_id).toBe(clientId);
 
-    const refreshed = await tokenRequest(a.url, {
-      grant_type: 'refresh_token',
-      refresh_token: token.body.refresh_token,
-      client_id: clientId,
-      resource: RESOURCE,
-    });
+    const refreshed = await refreshWith(a.url, clientId, token.body.refresh_token);
     expect(refreshed.status, JSON.stringify(refreshed.body)).toBe(200);
     await verifyAccessToken(refreshed.body.access_token, jwks, issuer);
 
@@ -64,14 +50,8 @@ describe('two AS instances sharing one PostgreSQL schema', () => {
     });
     expect(revoke.status).toBe(200);
 
-    const afterRevoke = await tokenRequest(a.url, {
-      grant_type: 'refresh_token',
-      refresh_token: refreshed.body.refresh_token,
-      client_id: clientId,
-      resource: RESOURCE,
-    });
-    expect(afterRevoke.status).toBe(400);
-    expect(afterRevoke.body.error).toBe('invalid_grant');
+    const afterRevoke = await refreshWith(a.url, clientId, refreshed.body.refresh_token);
+    expectOAuthError(afterRevoke, 'invalid_grant', 400);
   });
 
   it('OAuth 2.1 §4.1.3: a code redeemed on A is refused on B, and the replay revokes the tokens A issued', async () => {
@@ -81,14 +61,8 @@ describe('two AS instances sharing one PostgreSQL schema', () => {
     const first = await exchangeCode(a.url, clientId, flow);
     expect(first.status).toBe(200);
     const second = await exchangeCode(b.url, clientId, flow);
-    expect(second.status).toBe(400);
-    expect(second.body.error).toBe('invalid_grant');
-    const refresh = await tokenRequest(a.url, {
-      grant_type: 'refresh_token',
-      refresh_token: first.body.refresh_token,
-      client_id: clientId,
-      resource: RESOURCE,
-    });
+    expectOAuthError(second, 'invalid_grant', 400);
+    const refresh = await refreshWith(a.url, clientId, first.body.refresh_token);
     expect(refresh.status, 'the grant was revoked in the shared store').toBe(400);
     expect(refresh.body.error).toBe('invalid_grant');
   });

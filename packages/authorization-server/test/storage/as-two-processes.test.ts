@@ -10,9 +10,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerClient, RESOURCE, tokenRequest } from '../helpers/as.js';
-import { authorizeAuto, exchangeCode } from '../helpers/flow.js';
-import { getJwks, listenLoopback, verifyAccessToken } from './as-harness.js';
+import { registerClient, RESOURCE } from '../helpers/as.js';
+import { authorizeAuto, exchangeCode, refreshWith } from '../helpers/flow.js';
+import { getJwks, vacantLoopbackUrl, verifyAccessToken } from './as-harness.js';
 import { dropSchema, randomSchema, TEST_DATABASE_URL } from './pg-helpers.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
@@ -68,9 +68,7 @@ describe('two auth-server processes sharing one PostgreSQL schema', () => {
 
   beforeAll(async () => {
     expect(existsSync(MAIN), `${MAIN} missing: build apps/auth-server first`).toBe(true);
-    const lb = await listenLoopback();
-    issuer = lb.url;
-    await new Promise<void>((r) => lb.server.close(() => r()));
+    issuer = await vacantLoopbackUrl();
     const env = {
       AS_PORT: '0',
       AS_ISSUER: issuer,
@@ -104,12 +102,7 @@ describe('two auth-server processes sharing one PostgreSQL schema', () => {
     expect(token.status, JSON.stringify(token.body)).toBe(200);
     expect((await verifyAccessToken(token.body.access_token, ja, issuer)).client_id).toBe(clientId);
 
-    const refreshed = await tokenRequest(a!.url, {
-      grant_type: 'refresh_token',
-      refresh_token: token.body.refresh_token,
-      client_id: clientId,
-      resource: RESOURCE,
-    });
+    const refreshed = await refreshWith(a!.url, clientId, token.body.refresh_token);
     expect(refreshed.status, JSON.stringify(refreshed.body)).toBe(200);
     await verifyAccessToken(refreshed.body.access_token, jb, issuer);
 
@@ -119,12 +112,7 @@ describe('two auth-server processes sharing one PostgreSQL schema', () => {
       body: new URLSearchParams({ token: refreshed.body.refresh_token, client_id: clientId }),
     });
     expect(revoke.status).toBe(200);
-    const afterRevoke = await tokenRequest(a!.url, {
-      grant_type: 'refresh_token',
-      refresh_token: refreshed.body.refresh_token,
-      client_id: clientId,
-      resource: RESOURCE,
-    });
+    const afterRevoke = await refreshWith(a!.url, clientId, refreshed.body.refresh_token);
     expect(afterRevoke.body.error).toBe('invalid_grant');
   });
 });

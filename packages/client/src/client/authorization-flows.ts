@@ -58,16 +58,7 @@ export class Authorizer {
           requested,
         )
       : await clientCredentialsGrant(ctx, binding.resource, requested);
-    const tokens = tokensFrom(res, binding, client, requested, undefined, ctx.dpopKey);
-    await this.context.store.setTokens(tokens);
-    this.context.emit({
-      type: 'authorized',
-      issuer: binding.issuer,
-      resource: binding.resource,
-      scope: tokens.scope,
-      account: tokens.account,
-    });
-    return tokens;
+    return this.keep(binding, tokensFrom(res, binding, client, requested, undefined, ctx.dpopKey));
   }
 
   private async authorizationCodeFlow(binding: ServerBinding, scope: string | undefined): Promise<StoredTokens> {
@@ -129,19 +120,23 @@ export class Authorizer {
       // The issuer recorded with the verifier and state is the validated metadata's issuer.
       const params = validateAuthorizationResponse(as, client.client_id, response, state);
       const res = await exchangeAuthorizationCode(ctx, params, listener.redirectUri, verifier, binding.resource);
-      const tokens = tokensFrom(res, binding, client, scope, undefined, ctx.dpopKey);
-      await store.setTokens(tokens);
-      this.context.emit({
-        type: 'authorized',
-        issuer: binding.issuer,
-        resource: binding.resource,
-        scope: tokens.scope,
-        account: tokens.account,
-      });
-      return tokens;
+      return await this.keep(binding, tokensFrom(res, binding, client, scope, undefined, ctx.dpopKey));
     } finally {
       await listener.close();
     }
+  }
+
+  /** Stores the tokens a grant returned and announces them (the `authorized` event). */
+  private async keep(binding: ServerBinding, tokens: StoredTokens): Promise<StoredTokens> {
+    await this.context.store.setTokens(tokens);
+    this.context.emit({
+      type: 'authorized',
+      issuer: binding.issuer,
+      resource: binding.resource,
+      scope: tokens.scope,
+      account: tokens.account,
+    });
+    return tokens;
   }
 
   private async listen(stored: ClientInformation | undefined) {

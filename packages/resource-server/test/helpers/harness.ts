@@ -21,6 +21,14 @@ export async function makeKey(alg = 'ES256', kid: string = randomUUID()): Promis
   return { kid, alg, privateKey, publicJwk };
 }
 
+/** A started stub issuer serving one new key of `alg`: the usual trusted authorization server of a test. */
+export async function startIssuerWithKey(alg = 'ES256'): Promise<{ as: StubIssuer; key: SigningKey }> {
+  const as = await new StubIssuer().start();
+  const key = await makeKey(alg);
+  as.keys = [key];
+  return { as, key };
+}
+
 export interface TestAsOptions {
   /** Issuer path, e.g. '/tenant1' (default none). */
   path?: string;

@@ -1,0 +1,38 @@
+import express from 'express';
+import { createResourceServer, type ResourceServer } from '../../src/index.js';
+import { startIssuerWithKey, RESOURCE, type StubIssuer, type SigningKey } from './harness.js';
+
+export interface NotesApp {
+  as: StubIssuer;
+  key: SigningKey;
+  rs: ResourceServer;
+  app: express.Express;
+  close(): Promise<void>;
+}
+
+/**
+ * A stub issuer with one ES256 key, and an express app serving the resource's metadata and the MCP
+ * endpoint `mount` adds (notes:read by default, the `add_note` tool needs notes:write).
+ */
+export async function startNotesApp(mount: (app: express.Express, rs: ResourceServer) => void): Promise<NotesApp> {
+  const { as, key } = await startIssuerWithKey();
+  const rs = createResourceServer({
+    resource: RESOURCE,
+    authorizationServers: [as.issuer],
+    scopesSupported: ['notes:read', 'notes:write'],
+    scopePolicy: { default: ['notes:read'], tools: { add_note: ['notes:write'] } },
+  });
+  const app = express();
+  app.use(rs.metadataHandler);
+  mount(app, rs);
+  return {
+    as,
+    key,
+    rs,
+    app,
+    async close() {
+      await rs.close();
+      await as.stop();
+    },
+  };
+}

@@ -11,7 +11,7 @@ export interface ErrorResponse {
  * status and the `error` code of the JSON body, checked together so a failure shows both.
  * Runner-neutral (node:assert), as everything in test-utils.
  */
-export function expectOAuthError(res: ErrorResponse, error: string, status: number): void {
+export function expectOAuthError(res: ErrorResponse, error: string, status = 400): void {
   const body = res.body as { error?: unknown } | undefined;
   deepStrictEqual(
     { status: res.status, error: body?.error },

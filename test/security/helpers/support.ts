@@ -7,9 +7,11 @@ import { startDemoServer, type DemoServer } from '@mcp-auth-kit/demo-mcp-server'
 import { silentLogger } from '@mcp-auth-kit/authorization-server';
 import type { ResourceServerLogger } from '@mcp-auth-kit/resource-server';
 import { CookieJar } from 'tough-cookie';
-import { expect } from 'vitest';
 import { SignJWT, calculateJwkThumbprint, exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
 import { HeadlessBrowser, freePort, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
+
+/** OAuth error answers are asserted with test-utils' one helper (status and `error` together). */
+export { expectOAuthError } from '@mcp-auth-kit/test-utils';
 
 /**
  * The demo stack for attack tests: our AS (memory storage unless told otherwise, DEV_AUTO_LOGIN,
@@ -129,12 +131,6 @@ export async function postForm(url: string, form: Record<string, string>, header
       body: new URLSearchParams(form).toString(),
     }),
   );
-}
-
-/** An OAuth error answer (RFC 6749 §5.2): its HTTP status (400 unless told) and its `error` code. */
-export function expectOAuthError(res: JsonResponse, error: string, status = 400): void {
-  expect(res.status, res.text).toBe(status);
-  expect(res.body.error).toBe(error);
 }
 
 /** RFC 7591 §3.1 registration request: a public native client (loopback redirect, code + refresh) unless `metadata` says otherwise. */

@@ -110,6 +110,19 @@ export interface LoadedConfig {
 }
 
 const FLAGS = ['0', '1', 'true', 'false'];
+
+/**
+ * TRUST_PROXY: `0`/`false` off; a number = that many proxies in front (`1`/`true` = one, the
+ * immediate peer); otherwise a comma-separated list of the proxies' addresses/CIDRs (checked by
+ * the authorization server's configuration check).
+ */
+function trustProxyFromEnv(text: string): boolean | number | string[] | undefined {
+  if (text === 'false') return false;
+  if (text === 'true') return true;
+  if (/^\d+$/.test(text)) return Number(text);
+  const list = text.split(',').map((s) => s.trim());
+  return list.every((s) => /^[0-9a-fA-F.:/]+$|^(loopback|linklocal|uniquelocal)$/.test(s)) ? list : undefined;
+}
 function flag(value: string | undefined): boolean | undefined {
   if (value === undefined) return undefined;
   return value === '1' || value === 'true';
@@ -191,8 +204,11 @@ export function loadConfig(env: NodeJS.ProcessEnv): { config: LoadedConfig; prob
   if (cimdFlag && !FLAGS.includes(cimdFlag)) problems.push('CIMD_ALLOW_PRIVATE_NETWORK must be 1 or 0');
   const demoFlag = setting('demoUser');
   if (demoFlag && !FLAGS.includes(demoFlag)) problems.push('AS_DEMO_USER must be 1 or 0');
-  const trustProxyFlag = env.TRUST_PROXY?.trim();
-  if (trustProxyFlag && !FLAGS.includes(trustProxyFlag)) problems.push('TRUST_PROXY must be 1 or 0');
+  const trustProxyText = env.TRUST_PROXY?.trim();
+  const trustProxy = trustProxyText ? trustProxyFromEnv(trustProxyText) : undefined;
+  if (trustProxyText && trustProxy === undefined) {
+    problems.push('TRUST_PROXY must be 0, the number of proxies in front (e.g. 1), or their addresses/CIDRs (e.g. 10.0.0.0/8,::1)');
+  }
   const metricsFlag = env.METRICS?.trim();
   if (metricsFlag && !FLAGS.includes(metricsFlag)) problems.push('METRICS must be 1 or 0');
   const logLevel = (setting('logLevel') ?? 'info').toLowerCase();
@@ -221,7 +237,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): { config: LoadedConfig; prob
   const passthrough: Record<string, unknown> = {};
   for (const key of AS_FILE_KEYS) if (file[key] !== undefined) passthrough[key] = file[key];
   let authorizationServer = Object.keys(passthrough).length ? (passthrough as LoadedConfig['authorizationServer']) : undefined;
-  if (trustProxyFlag) authorizationServer = { ...authorizationServer, trustProxy: flag(trustProxyFlag) };
+  if (trustProxy !== undefined) authorizationServer = { ...authorizationServer, trustProxy };
   // RFC 9449: one nonce secret for every instance behind a balancer; nonce policy at /token
   const dpopNonceSecret = env.DPOP_NONCE_SECRET?.trim() || undefined;
   const dpopRequireNonce = env.DPOP_REQUIRE_NONCE?.trim() || undefined;

@@ -10,6 +10,7 @@ import type { MetricsConfig } from './ops/metrics.js';
 import { productionProblems } from './ops/production.js';
 import { DEV_SWITCHES, devSwitchProblems } from './ops/dev-switches.js';
 import { refreshGraceConfigProblems } from './refresh-grace.js';
+import { type TrustProxy, trustProxyProblem } from './client-address.js';
 import { applyMetadataPolicy, DEFAULT_TOKEN_ENDPOINT_AUTH_METHOD } from './client-metadata-policy.js';
 import { scopeTextConfigProblems } from './interactions/scope-text.js';
 import { idJagConfigProblems, type IdJagConfig } from './grants/jwt-bearer/config.js';
@@ -105,8 +106,11 @@ export interface AuthorizationServerConfig {
   refreshTokens?: RefreshTokenConfig;
   /** Browser session lifetime in seconds (default 1 day). */
   sessionTTL?: number;
-  /** Trust X-Forwarded-* headers (behind a TLS-terminating proxy). Default false. */
-  trustProxy?: boolean;
+  /**
+   * Believe X-Forwarded-* from the proxies in front (behind a TLS-terminating proxy): their
+   * number (a hop count) or their addresses/CIDRs. `true` = exactly one proxy. Default false.
+   */
+  trustProxy?: TrustProxy;
   /** RFC 9449 DPoP: nonces, nonce policy, algorithms (see `DpopConfig`; on by default). */
   dpop?: DpopConfig;
   /** Name shown on the login and consent pages. */
@@ -247,6 +251,8 @@ export function validateConfig(config: AuthorizationServerConfig): void {
     problems.push('refreshTokens.ttl: must be a positive integer (seconds)');
   problems.push(...refreshGraceConfigProblems(c.refreshTokens?.reuseGraceSeconds));
 
+  const trustProxy = trustProxyProblem(c.trustProxy);
+  if (trustProxy) problems.push(trustProxy);
   if (c.devAutoLogin !== undefined && (typeof c.devAutoLogin !== 'string' || !c.devAutoLogin.trim())) {
     problems.push('devAutoLogin: must be a username');
   }

@@ -20,6 +20,7 @@ import { createIntrospectionPolicy, revocationAllowed } from './ops/token-polici
 import { grantClaim, installJwtIntrospection } from './jwt-introspection.js';
 import { refreshGraceCheckpoint } from './refresh-grace.js';
 import { idJagSources, installIdJagGrant } from './grants/jwt-bearer/index.js';
+import { forwardedHops, trustProxySetting } from './client-address.js';
 
 /** Seconds an access token lives when neither the server nor its resource sets `accessTokenTTL`. */
 export const DEFAULT_ACCESS_TOKEN_TTL = 300;
@@ -259,7 +260,9 @@ export async function buildProvider(
   } as Configuration;
 
   const provider = new Provider(config.issuer, configuration);
-  provider.proxy = !!config.trustProxy;
+  provider.proxy = trustProxySetting(config.trustProxy) !== false;
+  // koa reads X-Forwarded-For from the right, as many entries as there are trusted hops.
+  provider.maxIpsCount = forwardedHops(config.trustProxy);
   installDpopProofShape(provider);
   restrictUserlessGrants(provider, operatorClientIds);
   // MCP enterprise-managed authorization: the ID-JAG grant (grants/jwt-bearer/).

@@ -1,6 +1,7 @@
 /** The login step with a local account: the page and the password check behind its brakes. */
 import type { Request, Response } from 'express';
 import { audit } from '../audit.js';
+import { clientAddress } from '../client-address.js';
 import { dummyHash, verifyPassword } from '../passwords.js';
 import type { Details, InteractionContext } from './context.js';
 import { issueCsrfToken } from './csrf.js';
@@ -43,7 +44,7 @@ export function createLoginStep(ctx: InteractionContext): LoginStep {
   async function submit(req: Request, res: Response, details: Details) {
     const username = typeof req.body?.username === 'string' ? req.body.username.trim().slice(0, 200) : '';
     const password = typeof req.body?.password === 'string' ? req.body.password : '';
-    const address = req.ip ?? 'unknown';
+    const address = clientAddress(req);
     // Counted before the password is checked (see throttle.ts): parallel guesses cannot all pass.
     const brake = await throttle.attempt(address, username);
     if (brake) {

@@ -10,7 +10,7 @@ import type { MetricsConfig } from './ops/metrics.js';
 import { productionProblems } from './ops/production.js';
 import { DEV_SWITCHES, devSwitchProblems } from './ops/dev-switches.js';
 import { refreshGraceConfigProblems } from './refresh-grace.js';
-import { type TrustProxy, trustProxyProblem } from './client-address.js';
+import { trustProxyProblem } from './client-address.js';
 import { applyMetadataPolicy, DEFAULT_TOKEN_ENDPOINT_AUTH_METHOD } from './client-metadata-policy.js';
 import { scopeTextConfigProblems } from './interactions/scope-text.js';
 import { idJagConfigProblems, type IdJagConfig } from './grants/jwt-bearer/config.js';
@@ -110,7 +110,7 @@ export interface AuthorizationServerConfig {
    * Believe X-Forwarded-* from the proxies in front (behind a TLS-terminating proxy): their
    * number (a hop count) or their addresses/CIDRs. `true` = exactly one proxy. Default false.
    */
-  trustProxy?: TrustProxy;
+  trustProxy?: boolean | number | string | readonly string[];
   /** RFC 9449 DPoP: nonces, nonce policy, algorithms (see `DpopConfig`; on by default). */
   dpop?: DpopConfig;
   /** Name shown on the login and consent pages. */

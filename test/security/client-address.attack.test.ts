@@ -173,7 +173,8 @@ describe('one derivation of the client address', () => {
     });
   const files = DIRS.flatMap((d) => sources(join(ROOT, d))).map((p) => ({ path: relative(ROOT, p), text: readFileSync(p, 'utf8') }));
   // Header names in quotes (code), not in comments' backticks; `headers.forwarded` is RFC 7239's `for=`.
-  const READS = /\breq(?:uest)?\.ips?\b|\bctx\.(?:request\.)?ips?\b|socket\.remoteAddress|['"]x-forwarded-for['"]|headers\.forwarded\b|\[['"]forwarded['"]\]/i;
+  const READS =
+    /\breq(?:uest)?\.ips?\b|\bctx\.(?:request\.)?ips?\b|socket\.remoteAddress|['"]x-forwarded-for['"]|headers\.forwarded\b|\[['"]forwarded['"]\]/i;
 
   it('the scan sees the sources and the one reader', () => {
     expect(files.length).toBeGreaterThan(50);

@@ -116,6 +116,19 @@ export interface LoadedConfig {
 }
 
 const FLAGS = ['0', '1', 'true', 'false'];
+
+/**
+ * TRUST_PROXY: `0`/`false` off; a number = that many proxies in front (`1`/`true` = one, the
+ * immediate peer); otherwise a comma-separated list of the proxies' addresses/CIDRs (checked by
+ * the authorization server's configuration check).
+ */
+function trustProxyFromEnv(text: string): boolean | number | string[] | undefined {
+  if (text === 'false') return false;
+  if (text === 'true') return true;
+  if (/^\d+$/.test(text)) return Number(text);
+  const list = text.split(',').map((s) => s.trim());
+  return list.every((s) => /^[0-9a-fA-F.:/]+$|^(loopback|linklocal|uniquelocal)$/.test(s)) ? list : undefined;
+}
 function flag(value: string | undefined): boolean | undefined {
   if (value === undefined) return undefined;
   return value === '1' || value === 'true';
@@ -196,9 +209,11 @@ function appSettings(setting: Setting, env: NodeJS.ProcessEnv, problems: string[
   if (cimdFlag && !FLAGS.includes(cimdFlag)) problems.push('CIMD_ALLOW_PRIVATE_NETWORK must be 1 or 0');
   const demoFlag = setting('demoUser');
   if (demoFlag && !FLAGS.includes(demoFlag)) problems.push('AS_DEMO_USER must be 1 or 0');
-  for (const name of ['TRUST_PROXY', 'METRICS'] as const) {
-    const value = env[name]?.trim();
-    if (value && !FLAGS.includes(value)) problems.push(`${name} must be 1 or 0`);
+  const metricsFlagText = env.METRICS?.trim();
+  if (metricsFlagText && !FLAGS.includes(metricsFlagText)) problems.push('METRICS must be 1 or 0');
+  const trustProxyText = env.TRUST_PROXY?.trim();
+  if (trustProxyText && trustProxyFromEnv(trustProxyText) === undefined) {
+    problems.push('TRUST_PROXY must be 0, the number of proxies in front (e.g. 1), or their addresses/CIDRs (e.g. 10.0.0.0/8,::1)');
   }
   const logLevel = (setting('logLevel') ?? DEFAULT_LOG_LEVEL).toLowerCase();
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
@@ -264,8 +279,9 @@ function authorizationServerOptions(file: Record<string, unknown>, env: NodeJS.P
   const passthrough: Record<string, unknown> = {};
   for (const key of AS_FILE_KEYS) if (file[key] !== undefined) passthrough[key] = file[key];
   let as = Object.keys(passthrough).length ? (passthrough as AsOptions) : undefined;
-  const trustProxy = env.TRUST_PROXY?.trim();
-  if (trustProxy) as = { ...as, trustProxy: flag(trustProxy) };
+  const trustProxyText = env.TRUST_PROXY?.trim();
+  const trustProxy = trustProxyText ? trustProxyFromEnv(trustProxyText) : undefined;
+  if (trustProxy !== undefined) as = { ...as, trustProxy };
   as = withIdJagEnv(withDpopEnv(as, env, problems), env, problems);
   const metricsFlag = env.METRICS?.trim();
   const metricsToken = env.METRICS_TOKEN?.trim();

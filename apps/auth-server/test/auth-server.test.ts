@@ -39,7 +39,7 @@ describe('configFromEnv', () => {
       TRUST_PROXY: '1',
     });
     expect(c.host).toBe('::1');
-    expect(c.authorizationServer?.trustProxy).toBe(true);
+    expect(c.authorizationServer?.trustProxy).toBe(1);
     expect(c).toMatchObject({
       port: 9100,
       issuer: 'http://localhost:9100',
@@ -49,6 +49,22 @@ describe('configFromEnv', () => {
       cimdAllowPrivateNetwork: true,
     });
     expect(c.storage).toMatchObject({ kind: 'postgres' });
+  });
+
+  // Review 40 finding 3: TRUST_PROXY names how many proxies (or which) are believed, never "every hop".
+  it.each([
+    ['0', 0],
+    ['false', false],
+    ['true', true],
+    ['2', 2],
+    ['10.0.0.0/8, ::1', ['10.0.0.0/8', '::1']],
+    ['loopback', ['loopback']],
+  ])('TRUST_PROXY=%s reads as %j', (text, value) => {
+    expect(configFromEnv({ TRUST_PROXY: text }).authorizationServer?.trustProxy).toEqual(value);
+  });
+
+  it('TRUST_PROXY that is neither a count nor addresses is a configuration error', () => {
+    expect(() => configFromEnv({ TRUST_PROXY: 'yes please' })).toThrow(/TRUST_PROXY must be 0, the number of proxies/);
   });
 
   it('lists every bad variable at once, never echoing the database URL', () => {

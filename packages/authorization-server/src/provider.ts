@@ -23,6 +23,7 @@ import { grantClaim, installJwtIntrospection } from './jwt-introspection.js';
 import { refreshGraceCheckpoint } from './refresh-grace.js';
 import { signInRefusal } from './account-origin.js';
 import { idJagSources, installIdJagGrant } from './grants/jwt-bearer/index.js';
+import { forwardedHops, trustProxySetting } from './client-address.js';
 
 export { ID_TOKEN_TTL } from './config/defaults.js';
 import { ID_TOKEN_TTL } from './config/defaults.js';
@@ -363,7 +364,9 @@ export async function buildProvider(config: ResolvedConfig, store: Store, logger
   } as Configuration;
 
   const provider = new Provider(config.issuer, configuration);
-  provider.proxy = config.trustProxy;
+  provider.proxy = trustProxySetting(config.trustProxy) !== false;
+  // koa reads X-Forwarded-For from the right, as many entries as there are trusted hops.
+  provider.maxIpsCount = forwardedHops(config.trustProxy);
   installRules(provider, config, {
     store,
     resources,

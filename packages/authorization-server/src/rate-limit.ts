@@ -2,6 +2,7 @@
 import type { Request, Response, NextFunction, RequestHandler } from 'express';
 import type { KeyValueStore } from './storage/types.js';
 import type { Logger } from './logger.js';
+import { clientAddress } from './client-address.js';
 
 export function rateLimit(
   kv: KeyValueStore,
@@ -12,7 +13,7 @@ export function rateLimit(
 ): RequestHandler {
   return async (req: Request, res: Response, next: NextFunction) => {
     try {
-      const key = req.ip ?? req.socket.remoteAddress ?? 'unknown';
+      const key = clientAddress(req);
       const count = await kv.increment(namespace, key, 1, limit.windowSeconds);
       if (count > limit.max) {
         onLimited?.();

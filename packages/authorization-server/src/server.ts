@@ -14,6 +14,7 @@ import { createAccountRouter } from './interactions/account.js';
 import { createScopeText } from './interactions/scope-text.js';
 import { ensureAccount, markProductionStore, seedUsers } from './accounts.js';
 import { rateLimit } from './rate-limit.js';
+import { trustProxySetting } from './client-address.js';
 import { defaultScopeMiddleware } from './default-scope.js';
 import { createAsMetrics, meteredLogger, type AsMetrics } from './ops/metrics.js';
 import { healthRouter, metricsHandler, requestMiddleware, type HealthState } from './ops/http.js';
@@ -86,7 +87,7 @@ interface AppParts {
 function mountInfrastructure(app: Express, p: AppParts, callback: ReturnType<Provider['callback']>): void {
   const { config, mountPath, logger, metrics } = p;
   app.disable('x-powered-by');
-  app.set('trust proxy', config.trustProxy);
+  app.set('trust proxy', trustProxySetting(config.trustProxy));
   app.use(requestMiddleware({ logger, metrics, mountPath }));
   // Baseline headers on every response (API and oidc-provider's own pages). CSP is set per
   // page (interactions, error page) since oidc-provider's form_post page needs its own;

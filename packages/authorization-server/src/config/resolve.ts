@@ -4,6 +4,7 @@
  * tree. Every problem found comes back in one ConfigError, so one start-up shows everything to
  * fix. Features read the returned ResolvedConfig and restate no default.
  */
+import { trustProxyProblem } from '../client-address.js';
 import { ConfigError, extraSchemeProblem, isLoopbackHost, isScopeToken } from '@mcp-auth-kit/protocol';
 import type { AuthorizationServerConfig, ClientMetadata, ResolvedConfig, ResolvedIdJagConfig } from './types.js';
 import { DEFAULTS, DEFAULT_SCOPE_DESCRIPTIONS } from './defaults.js';
@@ -147,6 +148,8 @@ export function configProblems(config: unknown): string[] {
     ...resourceProblems(c),
     ...schemaProblems(c),
     ...refreshGraceConfigProblems(c.refreshTokens?.reuseGraceSeconds),
+    // Who the client is behind proxies (client-address.ts): a hop count or the proxies' addresses.
+    ...[trustProxyProblem(c.trustProxy)].filter((p): p is string => p !== undefined),
     ...deploymentProblems(c),
     ...redirectSchemeProblems(c.redirectUris),
     ...upstreamConfigProblems(c.upstream, loopback),

@@ -110,7 +110,7 @@ export const configSchema = z.looseObject({
   accessTokenTTL: seconds.optional(),
   refreshTokens: refreshTokensSchema.optional(),
   sessionTTL: seconds.optional(),
-  trustProxy: flag.optional(),
+  trustProxy: checkedElsewhere,
   dpop: dpopSchema.optional(),
   serviceName: z.string({ error: 'must be a string' }).optional(),
   scopeDescriptions: checkedElsewhere,

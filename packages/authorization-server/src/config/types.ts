@@ -263,8 +263,11 @@ export interface AuthorizationServerConfig {
   refreshTokens?: RefreshTokenConfig;
   /** Browser session lifetime in seconds (default 1 day). */
   sessionTTL?: number;
-  /** Trust X-Forwarded-* headers (behind a TLS-terminating proxy). Default false. */
-  trustProxy?: boolean;
+  /**
+   * Believe X-Forwarded-* from the proxies in front (behind a TLS-terminating proxy): their
+   * number (a hop count) or their addresses/CIDRs. `true` = exactly one proxy. Default false.
+   */
+  trustProxy?: boolean | number | string | readonly string[];
   /** RFC 9449 DPoP: nonces, nonce policy, algorithms (see `DpopConfig`; on by default). */
   dpop?: DpopConfig;
   /** Name shown on the login and consent pages. */
@@ -335,7 +338,7 @@ export interface ResolvedConfig {
   accessTokenTTL: number;
   refreshTokens: { enabled: boolean; ttl: number; reuseGraceSeconds: number };
   sessionTTL: number;
-  trustProxy: boolean;
+  trustProxy: boolean | number | string | readonly string[];
   dpop: { enabled: boolean; requireNonce: boolean; algorithms: string[]; nonceSecret?: string };
   /** Default: the issuer's host. */
   serviceName: string;

@@ -2,6 +2,7 @@
 import type { Request, Response } from 'express';
 import { signInRefusal } from '../account-origin.js';
 import { audit } from '../audit.js';
+import { clientAddress } from '../client-address.js';
 import { dummyHash, verifyPassword } from '../passwords.js';
 import type { Details, InteractionContext } from './context.js';
 import { issueCsrfToken } from './csrf.js';
@@ -44,7 +45,7 @@ export function createLoginStep(ctx: InteractionContext): LoginStep {
   async function submit(req: Request, res: Response, details: Details) {
     const username = typeof req.body?.username === 'string' ? req.body.username.trim().slice(0, 200) : '';
     const password = typeof req.body?.password === 'string' ? req.body.password : '';
-    const address = req.ip ?? 'unknown';
+    const address = clientAddress(req);
     // Counted before the password is checked (see throttle.ts): parallel guesses cannot all pass.
     const brake = await throttle.attempt(address, username);
     if (brake) {

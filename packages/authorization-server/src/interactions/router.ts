@@ -16,6 +16,7 @@ import { createInteractionContext, loadInteraction, type Details, type Interacti
 import { createLoginStep } from './login.js';
 import { mountUpstreamRoutes, startUpstreamLogin } from './upstream-routes.js';
 import { switchAccount } from './switch-account.js';
+import { isLocalDevRequest } from '../ops/dev-switches.js';
 
 export type { InteractionOptions } from './context.js';
 
@@ -54,7 +55,8 @@ export function createInteractionRouter(o: InteractionOptions): Router {
   router.get('/:uid', load, pageSecurity, async (req, res, next) => {
     try {
       const details = res.locals.details as Details;
-      if (o.devAutoLoginAccountId) {
+      // Dev auto-login only for a browser on this machine, never through a tunnel or proxy.
+      if (o.devAutoLoginAccountId && isLocalDevRequest(req.headers)) {
         if (details.prompt.name === 'login') {
           await ctx.finish(req, res, { login: { accountId: o.devAutoLoginAccountId } }, false);
         } else {

@@ -7,6 +7,7 @@
  */
 import type { Request, Response } from 'express';
 import { audit } from '../audit.js';
+import { clientAddress } from '../client-address.js';
 import type { Details, InteractionContext } from './context.js';
 
 export async function switchAccount(ctx: InteractionContext, req: Request, res: Response, details: Details): Promise<void> {
@@ -22,7 +23,7 @@ export async function switchAccount(ctx: InteractionContext, req: Request, res: 
     account_id: ended,
     reason: 'switch-account',
     client_id: String(details.params.client_id),
-    ip: req.ip,
+    ip: clientAddress(req),
   });
   res.redirect(303, ctx.action(details.uid));
 }

@@ -5,6 +5,7 @@
  */
 import type { Request, RequestHandler, Response, Router } from 'express';
 import { audit } from '../audit.js';
+import { clientAddress } from '../client-address.js';
 import type { UpstreamLogin } from '../upstream/login.js';
 import type { Details, InteractionContext } from './context.js';
 import { readCookie } from './cookies.js';
@@ -65,7 +66,7 @@ export function mountUpstreamRoutes(
           provider: result.provider,
           reason: result.reason,
           detail: result.detail,
-          ip: req.ip,
+          ip: clientAddress(req),
         });
         const retry = result.uid ? ctx.action(result.uid) : undefined;
         if (result.reason === 'no-account') {
@@ -105,7 +106,12 @@ export function mountUpstreamRoutes(
       const done = await o.store.kv.get<{ accountId: string; provider: string; created: boolean }>(UPSTREAM_DONE, details.uid);
       if (!done || details.prompt.name !== 'login') return ctx.fail(res, 400, 'This sign-in request has expired or is invalid.');
       await o.store.kv.delete(UPSTREAM_DONE, details.uid);
-      audit(o.logger, 'login.upstream', { provider: done.provider, account_id: done.accountId, created: done.created, ip: req.ip });
+      audit(o.logger, 'login.upstream', {
+        provider: done.provider,
+        account_id: done.accountId,
+        created: done.created,
+        ip: clientAddress(req),
+      });
       if (done.created) audit(o.logger, 'account.created', { account_id: done.accountId, provider: done.provider });
       await ctx.finish(req, res, { login: { accountId: done.accountId } }, false);
     } catch (err) {

@@ -41,6 +41,28 @@ export const DEV_SWITCHES: readonly DevSwitch<Partial<AuthorizationServerConfig>
   },
 ];
 
+/** Header names a forwarder (proxy, tunnel, load balancer) adds; none is sent by a local browser. */
+const FORWARDER_HEADER = /^(?:forwarded|x-forwarded-[a-z-]*|x-real-ip|via)$/;
+
+/**
+ * Whether a request may be served a dev-only behaviour (the dev auto-login): its `Host` is a
+ * loopback host and it carries no forwarder header (RFC 7239 `Forwarded`, `X-Forwarded-*`,
+ * `X-Real-IP`, `Via`). A loopback listener still receives requests from a tunnel or a same-host
+ * proxy, which arrive with a public `Host` or forwarding headers: those get the normal pages.
+ */
+export function isLocalDevRequest(headers: Readonly<Record<string, string | string[] | undefined>>): boolean {
+  if (Object.keys(headers).some((name) => FORWARDER_HEADER.test(name.toLowerCase()))) return false;
+  const host = headers.host;
+  if (typeof host !== 'string' || host === '') return false;
+  let hostname: string;
+  try {
+    hostname = new URL(`http://${host}`).hostname;
+  } catch {
+    return false;
+  }
+  return isLoopbackHost(hostname.replace(/^\[(.*)\]$/, '$1'));
+}
+
 /** Where a server runs, as far as its dev switches are concerned. */
 export interface DevSwitchExposure {
   production?: boolean;

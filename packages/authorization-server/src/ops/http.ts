@@ -4,6 +4,7 @@ import type { Request, RequestHandler, Response, Router } from 'express';
 import express from 'express';
 import type { Store } from '../storage/types.js';
 import type { Logger } from '../logger.js';
+import { clientAddress } from '../client-address.js';
 import type { AsMetrics } from './metrics.js';
 import { requestContext, requestIdFrom } from './request-context.js';
 import { routeName } from './routes.js';
@@ -37,7 +38,7 @@ export function requestMiddleware(options: { logger: Logger; metrics?: AsMetrics
         path: path.replace(/\/(interaction|auth)\/[^/]+/, '/$1/:uid').slice(0, 200),
         status,
         duration_ms: Math.round(seconds * 1000 * 10) / 10,
-        remote_address: req.ip,
+        remote_address: clientAddress(req),
       };
       if (QUIET_ROUTES.has(route)) options.logger.debug?.('request', fields);
       else options.logger.info('request', fields);

@@ -8,6 +8,7 @@ import type { Clock } from './clock.js';
 import { closedError } from './errors.js';
 import { createKeyStore, type KeyBackend } from './keys.js';
 import { validatingKv } from './kv-input.js';
+import { nulSafeAccounts, nulSafeKv, nulSafeModels } from './no-nul.js';
 import type { ModelBackend } from './model-rows.js';
 import type { AccountStore, KeyValueStore, StorageConfig, Store } from './types.js';
 
@@ -68,7 +69,7 @@ function guard<T extends object>(target: T, isClosed: () => boolean): T {
 export function assembleStore(parts: BackendParts, clock: Clock, options: OpenStoreOptions = {}): Store {
   let closed = false;
   const isClosed = () => closed;
-  const models = guard(parts.models, isClosed);
+  const models = guard(nulSafeModels(parts.models), isClosed);
   const adapters = new Map<string, Adapter>();
   const { onGrantRevoked } = options;
   const grantEnded =
@@ -114,9 +115,9 @@ export function assembleStore(parts: BackendParts, clock: Clock, options: OpenSt
       }
       return adapter;
     },
-    accounts: guard(parts.accounts, isClosed),
+    accounts: guard(nulSafeAccounts(parts.accounts), isClosed),
     keys: guard(createKeyStore(parts.keys, clock), isClosed),
-    kv: guard(validatingKv(parts.kv), isClosed),
+    kv: guard(nulSafeKv(validatingKv(parts.kv)), isClosed),
     ping: () => (closed ? Promise.reject(closedError()) : parts.ping()),
     cleanup,
     async close(): Promise<void> {

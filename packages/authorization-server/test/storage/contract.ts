@@ -13,6 +13,7 @@ import { keysContract } from './contract/keys.js';
 import { kvContract } from './contract/kv.js';
 import { lifecycleContract } from './contract/lifecycle.js';
 import { modelsContract } from './contract/models.js';
+import { nulContract } from './contract/nul.js';
 
 export class TestClock {
   ms = Date.UTC(2026, 0, 1);
@@ -62,6 +63,7 @@ export function storeContract(target: ContractTarget): void {
     keysContract(opened);
     accountsContract(opened);
     kvContract(opened);
+    nulContract(opened);
     lifecycleContract(target, opened);
   });
 }

@@ -38,8 +38,11 @@ const REVIEWED: Array<{ file: string; text: RegExp; why: string }> = [
   { file: 'jwt-introspection.ts', text: /k\.alg \?\? 'ES256'/, why: 'the same, for the published keys' },
   { file: 'provider.ts', text: /initialAccessToken \?\? false/, why: 'oidc-provider spells an unset token `false`' },
   { file: 'provider-events.ts', text: /\?\? 'unknown'|\?\? 500/, why: 'labels of a log line or metric for data oidc-provider left out' },
-  { file: 'interactions/login.ts', text: /req\.ip \?\? 'unknown'/, why: 'throttle key of a request without an address' },
-  { file: 'rate-limit.ts', text: /\?\? 'unknown'/, why: 'rate-limit key of a request without an address' },
+  {
+    file: 'client-address.ts',
+    text: /req\.socket\.remoteAddress \?\? 'unknown'/,
+    why: 'throttle, rate-limit and audit key of a request whose socket has no address any more',
+  },
   { file: 'interactions/consent.ts', text: /\?\? 'your account'/, why: 'page text for an account without a name' },
   { file: 'cimd.ts', text: /options\.method \?\? 'GET'/, why: 'the Fetch standard’s own default method' },
   { file: 'provider-fetch.ts', text: /options\.method \?\? 'GET'/, why: 'the Fetch standard’s own default method' },

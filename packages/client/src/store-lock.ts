@@ -131,12 +131,15 @@ export async function takeLock(path: string, waitMs: number): Promise<() => Prom
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const holder = await inspect(path);
       if (holder === 'gone') continue;
-      if (lockState(holder.holder, holder.ageMs, self) === 'abandoned') {
-        await takeOver(path, self);
-        continue;
-      }
+      // another taker holds the takeover guard: wait for it as for a holder
+      const abandoned = lockState(holder.holder, holder.ageMs, self) === 'abandoned';
+      if (abandoned && (await takeOver(path, self))) continue;
       if (Date.now() > deadline) {
-        const who = holder.holder ? `process ${holder.holder.pid} on ${holder.holder.host}` : 'another process';
+        const who = abandoned
+          ? `another process taking it over (${path}.takeover)`
+          : holder.holder
+            ? `process ${holder.holder.pid} on ${holder.holder.host}`
+            : 'another process';
         throw new McpAuthError(
           ERR.STORE_BUSY,
           `timed out after ${Math.round(waitMs / 1000)} s waiting for the token store lock ${path}, held by ${who}; try again when it is done`,
@@ -163,16 +166,14 @@ export const GUARD_STALE_MS = 10_000;
  * judged then is the one unlinked, since nothing else removes or replaces an abandoned lock
  * (its holder is gone, a create fails while it exists, other takeovers wait for the guard).
  */
-async function takeOver(path: string, self: LockHolder): Promise<void> {
+async function takeOver(path: string, self: LockHolder): Promise<boolean> {
   const guard = `${path}.takeover`;
   let fh: FileHandle;
   try {
     fh = await open(guard, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, 0o600);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    await clearStaleGuard(guard);
-    await sleep(5);
-    return;
+    return clearStaleGuard(guard);
   }
   const { ino } = await fh.stat();
   try {
@@ -181,6 +182,7 @@ async function takeOver(path: string, self: LockHolder): Promise<void> {
     const guarded = (await lstat(guard).catch(() => undefined))?.ino === ino;
     if (guarded && again !== 'gone' && lockState(again.holder, again.ageMs, self) === 'abandoned')
       await unlink(path).catch(() => undefined);
+    return true;
   } finally {
     await fh.close().catch(() => undefined);
     const current = await lstat(guard).catch(() => undefined);
@@ -188,16 +190,18 @@ async function takeOver(path: string, self: LockHolder): Promise<void> {
   }
 }
 
-/** Removes a takeover guard left by a process that died while holding it. */
-async function clearStaleGuard(guard: string): Promise<void> {
+/** Removes a takeover guard left by a process that died while holding it; true when there is none left. */
+async function clearStaleGuard(guard: string): Promise<boolean> {
   let st: Awaited<ReturnType<typeof lstat>>;
   try {
     st = await lstat(guard);
   } catch {
-    return;
+    return true;
   }
   assertTrusted('lock', guard, factsOf(st));
-  if (Date.now() - st.mtimeMs > GUARD_STALE_MS) await unlink(guard).catch(() => undefined);
+  if (Date.now() - st.mtimeMs <= GUARD_STALE_MS) return false;
+  await unlink(guard).catch(() => undefined);
+  return true;
 }
 
 /** The lock file as found: refused when it is a symbolic link or not its user's own. */

@@ -1,12 +1,12 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FileStore, McpAuthClient } from '../src/index.js';
-import { ownHolder, takeLock } from '../src/store-lock.js';
+import { GUARD_STALE_MS, ownHolder, takeLock } from '../src/store-lock.js';
 import { close, listen } from './helpers/harness.js';
 
 /**
@@ -65,6 +65,23 @@ describe('the store lock is exclusive when several processes find one abandoned 
       expect(existsSync(lock)).toBe(false);
     }
     expect(overlapping).toEqual([]);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('a takeover guard left by a process that died while holding it is removed once stale; a fresh one is waited for', async () => {
+    const dir = tmp();
+    const lock = join(dir, 'store.json.lock');
+    plantAbandoned(lock);
+    writeFileSync(`${lock}.takeover`, '', { mode: 0o600 });
+    // a fresh guard: another taker is judging the lock right now, so nobody else removes it
+    await expect(takeLock(lock, 300)).rejects.toThrow(/timed out/);
+    expect(existsSync(lock)).toBe(true);
+    const old = new Date(Date.now() - GUARD_STALE_MS - 1_000);
+    utimesSync(`${lock}.takeover`, old, old);
+    const started = Date.now();
+    const release = await takeLock(lock, 5_000);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    await release();
     expect(readdirSync(dir)).toEqual([]);
   });
 

@@ -1,17 +1,23 @@
 import { constants } from 'node:fs';
-import { lstat, mkdir, open, rename, stat, unlink } from 'node:fs/promises';
+import { chmod, lstat, mkdir, open, rename, stat, unlink } from 'node:fs/promises';
 import { createHash, randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { homedir } from 'node:os';
 import { ERR, McpAuthError } from './errors.js';
 import { DataStore, emptyStoreData, type StoreData } from './store.js';
 import { takeLock } from './store-lock.js';
-import { assertTrusted, factsOf } from './store-trust.js';
+import { assertTrusted, factsOf, makePrivate } from './store-trust.js';
 
 /** Settings of a {@link FileStore}. */
 export interface FileStoreOptions {
   /** How long to wait for another process that holds the store (default 60 000 ms). */
   lockWaitMs?: number;
+  /**
+   * Told (once per path and process) when a store directory or file of its user's own was
+   * readable by group or others and its mode was narrowed to 0700 / 0600 (a sentence without a
+   * line break). Default: a line on stderr.
+   */
+  onRepair?: (message: string) => void;
 }
 
 /**
@@ -19,15 +25,18 @@ export interface FileStoreOptions {
  * atomically (write to a temporary file in the same directory, fsync, rename), so a crash never
  * leaves a half-written token file. It trusts only what its user owns: a directory, file or lock
  * owned by someone else, writable by group or others, or a symbolic link is refused
- * (`MCP_AUTH_STORE_UNSAFE`), and no error shows the file's content.
+ * (`MCP_AUTH_STORE_UNSAFE`), and no error shows the file's content; its own directory or file
+ * that group or others may read is made private (0700 / 0600) and `onRepair` is told.
  */
 export class FileStore extends DataStore {
   readonly path: string;
   private readonly lockWaitMs: number;
+  private readonly onRepair: (message: string) => void;
   constructor(path: string, options: FileStoreOptions = {}) {
     super();
     this.path = path;
     this.lockWaitMs = options.lockWaitMs ?? 60_000;
+    this.onRepair = options.onRepair ?? ((message) => process.stderr.write(`${message}\n`));
   }
 
   /**
@@ -55,6 +64,7 @@ export class FileStore extends DataStore {
       throw err;
     }
     assertTrusted('directory', dir, factsOf(st));
+    await makePrivate('directory', dir, factsOf(st), (mode) => chmod(dir, mode), this.onRepair);
     return dir;
   }
 
@@ -65,7 +75,9 @@ export class FileStore extends DataStore {
       // O_NOFOLLOW: a symbolic link is refused by the open itself, so nothing is read through one
       const fh = await open(this.path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
       try {
-        assertTrusted('file', this.path, factsOf(await fh.stat()));
+        const facts = factsOf(await fh.stat());
+        assertTrusted('file', this.path, facts);
+        await makePrivate('file', this.path, facts, (mode) => fh.chmod(mode), this.onRepair);
         text = await fh.readFile('utf8');
       } finally {
         await fh.close();

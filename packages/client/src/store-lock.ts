@@ -131,12 +131,15 @@ export async function takeLock(path: string, waitMs: number): Promise<() => Prom
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const holder = await inspect(path);
       if (holder === 'gone') continue;
-      if (lockState(holder.holder, holder.ageMs, self) === 'abandoned') {
-        await unlink(path).catch(() => undefined);
-        continue;
-      }
+      // another taker holds the takeover guard: wait for it as for a holder
+      const abandoned = lockState(holder.holder, holder.ageMs, self) === 'abandoned';
+      if (abandoned && (await takeOver(path, self))) continue;
       if (Date.now() > deadline) {
-        const who = holder.holder ? `process ${holder.holder.pid} on ${holder.holder.host}` : 'another process';
+        const who = abandoned
+          ? `another process taking it over (${path}.takeover)`
+          : holder.holder
+            ? `process ${holder.holder.pid} on ${holder.holder.host}`
+            : 'another process';
         throw new McpAuthError(
           ERR.STORE_BUSY,
           `timed out after ${Math.round(waitMs / 1000)} s waiting for the token store lock ${path}, held by ${who}; try again when it is done`,
@@ -147,6 +150,58 @@ export async function takeLock(path: string, waitMs: number): Promise<() => Prom
     }
     return held(path, fh, self);
   }
+}
+
+/**
+ * A takeover guard older than this was left by a process that died between taking and leaving
+ * it: it is held only for one lstat, read and unlink.
+ */
+export const GUARD_STALE_MS = 10_000;
+
+/**
+ * Removes the abandoned lock `path` so that the next exclusive create may take it (review r46 F3).
+ * Several processes may judge one lock abandoned at once; had each unlinked it, a late unlink
+ * would remove the lock another of them had just created, and two would hold it. So the lock is
+ * judged again, and removed, only while holding `<path>.takeover` (created O_EXCL): the file
+ * judged then is the one unlinked, since nothing else removes or replaces an abandoned lock
+ * (its holder is gone, a create fails while it exists, other takeovers wait for the guard).
+ */
+async function takeOver(path: string, self: LockHolder): Promise<boolean> {
+  const guard = `${path}.takeover`;
+  let fh: FileHandle;
+  try {
+    fh = await open(guard, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW, 0o600);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    return clearStaleGuard(guard);
+  }
+  const { ino } = await fh.stat();
+  try {
+    const again = await inspect(path);
+    // still ours: a guard cleared as stale (this process stalled past GUARD_STALE_MS) judges nothing
+    const guarded = (await lstat(guard).catch(() => undefined))?.ino === ino;
+    if (guarded && again !== 'gone' && lockState(again.holder, again.ageMs, self) === 'abandoned')
+      await unlink(path).catch(() => undefined);
+    return true;
+  } finally {
+    await fh.close().catch(() => undefined);
+    const current = await lstat(guard).catch(() => undefined);
+    if (current && current.ino === ino) await unlink(guard).catch(() => undefined);
+  }
+}
+
+/** Removes a takeover guard left by a process that died while holding it; true when there is none left. */
+async function clearStaleGuard(guard: string): Promise<boolean> {
+  let st: Awaited<ReturnType<typeof lstat>>;
+  try {
+    st = await lstat(guard);
+  } catch {
+    return true;
+  }
+  assertTrusted('lock', guard, factsOf(st));
+  if (Date.now() - st.mtimeMs <= GUARD_STALE_MS) return false;
+  await unlink(guard).catch(() => undefined);
+  return true;
 }
 
 /** The lock file as found: refused when it is a symbolic link or not its user's own. */

@@ -31,6 +31,44 @@ export function distrustReason(facts: PathFacts, uid: number | undefined): strin
 
 export type StorePart = 'directory' | 'file' | 'lock';
 
+/**
+ * The mode a trusted store directory or file is given when group or others may read it (or list
+ * or enter the directory), else undefined (review r46 F6): the file holds refresh tokens, DPoP
+ * private keys and client secrets, so only its user may read it (OAuth 2.1 §7.1). Such a path is
+ * its user's own and writable by nobody else ({@link distrustReason} finds nothing), so nobody
+ * could have planted its content: it is repaired (group and other permissions removed) rather than
+ * refused. `uid` undefined: no POSIX modes (Windows), nothing to repair.
+ */
+export function privateMode(facts: PathFacts, uid: number | undefined): number | undefined {
+  if (uid === undefined || distrustReason(facts, uid) !== undefined) return undefined;
+  return (facts.mode & 0o077) !== 0 ? facts.mode & 0o700 : undefined;
+}
+
+const told = new Set<string>();
+
+/**
+ * Applies {@link privateMode} to a trusted store directory or file with `chmod` (a file through
+ * the handle it was opened with), saying so through `tell` once per path and process.
+ */
+export async function makePrivate(
+  part: 'directory' | 'file',
+  path: string,
+  facts: PathFacts,
+  chmod: (mode: number) => Promise<void>,
+  tell: (message: string) => void,
+  uid = currentUid(),
+): Promise<void> {
+  const mode = privateMode(facts, uid);
+  if (mode === undefined) return;
+  await chmod(mode);
+  if (told.has(path)) return;
+  told.add(path);
+  const octal = (m: number) => (m & 0o777).toString(8).padStart(3, '0');
+  tell(
+    `mcp-auth-kit: the token store ${part} ${path} was readable by ${facts.mode & 0o070 ? 'its group' : 'other users'} (mode ${octal(facts.mode)}); changed it to ${octal(mode)}`,
+  );
+}
+
 const FIX: Record<StorePart, string> = {
   directory: 'use a directory of your own (--home or $MCP_AUTH_KIT_HOME) or make it yours: chown, then chmod 700',
   file: 'move it away (you will log in again) or make it yours: chown, then chmod 600',

@@ -18,7 +18,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ERR, FileStore, McpAuthClient, McpAuthError, type StoredTokens } from '../src/index.js';
 import { lockState, ownHolder, parseHolder, pidStartedAt, SILENT_HOLDER_MS, type LockHolder } from '../src/store-lock.js';
-import { distrustReason } from '../src/store-trust.js';
+import { distrustReason, privateMode } from '../src/store-trust.js';
+import { run, type CliIo } from '../src/cli/program.js';
 import { close, listen } from './helpers/harness.js';
 
 /**
@@ -58,7 +59,7 @@ const asRoot = process.getuid?.() === 0;
 
 describe('distrustReason (pure)', () => {
   const dir = (mode: number, uid = 1000) => ({ uid, mode: 0o040000 | mode, symbolicLink: false });
-  it('its own 0700 directory and 0600 file are trusted; 0755 / 0644 too (nobody else can write)', () => {
+  it('its own 0700 directory and 0600 file are trusted; 0755 / 0644 too (nobody else can write: made private, see privateMode)', () => {
     expect(distrustReason(dir(0o700), 1000)).toBeUndefined();
     expect(distrustReason(dir(0o755), 1000)).toBeUndefined();
     expect(distrustReason({ uid: 1000, mode: 0o100600, symbolicLink: false }, 1000)).toBeUndefined();
@@ -74,6 +75,73 @@ describe('distrustReason (pure)', () => {
   it('without POSIX owners (Windows) only the symbolic-link rule applies', () => {
     expect(distrustReason(dir(0o777, 0), undefined)).toBeUndefined();
     expect(distrustReason({ uid: 0, mode: 0, symbolicLink: true }, undefined)).toBe('is a symbolic link');
+  });
+});
+
+describe('privateMode (pure): a store its user owns that others may read is made private (review r46 F6)', () => {
+  const at = (mode: number, uid = 1000) => ({ uid, mode, symbolicLink: false });
+  it('group or other read (or list/enter) bits are removed from a directory or file its user owns', () => {
+    expect(privateMode(at(0o040755), 1000)).toBe(0o700);
+    expect(privateMode(at(0o040711), 1000)).toBe(0o700);
+    expect(privateMode(at(0o100644), 1000)).toBe(0o600);
+    expect(privateMode(at(0o100640), 1000)).toBe(0o600);
+    expect(privateMode(at(0o100604), 1000)).toBe(0o600);
+  });
+  it('a private one is left alone; a refused one (another owner, writable by others, a link) is not repaired', () => {
+    expect(privateMode(at(0o040700), 1000)).toBeUndefined();
+    expect(privateMode(at(0o100600), 1000)).toBeUndefined();
+    expect(privateMode(at(0o100644, 0), 1000)).toBeUndefined();
+    expect(privateMode(at(0o100666), 1000)).toBeUndefined();
+    expect(privateMode({ uid: 1000, mode: 0o120777, symbolicLink: true }, 1000)).toBeUndefined();
+  });
+  it('without POSIX modes (Windows) there is nothing to repair', () => {
+    expect(privateMode(at(0o100644), undefined)).toBeUndefined();
+  });
+});
+
+describe('FileStore makes a store readable by others private and says so once (review r46 F6, OAuth 2.1 §7.1)', () => {
+  it('a 0644 file in a 0755 directory becomes 0600 in 0700, told once per path', async () => {
+    const dir = join(tmp(), 'home');
+    const path = join(dir, 'store.json');
+    await new FileStore(path).setTokens(tokens('https://rs', 'secret'));
+    chmodSync(dir, 0o755);
+    chmodSync(path, 0o644);
+    const told: string[] = [];
+    const store = new FileStore(path, { onRepair: (m) => told.push(m) });
+    expect((await store.getTokens('https://as', 'https://rs'))!.access_token).toBe('secret');
+    expect(lstatSync(dir).mode & 0o777).toBe(0o700);
+    expect(lstatSync(path).mode & 0o777).toBe(0o600);
+    expect(told).toEqual([
+      `mcp-auth-kit: the token store directory ${dir} was readable by its group (mode 755); changed it to 700`,
+      `mcp-auth-kit: the token store file ${path} was readable by its group (mode 644); changed it to 600`,
+    ]);
+    // opened up again in the same process: repaired again, not told again
+    chmodSync(path, 0o604);
+    await store.listServers();
+    expect(lstatSync(path).mode & 0o777).toBe(0o600);
+    expect(told).toHaveLength(2);
+  });
+
+  it('end to end: the CLI status on a 0644 store in a 0755 folder says so on stderr and leaves it 0600 / 0700', async () => {
+    const dir = join(tmp(), 'cli-home');
+    const path = join(dir, 'store.json');
+    await new FileStore(path).setTokens(tokens('https://rs', 'secret'));
+    chmodSync(dir, 0o755);
+    chmodSync(path, 0o644);
+    const out: string[] = [];
+    const err: string[] = [];
+    const io: CliIo = {
+      stdout: (t) => void out.push(t),
+      stderr: (t) => void err.push(t),
+      env: { MCP_AUTH_KIT_HOME: dir },
+      open: async () => false,
+    };
+    expect(await run(['status'], io)).toBe(0);
+    expect(err.join('')).toContain(`the token store directory ${dir} was readable by its group (mode 755); changed it to 700\n`);
+    expect(err.join('')).toContain(`the token store file ${path} was readable by its group (mode 644); changed it to 600\n`);
+    expect(lstatSync(dir).mode & 0o777).toBe(0o700);
+    expect(lstatSync(path).mode & 0o777).toBe(0o600);
+    expect(out.join('') + err.join('')).not.toContain('secret');
   });
 });
 

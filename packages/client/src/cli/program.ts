@@ -54,7 +54,7 @@ function makeClient(opts: GlobalOpts, ctx: CliContext): McpAuthClient {
   const home = opts.home ?? defaultStoreDir(env);
   const options: McpAuthClientOptions = {
     clientName: 'mcp-auth-kit CLI',
-    store: new FileStore(join(home, 'store.json')),
+    store: new FileStore(join(home, 'store.json'), { onRepair: (message) => term.err(terminalText`${message}\n`) }),
     authorizationTimeoutMs: Number(opts.timeout) * 1000,
     requestTimeoutMs: Number(opts.requestTimeout) * 1000,
     privateNetworks: opts.privateNetworks,

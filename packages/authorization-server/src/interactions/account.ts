@@ -6,6 +6,7 @@
 import express, { type Request, type Response, type Router, type NextFunction } from 'express';
 import { pageSecurityHeaders } from './security-headers.js';
 import { audit } from '../audit.js';
+import { shownAccountName } from '../account-name.js';
 import { escapeHtml, page } from '../html.js';
 import { checkCsrfToken, issueCsrfToken } from './csrf.js';
 import { RememberedGrants } from './remembered-grants.js';
@@ -88,7 +89,7 @@ ${items.length ? `<ul class="grants">${items.join('\n')}</ul>` : '<p>No applicat
         return;
       }
       const notice = typeof req.query.revoked === 'string' ? 'Access revoked.' : undefined;
-      await render(res, account.id, account.displayName ?? account.username, notice);
+      await render(res, account.id, shownAccountName(account), notice);
     } catch (err) {
       next(err);
     }

@@ -38,8 +38,8 @@ const HOSTILE = [
  */
 const RAW = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b\u2028\u3164]|[\p{Mn}\p{Me}]{4}/u;
 
-function admin(args: string[]) {
-  const r = spawnSync(process.execPath, [main, ...args], { env, encoding: 'utf8', cwd: root });
+function admin(args: string[], extraEnv: NodeJS.ProcessEnv = {}) {
+  const r = spawnSync(process.execPath, [main, ...args], { env: { ...env, ...extraEnv }, encoding: 'utf8', cwd: root });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -87,5 +87,17 @@ describe.skipIf(!existsSync(main))('admin tool: stored names are printed as data
     expect(second.code).toBe(1);
     const own = second.stderr.split('\n').filter((l) => l && !l.startsWith('oidc-provider WARNING'));
     expect(own).toEqual(['error: that identity is already linked to "mallory\\troot-id\\tactive\\tRoot"; nothing changed']);
+  });
+  it('user add --display-name stores the name by the one display rule (displaySafeText): U+3000 padding one space, at most 3 marks per base', () => {
+    const given = `Bob${'\u0336\u0489\u0334\u0338'.repeat(30)}${'\u3000'.repeat(150)}(sub root-id)`;
+    const add = admin(['user', 'add', 'bob-zalgo', '--display-name', given], { AS_ADMIN_PASSWORD: 'Very-long-pass-123!' });
+    expect(add.code, add.stderr).toBe(0);
+    const row = admin(['user', 'list'])
+      .stdout.split('\n')
+      .find((l) => l.startsWith('bob-zalgo\t'));
+    expect(row?.split('\t')[3]).toBe('Bob\u0336\u0489\u0334 (sub root-id)');
+    const empty = admin(['user', 'add', 'nobody', '--display-name', '\u200b\u3000'], { AS_ADMIN_PASSWORD: 'Very-long-pass-123!' });
+    expect(empty.code).not.toBe(0);
+    expect(empty.stderr).toContain('display name refused');
   });
 });

@@ -11,3 +11,13 @@ import type { AccountRecord } from './storage/types.js';
 export function shownAccountName(account: Pick<AccountRecord, 'displayName' | 'username'>): string {
   return displaySafeText(account.displayName) ?? account.username;
 }
+
+/**
+ * The name a client is shown by on the login, consent and account pages: its registered
+ * `client_name` (chosen by whoever registered it) through the same display rule, else its
+ * `client_id`. Padding of wide spaces or a mark stack cannot push "unverified" or the rest of the
+ * sentence away.
+ */
+export function shownClientName(clientName: unknown, clientId: string): string {
+  return displaySafeText(clientName) ?? clientId;
+}

@@ -55,11 +55,11 @@ describe('consent page: resource names, scope descriptions, "Not you?"', () => {
   });
   afterAll(() => t.close());
 
-  async function start(ua: HeadlessBrowser, scope: string, resource = RESOURCE, prompt?: string) {
+  async function start(ua: HeadlessBrowser, scope: string, resource = RESOURCE, prompt?: string, client = clientId) {
     const { page } = await openAuthorization(
       t.url,
       {
-        client_id: clientId,
+        client_id: client,
         redirect_uri: REDIRECT,
         scope,
         resource,
@@ -167,6 +167,22 @@ describe('consent page: resource names, scope descriptions, "Not you?"', () => {
     const account = await ua.request(`${t.url}/account`);
     expect(account.status).toBe(200);
     expect(text(account.body)).toContain(`as Zed Q${'\u0336'.repeat(3)}.`);
+    expect(account.body).not.toMatch(/\u3000|\u0336{4}/u);
+  });
+
+  it('a client_name is shown through the same rule on the login, consent and account pages (white space collapsed, at most 3 marks per base)', async () => {
+    const padded = (await registerClient(t.url, { client_name: `Evil${'\u3000'.repeat(150)}App${'\u0336'.repeat(8)}`, scope: 'openid' }))
+      .body.client_id;
+    const ua = new HeadlessBrowser();
+    const login = await start(ua, 'notes:read', RESOURCE, undefined, padded);
+    expect(login.body).toContain(`Evil App${'\u0336'.repeat(3)}</strong>`);
+    expect(login.body).not.toMatch(/\u3000|\u0336{4}/u);
+    const consent = await submit(ua, login, { username: 'alice', password: 'alice-password', action: 'login' });
+    expect(consent.body).toContain(`Evil App${'\u0336'.repeat(3)}</strong>`);
+    expect(consent.body).not.toMatch(/\u3000|\u0336{4}/u);
+    await ua.submit(consent, { action: 'approve' }, REDIRECT);
+    const account = await ua.request(`${t.url}/account`);
+    expect(account.body).toContain(`Revoke access of Evil App${'\u0336'.repeat(3)}`);
     expect(account.body).not.toMatch(/\u3000|\u0336{4}/u);
   });
 

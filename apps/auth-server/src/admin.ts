@@ -16,7 +16,15 @@ import {
   type Store,
 } from '@mcp-auth-kit/authorization-server';
 import { describeSource, operatorOwns } from '@mcp-auth-kit/authorization-server/ops';
-import { ConfigError, joinText, ownLayout, terminalText, type TerminalText, usernameProblem } from '@mcp-auth-kit/protocol';
+import {
+  ConfigError,
+  displaySafeText,
+  joinText,
+  ownLayout,
+  terminalText,
+  type TerminalText,
+  usernameProblem,
+} from '@mcp-auth-kit/protocol';
 import { loadConfig } from './config.js';
 import { connectRevocationSignal, longestAccessTokenTtl } from './revocation-signal.js';
 
@@ -273,11 +281,15 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: Admin
           const problem = usernameProblem(username);
           if (problem) throw new RefusedError(`username refused (${problem}): ${USERNAME_RULE}`);
           if (await store.accounts.findByUsername(username)) throw new AdminError(`user "${username}" already exists; nothing changed`);
+          // Stored as every page and client will show it: the one display rule (displaySafeText).
+          const givenName = parsed.values['display-name'];
+          const displayName = givenName === undefined ? undefined : displaySafeText(givenName);
+          if (givenName !== undefined && displayName === undefined) throw new RefusedError('display name refused: nothing visible is left');
           const account = await store.accounts.create({
             id: randomUUID(),
             username,
             passwordHash: await hashPassword(await newPassword(io)),
-            displayName: parsed.values['display-name'],
+            displayName,
             disabled: false,
           });
           io.out(terminalText`created user ${account.username} (sub ${account.id})`);

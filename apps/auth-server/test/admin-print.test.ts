@@ -28,13 +28,18 @@ const HOSTILE = [
   { id: 'id-tab', username: 'mallory\troot-id\tactive\tRoot', display: 'x' },
   { id: 'id-lf', username: 'mallory\nroot\troot-id\tactive\tRoot', display: 'y\u2028z' },
   { id: 'id-c1', username: 'c1\u009b2J\u200bzw', display: '\u3164' },
+  // Issue 46 F5: "Bob" + 120 combining marks (Mn, Me) draw over the columns and rows around it.
+  { id: 'id-zalgo', username: 'zalgo', display: `Bob${'\u0336\u0489\u0334\u0338'.repeat(30)}` },
 ];
 
-/** Anything a terminal acts on or does not show, but TAB and LF (the tool's own columns and rows). */
-const RAW = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b\u2028\u3164]/;
+/**
+ * Anything a terminal acts on or does not show, but TAB and LF (the tool's own columns and rows),
+ * and a stack of more than MAX_COMBINING_MARKS (3) combining marks on one base.
+ */
+const RAW = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200b\u2028\u3164]|[\p{Mn}\p{Me}]{4}/u;
 
-function admin(args: string[]) {
-  const r = spawnSync(process.execPath, [main, ...args], { env, encoding: 'utf8', cwd: root });
+function admin(args: string[], extraEnv: NodeJS.ProcessEnv = {}) {
+  const r = spawnSync(process.execPath, [main, ...args], { env: { ...env, ...extraEnv }, encoding: 'utf8', cwd: root });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -56,7 +61,7 @@ describe.skipIf(!existsSync(main))('admin tool: stored names are printed as data
     db.close();
   });
 
-  it('user list: one row of four columns per account; ESC, OSC 52, OSC 8, C1, TAB, LF and invisibles shown as escapes', () => {
+  it('user list: one row of four columns per account; ESC, OSC 52, OSC 8, C1, TAB, LF, invisibles and combining-mark stacks shown as escapes', () => {
     const r = admin(['user', 'list']);
     expect(r.code, r.stderr).toBe(0);
     expect(RAW.exec(r.stdout)?.[0]).toBeUndefined();
@@ -70,6 +75,8 @@ describe.skipIf(!existsSync(main))('admin tool: stored names are printed as data
     expect(r.stdout).toContain('mallory\\troot-id\\tactive\\tRoot\tid-tab\tactive\tx');
     expect(r.stdout).toContain('mallory\\nroot\\troot-id\\tactive\\tRoot\tid-lf\tactive\ty\\u2028z');
     expect(r.stdout).toContain('c1\\u009b2J\\u200bzw\tid-c1\tactive\t\\u3164');
+    // Three marks stay on the base; every further one is shown as an escape, none dropped.
+    expect(r.stdout).toContain(`zalgo\tid-zalgo\tactive\tBob\u0336\u0489\u0334${'\\u0338'}${'\\u0336\\u0489\\u0334\\u0338'.repeat(29)}\n`);
   });
 
   it('an error quoting a stored name stays one line (user link to an identity another account holds)', () => {
@@ -80,5 +87,17 @@ describe.skipIf(!existsSync(main))('admin tool: stored names are printed as data
     expect(second.code).toBe(1);
     const own = second.stderr.split('\n').filter((l) => l && !l.startsWith('oidc-provider WARNING'));
     expect(own).toEqual(['error: that identity is already linked to "mallory\\troot-id\\tactive\\tRoot"; nothing changed']);
+  });
+  it('user add --display-name stores the name by the one display rule (displaySafeText): U+3000 padding one space, at most 3 marks per base', () => {
+    const given = `Bob${'\u0336\u0489\u0334\u0338'.repeat(30)}${'\u3000'.repeat(150)}(sub root-id)`;
+    const add = admin(['user', 'add', 'bob-zalgo', '--display-name', given], { AS_ADMIN_PASSWORD: 'Very-long-pass-123!' });
+    expect(add.code, add.stderr).toBe(0);
+    const row = admin(['user', 'list'])
+      .stdout.split('\n')
+      .find((l) => l.startsWith('bob-zalgo\t'));
+    expect(row?.split('\t')[3]).toBe('Bob\u0336\u0489\u0334 (sub root-id)');
+    const empty = admin(['user', 'add', 'nobody', '--display-name', '\u200b\u3000'], { AS_ADMIN_PASSWORD: 'Very-long-pass-123!' });
+    expect(empty.code).not.toBe(0);
+    expect(empty.stderr).toContain('display name refused');
   });
 });

@@ -3,6 +3,7 @@ import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'o
 import type { ResolvedConfig } from './config/types.js';
 import { DEFAULTS } from './config/defaults.js';
 import type { Store } from './storage/types.js';
+import { shownAccountName } from './account-name.js';
 import type { Logger } from './logger.js';
 import { ResourceRegistry } from './resources.js';
 import { createClientPolicy, RESOURCE_SCOPE_PROPERTY, restrictUserlessGrants } from './client-policy.js';
@@ -195,7 +196,7 @@ function findAccount(store: Store, server: { production: boolean }): Configurati
     return {
       accountId: account.id,
       async claims() {
-        return { sub: account.id, preferred_username: account.username, name: account.displayName ?? account.username };
+        return { sub: account.id, preferred_username: account.username, name: shownAccountName(account) };
       },
     };
   };

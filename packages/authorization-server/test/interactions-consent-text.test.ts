@@ -43,11 +43,20 @@ describe('consent page: resource names, scope descriptions, "Not you?"', () => {
       passwordHash: await hashPassword('bob-password'),
       disabled: false,
     });
+    // Issue 46 F4/F5: a display name stored as it came (an operator's --display-name, an older
+    // version): U+3000 padding and a stack of combining marks.
+    await t.as.store.accounts.create({
+      id: 'zed-id',
+      username: 'zed',
+      displayName: `Zed${'\u3000'.repeat(150)}Q${'\u0336'.repeat(8)}`,
+      passwordHash: await hashPassword('zed-password'),
+      disabled: false,
+    });
   });
   afterAll(() => t.close());
 
-  async function start(ua: HeadlessBrowser, scope: string, resource = RESOURCE, prompt?: string) {
-    const { page } = await openAuthorization(t.url, { client_id: clientId, scope, resource, state: 'st', prompt }, ua);
+  async function start(ua: HeadlessBrowser, scope: string, resource = RESOURCE, prompt?: string, client = clientId) {
+    const { page } = await openAuthorization(t.url, { client_id: client, scope, resource, state: 'st', prompt }, ua);
     if (isUrl(page)) throw new Error(`unexpected redirect ${page.href}`);
     return page;
   }
@@ -135,6 +144,35 @@ describe('consent page: resource names, scope descriptions, "Not you?"', () => {
     const account = await ua.request(`${t.url}/account`);
     expect(account.status).toBe(200);
     expect(text(account.body)).toContain('as Bob Other.');
+  });
+
+  it('a display name is shown through the one display rule on the consent and account pages (white space collapsed, at most 3 marks per base)', async () => {
+    const ua = new HeadlessBrowser();
+    const consent = await submit(ua, await start(ua, 'notes:read'), { username: 'zed', password: 'zed-password', action: 'login' });
+    expect(text(consent.body)).toContain(`as Zed Q${'\u0336'.repeat(3)}.`);
+    expect(consent.body).not.toMatch(/\u3000|\u0336{4}/u);
+    const code = await ua.submit(consent, { action: 'approve' }, REDIRECT);
+    expect(isUrl(code) && code.searchParams.get('code')).toBeTruthy();
+    const account = await ua.request(`${t.url}/account`);
+    expect(account.status).toBe(200);
+    expect(text(account.body)).toContain(`as Zed Q${'\u0336'.repeat(3)}.`);
+    expect(account.body).not.toMatch(/\u3000|\u0336{4}/u);
+  });
+
+  it('a client_name is shown through the same rule on the login, consent and account pages (white space collapsed, at most 3 marks per base)', async () => {
+    const padded = (await registerClient(t.url, { client_name: `Evil${'\u3000'.repeat(150)}App${'\u0336'.repeat(8)}`, scope: 'openid' }))
+      .body.client_id;
+    const ua = new HeadlessBrowser();
+    const login = await start(ua, 'notes:read', RESOURCE, undefined, padded);
+    expect(login.body).toContain(`Evil App${'\u0336'.repeat(3)}</strong>`);
+    expect(login.body).not.toMatch(/\u3000|\u0336{4}/u);
+    const consent = await submit(ua, login, { username: 'alice', password: 'alice-password', action: 'login' });
+    expect(consent.body).toContain(`Evil App${'\u0336'.repeat(3)}</strong>`);
+    expect(consent.body).not.toMatch(/\u3000|\u0336{4}/u);
+    await ua.submit(consent, { action: 'approve' }, REDIRECT);
+    const account = await ua.request(`${t.url}/account`);
+    expect(account.body).toContain(`Revoke access of Evil App${'\u0336'.repeat(3)}`);
+    expect(account.body).not.toMatch(/\u3000|\u0336{4}/u);
   });
 
   it('switch-account without the form token is refused (403) and the session stays', async () => {

@@ -7,6 +7,8 @@
  * what the key was computed from (UTS #15 NFKC, UTS #39 §5 mixed-script, RFC 5321 §4.5.3.1).
  */
 
+import { EXCESS_COMBINING_MARK } from './terminal-text.js';
+
 /** Longest name that contains `@` (RFC 5321 §4.5.3.1.3 path limit less the angle brackets). */
 export const MAX_EMAIL_NAME_LENGTH = 254;
 /** Longest other name, in code points. */
@@ -66,8 +68,11 @@ export function isUsername(name: unknown): name is string {
 
 /**
  * Free text another party chose (an upstream provider's `name` claim) made safe to show as a
- * display name: NFKC, invisible and control characters dropped, runs of white space made one
- * space, at most `max` code points; undefined when nothing is left.
+ * display name: NFKC, invisible and control characters dropped, runs of any Unicode white space
+ * (U+3000 ideographic space, NBSP, …) made one space, combining marks beyond the terminal
+ * writer's bound dropped (`MAX_COMBINING_MARKS` in terminal-text.ts), at most `max` code points;
+ * undefined when nothing is left. The one rule for every name a server or provider chose, wherever
+ * it is shown (AS pages, CLI, client events).
  */
 export function displaySafeText(value: unknown, max = MAX_USERNAME_LENGTH): string | undefined {
   if (typeof value !== 'string') return undefined;
@@ -76,7 +81,8 @@ export function displaySafeText(value: unknown, max = MAX_USERNAME_LENGTH): stri
     .normalize('NFKC')
     .replace(new RegExp(`${CONTROL.source}|${INVISIBLE.source}`, 'gu'), ' ')
     .replace(/\p{White_Space}+/gu, ' ')
-    .trim();
+    .trim()
+    .replace(new RegExp(EXCESS_COMBINING_MARK, 'gu'), '');
   const out = [...text].slice(0, max).join('').trim();
   return out === '' ? undefined : out;
 }

@@ -70,6 +70,7 @@ export {
   terminalJson,
   terminalText,
   visibleText,
+  MAX_COMBINING_MARKS,
   type Terminal,
   type TerminalText,
 } from './terminal-text.js';

@@ -25,9 +25,29 @@ export type TerminalText = string & { readonly [TERMINAL_TEXT]: true };
  * variation selectors, combining grapheme joiner …): nothing a value shows may be invisible or a
  * line break.
  */
-const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{Default_Ignorable_Code_Point}]/gu;
+const INVISIBLE_SET = String.raw`[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{Default_Ignorable_Code_Point}]`;
+
+/**
+ * How many combining marks one base character may carry on screen. Nonspacing (Mn) and enclosing
+ * (Me) marks draw over the column of the character before them, and a stack of them ("Zalgo")
+ * paints over the neighbouring columns and the lines above and below. UAX #15 §13 (Stream-Safe
+ * Text Format) caps a run of non-starters at 30 so that normalization stays bounded; that is a
+ * processing bound, far above what a line can show. Three is the display bound: natural text
+ * needs at most two or three marks on one base (Vietnamese and Thai two, pointed Hebrew with
+ * cantillation three), and three still stay inside one line's height.
+ */
+export const MAX_COMBINING_MARKS = 3;
+
+/**
+ * A combining mark (Mn, Me) beyond {@link MAX_COMBINING_MARKS} on one base, or one with no base in
+ * the text (it would combine with whatever the terminal showed before). The one rule for both the
+ * terminal writer and {@link displaySafeText}.
+ */
+export const EXCESS_COMBINING_MARK = String.raw`(?:(?<=[\p{Mn}\p{Me}]{${MAX_COMBINING_MARKS}})|(?<=^[\p{Mn}\p{Me}]*))[\p{Mn}\p{Me}]`;
+
+const INVISIBLE = new RegExp(`${INVISIBLE_SET}|${EXCESS_COMBINING_MARK}`, 'gu');
 /** The same set less newline and tab, for the program's own layout. */
-const INVISIBLE_BUT_LAYOUT = /(?![\n\t])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{Default_Ignorable_Code_Point}]/gu;
+const INVISIBLE_BUT_LAYOUT = new RegExp(`(?![\n\t])${INVISIBLE_SET}|${EXCESS_COMBINING_MARK}`, 'gu');
 
 const SHORT: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
@@ -39,14 +59,14 @@ function escapeCodePoint(c: string): string {
 }
 
 /**
- * A value as one visible run of text: every control, invisible and line-breaking character
- * written as an escape. For anything a server or a store said, wherever it is printed or echoed.
+ * A value as one visible run of text: every control, invisible and line-breaking character, and
+ * every combining mark beyond {@link MAX_COMBINING_MARKS} on one base, written as an escape. For anything a server or a store said, wherever it is printed or echoed.
  */
 export function visibleText(value: unknown): string {
   return String(value).replace(INVISIBLE, escapeCodePoint);
 }
 
-/** True when {@link visibleText} would change nothing (no control, invisible or line break). */
+/** True when {@link visibleText} would change nothing (no control, invisible, line break or mark stack). */
 export function isVisibleText(value: string): boolean {
   INVISIBLE.lastIndex = 0;
   return !INVISIBLE.test(value);

@@ -108,6 +108,13 @@ describe('displaySafeText: a display name another party chose', () => {
     ['   ', undefined],
     [42, undefined],
     [undefined, undefined],
+    // Issue 46 F4: any Unicode white space run is one space (U+3000 padding, NBSP, em space).
+    [`alice${'\u3000'.repeat(150)}(sub 1)`, 'alice (sub 1)'],
+    ['a\u00a0\u2003\u205f\u3000b', 'a b'],
+    // Issue 46 F5: at most MAX_COMBINING_MARKS marks on one base (the terminal writer's bound).
+    [`Bob${'\u0336\u0489\u0334\u0338'.repeat(30)}`, 'Bob\u0336\u0489\u0334'],
+    ['\u0336\u0336x', 'x'],
+    ['Vie\u0323\u0302t Nam', 'Việt Nam'],
   ])('%j → %j', (value, safe) => expect(displaySafeText(value)).toBe(safe));
 
   it('is bounded (a 100 KB value gives at most 100 code points)', () => {

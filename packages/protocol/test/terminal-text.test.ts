@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { createTerminal, isVisibleText, joinText, ownLayout, terminalJson, terminalText, visibleText } from '../src/terminal-text.js';
+import {
+  createTerminal,
+  isVisibleText,
+  joinText,
+  MAX_COMBINING_MARKS,
+  ownLayout,
+  terminalJson,
+  terminalText,
+  visibleText,
+} from '../src/terminal-text.js';
 
 /**
  * What a server says is data, never layout (issue 46 items 6, 7). ECMA-48 C0/C1 control functions,
@@ -111,5 +120,58 @@ describe('terminalJson and createTerminal', () => {
     expect(out[0]).toBe('o\\u001b[31m\n');
     expect(err[0]).toBe('e\\u009d0;title\\u0007\\u2028\n');
     expect(out[1]).toBe('{\n  "v": "\\u0085"\n}\n');
+  });
+});
+
+/**
+ * Stacked combining marks ("Zalgo", issue 46 F5): nonspacing (Mn) and enclosing (Me) marks draw
+ * over the base's column and the lines around it. UAX #15 §13 (Stream-Safe Text Format) bounds a
+ * run of non-starters at 30 for processing; the display bound is MAX_COMBINING_MARKS per base, and
+ * every further mark, or a mark with no base in the value, is shown as an escape.
+ */
+describe('visibleText: at most MAX_COMBINING_MARKS combining marks per base character', () => {
+  const stroke = '\u0336'; // COMBINING LONG STROKE OVERLAY (Mn)
+  it('the bound is tighter than the Stream-Safe limit of 30', () => {
+    expect(MAX_COMBINING_MARKS).toBeGreaterThanOrEqual(2);
+    expect(MAX_COMBINING_MARKS).toBeLessThan(30);
+  });
+
+  it.each([
+    ['Mn long stroke overlay × 8', `Z${stroke.repeat(8)}`, `Z${stroke.repeat(3)}${'\\u0336'.repeat(5)}`],
+    ['Me cyrillic millions sign × 5', `B${'\u0489'.repeat(5)}`, `B${'\u0489'.repeat(3)}${'\\u0489'.repeat(2)}`],
+    ['mixed Mn/Me run', 'B\u0336\u0489\u0334\u0338\u0301', 'B\u0336\u0489\u0334\\u0338\\u0301'],
+    ['a mark with no base in the value', `${stroke}x`, '\\u0336x'],
+    ['marks with no base, then a base with marks', `${stroke}${stroke}x${stroke}`, `\\u0336\\u0336x${stroke}`],
+    ['astral Mn (musical symbol combining tremolo-1) × 4', `a${'\u{1d167}'.repeat(4)}`, `a${'\u{1d167}'.repeat(3)}\\u{1d167}`],
+    ['Zalgo name of the review (Bob + 120 marks)', `Bob${'\u0336\u0489\u0334\u0338'.repeat(30)}`, undefined],
+  ])('%s', (_name, value, expected) => {
+    const shown = visibleText(value);
+    if (expected !== undefined) expect(shown).toBe(expected);
+    // No base carries more than the bound, and no mark leads the value.
+    expect(shown).not.toMatch(new RegExp(`[\\p{Mn}\\p{Me}]{${MAX_COMBINING_MARKS + 1}}`, 'u'));
+    expect(shown).not.toMatch(/^[\p{Mn}\p{Me}]/u);
+    expect(isVisibleText(value)).toBe(false);
+  });
+
+  it.each([
+    ['Vietnamese (NFD, two marks on one base)', 'Vie\u0323\u0302t'],
+    ['Thai (consonant, vowel and tone marks)', 'กี่'],
+    ['pointed Hebrew with cantillation (three marks)', 'בְּ\u0591'],
+    ['precomposed accents', 'déjà vu'],
+    ['Mc spacing marks are columns of their own', 'हिन्दी'],
+  ])('natural text is kept: %s', (_name, text) => {
+    expect(visibleText(text)).toBe(text);
+    expect(isVisibleText(text)).toBe(true);
+  });
+
+  it('the program writer and JSON apply the same bound (JSON still parses back)', () => {
+    const value = `Z${stroke.repeat(8)}`;
+    expect(ownLayout(`x${value}`)).toBe(`xZ${stroke.repeat(3)}${'\\u0336'.repeat(5)}`);
+    const json = terminalJson({ name: value });
+    expect(json).not.toMatch(new RegExp(`[\\p{Mn}\\p{Me}]{${MAX_COMBINING_MARKS + 1}}`, 'u'));
+    expect(JSON.parse(json)).toEqual({ name: value });
+    const written: string[] = [];
+    createTerminal({ stdout: (t) => written.push(t), stderr: (t) => written.push(t) }).out(`a${value}` as never);
+    expect(written.join('')).toBe(`aZ${stroke.repeat(3)}${'\\u0336'.repeat(5)}`);
   });
 });

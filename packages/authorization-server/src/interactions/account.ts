@@ -6,6 +6,7 @@
 import express, { type Request, type Response, type Router, type NextFunction } from 'express';
 import { pageSecurityHeaders } from './security-headers.js';
 import { audit } from '../audit.js';
+import { shownAccountName, shownClientName } from '../account-name.js';
 import { escapeHtml, page } from '../html.js';
 import { checkCsrfToken, issueCsrfToken } from './csrf.js';
 import { RememberedGrants } from './remembered-grants.js';
@@ -55,12 +56,12 @@ export function createAccountRouter(o: AccountPageOptions): Router {
               .join('')}</ul></dd>`;
           })
           .join('');
-        return `<li><h3>${escapeHtml(client?.clientName ?? g.clientId)}</h3>
+        return `<li><h3>${escapeHtml(shownClientName(client?.clientName, g.clientId))}</h3>
 <dl><dt>Client ID</dt><dd><code>${escapeHtml(g.clientId)}</code></dd><dt>Allowed</dt>${resources || '<dd>Basic access</dd>'}</dl>
 <form method="post" action="${escapeHtml(path)}">
 <input type="hidden" name="csrf" value="${escapeHtml(csrf)}">
 <input type="hidden" name="client_id" value="${escapeHtml(g.clientId)}">
-<button type="submit" name="action" value="revoke">Revoke access of ${escapeHtml(client?.clientName ?? g.clientId)}</button>
+<button type="submit" name="action" value="revoke">Revoke access of ${escapeHtml(shownClientName(client?.clientName, g.clientId))}</button>
 </form></li>`;
       }),
     );
@@ -88,7 +89,7 @@ ${items.length ? `<ul class="grants">${items.join('\n')}</ul>` : '<p>No applicat
         return;
       }
       const notice = typeof req.query.revoked === 'string' ? 'Access revoked.' : undefined;
-      await render(res, account.id, account.displayName ?? account.username, notice);
+      await render(res, account.id, shownAccountName(account), notice);
     } catch (err) {
       next(err);
     }

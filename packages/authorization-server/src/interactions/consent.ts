@@ -4,6 +4,7 @@
  */
 import type { Request, Response } from 'express';
 import { audit } from '../audit.js';
+import { shownAccountName } from '../account-name.js';
 import type { Details, Grant, InteractionContext } from './context.js';
 import { issueCsrfToken } from './csrf.js';
 import { grantRequestedAccess, isEmpty, missingAccess, notCoveredBy } from './grant.js';
@@ -71,7 +72,7 @@ export function createConsentStep(ctx: InteractionContext): ConsentStep {
         csrf,
         stylesheet: ctx.stylesheet,
         ...client,
-        account: account?.displayName ?? account?.username ?? 'your account',
+        account: account ? shownAccountName(account) : 'your account',
         // No login in this request: the browser's earlier session was reused, maybe someone else's.
         switchAccount: !details.lastSubmission?.login,
         reconfirm,

@@ -9,6 +9,7 @@ import type { Store } from '../storage/types.js';
 import type { Logger } from '../logger.js';
 import type { ResourceRegistry } from '../resources.js';
 import { isCimdClientId } from '../client-policy.js';
+import { shownClientName } from '../account-name.js';
 import { allLoopback, parseUrl } from '../urls.js';
 import type { ResolvedConfig } from '../config/types.js';
 import type { UpstreamLogin } from '../upstream/login.js';
@@ -101,7 +102,7 @@ export function createInteractionContext(o: InteractionOptions): InteractionCont
       const cimd = isCimdClientId(clientId);
       return {
         clientId,
-        clientName: client?.clientName ?? clientId,
+        clientName: shownClientName(client?.clientName, clientId),
         unverified: !o.staticClientIds.has(clientId),
         cimdHost: cimd ? parseUrl(clientId)?.host : undefined,
         redirectHost: redirectUrl ? redirectUrl.host || redirectUrl.protocol : redirectUri,

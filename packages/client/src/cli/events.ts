@@ -16,7 +16,7 @@ export function describeEvent(e: McpAuthEvent): TerminalText | undefined {
     case 'waiting_for_callback':
       return terminalText`Waiting for you to sign in and allow access in the browser…`;
     case 'authorized':
-      return terminalText`Authorized${e.scope ? ` (scope: ${e.scope})` : ''}${e.account ? ` as ${accountLabel(e.account)}` : ''}`;
+      return terminalText`Authorized${e.scope ? ` (scope: ${e.scope})` : ''}${e.account ? ` ${accountLabel(e.account, e.issuer)}` : ''}`;
     case 'refreshed':
       return terminalText`Access token expired: refreshed it`;
     case 'refresh_failed':

@@ -190,7 +190,7 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
       // the account is what shows it.
       term.out(
         tokens.account
-          ? terminalText`Signed in as ${accountLabel(tokens.account)}: if that is not your account, run \`mcp-auth-kit logout ${url}\` now.\n`
+          ? terminalText`Signed in ${accountLabel(tokens.account, tokens.issuer)}: if that is not your account, run \`mcp-auth-kit logout ${url}\` now.\n`
           : terminalText`The authorization server did not say which account signed in.\n`,
       );
     });

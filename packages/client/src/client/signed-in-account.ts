@@ -1,3 +1,4 @@
+import { displaySafeText } from '@mcp-auth-kit/protocol';
 import * as oauth from 'oauth4webapi';
 import type { TokenEndpointResponse } from '../oauth.js';
 
@@ -10,7 +11,10 @@ import type { TokenEndpointResponse } from '../oauth.js';
 export interface SignedInAccount {
   /** The subject (`sub`) of the account. */
   sub: string;
-  /** A display name (`name`, else `preferred_username`) when the AS gave one. */
+  /**
+   * A display name (`name`, else `preferred_username`) when the AS gave one, made safe to show by
+   * the protocol package's `displaySafeText` (at most 100 code points).
+   */
   name?: string;
   /**
    * Where it was read: the validated ID Token (OpenID Connect, `openid` granted), else the
@@ -19,7 +23,7 @@ export interface SignedInAccount {
   source: 'id_token' | 'access_token';
 }
 
-/** Longest `sub` or name kept: they are shown, not used. */
+/** Longest `sub` kept: it is shown, not used. */
 const MAX_CLAIM_LENGTH = 200;
 
 function claim(value: unknown): string | undefined {
@@ -30,7 +34,9 @@ function claim(value: unknown): string | undefined {
 function fromClaims(claims: Record<string, unknown>, source: SignedInAccount['source']): SignedInAccount | undefined {
   const sub = claim(claims.sub);
   if (!sub) return undefined;
-  const name = claim(claims.name) ?? claim(claims.preferred_username);
+  // The AS's free text: the one display rule (white space runs made one space, invisibles and mark
+  // stacks dropped, bounded) before any application shows it.
+  const name = displaySafeText(claims.name) ?? displaySafeText(claims.preferred_username);
   return { sub, ...(name !== undefined && { name }), source };
 }
 

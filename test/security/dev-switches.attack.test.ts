@@ -213,6 +213,54 @@ describe('every dev switch, refused on every interface and in production', () =>
 });
 
 /**
+ * The outside review's second paths (issue 46, review finding 7): `NODE_ENV` spelt in another case
+ * dropped every production check, and a server configured behind a proxy (`TRUST_PROXY`) still
+ * honoured the dev switches, although a proxy brings requests from elsewhere whatever the listen
+ * address is.
+ */
+describe('second paths around the rule: NODE_ENV in another case, a proxy in front', () => {
+  it.each(['Production', 'PRODUCTION', ' production '])('NODE_ENV=%j is production: the demo user is refused', (nodeEnv) => {
+    const { config, problems } = loadConfig({ NODE_ENV: nodeEnv, AS_DEMO_USER: '1' });
+    expect(config.production).toBe(true);
+    expect(problems.join('\n')).toMatch(/demoUser \(AS_DEMO_USER\): dev-only switch refused in production/);
+  });
+
+  it('NODE_ENV=Production with AS_HOST=0.0.0.0 and the default http issuer exits 1 (the production issuer rules apply)', async () => {
+    const run = await runMain({ NODE_ENV: 'Production', AS_HOST: '0.0.0.0', MCP_RESOURCE: 'https://mcp.example.com/mcp' });
+    expect(run.started, run.output).toBe(false);
+    expect(run.code).toBe(1);
+  }, 30_000);
+
+  for (const [label, on] of Object.entries(TURN_ON)) {
+    it(`${label} with trustProxy (a proxy in front), on loopback: refused before listening`, async () => {
+      const err = await refusal({ ...on, authorizationServer: { ...on.authorizationServer, trustProxy: 1 } });
+      expect(err.problems.join('\n')).toMatch(/dev-only switch refused because trustProxy \(TRUST_PROXY\) says a proxy forwards requests/);
+    });
+  }
+
+  it('the environment too: TRUST_PROXY=1 with DEV_AUTO_LOGIN or AS_DEMO_USER=1 is a config problem', () => {
+    for (const env of [{ DEV_AUTO_LOGIN: 'admin' }, { AS_DEMO_USER: '1' }]) {
+      const { problems } = loadConfig({ TRUST_PROXY: '1', ...env });
+      expect(problems.join('\n'), JSON.stringify(env)).toMatch(/dev-only switch refused because trustProxy \(TRUST_PROXY\)/);
+    }
+  });
+
+  it('behind a proxy the demo account is not seeded by default (not a local server)', async () => {
+    const server = await startAuthServer({
+      port: 0,
+      storage: { kind: 'memory' },
+      logger: silentLogger,
+      authorizationServer: { trustProxy: 1 },
+    });
+    try {
+      expect(await server.server.store.accounts.findByUsername('demo')).toBeFalsy();
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+/**
  * The enumeration: a source scan of every place a setting is born (env names, option and config
  * docs) that fails when a dev-only setting is not a row of the table above, or an environment
  * variable has not been reviewed.

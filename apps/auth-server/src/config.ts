@@ -8,7 +8,7 @@ import { ConfigError, isLoopbackHost } from '@mcp-auth-kit/protocol';
 import { parse as parseYaml } from 'yaml';
 import { DEFAULT_REVOCATION_PREFIX } from '@mcp-auth-kit/protocol';
 import { storageConfigFromEnv, type AuthorizationServerConfig, type StorageConfig } from '@mcp-auth-kit/authorization-server';
-import { DEFAULTS, devSwitchProblems, exposedListenHost, validateConfig } from '@mcp-auth-kit/authorization-server/ops';
+import { behindProxy, DEFAULTS, devSwitchProblems, exposedListenHost, validateConfig } from '@mcp-auth-kit/authorization-server/ops';
 import { DEMO_USER_SWITCH, listenHostsOf } from './dev-switches.js';
 
 /** The demo MCP server of the runtime contract: the resource when none is configured. */
@@ -322,7 +322,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): { config: LoadedConfig; prob
     devAutoLogin: setting('devAutoLogin'),
     cimdAllowPrivateNetwork: flag(app.cimdFlag) ?? false,
     demoUser: flag(app.demoFlag),
-    production: env.NODE_ENV?.trim() === 'production',
+    // `Production` or `PRODUCTION` is production too: a case slip must not drop every production check.
+    production: env.NODE_ENV?.trim().toLowerCase() === 'production',
     logLevel: app.logLevel,
     shutdownTimeoutMs: app.shutdownTimeoutMs,
     authorizationServer,
@@ -362,7 +363,12 @@ function serverConfigProblems(config: LoadedConfig): string[] {
     ...devSwitchProblems(
       [DEMO_USER_SWITCH],
       { demoUser: config.demoUser },
-      { production: config.production, issuer, listenHosts: probe.listenHosts },
+      {
+        production: config.production,
+        issuer,
+        listenHosts: probe.listenHosts,
+        behindProxy: behindProxy(config.authorizationServer?.trustProxy),
+      },
     ),
   );
   return problems;

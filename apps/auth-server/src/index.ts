@@ -17,7 +17,7 @@ import {
   type StorageConfig,
   type Store,
 } from '@mcp-auth-kit/authorization-server';
-import { devSwitchProblems, exposedListenHost, storageProblems } from '@mcp-auth-kit/authorization-server/ops';
+import { behindProxy, devSwitchProblems, exposedListenHost, storageProblems } from '@mcp-auth-kit/authorization-server/ops';
 import { ConfigError, isLoopbackHost } from '@mcp-auth-kit/protocol';
 import {
   DEFAULT_LOG_LEVEL,
@@ -196,7 +196,11 @@ function devSettingsOf(options: StartAuthServerOptions) {
  * actually bound) and the store (every problem of it, found before it is opened).
  */
 function problemsBeforeListening(options: StartAuthServerOptions, production: boolean | undefined): string[] {
-  const problems = devSwitchProblems(APP_DEV_SWITCHES, devSettingsOf(options), { production, listenHosts: listenHostsOf(options.host) });
+  const problems = devSwitchProblems(APP_DEV_SWITCHES, devSettingsOf(options), {
+    production,
+    listenHosts: listenHostsOf(options.host),
+    behindProxy: behindProxy(options.authorizationServer?.trustProxy),
+  });
   try {
     problems.push(...storageProblems(storageFor(options)));
   } catch (err) {
@@ -277,10 +281,12 @@ function bind(options: StartAuthServerOptions, servers: Server[], port: number):
   // The addresses the sockets are bound to (a name such as `localhost` resolved by the system).
   const listenHosts = servers.map((s) => (s.address() as AddressInfo).address);
   const exposedHost = exposedListenHost(listenHosts);
-  const refused = devSwitchProblems(APP_DEV_SWITCHES, devSettingsOf(options), { production, issuer, listenHosts });
+  const proxied = behindProxy(options.authorizationServer?.trustProxy);
+  const refused = devSwitchProblems(APP_DEV_SWITCHES, devSettingsOf(options), { production, issuer, listenHosts, behindProxy: proxied });
   if (refused.length) throw new ConfigError(refused);
   // An issuer that is no URL is not local; createAuthorizationServer reports it with the rest (a ConfigError, not a TypeError).
-  const local = URL.canParse(issuer) && isLoopbackHost(new URL(issuer).hostname) && exposedHost === undefined;
+  // Behind a proxy requests come from wherever it takes them: not local either.
+  const local = URL.canParse(issuer) && isLoopbackHost(new URL(issuer).hostname) && exposedHost === undefined && !proxied;
   const seedDemoUser = options.demoUser ?? (local && !production);
   return { issuer, listenHosts, production, local, seedDemoUser, exposedHost };
 }

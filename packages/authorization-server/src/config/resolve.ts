@@ -13,7 +13,7 @@ import { isValidResourceIndicator, parseUrl } from '../urls.js';
 import { dpopConfigProblems } from '../dpop.js';
 import { upstreamConfigProblems } from '../upstream/config.js';
 import { productionProblems } from '../ops/production.js';
-import { DEV_SWITCHES, devSwitchProblems } from '../ops/dev-switches.js';
+import { behindProxy, DEV_SWITCHES, devSwitchProblems } from '../ops/dev-switches.js';
 import { refreshGraceConfigProblems } from '../refresh-grace.js';
 import { applyMetadataPolicy, DEFAULT_TOKEN_ENDPOINT_AUTH_METHOD } from '../client-metadata-policy.js';
 import { scopeTextConfigProblems } from '../interactions/scope-text.js';
@@ -130,7 +130,10 @@ function deploymentProblems(c: LooseOptions): string[] {
   // Production refuses dev switches itself (productionProblems); elsewhere the listen addresses
   // and the issuer decide (ops/dev-switches.ts).
   if (c.production) problems.push(...productionProblems(c));
-  else problems.push(...devSwitchProblems(DEV_SWITCHES, c, { issuer: c.issuer, listenHosts: c.listenHosts }));
+  else {
+    const exposure = { issuer: c.issuer, listenHosts: c.listenHosts, behindProxy: behindProxy(c.trustProxy) };
+    problems.push(...devSwitchProblems(DEV_SWITCHES, c, exposure));
+  }
   if (c.cimd?.extraCaCertificates && !c.cimd.allowPrivateNetwork) {
     problems.push('cimd.extraCaCertificates: only allowed together with cimd.allowPrivateNetwork (dev only)');
   }

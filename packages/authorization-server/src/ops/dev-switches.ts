@@ -73,6 +73,16 @@ export interface DevSwitchExposure {
    * production and the issuer then decide.
    */
   listenHosts?: readonly string[];
+  /**
+   * The server is configured to sit behind a proxy (`trustProxy`): requests then arrive from
+   * wherever the proxy takes them, whatever address the server listens on.
+   */
+  behindProxy?: boolean;
+}
+
+/** Whether a `trustProxy` setting says a proxy forwards requests to this server. */
+export function behindProxy(trustProxy: unknown): boolean {
+  return trustProxy !== undefined && trustProxy !== false && trustProxy !== 0 && !(Array.isArray(trustProxy) && trustProxy.length === 0);
 }
 
 /** The first listen address that is reachable from outside, if any (an empty list is unknown). */
@@ -100,6 +110,11 @@ export function devSwitchProblems<C>(switches: readonly DevSwitch<C>[], config: 
     const name = sw.env ? `${sw.setting} (${sw.env})` : sw.setting;
     if (exposure.production) {
       problems.push(`${name}: dev-only switch refused in production; ${sw.fix}`);
+    } else if (exposure.behindProxy) {
+      problems.push(
+        `${name}: dev-only switch refused because trustProxy (TRUST_PROXY) says a proxy forwards requests to this server ` +
+          `from elsewhere; turn trustProxy off for local development or ${sw.fix}`,
+      );
     } else if (exposed !== undefined) {
       problems.push(
         `${name}: dev-only switch refused because the server listens on ${describeHost(exposed)}, which is reachable from outside ` +

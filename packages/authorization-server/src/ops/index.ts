@@ -4,7 +4,7 @@ export { validateConfig, resolveConfig } from '../config.js';
 export { DEFAULTS } from '../config/defaults.js';
 export { storageProblems } from '../storage/config.js';
 export { productionProblems } from './production.js';
-export { DEV_SWITCHES, devSwitchProblems, exposedListenHost, type DevSwitch, type DevSwitchExposure } from './dev-switches.js';
+export { behindProxy, DEV_SWITCHES, devSwitchProblems, exposedListenHost, type DevSwitch, type DevSwitchExposure } from './dev-switches.js';
 // Who made an account and which operator paths may claim it (README "Accounts").
 export { DEMO_SOURCE, describeSource, operatorOwns, signInRefusal } from '../account-origin.js';
 export { PRODUCTION_MARK } from '../accounts.js';

@@ -26,6 +26,11 @@ describe('configFromEnv', () => {
     });
   });
 
+  it('reads TRUST_PROXY as the number of proxies in front (dev switches are refused with it: dev-switches.attack)', () => {
+    const c = configFromEnv({ AS_ISSUER: 'https://auth.example.com', TRUST_PROXY: '1', MCP_RESOURCE: 'https://mcp.example.com/mcp' });
+    expect(c.authorizationServer?.trustProxy).toBe(1);
+  });
+
   it('reads every variable', () => {
     const c = configFromEnv({
       AS_PORT: '9100',
@@ -36,10 +41,8 @@ describe('configFromEnv', () => {
       CIMD_ALLOW_PRIVATE_NETWORK: '1',
       DATABASE_URL: 'postgres://root@127.0.0.1:5432/test',
       AS_HOST: '::1',
-      TRUST_PROXY: '1',
     });
     expect(c.host).toBe('::1');
-    expect(c.authorizationServer?.trustProxy).toBe(1);
     expect(c).toMatchObject({
       port: 9100,
       issuer: 'http://localhost:9100',

@@ -43,7 +43,6 @@ const REVIEWED: Array<{ file: string; text: RegExp; why: string }> = [
     text: /req\.socket\.remoteAddress \?\? 'unknown'/,
     why: 'throttle, rate-limit and audit key of a request whose socket has no address any more',
   },
-  { file: 'interactions/consent.ts', text: /\?\? 'your account'/, why: 'page text for an account without a name' },
   { file: 'cimd.ts', text: /options\.method \?\? 'GET'/, why: 'the Fetch standard’s own default method' },
   { file: 'provider-fetch.ts', text: /options\.method \?\? 'GET'/, why: 'the Fetch standard’s own default method' },
   {

@@ -2,7 +2,8 @@
 // Conformance client for @modelcontextprotocol/conformance client scenarios.
 // It only wires @mcp-auth-kit/client (built dist) to the scenario: the server URL is the last
 // argument, optional credentials come from MCP_CONFORMANCE_CONTEXT. No per-scenario OAuth logic.
-import { McpAuthClient, MemoryStore, createAuthFetch, discoverProtectedResource, enterpriseManagedAssertion } from '@mcp-auth-kit/client';
+import { McpAuthClient, MemoryStore, createAuthFetch, enterpriseManagedAssertion } from '@mcp-auth-kit/client';
+import { discoverProtectedResource } from '@mcp-auth-kit/client/core';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { HeadlessBrowser } from '@mcp-auth-kit/test-utils';
 

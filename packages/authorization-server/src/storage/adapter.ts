@@ -13,6 +13,7 @@
  * request fails with `invalid_grant` and the grant is revoked, as oidc-provider itself does
  * when it sees a consumed code.
  */
+import type { RequestContext } from './request-context.js';
 import Provider, { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 import { type Clock, epochSeconds } from './clock.js';
 import { type ModelBackend, type NextRow, type Stamp, toRow } from './model-rows.js';
@@ -71,9 +72,6 @@ interface PendingRotation {
 const pendingRotations = new WeakMap<object, PendingRotation>();
 
 /** The parts of oidc-provider's request context (`Provider.ctx`) read here. */
-export interface RequestContext {
-  oidc?: { route?: string; params?: Record<string, unknown> };
-}
 
 /** `ctx` when it is a refresh at the token endpoint. */
 function refreshRequest(ctx: RequestContext | undefined): RequestContext | undefined {

@@ -3,7 +3,8 @@
  * "closed" guard, and the periodic clean-up timer.
  */
 import type { Adapter } from 'oidc-provider';
-import { ModelAdapter, type RequestContext } from './adapter.js';
+import { ModelAdapter } from './adapter.js';
+import type { RequestContext } from './request-context.js';
 import type { Clock } from './clock.js';
 import { closedError } from './errors.js';
 import { createKeyStore, type KeyBackend } from './keys.js';

@@ -5,7 +5,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { afterEach, beforeEach, describe } from 'vitest';
-import type { RequestContext } from '../../src/storage/adapter.js';
+import type { RequestContext } from '../../src/storage/request-context.js';
 import type { OpenStoreOptions } from '../../src/storage/assemble.js';
 import type { Store } from '../../src/storage/index.js';
 import { accountsContract } from './contract/accounts.js';

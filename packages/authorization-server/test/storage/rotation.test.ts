@@ -9,7 +9,8 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ModelAdapter, type RequestContext } from '../../src/storage/adapter.js';
+import { ModelAdapter } from '../../src/storage/adapter.js';
+import type { RequestContext } from '../../src/storage/request-context.js';
 import type { ModelBackend, ModelRow, Stamp } from '../../src/storage/model-rows.js';
 import { PgModels } from '../../src/storage/postgres/models.js';
 import { ReadAhead } from '../../src/storage/postgres/read-ahead.js';

@@ -49,6 +49,10 @@ interface CliContext {
   server?: string;
 }
 
+function requestTimeoutMs(opts: GlobalOpts): number {
+  return Number(opts.requestTimeout) * 1000;
+}
+
 function makeClient(opts: GlobalOpts, ctx: CliContext): McpAuthClient {
   const { term, env } = ctx;
   const home = opts.home ?? defaultStoreDir(env);
@@ -56,7 +60,7 @@ function makeClient(opts: GlobalOpts, ctx: CliContext): McpAuthClient {
     clientName: 'mcp-auth-kit CLI',
     store: new FileStore(join(home, 'store.json')),
     authorizationTimeoutMs: Number(opts.timeout) * 1000,
-    requestTimeoutMs: Number(opts.requestTimeout) * 1000,
+    requestTimeoutMs: requestTimeoutMs(opts),
     privateNetworks: opts.privateNetworks,
     onEvent: (e) => {
       const text = describeEvent(e);
@@ -107,14 +111,57 @@ function clientCredentialOptions(
   return { preRegistered: [{ issuer: opts.issuer, client_id: opts.clientId, ...(secret !== undefined && { client_secret: secret }) }] };
 }
 
-async function withMcp<T>(url: string, auth: McpAuthClient, fn: (c: Client) => Promise<T>): Promise<T> {
+/**
+ * One-shot MCP commands: every SDK request (initialize included) ends within --request-timeout,
+ * in place of the SDK's own 60 s default, so the help's promise holds for the MCP exchange too.
+ */
+async function withMcp<T>(
+  url: string,
+  auth: McpAuthClient,
+  timeoutMs: number,
+  fn: (c: Client, options: { timeout: number }) => Promise<T>,
+): Promise<T> {
   const client = new Client({ name: 'mcp-auth-kit', version: cliVersion() });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url), { fetch: createAuthFetch(auth) }));
+  const options = { timeout: timeoutMs };
+  // The SDK reports a failed SSE stream (e.g. an event over maxMessageBytes) only to onerror, as
+  // text, and lets the request run into its timeout: the refusal is kept, the connection closed at
+  // once (failing the pending request), and the refusal is what the user is told.
+  let refusal: McpAuthError | undefined;
+  const authFetch = createAuthFetch(auth);
+  const fetch: typeof authFetch = async (input, init) =>
+    observeBody(await authFetch(input, init), (err) => {
+      if (!(err instanceof McpAuthError) || refusal) return;
+      refusal = err;
+      void client.close().catch(() => undefined);
+    });
   try {
-    return await fn(client);
+    await client.connect(new StreamableHTTPClientTransport(new URL(url), { fetch }), options);
+    return await fn(client, options);
+  } catch (err) {
+    throw refusal ?? err;
   } finally {
     await client.close().catch(() => undefined);
   }
+}
+
+/** `res` whose body, when reading it fails, first tells `onError` why. */
+function observeBody(res: Response, onError: (err: unknown) => void): Response {
+  if (!res.body) return res;
+  const reader = res.body.getReader();
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const chunk = await reader.read();
+        if (chunk.done) controller.close();
+        else controller.enqueue(chunk.value);
+      } catch (err) {
+        onError(err);
+        controller.error(err);
+      }
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
+  return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
 }
 
 /** Builds the `mcp-auth-kit` command line program. */
@@ -144,7 +191,7 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
     .addOption(
       new Option(
         '--request-timeout <seconds>',
-        'deadline of each network request (a whole OAuth answer; the response headers of the MCP server)',
+        'deadline of each network request (a whole OAuth answer; the response headers and JSON answer of the MCP server; each MCP request)',
       )
         .default('30')
         .argParser(parseSeconds),
@@ -162,7 +209,8 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
       [
         '',
         'Time limits: every network request ends within --request-timeout seconds (default 30): the whole answer',
-        'of an authorization server, the response headers of an MCP server. A command makes a bounded number of',
+        'of an authorization server, the headers and JSON answer of an MCP server, each MCP request of tools and',
+        'call. An MCP message (JSON answer or SSE event) over 8 MiB is refused. A command makes a bounded number of',
         'requests; login, tools and call also wait up to --timeout seconds (default 300) for the browser, and any',
         'command waits at most 60 s for another mcp-auth-kit process that holds the token store.',
         '',
@@ -252,7 +300,7 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
     .argument('<mcp-url>', mcpUrl, parseMcpUrl)
     .option('--json', 'print the raw tools/list result')
     .action(async (url: string, cmd: { json?: boolean }) => {
-      const { tools } = await withMcp(url, makeClient(globals(), ctx), (c) => c.listTools());
+      const { tools } = await withMcp(url, makeClient(globals(), ctx), requestTimeoutMs(globals()), (c, o) => c.listTools(undefined, o));
       if (cmd.json) return term.json(tools);
       if (tools.length === 0) return term.out(terminalText`The server offers no tools.\n`);
       for (const t of tools) term.out(terminalText`${t.name}${t.description ? ` — ${t.description}` : ''}\n`);
@@ -267,7 +315,9 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
     .addHelpText('after', '\nExample:\n  mcp-auth-kit call http://localhost:3000/mcp add_note \'{"text":"hello"}\'\n')
     .action(async (url: string, tool: string, json: string) => {
       const args = parseToolArguments(json);
-      const result = await withMcp(url, makeClient(globals(), ctx), (c) => c.callTool({ name: tool, arguments: args }));
+      const result = await withMcp(url, makeClient(globals(), ctx), requestTimeoutMs(globals()), (c, o) =>
+        c.callTool({ name: tool, arguments: args }, o),
+      );
       term.json(result);
       if ((result as { isError?: boolean }).isError) setExitCode(1);
     });

@@ -81,6 +81,12 @@ export interface AuthStore {
   setServer(binding: ServerBinding): Promise<void>;
   deleteServer(server: string): Promise<void>;
   listServers(): Promise<ServerBinding[]>;
+  /**
+   * Optional: every stored token record and client registration, whatever server binding names
+   * them (logout and status find the records of an authorization server a server no longer names).
+   */
+  listTokens?(): Promise<StoredTokens[]>;
+  listClients?(): Promise<ClientInformation[]>;
   /** Optional: persisted DPoP keys (without them, keys live in the client's memory only). */
   getDpopKey?(issuer: string, resource: string): Promise<StoredDpopKey | undefined>;
   setDpopKey?(key: StoredDpopKey): Promise<void>;
@@ -235,6 +241,12 @@ export abstract class DataStore implements AuthStore {
   }
   listServers() {
     return this.readPart((d) => Object.values(d.servers));
+  }
+  listTokens() {
+    return this.readPart((d) => Object.values(d.tokens));
+  }
+  listClients() {
+    return this.readPart((d) => Object.values(d.clients));
   }
   getDpopKey(issuer: string, resource: string) {
     return this.readPart((d) => d.dpop_keys?.[tokenKey(issuer, resource)]);

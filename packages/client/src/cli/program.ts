@@ -285,7 +285,11 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
       const auth = makeClient(globals(), ctx);
       const known = (await auth.status()).map((r) => r.server);
       if (url && !known.includes(serverKey(url))) return term.out(terminalText`No tokens stored for ${url}: nothing to log out of.\n`);
-      if (!url && known.length === 0) return term.out(terminalText`No tokens stored: nothing to log out of.\n`);
+      if (!url && known.length === 0) {
+        // records no server binding names any more (an earlier authorization server's) still go
+        await auth.logout();
+        return term.out(terminalText`No tokens stored: nothing to log out of.\n`);
+      }
       await auth.logout(url);
       term.out(
         url

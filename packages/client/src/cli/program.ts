@@ -6,7 +6,7 @@ import { createAuthFetch } from '../client/sdk-adapters.js';
 import type { McpAuthClientOptions } from '../client/options.js';
 import type { AccessCheck } from '../client/token-check.js';
 import type { ServerStatus } from '../client/mcp-auth-client.js';
-import { McpAuthError } from '../errors.js';
+import { ERR, McpAuthError } from '../errors.js';
 import { FileStore, defaultStoreDir } from '../file-store.js';
 import { join } from 'node:path';
 import { inCi, openBrowser } from './browser.js';
@@ -51,6 +51,10 @@ interface CliContext {
 
 function requestTimeoutMs(opts: GlobalOpts): number {
   return Number(opts.requestTimeout) * 1000;
+}
+
+function mcpLimits(opts: GlobalOpts) {
+  return { requestMs: requestTimeoutMs(opts), browserMs: Number(opts.timeout) * 1000 };
 }
 
 function makeClient(opts: GlobalOpts, ctx: CliContext): McpAuthClient {
@@ -112,28 +116,35 @@ function clientCredentialOptions(
 }
 
 /**
- * One-shot MCP commands: every SDK request (initialize included) ends within --request-timeout,
- * in place of the SDK's own 60 s default, so the help's promise holds for the MCP exchange too.
+ * One-shot MCP commands end within --request-timeout per network request: the library bounds the
+ * MCP server's response headers and JSON answers; here the SSE answer to a POST must end within
+ * it too (a one-shot command waits for no long-lived stream). The SDK's own request timeout (60 s
+ * by default) becomes --timeout + --request-timeout: a request that needs a sign-in holds the
+ * browser wait inside it, which the network deadlines must not cut short.
  */
 async function withMcp<T>(
   url: string,
   auth: McpAuthClient,
-  timeoutMs: number,
+  limits: { requestMs: number; browserMs: number },
   fn: (c: Client, options: { timeout: number }) => Promise<T>,
 ): Promise<T> {
   const client = new Client({ name: 'mcp-auth-kit', version: cliVersion() });
-  const options = { timeout: timeoutMs };
-  // The SDK reports a failed SSE stream (e.g. an event over maxMessageBytes) only to onerror, as
-  // text, and lets the request run into its timeout: the refusal is kept, the connection closed at
-  // once (failing the pending request), and the refusal is what the user is told.
+  const options = { timeout: limits.browserMs + limits.requestMs };
+  // The SDK reports a failed SSE stream (an event over maxMessageBytes, a deadline) only to
+  // onerror, as text, and lets the request run into its timeout: the refusal is kept, the
+  // connection closed at once (failing the pending request), and the refusal is what the user is told.
   let refusal: McpAuthError | undefined;
   const authFetch = createAuthFetch(auth);
-  const fetch: typeof authFetch = async (input, init) =>
-    observeBody(await authFetch(input, init), (err) => {
+  const fetch: typeof authFetch = async (input, init) => {
+    const res = await authFetch(input, init);
+    const post = (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase() === 'POST';
+    const origin = new URL(input instanceof Request ? input.url : String(input)).origin;
+    return observeBody(res, post && isEventStream(res) ? { ms: limits.requestMs, origin } : undefined, (err) => {
       if (!(err instanceof McpAuthError) || refusal) return;
       refusal = err;
       void client.close().catch(() => undefined);
     });
+  };
   try {
     await client.connect(new StreamableHTTPClientTransport(new URL(url), { fetch }), options);
     return await fn(client, options);
@@ -144,22 +155,49 @@ async function withMcp<T>(
   }
 }
 
-/** `res` whose body, when reading it fails, first tells `onError` why. */
-function observeBody(res: Response, onError: (err: unknown) => void): Response {
+function isEventStream(res: Response): boolean {
+  return (res.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase() === 'text/event-stream';
+}
+
+/**
+ * `res` whose body, when reading it fails, first tells `onError` why; with a `deadline`, a body
+ * not complete by then fails with SERVER_UNREACHABLE.
+ */
+function observeBody(res: Response, deadline: { ms: number; origin: string } | undefined, onError: (err: unknown) => void): Response {
   if (!res.body) return res;
   const reader = res.body.getReader();
+  let timer: NodeJS.Timeout | undefined;
+  let late: McpAuthError | undefined;
+  if (deadline) {
+    const seconds = Math.round(deadline.ms / 100) / 10;
+    timer = setTimeout(() => {
+      late = new McpAuthError(
+        ERR.SERVER_UNREACHABLE,
+        `the MCP server at ${deadline.origin} did not answer in time (no complete answer within ${seconds} s)`,
+      );
+      void reader.cancel(late).catch(() => undefined);
+    }, deadline.ms);
+    timer.unref?.();
+  }
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
       try {
         const chunk = await reader.read();
-        if (chunk.done) controller.close();
-        else controller.enqueue(chunk.value);
+        if (late) throw late;
+        if (chunk.done) {
+          clearTimeout(timer);
+          controller.close();
+        } else controller.enqueue(chunk.value);
       } catch (err) {
-        onError(err);
-        controller.error(err);
+        clearTimeout(timer);
+        onError(late ?? err);
+        controller.error(late ?? err);
       }
     },
-    cancel: (reason) => reader.cancel(reason),
+    cancel: (reason) => {
+      clearTimeout(timer);
+      return reader.cancel(reason);
+    },
   });
   return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
 }
@@ -191,7 +229,7 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
     .addOption(
       new Option(
         '--request-timeout <seconds>',
-        'deadline of each network request (a whole OAuth answer; the response headers and JSON answer of the MCP server; each MCP request)',
+        'deadline of each network request (a whole OAuth answer; the response headers and whole answer of the MCP server)',
       )
         .default('30')
         .argParser(parseSeconds),
@@ -209,8 +247,8 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
       [
         '',
         'Time limits: every network request ends within --request-timeout seconds (default 30): the whole answer',
-        'of an authorization server, the headers and JSON answer of an MCP server, each MCP request of tools and',
-        'call. An MCP message (JSON answer or SSE event) over 8 MiB is refused. A command makes a bounded number of',
+        'of an authorization server, the headers and whole answer (JSON, or SSE answering a POST of tools and call)',
+        'of an MCP server. An MCP message (JSON answer or SSE event) over 8 MiB is refused. A command makes a bounded number of',
         'requests; login, tools and call also wait up to --timeout seconds (default 300) for the browser, and any',
         'command waits at most 60 s for another mcp-auth-kit process that holds the token store.',
         '',
@@ -304,7 +342,7 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
     .argument('<mcp-url>', mcpUrl, parseMcpUrl)
     .option('--json', 'print the raw tools/list result')
     .action(async (url: string, cmd: { json?: boolean }) => {
-      const { tools } = await withMcp(url, makeClient(globals(), ctx), requestTimeoutMs(globals()), (c, o) => c.listTools(undefined, o));
+      const { tools } = await withMcp(url, makeClient(globals(), ctx), mcpLimits(globals()), (c, o) => c.listTools(undefined, o));
       if (cmd.json) return term.json(tools);
       if (tools.length === 0) return term.out(terminalText`The server offers no tools.\n`);
       for (const t of tools) term.out(terminalText`${t.name}${t.description ? ` — ${t.description}` : ''}\n`);
@@ -319,7 +357,7 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
     .addHelpText('after', '\nExample:\n  mcp-auth-kit call http://localhost:3000/mcp add_note \'{"text":"hello"}\'\n')
     .action(async (url: string, tool: string, json: string) => {
       const args = parseToolArguments(json);
-      const result = await withMcp(url, makeClient(globals(), ctx), requestTimeoutMs(globals()), (c, o) =>
+      const result = await withMcp(url, makeClient(globals(), ctx), mcpLimits(globals()), (c, o) =>
         c.callTool({ name: tool, arguments: args }, o),
       );
       term.json(result);

@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { SignedInAccount } from './client/signed-in-account.js';
 import type { AuthorizationServerMetadata } from './discovery.js';
 import { copyPlainTree, isPlainTree } from './plain-copy.js';
+import { assertStorable } from './stored-values.js';
 
 /** Client credentials for one authorization server (keyed by its `issuer`). */
 export interface ClientInformation {
@@ -203,7 +204,8 @@ export abstract class DataStore implements AuthStore {
   getClient(issuer: string) {
     return this.readPart((d) => d.clients[issuer]);
   }
-  setClient(info: ClientInformation) {
+  async setClient(info: ClientInformation) {
+    assertStorable('client', info);
     return this.update((d) => {
       d.clients[info.issuer] = info;
     });
@@ -216,7 +218,8 @@ export abstract class DataStore implements AuthStore {
   getTokens(issuer: string, resource: string) {
     return this.readPart((d) => d.tokens[tokenKey(issuer, resource)]);
   }
-  setTokens(tokens: StoredTokens) {
+  async setTokens(tokens: StoredTokens) {
+    assertStorable('tokens', tokens);
     return this.update((d) => {
       d.tokens[tokenKey(tokens.issuer, tokens.resource)] = tokens;
     });
@@ -229,7 +232,8 @@ export abstract class DataStore implements AuthStore {
   getServer(server: string) {
     return this.readPart((d) => d.servers[server]);
   }
-  setServer(binding: ServerBinding) {
+  async setServer(binding: ServerBinding) {
+    assertStorable('server', binding);
     return this.update((d) => {
       d.servers[binding.server] = binding;
     });
@@ -251,7 +255,8 @@ export abstract class DataStore implements AuthStore {
   getDpopKey(issuer: string, resource: string) {
     return this.readPart((d) => d.dpop_keys?.[tokenKey(issuer, resource)]);
   }
-  setDpopKey(key: StoredDpopKey) {
+  async setDpopKey(key: StoredDpopKey) {
+    assertStorable('dpopKey', key);
     return this.update((d) => {
       d.dpop_keys = { ...d.dpop_keys, [tokenKey(key.issuer, key.resource)]: key };
     });

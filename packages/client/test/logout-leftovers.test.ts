@@ -30,6 +30,11 @@ async function issuers(): Promise<Issuers> {
     req.on('data', (d: Buffer) => (body += d));
     req.on('end', () => {
       const path = new URL(req.url ?? '/', base).pathname;
+      if (path === '/.well-known/oauth-protected-resource/mcp') {
+        // the server names as4 now (RFC 9728: the PRM's authorization_servers)
+        const prm = { resource: `${base}/mcp`, authorization_servers: [`${base}/as4`] };
+        return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(prm));
+      }
       const meta = /^\/\.well-known\/oauth-authorization-server(\/as\d+)$/.exec(path);
       if (meta) {
         const issuer = `${base}${meta[1]}`;
@@ -121,6 +126,8 @@ describe('logout after the MCP server switched authorization server (review r46 
       token_type: 'Bearer',
       client_id: 'c5',
     });
+    // a registration an earlier switch left behind (its grant already gone)
+    await store.setClient({ issuer: `${as.base}/as7`, client_id: 'c7', client_secret: 'secret7', source: 'dcr' });
     await new McpAuthClient({ clientName: 'logout test', store }).logout();
     expect(await store.listTokens()).toEqual([]);
     expect((await store.listClients()).map((c) => c.client_id).sort()).toEqual(['c3', 'c9']);
@@ -145,5 +152,19 @@ describe('logout after the MCP server switched authorization server (review r46 
     for (const n of [1, 2, 3]) expect(file).not.toContain(`rt${n}`);
     for (const n of [1, 2]) expect(file).not.toContain(`secret${n}`);
     expect(as.revoked).toHaveLength(3);
+  });
+
+  it('a server that names another AS at discovery: the earlier grant is revoked and deleted', async () => {
+    const as = await issuers();
+    stop.push(() => as.close());
+    const store = new MemoryStore();
+    const binding = await afterTwoSwitches(store, as.base);
+    const found = await new McpAuthClient({ clientName: 'switch test', store }).discover(binding.server);
+    expect(found.issuer).toBe(`${as.base}/as4`);
+    // as3 was the bound AS: its grant is revoked (RFC 7009) and gone
+    expect(as.revoked).toEqual([{ issuer: '/as3', token: 'rt3' }]);
+    expect(await store.getTokens(`${as.base}/as3`, binding.resource)).toBeUndefined();
+    // the other server's grant is untouched
+    expect(await store.getTokens(`${as.base}/as9`, `${as.base}/other`)).toBeDefined();
   });
 });

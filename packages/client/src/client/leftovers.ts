@@ -2,7 +2,9 @@ import { discoverAuthorizationServer } from '../discovery.js';
 import { revokeToken } from '../oauth.js';
 import type { ServerBinding, StoredTokens } from '../store.js';
 import type { AuthFetchParts } from './auth-fetch.js';
+import type { ClientContext } from './context.js';
 import { clientFor, grantContext } from './credentials.js';
+import { DpopKeys } from './dpop-keys.js';
 
 /**
  * Leftover grants revoked per logout, at most: each costs an AS metadata discovery and a
@@ -42,7 +44,12 @@ export async function forgetLeftovers(
   }
   const tokens = await store.listTokens();
   const named = (issuer: string) => [...remaining, ...loggedOut].some((b) => b.issuer === issuer);
-  for (const issuer of new Set(leftovers.map((t) => t.issuer))) {
+  // logout(): also the registrations at issuers an earlier switch left (their grants already went)
+  const candidates = [
+    ...leftovers.map((t) => t.issuer),
+    ...(everything && store.listClients ? (await store.listClients()).map((c) => c.issuer) : []),
+  ];
+  for (const issuer of new Set(candidates)) {
     if (named(issuer) || tokens.some((t) => t.issuer === issuer)) continue;
     await store.deleteClient(issuer);
   }
@@ -61,4 +68,24 @@ async function revokeLeftover(parts: Pick<AuthFetchParts, 'context' | 'dpopKeys'
   const ctx = await grantContext(context, dpopKeys, old, client);
   if (t.refresh_token) await revokeToken(ctx, t.refresh_token, 'refresh_token');
   else await revokeToken(ctx, t.access_token, 'access_token');
+}
+
+/**
+ * The MCP server now names another authorization server than `previous.issuer`: the grant kept
+ * from the earlier one is revoked (RFC 7009, best effort: one request within the deadline, with
+ * the metadata already stored) and deleted with its DPoP key. The registration there is kept
+ * (bounded by the stored-value caps; reused if the server names that AS again; `logout()` forgets it).
+ */
+export async function forgetEarlierIssuer(context: ClientContext, previous: ServerBinding): Promise<void> {
+  const { store } = context;
+  const tokens = await store.getTokens(previous.issuer, previous.resource);
+  if (tokens) {
+    const client = await clientFor(context, previous).catch(() => undefined);
+    if (client && client.client_id === tokens.client_id) {
+      const ctx = await grantContext(context, new DpopKeys(context), previous, client).catch(() => undefined);
+      if (ctx) await revokeToken(ctx, tokens.refresh_token ?? tokens.access_token, tokens.refresh_token ? 'refresh_token' : 'access_token');
+    }
+    await store.deleteTokens(previous.issuer, previous.resource);
+    await store.deleteDpopKey?.(previous.issuer, previous.resource);
+  }
 }

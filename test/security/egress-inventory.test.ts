@@ -159,8 +159,9 @@ const SITES: Site[] = [
     line: /from '@modelcontextprotocol\/client'/,
     count: 1,
     route: 'mcp-server',
-    why: 'the SDK transport to the MCP server, with fetch = createAuthFetch',
-    proof: /\{ fetch: createAuthFetch\(auth\) \}/,
+    why: 'the SDK transport to the MCP server, with fetch = createAuthFetch (wrapped by withMcp to observe and time its bodies)',
+    proof:
+      /const authFetch = createAuthFetch\(auth\);[\s\S]*?const res = await authFetch\(input, init\);[\s\S]*?new StreamableHTTPClientTransport\(new URL\(url\), \{ fetch \}\)/,
   },
   // The enforcement itself
   {

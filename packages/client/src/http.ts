@@ -18,10 +18,19 @@ export interface RequestLimits {
   timeoutMs: number;
   /** OAuth responses larger than this many bytes are refused (read incrementally, never buffered past it). */
   maxResponseBytes: number;
+  /**
+   * One MCP message larger than this many bytes is refused: a JSON response body, or one event
+   * of an SSE stream (the stream itself may stay open for ever; each event is bounded).
+   */
+  maxMessageBytes: number;
 }
 
-/** 30 s per request; 1 MiB per OAuth response (real metadata and token responses are a few KiB). */
-export const DEFAULT_REQUEST_LIMITS: Readonly<RequestLimits> = Object.freeze({ timeoutMs: 30_000, maxResponseBytes: 1024 * 1024 });
+/** 30 s per request; 1 MiB per OAuth response (real metadata and token responses are a few KiB); 8 MiB per MCP message. */
+export const DEFAULT_REQUEST_LIMITS: Readonly<RequestLimits> = Object.freeze({
+  timeoutMs: 30_000,
+  maxResponseBytes: 1024 * 1024,
+  maxMessageBytes: 8 * 1024 * 1024,
+});
 
 export interface HttpDeps extends UrlPolicy {
   fetch: FetchLike;
@@ -74,6 +83,7 @@ export function requestLimits(deps: Pick<HttpDeps, 'limits'>): RequestLimits {
   return {
     timeoutMs: pick(given.timeoutMs, DEFAULT_REQUEST_LIMITS.timeoutMs),
     maxResponseBytes: pick(given.maxResponseBytes, DEFAULT_REQUEST_LIMITS.maxResponseBytes),
+    maxMessageBytes: pick(given.maxMessageBytes, DEFAULT_REQUEST_LIMITS.maxMessageBytes),
   };
 }
 
@@ -85,13 +95,19 @@ function originOf(input: string | URL | Request): string {
   }
 }
 
+/** `text/event-stream`, whatever its parameters and case (RFC 9110 §8.3.1). */
+function isEventStream(res: Response): boolean {
+  return (res.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase() === 'text/event-stream';
+}
+
 /**
- * The one place a request of the client reaches `deps.fetch`, with its deadline (and, for OAuth
- * responses, its size bound). `scope`:
+ * The one place a request of the client reaches `deps.fetch`, with its deadline and size bound.
+ * `scope`:
  * - `whole`: headers and the whole body within `timeoutMs`, the body at most `maxResponseBytes`
  *   (OAuth requests: their answers are small documents read at once);
- * - `headers`: the response headers within `timeoutMs`; the body is the caller's stream (requests
- *   to the MCP server, whose SSE streams may rightly stay open).
+ * - `message`: requests to the MCP server. The response headers within `timeoutMs`; a JSON (or
+ *   other non-SSE) body is one message: whole within `timeoutMs`, at most `maxMessageBytes`; an
+ *   SSE stream may rightly stay open, so only each of its events is bounded by `maxMessageBytes`.
  * A request past its deadline or size fails with an {@link McpAuthError} naming the server.
  */
 async function limitedFetch(
@@ -99,14 +115,16 @@ async function limitedFetch(
   input: string | URL | Request,
   init: RequestInit,
   what: string,
-  scope: 'whole' | 'headers',
+  scope: 'whole' | 'message',
 ): Promise<Response> {
-  const { timeoutMs, maxResponseBytes } = requestLimits(deps);
+  const limits = requestLimits(deps);
+  const { timeoutMs } = limits;
   const seconds = Math.round(timeoutMs / 100) / 10;
   const origin = originOf(input);
   const deadline = new AbortController();
+  let headersCame = false;
   const timer = setTimeout(() => {
-    const part = scope === 'whole' ? 'no complete answer' : 'no response headers';
+    const part = scope === 'whole' || headersCame ? 'no complete answer' : 'no response headers';
     deadline.abort(new McpAuthError(ERR.SERVER_UNREACHABLE, `${what} at ${origin} did not answer in time (${part} within ${seconds} s)`));
   }, timeoutMs);
   // never what keeps a process alive: the deadline only matters to a request still waited for
@@ -121,14 +139,16 @@ async function limitedFetch(
     if (deadline.signal.aborted && !init.signal?.aborted) throw deadline.signal.reason;
     throw err;
   }
-  if (scope === 'headers') {
-    clearTimeout(timer);
-    return res;
-  }
+  headersCame = true;
+  const stream = scope === 'message' && isEventStream(res);
+  const max = scope === 'whole' ? limits.maxResponseBytes : limits.maxMessageBytes;
   const tooLarge = () =>
-    new McpAuthError(ERR.RESPONSE_TOO_LARGE, `${what} at ${origin} sent a response larger than ${maxResponseBytes} bytes; refused`);
+    new McpAuthError(
+      ERR.RESPONSE_TOO_LARGE,
+      `${what} at ${origin} sent a ${stream ? 'stream event' : 'response'} larger than ${max} bytes; refused`,
+    );
   const length = Number(res.headers.get('content-length'));
-  if (Number.isFinite(length) && length > maxResponseBytes) {
+  if (!stream && Number.isFinite(length) && length > max) {
     clearTimeout(timer);
     await res.body?.cancel().catch(() => undefined);
     throw tooLarge();
@@ -137,14 +157,15 @@ async function limitedFetch(
     clearTimeout(timer);
     return res;
   }
-  return new Response(
-    boundedBody(res.body, maxResponseBytes, tooLarge, deadline.signal, () => clearTimeout(timer)),
-    {
-      status: res.status,
-      statusText: res.statusText,
-      headers: res.headers,
-    },
-  );
+  if (stream) clearTimeout(timer);
+  const body = stream
+    ? eventBoundedBody(res.body, max, tooLarge)
+    : boundedBody(res.body, max, tooLarge, deadline.signal, () => clearTimeout(timer));
+  return new Response(body, {
+    status: res.status,
+    statusText: res.statusText,
+    headers: res.headers,
+  });
 }
 
 /** Fetch §2.2.3 null body statuses: a Response with one of these cannot be given a body. */
@@ -194,12 +215,64 @@ function boundedBody(
   });
 }
 
+const LF = 0x0a;
+const CR = 0x0d;
+
+/**
+ * An SSE `body` whose events are each at most `max` bytes (WHATWG HTML §9.2.6: an event ends at
+ * an empty line; lines end in CRLF, LF or CR). The stream itself has no bound: MCP servers may
+ * keep it open and send events for as long as the session lives.
+ */
+function eventBoundedBody(body: ReadableStream<Uint8Array>, max: number, tooLarge: () => Error): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  let inEvent = 0;
+  let lineEmpty = true;
+  let afterCr = false;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      let chunk: Awaited<ReturnType<typeof reader.read>>;
+      try {
+        chunk = await reader.read();
+      } catch (err) {
+        controller.error(err);
+        return;
+      }
+      if (chunk.done) {
+        controller.close();
+        return;
+      }
+      for (const byte of chunk.value) {
+        if (byte === LF && afterCr) {
+          afterCr = false;
+          continue;
+        }
+        afterCr = byte === CR;
+        const lineEnd = byte === LF || byte === CR;
+        if (lineEnd && lineEmpty) {
+          inEvent = 0; // the empty line that dispatches the event
+          continue;
+        }
+        lineEmpty = lineEnd;
+        if (++inEvent > max) {
+          await reader.cancel().catch(() => undefined);
+          controller.error(tooLarge());
+          return;
+        }
+      }
+      controller.enqueue(chunk.value);
+    },
+    async cancel(reason) {
+      await reader.cancel(reason).catch(() => undefined);
+    },
+  });
+}
+
 /**
  * A request to the MCP server (the user's own choice, no egress policy): through
- * {@link limitedFetch} with the headers deadline.
+ * {@link limitedFetch} with the headers deadline and the per-message bounds.
  */
 export function resourceFetch(deps: HttpDeps, input: string | URL | Request, init: RequestInit): Promise<Response> {
-  return limitedFetch(deps, input, init, 'the MCP server', 'headers');
+  return limitedFetch(deps, input, init, 'the MCP server', 'message');
 }
 
 const MAX_REDIRECTS = 3;

@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { SignedInAccount } from './client/signed-in-account.js';
 import type { AuthorizationServerMetadata } from './discovery.js';
 import { copyPlainTree, isPlainTree } from './plain-copy.js';
+import { assertStorable } from './stored-values.js';
 
 /** Client credentials for one authorization server (keyed by its `issuer`). */
 export interface ClientInformation {
@@ -81,6 +82,12 @@ export interface AuthStore {
   setServer(binding: ServerBinding): Promise<void>;
   deleteServer(server: string): Promise<void>;
   listServers(): Promise<ServerBinding[]>;
+  /**
+   * Optional: every stored token record and client registration, whatever server binding names
+   * them (logout and status find the records of an authorization server a server no longer names).
+   */
+  listTokens?(): Promise<StoredTokens[]>;
+  listClients?(): Promise<ClientInformation[]>;
   /** Optional: persisted DPoP keys (without them, keys live in the client's memory only). */
   getDpopKey?(issuer: string, resource: string): Promise<StoredDpopKey | undefined>;
   setDpopKey?(key: StoredDpopKey): Promise<void>;
@@ -197,7 +204,8 @@ export abstract class DataStore implements AuthStore {
   getClient(issuer: string) {
     return this.readPart((d) => d.clients[issuer]);
   }
-  setClient(info: ClientInformation) {
+  async setClient(info: ClientInformation) {
+    assertStorable('client', info);
     return this.update((d) => {
       d.clients[info.issuer] = info;
     });
@@ -210,7 +218,8 @@ export abstract class DataStore implements AuthStore {
   getTokens(issuer: string, resource: string) {
     return this.readPart((d) => d.tokens[tokenKey(issuer, resource)]);
   }
-  setTokens(tokens: StoredTokens) {
+  async setTokens(tokens: StoredTokens) {
+    assertStorable('tokens', tokens);
     return this.update((d) => {
       d.tokens[tokenKey(tokens.issuer, tokens.resource)] = tokens;
     });
@@ -223,7 +232,8 @@ export abstract class DataStore implements AuthStore {
   getServer(server: string) {
     return this.readPart((d) => d.servers[server]);
   }
-  setServer(binding: ServerBinding) {
+  async setServer(binding: ServerBinding) {
+    assertStorable('server', binding);
     return this.update((d) => {
       d.servers[binding.server] = binding;
     });
@@ -236,10 +246,17 @@ export abstract class DataStore implements AuthStore {
   listServers() {
     return this.readPart((d) => Object.values(d.servers));
   }
+  listTokens() {
+    return this.readPart((d) => Object.values(d.tokens));
+  }
+  listClients() {
+    return this.readPart((d) => Object.values(d.clients));
+  }
   getDpopKey(issuer: string, resource: string) {
     return this.readPart((d) => d.dpop_keys?.[tokenKey(issuer, resource)]);
   }
-  setDpopKey(key: StoredDpopKey) {
+  async setDpopKey(key: StoredDpopKey) {
+    assertStorable('dpopKey', key);
     return this.update((d) => {
       d.dpop_keys = { ...d.dpop_keys, [tokenKey(key.issuer, key.resource)]: key };
     });

@@ -100,10 +100,16 @@ describe('request deadline (issue 46 item 2)', () => {
   });
 
   it('the defaults are finite: 30 s per request, 1 MiB per OAuth response; bad overrides are refused', () => {
-    expect(DEFAULT_REQUEST_LIMITS).toEqual({ timeoutMs: 30_000, maxResponseBytes: 1024 * 1024 });
+    expect(DEFAULT_REQUEST_LIMITS).toEqual({ timeoutMs: 30_000, maxResponseBytes: 1024 * 1024, maxMessageBytes: 8 * 1024 * 1024 });
     expect(requestLimits({})).toEqual(DEFAULT_REQUEST_LIMITS);
-    expect(requestLimits({ limits: { timeoutMs: Number.POSITIVE_INFINITY, maxResponseBytes: -1 } })).toEqual(DEFAULT_REQUEST_LIMITS);
-    expect(requestLimits({ limits: { timeoutMs: 5 } })).toEqual({ timeoutMs: 5, maxResponseBytes: 1024 * 1024 });
+    expect(requestLimits({ limits: { timeoutMs: Number.POSITIVE_INFINITY, maxResponseBytes: -1, maxMessageBytes: Number.NaN } })).toEqual(
+      DEFAULT_REQUEST_LIMITS,
+    );
+    expect(requestLimits({ limits: { timeoutMs: 5 } })).toEqual({
+      timeoutMs: 5,
+      maxResponseBytes: 1024 * 1024,
+      maxMessageBytes: 8 * 1024 * 1024,
+    });
     for (const bad of [0, -1, Number.POSITIVE_INFINITY, Number.NaN]) {
       expect(() => new McpAuthClient({ clientName: 'x', requestTimeoutMs: bad })).toThrow(/"requestTimeoutMs" must be a finite number/);
       expect(() => new McpAuthClient({ clientName: 'x', maxResponseBytes: bad })).toThrow(/"maxResponseBytes" must be a finite number/);
@@ -216,9 +222,13 @@ describe('source scan: no request of the client bypasses the bounds', () => {
     expect(unlisted).toEqual([]);
     expect(hits.sort()).toEqual(ALLOWED.map((s) => `${s.file}: ${s.why}`).sort());
     const http = readFileSync(join(SRC, 'http.ts'), 'utf8');
-    // both routes out of http.ts go through limitedFetch
+    // both routes out of http.ts go through limitedFetch; MCP-server requests with both bounds
+    // (review r46 F1): the deadline on headers and on a JSON body, the size bound per message
     expect(http).toMatch(/return await limitedFetch\(deps, input, options, what, 'whole'\);/);
-    expect(http).toMatch(/return limitedFetch\(deps, input, init, 'the MCP server', 'headers'\);/);
+    expect(http).toMatch(/return limitedFetch\(deps, input, init, 'the MCP server', 'message'\);/);
+    expect(http).toMatch(/\? eventBoundedBody\(res\.body, max, tooLarge\)\n\s+: boundedBody\(res\.body, max, tooLarge, deadline\.signal, /);
+    expect(http).toMatch(/const max = scope === 'whole' \? limits\.maxResponseBytes : limits\.maxMessageBytes;/);
+    expect(http).not.toMatch(/scope === 'headers'/);
     expect(readFileSync(join(SRC, 'client/auth-fetch.ts'), 'utf8')).toMatch(
       /return resourceFetch\(parts\.context\.deps, original\.url, \{/,
     );

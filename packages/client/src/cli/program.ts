@@ -6,7 +6,7 @@ import { createAuthFetch } from '../client/sdk-adapters.js';
 import type { McpAuthClientOptions } from '../client/options.js';
 import type { AccessCheck } from '../client/token-check.js';
 import type { ServerStatus } from '../client/mcp-auth-client.js';
-import { McpAuthError } from '../errors.js';
+import { ERR, McpAuthError } from '../errors.js';
 import { FileStore, defaultStoreDir } from '../file-store.js';
 import { join } from 'node:path';
 import { inCi, openBrowser } from './browser.js';
@@ -49,6 +49,14 @@ interface CliContext {
   server?: string;
 }
 
+function requestTimeoutMs(opts: GlobalOpts): number {
+  return Number(opts.requestTimeout) * 1000;
+}
+
+function mcpLimits(opts: GlobalOpts) {
+  return { requestMs: requestTimeoutMs(opts), browserMs: Number(opts.timeout) * 1000 };
+}
+
 function makeClient(opts: GlobalOpts, ctx: CliContext): McpAuthClient {
   const { term, env } = ctx;
   const home = opts.home ?? defaultStoreDir(env);
@@ -56,7 +64,7 @@ function makeClient(opts: GlobalOpts, ctx: CliContext): McpAuthClient {
     clientName: 'mcp-auth-kit CLI',
     store: new FileStore(join(home, 'store.json'), { onRepair: (message) => term.err(terminalText`${message}\n`) }),
     authorizationTimeoutMs: Number(opts.timeout) * 1000,
-    requestTimeoutMs: Number(opts.requestTimeout) * 1000,
+    requestTimeoutMs: requestTimeoutMs(opts),
     privateNetworks: opts.privateNetworks,
     onEvent: (e) => {
       const text = describeEvent(e);
@@ -107,14 +115,91 @@ function clientCredentialOptions(
   return { preRegistered: [{ issuer: opts.issuer, client_id: opts.clientId, ...(secret !== undefined && { client_secret: secret }) }] };
 }
 
-async function withMcp<T>(url: string, auth: McpAuthClient, fn: (c: Client) => Promise<T>): Promise<T> {
+/**
+ * One-shot MCP commands end within --request-timeout per network request: the library bounds the
+ * MCP server's response headers and JSON answers; here the SSE answer to a POST must end within
+ * it too (a one-shot command waits for no long-lived stream). The SDK's own request timeout (60 s
+ * by default) becomes --timeout + --request-timeout: a request that needs a sign-in holds the
+ * browser wait inside it, which the network deadlines must not cut short.
+ */
+async function withMcp<T>(
+  url: string,
+  auth: McpAuthClient,
+  limits: { requestMs: number; browserMs: number },
+  fn: (c: Client, options: { timeout: number }) => Promise<T>,
+): Promise<T> {
   const client = new Client({ name: 'mcp-auth-kit', version: cliVersion() });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url), { fetch: createAuthFetch(auth) }));
+  const options = { timeout: limits.browserMs + limits.requestMs };
+  // The SDK reports a failed SSE stream (an event over maxMessageBytes, a deadline) only to
+  // onerror, as text, and lets the request run into its timeout: the refusal is kept, the
+  // connection closed at once (failing the pending request), and the refusal is what the user is told.
+  let refusal: McpAuthError | undefined;
+  const authFetch = createAuthFetch(auth);
+  const fetch: typeof authFetch = async (input, init) => {
+    const res = await authFetch(input, init);
+    const post = (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase() === 'POST';
+    const origin = new URL(input instanceof Request ? input.url : String(input)).origin;
+    return observeBody(res, post && isEventStream(res) ? { ms: limits.requestMs, origin } : undefined, (err) => {
+      if (!(err instanceof McpAuthError) || refusal) return;
+      refusal = err;
+      void client.close().catch(() => undefined);
+    });
+  };
   try {
-    return await fn(client);
+    await client.connect(new StreamableHTTPClientTransport(new URL(url), { fetch }), options);
+    return await fn(client, options);
+  } catch (err) {
+    throw refusal ?? err;
   } finally {
     await client.close().catch(() => undefined);
   }
+}
+
+function isEventStream(res: Response): boolean {
+  return (res.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase() === 'text/event-stream';
+}
+
+/**
+ * `res` whose body, when reading it fails, first tells `onError` why; with a `deadline`, a body
+ * not complete by then fails with SERVER_UNREACHABLE.
+ */
+function observeBody(res: Response, deadline: { ms: number; origin: string } | undefined, onError: (err: unknown) => void): Response {
+  if (!res.body) return res;
+  const reader = res.body.getReader();
+  let timer: NodeJS.Timeout | undefined;
+  let late: McpAuthError | undefined;
+  if (deadline) {
+    const seconds = Math.round(deadline.ms / 100) / 10;
+    timer = setTimeout(() => {
+      late = new McpAuthError(
+        ERR.SERVER_UNREACHABLE,
+        `the MCP server at ${deadline.origin} did not answer in time (no complete answer within ${seconds} s)`,
+      );
+      void reader.cancel(late).catch(() => undefined);
+    }, deadline.ms);
+    timer.unref?.();
+  }
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const chunk = await reader.read();
+        if (late) throw late;
+        if (chunk.done) {
+          clearTimeout(timer);
+          controller.close();
+        } else controller.enqueue(chunk.value);
+      } catch (err) {
+        clearTimeout(timer);
+        onError(late ?? err);
+        controller.error(late ?? err);
+      }
+    },
+    cancel: (reason) => {
+      clearTimeout(timer);
+      return reader.cancel(reason);
+    },
+  });
+  return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
 }
 
 /** Builds the `mcp-auth-kit` command line program. */
@@ -144,7 +229,7 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
     .addOption(
       new Option(
         '--request-timeout <seconds>',
-        'deadline of each network request (a whole OAuth answer; the response headers of the MCP server)',
+        'deadline of each network request (a whole OAuth answer; the response headers and whole answer of the MCP server)',
       )
         .default('30')
         .argParser(parseSeconds),
@@ -162,7 +247,8 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
       [
         '',
         'Time limits: every network request ends within --request-timeout seconds (default 30): the whole answer',
-        'of an authorization server, the response headers of an MCP server. A command makes a bounded number of',
+        'of an authorization server, the headers and whole answer (JSON, or SSE answering a POST of tools and call)',
+        'of an MCP server. An MCP message (JSON answer or SSE event) over 8 MiB is refused. A command makes a bounded number of',
         'requests; login, tools and call also wait up to --timeout seconds (default 300) for the browser, and any',
         'command waits at most 60 s for another mcp-auth-kit process that holds the token store.',
         '',
@@ -237,7 +323,11 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
       const auth = makeClient(globals(), ctx);
       const known = (await auth.status()).map((r) => r.server);
       if (url && !known.includes(serverKey(url))) return term.out(terminalText`No tokens stored for ${url}: nothing to log out of.\n`);
-      if (!url && known.length === 0) return term.out(terminalText`No tokens stored: nothing to log out of.\n`);
+      if (!url && known.length === 0) {
+        // records no server binding names any more (an earlier authorization server's) still go
+        await auth.logout();
+        return term.out(terminalText`No tokens stored: nothing to log out of.\n`);
+      }
       await auth.logout(url);
       term.out(
         url
@@ -252,7 +342,7 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
     .argument('<mcp-url>', mcpUrl, parseMcpUrl)
     .option('--json', 'print the raw tools/list result')
     .action(async (url: string, cmd: { json?: boolean }) => {
-      const { tools } = await withMcp(url, makeClient(globals(), ctx), (c) => c.listTools());
+      const { tools } = await withMcp(url, makeClient(globals(), ctx), mcpLimits(globals()), (c, o) => c.listTools(undefined, o));
       if (cmd.json) return term.json(tools);
       if (tools.length === 0) return term.out(terminalText`The server offers no tools.\n`);
       for (const t of tools) term.out(terminalText`${t.name}${t.description ? ` — ${t.description}` : ''}\n`);
@@ -267,7 +357,9 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
     .addHelpText('after', '\nExample:\n  mcp-auth-kit call http://localhost:3000/mcp add_note \'{"text":"hello"}\'\n')
     .action(async (url: string, tool: string, json: string) => {
       const args = parseToolArguments(json);
-      const result = await withMcp(url, makeClient(globals(), ctx), (c) => c.callTool({ name: tool, arguments: args }));
+      const result = await withMcp(url, makeClient(globals(), ctx), mcpLimits(globals()), (c, o) =>
+        c.callTool({ name: tool, arguments: args }, o),
+      );
       term.json(result);
       if ((result as { isError?: boolean }).isError) setExitCode(1);
     });

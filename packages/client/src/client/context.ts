@@ -19,6 +19,7 @@ export class ClientContext {
       limits: {
         ...(options.requestTimeoutMs !== undefined && { timeoutMs: options.requestTimeoutMs }),
         ...(options.maxResponseBytes !== undefined && { maxResponseBytes: options.maxResponseBytes }),
+        ...(options.maxMessageBytes !== undefined && { maxMessageBytes: options.maxMessageBytes }),
       },
       ...(options.allowInsecureRequests && { allowInsecureRequests: true }),
     };

@@ -7,6 +7,7 @@ import { authorizedFetch, type AuthFetchParts } from './auth-fetch.js';
 import { Authorizer } from './authorization-flows.js';
 import { ClientContext } from './context.js';
 import { clientFor, grantContext } from './credentials.js';
+import { forgetLeftovers } from './leftovers.js';
 import { DpopKeys } from './dpop-keys.js';
 import { assertValidOptions, type McpAuthClientOptions } from './options.js';
 import { discoverBinding, scopeToRequest } from './server-binding.js';
@@ -137,6 +138,7 @@ export class McpAuthClient {
       await dpopKeys.forget(b);
       await this.store.deleteServer(b.server);
     }
+    await forgetLeftovers(this.parts, bindings, !serverUrl);
   }
 
   /**

@@ -94,11 +94,17 @@ export interface McpAuthClientOptions {
   /**
    * Deadline of each request, in ms (default 30 000). An OAuth request (metadata, registration,
    * token, revocation) is abandoned when its whole answer has not arrived by then; a request to
-   * the MCP server when its response headers have not (its body is a stream the caller bounds).
+   * the MCP server when its response headers, or its whole JSON body, have not (an SSE stream may
+   * stay open: its events are bounded by `maxMessageBytes`).
    */
   requestTimeoutMs?: number;
   /** OAuth responses larger than this many bytes are refused with `MCP_AUTH_RESPONSE_TOO_LARGE` (default 1 MiB). */
   maxResponseBytes?: number;
+  /**
+   * One message from the MCP server (a JSON response body, or one event of an SSE stream) larger
+   * than this many bytes is refused with `MCP_AUTH_RESPONSE_TOO_LARGE` (default 8 MiB).
+   */
+  maxMessageBytes?: number;
   /** fetch implementation for every request. Default `globalThis.fetch`. */
   fetch?: FetchLike;
   /** Allow plain http to non-loopback hosts. Default false. */
@@ -146,7 +152,7 @@ export function assertValidOptions(options: McpAuthClientOptions): void {
       throw new McpAuthError(ERR.INVALID_ARGUMENT, '"clientMetadataUrl" must be an https URL with a path');
     }
   }
-  for (const key of ['requestTimeoutMs', 'maxResponseBytes'] as const) {
+  for (const key of ['requestTimeoutMs', 'maxResponseBytes', 'maxMessageBytes'] as const) {
     const value = options[key];
     if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value > 0)) {
       throw new McpAuthError(ERR.INVALID_ARGUMENT, `"${key}" must be a finite number greater than 0`);

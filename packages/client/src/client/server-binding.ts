@@ -4,6 +4,7 @@ import { selectScope } from '../scope.js';
 import type { ServerBinding } from '../store.js';
 import { assertAllowedUrl, serverKey } from '../url.js';
 import type { ClientContext } from './context.js';
+import { forgetEarlierIssuer } from './leftovers.js';
 
 export type DiscoveredBinding = ServerBinding & { prm: ProtectedResourceMetadata };
 
@@ -47,6 +48,7 @@ export async function discoverBinding(
     context.emit({ type: 'authorization_server_changed', server, from: previous.issuer, to: issuer });
   }
   await context.store.setServer(binding);
+  if (previous && previous.issuer !== issuer) await forgetEarlierIssuer(context, previous);
   context.emit({ type: 'discovered', server, resource: binding.resource, issuer });
   return { ...binding, prm };
 }

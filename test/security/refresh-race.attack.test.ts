@@ -52,7 +52,11 @@ async function backend(name: StoreName, run: string): Promise<Backend> {
       }
     };
     return {
-      storage: () => ({ kind: 'sqlite', file }),
+      // The test breaks the kv table from a better-sqlite3 connection of its own; the AS uses the
+      // same driver so the rename is seen the same way on every Node version (Node 22's node:sqlite
+      // driver, the default there, kept failing on its cached kv statements after the table came
+      // back: a table renamed under a live connection is the test's tool, not the failure it is about).
+      storage: () => ({ kind: 'sqlite', file, driver: 'better-sqlite3' }),
       async breakKv() {
         alter('ALTER TABLE kv RENAME TO kv_gone');
         return async () => alter('ALTER TABLE kv_gone RENAME TO kv');

@@ -4,8 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { run, type CliIo } from '../src/cli/program.js';
-import { ERR, McpAuthClient, McpAuthError } from '../src/index.js';
+import { ERR, McpAuthClient } from '../src/index.js';
 import { close, listen } from './helpers/harness.js';
+import { refusal } from './helpers/scratch.js';
 
 /**
  * Review r46 F1: the body of an MCP server's answer is bounded like an OAuth answer. A JSON
@@ -107,16 +108,6 @@ async function hostile(answer: Answer) {
 
 const listTools = (id = 7) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/list', params: {} });
 const post = { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' } };
-
-async function refusal(p: Promise<unknown>): Promise<{ err: McpAuthError; ms: number }> {
-  const started = Date.now();
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(McpAuthError);
-  return { err: err as McpAuthError, ms: Date.now() - started };
-}
 
 const MAX = 256 * 1024;
 

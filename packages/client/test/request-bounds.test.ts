@@ -3,9 +3,10 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { discoverAuthorizationServer, discoverProtectedResource } from '../src/core.js';
-import { enterpriseManagedAssertion, ERR, McpAuthClient, McpAuthError } from '../src/index.js';
+import { enterpriseManagedAssertion, ERR, McpAuthClient } from '../src/index.js';
 import { DEFAULT_REQUEST_LIMITS, requestLimits, type HttpDeps } from '../src/http.js';
 import { oauthServer, startHostileServer, type Behaviour, type HostileServer } from './helpers/hostile-server.js';
+import { refusal } from './helpers/scratch.js';
 
 /**
  * Issue 46 items 2 and 5: every request of the client has a deadline (headers AND body) and a
@@ -23,17 +24,6 @@ async function hostile(route: (path: string, base: string) => Behaviour | undefi
   return s;
 }
 const deps = (limits: HttpDeps['limits']): HttpDeps => ({ fetch: (i, init) => globalThis.fetch(i, init), limits });
-
-/** The rejection of `p`, and how long it took. */
-async function refusal(p: Promise<unknown>): Promise<{ err: McpAuthError; ms: number }> {
-  const started = Date.now();
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(McpAuthError);
-  return { err: err as McpAuthError, ms: Date.now() - started };
-}
 
 function machineClient(issuer: string, extra: Partial<ConstructorParameters<typeof McpAuthClient>[0]> = {}) {
   return new McpAuthClient({

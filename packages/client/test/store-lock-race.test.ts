@@ -1,13 +1,13 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FileStore, McpAuthClient } from '../src/index.js';
 import { GUARD_STALE_MS, ownHolder, takeLock } from '../src/store-lock.js';
 import { close, listen } from './helpers/harness.js';
+import { scratch } from './helpers/scratch.js';
 
 /**
  * Review r46 F3 (issue 46, OAuth 2.1 §4.3.1 / RFC 9700 §4.14.2: a rotated refresh token is redeemed
@@ -16,17 +16,7 @@ import { close, listen } from './helpers/harness.js';
  * another process had just taken. These tests need `npm run build` (the children import dist).
  */
 const dist = new URL('../dist/index.js', import.meta.url).href;
-const dirs: string[] = [];
-const children: ChildProcess[] = [];
-afterEach(() => {
-  while (children.length) children.pop()!.kill('SIGKILL');
-  while (dirs.length) rmSync(dirs.pop()!, { recursive: true, force: true });
-});
-function tmp() {
-  const d = mkdtempSync(join(tmpdir(), 'mak-lockrace-'));
-  dirs.push(d);
-  return d;
-}
+const { tmp, children } = scratch('mak-lockrace-');
 let gone: number | undefined;
 const deadPid = () => (gone ??= spawnSync(process.execPath, ['-e', '']).pid!);
 const lockFile = (path: string, key?: string) =>

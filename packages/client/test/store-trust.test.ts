@@ -1,26 +1,15 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import {
-  chmodSync,
-  chownSync,
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  utimesSync,
-  writeFileSync,
-} from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { hostname, tmpdir } from 'node:os';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ERR, FileStore, McpAuthClient, McpAuthError, type StoredTokens } from '../src/index.js';
 import { lockState, ownHolder, parseHolder, pidStartedAt, SILENT_HOLDER_MS, type LockHolder } from '../src/store-lock.js';
 import { distrustReason, privateMode } from '../src/store-trust.js';
 import { run, type CliIo } from '../src/cli/program.js';
 import { close, listen } from './helpers/harness.js';
+import { scratch } from './helpers/scratch.js';
 
 /**
  * Issue 46 items 4 and 9 (client part): the file store trusts only what its user owns (OAuth 2.1
@@ -28,17 +17,7 @@ import { close, listen } from './helpers/harness.js';
  * its holder is alive. These tests run as root and create files of another uid with chown.
  */
 const OTHER_UID = 12_345;
-const dirs: string[] = [];
-const children: ChildProcess[] = [];
-afterEach(() => {
-  while (children.length) children.pop()!.kill('SIGKILL');
-  while (dirs.length) rmSync(dirs.pop()!, { recursive: true, force: true });
-});
-function tmp() {
-  const d = mkdtempSync(join(tmpdir(), 'mak-trust-'));
-  dirs.push(d);
-  return d;
-}
+const { tmp, children } = scratch('mak-trust-');
 const tokens = (resource: string, at: string): StoredTokens => ({
   issuer: 'https://as',
   resource,

@@ -155,7 +155,7 @@ const SITES: Site[] = [
     why: 'enterpriseManagedAssertion: the IdP token endpoint the caller configures (through policyFetch, URL policy only)',
   },
   {
-    file: 'packages/client/src/cli/program.ts',
+    file: 'packages/cli/src/program.ts',
     line: /from '@modelcontextprotocol\/client'/,
     count: 1,
     route: 'mcp-server',

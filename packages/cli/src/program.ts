@@ -1,16 +1,20 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { createTerminal, joinText, ownLayout, terminalText, visibleText, type Terminal } from '@mcp-auth-kit/protocol';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { McpAuthClient } from '../client/mcp-auth-client.js';
-import { createAuthFetch } from '../client/sdk-adapters.js';
-import type { McpAuthClientOptions } from '../client/options.js';
-import type { AccessCheck } from '../client/token-check.js';
-import type { ServerStatus } from '../client/mcp-auth-client.js';
-import { ERR, McpAuthError } from '../errors.js';
-import { FileStore, defaultStoreDir } from '../file-store.js';
+import {
+  ERR,
+  FileStore,
+  McpAuthClient,
+  McpAuthError,
+  createAuthFetch,
+  defaultStoreDir,
+  type AccessCheck,
+  type McpAuthClientOptions,
+  type ServerStatus,
+} from '@mcp-auth-kit/client';
+import { serverKey } from '@mcp-auth-kit/client/core';
 import { join } from 'node:path';
 import { inCi, openBrowser } from './browser.js';
-import { serverKey } from '../url.js';
 import { describeEvent } from './events.js';
 import { explainError } from './explain.js';
 import { formatStatus, isExpired } from './status-view.js';

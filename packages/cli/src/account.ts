@@ -1,5 +1,5 @@
 import { displaySafeText } from '@mcp-auth-kit/protocol';
-import type { SignedInAccount } from '../client/signed-in-account.js';
+import type { SignedInAccount } from '@mcp-auth-kit/client';
 
 /** Longest display name shown, in code points: a name is a hint, the `sub` is the account. */
 export const MAX_SHOWN_NAME_LENGTH = 64;

@@ -1,5 +1,4 @@
-import type { ServerStatus } from '../client/mcp-auth-client.js';
-import type { AccessCheck } from '../client/token-check.js';
+import type { AccessCheck, ServerStatus } from '@mcp-auth-kit/client';
 
 /** `status` text: where the tokens of one server stand, and what to do when they do not work. */
 export function formatStatus(row: ServerStatus, now: number, check?: AccessCheck | Error): string {

@@ -1,4 +1,4 @@
-import { ERR, McpAuthError } from '../errors.js';
+import { ERR, McpAuthError } from '@mcp-auth-kit/client';
 
 const EXAMPLE = `e.g. mcp-auth-kit call <mcp-url> <tool> '{"text":"hello"}' (single quotes keep the shell off the JSON)`;
 

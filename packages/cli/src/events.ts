@@ -1,5 +1,5 @@
 import { terminalText, type TerminalText } from '@mcp-auth-kit/protocol';
-import type { McpAuthEvent } from '../client/options.js';
+import type { McpAuthEvent } from '@mcp-auth-kit/client';
 import { accountLabel } from './account.js';
 
 /** The progress line (stderr) of a client event; undefined for events the CLI prints elsewhere. */

@@ -1,6 +1,6 @@
 import { joinText, terminalText, type TerminalText } from '@mcp-auth-kit/protocol';
-import { ERR, McpAuthError } from '../errors.js';
-import { networkFailureReason } from '../unreachable.js';
+import { ERR, McpAuthError } from '@mcp-auth-kit/client';
+import { networkFailureReason } from '@mcp-auth-kit/client/core';
 
 /** What the failing command was about, for the advice. */
 export interface ErrorContext {

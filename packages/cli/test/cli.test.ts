@@ -1,15 +1,15 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { run, type CliIo } from '../src/cli/program.js';
-import { inCi } from '../src/cli/browser.js';
-import { headlessBrowser, startOidcProvider, type TestAs, type TestRs } from './helpers/harness.js';
-import { startMcpResourceServer } from './helpers/mcp-resource-server.js';
+import { run, type CliIo } from '../src/program.js';
+import { inCi } from '../src/browser.js';
+import { headlessBrowser, startOidcProvider, type TestAs, type TestRs } from '../../client/test/helpers/harness.js';
+import { startMcpResourceServer } from '../../client/test/helpers/mcp-resource-server.js';
 
 let as: TestAs;
 let rs: TestRs;
@@ -153,9 +153,10 @@ describe('mcp-auth-kit CLI', () => {
     expect(t.err()).not.toContain('zq-7f3-value');
   });
 
-  it('the built bin starts with a shebang and prints help', async () => {
-    const bin = join(dirname(fileURLToPath(import.meta.url)), '../dist/cli/main.js');
-    expect(existsSync(bin), 'build the package first: npx tsc -b packages/client').toBe(true);
+  it('the bin starts with a shebang and prints help (from the build)', async () => {
+    const bin = join(dirname(fileURLToPath(import.meta.url)), '../bin/mcp-auth-kit.js');
+    expect(existsSync(join(dirname(bin), '../dist/program.js')), 'build the package first: npx tsc -b packages/cli').toBe(true);
+    expect(readFileSync(bin, 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true);
     const { stdout } = await promisify(execFile)(process.execPath, [bin, '--help']);
     expect(stdout).toContain('Usage: mcp-auth-kit');
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { explainError } from '../src/cli/explain.js';
-import { ERR, McpAuthError, type McpAuthErrorCode } from '../src/errors.js';
+import { ERR, McpAuthError, type McpAuthErrorCode } from '@mcp-auth-kit/client';
+import { explainError } from '../src/explain.js';
 
 /**
  * Every error the CLI prints says what happened and what to do (issue 46: the store and size

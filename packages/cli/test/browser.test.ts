@@ -3,7 +3,7 @@ import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openBrowser, writeRedirectPage } from '../src/cli/browser.js';
+import { openBrowser, writeRedirectPage } from '../src/browser.js';
 
 /**
  * Issue 46 item 3: the authorization URL (state, PKCE challenge, redirect URI) must not be in the

@@ -1,9 +1,9 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FileStore } from '@mcp-auth-kit/client';
 import { run } from '../src/program.js';
+import { closeAfterEach, scratch } from '../../client/test/helpers/scratch.js';
 import { afterTwoSwitches, issuers } from '../../client/test/helpers/switched-issuers.js';
 
 /**
@@ -11,18 +11,13 @@ import { afterTwoSwitches, issuers } from '../../client/test/helpers/switched-is
  * `logout <url>` (RFC 7009 revocation, best effort) leaves no refresh token or client secret of
  * any of them in the store file. The library's side is packages/client/test/logout-leftovers.test.ts.
  */
-let stop: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const s of stop) await s();
-  stop = [];
-});
+const startIssuers = closeAfterEach(issuers);
+const { tmp } = scratch('mak-leftovers-');
 
 describe('logout after the MCP server switched authorization server (review r46 F2)', () => {
   it('the CLI: `logout <url>` leaves no refresh token or client secret in store.json', async () => {
-    const as = await issuers();
-    stop.push(() => as.close());
-    const home = mkdtempSync(join(tmpdir(), 'mak-leftovers-'));
-    stop.push(() => rmSync(home, { recursive: true, force: true }));
+    const as = await startIssuers();
+    const home = tmp();
     const binding = await afterTwoSwitches(new FileStore(join(home, 'store.json')), as.base);
     const out: string[] = [];
     const code = await run(['logout', binding.server], {

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run, type CliIo } from '../src/program.js';
-import { hostileMcpServers } from '../../client/test/helpers/hostile-mcp-server.js';
+import { startHostileMcpServer } from '../../client/test/helpers/hostile-mcp-server.js';
+import { closeAfterEach } from '../../client/test/helpers/scratch.js';
 
 /**
  * Review r46 F1, the CLI's side: its one-shot commands end within `--request-timeout` (its help:
@@ -11,7 +12,7 @@ import { hostileMcpServers } from '../../client/test/helpers/hostile-mcp-server.
  * 8 MiB (a JSON answer or one SSE event), whatever the MCP server sends. The library's bounds are
  * tested in packages/client/test/mcp-body-bounds.test.ts.
  */
-const hostile = hostileMcpServers();
+const hostile = closeAfterEach(startHostileMcpServer);
 
 describe('CLI one-shot commands end within --request-timeout (review r46 F1)', () => {
   let home: string;

@@ -5,15 +5,15 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { FileStore } from '@mcp-auth-kit/client';
 import { run, type CliIo } from '../src/program.js';
-import { hostileServers, oauthServer, type Behaviour } from '../../client/test/helpers/hostile-server.js';
-import { scratch } from '../../client/test/helpers/scratch.js';
+import { oauthServer, startHostileServer, type Behaviour } from '../../client/test/helpers/hostile-server.js';
+import { closeAfterEach, scratch } from '../../client/test/helpers/scratch.js';
 
 /**
  * Issue 46 items 2, 5, 8 and 9 (CLI part): what the CLI shows of values a server sent (checked by
  * the library, packages/client/test/server-values.test.ts), and each CLI command ends within its
  * stated bound whatever a server does.
  */
-const hostile = hostileServers();
+const hostile = closeAfterEach(startHostileServer);
 const home = scratch('mak-values-').tmp;
 function cli(dir: string) {
   const out: string[] = [];

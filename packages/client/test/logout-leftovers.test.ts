@@ -1,6 +1,7 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { McpAuthClient } from '../src/index.js';
 import { MemoryStore } from '../src/store.js';
+import { closeAfterEach } from './helpers/scratch.js';
 import { afterTwoSwitches, issuers } from './helpers/switched-issuers.js';
 
 /**
@@ -10,16 +11,11 @@ import { afterTwoSwitches, issuers } from './helpers/switched-issuers.js';
  * and delete every token kept for that server's resource, whatever issuer it is stored under, and
  * `logout` everything; a registration nothing refers to any more goes too.
  */
-let stop: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const s of stop) await s();
-  stop = [];
-});
+const startIssuers = closeAfterEach(issuers);
 
 describe('logout after the MCP server switched authorization server (review r46 F2)', () => {
   it('logout <url> revokes and deletes the grants of every issuer the server named, and their registrations', async () => {
-    const as = await issuers();
-    stop.push(() => as.close());
+    const as = await startIssuers();
     const store = new MemoryStore();
     const binding = await afterTwoSwitches(store, as.base);
     await new McpAuthClient({ clientName: 'logout test', store }).logout(binding.server);
@@ -36,8 +32,7 @@ describe('logout after the MCP server switched authorization server (review r46 
   });
 
   it('logout without a URL deletes every token record, bound to a server or not, and the earlier registrations', async () => {
-    const as = await issuers();
-    stop.push(() => as.close());
+    const as = await startIssuers();
     const store = new MemoryStore();
     await afterTwoSwitches(store, as.base);
     // a grant whose server binding is already gone
@@ -57,8 +52,7 @@ describe('logout after the MCP server switched authorization server (review r46 
   });
 
   it('a server that names another AS at discovery: the earlier grant is revoked and deleted', async () => {
-    const as = await issuers();
-    stop.push(() => as.close());
+    const as = await startIssuers();
     const store = new MemoryStore();
     const binding = await afterTwoSwitches(store, as.base);
     const found = await new McpAuthClient({ clientName: 'switch test', store }).discover(binding.server);

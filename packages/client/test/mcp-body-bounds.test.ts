@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ERR, McpAuthClient } from '../src/index.js';
-import { hostileMcpServers } from './helpers/hostile-mcp-server.js';
-import { refusal } from './helpers/scratch.js';
+import { startHostileMcpServer } from './helpers/hostile-mcp-server.js';
+import { closeAfterEach, refusal } from './helpers/scratch.js';
 
 /**
  * Review r46 F1: the body of an MCP server's answer is bounded like an OAuth answer. A JSON
@@ -11,7 +11,7 @@ import { refusal } from './helpers/scratch.js';
  * so each event (WHATWG HTML §9.2.6: ended by an empty line) is bounded, not the stream. The CLI's
  * side is packages/cli/test/mcp-body-bounds.test.ts.
  */
-const hostile = hostileMcpServers();
+const hostile = closeAfterEach(startHostileMcpServer);
 
 const listTools = (id = 7) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/list', params: {} });
 const post = { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' } };

@@ -1,14 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_TOKEN_LIFETIME_SECONDS as MAX_EXPIRES_IN, tokenLifetime as expiresIn } from '@mcp-auth-kit/protocol';
 import { ERR, McpAuthClient, McpAuthError } from '../src/index.js';
-import { hostileServers, oauthServer, type Behaviour } from './helpers/hostile-server.js';
+import { oauthServer, startHostileServer, type Behaviour } from './helpers/hostile-server.js';
+import { closeAfterEach } from './helpers/scratch.js';
 
 /**
  * Issue 46 items 5, 8 and 9 (client part): values a server sends are checked before the client
  * uses or stores them. What the CLI shows of them, and the CLI's bounds, are tested in
  * packages/cli/test/server-values.test.ts.
  */
-const hostile = hostileServers();
+const hostile = closeAfterEach(startHostileServer);
 const tokenAnswer = (extra: Record<string, unknown> = {}): Behaviour => ({
   json: { access_token: 'at', token_type: 'Bearer', expires_in: 3600, ...extra },
 });

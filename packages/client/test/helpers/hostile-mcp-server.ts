@@ -2,7 +2,6 @@
 // answers initialize normally and tools/list with an answer that is endless, trickled, or of a
 // given size (generated on the fly, never held in memory).
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { afterEach } from 'vitest';
 import { close, listen } from './harness.js';
 
 export type Answer =
@@ -23,7 +22,7 @@ export interface McpHostile {
 const CHUNK = Buffer.alloc(64 * 1024, 'x');
 
 /** An MCP server (no authorization) that answers initialize normally and tools/list as `answer`. */
-async function mcpServer(answer: Answer): Promise<McpHostile> {
+export async function startHostileMcpServer(answer: Answer): Promise<McpHostile> {
   const state = { sent: 0 };
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     let body = '';
@@ -81,18 +80,5 @@ async function mcpServer(answer: Answer): Promise<McpHostile> {
       return state.sent;
     },
     close: () => close(server),
-  };
-}
-
-/** `hostile(answer)` for one test file: starts an MCP server, closed after the test that started it. */
-export function hostileMcpServers(): (answer: Answer) => Promise<McpHostile> {
-  const servers: McpHostile[] = [];
-  afterEach(async () => {
-    while (servers.length) await servers.pop()!.close();
-  });
-  return async (answer) => {
-    const s = await mcpServer(answer);
-    servers.push(s);
-    return s;
   };
 }

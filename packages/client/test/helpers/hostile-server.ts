@@ -1,7 +1,6 @@
 // Hostile HTTP servers on loopback for the request-bounds tests: answers that trickle, never
 // come, or never end (generated on the fly, never held in memory).
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { afterEach } from 'vitest';
 import { close, listen } from './harness.js';
 
 export type Behaviour =
@@ -62,19 +61,6 @@ export async function startHostileServer(route: (path: string, base: string) => 
     return undefined;
   });
   return state;
-}
-
-/** `hostile(route)` for one test file: starts a hostile server, closed after the test that started it. */
-export function hostileServers(): (route: (path: string, base: string) => Behaviour | undefined) => Promise<HostileServer> {
-  const servers: HostileServer[] = [];
-  afterEach(async () => {
-    while (servers.length) await servers.pop()!.close();
-  });
-  return async (route) => {
-    const s = await startHostileServer(route);
-    servers.push(s);
-    return s;
-  };
 }
 
 /**

@@ -5,6 +5,8 @@ export interface AuthorizationServerMetadata {
   issuer: string;
   jwks_uri?: string;
   introspection_endpoint?: string;
+  /** RFC 8414 §2: where `thirdPartyToken` sends its RFC 8693 token exchange. */
+  token_endpoint?: string;
 }
 
 export class MetadataError extends Error {
@@ -31,7 +33,7 @@ export function processMetadata(expectedIssuer: string, body: unknown): Authoriz
     throw new MetadataError('issuer mismatch', { expected: expectedIssuer, actual: doc.issuer });
   }
   const out: AuthorizationServerMetadata = { issuer: expectedIssuer };
-  for (const key of ['jwks_uri', 'introspection_endpoint'] as const) {
+  for (const key of ['jwks_uri', 'introspection_endpoint', 'token_endpoint'] as const) {
     const value = doc[key];
     if (value === undefined) continue;
     if (typeof value !== 'string' || !URL.canParse(value)) {

@@ -33,7 +33,7 @@ export function processMetadata(expectedIssuer: string, body: unknown): Authoriz
     throw new MetadataError('issuer mismatch', { expected: expectedIssuer, actual: doc.issuer });
   }
   const out: AuthorizationServerMetadata = { issuer: expectedIssuer };
-  for (const key of ['jwks_uri', 'introspection_endpoint', 'token_endpoint'] as const) {
+  for (const key of ['jwks_uri', 'introspection_endpoint'] as const) {
     const value = doc[key];
     if (value === undefined) continue;
     if (typeof value !== 'string' || !URL.canParse(value)) {
@@ -41,6 +41,8 @@ export function processMetadata(expectedIssuer: string, body: unknown): Authoriz
     }
     out[key] = value;
   }
+  // only third-party token exchanges use it: a bad one fails those (thirdPartyToken), not token checks
+  if (typeof doc.token_endpoint === 'string' && URL.canParse(doc.token_endpoint)) out.token_endpoint = doc.token_endpoint;
   return out;
 }
 

@@ -44,6 +44,7 @@ export interface DpopOptions {
 export interface ThirdPartyOptions {
   /** This MCP server's client id at the authorization server (a client whose `resource` is this server). */
   clientId: string;
+  /** Its client secret (sent to the token endpoint only; never logged). */
   clientSecret: string;
   /** How the credentials are sent (default `client_secret_basic`). */
   authMethod?: 'client_secret_basic' | 'client_secret_post';

@@ -17,7 +17,7 @@ import {
   type ThirdPartyInputRequiredResult,
 } from '../src/index.js';
 import { RESOURCE, signToken } from './helpers/harness.js';
-import { FakeDrive, FakeExchangeIssuer } from './helpers/third-party.js';
+import { FakeDrive, FakeExchangeIssuer, MCP_CLIENT } from './helpers/third-party.js';
 
 // Issue 41, RS side, on the wire: a tool calls a third-party API with `thirdPartyToken`; a user
 // who has not connected the provider gets a URL-mode elicitation of the AS's connect page on the
@@ -26,8 +26,7 @@ import { FakeDrive, FakeExchangeIssuer } from './helpers/third-party.js';
 // requestState, no elicitationId); after connecting, the retried call returns the user's data.
 // Real SDK v1 and v2 servers over Streamable HTTP on loopback, real SDK v1 and v2 clients.
 
-const CLIENT_ID = 'files-mcp-server';
-const CLIENT_SECRET = 'files-mcp-server-secret';
+const { id: CLIENT_ID, secret: CLIENT_SECRET } = MCP_CLIENT;
 const MESSAGE = 'Connect your Drive account to continue';
 
 let drive: FakeDrive;
@@ -88,8 +87,6 @@ function v2Server(): McpServerV2 {
 beforeAll(async () => {
   drive = await new FakeDrive().start();
   as = await FakeExchangeIssuer.create(drive);
-  as.clients.set(CLIENT_ID, { secret: CLIENT_SECRET, resource: RESOURCE });
-  as.providers.set('drive', { displayName: 'Drive', resources: [RESOURCE] });
   as.providers.set('photos', { displayName: 'Photos', resources: ['http://localhost:4000/mcp'] });
   drive.files.set('alice', ['alice-notes.txt']);
   drive.files.set('bob', ['bob-budget.xlsx']);

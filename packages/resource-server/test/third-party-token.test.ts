@@ -15,13 +15,12 @@ import {
 import { createThirdPartyTokens } from '../src/core.js';
 import { connectUri, processExchangeResponse, tokenEndpointProblem } from '../src/third-party/exchange.js';
 import { RESOURCE, signToken } from './helpers/harness.js';
-import { ACCESS_TOKEN_TYPE, FakeExchangeIssuer, TOKEN_EXCHANGE } from './helpers/third-party.js';
+import { ACCESS_TOKEN_TYPE, FakeExchangeIssuer, MCP_CLIENT, TOKEN_EXCHANGE } from './helpers/third-party.js';
 
 // RFC 8693 token exchange from the resource server (issue 41, RS side), against a fake of our
 // AS's token endpoint built to the contract (helpers/third-party.ts).
 
-const CLIENT_ID = 'mcp-server';
-const CLIENT_SECRET = 'mcp-server-secret';
+const { id: CLIENT_ID, secret: CLIENT_SECRET } = MCP_CLIENT;
 const OTHER_RESOURCE = 'http://localhost:4000/mcp';
 
 let as: FakeExchangeIssuer;
@@ -66,8 +65,6 @@ function expectNoSecrets(value: unknown, secrets: string[]): void {
 
 beforeAll(async () => {
   as = await FakeExchangeIssuer.create();
-  as.clients.set(CLIENT_ID, { secret: CLIENT_SECRET, resource: RESOURCE });
-  as.providers.set('drive', { displayName: 'Drive', resources: [RESOURCE] });
   as.providers.set('calendar', { resources: [OTHER_RESOURCE] });
 });
 afterAll(async () => {

@@ -8,13 +8,16 @@ const PROTOCOL_VERSION_META_KEY = 'io.modelcontextprotocol/protocolVersion';
 /** A URL-mode `elicitation/create` request as a 2026-07-28 `inputRequests` entry (no `elicitationId`: changelog, minor change 11). */
 export interface UrlElicitationInputRequest {
   method: 'elicitation/create';
+  /** `message`: why the user should open `url` (names the provider); `url`: the AS's connect page. */
   params: { mode: 'url'; message: string; url: string };
 }
 
 /** The 2026-07-28 `InputRequiredResult` a handler returns to have the user connect a provider. */
 export interface ThirdPartyInputRequiredResult {
   resultType: 'input_required';
+  /** One entry, `connect_<provider>`. */
   inputRequests: Record<string, UrlElicitationInputRequest>;
+  /** Echoed by the client on its retry (see {@link ThirdPartyAuthorizationOptions.requestState}). */
   requestState?: string;
 }
 

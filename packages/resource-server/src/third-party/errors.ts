@@ -26,6 +26,7 @@ export type ThirdPartyErrorCode =
  */
 export class ThirdPartyTokenError extends Error {
   override readonly name: string = 'ThirdPartyTokenError';
+  /** Why (see {@link ThirdPartyErrorCode}). */
   readonly code: ThirdPartyErrorCode;
   /** The provider asked for (its short name at the authorization server, e.g. `drive`). */
   readonly provider: string;

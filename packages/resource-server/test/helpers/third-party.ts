@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { createLocalJWKSet, jwtVerify } from 'jose';
-import { makeKey, StubIssuer } from './harness.js';
+import { makeKey, RESOURCE, StubIssuer } from './harness.js';
 
 /**
  * Stand-ins for what is outside this package in issue 41's third-party flow, built to the
@@ -16,6 +16,8 @@ import { makeKey, StubIssuer } from './harness.js';
  */
 
 export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+/** The MCP server's confidential client at the fake AS (its `resource` is {@link RESOURCE}). */
+export const MCP_CLIENT = { id: 'files-mcp-server', secret: 'files-mcp-server-secret' } as const;
 export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 
 export interface FakeProvider {
@@ -109,9 +111,12 @@ export class FakeExchangeIssuer extends StubIssuer {
     super();
   }
 
+  /** Started, with a signing key, the {@link MCP_CLIENT} for {@link RESOURCE}, and the `drive` provider ("Drive") it may use. */
   static async create(drive?: FakeDrive): Promise<FakeExchangeIssuer> {
     const as = await new FakeExchangeIssuer(drive).start();
     as.keys = [await makeKey()];
+    as.clients.set(MCP_CLIENT.id, { secret: MCP_CLIENT.secret, resource: RESOURCE });
+    as.providers.set('drive', { displayName: 'Drive', resources: [RESOURCE] });
     return as;
   }
 

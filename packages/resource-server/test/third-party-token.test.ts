@@ -77,6 +77,8 @@ beforeEach(() => {
 });
 afterEach(async () => {
   await rs.close();
+  // a request a test stopped waiting for (timeout, cancel) still lands: not in the next test's records
+  await as.settled();
   as.exchanges.length = 0;
   as.connections.clear();
   as.answer = undefined;
@@ -401,10 +403,15 @@ describe('thirdPartyToken: refusals (no token in any error or log)', () => {
   it('a cancelled tool call stops waiting with its own reason', async () => {
     as.connect('user-a', 'drive');
     as.delayMs = 200;
+    const providerToken = as.connections.get('user-a')!.get('drive');
+    const auth = await authInfoFor('user-a');
     const controller = new AbortController();
-    const pending = thirdPartyToken(await authInfoFor('user-a'), 'drive', { signal: controller.signal });
+    const pending = thirdPartyToken(auth, 'drive', { signal: controller.signal });
     controller.abort(new Error('cancelled by the client'));
     await expect(pending).rejects.toThrow('cancelled by the client');
+    // the exchange goes on for another caller of the same (token, provider)
+    await expect(thirdPartyToken(auth, 'drive')).resolves.toBe(providerToken);
+    expect(as.exchanges).toHaveLength(1);
     await expect(thirdPartyToken(await authInfoFor('user-a'), 'drive', { signal: controller.signal })).rejects.toThrow(
       'cancelled by the client',
     );

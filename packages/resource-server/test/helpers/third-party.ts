@@ -144,6 +144,13 @@ export class FakeExchangeIssuer extends StubIssuer {
     this.connections.get(sub)?.delete(provider);
   }
 
+  readonly #pending = new Set<Promise<void>>();
+
+  /** Resolves once every token request received so far is answered (one a client gave up on still records itself). */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.#pending]);
+  }
+
   /** Exchanges that reached the grant (client authenticated). */
   get granted(): ExchangeRecord[] {
     return this.exchanges.filter((e) => e.status === 200);
@@ -151,7 +158,13 @@ export class FakeExchangeIssuer extends StubIssuer {
 
   protected override async route(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
     if (url.pathname === '/token' && req.method === 'POST') {
-      await this.token(req, res);
+      const answered = this.token(req, res);
+      this.#pending.add(answered);
+      try {
+        await answered;
+      } finally {
+        this.#pending.delete(answered);
+      }
       return true;
     }
     const ticket = /^\/connect\/([A-Za-z0-9_-]+)$/.exec(url.pathname)?.[1];

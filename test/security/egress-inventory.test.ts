@@ -201,6 +201,14 @@ const SITES: Site[] = [
     why: 'metadata of the configured issuer',
   },
   {
+    file: 'packages/resource-server/src/third-party/exchange.ts',
+    line: /request\.fetch\(request\.tokenEndpoint/,
+    count: 1,
+    route: 'operator-configured',
+    why: 'RFC 8693 token exchange (thirdPartyToken) at the token endpoint of the MCP token’s own configured issuer, from its metadata or thirdParty.tokenEndpoint (https, or http on loopback); redirects not followed',
+    proof: /redirect: 'manual'/,
+  },
+  {
     file: 'apps/demo-mcp-server/src/app.ts',
     line: /fetch\(url, \{ signal: AbortSignal\.timeout\(2000\) \}\)/,
     count: 1,

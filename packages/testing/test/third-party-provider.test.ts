@@ -144,6 +144,16 @@ describe('startThirdPartyProvider', () => {
       expect(none.headers.get('www-authenticate')).toBeNull();
       const missing = await postAs(provider.metadata.token_endpoint as string, client, {}, 'basic');
       expect(missing).toMatchObject({ status: 400, body: { error: 'invalid_request' } });
+      const garbled = await fetch(provider.metadata.token_endpoint as string, {
+        method: 'POST',
+        headers: { authorization: 'Basic bm8tY29sb24=', 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'grant_type=refresh_token&refresh_token=x',
+      });
+      expect(garbled.status).toBe(401);
+      expect(await garbled.json()).toMatchObject({ error: 'invalid_client' });
+      // Basic for one client, client_id in the body for another: two identities, refused.
+      const mixed = await postAs(provider.metadata.token_endpoint as string, client, { ...params, client_id: 'other' }, 'basic');
+      expect(mixed).toMatchObject({ status: 400, body: { error: 'invalid_request' } });
       const unsupported = await postAs(provider.metadata.token_endpoint as string, client, { grant_type: 'password' }, 'basic');
       expect(unsupported).toMatchObject({ status: 400, body: { error: 'unsupported_grant_type' } });
     });

@@ -231,7 +231,13 @@ const SITES: Site[] = [
     route: 'test-tooling',
     why: 'MCP request helper (request and session end)',
   },
-  { file: 'packages/testing/src/headless-browser.ts', line: /fetch\(url/, count: 1, route: 'test-tooling', why: 'headless browser' },
+  {
+    file: 'packages/testing/src/headless-browser.ts',
+    line: /this\.fetch\(url|=> fetch\(input, init\)/,
+    count: 2,
+    route: 'test-tooling',
+    why: 'headless browser: its requests, through the global fetch or the one a test passes',
+  },
 ];
 
 /** What can open a connection, one pattern per kind. */

@@ -4,6 +4,7 @@
  * (`clients[].resource`, the callers of the RFC 8693 token exchange).
  */
 import { isScopeToken } from '@mcp-auth-kit/protocol';
+import { DEFAULTS } from '../config/defaults.js';
 import type { ClientMetadata, ResourceConfig, ThirdPartyConfig, ThirdPartyProviderConfig } from '../config/types.js';
 import { DISPLAY_NAME_RULE, isDisplayName } from '../interactions/scope-text.js';
 import { decodeKey32, KEY_32_RULE } from '../secret-key.js';
@@ -55,7 +56,7 @@ function clientProblems(where: string, p: Partial<ThirdPartyProviderConfig>): st
   if (method !== undefined && !AUTH_METHODS.includes(method)) problems.push(`${where}.tokenEndpointAuthMethod: must be one of ${AUTH_METHODS.join(', ')}`);
   else if (method === 'none' && p.clientSecret !== undefined) problems.push(`${where}.clientSecret: not used with tokenEndpointAuthMethod "none"; remove one`);
   else if (method !== 'none' && p.clientSecret === undefined)
-    problems.push(`${where}.clientSecret: required for ${method ?? 'client_secret_basic'} (a public client at the provider: tokenEndpointAuthMethod "none")`);
+    problems.push(`${where}.clientSecret: required for ${method ?? DEFAULTS.thirdParty.providers.tokenEndpointAuthMethod} (a public client at the provider: tokenEndpointAuthMethod "none")`);
   return problems;
 }
 

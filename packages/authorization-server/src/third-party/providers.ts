@@ -67,7 +67,7 @@ export class ThirdPartyProviders {
 
   /** Whether the MCP server `resource` may use the provider (`thirdParty.providers.<name>.resources`). */
   mayUse(name: string, resource: string): boolean {
-    return this.byName.get(name)?.resources.includes(resource) ?? false;
+    return this.byName.get(name)?.resources.includes(resource) === true;
   }
 
   /** The peer whose address class decides the egress policy: the issuer, else the token endpoint. */

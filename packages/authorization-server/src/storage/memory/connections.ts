@@ -13,7 +13,7 @@ export class MemoryConnections implements ConnectionStore {
     const record = connectionRecord(copy(input), {
       createdAt: existing?.createdAt ?? now,
       updatedAt: now,
-      version: (existing?.version ?? 0) + 1,
+      version: existing ? existing.version + 1 : 1,
     });
     this.rows.set(pairKey(record.accountId, record.provider), record);
     return copy(record);

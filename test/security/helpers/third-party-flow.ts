@@ -156,3 +156,16 @@ export async function completeConnect(
   if (new URL(page.url).origin !== new URL(options.provider.issuer).origin) return page;
   return pageOf(await ua.submit(page, { ...options.providerUser, decision: 'allow' }, () => false), 'after the provider');
 }
+
+/** The MCP server of the vault attack stacks: an extra resource of the stack, and its client. */
+export const VAULT_MCP = 'https://vault-mcp.example/mcp';
+export const VAULT_CLIENT = { id: 'vault-mcp', secret: 'vault-mcp-secret-0123456789' };
+
+/** What an attack stack needs for the vault: the extra resource, the MCP server client, the provider. */
+export function vaultStackOptions(provider: FakeProvider, clients: Record<string, unknown>[] = []) {
+  return {
+    extraResources: [VAULT_MCP],
+    clients: [mcpServerClient(VAULT_CLIENT.id, VAULT_CLIENT.secret, VAULT_MCP), ...clients],
+    thirdParty: { providers: { drive: driveProvider(provider, [VAULT_MCP]) } },
+  };
+}

@@ -169,3 +169,56 @@ export function vaultStackOptions(provider: FakeProvider, clients: Record<string
     thirdParty: { providers: { drive: driveProvider(provider, [VAULT_MCP]) } },
   };
 }
+
+/** A second MCP server and its client, for the provider only it may use (`calendar`). */
+export const OTHER_MCP = 'https://other-mcp.example/mcp';
+export const OTHER_CLIENT = { id: 'other-mcp', secret: 'other-mcp-secret-0123456789' };
+
+export const ALICE = { username: 'alice', password: 'alice-password' };
+export const MALLORY = { username: 'mallory', password: 'mallory-password' };
+export const ALICE_DRIVE = { username: 'alice-drive', password: 'alice-drive-pass' };
+export const MALLORY_DRIVE = { username: 'mallory-drive', password: 'mallory-drive-pass' };
+
+/**
+ * The attack stacks' options for two users who sign in with passwords (no auto-login): the vault's
+ * MCP server may use `drive`, the other MCP server only `calendar` (the same fake provider).
+ */
+export function twoUserVaultOptions(provider: FakeProvider) {
+  return {
+    devAutoLogin: undefined,
+    extraResources: [VAULT_MCP, OTHER_MCP],
+    authorizationServer: {
+      users: [ALICE, MALLORY],
+      clients: [mcpServerClient(VAULT_CLIENT.id, VAULT_CLIENT.secret, VAULT_MCP), mcpServerClient(OTHER_CLIENT.id, OTHER_CLIENT.secret, OTHER_MCP)],
+      thirdParty: {
+        providers: {
+          drive: driveProvider(provider, [VAULT_MCP]),
+          calendar: driveProvider(provider, [OTHER_MCP], { displayName: 'Calendar' }),
+        },
+      },
+    },
+  };
+}
+
+/**
+ * The connect flow in a browser already signed in as the ticket's user, up to the provider's
+ * redirect back: the callback URL (code, state, iss) is returned without being requested.
+ */
+export async function connectUntilCallback(
+  connectUri: string,
+  ua: HeadlessBrowser,
+  options: { providerUser: { username: string; password: string } },
+): Promise<URL> {
+  const confirm = pageOf(await ua.follow(connectUri, () => false), 'connect page');
+  if (!/value="connect"/.test(confirm.body)) throw new Error(`no confirmation at ${confirm.url} (${confirm.status}): ${confirm.body.slice(0, 300)}`);
+  const atProvider = pageOf(await ua.submit(confirm, { action: 'connect' }, () => false), 'provider page');
+  const end = await ua.submit(atProvider, { ...options.providerUser, decision: 'allow' }, (url) => url.pathname === '/connect/callback');
+  if (!isUrl(end)) throw new Error(`the provider did not redirect back: ${end.status} ${end.body.slice(0, 300)}`);
+  return end;
+}
+
+/** The connection rows of an account (what the vault holds for it). */
+export async function connectionsOf(store: { accounts: { findByUsername(u: string): Promise<{ id: string } | undefined> }; connections: { list(id: string): Promise<{ provider: string }[]> } }, username: string) {
+  const account = await store.accounts.findByUsername(username);
+  return account ? (await store.connections.list(account.id)).map((c) => c.provider) : [];
+}

@@ -128,10 +128,10 @@ describe('attack: a grant the user and the operator cannot see or end (issue 40 
   const basic = (clientId: string) => `Basic ${Buffer.from(`${clientId}:${SECRET}`).toString('base64')}`;
 
   /** A code flow in `jar` (DEV_AUTO_LOGIN signs in demo and leaves the browser session there). */
-  async function codeFlow(jar: CookieJar): Promise<Issued> {
+  async function codeFlow(jar: CookieJar, resource = stack.mcpUrl): Promise<Issued> {
     const clientId = await registerClient(stack);
     const { verifier, challenge } = pkcePair();
-    const result = await frontChannel(stack.issuer, authorizationUrl(stack, { clientId, challenge }), jar);
+    const result = await frontChannel(stack.issuer, authorizationUrl(stack, { clientId, challenge, resource }), jar);
     if (result.kind !== 'callback') throw new Error(`authorization stopped: ${result.status}`);
     const res = await postForm(stack.metadata.token_endpoint, {
       grant_type: 'authorization_code',
@@ -139,7 +139,7 @@ describe('attack: a grant the user and the operator cannot see or end (issue 40 
       redirect_uri: NATIVE_REDIRECT,
       client_id: clientId,
       code_verifier: verifier,
-      resource: stack.mcpUrl,
+      resource,
     });
     expect(res.status, res.text).toBe(200);
     const refreshToken = String(res.body.refresh_token);
@@ -206,19 +206,7 @@ describe('attack: a grant the user and the operator cannot see or end (issue 40 
       name: "RFC 8693: the exchange hands out the provider's token: no Grant of ours; the user sees and ends the connection itself on the account page",
       async run() {
         const jar = new CookieJar();
-        const { verifier, challenge } = pkcePair();
-        const clientId = await registerClient(stack);
-        const result = await frontChannel(stack.issuer, authorizationUrl(stack, { clientId, challenge, resource: VAULT_MCP }), jar);
-        if (result.kind !== 'callback') throw new Error(`authorization stopped: ${result.status}`);
-        const tokens = await postForm(stack.metadata.token_endpoint, {
-          grant_type: 'authorization_code',
-          code: result.url.searchParams.get('code')!,
-          redirect_uri: NATIVE_REDIRECT,
-          client_id: clientId,
-          code_verifier: verifier,
-          resource: VAULT_MCP,
-        });
-        const subject = String(tokens.body.access_token);
+        const subject = (await codeFlow(jar, VAULT_MCP)).accessToken;
         const first = await exchange(stack.issuer, VAULT_CLIENT, subject);
         expect(first.body.error, first.text).toBe('interaction_required');
         const connected = await completeConnect(String(first.body.connect_uri), new HeadlessBrowser({ jar }), {

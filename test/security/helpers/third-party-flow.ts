@@ -5,17 +5,14 @@
  */
 import { HeadlessBrowser, isUrl, pkcePair, type BrowserPage } from '@mcp-auth-kit/test-utils';
 import { PROVIDER_CLIENT_ID, type FakeProvider } from './third-party-provider.js';
+import { postForm, type JsonResponse } from './support.js';
 
 export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 const NATIVE_REDIRECT = 'http://127.0.0.1/callback';
 
-export interface ExchangeAnswer {
-  status: number;
-  headers: Headers;
-  body: Record<string, unknown>;
-  text: string;
-}
+/** An answer of the token endpoint (support.ts's JSON answer). */
+export type ExchangeAnswer = JsonResponse;
 
 /** The thirdParty configuration for one fake provider named `drive`, usable by `resources`. */
 export function driveProvider(provider: FakeProvider, resources: string[], extra: Record<string, unknown> = {}) {
@@ -110,29 +107,14 @@ export async function exchange(
   params: Record<string, string> = {},
   headers: Record<string, string> = {},
 ): Promise<ExchangeAnswer> {
-  const res = await fetch(`${issuer}/token`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
+  return postForm(
+    `${issuer}/token`,
+    { grant_type: TOKEN_EXCHANGE, subject_token: subjectToken, subject_token_type: ACCESS_TOKEN_TYPE, audience, ...params },
+    {
       authorization: `Basic ${Buffer.from(`${encodeURIComponent(client.id)}:${encodeURIComponent(client.secret)}`).toString('base64')}`,
       ...headers,
     },
-    body: new URLSearchParams({
-      grant_type: TOKEN_EXCHANGE,
-      subject_token: subjectToken,
-      subject_token_type: ACCESS_TOKEN_TYPE,
-      audience,
-      ...params,
-    }),
-  });
-  const text = await res.text();
-  let body: Record<string, unknown> = {};
-  try {
-    body = JSON.parse(text) as Record<string, unknown>;
-  } catch {
-    /* asserted by status */
-  }
-  return { status: res.status, headers: res.headers, body, text };
+  );
 }
 
 /**

@@ -86,6 +86,7 @@ export const AS_FILE_KEYS = [
   'loginThrottle',
   'dpop',
   'idJag',
+  'thirdParty',
 ] as const;
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
@@ -274,7 +275,40 @@ function withIdJagEnv(as: AsOptions, env: NodeJS.ProcessEnv, problems: string[])
   return { ...as, idJag: { ...as?.idJag, trustedIdps: [...listed, idp] } };
 }
 
-/** The authorization server's options: the file's keys, then TRUST_PROXY, DPoP, ID-JAG and metrics from the environment. */
+/**
+ * Third-party authorization (the token vault): THIRD_PARTY_PROVIDERS_FILE, a JSON object of
+ * providers by name (each added over the file's `thirdParty.providers` of the same name), and
+ * THIRD_PARTY_ENCRYPTION_KEY (`thirdParty.encryptionKey`). The providers file is never quoted in
+ * an error (it holds client secrets).
+ */
+function withThirdPartyEnv(as: AsOptions, env: NodeJS.ProcessEnv, problems: string[]): AsOptions {
+  const file = env.THIRD_PARTY_PROVIDERS_FILE?.trim();
+  const key = env.THIRD_PARTY_ENCRYPTION_KEY?.trim();
+  if (!file && !key) return as;
+  let providers: Record<string, unknown> = {};
+  if (file) {
+    try {
+      const parsed = JSON.parse(readFileSync(file, 'utf8')) as unknown;
+      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new TypeError('not an object');
+      providers = parsed as Record<string, unknown>;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      problems.push(
+        `THIRD_PARTY_PROVIDERS_FILE: cannot read ${file} (${code ?? 'not a JSON object of providers by name: { "drive": { "issuer": …, "clientId": … } }'})`,
+      );
+      return as;
+    }
+  }
+  const thirdParty = as?.thirdParty;
+  const merged = { ...thirdParty?.providers, ...providers } as NonNullable<NonNullable<AsOptions>['thirdParty']>['providers'];
+  if (Object.keys(merged).length === 0) {
+    problems.push('third-party authorization needs providers: THIRD_PARTY_PROVIDERS_FILE (a JSON object of providers by name), or thirdParty.providers in AS_CONFIG_FILE');
+    return as;
+  }
+  return { ...as, thirdParty: { ...thirdParty, providers: merged, ...(key ? { encryptionKey: key } : {}) } };
+}
+
+/** The authorization server's options: the file's keys, then TRUST_PROXY, DPoP, ID-JAG, third-party and metrics from the environment. */
 function authorizationServerOptions(file: Record<string, unknown>, env: NodeJS.ProcessEnv, problems: string[]): AsOptions {
   const passthrough: Record<string, unknown> = {};
   for (const key of AS_FILE_KEYS) if (file[key] !== undefined) passthrough[key] = file[key];
@@ -282,7 +316,7 @@ function authorizationServerOptions(file: Record<string, unknown>, env: NodeJS.P
   const trustProxyText = env.TRUST_PROXY?.trim();
   const trustProxy = trustProxyText ? trustProxyFromEnv(trustProxyText) : undefined;
   if (trustProxy !== undefined) as = { ...as, trustProxy };
-  as = withIdJagEnv(withDpopEnv(as, env, problems), env, problems);
+  as = withThirdPartyEnv(withIdJagEnv(withDpopEnv(as, env, problems), env, problems), env, problems);
   const metricsFlag = env.METRICS?.trim();
   const metricsToken = env.METRICS_TOKEN?.trim();
   if (metricsFlag || metricsToken) {
@@ -387,7 +421,7 @@ function maskUrl(url: string | undefined): string | undefined {
 }
 
 const SECRET_SETTING =
-  /^(password|client_secret|clientSecret|secret|nonceSecret|initialAccessToken|token|privateKey|private_key|d|p|q|dp|dq|qi|k)$/;
+  /^(password|client_secret|clientSecret|secret|nonceSecret|encryptionKey|previousEncryptionKeys|initialAccessToken|token|privateKey|private_key|d|p|q|dp|dq|qi|k)$/;
 
 function maskSecrets(value: unknown, key = ''): unknown {
   if (SECRET_SETTING.test(key) && value !== undefined && value !== null) return '***';

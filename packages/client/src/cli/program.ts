@@ -17,6 +17,8 @@ import { formatStatus, isExpired } from './status-view.js';
 import { accountLabel } from './account.js';
 import { parseToolArguments } from './tool-arguments.js';
 import { cliVersion } from './version.js';
+import type { CliInput } from './line-input.js';
+import { EXIT_NEEDS_USER, withUrlElicitation, type CliElicitationContext } from './url-elicitation-prompt.js';
 
 /** Raw streams: the CLI prints only through the {@link Terminal} built from them. */
 export interface CliIo {
@@ -25,6 +27,8 @@ export interface CliIo {
   env: NodeJS.ProcessEnv;
   /** Replaces the browser opener (tests). */
   open?: (url: URL) => Promise<boolean>;
+  /** Standard input: URL elicitation asks the user only when it is a terminal (and CI is not set). */
+  stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
 }
 
 interface GlobalOpts {
@@ -45,6 +49,7 @@ interface CliContext {
   term: Terminal;
   env: NodeJS.ProcessEnv;
   open: (url: URL) => Promise<boolean>;
+  input?: CliInput | undefined;
   /** The MCP server the running command is about (for error advice). */
   server?: string;
 }
@@ -56,6 +61,22 @@ function requestTimeoutMs(opts: GlobalOpts): number {
 function mcpLimits(opts: GlobalOpts) {
   return { requestMs: requestTimeoutMs(opts), browserMs: Number(opts.timeout) * 1000 };
 }
+
+/** How `tools` and `call` ask about a page the MCP server at `url` sends the user to (url-elicitation-prompt.ts). */
+function elicitationContext(url: string, opts: GlobalOpts, ctx: CliContext): CliElicitationContext {
+  return {
+    term: ctx.term,
+    env: ctx.env,
+    open: ctx.open,
+    input: ctx.input,
+    server: url,
+    browser: opts.browser,
+    timeoutSeconds: Number(opts.timeout),
+  };
+}
+
+/** Rounds of one 2026-07-28 multi round-trip request: each may ask the user again. */
+const MAX_INPUT_ROUNDS = 4;
 
 function makeClient(opts: GlobalOpts, ctx: CliContext): McpAuthClient {
   const { term, env } = ctx;
@@ -126,9 +147,23 @@ async function withMcp<T>(
   url: string,
   auth: McpAuthClient,
   limits: { requestMs: number; browserMs: number },
+  asking: CliElicitationContext,
   fn: (c: Client, options: { timeout: number }) => Promise<T>,
 ): Promise<T> {
-  const client = new Client({ name: 'mcp-auth-kit', version: cliVersion() });
+  return withUrlElicitation(asking, (elicitation) =>
+    withMcpClient(url, auth, limits, (c, o) => elicitation.call(() => fn(c, o)), elicitation.attach),
+  );
+}
+
+async function withMcpClient<T>(
+  url: string,
+  auth: McpAuthClient,
+  limits: { requestMs: number; browserMs: number },
+  fn: (c: Client, options: { timeout: number }) => Promise<T>,
+  prepare: (c: Client) => void,
+): Promise<T> {
+  const client = new Client({ name: 'mcp-auth-kit', version: cliVersion() }, { inputRequired: { maxRounds: MAX_INPUT_ROUNDS } });
+  prepare(client);
   const options = { timeout: limits.browserMs + limits.requestMs };
   // The SDK reports a failed SSE stream (an event over maxMessageBytes, a deadline) only to
   // onerror, as text, and lets the request run into its timeout: the refusal is kept, the
@@ -205,7 +240,7 @@ function observeBody(res: Response, deadline: { ms: number; origin: string } | u
 /** Builds the `mcp-auth-kit` command line program. */
 export function createProgram(io: CliIo, setExitCode: (code: number) => void = () => undefined): Command {
   const term = createTerminal(io);
-  const ctx: CliContext = { term, env: io.env, open: io.open ?? ((u: URL) => openBrowser(u, process.platform, io.env)) };
+  const ctx: CliContext = { term, env: io.env, open: io.open ?? ((u: URL) => openBrowser(u, process.platform, io.env)), input: io.stdin };
   const program = new Command('mcp-auth-kit');
   program
     .description('Log in to OAuth-protected MCP servers and call their tools')
@@ -342,7 +377,13 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
     .argument('<mcp-url>', mcpUrl, parseMcpUrl)
     .option('--json', 'print the raw tools/list result')
     .action(async (url: string, cmd: { json?: boolean }) => {
-      const { tools } = await withMcp(url, makeClient(globals(), ctx), mcpLimits(globals()), (c, o) => c.listTools(undefined, o));
+      const { tools } = await withMcp(
+        url,
+        makeClient(globals(), ctx),
+        mcpLimits(globals()),
+        elicitationContext(url, globals(), ctx),
+        (c, o) => c.listTools(undefined, o),
+      );
       if (cmd.json) return term.json(tools);
       if (tools.length === 0) return term.out(terminalText`The server offers no tools.\n`);
       for (const t of tools) term.out(terminalText`${t.name}${t.description ? ` — ${t.description}` : ''}\n`);
@@ -357,7 +398,7 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
     .addHelpText('after', '\nExample:\n  mcp-auth-kit call http://localhost:3000/mcp add_note \'{"text":"hello"}\'\n')
     .action(async (url: string, tool: string, json: string) => {
       const args = parseToolArguments(json);
-      const result = await withMcp(url, makeClient(globals(), ctx), mcpLimits(globals()), (c, o) =>
+      const result = await withMcp(url, makeClient(globals(), ctx), mcpLimits(globals()), elicitationContext(url, globals(), ctx), (c, o) =>
         c.callTool({ name: tool, arguments: args }, o),
       );
       term.json(result);
@@ -423,6 +464,6 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     if (err instanceof CommanderError) return err.exitCode;
     const timeoutSeconds = Number(program.opts<GlobalOpts>().timeout) || 300;
     term.err(explainError(err, { server, timeoutSeconds }));
-    return 1;
+    return err instanceof McpAuthError && err.code === ERR.INTERACTION_REQUIRED ? EXIT_NEEDS_USER : 1;
   }
 }

@@ -82,6 +82,16 @@ function trustingUser() {
   return { options, asked, opened, refused };
 }
 
+/** The client answered for the user: told `onRefused` once, never asked, never opened. */
+function refusedUnasked(u: ReturnType<typeof trustingUser>, name: string) {
+  expect(
+    u.refused.map((e) => e.code),
+    name,
+  ).toEqual([ERR.ELICITATION_REFUSED]);
+  expect(u.asked, name).toEqual([]);
+  expect(u.opened, name).toEqual([]);
+}
+
 async function connect(s: ElicitingServer, wire: '2025-11-25' | '2026-07-28', options: UrlElicitationOptions) {
   const client = new Client({ name: 'attack', version: '1' }, wire === '2026-07-28' ? { versionNegotiation: { mode: { pin: wire } } } : {});
   const elicitation = createUrlElicitation(options);
@@ -121,12 +131,7 @@ describe('a hostile URL is never shown as openable nor opened', () => {
       const u = trustingUser();
       const call = await connect(s, '2025-11-25', u.options);
       expect((await call('ask')).content, name).toEqual([{ type: 'text', text: 'answer: decline' }]);
-      expect(
-        u.refused.map((e) => e.code),
-        name,
-      ).toEqual([ERR.ELICITATION_REFUSED]);
-      expect(u.asked, name).toEqual([]);
-      expect(u.opened, name).toEqual([]);
+      refusedUnasked(u, name);
     }
     expect(canaryHits).toBe(0);
   });
@@ -143,12 +148,7 @@ describe('a hostile URL is never shown as openable nor opened', () => {
       const result = await call('files');
       expect(result.content, name).toEqual([{ type: 'text', text: 'not connected: decline' }]);
       expect(s.calls[1]?.inputResponses, name).toEqual({ connect: { action: 'decline' } });
-      expect(
-        u.refused.map((e) => e.code),
-        name,
-      ).toEqual([ERR.ELICITATION_REFUSED]);
-      expect(u.asked, name).toEqual([]);
-      expect(u.opened, name).toEqual([]);
+      refusedUnasked(u, name);
     }
     expect(canaryHits).toBe(0);
   });

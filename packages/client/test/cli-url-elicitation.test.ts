@@ -125,6 +125,15 @@ describe('mcp-auth-kit call: URL elicitation at a terminal', () => {
     expect(t.opened).toHaveLength(1);
   });
 
+  it('a server waiting on the answer is not late: the SSE deadline (--request-timeout) starts again after the user answers', async () => {
+    s = await startV1ElicitingServer();
+    // the user takes longer than --request-timeout to answer the server's own elicitation/create
+    const slowly = () => new Promise<string>((resolve) => setTimeout(() => resolve('y'), 1500));
+    const t = session([slowly]);
+    expect(await run(['--request-timeout', '1', ...callFiles('ask')], t.io)).toBe(0);
+    expect(s.answers).toEqual(['accept']);
+  });
+
   it('a URL that may not be opened: not asked, nothing opened, exit 1 with MCP_AUTH_ELICITATION_REFUSED', async () => {
     s = await startV1ElicitingServer();
     s.url_override = 'javascript:alert(document.cookie)';

@@ -150,15 +150,30 @@ async function withMcp<T>(
   asking: CliElicitationContext,
   fn: (c: Client, options: { timeout: number }) => Promise<T>,
 ): Promise<T> {
-  return withUrlElicitation(asking, (elicitation) =>
-    withMcpClient(url, auth, limits, (c, o) => elicitation.call(() => fn(c, o)), elicitation.attach),
+  // Once the user was asked something (a server's elicitation/create may come on any stream, even
+  // before the answer to the request it belongs to has begun), the server waits for a person, not
+  // the network: every SSE answer, open or still to come, gets the browser wait again from then on.
+  const sse: StreamDeadlines = { ms: limits.requestMs, open: new Set() };
+  const userTime = () => {
+    sse.ms = limits.browserMs + limits.requestMs;
+    for (const extend of sse.open) extend(sse.ms);
+  };
+  return withUrlElicitation({ ...asking, onUserTime: userTime }, (elicitation) =>
+    withMcpClient(url, auth, limits, sse, (c, o) => elicitation.call(() => fn(c, o)), elicitation.attach),
   );
+}
+
+/** The deadline of an SSE answer to a POST (`ms`, from its start), and the open answers' ways to set a new one from now. */
+interface StreamDeadlines {
+  ms: number;
+  open: Set<(ms: number) => void>;
 }
 
 async function withMcpClient<T>(
   url: string,
   auth: McpAuthClient,
   limits: { requestMs: number; browserMs: number },
+  sse: StreamDeadlines,
   fn: (c: Client, options: { timeout: number }) => Promise<T>,
   prepare: (c: Client) => void,
 ): Promise<T> {
@@ -174,7 +189,7 @@ async function withMcpClient<T>(
     const res = await authFetch(input, init);
     const post = (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase() === 'POST';
     const origin = new URL(input instanceof Request ? input.url : String(input)).origin;
-    return observeBody(res, post && isEventStream(res) ? { ms: limits.requestMs, origin } : undefined, (err) => {
+    return observeBody(res, post && isEventStream(res) ? { sse, origin } : undefined, (err) => {
       if (!(err instanceof McpAuthError) || refusal) return;
       refusal = err;
       void client.close().catch(() => undefined);
@@ -196,23 +211,37 @@ function isEventStream(res: Response): boolean {
 
 /**
  * `res` whose body, when reading it fails, first tells `onError` why; with a `deadline`, a body
- * not complete by then fails with SERVER_UNREACHABLE.
+ * not complete by `deadline.sse.ms` fails with SERVER_UNREACHABLE. While the body is open,
+ * `deadline.sse.open` holds a function that sets a new deadline from now (the server waits for the user).
  */
-function observeBody(res: Response, deadline: { ms: number; origin: string } | undefined, onError: (err: unknown) => void): Response {
+function observeBody(
+  res: Response,
+  deadline: { sse: StreamDeadlines; origin: string } | undefined,
+  onError: (err: unknown) => void,
+): Response {
   if (!res.body) return res;
   const reader = res.body.getReader();
   let timer: NodeJS.Timeout | undefined;
   let late: McpAuthError | undefined;
-  if (deadline) {
-    const seconds = Math.round(deadline.ms / 100) / 10;
+  const arm = (ms: number) => {
+    clearTimeout(timer);
+    const seconds = Math.round(ms / 100) / 10;
     timer = setTimeout(() => {
       late = new McpAuthError(
         ERR.SERVER_UNREACHABLE,
-        `the MCP server at ${deadline.origin} did not answer in time (no complete answer within ${seconds} s)`,
+        `the MCP server at ${deadline?.origin} did not answer in time (no complete answer within ${seconds} s)`,
       );
       void reader.cancel(late).catch(() => undefined);
-    }, deadline.ms);
+    }, ms);
     timer.unref?.();
+  };
+  const settle = () => {
+    clearTimeout(timer);
+    deadline?.sse.open.delete(arm);
+  };
+  if (deadline) {
+    arm(deadline.sse.ms);
+    deadline.sse.open.add(arm);
   }
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
@@ -220,17 +249,17 @@ function observeBody(res: Response, deadline: { ms: number; origin: string } | u
         const chunk = await reader.read();
         if (late) throw late;
         if (chunk.done) {
-          clearTimeout(timer);
+          settle();
           controller.close();
         } else controller.enqueue(chunk.value);
       } catch (err) {
-        clearTimeout(timer);
+        settle();
         onError(late ?? err);
         controller.error(late ?? err);
       }
     },
     cancel: (reason) => {
-      clearTimeout(timer);
+      settle();
       return reader.cancel(reason);
     },
   });

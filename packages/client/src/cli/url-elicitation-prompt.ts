@@ -24,6 +24,11 @@ export interface CliElicitationContext {
   browser: boolean;
   /** `--timeout`: the longest wait for the page to be finished. */
   timeoutSeconds: number;
+  /**
+   * Called when the user is asked and when they have answered: a server that sent the question
+   * on its answer stream now waits for a person, so network deadlines start again.
+   */
+  onUserTime?: () => void;
 }
 
 /**
@@ -43,6 +48,7 @@ export async function withUrlElicitation<T>(ctx: CliElicitationContext, run: (el
   const elicitation = createUrlElicitation({
     completionTimeoutMs: ctx.timeoutSeconds * 1000,
     onUrlElicitation: async (prompt): Promise<UrlElicitationAction> => {
+      ctx.onUserTime?.();
       term.err(describePrompt(prompt, new URL(ctx.server).host));
       if (!lines) {
         unasked ??= prompt;
@@ -53,6 +59,7 @@ export async function withUrlElicitation<T>(ctx: CliElicitationContext, run: (el
       }
       term.err(terminalText`Open ${prompt.host} in your browser? [y/N] `);
       const answer = await lines.next();
+      ctx.onUserTime?.();
       if (answer === undefined) {
         term.err(terminalText`\n`);
         return 'cancel';

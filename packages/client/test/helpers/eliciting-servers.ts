@@ -100,12 +100,17 @@ export async function startV1ElicitingServer(): Promise<ElicitingServer> {
       notifiers.set(elicitationId, server.server.createElicitationCompletionNotifier(elicitationId));
       throw new UrlElicitationRequiredV1([{ mode: 'url', elicitationId, url: pageUrl(elicitationId), message: s.message }]);
     });
-    server.registerTool('ask', { description: 'asks for the page by elicitation/create' }, async () => {
+    server.registerTool('ask', { description: 'asks for the page by elicitation/create' }, async (extra) => {
       s.calls.push({ tool: 'ask' });
       if (s.connected) return DONE;
       const elicitationId = randomUUID();
       notifiers.set(elicitationId, server.server.createElicitationCompletionNotifier(elicitationId));
-      const answer = await server.server.elicitInput({ mode: 'url', elicitationId, url: pageUrl(elicitationId), message: s.message });
+      // on the answer stream of this tools/call: a request not related to one goes on the GET
+      // stream, and is dropped when the client has not opened that yet
+      const answer = await server.server.elicitInput(
+        { mode: 'url', elicitationId, url: pageUrl(elicitationId), message: s.message },
+        { relatedRequestId: extra.requestId },
+      );
       s.answers.push(answer.action);
       return { content: [{ type: 'text' as const, text: `answer: ${answer.action}` }] };
     });

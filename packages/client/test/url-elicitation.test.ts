@@ -5,6 +5,9 @@
 // (InputRequiredResult, inputResponses, requestState; changelog items 7, 8, 11).
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitationCompleteNotificationSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { createUrlElicitation, ERR, type UrlElicitationOptions, type UrlElicitationPrompt } from '../src/index.js';
 import { startV1ElicitingServer, startV2ElicitingServer, type ElicitingServer } from './helpers/eliciting-servers.js';
 import { refusal } from './helpers/scratch.js';
@@ -252,5 +255,29 @@ describe('InputRequiredResult with a URL-mode elicitation (2026-07-28 multi roun
       expect(s.calls[1]).toEqual({ tool: 'files', inputResponses: { connect: { action } }, requestState: 'opaque-state-1' });
       expect(u.opened).toEqual([]);
     }
+  });
+});
+
+describe('the MCP SDK v1 client, wired by hand as the README shows', () => {
+  async function v1Client(s: ElicitingServer, options: UrlElicitationOptions) {
+    const elicitation = createUrlElicitation(options);
+    const client = new ClientV1({ name: 'v1 host', version: '1.0.0' }, { capabilities: elicitation.capabilities });
+    client.setRequestHandler(ElicitRequestSchema, (req, extra) => elicitation.handleRequest(req, { mcpReq: { signal: extra.signal } }));
+    client.setNotificationHandler(ElicitationCompleteNotificationSchema, (n) => elicitation.complete(n.params.elicitationId));
+    await client.connect(new TransportV1(new URL(s.url)));
+    running.push(client);
+    return (tool: string) => elicitation.call(() => client.callTool({ name: tool, arguments: {} }));
+  }
+
+  it('-32042 (the notification ends the wait) and a server-initiated elicitation/create', async () => {
+    const s = await server('v1');
+    const u = user('accept', { completionTimeoutMs: 60_000 });
+    const call = await v1Client(s, u.options);
+    expect((await call('files')).content).toEqual(FILES);
+    expect(s.capabilities?.elicitation).toEqual({ url: {} });
+    const s2 = await server('v1');
+    const u2 = user('decline');
+    const call2 = await v1Client(s2, u2.options);
+    expect((await call2('ask')).content).toEqual([{ type: 'text', text: 'answer: decline' }]);
   });
 });

@@ -1,6 +1,7 @@
 import { joinText, terminalText, type TerminalText } from '@mcp-auth-kit/protocol';
 import { ERR, McpAuthError } from '@mcp-auth-kit/client';
 import { networkFailureReason } from '@mcp-auth-kit/client/core';
+import { EXIT_NEEDS_USER } from './url-elicitation-prompt.js';
 
 /** What the failing command was about, for the advice. */
 export interface ErrorContext {
@@ -125,6 +126,24 @@ function describe(err: unknown, ctx: ErrorContext): Explained {
       return {
         ...base,
         todo: 'Another mcp-auth-kit process is still using the token store: wait for it to finish, then run the command again.',
+      };
+    case ERR.ELICITATION_REFUSED:
+      return {
+        ...base,
+        todo: 'Nothing was opened: only https pages (or http on this machine) that show their real host are. Tell the server operator.',
+      };
+    case ERR.ELICITATION_DECLINED:
+    case ERR.ELICITATION_CANCELLED:
+      return { ...base, todo: 'To go on, run the command again and answer y to open the page.' };
+    case ERR.ELICITATION_LIMIT:
+      return {
+        ...base,
+        todo: 'Finish on the page (sign in and allow access there) before pressing Enter, then run the command again; if the server keeps asking, tell its operator.',
+      };
+    case ERR.INTERACTION_REQUIRED:
+      return {
+        ...base,
+        todo: `Open the URL printed above in a browser and finish there, then run the command again; or run it in a terminal, where it asks you (exit code ${EXIT_NEEDS_USER}).`,
       };
     case ERR.STEP_UP_LIMIT:
       return { ...base, todo: 'Your account was not granted the permissions this request needs: ask the server operator.' };

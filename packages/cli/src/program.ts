@@ -21,6 +21,8 @@ import { formatStatus, isExpired } from './status-view.js';
 import { accountLabel } from './account.js';
 import { parseToolArguments } from './tool-arguments.js';
 import { cliVersion } from './version.js';
+import type { CliInput } from './line-input.js';
+import { EXIT_NEEDS_USER, withUrlElicitation, type CliElicitationContext } from './url-elicitation-prompt.js';
 
 /** Raw streams: the CLI prints only through the {@link Terminal} built from them. */
 export interface CliIo {
@@ -29,6 +31,8 @@ export interface CliIo {
   env: NodeJS.ProcessEnv;
   /** Replaces the browser opener (tests). */
   open?: (url: URL) => Promise<boolean>;
+  /** Standard input: URL elicitation asks the user only when it is a terminal (and CI is not set). */
+  stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
 }
 
 interface GlobalOpts {
@@ -49,6 +53,7 @@ interface CliContext {
   term: Terminal;
   env: NodeJS.ProcessEnv;
   open: (url: URL) => Promise<boolean>;
+  input?: CliInput | undefined;
   /** The MCP server the running command is about (for error advice). */
   server?: string;
 }
@@ -60,6 +65,22 @@ function requestTimeoutMs(opts: GlobalOpts): number {
 function mcpLimits(opts: GlobalOpts) {
   return { requestMs: requestTimeoutMs(opts), browserMs: Number(opts.timeout) * 1000 };
 }
+
+/** How `tools` and `call` ask about a page the MCP server at `url` sends the user to (url-elicitation-prompt.ts). */
+function elicitationContext(url: string, opts: GlobalOpts, ctx: CliContext): CliElicitationContext {
+  return {
+    term: ctx.term,
+    env: ctx.env,
+    open: ctx.open,
+    input: ctx.input,
+    server: url,
+    browser: opts.browser,
+    timeoutSeconds: Number(opts.timeout),
+  };
+}
+
+/** Rounds of one 2026-07-28 multi round-trip request: each may ask the user again. */
+const MAX_INPUT_ROUNDS = 4;
 
 function makeClient(opts: GlobalOpts, ctx: CliContext): McpAuthClient {
   const { term, env } = ctx;
@@ -130,9 +151,38 @@ async function withMcp<T>(
   url: string,
   auth: McpAuthClient,
   limits: { requestMs: number; browserMs: number },
+  asking: CliElicitationContext,
   fn: (c: Client, options: { timeout: number }) => Promise<T>,
 ): Promise<T> {
-  const client = new Client({ name: 'mcp-auth-kit', version: cliVersion() });
+  // Once the user was asked something (a server's elicitation/create may come on any stream, even
+  // before the answer to the request it belongs to has begun), the server waits for a person, not
+  // the network: every SSE answer, open or still to come, gets the browser wait again from then on.
+  const sse: StreamDeadlines = { ms: limits.requestMs, open: new Set() };
+  const userTime = () => {
+    sse.ms = limits.browserMs + limits.requestMs;
+    for (const extend of sse.open) extend(sse.ms);
+  };
+  return withUrlElicitation({ ...asking, onUserTime: userTime }, (elicitation) =>
+    withMcpClient(url, auth, limits, sse, (c, o) => elicitation.call(() => fn(c, o)), elicitation.attach),
+  );
+}
+
+/** The deadline of an SSE answer to a POST (`ms`, from its start), and the open answers' ways to set a new one from now. */
+interface StreamDeadlines {
+  ms: number;
+  open: Set<(ms: number) => void>;
+}
+
+async function withMcpClient<T>(
+  url: string,
+  auth: McpAuthClient,
+  limits: { requestMs: number; browserMs: number },
+  sse: StreamDeadlines,
+  fn: (c: Client, options: { timeout: number }) => Promise<T>,
+  prepare: (c: Client) => void,
+): Promise<T> {
+  const client = new Client({ name: 'mcp-auth-kit', version: cliVersion() }, { inputRequired: { maxRounds: MAX_INPUT_ROUNDS } });
+  prepare(client);
   const options = { timeout: limits.browserMs + limits.requestMs };
   // The SDK reports a failed SSE stream (an event over maxMessageBytes, a deadline) only to
   // onerror, as text, and lets the request run into its timeout: the refusal is kept, the
@@ -143,7 +193,7 @@ async function withMcp<T>(
     const res = await authFetch(input, init);
     const post = (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase() === 'POST';
     const origin = new URL(input instanceof Request ? input.url : String(input)).origin;
-    return observeBody(res, post && isEventStream(res) ? { ms: limits.requestMs, origin } : undefined, (err) => {
+    return observeBody(res, post && isEventStream(res) ? { sse, origin } : undefined, (err) => {
       if (!(err instanceof McpAuthError) || refusal) return;
       refusal = err;
       void client.close().catch(() => undefined);
@@ -165,23 +215,37 @@ function isEventStream(res: Response): boolean {
 
 /**
  * `res` whose body, when reading it fails, first tells `onError` why; with a `deadline`, a body
- * not complete by then fails with SERVER_UNREACHABLE.
+ * not complete by `deadline.sse.ms` fails with SERVER_UNREACHABLE. While the body is open,
+ * `deadline.sse.open` holds a function that sets a new deadline from now (the server waits for the user).
  */
-function observeBody(res: Response, deadline: { ms: number; origin: string } | undefined, onError: (err: unknown) => void): Response {
+function observeBody(
+  res: Response,
+  deadline: { sse: StreamDeadlines; origin: string } | undefined,
+  onError: (err: unknown) => void,
+): Response {
   if (!res.body) return res;
   const reader = res.body.getReader();
   let timer: NodeJS.Timeout | undefined;
   let late: McpAuthError | undefined;
-  if (deadline) {
-    const seconds = Math.round(deadline.ms / 100) / 10;
+  const arm = (ms: number) => {
+    clearTimeout(timer);
+    const seconds = Math.round(ms / 100) / 10;
     timer = setTimeout(() => {
       late = new McpAuthError(
         ERR.SERVER_UNREACHABLE,
-        `the MCP server at ${deadline.origin} did not answer in time (no complete answer within ${seconds} s)`,
+        `the MCP server at ${deadline?.origin} did not answer in time (no complete answer within ${seconds} s)`,
       );
       void reader.cancel(late).catch(() => undefined);
-    }, deadline.ms);
+    }, ms);
     timer.unref?.();
+  };
+  const settle = () => {
+    clearTimeout(timer);
+    deadline?.sse.open.delete(arm);
+  };
+  if (deadline) {
+    arm(deadline.sse.ms);
+    deadline.sse.open.add(arm);
   }
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
@@ -189,17 +253,17 @@ function observeBody(res: Response, deadline: { ms: number; origin: string } | u
         const chunk = await reader.read();
         if (late) throw late;
         if (chunk.done) {
-          clearTimeout(timer);
+          settle();
           controller.close();
         } else controller.enqueue(chunk.value);
       } catch (err) {
-        clearTimeout(timer);
+        settle();
         onError(late ?? err);
         controller.error(late ?? err);
       }
     },
     cancel: (reason) => {
-      clearTimeout(timer);
+      settle();
       return reader.cancel(reason);
     },
   });
@@ -209,7 +273,7 @@ function observeBody(res: Response, deadline: { ms: number; origin: string } | u
 /** Builds the `mcp-auth-kit` command line program. */
 export function createProgram(io: CliIo, setExitCode: (code: number) => void = () => undefined): Command {
   const term = createTerminal(io);
-  const ctx: CliContext = { term, env: io.env, open: io.open ?? ((u: URL) => openBrowser(u, process.platform, io.env)) };
+  const ctx: CliContext = { term, env: io.env, open: io.open ?? ((u: URL) => openBrowser(u, process.platform, io.env)), input: io.stdin };
   const program = new Command('mcp-auth-kit');
   program
     .description('Log in to OAuth-protected MCP servers and call their tools')
@@ -346,7 +410,13 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
     .argument('<mcp-url>', mcpUrl, parseMcpUrl)
     .option('--json', 'print the raw tools/list result')
     .action(async (url: string, cmd: { json?: boolean }) => {
-      const { tools } = await withMcp(url, makeClient(globals(), ctx), mcpLimits(globals()), (c, o) => c.listTools(undefined, o));
+      const { tools } = await withMcp(
+        url,
+        makeClient(globals(), ctx),
+        mcpLimits(globals()),
+        elicitationContext(url, globals(), ctx),
+        (c, o) => c.listTools(undefined, o),
+      );
       if (cmd.json) return term.json(tools);
       if (tools.length === 0) return term.out(terminalText`The server offers no tools.\n`);
       for (const t of tools) term.out(terminalText`${t.name}${t.description ? ` — ${t.description}` : ''}\n`);
@@ -361,7 +431,7 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
     .addHelpText('after', '\nExample:\n  mcp-auth-kit call http://localhost:3000/mcp add_note \'{"text":"hello"}\'\n')
     .action(async (url: string, tool: string, json: string) => {
       const args = parseToolArguments(json);
-      const result = await withMcp(url, makeClient(globals(), ctx), mcpLimits(globals()), (c, o) =>
+      const result = await withMcp(url, makeClient(globals(), ctx), mcpLimits(globals()), elicitationContext(url, globals(), ctx), (c, o) =>
         c.callTool({ name: tool, arguments: args }, o),
       );
       term.json(result);
@@ -427,6 +497,6 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
     if (err instanceof CommanderError) return err.exitCode;
     const timeoutSeconds = Number(program.opts<GlobalOpts>().timeout) || 300;
     term.err(explainError(err, { server, timeoutSeconds }));
-    return 1;
+    return err instanceof McpAuthError && err.code === ERR.INTERACTION_REQUIRED ? EXIT_NEEDS_USER : 1;
   }
 }

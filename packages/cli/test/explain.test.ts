@@ -8,7 +8,6 @@ import { explainError } from '../src/explain.js';
  * new code shows up in review.
  */
 const WITHOUT_ADVICE: Record<string, string> = {
-  [ERR.INTERACTION_REQUIRED]: 'the library asks its host for a browser; the CLI always has one',
   [ERR.INVALID_ARGUMENT]: "the CLI's own argument check prints the usage instead",
 };
 
@@ -30,5 +29,13 @@ describe('CLI error messages: what happened and what to do', () => {
     expect(advice(ERR.STORE_UNSAFE)).toContain('--home <dir>');
     expect(advice(ERR.STORE_BUSY)).toContain('Another mcp-auth-kit process');
     expect(advice(ERR.RESPONSE_TOO_LARGE)).toContain('Nothing of the answer was kept');
+  });
+
+  it('a page the MCP server sends the user to: what to do when it was not opened (issue 41)', () => {
+    const advice = (code: McpAuthErrorCode) => String(explainError(new McpAuthError(code, 'x'), ctx)).split('\n')[1];
+    // the CLI's only source of this code: a URL elicitation with no terminal to ask (exit code 3)
+    expect(advice(ERR.INTERACTION_REQUIRED)).toContain('Open the URL printed above in a browser');
+    expect(advice(ERR.ELICITATION_DECLINED)).toContain('answer y');
+    expect(advice(ERR.ELICITATION_REFUSED)).toContain('Nothing was opened');
   });
 });

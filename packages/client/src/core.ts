@@ -27,3 +27,5 @@ export {
   type RegistrationOptions,
 } from './registration.js';
 export type { ClientInformation } from './store.js';
+export { checkElicitationUrl, type ElicitationTarget } from './elicitation/elicitation-url.js';
+export { urlElicitationPrompt, urlElicitationsOf, type UrlElicitationPrompt } from './elicitation/url-elicitation-request.js';

@@ -52,6 +52,18 @@ export const ERR = {
   STORE_UNSAFE: 'MCP_AUTH_STORE_UNSAFE',
   /** Another live process held the file store's lock for longer than the wait (`lockWaitMs`). */
   STORE_BUSY: 'MCP_AUTH_STORE_BUSY',
+  /**
+   * The client refused an MCP server's URL elicitation without asking the user: the URL is not
+   * https (http only to a loopback host), carries credentials, is malformed or too long, or the
+   * elicitation itself is malformed. Nothing was opened.
+   */
+  ELICITATION_REFUSED: 'MCP_AUTH_ELICITATION_REFUSED',
+  /** The user declined a URL elicitation the request needs (the request was not retried). */
+  ELICITATION_DECLINED: 'MCP_AUTH_ELICITATION_DECLINED',
+  /** The user dismissed a URL elicitation the request needs without choosing (the request was not retried). */
+  ELICITATION_CANCELLED: 'MCP_AUTH_ELICITATION_CANCELLED',
+  /** The MCP server still asked for a URL elicitation after the bounded number of retries. */
+  ELICITATION_LIMIT: 'MCP_AUTH_ELICITATION_LIMIT',
   /** A caller passed a bad argument. */
   INVALID_ARGUMENT: 'MCP_AUTH_INVALID_ARGUMENT',
 } as const;

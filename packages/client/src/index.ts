@@ -25,3 +25,15 @@ export { createAuthFetch, createSdkAuthProvider } from './client/sdk-adapters.js
 export { enterpriseManagedAssertion, type EnterpriseManagedOptions } from './client/enterprise-managed.js';
 export type { JwtBearerConfig, McpAuthClientOptions, McpAuthEvent, ClientCredentialsConfig } from './client/options.js';
 export { buildClientMetadataDocument, type ClientMetadataDocumentInput } from './cimd.js';
+export {
+  createUrlElicitation,
+  type ElicitationClient,
+  type ElicitationHandlerContext,
+  type ElicitationHandlerRequest,
+  type UrlElicitation,
+  type UrlElicitationAction,
+  type UrlElicitationCapabilities,
+  type UrlElicitationOptions,
+} from './elicitation/url-elicitation.js';
+export type { UrlElicitationPrompt } from './elicitation/url-elicitation-request.js';
+export type { ElicitationTarget } from './elicitation/elicitation-url.js';

@@ -178,11 +178,11 @@ describe('connect pages as the driver reads them', () => {
     const confirm = nextOnAuthorizationServer(
       page(
         200,
-        '<form method="post" action="/c"><input type="hidden" name="csrf" value="c"><button name="connect" value="drive">Connect</button></form>',
+        '<form method="post" action="/c"><input type="hidden" name="csrf" value="c"><button name="action" value="connect">Connect</button></form>',
       ),
       me,
     );
-    expect(confirm).toMatchObject({ kind: 'submit', fields: { connect: 'drive' } });
+    expect(confirm).toMatchObject({ kind: 'submit', fields: { action: 'connect' } });
     expect(nextOnAuthorizationServer(page(200, '<p>Your account is not connected.</p>'), me)).toMatchObject({
       kind: 'stop',
       code: 'not_connected',

@@ -13,7 +13,8 @@ import type { BrowserPage } from '../headless-browser.js';
 import { PROVIDER_FORM } from './provider-pages.js';
 
 export const AS_LOGIN_BUTTON = { action: 'login' } as const;
-export const AS_CONNECT_BUTTON = 'connect';
+/** The AS connect page's confirmation: `<button name="action" value="connect">` (`src/third-party/pages.ts` of the AS). */
+export const AS_CONNECT_BUTTON = { name: 'action', value: 'connect' } as const;
 
 /** Why the driver stopped. */
 export type ConnectFlowErrorCode =
@@ -70,7 +71,7 @@ export function nextOnAuthorizationServer(page: BrowserPage, credentials: Creden
   }
   if (page.status === 200) {
     for (const form of forms) {
-      const connect = button(form, AS_CONNECT_BUTTON);
+      const connect = button(form, AS_CONNECT_BUTTON.name, AS_CONNECT_BUTTON.value);
       if (connect) return { kind: 'submit', form, fields: { [connect.name]: connect.value } };
     }
     // A consent step of the AS on the way (oidc-provider interaction): approved like the code flow does.

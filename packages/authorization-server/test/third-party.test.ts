@@ -64,7 +64,9 @@ describe('third-party authorization: token exchange and the connect pages (issue
   }
 
   it('discovery advertises the grant (RFC 8414 grant_types_supported)', async () => {
-    const metadata = (await (await fetch(`${as.url}/.well-known/oauth-authorization-server`)).json()) as { grant_types_supported: string[] };
+    const metadata = (await (await fetch(`${as.url}/.well-known/oauth-authorization-server`)).json()) as {
+      grant_types_supported: string[];
+    };
     expect(metadata.grant_types_supported).toContain(TOKEN_EXCHANGE);
   });
 
@@ -101,7 +103,11 @@ describe('third-party authorization: token exchange and the connect pages (issue
     const files = await fetch(`${provider.issuer}/api/files`, { headers: { authorization: `Bearer ${String(res.body.access_token)}` } });
     expect(await files.json()).toEqual({ user: 'alice-drive', files: ['alice-plan.txt'] });
     expect(log.audits('third_party.connected').at(-1)?.fields).toMatchObject({ provider: 'drive', resource: RESOURCE, client_id: MCP.id });
-    expect(log.audits('third_party.token_exchanged').at(-1)?.fields).toMatchObject({ provider: 'drive', client_id: MCP.id, refreshed: false });
+    expect(log.audits('third_party.token_exchanged').at(-1)?.fields).toMatchObject({
+      provider: 'drive',
+      client_id: MCP.id,
+      refreshed: false,
+    });
     // the exchange is not a token of ours: no token.issued line for it
     expect(log.audits('token.issued').some((l) => l.fields.grant_type === TOKEN_EXCHANGE)).toBe(false);
   });
@@ -221,13 +227,21 @@ describe('third-party provider with explicit endpoints and no issuer (RFC 9207 Â
   it('no discovery; an `iss` in the response cannot be compared with anything and is refused; without one the code is redeemed', async () => {
     const { accessToken } = await mcpAccessToken(as.url, ALICE, RESOURCE);
     const first = await exchange(as.url, MCP, accessToken);
-    const refused = await completeConnect(String(first.body.connect_uri), new HeadlessBrowser(), { asUser: ALICE, providerUser: ALICE_DRIVE, provider });
+    const refused = await completeConnect(String(first.body.connect_uri), new HeadlessBrowser(), {
+      asUser: ALICE,
+      providerUser: ALICE_DRIVE,
+      provider,
+    });
     expect(refused.status).toBe(502);
     expect(provider.requests.some((r) => r.path.startsWith('/.well-known/'))).toBe(false);
     expect(provider.requests.some((r) => r.path === '/token')).toBe(false);
     provider.iss = 'none';
     const second = await exchange(as.url, MCP, accessToken);
-    const page = await completeConnect(String(second.body.connect_uri), new HeadlessBrowser(), { asUser: ALICE, providerUser: ALICE_DRIVE, provider });
+    const page = await completeConnect(String(second.body.connect_uri), new HeadlessBrowser(), {
+      asUser: ALICE,
+      providerUser: ALICE_DRIVE,
+      provider,
+    });
     expect(page.body).toContain('Drive is connected');
     expect((await exchange(as.url, MCP, accessToken)).status).toBe(200);
   });

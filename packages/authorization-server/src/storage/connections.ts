@@ -94,4 +94,5 @@ export function connectionValues(r: ConnectionRecord): unknown[] {
   ];
 }
 
-export const CONNECTION_COLUMNS = 'account_id, provider, key_id, sealed, scopes, provider_subject, expires_at, created_at, updated_at, version';
+export const CONNECTION_COLUMNS =
+  'account_id, provider, key_id, sealed, scopes, provider_subject, expires_at, created_at, updated_at, version';

@@ -26,6 +26,7 @@ import { shownAccountName } from '../account-name.js';
 import { confirmPage, connectedPage, noticePage, otherAccountPage } from './pages.js';
 import { ProviderError, type ResolvedProvider } from './providers.js';
 import type { ThirdParty } from './service.js';
+import type { ProviderTokens } from './vault.js';
 import { signInUrl } from './sign-in.js';
 import { FLOW_TTL, isHandle, type Ticket } from './tickets.js';
 
@@ -46,9 +47,13 @@ export function createConnectRouter(o: ConnectRouterOptions): Router {
   const stylesheet = `${o.mountPath}/interaction/assets/style.css`;
   const cookie = { path: base, httpOnly: true, secure: o.secureCookies, sameSite: 'lax' as const };
   const notice = (res: Response, status: number, title: string, message: string): void => {
-    res.status(status).type('html').send(noticePage(title, message, stylesheet));
+    res
+      .status(status)
+      .type('html')
+      .send(noticePage(title, message, stylesheet));
   };
-  const expired = (res: Response): void => notice(res, 400, 'Link expired', 'This link has expired or was already used. Nothing was connected.');
+  const expired = (res: Response): void =>
+    notice(res, 400, 'Link expired', 'This link has expired or was already used. Nothing was connected.');
   const refused = (req: Request, reason: string, fields: Record<string, unknown> = {}) =>
     audit(logger, 'third_party.refused', { reason, ip: clientAddress(req), ...fields });
 
@@ -80,7 +85,12 @@ export function createConnectRouter(o: ConnectRouterOptions): Router {
       const flow = await thirdParty.records.takeFlow(readCookie(req, FLOW_COOKIE));
       if (!flow) {
         refused(req, 'unknown_flow');
-        return notice(res, 400, 'Not connected', 'This connection attempt has expired, was already completed, or was started in another browser.');
+        return notice(
+          res,
+          400,
+          'Not connected',
+          'This connection attempt has expired, was already completed, or was started in another browser.',
+        );
       }
       const p = thirdParty.providers.get(flow.provider);
       if (!p) {
@@ -94,7 +104,7 @@ export function createConnectRouter(o: ConnectRouterOptions): Router {
         return notice(res, 403, 'Not connected', 'You signed out or switched accounts during the connection, so nothing was connected.');
       }
       const query = new URL(req.originalUrl, 'http://x').searchParams;
-      let tokens;
+      let tokens: ProviderTokens;
       try {
         tokens = await thirdParty.providers.exchangeCode(p, query, { state: flow.state, codeVerifier: flow.codeVerifier });
       } catch (err) {
@@ -248,7 +258,8 @@ export function createConnectRouter(o: ConnectRouterOptions): Router {
     // Client errors raised by express/body-parser keep their 4xx status (see the interaction router).
     const status = typeof err.status === 'number' && err.status >= 400 && err.status < 500 ? err.status : 500;
     (status === 500 ? logger.error : logger.warn)('connect page failed', { error: err.name, detail: err.message, status });
-    if (!res.headersSent) notice(res, status, 'Not connected', status === 500 ? 'The request could not be completed.' : 'The request is not valid.');
+    if (!res.headersSent)
+      notice(res, status, 'Not connected', status === 500 ? 'The request could not be completed.' : 'The request is not valid.');
   });
 
   return router;

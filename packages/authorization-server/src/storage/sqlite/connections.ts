@@ -48,7 +48,11 @@ export class SqliteConnections implements ConnectionStore {
   }
 
   async delete(accountId: string, provider: string) {
-    return Number(prepared(this.db, 'DELETE FROM third_party_connections WHERE account_id = ? AND provider = ?').run(accountId, provider).changes) > 0;
+    return (
+      Number(
+        prepared(this.db, 'DELETE FROM third_party_connections WHERE account_id = ? AND provider = ?').run(accountId, provider).changes,
+      ) > 0
+    );
   }
 
   async deleteAccount(accountId: string) {

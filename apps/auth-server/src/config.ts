@@ -304,7 +304,9 @@ function withThirdPartyEnv(as: AsOptions, env: NodeJS.ProcessEnv, problems: stri
   const thirdParty = as?.thirdParty;
   const merged = { ...thirdParty?.providers, ...providers } as NonNullable<NonNullable<AsOptions>['thirdParty']>['providers'];
   if (Object.keys(merged).length === 0) {
-    problems.push('third-party authorization needs providers: THIRD_PARTY_PROVIDERS_FILE (a JSON object of providers by name), or thirdParty.providers in AS_CONFIG_FILE');
+    problems.push(
+      'third-party authorization needs providers: THIRD_PARTY_PROVIDERS_FILE (a JSON object of providers by name), or thirdParty.providers in AS_CONFIG_FILE',
+    );
     return as;
   }
   return { ...as, thirdParty: { ...thirdParty, providers: merged, ...(key ? { encryptionKey: key } : {}) } };

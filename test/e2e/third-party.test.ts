@@ -6,10 +6,11 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { McpAuthClient, MemoryStore, createAuthFetch, createUrlElicitation } from '@mcp-auth-kit/client';
-import { completeUrlElicitation, startThirdPartyProvider, type ThirdPartyProvider } from '@mcp-auth-kit/testing';
+import { completeUrlElicitation, type ThirdPartyProvider } from '@mcp-auth-kit/testing';
 import { HeadlessBrowser } from '@mcp-auth-kit/test-utils';
 import { cliPath } from '../helpers/cli.js';
-import { startDemoStack, type DemoStack } from '../helpers/stack.js';
+import { AS_USER, DRIVE_USER, startDriveStack, type DriveStack } from '../helpers/drive-stack.js';
+import type { DemoStack } from '../helpers/stack.js';
 
 /**
  * Issue 41 end to end: the demo MCP server's `drive_list_files` needs the user's token at a third
@@ -19,60 +20,20 @@ import { startDemoStack, type DemoStack } from '../helpers/stack.js';
  * the user's drive files. Security best practices, "Token Passthrough": the drive never sees an
  * MCP access token.
  */
-const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
-const MCP_CLIENT = { clientId: 'demo-mcp-e2e', clientSecret: 'e2e-mcp-server-client-secret' };
-const DRIVE_CLIENT = { clientId: 'kit-at-drive', clientSecret: 'e2e-drive-client-secret' };
-const AS_USER = { username: 'demo', password: 'demo-password' };
-const DRIVE_USER = { username: 'demo', password: 'demo-drive-password' };
 const isLoopbackCallback = (url: URL) => url.hostname === '127.0.0.1' && url.pathname === '/callback';
 
 describe('e2e: third-party authorization (URL elicitation → connect → drive data)', () => {
   let drive: ThirdPartyProvider;
   let stack: DemoStack;
+  let both: DriveStack;
   const mcpTokens: string[] = [];
 
   beforeAll(async () => {
-    drive = await startThirdPartyProvider({
-      hostname: 'localhost',
-      port: 0,
-      displayName: 'Drive',
-      // Short-lived drive tokens: after the drive revokes the user's grant, the AS's refresh is
-      // refused (invalid_grant), the connection is deleted and the next call elicits again.
-      accessTokenLifetime: 2,
-      users: [{ ...DRIVE_USER, displayName: 'Demo', files: [{ name: 'plan.md', content: '# plan' }] }],
-    });
-    stack = await startDemoStack({
-      asConfig: (resource) => ({
-        clients: [
-          {
-            client_id: MCP_CLIENT.clientId,
-            client_secret: MCP_CLIENT.clientSecret,
-            resource,
-            grant_types: [TOKEN_EXCHANGE],
-            response_types: [],
-            redirect_uris: [],
-          },
-        ] as never,
-        thirdParty: {
-          providers: {
-            drive: { issuer: drive.issuer, ...DRIVE_CLIENT, scopes: ['files.read'], resources: [resource], displayName: 'Drive' },
-          },
-        },
-      }),
-      drive: { api: drive.apiBase, ...MCP_CLIENT },
-    });
-    drive.registerClient({ ...DRIVE_CLIENT, name: 'e2e kit', redirectUris: [`${stack.issuer}/connect/callback`] });
+    both = await startDriveStack();
+    ({ stack, drive } = both);
   }, 60_000);
-  afterAll(async () => {
-    await stack?.close();
-    await drive?.close();
-  });
-
-  /** The user's drive grant ends (revoked at the drive) and the AS's copy of its token expires. */
-  const disconnectAtDrive = async () => {
-    drive.revokeGrants(DRIVE_USER.username);
-    await new Promise((r) => setTimeout(r, 2_500));
-  };
+  afterAll(async () => both?.close());
+  const disconnectAtDrive = () => both.disconnectAtDrive();
 
   const signedIn = () => {
     const ua = new HeadlessBrowser();

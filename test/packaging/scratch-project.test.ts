@@ -30,6 +30,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliLogin } from '../helpers/cli.js';
 import { startDemoStack, type DemoStack } from '../helpers/stack.js';
+import { startDriveStack, type DriveStack } from '../helpers/drive-stack.js';
 import { HeadlessBrowser } from '@mcp-auth-kit/test-utils';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -294,4 +295,34 @@ describe('the client side, installed from the tarballs, against the demo stack',
       rmSync(home, { recursive: true, force: true });
     }
   }, 120_000);
+});
+
+describe('third-party authorization from the scratch project (issue 41)', () => {
+  let both: DriveStack;
+  beforeAll(async () => {
+    both = await startDriveStack();
+  }, 60_000);
+  afterAll(() => both?.close());
+
+  it("the installed CLI meets a URL elicitation, the installed testing kit's driver completes it, the call answers with drive files", async () => {
+    const { stack } = both;
+    const bin = join(installed('express5-sdk2', '@mcp-auth-kit/cli'), 'bin', 'mcp-auth-kit.js');
+    const home = mkdtempSync(join(tmpdir(), 'mcp-auth-kit-scratch-drive-'));
+    try {
+      const env = { ...userEnv, MCP_AUTH_KIT_HOME: home, CI: 'true' };
+      const login = await cliLogin(stack.mcpUrl, env, undefined, bin);
+      expect(login.exitCode, login.stderr).toBe(0);
+      const asked = await run(process.execPath, [bin, 'call', stack.mcpUrl, 'drive_list_files'], dirs['express5-sdk2'], 60_000, env);
+      expect(asked.code, asked.output).toBe(3);
+      const url = /^(http:\/\/localhost:\d+\/connect\/\S+)$/m.exec(asked.output)?.[1];
+      expect(url, asked.output).toBeDefined();
+      const connect = await node(['drive-connect.mjs', url!], dirs['express5-sdk2'], 60_000);
+      expect(connect.output, connect.output).toContain('CONNECTED');
+      const answered = await run(process.execPath, [bin, 'call', stack.mcpUrl, 'drive_list_files'], dirs['express5-sdk2'], 60_000, env);
+      expect(answered.code, answered.output).toBe(0);
+      expect(answered.output).toContain('plan.md');
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  }, 180_000);
 });

@@ -5,7 +5,7 @@
 // If one child dies, the others are stopped and we exit non-zero.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -85,8 +85,39 @@ const { isLoopbackHost } = await import('@mcp-auth-kit/protocol');
 const withDrive = isLoopbackHost(new URL(env.AS_ISSUER).hostname) && env.NODE_ENV !== 'production';
 if (withDrive) {
   children.push({ name: 'drive', label: 'demo drive', entry: resolve(root, 'scripts/demo-drive.mjs') });
+  configureDemoDrive(env);
 } else {
   log('the demo drive is not started (it needs a loopback AS_ISSUER, outside NODE_ENV=production)');
+}
+
+/**
+ * The drive as a provider of the AS's token vault, and the demo MCP server as the confidential
+ * client that exchanges its MCP tokens for drive tokens (issue 41): a providers file in DATA_DIR
+ * (it holds the drive's client secret: owner-only) and the MCP server's credentials, both new at
+ * every start. A THIRD_PARTY_PROVIDERS_FILE or MCP_CLIENT_ID the user set is kept as given.
+ */
+function configureDemoDrive(env) {
+  const driveIssuer = `http://localhost:${env.DEMO_DRIVE_PORT}`;
+  env.DEMO_DRIVE_API = `${driveIssuer}/api`;
+  if (!env.MCP_CLIENT_ID) {
+    env.MCP_CLIENT_ID = 'demo-mcp-server';
+    env.MCP_CLIENT_SECRET = randomBytes(24).toString('base64url');
+  }
+  if (!env.THIRD_PARTY_PROVIDERS_FILE) {
+    const file = resolve(env.DATA_DIR, 'demo-drive-provider.json');
+    mkdirSync(env.DATA_DIR, { recursive: true });
+    const provider = {
+      issuer: driveIssuer,
+      clientId: 'mcp-auth-kit-demo',
+      clientSecret: env.DEMO_DRIVE_CLIENT_SECRET,
+      scopes: ['files.read'],
+      resources: [env.MCP_RESOURCE],
+      displayName: 'Demo Drive',
+    };
+    writeFileSync(file, `${JSON.stringify({ drive: provider }, null, 2)}\n`, { mode: 0o600 });
+    chmodSync(file, 0o600);
+    env.THIRD_PARTY_PROVIDERS_FILE = file;
+  }
 }
 
 // Before anything starts: a taken port is named (and what holds it), never a "ready" that

@@ -310,6 +310,8 @@ describe('enumeration: every dev-only setting of the sources is a row of the tab
     ID_JAG_JWKS_URI: 'enterprise IdP trust',
     ID_JAG_CLIENTS: 'enterprise IdP trust',
     ID_JAG_ACCOUNT_MATCH: 'enterprise IdP trust',
+    THIRD_PARTY_PROVIDERS_FILE: 'third-party providers (https unless a loopback provider on a loopback issuer)',
+    THIRD_PARTY_ENCRYPTION_KEY: 'the token vault key (required in production)',
     AS_ADMIN_PASSWORD: 'admin tool input',
     MCP_PORT: 'port',
     MCP_HOST: 'listen address of the demo MCP server',

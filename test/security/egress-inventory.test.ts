@@ -76,7 +76,8 @@ const SITES: Site[] = [
     count: 1,
     route: 'egress',
     why: 'openid-client (third-party provider: token, refresh, revocation) with customFetch = the egress fetch of that provider; its metadata is fetched with the same egress fetch',
-    proof: /config\[oidc\.customFetch\] = \(url, options\) => fetcher\(url, options as RequestInit\);[\s\S]*fetcher = createEgressFetch\(|fetcher = createEgressFetch\([\s\S]*config\[oidc\.customFetch\] = \(url, options\) => fetcher\(url, options as RequestInit\);/,
+    proof:
+      /config\[oidc\.customFetch\] = \(url, options\) => fetcher\(url, options as RequestInit\);[\s\S]*fetcher = createEgressFetch\(|fetcher = createEgressFetch\([\s\S]*config\[oidc\.customFetch\] = \(url, options\) => fetcher\(url, options as RequestInit\);/,
   },
   {
     file: 'packages/authorization-server/src/grants/jwt-bearer/idp-keys.ts',

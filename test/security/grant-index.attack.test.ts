@@ -19,7 +19,12 @@ import {
   type AttackStack,
   type JsonResponse,
 } from './helpers/support.js';
-import { advertisedGrantTypes, authorizationServerSources, grantRegisteringSources, REGISTERED_GRANT_SOURCES } from './helpers/grant-types.js';
+import {
+  advertisedGrantTypes,
+  authorizationServerSources,
+  grantRegisteringSources,
+  REGISTERED_GRANT_SOURCES,
+} from './helpers/grant-types.js';
 import { startFakeProvider, type FakeProvider } from './helpers/third-party-provider.js';
 import { completeConnect, exchange, TOKEN_EXCHANGE, VAULT_CLIENT, VAULT_MCP, vaultStackOptions } from './helpers/third-party-flow.js';
 
@@ -360,7 +365,9 @@ describe('attack: a grant the user and the operator cannot see or end (issue 40 
 
   it('enumeration guard: every grant type the AS advertises (RFC 8414 grant_types_supported) has a row', async () => {
     const advertised = await advertisedGrantTypes(stack.issuer);
-    expect(advertised).toEqual(expect.arrayContaining(['authorization_code', 'refresh_token', 'client_credentials', JWT_BEARER, TOKEN_EXCHANGE]));
+    expect(advertised).toEqual(
+      expect.arrayContaining(['authorization_code', 'refresh_token', 'client_credentials', JWT_BEARER, TOKEN_EXCHANGE]),
+    );
     expect(advertised.filter((g) => !TABLE.some((r) => r.grant === g))).toEqual([]);
     expect(TABLE.filter((r) => !advertised.includes(r.grant)).map((r) => r.grant)).toEqual([]);
   });

@@ -12,7 +12,12 @@ import {
   registerClient,
   startAttackStack,
 } from './helpers/support.js';
-import { advertisedGrantTypes, authorizationServerSources, grantRegisteringSources, REGISTERED_GRANT_SOURCES } from './helpers/grant-types.js';
+import {
+  advertisedGrantTypes,
+  authorizationServerSources,
+  grantRegisteringSources,
+  REGISTERED_GRANT_SOURCES,
+} from './helpers/grant-types.js';
 import type { AttackStack, DpopKey, JsonResponse } from './helpers/support.js';
 import { startFakeProvider, type FakeProvider } from './helpers/third-party-provider.js';
 import { completeConnect, exchange, TOKEN_EXCHANGE, VAULT_CLIENT, VAULT_MCP, vaultStackOptions } from './helpers/third-party-flow.js';
@@ -412,7 +417,9 @@ describe('attack: a sender-constrained (DPoP) token loses its binding through a 
   it('enumeration guard: every grant type the AS advertises (RFC 8414 grant_types_supported) has a carry row and an enforce row', async () => {
     const advertised = await advertisedGrantTypes(stack.issuer);
     // Every grant the kit has is on here (ID-JAG too): the list is the whole inventory.
-    expect(advertised).toEqual(expect.arrayContaining(['authorization_code', 'refresh_token', 'client_credentials', JWT_BEARER, TOKEN_EXCHANGE]));
+    expect(advertised).toEqual(
+      expect.arrayContaining(['authorization_code', 'refresh_token', 'client_credentials', JWT_BEARER, TOKEN_EXCHANGE]),
+    );
     const missing = advertised.flatMap((grant) =>
       (['carry', 'enforce'] as const)
         .filter((kind) => !TABLE.some((r) => r.grant === grant && r.kind === kind))

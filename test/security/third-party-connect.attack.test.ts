@@ -54,7 +54,8 @@ describe('attack: a connect URL completed by someone else, replayed, or answered
     return { accessToken, ua, connectUri: String(answer.body.connect_uri) };
   }
 
-  const tokenRequests = () => provider.requests.filter((r) => r.path === '/token' && r.body.includes('grant_type=authorization_code')).length;
+  const tokenRequests = () =>
+    provider.requests.filter((r) => r.path === '/token' && r.body.includes('grant_type=authorization_code')).length;
 
   it('the victim’s link opened by another signed-in user: refused (403), nothing linked, and the victim’s link still works for the victim', async () => {
     const alice = await ticketFor(ALICE);
@@ -205,7 +206,9 @@ describe('attack: a connect URL completed by someone else, replayed, or answered
     expect(forged.status).toBe(403);
     expect(forged.headers.get('location')).toBeNull();
     // the ticket was not used up by the forged post
-    expect((await completeConnect(alice.connectUri, alice.ua, { providerUser: ALICE_DRIVE, provider })).body).toContain('Drive is connected');
+    expect((await completeConnect(alice.connectUri, alice.ua, { providerUser: ALICE_DRIVE, provider })).body).toContain(
+      'Drive is connected',
+    );
   });
 
   it('what the provider sends back is escaped on the page (an error code with markup)', async () => {

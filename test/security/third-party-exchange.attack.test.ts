@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignJWT, importJWK, type JWK } from 'jose';
 import { runAdmin, type AdminIo } from '@mcp-auth-kit/auth-server';
 import { revokeRememberedGrant } from '@mcp-auth-kit/authorization-server';
-import { HeadlessBrowser } from '@mcp-auth-kit/test-utils';
+import type { HeadlessBrowser } from '@mcp-auth-kit/test-utils';
 import { postForm, startAttackStack, type AttackStack } from './helpers/support.js';
 import { startFakeProvider, type FakeProvider } from './helpers/third-party-provider.js';
 import {
@@ -153,7 +153,10 @@ describe('attack: an MCP server exchanging for third-party tokens it must not ge
       }),
     });
     const registered = (await reg.json()) as { client_id: string; client_secret: string };
-    refused(await exchange(stack.issuer, { id: registered.client_id, secret: registered.client_secret }, alice.accessToken), 'unauthorized_client');
+    refused(
+      await exchange(stack.issuer, { id: registered.client_id, secret: registered.client_secret }, alice.accessToken),
+      'unauthorized_client',
+    );
     const publicReg = await fetch(stack.metadata.registration_endpoint, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -173,8 +176,17 @@ describe('attack: an MCP server exchanging for third-party tokens it must not ge
   it('the request’s shape (RFC 8693 §2.1): another subject_token_type, an actor_token, a resource, no audience, another requested_token_type', async () => {
     const id = 'urn:ietf:params:oauth:token-type:id_token';
     refused(await exchange(stack.issuer, VAULT_CLIENT, alice.accessToken, 'drive', { subject_token_type: id }), 'invalid_request');
-    refused(await exchange(stack.issuer, VAULT_CLIENT, alice.accessToken, 'drive', { actor_token: alice.accessToken, actor_token_type: ACCESS_TOKEN_TYPE }), 'invalid_request');
-    refused(await exchange(stack.issuer, VAULT_CLIENT, alice.accessToken, 'drive', { resource: 'https://drive.example/api' }), 'invalid_target');
+    refused(
+      await exchange(stack.issuer, VAULT_CLIENT, alice.accessToken, 'drive', {
+        actor_token: alice.accessToken,
+        actor_token_type: ACCESS_TOKEN_TYPE,
+      }),
+      'invalid_request',
+    );
+    refused(
+      await exchange(stack.issuer, VAULT_CLIENT, alice.accessToken, 'drive', { resource: 'https://drive.example/api' }),
+      'invalid_target',
+    );
     refused(await exchange(stack.issuer, VAULT_CLIENT, alice.accessToken, ''), 'invalid_request');
     refused(await exchange(stack.issuer, VAULT_CLIENT, alice.accessToken, 'drive', { requested_token_type: id }), 'invalid_request');
     refused(await exchange(stack.issuer, VAULT_CLIENT, alice.accessToken, 'drive', { scope: 'files.write' }), 'invalid_scope');

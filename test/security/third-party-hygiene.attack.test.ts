@@ -39,7 +39,10 @@ describe('attack: third-party tokens in logs and answers, the MCP token at the t
       ...options,
       quiet: false,
       logger: pinoLogger({ level: 'debug', name: 'auth-server', destination }),
-      authorizationServer: { ...options.authorizationServer, thirdParty: { ...options.authorizationServer.thirdParty, encryptionKey: KEY } },
+      authorizationServer: {
+        ...options.authorizationServer,
+        thirdParty: { ...options.authorizationServer.thirdParty, encryptionKey: KEY },
+      },
     });
     provider.redirectUri = `${stack.issuer}/connect/callback`;
   });

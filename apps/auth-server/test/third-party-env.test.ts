@@ -37,9 +37,14 @@ describe('auth-server app: third-party authorization from the environment', () =
   it('a provider of the file replaces the config file’s provider of the same name; the others stay', () => {
     const configFile = file(
       'as.json',
-      JSON.stringify({ thirdParty: { providers: { drive: { ...drive, clientId: 'old' }, mail: { ...drive, issuer: 'https://mail.example' } } } }),
+      JSON.stringify({
+        thirdParty: { providers: { drive: { ...drive, clientId: 'old' }, mail: { ...drive, issuer: 'https://mail.example' } } },
+      }),
     );
-    const { config, problems } = loadConfig({ AS_CONFIG_FILE: configFile, THIRD_PARTY_PROVIDERS_FILE: file('p2.json', JSON.stringify({ drive })) });
+    const { config, problems } = loadConfig({
+      AS_CONFIG_FILE: configFile,
+      THIRD_PARTY_PROVIDERS_FILE: file('p2.json', JSON.stringify({ drive })),
+    });
     expect(problems).toEqual([]);
     expect(Object.keys(config.authorizationServer?.thirdParty?.providers ?? {})).toEqual(['drive', 'mail']);
     expect(config.authorizationServer?.thirdParty?.providers.drive?.clientId).toBe('mcp-auth-kit');
@@ -55,7 +60,10 @@ describe('auth-server app: third-party authorization from the environment', () =
     expect(broken).not.toContain('s3cr3t');
     expect(loadConfig({ THIRD_PARTY_PROVIDERS_FILE: file('list.json', '[]') }).problems.join('\n')).toMatch(/not a JSON object/);
     expect(loadConfig({ THIRD_PARTY_ENCRYPTION_KEY: KEY }).problems.join('\n')).toMatch(/third-party authorization needs providers/);
-    const badKey = loadConfig({ THIRD_PARTY_PROVIDERS_FILE: file('ok.json', JSON.stringify({ drive })), THIRD_PARTY_ENCRYPTION_KEY: 'short' });
+    const badKey = loadConfig({
+      THIRD_PARTY_PROVIDERS_FILE: file('ok.json', JSON.stringify({ drive })),
+      THIRD_PARTY_ENCRYPTION_KEY: 'short',
+    });
     expect(badKey.problems.join('\n')).toMatch(/thirdParty\.encryptionKey: must be 32 bytes encoded as base64url/);
   });
 

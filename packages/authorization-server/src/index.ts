@@ -28,7 +28,16 @@ export {
 } from './interactions/remembered-grants.js';
 export type { UpstreamProviderConfig } from './upstream/config.js';
 export { openStore, storageConfigFromEnv, defaultSqliteFile } from './storage/index.js';
-export type { Store, StorageConfig, AccountRecord, AccountSource, ConnectionInput, ConnectionRecord, ConnectionStore, SqliteDriverName } from './storage/index.js';
+export type {
+  Store,
+  StorageConfig,
+  AccountRecord,
+  AccountSource,
+  ConnectionInput,
+  ConnectionRecord,
+  ConnectionStore,
+  SqliteDriverName,
+} from './storage/index.js';
 export { StorageError } from './storage/index.js';
 export {
   createRevocationOutbox,

@@ -15,7 +15,13 @@ export interface KvLockOptions {
   busy: () => Error;
 }
 
-export async function withKvLock<T>(kv: KeyValueStore, namespace: string, key: string, options: KvLockOptions, fn: () => Promise<T>): Promise<T> {
+export async function withKvLock<T>(
+  kv: KeyValueStore,
+  namespace: string,
+  key: string,
+  options: KvLockOptions,
+  fn: () => Promise<T>,
+): Promise<T> {
   const deadline = Date.now() + options.waitMs;
   while ((await kv.increment(namespace, key, 1, options.ttlSeconds)) !== 1) {
     if (Date.now() > deadline) throw options.busy();

@@ -32,7 +32,10 @@ function publicJwk(jwk: JWK): JWK {
  * the claims we always set, and the shape of `client_id` and `grant_id`. Undefined: not one of
  * ours, or no longer valid.
  */
-export function createOwnAccessTokenVerifier(issuer: string, signingKeys: readonly JWK[]): (token: string) => Promise<OwnAccessToken | undefined> {
+export function createOwnAccessTokenVerifier(
+  issuer: string,
+  signingKeys: readonly JWK[],
+): (token: string) => Promise<OwnAccessToken | undefined> {
   const keys = signingKeys.map(publicJwk);
   const keySet = createLocalJWKSet({ keys });
   const algorithms = [...new Set(keys.map((k) => k.alg ?? 'ES256'))];

@@ -309,7 +309,10 @@ function installRules(provider: Provider, config: ResolvedConfig, p: RuleParts):
       logger,
       production: config.production,
       thirdParty: p.thirdParty,
-      verify: createOwnAccessTokenVerifier(config.issuer, p.ordered.map((k) => k.jwk)),
+      verify: createOwnAccessTokenVerifier(
+        config.issuer,
+        p.ordered.map((k) => k.jwk),
+      ),
     });
   }
   installDiscoveryRules(provider, resources, p.issuerUrl);

@@ -180,7 +180,18 @@ async function assemble(config: ResolvedConfig, store: Store, logger: Logger, me
   if (config.refreshTokens.enabled) {
     await installRefreshGrace(provider, { kv: store.kv, graceSeconds: config.refreshTokens.reuseGraceSeconds, logger });
   }
-  const parts: AppParts = { config, provider, resources, mountPath, store, logger, metrics, health, devAccountId: devAccount?.id, thirdParty };
+  const parts: AppParts = {
+    config,
+    provider,
+    resources,
+    mountPath,
+    store,
+    logger,
+    metrics,
+    health,
+    devAccountId: devAccount?.id,
+    thirdParty,
+  };
   const app = express();
   const callback = provider.callback();
   mountInfrastructure(app, parts, callback);

@@ -31,7 +31,16 @@ describe('thirdParty configuration (issue 41)', () => {
     const resolved = resolveConfig({
       ...base,
       thirdParty: { providers: { drive } },
-      clients: [{ client_id: 'notes', client_secret: 'notes-secret-0123456789', resource: MCP, redirect_uris: [], response_types: [], grant_types: ['client_credentials'] }],
+      clients: [
+        {
+          client_id: 'notes',
+          client_secret: 'notes-secret-0123456789',
+          resource: MCP,
+          redirect_uris: [],
+          response_types: [],
+          grant_types: ['client_credentials'],
+        },
+      ],
     });
     expect(resolved.thirdParty).toEqual({
       providers: {
@@ -72,7 +81,9 @@ describe('thirdParty configuration (issue 41)', () => {
     expect(text).toMatch(/thirdParty\.providers\.nosecret\.clientSecret: required for client_secret_basic/);
     expect(text).toMatch(/thirdParty\.providers\.both\.clientSecret: not used with tokenEndpointAuthMethod "none"/);
     expect(text).toMatch(/thirdParty\.providers\.scopes\.scopes: must be an array of scope tokens/);
-    expect(text).toMatch(/thirdParty\.providers\.nowhere\.resources: "https:\/\/other\.example\/mcp" is not one of resources\[\]\.resource/);
+    expect(text).toMatch(
+      /thirdParty\.providers\.nowhere\.resources: "https:\/\/other\.example\/mcp" is not one of resources\[\]\.resource/,
+    );
     expect(text).toMatch(/thirdParty\.providers\.empty\.resources: must list the MCP servers/);
     expect(text).toMatch(/thirdParty\.providers\.shown\.displayName: must be a non-empty display name/);
     // explicit endpoints need no issuer; a public client at the provider needs no secret
@@ -80,7 +91,14 @@ describe('thirdParty configuration (issue 41)', () => {
       problemsOf({
         thirdParty: {
           providers: {
-            drive: { ...drive, issuer: undefined, authorizationEndpoint: 'https://d.example/a', tokenEndpoint: 'https://d.example/t', clientSecret: undefined, tokenEndpointAuthMethod: 'none' },
+            drive: {
+              ...drive,
+              issuer: undefined,
+              authorizationEndpoint: 'https://d.example/a',
+              tokenEndpoint: 'https://d.example/t',
+              clientSecret: undefined,
+              tokenEndpointAuthMethod: 'none',
+            },
           },
         },
       }),

@@ -10,7 +10,13 @@ import { derivedVaultKey, seal, unseal, vaultKey } from '../src/third-party/seal
 import { TokenVault } from '../src/third-party/vault.js';
 
 const key = () => vaultKey(randomBytes(32));
-const TOKENS = { accessToken: 'at-secret-value', refreshToken: 'rt-secret-value', tokenType: 'Bearer', scopes: ['files.read'], expiresAt: 2_000_000_000 };
+const TOKENS = {
+  accessToken: 'at-secret-value',
+  refreshToken: 'rt-secret-value',
+  tokenType: 'Bearer',
+  scopes: ['files.read'],
+  expiresAt: 2_000_000_000,
+};
 
 describe('seal / unseal (AES-256-GCM)', () => {
   it('opens for the same account, provider and key only; a tampered value does not open', () => {
@@ -23,7 +29,7 @@ describe('seal / unseal (AES-256-GCM)', () => {
     // relabelled with another key's id (same bytes): the id is bound too
     expect(unseal(sealed, { ...k, id: key().id }, 'alice', 'drive')).toBeUndefined();
     const bytes = Buffer.from(sealed, 'base64url');
-    bytes[bytes.length - 20] ^= 1;
+    bytes[bytes.length - 20] = bytes[bytes.length - 20]! ^ 1;
     expect(unseal(bytes.toString('base64url'), k, 'alice', 'drive')).toBeUndefined();
     expect(unseal('short', k, 'alice', 'drive')).toBeUndefined();
   });
@@ -83,7 +89,9 @@ describe('TokenVault over a store', () => {
     const vault = new TokenVault(store, [key()]);
     await vault.save('alice', 'drive', { ...TOKENS, providerSubject: 'u1' });
     const listed = await vault.list('alice');
-    expect(listed).toEqual([{ provider: 'drive', scopes: ['files.read'], providerSubject: 'u1', createdAt: expect.any(Number), updatedAt: expect.any(Number) }]);
+    expect(listed).toEqual([
+      { provider: 'drive', scopes: ['files.read'], providerSubject: 'u1', createdAt: expect.any(Number), updatedAt: expect.any(Number) },
+    ]);
     expect(JSON.stringify(listed)).not.toContain('secret-value');
   });
 });

@@ -64,7 +64,9 @@ describe('third-party authorization: token exchange and the connect pages (issue
   }
 
   it('discovery advertises the grant (RFC 8414 grant_types_supported)', async () => {
-    const metadata = (await (await fetch(`${as.url}/.well-known/oauth-authorization-server`)).json()) as { grant_types_supported: string[] };
+    const metadata = (await (await fetch(`${as.url}/.well-known/oauth-authorization-server`)).json()) as {
+      grant_types_supported: string[];
+    };
     expect(metadata.grant_types_supported).toContain(TOKEN_EXCHANGE);
   });
 
@@ -101,7 +103,11 @@ describe('third-party authorization: token exchange and the connect pages (issue
     const files = await fetch(`${provider.issuer}/api/files`, { headers: { authorization: `Bearer ${String(res.body.access_token)}` } });
     expect(await files.json()).toEqual({ user: 'alice-drive', files: ['alice-plan.txt'] });
     expect(log.audits('third_party.connected').at(-1)?.fields).toMatchObject({ provider: 'drive', resource: RESOURCE, client_id: MCP.id });
-    expect(log.audits('third_party.token_exchanged').at(-1)?.fields).toMatchObject({ provider: 'drive', client_id: MCP.id, refreshed: false });
+    expect(log.audits('third_party.token_exchanged').at(-1)?.fields).toMatchObject({
+      provider: 'drive',
+      client_id: MCP.id,
+      refreshed: false,
+    });
     // the exchange is not a token of ours: no token.issued line for it
     expect(log.audits('token.issued').some((l) => l.fields.grant_type === TOKEN_EXCHANGE)).toBe(false);
   });
@@ -174,11 +180,69 @@ describe('third-party authorization: token exchange and the connect pages (issue
     expect(log.audits('third_party.disconnected').at(-1)?.fields).toMatchObject({ reason: 'user', revoked_at_provider: true });
   });
 
+  it('cancel on the confirmation: the ticket is used up, nothing is connected, the refusal audited', async () => {
+    const alice = (await as.as.store.accounts.findByUsername('alice'))!;
+    await as.as.store.connections.delete(alice.id, 'drive');
+    const { accessToken, ua } = await mcpAccessToken(as.url, ALICE, RESOURCE);
+    const { body } = await exchange(as.url, MCP, accessToken);
+    const confirm = await ua.follow(String(body.connect_uri), () => false);
+    if (!('body' in confirm)) throw new Error('no page');
+    const cancelled = await ua.submit(confirm, { action: 'cancel' }, () => false);
+    expect('body' in cancelled && cancelled.body).toContain('Nothing was connected');
+    expect(await as.as.store.connections.list(alice.id)).toEqual([]);
+    expect(log.audits('third_party.refused').at(-1)?.fields).toMatchObject({ reason: 'cancelled', provider: 'drive' });
+    const again = await ua.follow(String(body.connect_uri), () => false);
+    expect('status' in again && again.status).toBe(400);
+  });
+
   it('the provider tokens are sealed at rest: the store row holds neither token', async () => {
     await connectAlice();
     const alice = (await as.as.store.accounts.findByUsername('alice'))!;
     const row = (await as.as.store.connections.get(alice.id, 'drive'))!;
     for (const t of provider.issued) expect(JSON.stringify(row)).not.toContain(t);
     expect(row.keyId).toMatch(/^[A-Za-z0-9_-]{16}$/);
+  });
+});
+
+describe('third-party provider with explicit endpoints and no issuer (RFC 9207 §2.4)', () => {
+  let provider: FakeProvider;
+  let as: RunningAs;
+
+  beforeAll(async () => {
+    provider = await startFakeProvider([{ ...ALICE_DRIVE, files: [] }]);
+    const explicit = {
+      ...driveProvider(provider, [RESOURCE]),
+      issuer: undefined,
+      authorizationEndpoint: `${provider.issuer}/authorize`,
+      tokenEndpoint: `${provider.issuer}/token`,
+    };
+    as = await startAs({ clients: [mcpServerClient(MCP.id, MCP.secret, RESOURCE)], thirdParty: { providers: { drive: explicit } } });
+    provider.redirectUri = `${as.url}/connect/callback`;
+  });
+  afterAll(async () => {
+    await as?.close();
+    await provider?.close();
+  });
+
+  it('no discovery; an `iss` in the response cannot be compared with anything and is refused; without one the code is redeemed', async () => {
+    const { accessToken } = await mcpAccessToken(as.url, ALICE, RESOURCE);
+    const first = await exchange(as.url, MCP, accessToken);
+    const refused = await completeConnect(String(first.body.connect_uri), new HeadlessBrowser(), {
+      asUser: ALICE,
+      providerUser: ALICE_DRIVE,
+      provider,
+    });
+    expect(refused.status).toBe(502);
+    expect(provider.requests.some((r) => r.path.startsWith('/.well-known/'))).toBe(false);
+    expect(provider.requests.some((r) => r.path === '/token')).toBe(false);
+    provider.iss = 'none';
+    const second = await exchange(as.url, MCP, accessToken);
+    const page = await completeConnect(String(second.body.connect_uri), new HeadlessBrowser(), {
+      asUser: ALICE,
+      providerUser: ALICE_DRIVE,
+      provider,
+    });
+    expect(page.body).toContain('Drive is connected');
+    expect((await exchange(as.url, MCP, accessToken)).status).toBe(200);
   });
 });

@@ -27,8 +27,11 @@ export function driveProvider(provider: FakeProvider, resources: string[], extra
   };
 }
 
+/** Configured client metadata (with our `resource`). */
+export type ConfiguredClient = { client_id: string; [key: string]: unknown };
+
 /** A confidential client that is the MCP server `resource` (it may exchange tokens). */
-export function mcpServerClient(clientId: string, secret: string, resource: string) {
+export function mcpServerClient(clientId: string, secret: string, resource: string): ConfiguredClient {
   return {
     client_id: clientId,
     client_secret: secret,
@@ -84,14 +87,22 @@ export async function mcpAccessToken(
     auth.searchParams.set(k, v);
   const stop = (url: URL) => url.href.startsWith(NATIVE_REDIRECT);
   let end = await ua.follow(auth, stop);
-  if (!isUrl(end) && /name="password"/.test(end.body)) end = await ua.submit(end, { username: user.username, password: user.password, action: 'login' }, stop);
+  if (!isUrl(end) && /name="password"/.test(end.body))
+    end = await ua.submit(end, { username: user.username, password: user.password, action: 'login' }, stop);
   if (!isUrl(end) && /value="approve"/.test(end.body)) end = await ua.submit(end, { action: 'approve' }, stop);
   if (!isUrl(end)) throw new Error(`sign-in stopped at ${end.url} (${end.status}): ${end.body.slice(0, 300)}`);
   const code = end.searchParams.get('code');
   const res = await fetch(`${issuer}/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'authorization_code', code: String(code), redirect_uri: NATIVE_REDIRECT, client_id: clientId, code_verifier: verifier, resource }),
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code: String(code),
+      redirect_uri: NATIVE_REDIRECT,
+      client_id: clientId,
+      code_verifier: verifier,
+      resource,
+    }),
   });
   const tokens = (await res.json()) as { access_token?: string };
   if (!tokens.access_token) throw new Error(`no access token: ${JSON.stringify(tokens)}`);
@@ -125,7 +136,11 @@ export async function exchange(
 export async function completeConnect(
   connectUri: string,
   ua: HeadlessBrowser,
-  options: { asUser?: { username: string; password: string }; providerUser: { username: string; password: string }; provider: FakeProvider },
+  options: {
+    asUser?: { username: string; password: string };
+    providerUser: { username: string; password: string };
+    provider: FakeProvider;
+  },
 ): Promise<BrowserPage> {
   const issuerOrigin = new URL(connectUri).origin;
   let page = pageOf(await ua.follow(connectUri, () => false), 'connect page');
@@ -144,10 +159,10 @@ export const VAULT_MCP = 'https://vault-mcp.example/mcp';
 export const VAULT_CLIENT = { id: 'vault-mcp', secret: 'vault-mcp-secret-0123456789' };
 
 /** What an attack stack needs for the vault: the extra resource, the MCP server client, the provider. */
-export function vaultStackOptions(provider: FakeProvider, clients: Record<string, unknown>[] = []) {
+export function vaultStackOptions(provider: FakeProvider) {
   return {
     extraResources: [VAULT_MCP],
-    clients: [mcpServerClient(VAULT_CLIENT.id, VAULT_CLIENT.secret, VAULT_MCP), ...clients],
+    clients: [mcpServerClient(VAULT_CLIENT.id, VAULT_CLIENT.secret, VAULT_MCP)],
     thirdParty: { providers: { drive: driveProvider(provider, [VAULT_MCP]) } },
   };
 }
@@ -171,7 +186,10 @@ export function twoUserVaultOptions(provider: FakeProvider) {
     extraResources: [VAULT_MCP, OTHER_MCP],
     authorizationServer: {
       users: [ALICE, MALLORY],
-      clients: [mcpServerClient(VAULT_CLIENT.id, VAULT_CLIENT.secret, VAULT_MCP), mcpServerClient(OTHER_CLIENT.id, OTHER_CLIENT.secret, OTHER_MCP)],
+      clients: [
+        mcpServerClient(VAULT_CLIENT.id, VAULT_CLIENT.secret, VAULT_MCP),
+        mcpServerClient(OTHER_CLIENT.id, OTHER_CLIENT.secret, OTHER_MCP),
+      ],
       thirdParty: {
         providers: {
           drive: driveProvider(provider, [VAULT_MCP]),
@@ -192,7 +210,8 @@ export async function connectUntilCallback(
   options: { providerUser: { username: string; password: string } },
 ): Promise<URL> {
   const confirm = pageOf(await ua.follow(connectUri, () => false), 'connect page');
-  if (!/value="connect"/.test(confirm.body)) throw new Error(`no confirmation at ${confirm.url} (${confirm.status}): ${confirm.body.slice(0, 300)}`);
+  if (!/value="connect"/.test(confirm.body))
+    throw new Error(`no confirmation at ${confirm.url} (${confirm.status}): ${confirm.body.slice(0, 300)}`);
   const atProvider = pageOf(await ua.submit(confirm, { action: 'connect' }, () => false), 'provider page');
   const end = await ua.submit(atProvider, { ...options.providerUser, decision: 'allow' }, (url) => url.pathname === '/connect/callback');
   if (!isUrl(end)) throw new Error(`the provider did not redirect back: ${end.status} ${end.body.slice(0, 300)}`);
@@ -200,7 +219,13 @@ export async function connectUntilCallback(
 }
 
 /** The connection rows of an account (what the vault holds for it). */
-export async function connectionsOf(store: { accounts: { findByUsername(u: string): Promise<{ id: string } | undefined> }; connections: { list(id: string): Promise<{ provider: string }[]> } }, username: string) {
+export async function connectionsOf(
+  store: {
+    accounts: { findByUsername(u: string): Promise<{ id: string } | undefined> };
+    connections: { list(id: string): Promise<{ provider: string }[]> };
+  },
+  username: string,
+) {
   const account = await store.accounts.findByUsername(username);
   return account ? (await store.connections.list(account.id)).map((c) => c.provider) : [];
 }

@@ -125,7 +125,11 @@ export async function startFakeProvider(users: ProviderUser[], options: { scopes
     }
     if (url.pathname === '/authorize' && req.method === 'GET') {
       const p = url.searchParams;
-      if (p.get('client_id') !== PROVIDER_CLIENT_ID || p.get('redirect_uri') !== provider.redirectUri || p.get('code_challenge_method') !== 'S256')
+      if (
+        p.get('client_id') !== PROVIDER_CLIENT_ID ||
+        p.get('redirect_uri') !== provider.redirectUri ||
+        p.get('code_challenge_method') !== 'S256'
+      )
         return json(res, 400, { error: 'invalid_request' });
       const hidden = [...p].map(([k, v]) => `<input type="hidden" name="${esc(k)}" value="${esc(v)}">`).join('');
       res.writeHead(200, { 'content-type': 'text/html' });
@@ -159,7 +163,11 @@ export async function startFakeProvider(users: ProviderUser[], options: { scopes
         const code = codes.get(String(form.get('code')));
         codes.delete(String(form.get('code')));
         const verifier = String(form.get('code_verifier'));
-        if (!code || code.redirectUri !== form.get('redirect_uri') || createHash('sha256').update(verifier).digest('base64url') !== code.challenge)
+        if (
+          !code ||
+          code.redirectUri !== form.get('redirect_uri') ||
+          createHash('sha256').update(verifier).digest('base64url') !== code.challenge
+        )
           return json(res, 400, { error: 'invalid_grant' });
         return json(res, 200, issue(code.user, code.scope));
       }

@@ -104,7 +104,9 @@ ${o.thirdParty ? await connectionsSection(o.thirdParty, accountId, path, csrf) :
 
   /** The account page's disconnect (third-party/service.ts `disconnect`); false when nothing was. */
   async function disconnect(accountId: string, provider: unknown): Promise<boolean> {
-    return !!o.thirdParty && typeof provider === 'string' && !!provider && (await o.thirdParty.disconnect(accountId, provider, 'account-page'));
+    return (
+      !!o.thirdParty && typeof provider === 'string' && !!provider && (await o.thirdParty.disconnect(accountId, provider, 'account-page'))
+    );
   }
 
   router.post('/', async (req, res, next) => {

@@ -45,6 +45,24 @@ export function connectionRecord(c: ConnectionInput, times: { createdAt: number;
   };
 }
 
+/**
+ * The record to write over `existing` (undefined: none yet), or undefined when a conditional write
+ * (`version` given) finds another version there: the one rule of put and replace for every backend.
+ */
+export function nextConnection(
+  input: ConnectionInput,
+  existing: Pick<ConnectionRecord, 'createdAt' | 'version'> | undefined,
+  version: number | undefined,
+  nowSeconds: number,
+): ConnectionRecord | undefined {
+  if (version !== undefined && existing?.version !== version) return undefined;
+  return connectionRecord(input, {
+    createdAt: existing ? existing.createdAt : nowSeconds,
+    updatedAt: nowSeconds,
+    version: existing ? existing.version + 1 : 1,
+  });
+}
+
 export function connectionFromRow(row: ConnectionRow): ConnectionRecord {
   return {
     accountId: row.account_id,
@@ -76,4 +94,5 @@ export function connectionValues(r: ConnectionRecord): unknown[] {
   ];
 }
 
-export const CONNECTION_COLUMNS = 'account_id, provider, key_id, sealed, scopes, provider_subject, expires_at, created_at, updated_at, version';
+export const CONNECTION_COLUMNS =
+  'account_id, provider, key_id, sealed, scopes, provider_subject, expires_at, created_at, updated_at, version';

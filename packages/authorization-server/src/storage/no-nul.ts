@@ -19,7 +19,9 @@ function hasNul(value: unknown): boolean {
   // A NextRow / Stamp / ModelRow names its row by `id` (and maybe `grantId`, `uid`, `userCode`); a connection by `accountId` and `provider`.
   if (value && typeof value === 'object' && !Array.isArray(value)) {
     const row = value as Record<string, unknown>;
-    return ['id', 'grantId', 'uid', 'userCode', 'username', 'accountId', 'provider'].some((k) => typeof row[k] === 'string' && (row[k] as string).includes(NUL));
+    return ['id', 'grantId', 'uid', 'userCode', 'username', 'accountId', 'provider'].some(
+      (k) => typeof row[k] === 'string' && (row[k] as string).includes(NUL),
+    );
   }
   return false;
 }

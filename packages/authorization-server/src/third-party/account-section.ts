@@ -12,7 +12,9 @@ export async function connectionsSection(thirdParty: ThirdParty, accountId: stri
   const connections = await thirdParty.vault.list(accountId);
   const items = connections.map((c) => {
     const name = thirdParty.providers.get(c.provider)?.displayName ?? c.provider;
-    const scopes = c.scopes.length ? `<ul>${c.scopes.map((scope) => scopeItem({ scope })).join('')}</ul>` : '<ul><li>Basic access</li></ul>';
+    const scopes = c.scopes.length
+      ? `<ul>${c.scopes.map((scope) => scopeItem({ scope })).join('')}</ul>`
+      : '<ul><li>Basic access</li></ul>';
     return `<li><h3>${escapeHtml(name)}</h3>
 <dl><dt>Connected</dt><dd>${escapeHtml(day(c.createdAt))}</dd><dt>Access</dt><dd>${scopes}</dd></dl>
 <form method="post" action="${escapeHtml(action)}">

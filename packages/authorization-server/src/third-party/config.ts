@@ -28,7 +28,8 @@ interface Context {
 function urlProblem(where: string, value: unknown, asLoopback: boolean): string | undefined {
   const url = typeof value === 'string' ? parseUrl(value) : undefined;
   if (!url) return `${where}: must be an absolute URL`;
-  if (!isSecurePeerUrl(url, asLoopback)) return `${where}: must use https (http only for a loopback provider on a loopback issuer, for development)`;
+  if (!isSecurePeerUrl(url, asLoopback))
+    return `${where}: must use https (http only for a loopback provider on a loopback issuer, for development)`;
   if (url.hash || String(value).includes('#')) return `${where}: must not contain a fragment`;
   return undefined;
 }
@@ -49,14 +50,19 @@ function endpointProblems(where: string, p: Partial<ThirdPartyProviderConfig>, c
 
 function clientProblems(where: string, p: Partial<ThirdPartyProviderConfig>): string[] {
   const problems: string[] = [];
-  if (typeof p.clientId !== 'string' || !p.clientId.trim()) problems.push(`${where}.clientId: required (the AS's client id at the provider)`);
+  if (typeof p.clientId !== 'string' || !p.clientId.trim())
+    problems.push(`${where}.clientId: required (the AS's client id at the provider)`);
   if (p.clientSecret !== undefined && (typeof p.clientSecret !== 'string' || !p.clientSecret))
     problems.push(`${where}.clientSecret: must be a non-empty string`);
   const method = p.tokenEndpointAuthMethod;
-  if (method !== undefined && !AUTH_METHODS.includes(method)) problems.push(`${where}.tokenEndpointAuthMethod: must be one of ${AUTH_METHODS.join(', ')}`);
-  else if (method === 'none' && p.clientSecret !== undefined) problems.push(`${where}.clientSecret: not used with tokenEndpointAuthMethod "none"; remove one`);
+  if (method !== undefined && !AUTH_METHODS.includes(method))
+    problems.push(`${where}.tokenEndpointAuthMethod: must be one of ${AUTH_METHODS.join(', ')}`);
+  else if (method === 'none' && p.clientSecret !== undefined)
+    problems.push(`${where}.clientSecret: not used with tokenEndpointAuthMethod "none"; remove one`);
   else if (method !== 'none' && p.clientSecret === undefined)
-    problems.push(`${where}.clientSecret: required for ${method ?? DEFAULTS.thirdParty.providers.tokenEndpointAuthMethod} (a public client at the provider: tokenEndpointAuthMethod "none")`);
+    problems.push(
+      `${where}.clientSecret: required for ${method ?? DEFAULTS.thirdParty.providers.tokenEndpointAuthMethod} (a public client at the provider: tokenEndpointAuthMethod "none")`,
+    );
   return problems;
 }
 
@@ -72,7 +78,8 @@ function providerProblems(name: string, value: unknown, c: Context): string[] {
     problems.push(`${where}.resources: must list the MCP servers (resources[].resource) that may use this provider`);
   } else {
     for (const r of p.resources)
-      if (typeof r !== 'string' || !c.resources.has(r)) problems.push(`${where}.resources: "${String(r)}" is not one of resources[].resource`);
+      if (typeof r !== 'string' || !c.resources.has(r))
+        problems.push(`${where}.resources: "${String(r)}" is not one of resources[].resource`);
   }
   if (p.displayName !== undefined && !isDisplayName(p.displayName)) problems.push(`${where}.displayName: ${DISPLAY_NAME_RULE}`);
   if (p.allowPrivateNetwork !== undefined && typeof p.allowPrivateNetwork !== 'boolean')
@@ -106,7 +113,8 @@ export function thirdPartyConfigProblems(
   options: { asLoopback: boolean; production: boolean; resources: unknown },
 ): string[] {
   if (value === undefined) return [];
-  if (!value || typeof value !== 'object' || Array.isArray(value)) return ['thirdParty: must be an object { providers: { <name>: {...} } }'];
+  if (!value || typeof value !== 'object' || Array.isArray(value))
+    return ['thirdParty: must be an object { providers: { <name>: {...} } }'];
   const t = value as Partial<ThirdPartyConfig>;
   const resources = new Set(
     Array.isArray(options.resources) ? (options.resources as Array<Partial<ResourceConfig> | undefined>).map((r) => r?.resource) : [],
@@ -115,7 +123,9 @@ export function thirdPartyConfigProblems(
   const problems: string[] = [];
   const providers = t.providers;
   if (!providers || typeof providers !== 'object' || Array.isArray(providers) || Object.keys(providers).length === 0) {
-    problems.push('thirdParty.providers: must name at least one provider { <name>: { issuer | authorizationEndpoint + tokenEndpoint, clientId, … } }');
+    problems.push(
+      'thirdParty.providers: must name at least one provider { <name>: { issuer | authorizationEndpoint + tokenEndpoint, clientId, … } }',
+    );
   } else {
     for (const [name, provider] of Object.entries(providers)) problems.push(...providerProblems(name, provider, c));
   }
@@ -146,7 +156,9 @@ export function clientResourceProblems(clients: unknown, resources: unknown): st
     if (client.token_endpoint_auth_method === 'none')
       problems.push(`${where}: a public client cannot exchange tokens; give it a secret (client_secret_basic) or private_key_jwt`);
     if (client.dpop_bound_access_tokens === true)
-      problems.push(`${where}: not with dpop_bound_access_tokens (the exchange returns the provider's token, which cannot be bound to a DPoP key)`);
+      problems.push(
+        `${where}: not with dpop_bound_access_tokens (the exchange returns the provider's token, which cannot be bound to a DPoP key)`,
+      );
   });
   return problems;
 }

@@ -26,6 +26,7 @@ import { shownAccountName } from '../account-name.js';
 import { confirmPage, connectedPage, noticePage, otherAccountPage } from './pages.js';
 import { ProviderError, type ResolvedProvider } from './providers.js';
 import type { ThirdParty } from './service.js';
+import type { ProviderTokens } from './vault.js';
 import { signInUrl } from './sign-in.js';
 import { FLOW_TTL, isHandle, type Ticket } from './tickets.js';
 
@@ -46,9 +47,13 @@ export function createConnectRouter(o: ConnectRouterOptions): Router {
   const stylesheet = `${o.mountPath}/interaction/assets/style.css`;
   const cookie = { path: base, httpOnly: true, secure: o.secureCookies, sameSite: 'lax' as const };
   const notice = (res: Response, status: number, title: string, message: string): void => {
-    res.status(status).type('html').send(noticePage(title, message, stylesheet));
+    res
+      .status(status)
+      .type('html')
+      .send(noticePage(title, message, stylesheet));
   };
-  const expired = (res: Response): void => notice(res, 400, 'Link expired', 'This link has expired or was already used. Nothing was connected.');
+  const expired = (res: Response): void =>
+    notice(res, 400, 'Link expired', 'This link has expired or was already used. Nothing was connected.');
   const refused = (req: Request, reason: string, fields: Record<string, unknown> = {}) =>
     audit(logger, 'third_party.refused', { reason, ip: clientAddress(req), ...fields });
 
@@ -80,17 +85,26 @@ export function createConnectRouter(o: ConnectRouterOptions): Router {
       const flow = await thirdParty.records.takeFlow(readCookie(req, FLOW_COOKIE));
       if (!flow) {
         refused(req, 'unknown_flow');
-        return notice(res, 400, 'Not connected', 'This connection attempt has expired, was already completed, or was started in another browser.');
+        return notice(
+          res,
+          400,
+          'Not connected',
+          'This connection attempt has expired, was already completed, or was started in another browser.',
+        );
       }
       const p = thirdParty.providers.get(flow.provider);
+      if (!p) {
+        refused(req, 'unknown_provider', { provider: flow.provider, account: flow.sub });
+        return notice(res, 400, 'Not connected', 'This service is no longer configured here. Nothing was connected.');
+      }
       // The state was made for this browser's session and account: still signed in as that account?
       const user = await signedIn(o.provider, o.store, o, req, res);
-      if (!p || !user || user.sessionUid !== flow.sessionUid || user.account.id !== flow.sub) {
+      if (!user || user.sessionUid !== flow.sessionUid || user.account.id !== flow.sub) {
         refused(req, 'session_changed', { provider: flow.provider, account: flow.sub });
         return notice(res, 403, 'Not connected', 'You signed out or switched accounts during the connection, so nothing was connected.');
       }
       const query = new URL(req.originalUrl, 'http://x').searchParams;
-      let tokens;
+      let tokens: ProviderTokens;
       try {
         tokens = await thirdParty.providers.exchangeCode(p, query, { state: flow.state, codeVerifier: flow.codeVerifier });
       } catch (err) {
@@ -210,24 +224,27 @@ export function createConnectRouter(o: ConnectRouterOptions): Router {
       if (!user) return signIn(res, String(req.params.ticket));
       if (user.account.id !== ticket.sub) return otherAccount(req, res, p, user);
       if (action !== 'connect' && action !== 'cancel') return notice(res, 400, 'Not connected', 'Unsupported action.');
+      // MCP security best practices §OAuth State Parameter Validation: state made and stored only
+      // now (after the confirmation), tied to this browser (cookie) and session, used once.
+      const codeVerifier = randomBytes(32).toString('base64url');
+      const state = randomBytes(32).toString('base64url');
+      let url: URL | undefined;
+      if (action === 'connect') {
+        try {
+          url = await thirdParty.providers.authorizationUrl(p, state, codeVerifier);
+        } catch {
+          // before the ticket is taken: the user may try the same link again
+          return notice(res, 502, 'Not available', `${p.displayName} cannot be reached right now. Try again later.`);
+        }
+      }
       // The ticket is used now, once: a replayed link or a second submission finds nothing.
       if (!(await thirdParty.records.takeTicket(String(req.params.ticket)))) {
         refused(req, 'ticket_taken', { provider: p.name, account: user.account.id });
         return expired(res);
       }
-      if (action === 'cancel') {
+      if (!url) {
         refused(req, 'cancelled', { provider: p.name, account: user.account.id });
         return notice(res, 200, 'Not connected', `Nothing was connected. Your application will ask again when it needs ${p.displayName}.`);
-      }
-      // MCP security best practices §OAuth State Parameter Validation: state made and stored only
-      // now (after the confirmation), tied to this browser (cookie) and session, used once.
-      const codeVerifier = randomBytes(32).toString('base64url');
-      const state = randomBytes(32).toString('base64url');
-      let url: URL;
-      try {
-        url = await thirdParty.providers.authorizationUrl(p, state, codeVerifier);
-      } catch {
-        return notice(res, 502, 'Not available', `${p.displayName} cannot be reached right now. Try again later.`);
       }
       const handle = await thirdParty.records.startFlow({ ...ticket, sessionUid: user.sessionUid, state, codeVerifier });
       res.cookie(FLOW_COOKIE, handle, { ...cookie, maxAge: FLOW_TTL * 1000 });
@@ -241,7 +258,8 @@ export function createConnectRouter(o: ConnectRouterOptions): Router {
     // Client errors raised by express/body-parser keep their 4xx status (see the interaction router).
     const status = typeof err.status === 'number' && err.status >= 400 && err.status < 500 ? err.status : 500;
     (status === 500 ? logger.error : logger.warn)('connect page failed', { error: err.name, detail: err.message, status });
-    if (!res.headersSent) notice(res, status, 'Not connected', status === 500 ? 'The request could not be completed.' : 'The request is not valid.');
+    if (!res.headersSent)
+      notice(res, status, 'Not connected', status === 500 ? 'The request could not be completed.' : 'The request is not valid.');
   });
 
   return router;

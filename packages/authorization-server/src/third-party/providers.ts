@@ -173,7 +173,11 @@ export class ThirdPartyProviders {
    * The callback (RFC 6749 §4.1.2): `state`, then `iss` (RFC 9207), then an error response, then
    * the code exchange with the PKCE verifier (openid-client makes these checks in this order).
    */
-  async exchangeCode(p: ResolvedProvider, query: URLSearchParams, checks: { state: string; codeVerifier: string }): Promise<ProviderTokens> {
+  async exchangeCode(
+    p: ResolvedProvider,
+    query: URLSearchParams,
+    checks: { state: string; codeVerifier: string },
+  ): Promise<ProviderTokens> {
     try {
       this.checkIss(p, query);
       const config = await this.configuration(p);
@@ -215,10 +219,16 @@ export class ThirdPartyProviders {
   }
 
   /** The vault's view of a token response, checked (RFC 6749 §5.1). */
-  private tokens(p: ResolvedProvider, response: oidc.TokenEndpointResponse & oidc.TokenEndpointResponseHelpers, previous: ProviderTokens | undefined): ProviderTokens {
-    if (!isAccessTokenSyntax(response.access_token)) throw new ProviderError('invalid_response', 'access_token is not a token (RFC 6750 §2.1)');
+  private tokens(
+    p: ResolvedProvider,
+    response: oidc.TokenEndpointResponse & oidc.TokenEndpointResponseHelpers,
+    previous: ProviderTokens | undefined,
+  ): ProviderTokens {
+    if (!isAccessTokenSyntax(response.access_token))
+      throw new ProviderError('invalid_response', 'access_token is not a token (RFC 6750 §2.1)');
     // The MCP server sends it as a bearer token: a sender-constrained type would need a key it has not got.
-    if (String(response.token_type).toLowerCase() !== 'bearer') throw new ProviderError('invalid_response', 'token_type is not Bearer (RFC 6750)');
+    if (String(response.token_type).toLowerCase() !== 'bearer')
+      throw new ProviderError('invalid_response', 'token_type is not Bearer (RFC 6750)');
     const lifetime = tokenLifetime(response.expires_in);
     // §5.1: scope is OPTIONAL if identical to the requested scope.
     const scopes = typeof response.scope === 'string' ? splitScope(response.scope) : (previous?.scopes ?? p.scopes);

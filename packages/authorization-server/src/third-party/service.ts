@@ -85,7 +85,11 @@ export class ThirdParty {
       return { ok: true, tokens: open.tokens, refreshed: false };
     }
     if (!open.tokens.refreshToken) return this.end(sub, p.name, 'expired');
-    const lock = { ttlSeconds: 15, waitMs: 12_000, busy: () => new ProviderUnavailable(new ProviderError('unreachable', 'refresh lock busy')) };
+    const lock = {
+      ttlSeconds: 15,
+      waitMs: 12_000,
+      busy: () => new ProviderUnavailable(new ProviderError('unreachable', 'refresh lock busy')),
+    };
     return withKvLock(this.store.kv, REFRESH_LOCKS, `${sub} ${p.name}`, lock, () => this.refreshLocked(sub, p));
   }
 
@@ -114,7 +118,13 @@ export class ThirdParty {
     if (!(await this.vault.remove(sub, providerName))) return false;
     const p = this.providers.get(providerName);
     const revoked = p && typeof open === 'object' ? await this.providers.revoke(p, open.tokens) : false;
-    audit(this.logger, 'third_party.disconnected', { account: sub, provider: providerName, reason: 'user', via, revoked_at_provider: revoked });
+    audit(this.logger, 'third_party.disconnected', {
+      account: sub,
+      provider: providerName,
+      reason: 'user',
+      via,
+      revoked_at_provider: revoked,
+    });
     return true;
   }
 }

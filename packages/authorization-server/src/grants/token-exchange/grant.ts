@@ -52,7 +52,16 @@ interface GrantClient {
   tokenEndpointAuthMethod?: string;
 }
 
-const PARAMS = ['subject_token', 'subject_token_type', 'audience', 'resource', 'scope', 'requested_token_type', 'actor_token', 'actor_token_type'];
+const PARAMS = [
+  'subject_token',
+  'subject_token_type',
+  'audience',
+  'resource',
+  'scope',
+  'requested_token_type',
+  'actor_token',
+  'actor_token_type',
+];
 
 function single(value: unknown, name: string): string | undefined {
   if (value === undefined) return undefined;
@@ -61,7 +70,11 @@ function single(value: unknown, name: string): string | undefined {
 }
 
 /** Steps 1–4: who asks, for which provider. */
-function checkRequest(ctx: KoaContextWithOIDC, client: GrantClient, thirdParty: ThirdParty): { resource: string; provider: ResolvedProvider } {
+function checkRequest(
+  ctx: KoaContextWithOIDC,
+  client: GrantClient,
+  thirdParty: ThirdParty,
+): { resource: string; provider: ResolvedProvider } {
   if (!client.tokenEndpointAuthMethod || client.tokenEndpointAuthMethod === 'none')
     refuse('invalid_client', 'public_client', 'token exchange needs client authentication (RFC 8693 §2.1): public clients cannot use it');
   const resource = thirdParty.clientResources.get(client.clientId);
@@ -74,7 +87,8 @@ function checkRequest(ctx: KoaContextWithOIDC, client: GrantClient, thirdParty: 
       "this grant returns the provider's token, which cannot be bound to a DPoP key: send the request without a DPoP proof (RFC 9449 §5)",
     );
   const params = ctx.oidc.params as Record<string, unknown>;
-  if (!single(params.subject_token, 'subject_token')) refuse('invalid_request', 'subject_token', 'subject_token is required (RFC 8693 §2.1)');
+  if (!single(params.subject_token, 'subject_token'))
+    refuse('invalid_request', 'subject_token', 'subject_token is required (RFC 8693 §2.1)');
   if (single(params.subject_token_type, 'subject_token_type') !== ACCESS_TOKEN_TYPE)
     refuse('invalid_request', 'subject_token_type', `subject_token_type must be ${ACCESS_TOKEN_TYPE} (an access token of this server)`);
   const requested = single(params.requested_token_type, 'requested_token_type');
@@ -87,7 +101,8 @@ function checkRequest(ctx: KoaContextWithOIDC, client: GrantClient, thirdParty: 
   const audience = single(params.audience, 'audience');
   if (!audience) return refuse('invalid_request', 'audience', 'audience is required: the name of the provider (RFC 8693 §2.1)');
   const provider = thirdParty.providers.get(audience);
-  if (!provider) return refuse('invalid_target', 'unknown_provider', `no provider named "${audience}" is configured here (RFC 8693 §2.2.2)`);
+  if (!provider)
+    return refuse('invalid_target', 'unknown_provider', `no provider named "${audience}" is configured here (RFC 8693 §2.2.2)`);
   if (!thirdParty.providers.mayUse(audience, resource!))
     return refuse('invalid_target', 'provider_not_allowed', `${resource} may not use the provider "${audience}" (RFC 8693 §2.2.2)`);
   return { resource: resource!, provider };
@@ -150,7 +165,13 @@ export function installTokenExchangeGrant(provider: Provider, options: TokenExch
       });
     } catch (err) {
       if (!(err instanceof GrantRefusal)) throw err;
-      audit(logger, 'third_party.refused', { client_id: client.clientId, account, provider: providerName, error: err.error, reason: err.reason });
+      audit(logger, 'third_party.refused', {
+        client_id: client.clientId,
+        account,
+        provider: providerName,
+        error: err.error,
+        reason: err.reason,
+      });
       throw providerError(err);
     }
   }

@@ -28,7 +28,8 @@ export interface SubjectCheck {
 /** The account the subject token was issued to, after every check. */
 export async function subjectAccount(check: SubjectCheck, subjectToken: string, resource: string): Promise<string> {
   const token = await check.verify(subjectToken);
-  if (!token) return refuse('invalid_grant', 'subject_token', 'the subject_token is not a valid access token of this server (RFC 8693 §2.2.2)');
+  if (!token)
+    return refuse('invalid_grant', 'subject_token', 'the subject_token is not a valid access token of this server (RFC 8693 §2.2.2)');
   if (token.grantId === undefined || typeof token.payload.sub !== 'string')
     return refuse('invalid_grant', 'subject_userless', 'the subject_token names no user (a client credentials token)');
   const aud = token.payload.aud;

@@ -1,5 +1,5 @@
 /** Third-party connections in memory, one per (account, provider). */
-import { connectionRecord } from '../connections.js';
+import { nextConnection } from '../connections.js';
 import { type Clock, epochSeconds } from '../clock.js';
 import type { ConnectionInput, ConnectionRecord, ConnectionStore } from '../types.js';
 import { copy, pairKey } from './copy.js';
@@ -8,25 +8,20 @@ export class MemoryConnections implements ConnectionStore {
   private readonly rows = new Map<string, ConnectionRecord>();
   constructor(private readonly clock: Clock) {}
 
-  private write(input: ConnectionInput, existing: ConnectionRecord | undefined): ConnectionRecord {
-    const now = epochSeconds(this.clock());
-    const record = connectionRecord(copy(input), {
-      createdAt: existing?.createdAt ?? now,
-      updatedAt: now,
-      version: existing ? existing.version + 1 : 1,
-    });
+  private write(input: ConnectionInput, version: number | undefined): ConnectionRecord | undefined {
+    const existing = this.rows.get(pairKey(input.accountId, input.provider));
+    const record = nextConnection(copy(input), existing, version, epochSeconds(this.clock()));
+    if (!record) return undefined;
     this.rows.set(pairKey(record.accountId, record.provider), record);
     return copy(record);
   }
 
   async put(input: ConnectionInput) {
-    return this.write(input, this.rows.get(pairKey(input.accountId, input.provider)));
+    return this.write(input, undefined)!;
   }
 
   async replace(input: ConnectionInput, version: number) {
-    const existing = this.rows.get(pairKey(input.accountId, input.provider));
-    if (!existing || existing.version !== version) return undefined;
-    return this.write(input, existing);
+    return this.write(input, version);
   }
 
   async get(accountId: string, provider: string) {

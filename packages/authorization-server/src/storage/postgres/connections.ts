@@ -1,6 +1,6 @@
 /** Third-party connections (`third_party_connections`), one row per (account, provider). */
 import type { Pool } from 'pg';
-import { CONNECTION_COLUMNS, type ConnectionRow, connectionFromRow, connectionRecord, connectionValues } from '../connections.js';
+import { CONNECTION_COLUMNS, type ConnectionRow, connectionFromRow, connectionValues, nextConnection } from '../connections.js';
 import { type Clock, epochSeconds } from '../clock.js';
 import type { ConnectionInput, ConnectionRecord, ConnectionStore } from '../types.js';
 import { inTransaction, prepared, repeatable } from './statements.js';
@@ -21,14 +21,8 @@ export class PgConnections implements ConnectionStore {
         `SELECT ${CONNECTION_COLUMNS} FROM ${table} WHERE account_id = $1 AND provider = $2 FOR UPDATE`,
         [input.accountId, input.provider],
       );
-      const existing = rows[0];
-      if (version !== undefined && Number(existing?.version) !== version) return undefined;
-      const now = epochSeconds(this.clock());
-      const record = connectionRecord(input, {
-        createdAt: existing ? Number(existing.created_at) : now,
-        updatedAt: now,
-        version: (existing ? Number(existing.version) : 0) + 1,
-      });
+      const record = nextConnection(input, rows[0] && connectionFromRow(rows[0]), version, epochSeconds(this.clock()));
+      if (!record) return undefined;
       await client.query(
         `INSERT INTO ${table} (${CONNECTION_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
          ON CONFLICT (account_id, provider) DO UPDATE SET key_id = $3, sealed = $4, scopes = $5, provider_subject = $6,

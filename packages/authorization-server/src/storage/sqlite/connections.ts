@@ -1,5 +1,5 @@
 /** Third-party connections (`third_party_connections`), one row per (account, provider). */
-import { CONNECTION_COLUMNS, type ConnectionRow, connectionFromRow, connectionRecord, connectionValues } from '../connections.js';
+import { CONNECTION_COLUMNS, type ConnectionRow, connectionFromRow, connectionValues, nextConnection } from '../connections.js';
 import { type Clock, epochSeconds } from '../clock.js';
 import type { ConnectionInput, ConnectionRecord, ConnectionStore } from '../types.js';
 import { type Db, prepared } from './statements.js';
@@ -20,13 +20,8 @@ export class SqliteConnections implements ConnectionStore {
   private write(input: ConnectionInput, version: number | undefined): ConnectionRecord | undefined {
     return this.db.transaction(() => {
       const existing = this.row(input.accountId, input.provider);
-      if (version !== undefined && Number(existing?.version) !== version) return undefined;
-      const now = epochSeconds(this.clock());
-      const record = connectionRecord(input, {
-        createdAt: existing ? Number(existing.created_at) : now,
-        updatedAt: now,
-        version: (existing ? Number(existing.version) : 0) + 1,
-      });
+      const record = nextConnection(input, existing && connectionFromRow(existing), version, epochSeconds(this.clock()));
+      if (!record) return undefined;
       prepared(this.db, `INSERT OR REPLACE INTO third_party_connections (${CONNECTION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
         ...(connectionValues(record) as Array<string | number | null>),
       );
@@ -53,7 +48,11 @@ export class SqliteConnections implements ConnectionStore {
   }
 
   async delete(accountId: string, provider: string) {
-    return Number(prepared(this.db, 'DELETE FROM third_party_connections WHERE account_id = ? AND provider = ?').run(accountId, provider).changes) > 0;
+    return (
+      Number(
+        prepared(this.db, 'DELETE FROM third_party_connections WHERE account_id = ? AND provider = ?').run(accountId, provider).changes,
+      ) > 0
+    );
   }
 
   async deleteAccount(accountId: string) {

@@ -55,7 +55,14 @@ export function connectionsContract(opened: Opened): void {
       await store.connections.put(input('a1', 'drive'));
       clock.advance(30);
       const second = await store.connections.put(input('a1', 'drive', { sealed: 'new', keyId: 'k2', scopes: ['files.read'] }));
-      expect(second).toMatchObject({ sealed: 'new', keyId: 'k2', scopes: ['files.read'], createdAt: clock.seconds - 30, updatedAt: clock.seconds, version: 2 });
+      expect(second).toMatchObject({
+        sealed: 'new',
+        keyId: 'k2',
+        scopes: ['files.read'],
+        createdAt: clock.seconds - 30,
+        updatedAt: clock.seconds,
+        version: 2,
+      });
       expect(await store.connections.get('a1', 'drive')).toEqual(second);
     });
 

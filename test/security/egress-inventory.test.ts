@@ -224,6 +224,14 @@ const SITES: Site[] = [
     route: 'operator-configured',
     why: 'readiness probe of the configured issuer',
   },
+  {
+    file: 'apps/demo-mcp-server/src/drive-tool.ts',
+    line: /fetch\(filesUrl, \{/,
+    count: 1,
+    route: 'operator-configured',
+    why: "drive_list_files: the demo drive's API at DEMO_DRIVE_API (set by npm start), with the drive token from the exchange; redirects refused",
+    proof: /redirect: 'error'/,
+  },
   // Test helpers
   {
     file: 'packages/testing/src/test-clients.ts',

@@ -32,6 +32,12 @@ export interface McpConnectionOptions {
    * does. A version string pins that version: no fallback, and the server must accept it.
    */
   protocolVersion?: string;
+  /**
+   * The client capabilities the kit declares (default `{}`): in `initialize` on the 2025-era
+   * wire, in every request's `_meta` on the 2026-07-28 wire. `{ elicitation: { url: {} } }` lets
+   * a server ask for a URL-mode elicitation (a 2026-07-28 server refuses to without it).
+   */
+  capabilities?: Record<string, unknown>;
 }
 
 /** Per-request overrides inside a session (e.g. a stepped-up token). */
@@ -118,9 +124,10 @@ export async function initializeHandshake(
 ): Promise<Handshake> {
   const offered = versions[0] ?? LEGACY_PROTOCOL_VERSIONS[0]!;
   const base = { url, ...(options.token !== undefined && { token: options.token }), ...(options.headers && { headers: options.headers }) };
+  const capabilities = options.capabilities ?? {};
   const init = await postMcpMessage(
     { ...base, protocolVersion: offered, beforeHandshake: true },
-    { method: 'initialize', id: newRequestId(), params: { protocolVersion: offered, capabilities: {}, clientInfo: CLIENT_INFO } },
+    { method: 'initialize', id: newRequestId(), params: { protocolVersion: offered, capabilities, clientInfo: CLIENT_INFO } },
     log,
   );
   if (!isSuccess(init.status)) return { ok: false, response: init };
@@ -153,6 +160,7 @@ export function statelessSession(url: string, options: McpConnectionOptions, pro
       protocolVersion,
       ...(options.token !== undefined && { token: options.token }),
       ...(options.headers && { headers: options.headers }),
+      ...(options.capabilities && { capabilities: options.capabilities }),
     },
     [],
   );

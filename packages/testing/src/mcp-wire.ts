@@ -78,6 +78,8 @@ export interface McpWireContext {
   sessionId?: string;
   token?: string;
   headers?: McpHeaders;
+  /** 2026-07-28: the `_meta` client capabilities of every request (2025: declared in `initialize`). */
+  capabilities?: Record<string, unknown>;
 }
 
 let nextId = 1;
@@ -119,12 +121,16 @@ function baseHeaders(context: McpWireContext): Record<string, string> {
   };
 }
 
-function statelessBody(message: McpMessage, protocolVersion: string): { params: Record<string, unknown>; headers: Record<string, string> } {
+function statelessBody(
+  message: McpMessage,
+  protocolVersion: string,
+  capabilities: Record<string, unknown>,
+): { params: Record<string, unknown>; headers: Record<string, string> } {
   const params = message.params ?? {};
   const meta = {
     'io.modelcontextprotocol/protocolVersion': protocolVersion,
     'io.modelcontextprotocol/clientInfo': CLIENT_INFO,
-    'io.modelcontextprotocol/clientCapabilities': {},
+    'io.modelcontextprotocol/clientCapabilities': capabilities,
     ...(params._meta as Record<string, unknown> | undefined),
   };
   const headers: Record<string, string> = { 'mcp-method': message.method };
@@ -137,7 +143,9 @@ function statelessBody(message: McpMessage, protocolVersion: string): { params: 
 /** Sends one JSON-RPC request or notification as a POST and reads the answer. */
 export async function postMcpMessage(context: McpWireContext, message: McpMessage, log: McpExchange[]): Promise<McpResponse> {
   const stateless = isStatelessWire(context.protocolVersion);
-  const wire = stateless ? statelessBody(message, context.protocolVersion) : { params: message.params, headers: {} };
+  const wire = stateless
+    ? statelessBody(message, context.protocolVersion, context.capabilities ?? {})
+    : { params: message.params, headers: {} };
   const outgoing: McpOutgoingRequest = {
     httpMethod: 'POST',
     method: message.method,

@@ -1,20 +1,26 @@
 /**
  * How the headless connect driver reads the pages it meets, in one place: our authorization
- * server's (its login form, the connect confirmation, the final page) and the kit's provider's
- * (sign-in and consent). Pure: a page in, what to do with it out.
+ * server's connect pages (`packages/authorization-server/src/third-party/`: its login page, the
+ * confirmation, the refusals, the final page) and the kit's provider's (sign-in and consent).
+ * Pure: a page in, what to do with it out.
  *
- * The AS side follows the issue-41 contract (`<issuer>/connect/<ticket>`, a CSRF-protected
- * confirmation, `<issuer>/connect/callback`, a final page that says the account is connected)
- * and the AS's existing login form (`username`, `password`, button `action=login`). The
- * confirmation page is taken to be a form with a submit button named `connect`.
+ * Our AS, as it serves them: `GET <issuer>/connect/<ticket>` sends a browser that is not signed
+ * in to the AS's login page (`username`, `password`, button `action=login`) and back; the
+ * confirmation is a CSRF form with the buttons `action=connect` and `action=cancel`; a browser
+ * signed in as another account than the link's gets 403 with a form offering `action=switch`;
+ * an unknown, expired or used link gets a notice titled "Link expired"; the callback ends on a
+ * page that says the provider "is connected" (every other end says "Not connected").
  */
 import { decodeEntities, parseForms, type ParsedForm } from '@mcp-auth-kit/protocol';
 import type { BrowserPage } from '../headless-browser.js';
 import { PROVIDER_FORM } from './provider-pages.js';
 
 export const AS_LOGIN_BUTTON = { action: 'login' } as const;
-/** The AS connect page's confirmation: `<button name="action" value="connect">` (`src/third-party/pages.ts` of the AS). */
 export const AS_CONNECT_BUTTON = { name: 'action', value: 'connect' } as const;
+/** Only on the refusal for another signed-in account. */
+export const AS_SWITCH_BUTTON = { name: 'action', value: 'switch' } as const;
+/** The heading of the notice for an unknown, expired or used link. */
+const LINK_EXPIRED = /^Link expired$/i;
 
 /** Why the driver stopped. */
 export type ConnectFlowErrorCode =
@@ -22,9 +28,9 @@ export type ConnectFlowErrorCode =
   | 'unsafe_url'
   /** Our AS refused the credentials (or asked for them again after accepting them). */
   | 'login_failed'
-  /** Our AS refused the signed-in user (HTTP 403): the link was made for another user. */
+  /** Our AS refused the signed-in user (HTTP 403, offering to switch): the link was made for another user. */
   | 'wrong_user'
-  /** Our AS does not know the link (HTTP 404 / 410): expired, already used, or never issued. */
+  /** Our AS does not know the link ("Link expired"): expired, already used, or never issued. */
   | 'link_expired'
   /** Any other refusal or error page of our AS. */
   | 'connect_refused'
@@ -47,13 +53,18 @@ export interface Credentials {
   password: string;
 }
 
-/** The page's visible text (tags dropped, entities decoded, white space collapsed), for messages. */
-export function pageText(html: string): string {
-  const body = /<body\b[^>]*>([\s\S]*)<\/body>/i.exec(html)?.[1] ?? html;
-  return decodeEntities(body.replace(/<[^>]*>/g, ' '))
+/** Visible text (tags dropped, entities decoded, white space collapsed). */
+const visible = (html: string) =>
+  decodeEntities(html.replace(/<[^>]*>/g, ' '))
     .replace(/\s+/g, ' ')
     .trim();
+
+/** The page's visible text, for messages. */
+export function pageText(html: string): string {
+  return visible(/<body\b[^>]*>([\s\S]*)<\/body>/i.exec(html)?.[1] ?? html);
 }
+
+const heading = (html: string) => visible(/<h1\b[^>]*>([\s\S]*?)<\/h1>/i.exec(html)?.[1] ?? '');
 
 const hasPassword = (form: ParsedForm) => form.fieldNames.includes('password');
 const button = (form: ParsedForm, name: string, value?: string) =>
@@ -69,20 +80,16 @@ export function nextOnAuthorizationServer(page: BrowserPage, credentials: Creden
     if (page.status !== 200) return { kind: 'stop', code: 'login_failed', text };
     return { kind: 'submit', form: login, fields: { ...credentials, ...AS_LOGIN_BUTTON }, login: 'as' };
   }
-  if (page.status === 200) {
-    for (const form of forms) {
-      const connect = button(form, AS_CONNECT_BUTTON.name, AS_CONNECT_BUTTON.value);
-      if (connect) return { kind: 'submit', form, fields: { [connect.name]: connect.value } };
-    }
-    // A consent step of the AS on the way (oidc-provider interaction): approved like the code flow does.
-    for (const form of forms) {
-      if (button(form, 'action', 'approve')) return { kind: 'submit', form, fields: { action: 'approve' } };
-    }
-    if (/\bconnected\b/i.test(text) && !/\bnot connected\b/i.test(text)) return { kind: 'connected', text };
+  if (LINK_EXPIRED.test(heading(page.body))) return { kind: 'stop', code: 'link_expired', text };
+  if (page.status === 403 && forms.some((f) => button(f, AS_SWITCH_BUTTON.name, AS_SWITCH_BUTTON.value))) {
+    return { kind: 'stop', code: 'wrong_user', text };
   }
-  if (page.status >= 200 && page.status < 300) return { kind: 'stop', code: 'not_connected', text };
-  if (page.status === 403) return { kind: 'stop', code: 'wrong_user', text };
-  if (page.status === 404 || page.status === 410) return { kind: 'stop', code: 'link_expired', text };
+  if (page.status === 200) {
+    const confirm = forms.find((f) => button(f, AS_CONNECT_BUTTON.name, AS_CONNECT_BUTTON.value));
+    if (confirm) return { kind: 'submit', form: confirm, fields: { [AS_CONNECT_BUTTON.name]: AS_CONNECT_BUTTON.value } };
+    if (/\bis connected\b/i.test(text) && !/\b(?:not|nothing was) connected\b/i.test(text)) return { kind: 'connected', text };
+    return { kind: 'stop', code: 'not_connected', text };
+  }
   return { kind: 'stop', code: 'connect_refused', text };
 }
 

@@ -52,10 +52,13 @@ function openableUrl(url: string): URL {
   throw new ConnectFlowError('unsafe_url', `refusing to open ${parsed.protocol}//${parsed.host}: https, or http on a loopback host only`);
 }
 
-/** `origin/path` of a page: enough to say where the flow stopped (no query: codes and state stay out of messages). */
+/**
+ * `origin/path` of a page: enough to say where the flow stopped. No query (codes and `state`
+ * stay out of messages), and a long random path segment (the connect ticket) shown as `…`.
+ */
 const where = (page: BrowserPage) => {
   const url = new URL(page.url);
-  return `${url.origin}${url.pathname}`;
+  return `${url.origin}${url.pathname.replace(/\/[\w-]{20,}(?=\/|$)/g, '/…')}`;
 };
 
 function describe(code: ConnectFlowErrorCode, options: CompleteUrlElicitationOptions): string {

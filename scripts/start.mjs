@@ -1,13 +1,15 @@
 #!/usr/bin/env node
-// One-command start of the demo stack (runtime contract: `npm start`): the authorization server
-// and the demo MCP server as child processes, output prefixed, both awaited until they answer,
-// both stopped on Ctrl-C / SIGTERM. If one child dies, the other is stopped and we exit non-zero.
+// One-command start of the demo stack (runtime contract: `npm start`): the authorization server,
+// the demo MCP server and the demo drive (a third-party OAuth service, issue 41) as child
+// processes, output prefixed, all awaited until they answer, all stopped on Ctrl-C / SIGTERM.
+// If one child dies, the others are stopped and we exit non-zero.
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { portProblems } from './port-check.mjs';
+import { PORT_DEFAULTS, portProblems } from './port-check.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 // Under `npm start`, `node` on the script PATH may be a different binary than the one running npm
@@ -33,11 +35,13 @@ function fail(message) {
 
 /** The runtime contract's defaults, filled in where the environment leaves them unset. */
 function resolveEnvironment(env) {
-  const asPort = env.AS_PORT || '9000';
-  const mcpPort = env.MCP_PORT || '3000';
+  const asPort = env.AS_PORT || PORT_DEFAULTS.AS_PORT;
+  const mcpPort = env.MCP_PORT || PORT_DEFAULTS.MCP_PORT;
+  const drivePort = env.DEMO_DRIVE_PORT || PORT_DEFAULTS.DEMO_DRIVE_PORT;
   for (const [name, value] of [
     ['AS_PORT', asPort],
     ['MCP_PORT', mcpPort],
+    ['DEMO_DRIVE_PORT', drivePort],
   ]) {
     if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 65535) fail(`${name} must be a port number (1-65535)`);
   }
@@ -45,6 +49,9 @@ function resolveEnvironment(env) {
     ...env,
     AS_PORT: asPort,
     MCP_PORT: mcpPort,
+    DEMO_DRIVE_PORT: drivePort,
+    // Our AS's client secret at the demo drive: new for every start (the drive keeps nothing).
+    DEMO_DRIVE_CLIENT_SECRET: randomBytes(24).toString('base64url'),
     AS_ISSUER: env.AS_ISSUER || `http://localhost:${asPort}`,
     MCP_RESOURCE: env.MCP_RESOURCE || `http://localhost:${mcpPort}/mcp`,
     DATA_DIR: resolve(process.cwd(), env.DATA_DIR || '.data'),
@@ -68,10 +75,54 @@ const children = [
 for (const child of children) {
   if (!existsSync(child.entry)) fail(`${child.entry} is missing: run \`npm run build\` first (npm start does).`);
 }
+for (const built of ['packages/protocol/dist/index.js', 'packages/testing/dist/index.js']) {
+  if (!existsSync(resolve(root, built))) fail(`${resolve(root, built)} is missing: run \`npm run build\` first (npm start does).`);
+}
+// The demo drive's account has a public password and its redirect URI is the AS's connect
+// callback: it belongs to a development stack on this machine, so it starts only for a loopback
+// issuer outside production mode.
+const { isLoopbackHost } = await import('@mcp-auth-kit/protocol');
+const withDrive = isLoopbackHost(new URL(env.AS_ISSUER).hostname) && env.NODE_ENV !== 'production';
+if (withDrive) {
+  children.push({ name: 'drive', label: 'demo drive', entry: resolve(root, 'scripts/demo-drive.mjs') });
+  configureDemoDrive(env);
+} else {
+  log('the demo drive is not started (it needs a loopback AS_ISSUER, outside NODE_ENV=production)');
+}
+
+/**
+ * The drive as a provider of the AS's token vault, and the demo MCP server as the confidential
+ * client that exchanges its MCP tokens for drive tokens (issue 41): a providers file in DATA_DIR
+ * (it holds the drive's client secret: owner-only) and the MCP server's credentials, both new at
+ * every start. A THIRD_PARTY_PROVIDERS_FILE or MCP_CLIENT_ID the user set is kept as given.
+ */
+function configureDemoDrive(env) {
+  const driveIssuer = `http://localhost:${env.DEMO_DRIVE_PORT}`;
+  env.DEMO_DRIVE_API = `${driveIssuer}/api`;
+  if (!env.MCP_CLIENT_ID) {
+    env.MCP_CLIENT_ID = 'demo-mcp-server';
+    env.MCP_CLIENT_SECRET = randomBytes(24).toString('base64url');
+  }
+  if (!env.THIRD_PARTY_PROVIDERS_FILE) {
+    const file = resolve(env.DATA_DIR, 'demo-drive-provider.json');
+    mkdirSync(env.DATA_DIR, { recursive: true });
+    const provider = {
+      issuer: driveIssuer,
+      clientId: 'mcp-auth-kit-demo',
+      clientSecret: env.DEMO_DRIVE_CLIENT_SECRET,
+      scopes: ['files.read'],
+      resources: [env.MCP_RESOURCE],
+      displayName: 'Demo Drive',
+    };
+    writeFileSync(file, `${JSON.stringify({ drive: provider }, null, 2)}\n`, { mode: 0o600 });
+    chmodSync(file, 0o600);
+    env.THIRD_PARTY_PROVIDERS_FILE = file;
+  }
+}
 
 // Before anything starts: a taken port is named (and what holds it), never a "ready" that
 // the readiness probe got from somebody else's server.
-const problems = await portProblems(env, process.env);
+const problems = await portProblems(env, process.env, { withDrive });
 if (problems.length) {
   for (const line of problems.flat()) process.stderr.write(`[start] ${line}\n`);
   fail('nothing was started');
@@ -145,7 +196,7 @@ function onSignal(signal) {
     for (const child of children) if (isRunning(child)) child.proc.kill('SIGKILL');
     return;
   }
-  log(`${signal} received; stopping both servers`);
+  log(`${signal} received; stopping the servers`);
   void stop(0);
 }
 process.on('SIGINT', onSignal);
@@ -158,7 +209,7 @@ if (process.env.npm_lifecycle_event) {
   const parent = process.ppid;
   setInterval(() => {
     if (process.ppid !== parent && !stopping) {
-      log('the parent process is gone; stopping both servers');
+      log('the parent process is gone; stopping the servers');
       void stop(0);
     }
   }, 1_000).unref();
@@ -205,7 +256,10 @@ async function waitFor(description, check) {
   return undefined;
 }
 
-const [asMetadata, prm] = await Promise.all([
+/** The demo drive's RFC 8414 metadata, on its local port (issuer http://localhost:<port>). */
+const driveMetadataUrl = `http://localhost:${env.DEMO_DRIVE_PORT}/.well-known/oauth-authorization-server`;
+
+const [asMetadata, prm, drive] = await Promise.all([
   waitFor('authorization server', async () => {
     for (const url of asMetadataUrls(env.AS_ISSUER, env.AS_PORT)) {
       const metadata = await answers(url);
@@ -217,15 +271,22 @@ const [asMetadata, prm] = await Promise.all([
     const metadata = await answers(prmUrl(env.MCP_RESOURCE, env.MCP_PORT));
     return metadata && typeof metadata.resource === 'string' ? metadata : undefined;
   }),
+  withDrive
+    ? waitFor('demo drive', async () => {
+        const metadata = await answers(driveMetadataUrl);
+        return metadata && typeof metadata.issuer === 'string' ? metadata : undefined;
+      })
+    : null,
 ]);
 
 // A child that died meanwhile (its exit is reported 250 ms later) makes this no success.
-if (!stopping && asMetadata && prm && children.every(isRunning)) {
+if (!stopping && asMetadata && prm && drive !== undefined && children.every(isRunning)) {
   if (asMetadata.issuer !== env.AS_ISSUER) {
     process.stderr.write(`[start] warning: the AS reports issuer ${asMetadata.issuer}, expected ${env.AS_ISSUER}\n`);
   }
   log('ready');
   log(`  authorization server  ${asMetadata.issuer}`);
   log(`  demo MCP server       ${prm.resource}`);
+  if (drive) log(`  demo drive            ${drive.issuer}`);
   log('press Ctrl-C to stop');
 }

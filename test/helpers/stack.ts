@@ -24,6 +24,8 @@ export async function startDemoStack(
     mcpDpop?: boolean | DpopOptions;
     /** More AS settings (e.g. `clients`, `idJag`); the resource is set by the stack. */
     asConfig?: (resource: string) => Partial<Omit<AuthorizationServerConfig, 'issuer' | 'storage'>>;
+    /** The demo drive tool (issue 41): the drive's API and the MCP server's client at the AS. */
+    drive?: { api: string; clientId: string; clientSecret: string };
   } = {},
 ): Promise<DemoStack> {
   const mcpPort = await freePort();
@@ -45,6 +47,7 @@ export async function startDemoStack(
     resource,
     issuer: as.issuer,
     ...(options.mcpDpop !== undefined && { dpop: options.mcpDpop }),
+    ...(options.drive && { drive: options.drive }),
   });
   return {
     issuer: as.issuer,

@@ -283,6 +283,7 @@ describe('enumeration: every dev-only setting of the sources is a row of the tab
     'packages/authorization-server/src/grants/jwt-bearer/config.ts',
     'scripts/start.mjs',
     'scripts/port-check.mjs',
+    'scripts/demo-drive.mjs',
   ].map((path) => ({ path, text: readFileSync(join(ROOT, path), 'utf8') }));
 
   /** Environment variables that were reviewed and are not development conveniences (why). */
@@ -309,6 +310,8 @@ describe('enumeration: every dev-only setting of the sources is a row of the tab
     ID_JAG_JWKS_URI: 'enterprise IdP trust',
     ID_JAG_CLIENTS: 'enterprise IdP trust',
     ID_JAG_ACCOUNT_MATCH: 'enterprise IdP trust',
+    THIRD_PARTY_PROVIDERS_FILE: 'third-party providers (https unless a loopback provider on a loopback issuer)',
+    THIRD_PARTY_ENCRYPTION_KEY: 'the token vault key (required in production)',
     AS_ADMIN_PASSWORD: 'admin tool input',
     MCP_PORT: 'port',
     MCP_HOST: 'listen address of the demo MCP server',
@@ -317,6 +320,8 @@ describe('enumeration: every dev-only setting of the sources is a row of the tab
     MCP_METRICS: 'metrics',
     START_READY_TIMEOUT_MS: 'npm start timing',
     START_STOP_TIMEOUT_MS: 'npm start timing',
+    DEMO_DRIVE_PORT: 'port (the demo drive itself starts only for a loopback AS_ISSUER outside production)',
+    DEMO_DRIVE_CLIENT_SECRET: "set by npm start for its own children (the AS's secret at the demo drive), random per start",
   };
 
   it('every environment variable the sources read is a dev switch of the table or reviewed as not dev-only', () => {

@@ -71,6 +71,15 @@ const SITES: Site[] = [
     why: 'the egress fetch of the provider configuration',
   },
   {
+    file: 'packages/authorization-server/src/third-party/providers.ts',
+    line: /from 'openid-client'/,
+    count: 1,
+    route: 'egress',
+    why: 'openid-client (third-party provider: token, refresh, revocation) with customFetch = the egress fetch of that provider; its metadata is fetched with the same egress fetch',
+    proof:
+      /config\[oidc\.customFetch\] = \(url, options\) => fetcher\(url, options as RequestInit\);[\s\S]*fetcher = createEgressFetch\(|fetcher = createEgressFetch\([\s\S]*config\[oidc\.customFetch\] = \(url, options\) => fetcher\(url, options as RequestInit\);/,
+  },
+  {
     file: 'packages/authorization-server/src/grants/jwt-bearer/idp-keys.ts',
     line: /createRemoteJWKSet\(new URL\(config\.jwksUri!\)|\[customFetch\]: \(url: string, init: RequestInit\) => egressFetch\(/,
     count: 2,
@@ -155,7 +164,7 @@ const SITES: Site[] = [
     why: 'enterpriseManagedAssertion: the IdP token endpoint the caller configures (through policyFetch, URL policy only)',
   },
   {
-    file: 'packages/client/src/cli/program.ts',
+    file: 'packages/cli/src/program.ts',
     line: /from '@modelcontextprotocol\/client'/,
     count: 1,
     route: 'mcp-server',
@@ -201,6 +210,14 @@ const SITES: Site[] = [
     why: 'metadata of the configured issuer',
   },
   {
+    file: 'packages/resource-server/src/third-party/exchange.ts',
+    line: /request\.fetch\(request\.tokenEndpoint/,
+    count: 1,
+    route: 'operator-configured',
+    why: 'RFC 8693 token exchange (thirdPartyToken) at the token endpoint of the MCP token’s own configured issuer, from its metadata or thirdParty.tokenEndpoint (https, or http on loopback); redirects not followed',
+    proof: /redirect: 'manual'/,
+  },
+  {
     file: 'apps/demo-mcp-server/src/app.ts',
     line: /fetch\(url, \{ signal: AbortSignal\.timeout\(2000\) \}\)/,
     count: 1,
@@ -223,7 +240,13 @@ const SITES: Site[] = [
     route: 'test-tooling',
     why: 'MCP request helper (request and session end)',
   },
-  { file: 'packages/testing/src/headless-browser.ts', line: /fetch\(url/, count: 1, route: 'test-tooling', why: 'headless browser' },
+  {
+    file: 'packages/testing/src/headless-browser.ts',
+    line: /this\.fetch\(url|=> fetch\(input, init\)/,
+    count: 2,
+    route: 'test-tooling',
+    why: 'headless browser: its requests, through the global fetch or the one a test passes',
+  },
 ];
 
 /** What can open a connection, one pattern per kind. */

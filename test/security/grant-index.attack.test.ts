@@ -19,7 +19,14 @@ import {
   type AttackStack,
   type JsonResponse,
 } from './helpers/support.js';
-import { advertisedGrantTypes, authorizationServerSources, grantRegisteringSources } from './helpers/grant-types.js';
+import {
+  advertisedGrantTypes,
+  authorizationServerSources,
+  grantRegisteringSources,
+  REGISTERED_GRANT_SOURCES,
+} from './helpers/grant-types.js';
+import { startFakeProvider, type FakeProvider } from './helpers/third-party-provider.js';
+import { completeConnect, exchange, TOKEN_EXCHANGE, VAULT_CLIENT, VAULT_MCP, vaultStackOptions } from './helpers/third-party-flow.js';
 
 /**
  * Every grant the AS creates is the user's to see and end (issue 40, finding 4). Whatever grant
@@ -71,12 +78,17 @@ describe('attack: a grant the user and the operator cannot see or end (issue 40 
   let idp: TestIdp;
   let stack: AttackStack;
   let demoId: string;
+  let provider: FakeProvider;
 
   beforeAll(async () => {
     idp = await startTestIdp();
+    provider = await startFakeProvider([{ username: 'demo-drive', password: 'drive-pass', files: [] }]);
+    const vault = vaultStackOptions(provider);
     stack = await startAttackStack({
       storage: { kind: 'sqlite', file: join(dir, 'as.sqlite') },
+      extraResources: vault.extraResources,
       authorizationServer: {
+        thirdParty: vault.thirdParty,
         clients: [
           {
             client_id: AGENT,
@@ -95,6 +107,7 @@ describe('attack: a grant the user and the operator cannot see or end (issue 40 
             token_endpoint_auth_method: 'client_secret_basic',
             scope: 'notes:read',
           },
+          ...vault.clients,
         ],
         idJag: {
           refreshTokens: true,
@@ -102,6 +115,7 @@ describe('attack: a grant the user and the operator cannot see or end (issue 40 
         },
       },
     });
+    provider.redirectUri = `${stack.issuer}/connect/callback`;
     const demo = await stack.as.server.store.accounts.findByUsername('demo');
     if (!demo) throw new Error('the demo account is missing');
     demoId = demo.id;
@@ -112,16 +126,17 @@ describe('attack: a grant the user and the operator cannot see or end (issue 40 
   afterAll(async () => {
     await stack?.close();
     await idp?.close();
+    await provider?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
   const basic = (clientId: string) => `Basic ${Buffer.from(`${clientId}:${SECRET}`).toString('base64')}`;
 
   /** A code flow in `jar` (DEV_AUTO_LOGIN signs in demo and leaves the browser session there). */
-  async function codeFlow(jar: CookieJar): Promise<Issued> {
+  async function codeFlow(jar: CookieJar, resource = stack.mcpUrl): Promise<Issued> {
     const clientId = await registerClient(stack);
     const { verifier, challenge } = pkcePair();
-    const result = await frontChannel(stack.issuer, authorizationUrl(stack, { clientId, challenge }), jar);
+    const result = await frontChannel(stack.issuer, authorizationUrl(stack, { clientId, challenge, resource }), jar);
     if (result.kind !== 'callback') throw new Error(`authorization stopped: ${result.status}`);
     const res = await postForm(stack.metadata.token_endpoint, {
       grant_type: 'authorization_code',
@@ -129,7 +144,7 @@ describe('attack: a grant the user and the operator cannot see or end (issue 40 
       redirect_uri: NATIVE_REDIRECT,
       client_id: clientId,
       code_verifier: verifier,
-      resource: stack.mcpUrl,
+      resource,
     });
     expect(res.status, res.text).toBe(200);
     const refreshToken = String(res.body.refresh_token);
@@ -188,6 +203,38 @@ describe('attack: a grant the user and the operator cannot see or end (issue 40 
         expect(refreshed.status, refreshed.text).toBe(200);
         expect(grantIdOf(String(refreshed.body.access_token))).toBe(grantIdOf(issued.accessToken));
         expect(await listAccountGrants(stack.as.server.store, demoId)).toEqual(before);
+      },
+    },
+    {
+      grant: TOKEN_EXCHANGE,
+      kind: 'none',
+      name: "RFC 8693: the exchange hands out the provider's token: no Grant of ours; the user sees and ends the connection itself on the account page",
+      async run() {
+        const jar = new CookieJar();
+        const subject = (await codeFlow(jar, VAULT_MCP)).accessToken;
+        const first = await exchange(stack.issuer, VAULT_CLIENT, subject);
+        expect(first.body.error, first.text).toBe('interaction_required');
+        const connected = await completeConnect(String(first.body.connect_uri), new HeadlessBrowser({ jar }), {
+          providerUser: { username: 'demo-drive', password: 'drive-pass' },
+          provider,
+        });
+        expect(connected.body).toContain('Drive is connected');
+        const before = await listAccountGrants(stack.as.server.store, demoId);
+        const res = await exchange(stack.issuer, VAULT_CLIENT, subject);
+        expect(res.status, res.text).toBe(200);
+        expect(await listAccountGrants(stack.as.server.store, demoId)).toEqual(before);
+        // the connection is the user's to see and end
+        const page = await accountPage(jar);
+        expect(page).toContain('Disconnect Drive');
+        const csrf = /name="csrf" value="([^"]+)"/.exec(page)![1]!;
+        const done = await new HeadlessBrowser({ jar }).request(`${stack.issuer}/account`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ csrf, action: 'disconnect', provider: 'drive' }),
+        });
+        expect(done.status).toBe(303);
+        expect(await accountPage(jar)).not.toContain('Disconnect Drive');
+        expect((await exchange(stack.issuer, VAULT_CLIENT, subject)).body.error).toBe('interaction_required');
       },
     },
     {
@@ -318,7 +365,9 @@ describe('attack: a grant the user and the operator cannot see or end (issue 40 
 
   it('enumeration guard: every grant type the AS advertises (RFC 8414 grant_types_supported) has a row', async () => {
     const advertised = await advertisedGrantTypes(stack.issuer);
-    expect(advertised).toEqual(expect.arrayContaining(['authorization_code', 'refresh_token', 'client_credentials', JWT_BEARER]));
+    expect(advertised).toEqual(
+      expect.arrayContaining(['authorization_code', 'refresh_token', 'client_credentials', JWT_BEARER, TOKEN_EXCHANGE]),
+    );
     expect(advertised.filter((g) => !TABLE.some((r) => r.grant === g))).toEqual([]);
     expect(TABLE.filter((r) => !advertised.includes(r.grant)).map((r) => r.grant)).toEqual([]);
   });
@@ -332,7 +381,7 @@ describe('attack: a grant the user and the operator cannot see or end (issue 40 
     // interactions/grant.ts builds consent's grant, which consent.ts remembers; the ID-JAG grant
     // remembers its own. A new site needs the same, and a row in TABLE above.
     expect(creating).toEqual(['grants/jwt-bearer/grant.ts', 'interactions/grant.ts']);
-    expect(grantRegisteringSources()).toEqual(['grants/jwt-bearer/grant.ts']);
+    expect(grantRegisteringSources()).toEqual(REGISTERED_GRANT_SOURCES);
     const text = (path: string) => sources.find((f) => f.path === path)?.text ?? '';
     expect(text('grants/jwt-bearer/grant.ts')).toMatch(/\.remember\(/);
     expect(text('interactions/consent.ts')).toMatch(/\.remember\(/);

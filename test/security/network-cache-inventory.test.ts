@@ -53,6 +53,12 @@ const FETCHERS: Fetcher[] = [
     purpose: /purpose: `id-jag-jwks:\$\{config\.name \?\? config\.issuer\}`/,
     fills: 'jose’s remote JWKS of that trusted IdP (memory, 10 min, redirects not followed)',
   },
+  {
+    file: `${AS_SRC}/third-party/providers.ts`,
+    purpose: /purpose: `third-party:\$\{p\.name\}`/,
+    fills:
+      'the openid-client Configuration of that third-party provider (memory: its metadata document, fetched without redirects, issuer compared); its token answers go to the vault (store.connections, sealed), never to the kv store',
+  },
 ];
 
 interface KvWrite {
@@ -100,11 +106,27 @@ const KV_WRITES: KvWrite[] = [
   },
   {
     file: `${AS_SRC}/interactions/remembered-grants.ts`,
-    line: /store\.kv\.(?:set\((?:PAIRS|NAMESPACE)|increment\(LOCKS), /,
-    count: 5,
-    namespace: 'account-grants, account-client-grant, account-client-grant-lock',
+    line: /store\.kv\.set\((?:PAIRS|NAMESPACE), /,
+    count: 4,
+    namespace: 'account-grants, account-client-grant',
     holds: 'state',
-    why: 'which grants a user approved (or got by an ID-JAG), and the lock that keeps one grant per pair',
+    why: 'which grants a user approved (or got by an ID-JAG)',
+  },
+  {
+    file: `${AS_SRC}/kv-lock.ts`,
+    line: /await kv\.increment\(namespace, key, 1, options\.ttlSeconds\)/,
+    count: 1,
+    namespace: '(its callers’: account-client-grant-lock, connection-refresh-lock)',
+    holds: 'state',
+    why: 'the lock that keeps one grant per (account, client) and one refresh per third-party connection',
+  },
+  {
+    file: `${AS_SRC}/third-party/tickets.ts`,
+    line: /await this\.kv\.(?:set\((?:TICKETS|FLOWS), |increment\(TAKEN, )/,
+    count: 4,
+    namespace: 'connect-ticket, connect-ticket-taken, connect-flow',
+    holds: 'state',
+    why: 'a connect URL’s binding (sub, provider, resource: from a verified access token) under the ticket’s hash, its single use, and the PKCE verifier and state the AS made for the provider flow',
   },
   {
     file: `${AS_SRC}/interactions/throttle.ts`,

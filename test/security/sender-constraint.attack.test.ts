@@ -8,11 +8,22 @@ import {
   dpopPostProof,
   pkcePair,
   postForm,
+  postJson,
   registerClient,
   startAttackStack,
 } from './helpers/support.js';
-import { advertisedGrantTypes, authorizationServerSources, grantRegisteringSources } from './helpers/grant-types.js';
+import {
+  advertisedGrantTypes,
+  authorizationServerSources,
+  grantRegisteringSources,
+  REGISTERED_GRANT_SOURCES,
+} from './helpers/grant-types.js';
 import type { AttackStack, DpopKey, JsonResponse } from './helpers/support.js';
+import { startFakeProvider, type FakeProvider } from './helpers/third-party-provider.js';
+import { completeConnect, exchange, TOKEN_EXCHANGE, VAULT_CLIENT, VAULT_MCP, vaultStackOptions } from './helpers/third-party-flow.js';
+import { HeadlessBrowser } from '@mcp-auth-kit/test-utils';
+import { ConfigError } from '@mcp-auth-kit/protocol';
+import { validateConfig } from '@mcp-auth-kit/authorization-server/ops';
 
 /**
  * Sender constraint survives every grant (RFC 9449). For each grant type the AS advertises
@@ -26,6 +37,12 @@ import type { AttackStack, DpopKey, JsonResponse } from './helpers/support.js';
  * - `enforce`: a client registered with `dpop_bound_access_tokens: true` never gets a token
  *   without a proof (RFC 9449 §5.2: the AS "MUST reject token requests from the client that do
  *   not contain the DPoP header").
+ *
+ * The token exchange (RFC 8693, third-party tokens) hands out a provider's token, which this
+ * server cannot bind: its rule is that a subject token bound to the MCP client's key is accepted
+ * from the MCP server that authenticates as the token's audience (which verified the proof and
+ * cannot make one), a DPoP proof at the exchange is refused (never a Bearer answer the caller
+ * would take for bound), and no `dpop_bound_access_tokens` client can use it.
  *
  * The enumeration guard at the end fails when the AS advertises a grant type without both kinds
  * of row: a grant added later cannot ship without its sender-constraint tests.
@@ -53,10 +70,14 @@ interface Row {
 describe('attack: a sender-constrained (DPoP) token loses its binding through a grant (RFC 9449 §5, §5.2)', () => {
   let idp: TestIdp;
   let stack: AttackStack;
+  let provider: FakeProvider;
 
   beforeAll(async () => {
     idp = await startTestIdp();
+    provider = await startFakeProvider([{ username: 'demo-drive', password: 'drive-pass', files: ['a.txt'] }]);
+    const vault = vaultStackOptions(provider);
     stack = await startAttackStack({
+      extraResources: vault.extraResources,
       authorizationServer: {
         clients: [
           confidential('agent', [JWT_BEARER, 'refresh_token']),
@@ -64,17 +85,21 @@ describe('attack: a sender-constrained (DPoP) token loses its binding through a 
           confidential('other-agent', [JWT_BEARER, 'refresh_token']),
           confidential('machine', ['client_credentials'], { scope: 'notes:read' }),
           confidential('bound-machine', ['client_credentials'], { scope: 'notes:read', dpop_bound_access_tokens: true }),
+          ...vault.clients,
         ],
         idJag: {
           refreshTokens: true,
           trustedIdps: [{ name: 'Acme IdP', issuer: idp.issuer, jwksUri: idp.jwksUri, clients: ['agent', 'bound-agent'] }],
         },
+        thirdParty: vault.thirdParty,
       },
     });
+    provider.redirectUri = `${stack.issuer}/connect/callback`;
   });
   afterAll(async () => {
     await stack?.close();
     await idp?.close();
+    await provider?.close();
   });
 
   const proof = (key: DpopKey) => dpopPostProof(key, stack.metadata.token_endpoint);
@@ -126,6 +151,29 @@ describe('attack: a sender-constrained (DPoP) token loses its binding through a 
     boundTo(res, key);
     expect(res.body.refresh_token).toBeTypeOf('string');
     return res;
+  }
+
+  /** A DPoP-bound MCP access token of the demo user for the vault's MCP server, the demo user connected to drive. */
+  async function boundSubjectToken(key: DpopKey): Promise<string> {
+    const client = await registerClient(stack);
+    const { verifier, challenge } = pkcePair();
+    const code = (await authorizeCode(stack, { clientId: client, challenge, resource: VAULT_MCP })).get('code')!;
+    const tokens = await tokenRequest(
+      { grant_type: 'authorization_code', code, redirect_uri: NATIVE_REDIRECT, code_verifier: verifier, resource: VAULT_MCP },
+      client,
+      key,
+    );
+    boundTo(tokens, key);
+    const subject = String(tokens.body.access_token);
+    const first = await exchange(stack.issuer, VAULT_CLIENT, subject);
+    if (first.body.error === 'interaction_required') {
+      const page = await completeConnect(String(first.body.connect_uri), new HeadlessBrowser(), {
+        providerUser: { username: 'demo-drive', password: 'drive-pass' },
+        provider,
+      });
+      expect(page.body).toContain('Drive is connected');
+    }
+    return subject;
   }
 
   const clientCredentials = (client: string, key?: DpopKey) =>
@@ -303,6 +351,63 @@ describe('attack: a sender-constrained (DPoP) token loses its binding through a 
         refused(await refresh(String(res.body.refresh_token), { id: 'bound-agent' }), 'invalid_grant');
       },
     },
+    // token exchange (third-party tokens): the provider's token cannot carry our binding.
+    {
+      grant: TOKEN_EXCHANGE,
+      kind: 'carry',
+      name: "RFC 8693 + RFC 9449 §7.1: a DPoP-bound subject token is exchanged by the MCP server it was issued for (which checked the proof and authenticates); the answer is the provider's Bearer token with no refresh token (nothing to carry)",
+      async run() {
+        const subject = await boundSubjectToken(await dpopKey());
+        const res = await exchange(stack.issuer, VAULT_CLIENT, subject);
+        expect(res.status, res.text).toBe(200);
+        expect(res.body.token_type).toBe('Bearer');
+        expect(provider.issued).toContain(res.body.access_token);
+        expect(res.body.refresh_token).toBeUndefined();
+      },
+    },
+    {
+      grant: TOKEN_EXCHANGE,
+      kind: 'carry',
+      name: 'RFC 9449 §5: a DPoP proof at the exchange is refused (invalid_request): never a Bearer answer the caller would take for a bound token',
+      async run() {
+        const key = await dpopKey();
+        const subject = await boundSubjectToken(key);
+        const res = await exchange(stack.issuer, VAULT_CLIENT, subject, 'drive', {}, { dpop: await proof(key) });
+        refused(res, 'invalid_request');
+        expect(String(res.body.error_description)).toMatch(/DPoP/);
+      },
+    },
+    {
+      grant: TOKEN_EXCHANGE,
+      kind: 'enforce',
+      name: 'RFC 9449 §5.2: a dpop_bound_access_tokens client never gets a token here: refused as an MCP server at start-up, unauthorized_client when registered (with or without a proof)',
+      async run() {
+        const start = () =>
+          validateConfig({
+            issuer: 'http://127.0.0.1:9000',
+            resources: [{ resource: VAULT_MCP, scopes: { 'notes:read': 'Read' } }],
+            storage: { kind: 'memory' },
+            clients: [confidential('bound-mcp', [TOKEN_EXCHANGE], { resource: VAULT_MCP, dpop_bound_access_tokens: true })],
+            thirdParty: vaultStackOptions(provider).thirdParty,
+          });
+        expect(start).toThrow(ConfigError);
+        expect(start).toThrow(/not with dpop_bound_access_tokens/);
+        const reg = await postJson(stack.metadata.registration_endpoint, {
+          client_name: 'bound confidential',
+          redirect_uris: [NATIVE_REDIRECT],
+          grant_types: ['authorization_code'],
+          response_types: ['code'],
+          token_endpoint_auth_method: 'client_secret_basic',
+          dpop_bound_access_tokens: true,
+        });
+        expect(reg.status, reg.text).toBe(201);
+        const client = { id: String(reg.body.client_id), secret: String(reg.body.client_secret) };
+        const key = await dpopKey();
+        const subject = await boundSubjectToken(key);
+        refused(await exchange(stack.issuer, client, subject), 'unauthorized_client');
+        refused(await exchange(stack.issuer, client, subject, 'drive', {}, { dpop: await proof(key) }), 'unauthorized_client');
+      },
+    },
   ];
 
   it.each(TABLE.map((row) => [row.grant, row.name, row] as const))('%s: %s', async (_grant, _name, row) => {
@@ -312,7 +417,9 @@ describe('attack: a sender-constrained (DPoP) token loses its binding through a 
   it('enumeration guard: every grant type the AS advertises (RFC 8414 grant_types_supported) has a carry row and an enforce row', async () => {
     const advertised = await advertisedGrantTypes(stack.issuer);
     // Every grant the kit has is on here (ID-JAG too): the list is the whole inventory.
-    expect(advertised).toEqual(expect.arrayContaining(['authorization_code', 'refresh_token', 'client_credentials', JWT_BEARER]));
+    expect(advertised).toEqual(
+      expect.arrayContaining(['authorization_code', 'refresh_token', 'client_credentials', JWT_BEARER, TOKEN_EXCHANGE]),
+    );
     const missing = advertised.flatMap((grant) =>
       (['carry', 'enforce'] as const)
         .filter((kind) => !TABLE.some((r) => r.grant === grant && r.kind === kind))
@@ -329,7 +436,7 @@ describe('attack: a sender-constrained (DPoP) token loses its binding through a 
     // A grant registered elsewhere, or one of oidc-provider's optional grants switched on, may be
     // off in this test's configuration and so missing from the discovery list above: give it its
     // rows, turn it on in the stack of this file, then list it here.
-    expect(grantRegisteringSources()).toEqual(['grants/jwt-bearer/grant.ts']);
+    expect(grantRegisteringSources()).toEqual(REGISTERED_GRANT_SOURCES);
     const optionalGrants = sources.filter((f) => /\b(?:deviceFlow|ciba|openid4vci)\s*:/.test(f.text)).map((f) => f.path);
     expect(optionalGrants).toEqual([]);
   });

@@ -18,7 +18,7 @@ const walk = (dir: string, keep: (path: string) => boolean) => walkSources(dir, 
 
 const isSource = (path: string) => /\.(ts|js|mjs)$/.test(path) && !path.endsWith('.d.ts');
 const printers = [
-  ...walk(join(ROOT, 'packages/client/src/cli'), isSource),
+  ...walk(join(ROOT, 'packages/cli/src'), isSource),
   ...walk(join(ROOT, 'packages/cli/bin'), isSource),
   ...walk(join(ROOT, 'apps/auth-server/src'), (p) => isSource(p) && /\/(admin[^/]*|password-input)\.ts$/.test(p)),
 ].map((path) => ({ path: relative(ROOT, path), text: readFileSync(path, 'utf8') }));
@@ -33,8 +33,6 @@ const RAW_OUTPUT =
  * tool's password prompt writes only its literal prompts (checked below) to stderr.
  */
 const ALLOWED = new Set([
-  'packages/client/src/cli/main.ts: stdout: (t) => process.stdout.write(t),',
-  'packages/client/src/cli/main.ts: stderr: (t) => process.stderr.write(t),',
   'packages/cli/bin/mcp-auth-kit.js: stdout: (text) => process.stdout.write(text),',
   'packages/cli/bin/mcp-auth-kit.js: stderr: (text) => process.stderr.write(text),',
   'apps/auth-server/src/admin-main.ts: const term = createTerminal({ stdout: (text) => process.stdout.write(text), stderr: (text) => process.stderr.write(text) });',
@@ -57,8 +55,7 @@ describe('one writer for terminals: the CLI and the admin tool print only throug
   it('the scan sees the printers (guards against a scan that checks nothing)', () => {
     const paths = printers.map((p) => p.path);
     for (const expected of [
-      'packages/client/src/cli/program.ts',
-      'packages/client/src/cli/main.ts',
+      'packages/cli/src/program.ts',
       'packages/cli/bin/mcp-auth-kit.js',
       'apps/auth-server/src/admin.ts',
       'apps/auth-server/src/admin-main.ts',
@@ -82,7 +79,7 @@ describe('one writer for terminals: the CLI and the admin tool print only throug
   });
 
   it('the CLI builds its terminal from the raw streams and never uses them otherwise', () => {
-    const program = printers.find((p) => p.path === 'packages/client/src/cli/program.ts')!.text;
+    const program = printers.find((p) => p.path === 'packages/cli/src/program.ts')!.text;
     expect(program.match(/createTerminal\(io\)/g)).toHaveLength(2);
     expect(program).not.toMatch(/\bio\s*\.\s*(?:stdout|stderr)\b/);
   });

@@ -54,7 +54,7 @@ export const ADMIN_USAGE = `usage: ${ADMIN_COMMAND} <command>   (from the reposi
                                                  An account someone made for themselves (upstream sign-up, ID-JAG)
                                                  is refused unless --adopt: then its upstream identities are unlinked,
                                                  its grants revoked, and it becomes an operator account
-  user disable <username> | user enable <username>  disable also revokes its grants (re-enabling revives no token)
+  user disable <username> | user enable <username>  disable also revokes its grants (re-enabling revives no token) and deletes its third-party connections
   user list                                     username, sub, status, display name, linked identities (<issuer> <sub>)
   user link <username> <issuer> <sub>           let an upstream OpenID Connect identity sign in as this user
   user unlink <username> <issuer> <sub>
@@ -316,9 +316,12 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: Admin
           const unlinked = account.upstreamIdentities ?? [];
           await store.accounts.update(account.id, { passwordHash, upstreamIdentities: [], source: 'operator' });
           const revoked = await revokeAccountGrants(store, account.id);
+          // Its creator's third-party accounts (the token vault) do not pass to the operator either.
+          const disconnected = await store.connections.deleteAccount(account.id);
           io.out(terminalText`adopted ${account.username} as an operator account and changed its password`);
           for (const identity of unlinked) io.out(terminalText`  unlinked ${identity}`);
           io.out(terminalText`  revoked ${revoked.length} grant(s)`);
+          io.out(terminalText`  deleted ${String(disconnected)} third-party connection(s)`);
           return 0;
         }
         case 'user disable':
@@ -332,7 +335,11 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: Admin
           // Through the store's revocation path: resource servers following the Redis signal
           // refuse its access tokens now, and re-enabling later revives no refresh token.
           const revoked = await revokeAccountGrants(store, account.id);
-          io.out(terminalText`${account.username} disabled; revoked ${revoked.length} grant(s) and their tokens`);
+          // The token vault's connections go too: a disabled account's provider tokens are kept by no one.
+          const disconnected = await store.connections.deleteAccount(account.id);
+          io.out(
+            terminalText`${account.username} disabled; revoked ${revoked.length} grant(s) and their tokens; deleted ${String(disconnected)} third-party connection(s)`,
+          );
           return 0;
         }
         case 'user link':

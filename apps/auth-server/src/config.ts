@@ -13,6 +13,8 @@ import { DEMO_USER_SWITCH, listenHostsOf } from './dev-switches.js';
 
 /** The demo MCP server of the runtime contract: the resource when none is configured. */
 export const DEFAULT_RESOURCE = 'http://localhost:3000/mcp';
+/** RFC 8693 §2.1. */
+const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
 /** The app's own defaults (runtime contract: AS_PORT, LOG_LEVEL, SHUTDOWN_TIMEOUT_MS); the server's are the package's DEFAULTS. */
 export const DEFAULT_PORT = 9000;
 export const DEFAULT_LOG_LEVEL = 'info';
@@ -86,6 +88,7 @@ export const AS_FILE_KEYS = [
   'loginThrottle',
   'dpop',
   'idJag',
+  'thirdParty',
 ] as const;
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
@@ -274,7 +277,67 @@ function withIdJagEnv(as: AsOptions, env: NodeJS.ProcessEnv, problems: string[])
   return { ...as, idJag: { ...as?.idJag, trustedIdps: [...listed, idp] } };
 }
 
-/** The authorization server's options: the file's keys, then TRUST_PROXY, DPoP, ID-JAG and metrics from the environment. */
+/**
+ * Third-party authorization (the token vault): THIRD_PARTY_PROVIDERS_FILE, a JSON object of
+ * providers by name (each added over the file's `thirdParty.providers` of the same name), and
+ * THIRD_PARTY_ENCRYPTION_KEY (`thirdParty.encryptionKey`). The providers file is never quoted in
+ * an error (it holds client secrets).
+ */
+function withThirdPartyEnv(as: AsOptions, env: NodeJS.ProcessEnv, problems: string[]): AsOptions {
+  const file = env.THIRD_PARTY_PROVIDERS_FILE?.trim();
+  const key = env.THIRD_PARTY_ENCRYPTION_KEY?.trim();
+  if (!file && !key) return as;
+  let providers: Record<string, unknown> = {};
+  if (file) {
+    try {
+      const parsed = JSON.parse(readFileSync(file, 'utf8')) as unknown;
+      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new TypeError('not an object');
+      providers = parsed as Record<string, unknown>;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      problems.push(
+        `THIRD_PARTY_PROVIDERS_FILE: cannot read ${file} (${code ?? 'not a JSON object of providers by name: { "drive": { "issuer": …, "clientId": … } }'})`,
+      );
+      return as;
+    }
+  }
+  const thirdParty = as?.thirdParty;
+  const merged = { ...thirdParty?.providers, ...providers } as NonNullable<NonNullable<AsOptions>['thirdParty']>['providers'];
+  if (Object.keys(merged).length === 0) {
+    problems.push(
+      'third-party authorization needs providers: THIRD_PARTY_PROVIDERS_FILE (a JSON object of providers by name), or thirdParty.providers in AS_CONFIG_FILE',
+    );
+    return as;
+  }
+  return { ...as, thirdParty: { ...thirdParty, providers: merged, ...(key ? { encryptionKey: key } : {}) } };
+}
+
+/**
+ * The MCP server's own confidential client for the RFC 8693 token exchange: MCP_CLIENT_ID and
+ * MCP_CLIENT_SECRET add a configured client whose `resource` is MCP_RESOURCE (the demo resource
+ * when unset), the same two names the demo MCP server reads for its side of the exchange.
+ */
+function withMcpClientEnv(as: AsOptions, env: NodeJS.ProcessEnv, problems: string[]): AsOptions {
+  const clientId = env.MCP_CLIENT_ID?.trim();
+  const clientSecret = env.MCP_CLIENT_SECRET?.trim();
+  if (!clientId && !clientSecret) return as;
+  if (!clientId || !clientSecret) {
+    problems.push('MCP_CLIENT_ID and MCP_CLIENT_SECRET go together (the MCP server\'s client for the token exchange)');
+    return as;
+  }
+  const client = {
+    client_id: clientId,
+    client_secret: clientSecret,
+    resource: env.MCP_RESOURCE?.trim() || DEFAULT_RESOURCE,
+    grant_types: [TOKEN_EXCHANGE_GRANT],
+    response_types: [],
+    redirect_uris: [],
+  };
+  const listed = (as?.clients ?? []).filter((c) => c?.client_id !== clientId);
+  return { ...as, clients: [...listed, client] as NonNullable<AsOptions>['clients'] };
+}
+
+/** The authorization server's options: the file's keys, then TRUST_PROXY, DPoP, ID-JAG, third-party and metrics from the environment. */
 function authorizationServerOptions(file: Record<string, unknown>, env: NodeJS.ProcessEnv, problems: string[]): AsOptions {
   const passthrough: Record<string, unknown> = {};
   for (const key of AS_FILE_KEYS) if (file[key] !== undefined) passthrough[key] = file[key];
@@ -282,7 +345,7 @@ function authorizationServerOptions(file: Record<string, unknown>, env: NodeJS.P
   const trustProxyText = env.TRUST_PROXY?.trim();
   const trustProxy = trustProxyText ? trustProxyFromEnv(trustProxyText) : undefined;
   if (trustProxy !== undefined) as = { ...as, trustProxy };
-  as = withIdJagEnv(withDpopEnv(as, env, problems), env, problems);
+  as = withMcpClientEnv(withThirdPartyEnv(withIdJagEnv(withDpopEnv(as, env, problems), env, problems), env, problems), env, problems);
   const metricsFlag = env.METRICS?.trim();
   const metricsToken = env.METRICS_TOKEN?.trim();
   if (metricsFlag || metricsToken) {
@@ -387,7 +450,7 @@ function maskUrl(url: string | undefined): string | undefined {
 }
 
 const SECRET_SETTING =
-  /^(password|client_secret|clientSecret|secret|nonceSecret|initialAccessToken|token|privateKey|private_key|d|p|q|dp|dq|qi|k)$/;
+  /^(password|client_secret|clientSecret|secret|nonceSecret|encryptionKey|previousEncryptionKeys|initialAccessToken|token|privateKey|private_key|d|p|q|dp|dq|qi|k)$/;
 
 function maskSecrets(value: unknown, key = ''): unknown {
   if (SECRET_SETTING.test(key) && value !== undefined && value !== null) return '***';

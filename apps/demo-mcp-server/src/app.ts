@@ -42,6 +42,12 @@ export interface DemoAppOptions {
   metrics?: boolean;
   /** Grants revoked before their tokens expire (resource-server `revocation` option). Default: none. */
   revocation?: RevocationList;
+  /**
+   * The demo drive (a third-party service, issue 41): the tool `drive_list_files` calls `api`
+   * with a drive token that this server's confidential client (`clientId`, `clientSecret`) gets
+   * from the authorization server by RFC 8693 token exchange. Default: no drive tool.
+   */
+  drive?: { api: string; clientId: string; clientSecret: string };
 }
 
 export interface DemoApp {
@@ -198,10 +204,12 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
     dpop: options.dpop ?? true,
     ...(options.revocation && { revocation: options.revocation }),
     ...(logger && { logger }),
+    ...(options.drive && { thirdParty: { clientId: options.drive.clientId, clientSecret: options.drive.clientSecret } }),
   });
   const resourceMetadataUrl = rs.metadataUrl;
 
-  const mcp = createMcpHandler(() => createNotesMcpServer(store), { legacy: 'stateless', onerror: onError });
+  const driveApi = options.drive?.api;
+  const mcp = createMcpHandler(() => createNotesMcpServer(store, driveApi === undefined ? {} : { driveApi }), { legacy: 'stateless', onerror: onError });
   const mcpNode = toNodeHandler(mcp, { onerror: onError });
 
   const app = express();

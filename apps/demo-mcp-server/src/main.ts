@@ -46,6 +46,23 @@ function milliseconds(problems: string[], value: string | undefined, fallback: n
   return fallback;
 }
 
+/**
+ * The demo drive tool (issue 41): DEMO_DRIVE_API (the drive's API base URL) with this server's
+ * client at the authorization server, MCP_CLIENT_ID and MCP_CLIENT_SECRET (the AS reads the same
+ * two names); `npm start` sets all three when it starts the demo drive.
+ */
+function driveFromEnv(problems: string[], env: NodeJS.ProcessEnv): { api: string; clientId: string; clientSecret: string } | undefined {
+  const api = env.DEMO_DRIVE_API?.trim();
+  if (!api) return undefined;
+  const clientId = env.MCP_CLIENT_ID?.trim();
+  const clientSecret = env.MCP_CLIENT_SECRET?.trim();
+  if (!clientId || !clientSecret) {
+    problems.push('DEMO_DRIVE_API needs MCP_CLIENT_ID and MCP_CLIENT_SECRET (this server\'s client for the token exchange)');
+    return undefined;
+  }
+  return { api, clientId, clientSecret };
+}
+
 async function main(): Promise<void> {
   const env = process.env;
   const hosts = list(env.MCP_HOST);
@@ -53,8 +70,10 @@ async function main(): Promise<void> {
   const problems: string[] = [];
   const listenPort = port(problems, env.MCP_PORT);
   const shutdownTimeoutMs = milliseconds(problems, env.SHUTDOWN_TIMEOUT_MS, 3000);
+  const drive = driveFromEnv(problems, env);
   if (problems.length > 0) throw new ConfigError(problems);
   const server = await startDemoServer({
+    ...(drive && { drive }),
     port: listenPort,
     ...(hosts && { hosts }),
     ...(env.MCP_RESOURCE && { resource: env.MCP_RESOURCE }),

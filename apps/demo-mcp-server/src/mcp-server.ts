@@ -1,6 +1,7 @@
 import { McpServer, requireScopes, type AuthInfo, type CallToolResult } from '@modelcontextprotocol/server';
 import * as z from 'zod';
 import { callerFrom, type Caller } from './caller.js';
+import { registerDriveTool } from './drive-tool.js';
 import type { NotesRepository } from './notes-store.js';
 import { NOTES_READ, NOTES_WRITE, scopesForTool } from './scopes.js';
 
@@ -33,7 +34,7 @@ const noteSchema = z.object({ id: z.string(), text: z.string(), createdAt: z.str
  * lives in the shared `store`. Tools are registered in a fixed (alphabetical) order so
  * `tools/list` is deterministic (MCP 2026-07-28 changelog, minor change 3).
  */
-export function createNotesMcpServer(store: NotesRepository): McpServer {
+export function createNotesMcpServer(store: NotesRepository, options: { driveApi?: string } = {}): McpServer {
   const server = new McpServer(
     { ...SERVER_INFO },
     {
@@ -57,6 +58,9 @@ export function createNotesMcpServer(store: NotesRepository): McpServer {
     },
     ({ text }, ctx) => withCaller(ctx.http?.authInfo, async (caller) => jsonResult({ note: await store.add(caller.subject, text) })),
   );
+
+  // Third-party authorization (issue 41): only when the demo drive is configured.
+  if (options.driveApi !== undefined) registerDriveTool(server, options.driveApi);
 
   server.registerTool(
     'list_notes',

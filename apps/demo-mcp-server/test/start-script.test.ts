@@ -29,13 +29,14 @@ function tempDataDir(): string {
 }
 
 describe.skipIf(missing.length > 0)(`scripts/start.mjs${skipReason}`, () => {
-  it('starts AS and MCP server, waits for both, prints the URLs, stops both on SIGINT with exit code 0', async () => {
+  it('starts AS, MCP server and demo drive, waits for all, prints the URLs, stops all on SIGINT with exit code 0', async () => {
     const asPort = await freePort();
     const mcpPort = await freePort();
+    const drivePort = await freePort();
     const proc = run(
       process.execPath,
       [script],
-      cleanEnv({ AS_PORT: String(asPort), MCP_PORT: String(mcpPort), DATA_DIR: tempDataDir() }),
+      cleanEnv({ AS_PORT: String(asPort), MCP_PORT: String(mcpPort), DEMO_DRIVE_PORT: String(drivePort), DATA_DIR: tempDataDir() }),
       root,
     );
     try {
@@ -54,6 +55,25 @@ describe.skipIf(missing.length > 0)(`scripts/start.mjs${skipReason}`, () => {
       expect(output).toContain(`http://localhost:${mcpPort}/mcp`);
       expect(output).toMatch(/^\[auth\] /m);
       expect(output).toMatch(/^\[mcp\] /m);
+      // The demo drive (issue 41): its own OAuth metadata on DEMO_DRIVE_PORT, its account printed,
+      // our AS's connect callback registered as its client's redirect URI.
+      const drive = `http://localhost:${drivePort}`;
+      const driveMetadata = (await (await fetch(`${drive}/.well-known/oauth-authorization-server`)).json()) as Record<string, any>;
+      expect(driveMetadata).toMatchObject({ issuer: drive, authorization_response_iss_parameter_supported: true });
+      expect(output).toContain(`[start]   demo drive            ${drive}`);
+      expect(output).toMatch(/^\[drive\] listening on 127\.0\.0\.1:\d+ .*sign in as demo \/ demo-drive-password$/m);
+      const authorize = new URL(driveMetadata.authorization_endpoint);
+      for (const [k, v] of Object.entries({
+        response_type: 'code',
+        client_id: 'mcp-auth-kit-demo',
+        redirect_uri: `${issuer}/connect/callback`,
+        code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+        code_challenge_method: 'S256',
+      }))
+        authorize.searchParams.set(k, v);
+      const signIn = await fetch(authorize);
+      expect(signIn.status).toBe(200);
+      expect(await signIn.text()).toContain('MCP auth kit (demo)');
     } finally {
       proc.child.kill('SIGINT');
     }
@@ -61,15 +81,17 @@ describe.skipIf(missing.length > 0)(`scripts/start.mjs${skipReason}`, () => {
     expect(code).toBe(0);
     expect(await isListening(asPort)).toBe(false);
     expect(await isListening(mcpPort)).toBe(false);
+    expect(await isListening(drivePort)).toBe(false);
   });
 
   it('Ctrl-C in a terminal (SIGINT to the whole process group) stops everything with exit code 0', async () => {
     const asPort = await freePort();
     const mcpPort = await freePort();
+    const drivePort = await freePort();
     const proc = run(
       process.execPath,
       [script],
-      cleanEnv({ AS_PORT: String(asPort), MCP_PORT: String(mcpPort), DATA_DIR: tempDataDir() }),
+      cleanEnv({ AS_PORT: String(asPort), MCP_PORT: String(mcpPort), DEMO_DRIVE_PORT: String(drivePort), DATA_DIR: tempDataDir() }),
       root,
       { detached: true },
     );
@@ -81,6 +103,7 @@ describe.skipIf(missing.length > 0)(`scripts/start.mjs${skipReason}`, () => {
       expect(proc.output()).not.toMatch(/exited unexpectedly/);
       expect(await isListening(asPort)).toBe(false);
       expect(await isListening(mcpPort)).toBe(false);
+      expect(await isListening(drivePort)).toBe(false);
     } finally {
       try {
         process.kill(-proc.child.pid!, 'SIGKILL');
@@ -93,6 +116,7 @@ describe.skipIf(missing.length > 0)(`scripts/start.mjs${skipReason}`, () => {
   it('under npm, if its parent shell is killed (signal sent to npm only), it stops both by itself', async () => {
     const asPort = await freePort();
     const mcpPort = await freePort();
+    const drivePort = await freePort();
     // Like `npm start`: npm → sh -c → node scripts/start.mjs (`; true` keeps sh from exec'ing node).
     const proc = run(
       '/bin/sh',
@@ -100,6 +124,7 @@ describe.skipIf(missing.length > 0)(`scripts/start.mjs${skipReason}`, () => {
       cleanEnv({
         AS_PORT: String(asPort),
         MCP_PORT: String(mcpPort),
+        DEMO_DRIVE_PORT: String(drivePort),
         DATA_DIR: tempDataDir(),
         npm_lifecycle_event: 'start',
       }),
@@ -111,15 +136,17 @@ describe.skipIf(missing.length > 0)(`scripts/start.mjs${skipReason}`, () => {
     expect(proc.output()).toMatch(/parent process is gone/);
     expect(await isListening(asPort)).toBe(false);
     expect(await isListening(mcpPort)).toBe(false);
+    expect(await isListening(drivePort)).toBe(false);
   });
 
-  it('when a running child dies, stops the other and exits non-zero', async () => {
+  it('when a running child dies, stops the others and exits non-zero', async () => {
     const asPort = await freePort();
     const mcpPort = await freePort();
+    const drivePort = await freePort();
     const proc = run(
       process.execPath,
       [script],
-      cleanEnv({ AS_PORT: String(asPort), MCP_PORT: String(mcpPort), DATA_DIR: tempDataDir() }),
+      cleanEnv({ AS_PORT: String(asPort), MCP_PORT: String(mcpPort), DEMO_DRIVE_PORT: String(drivePort), DATA_DIR: tempDataDir() }),
       root,
     );
     try {
@@ -132,6 +159,7 @@ describe.skipIf(missing.length > 0)(`scripts/start.mjs${skipReason}`, () => {
       expect(code).not.toBe(0);
       expect(proc.output()).toMatch(/demo MCP server exited unexpectedly \(SIGKILL\)/);
       expect(await isListening(asPort)).toBe(false);
+      expect(await isListening(drivePort)).toBe(false);
     } finally {
       proc.child.kill('SIGKILL');
     }
@@ -146,7 +174,12 @@ describe.skipIf(missing.length > 0)(`scripts/start.mjs${skipReason}`, () => {
   const release = (holder: Server) => new Promise<void>((resolve) => holder.close(() => resolve()));
 
   async function startWith(env: Record<string, string>) {
-    const proc = run(process.execPath, [script], cleanEnv({ DATA_DIR: tempDataDir(), ...env }), root);
+    const proc = run(
+      process.execPath,
+      [script],
+      cleanEnv({ DATA_DIR: tempDataDir(), DEMO_DRIVE_PORT: String(await freePort()), ...env }),
+      root,
+    );
     const { code } = await proc.exited;
     const lines = proc
       .output()
@@ -203,6 +236,39 @@ describe.skipIf(missing.length > 0)(`scripts/start.mjs${skipReason}`, () => {
     } finally {
       await release(holder);
     }
+  });
+
+  it('a taken DEMO_DRIVE_PORT (the demo drive, on 127.0.0.1) is named before anything starts', async () => {
+    const drivePort = await freePort();
+    const holder = await holdPort(drivePort);
+    try {
+      const r = await startWith({
+        AS_PORT: String(await freePort()),
+        MCP_PORT: String(await freePort()),
+        DEMO_DRIVE_PORT: String(drivePort),
+      });
+      expect(r.code).toBe(1);
+      expect(r.lines).toEqual([
+        `[start] port ${drivePort} (DEMO_DRIVE_PORT, the demo drive) is already in use on 127.0.0.1`,
+        '[start]   another program holds it: stop that program',
+        '[start]   or start on another port: DEMO_DRIVE_PORT=<port> npm start',
+        '[start] nothing was started',
+      ]);
+      expect(r.output).not.toMatch(/\[start\] ready|started the/);
+    } finally {
+      await release(holder);
+    }
+  });
+
+  it('the demo drive on the AS port is refused before anything starts', async () => {
+    const port = await freePort();
+    const r = await startWith({ AS_PORT: String(port), MCP_PORT: String(await freePort()), DEMO_DRIVE_PORT: String(port) });
+    expect(r.code).toBe(1);
+    expect(r.lines).toEqual([
+      `[start] AS_PORT and DEMO_DRIVE_PORT are both ${port}: the authorization server and the demo drive need a port each`,
+      '[start]   (defaults: AS_PORT=9000, DEMO_DRIVE_PORT=9010)',
+      '[start] nothing was started',
+    ]);
   });
 
   it('the same port for both servers is refused before anything starts', async () => {

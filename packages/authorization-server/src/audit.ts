@@ -23,7 +23,11 @@ export type AuditEvent =
   | 'account.updated'
   | 'session.ended'
   | 'id_jag.accepted'
-  | 'id_jag.refused';
+  | 'id_jag.refused'
+  | 'third_party.connected'
+  | 'third_party.disconnected'
+  | 'third_party.token_exchanged'
+  | 'third_party.refused';
 
 export function audit(logger: Logger, event: AuditEvent, fields: Record<string, unknown> = {}): void {
   logger.info(`audit ${event}`, { ...fields, audit: event });

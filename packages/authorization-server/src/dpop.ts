@@ -6,6 +6,7 @@
 import { createHmac } from 'node:crypto';
 
 import type { DpopConfig, ResolvedConfig } from './config/types.js';
+import { decodeKey32, KEY_32_RULE } from './secret-key.js';
 
 export type { DpopConfig };
 
@@ -18,9 +19,7 @@ export function dpopConfigProblems(dpop: unknown): string[] {
   if (typeof dpop !== 'object' || dpop === null) return [];
   const d = dpop as DpopConfig;
   const problems: string[] = [];
-  if (d.nonceSecret !== undefined && decodeSecret(d.nonceSecret) === undefined) {
-    problems.push('dpop.nonceSecret: must be 32 bytes encoded as base64url (e.g. `openssl rand 32 | basenc --base64url`)');
-  }
+  if (d.nonceSecret !== undefined && decodeKey32(d.nonceSecret) === undefined) problems.push(`dpop.nonceSecret: ${KEY_32_RULE}`);
   if (d.algorithms !== undefined) {
     if (!Array.isArray(d.algorithms) || d.algorithms.length === 0) problems.push('dpop.algorithms: must be a non-empty array');
     else
@@ -32,15 +31,9 @@ export function dpopConfigProblems(dpop: unknown): string[] {
   return problems;
 }
 
-function decodeSecret(secret: unknown): Buffer | undefined {
-  if (typeof secret !== 'string' || !/^[A-Za-z0-9_-]+$/.test(secret)) return undefined;
-  const bytes = Buffer.from(secret, 'base64url');
-  return bytes.byteLength === 32 ? bytes : undefined;
-}
-
 /** The nonce key: the configured secret, else one derived from the shared cookie key. */
 export function dpopNonceSecret(config: DpopConfig | undefined, cookieKeys: readonly string[]): Buffer {
-  const configured = decodeSecret(config?.nonceSecret);
+  const configured = decodeKey32(config?.nonceSecret);
   if (configured) return configured;
   const base = cookieKeys[0];
   if (!base) throw new Error('the key store returned no cookie key to derive the DPoP nonce secret from');

@@ -28,7 +28,16 @@ export {
 } from './interactions/remembered-grants.js';
 export type { UpstreamProviderConfig } from './upstream/config.js';
 export { openStore, storageConfigFromEnv, defaultSqliteFile } from './storage/index.js';
-export type { Store, StorageConfig, AccountRecord, AccountSource, SqliteDriverName } from './storage/index.js';
+export type {
+  Store,
+  StorageConfig,
+  AccountRecord,
+  AccountSource,
+  ConnectionInput,
+  ConnectionRecord,
+  ConnectionStore,
+  SqliteDriverName,
+} from './storage/index.js';
 export { StorageError } from './storage/index.js';
 export {
   createRevocationOutbox,
@@ -40,6 +49,9 @@ export {
 } from './revocation-outbox.js';
 // from the files that hold them, not the grant's index: the declarations stay free of oidc-provider's types
 export { ID_JAG_GRANT_PROFILE, ID_JAG_TYP, JWT_BEARER_GRANT_TYPE } from './grants/jwt-bearer/constants.js';
+// from the file that holds them, not the grant's index (as for the ID-JAG names above)
+export { ACCESS_TOKEN_TYPE, TOKEN_EXCHANGE_GRANT_TYPE } from './grants/token-exchange/constants.js';
+export type { ThirdPartyConfig, ThirdPartyProviderConfig } from './config/types.js';
 export {
   DEFAULT_ID_JAG_ALGORITHMS,
   type IdJagConfig,

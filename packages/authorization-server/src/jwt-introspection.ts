@@ -16,15 +16,14 @@
  * (src/ops/token-policies.ts); anything the caller may not see reads `{"active": false}`, the
  * answer for an unknown token, so the endpoint is no oracle.
  */
-import { createPublicKey, type JsonWebKey } from 'node:crypto';
-import { createLocalJWKSet, jwtVerify, type JWK, type JWTPayload } from 'jose';
+import type { JWK } from 'jose';
 import type Provider from 'oidc-provider';
 import { errors, type KoaContextWithOIDC } from 'oidc-provider';
 import type { Logger } from './logger.js';
 import type { IntrospectionPolicy } from './ops/token-policies.js';
+import { createOwnAccessTokenVerifier, GRANT_CLAIM, grantIsLive } from './own-access-tokens.js';
 
-/** Private claim of a user's access token: the grant it was issued from. */
-export const GRANT_CLAIM = 'grant_id';
+export { GRANT_CLAIM };
 
 export interface JwtIntrospectionOptions {
   issuer: string;
@@ -44,44 +43,21 @@ export function grantClaim(token: { kind?: string; grantId?: string }): Record<s
   return token.kind === 'AccessToken' && token.grantId ? { [GRANT_CLAIM]: token.grantId } : undefined;
 }
 
-function publicJwk(jwk: JWK): JWK {
-  const exported = createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' }).export({ format: 'jwk' }) as JWK;
-  return { ...exported, ...(jwk.kid && { kid: jwk.kid }), ...(jwk.alg && { alg: jwk.alg }), use: 'sig' };
-}
-
 export function installJwtIntrospection(provider: Provider, options: JwtIntrospectionOptions): void {
-  const keys = options.signingKeys.map(publicJwk);
-  const keySet = createLocalJWKSet({ keys });
-  const algorithms = [...new Set(keys.map((k) => k.alg ?? 'ES256'))];
-  const { issuer, allowed, logger } = options;
+  const verify = createOwnAccessTokenVerifier(options.issuer, options.signingKeys);
+  const { allowed, logger } = options;
 
   async function introspect(ctx: KoaContextWithOIDC, token: string): Promise<IntrospectionResponse> {
-    let payload: JWTPayload;
-    try {
-      // RFC 9068 §4: our typ, our issuer, our keys, not expired (no leeway: we are the clock).
-      ({ payload } = await jwtVerify(token, keySet, {
-        issuer,
-        typ: 'at+jwt',
-        algorithms,
-        requiredClaims: ['exp', 'iat', 'jti', 'sub', 'aud', 'client_id'],
-      }));
-    } catch {
-      return inactive();
-    }
-    const clientId = payload.client_id;
-    const grantId = payload[GRANT_CLAIM];
-    if (typeof clientId !== 'string' || (grantId !== undefined && typeof grantId !== 'string')) return inactive();
-    // Client credentials tokens have no grant and name the client as subject.
-    if (grantId === undefined && payload.sub !== clientId) return inactive();
+    // RFC 9068 §4: our typ, our issuer, our keys, not expired (own-access-tokens.ts).
+    const verified = await verify(token);
+    if (!verified) return inactive();
+    const { payload, clientId, grantId } = verified;
     const kind = grantId === undefined ? 'ClientCredentials' : 'AccessToken';
     // Before the grant lookup: a foreign token costs what an unknown one does.
     // The policy also refuses a disabled user's token (the account named by `sub`).
     const accountId = grantId !== undefined && typeof payload.sub === 'string' ? payload.sub : undefined;
     if (!(await allowed(ctx, ctx.oidc.client!, { clientId, kind, aud: payload.aud, ...(accountId && { accountId }) }))) return inactive();
-    if (grantId !== undefined) {
-      const grant = (await provider.Grant.find(grantId)) as { clientId?: string; accountId?: string } | undefined;
-      if (!grant || typeof payload.sub !== 'string' || grant.clientId !== clientId || grant.accountId !== payload.sub) return inactive();
-    }
+    if (grantId !== undefined && !(await grantIsLive(provider, verified))) return inactive();
     const { [GRANT_CLAIM]: _grant, ...claims } = payload;
     const cnf = claims.cnf as { jkt?: unknown } | undefined;
     return { active: true, ...claims, token_type: typeof cnf?.jkt === 'string' ? 'DPoP' : 'Bearer' };

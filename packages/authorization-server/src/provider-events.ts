@@ -9,6 +9,7 @@ import type { Logger } from './logger.js';
 import { audit } from './audit.js';
 import { isRefreshGraceRepeat } from './refresh-grace.js';
 import type { AsMetrics } from './ops/metrics.js';
+import { TOKEN_EXCHANGE_GRANT_TYPE } from './grants/token-exchange/constants.js';
 
 const ERROR_EVENTS = [
   'server_error',
@@ -96,6 +97,8 @@ export function auditProviderEvents(provider: Provider, logger: Logger, metrics?
         }
       | undefined;
     const accessToken = oidc?.entities?.AccessToken ?? oidc?.entities?.ClientCredentials;
+    // A token exchange hands out a provider's token, none of ours: audited by its grant (third_party.token_exchanged).
+    if (grantType === TOKEN_EXCHANGE_GRANT_TYPE) return;
     audit(logger, grantType === 'refresh_token' ? 'token.refreshed' : 'token.issued', {
       grant_type: grantType,
       client_id: oidc?.client?.clientId,

@@ -22,9 +22,13 @@ import { meteredCimdFetch } from './ops/cimd-metrics.js';
 import { createIntrospectionPolicy, revocationAllowed } from './ops/token-policies.js';
 import { grantClaim, installJwtIntrospection } from './jwt-introspection.js';
 import { refreshGraceCheckpoint } from './refresh-grace.js';
-import { signInRefusal } from './account-origin.js';
+import { usableAccount } from './account-state.js';
 import { idJagSources, installIdJagGrant } from './grants/jwt-bearer/index.js';
 import { forwardedHops, trustProxySetting } from './client-address.js';
+import { installTokenExchangeGrant } from './grants/token-exchange/index.js';
+import { createOwnAccessTokenVerifier } from './own-access-tokens.js';
+import type { ThirdParty } from './third-party/service.js';
+import { connectSignInClient, isConnectSignIn } from './third-party/sign-in.js';
 
 export { ID_TOKEN_TTL } from './config/defaults.js';
 import { ID_TOKEN_TTL } from './config/defaults.js';
@@ -79,8 +83,10 @@ type Signing = { alg: string; kid: string | undefined };
 function resourceIndicatorsFeature(resources: ResourceRegistry, accessTokenTTL: number, signing: Signing) {
   return {
     enabled: true,
-    defaultResource: async (ctx: KoaContextWithOIDC, _client: unknown, oneOf?: string[]) => {
+    defaultResource: async (ctx: KoaContextWithOIDC, client: { clientId?: string } | undefined, oneOf?: string[]) => {
       if (oneOf) return oneOf.length === 1 ? oneOf[0]! : oneOf;
+      // A connect page's sign-in (third-party/sign-in.ts) is for no resource: it never gets a token.
+      if (isConnectSignIn({ client_id: client?.clientId })) return undefined as unknown as string;
       if (resources.defaultResource) return resources.defaultResource;
       // MCP clients MUST send `resource`; with several resources there is no safe default.
       if (ctx.oidc.route === 'authorization' || ctx.oidc.route === 'pushed_authorization_request') {
@@ -189,8 +195,8 @@ function tokenLifetimes(config: ResolvedConfig): Partial<Configuration> {
  */
 function findAccount(store: Store, server: { production: boolean }): Configuration['findAccount'] {
   return async (ctx: KoaContextWithOIDC, sub: string, token?: unknown) => {
-    const account = await store.accounts.findById(sub);
-    if (!account || account.disabled || signInRefusal(account, server)) return undefined;
+    const account = await usableAccount(store, sub, server);
+    if (!account) return undefined;
     // A refresh passes here after oidc-provider's checks and before its rotation (refresh-grace.ts).
     await refreshGraceCheckpoint(ctx, token);
     return {
@@ -220,13 +226,16 @@ function renderError(mountPath: string): Configuration['renderError'] {
 
 /** Client metadata: pre-registered clients, defaults and the policy every registration passes. */
 function clientOptions(config: ResolvedConfig, clientPolicy: ReturnType<typeof createClientPolicy>, signingAlg: string) {
-  return {
+  // `resource` (the MCP server a client is) is ours, not client metadata: the token exchange reads it.
+  const clients = config.clients.map(({ resource: _resource, ...c }) =>
     // Same inference as for DCR and CIMD: all-loopback / custom-scheme clients are native.
-    clients: config.clients.map((c) =>
-      c.application_type === undefined && Array.isArray(c.redirect_uris) && looksNative(c.redirect_uris, config.redirectUris)
-        ? { ...c, application_type: 'native' }
-        : c,
-    ),
+    c.application_type === undefined && Array.isArray(c.redirect_uris) && looksNative(c.redirect_uris, config.redirectUris)
+      ? { ...c, application_type: 'native' }
+      : c,
+  );
+  return {
+    // The connect pages sign in through the login page with the AS's own client (third-party/sign-in.ts).
+    clients: config.thirdParty ? [...clients, connectSignInClient(config.issuer)] : clients,
     clientDefaults: {
       grant_types: ['authorization_code'],
       response_types: ['code'],
@@ -268,6 +277,7 @@ interface RuleParts {
   dpop: ReturnType<typeof dpopProviderOptions>;
   introspectionAllowed: ReturnType<typeof createIntrospectionPolicy>;
   issuerUrl: URL;
+  thirdParty: ThirdParty | undefined;
 }
 
 /** What oidc-provider's options cannot say: middleware, grants and event handlers on the built provider. */
@@ -291,6 +301,20 @@ function installRules(provider: Provider, config: ResolvedConfig, p: RuleParts):
       dpop,
     });
   }
+  // Third-party authorization: RFC 8693 token exchange for provider tokens (grants/token-exchange/).
+  if (p.thirdParty) {
+    installTokenExchangeGrant(provider, {
+      issuer: config.issuer,
+      store,
+      logger,
+      production: config.production,
+      thirdParty: p.thirdParty,
+      verify: createOwnAccessTokenVerifier(
+        config.issuer,
+        p.ordered.map((k) => k.jwk),
+      ),
+    });
+  }
   installDiscoveryRules(provider, resources, p.issuerUrl);
   installJwtIntrospection(provider, {
     issuer: config.issuer,
@@ -303,7 +327,13 @@ function installRules(provider: Provider, config: ResolvedConfig, p: RuleParts):
 }
 
 /** @internal */
-export async function buildProvider(config: ResolvedConfig, store: Store, logger: Logger, metrics?: AsMetrics): Promise<ProviderParts> {
+export async function buildProvider(
+  config: ResolvedConfig,
+  store: Store,
+  logger: Logger,
+  metrics?: AsMetrics,
+  thirdParty?: ThirdParty,
+): Promise<ProviderParts> {
   const resources = new ResourceRegistry(config.resources);
   const issuerUrl = new URL(config.issuer);
   const mountPath = issuerUrl.pathname === '/' ? '' : issuerUrl.pathname.replace(/\/$/, '');
@@ -313,10 +343,11 @@ export async function buildProvider(config: ResolvedConfig, store: Store, logger
 
   const operatorClientIds = new Set(config.clients.map((c) => c.client_id));
   // the same rule as findAccount: a disabled or deleted account has no live tokens
-  const introspectionAllowed = createIntrospectionPolicy(resources, operatorClientIds, async (accountId) => {
-    const account = await store.accounts.findById(accountId);
-    return account !== undefined && !account.disabled && !signInRefusal(account, config);
-  });
+  const introspectionAllowed = createIntrospectionPolicy(
+    resources,
+    operatorClientIds,
+    async (accountId) => (await usableAccount(store, accountId, config)) !== undefined,
+  );
   const clientPolicy = createClientPolicy({
     resources,
     clientSecretTTL: config.registration.clientSecretTTL,
@@ -379,6 +410,7 @@ export async function buildProvider(config: ResolvedConfig, store: Store, logger
     dpop,
     introspectionAllowed,
     issuerUrl,
+    thirdParty,
   });
 
   return { provider, resources, mountPath };

@@ -22,6 +22,8 @@ import { withRequestId } from './ops/request-context.js';
 import { installRefreshGrace } from './refresh-grace.js';
 import type { Logger } from './logger.js';
 import type { ResourceRegistry } from './resources.js';
+import { createThirdParty, type ThirdParty } from './third-party/service.js';
+import { createConnectRouter } from './third-party/connect-routes.js';
 
 export interface AuthorizationServer {
   issuer: string;
@@ -81,6 +83,7 @@ interface AppParts {
   metrics: AsMetrics | undefined;
   health: HealthState;
   devAccountId: string | undefined;
+  thirdParty: ThirdParty | undefined;
 }
 
 /** Baseline headers, health, metrics and the path-inserted discovery URLs. */
@@ -140,6 +143,8 @@ function mountAuthorization(app: Express, p: AppParts, callback: ReturnType<Prov
     mountPath,
     secureCookies: issuerUrl.protocol === 'https:',
     serviceName: config.serviceName,
+    production: config.production,
+    thirdParty: p.thirdParty,
   };
   app.use(
     `${mountPath}/interaction`,
@@ -153,8 +158,10 @@ function mountAuthorization(app: Express, p: AppParts, callback: ReturnType<Prov
       loginLimits: config.loginThrottle,
     }),
   );
-  // The signed-in user's approvals, each revocable (see interactions/account.ts).
+  // The signed-in user's approvals, each revocable, and connections (see interactions/account.ts).
   app.use(`${mountPath}/account`, createAccountRouter(pages));
+  // Third-party authorization: where users connect a provider account (third-party/connect-routes.ts).
+  if (p.thirdParty) app.use(`${mountPath}/connect`, createConnectRouter({ ...pages, thirdParty: p.thirdParty, issuer: config.issuer }));
   if (mountPath) app.use(mountPath, callback);
   else app.use(callback);
   app.use((err: Error, _req: Request, res: Response, _next: NextFunction) => {
@@ -166,13 +173,25 @@ function mountAuthorization(app: Express, p: AppParts, callback: ReturnType<Prov
 /** Builds the provider and the express app on an open store. */
 async function assemble(config: ResolvedConfig, store: Store, logger: Logger, metrics: AsMetrics | undefined, health: HealthState) {
   const devAccount = await prepareAccounts(config, store, logger, metrics);
-  const { provider, resources, mountPath } = await buildProvider(config, store, logger, metrics);
+  const thirdParty = await createThirdParty(config, store, logger);
+  const { provider, resources, mountPath } = await buildProvider(config, store, logger, metrics, thirdParty);
   await checkStaticClients(provider, config);
   // Concurrent refreshes of one token by the same client get one answer, not reuse detection.
   if (config.refreshTokens.enabled) {
     await installRefreshGrace(provider, { kv: store.kv, graceSeconds: config.refreshTokens.reuseGraceSeconds, logger });
   }
-  const parts: AppParts = { config, provider, resources, mountPath, store, logger, metrics, health, devAccountId: devAccount?.id };
+  const parts: AppParts = {
+    config,
+    provider,
+    resources,
+    mountPath,
+    store,
+    logger,
+    metrics,
+    health,
+    devAccountId: devAccount?.id,
+    thirdParty,
+  };
   const app = express();
   const callback = provider.callback();
   mountInfrastructure(app, parts, callback);

@@ -2,7 +2,7 @@
  * Pure URL classification helpers (no I/O), shared by config validation, client policy and
  * the CIMD trust policy. Loopback and redirect-URI scheme rules live in @mcp-auth-kit/protocol.
  */
-import { isNativeRedirectUri, redirectUriKind, type RedirectUriOptions } from '@mcp-auth-kit/protocol';
+import { isLoopbackHost, isNativeRedirectUri, redirectUriKind, type RedirectUriOptions } from '@mcp-auth-kit/protocol';
 
 export function parseUrl(value: string): URL | undefined {
   try {
@@ -39,4 +39,13 @@ export function hostMatches(pattern: string, hostname: string): boolean {
 export function isValidResourceIndicator(value: string): boolean {
   const url = parseUrl(value);
   return !!url && !value.includes('#') && (url.protocol === 'https:' || url.protocol === 'http:');
+}
+
+/**
+ * A peer the operator configures (an upstream provider, an ID-JAG IdP's keys, a third-party
+ * provider) is reached over https; plain http only for a loopback peer of a loopback issuer
+ * (development on one machine). `asLoopback`: the AS's own issuer host is loopback.
+ */
+export function isSecurePeerUrl(url: URL, asLoopback: boolean): boolean {
+  return url.protocol === 'https:' || (url.protocol === 'http:' && isLoopbackHost(url.hostname) && asLoopback);
 }

@@ -28,8 +28,12 @@ function optionRows(markdown: string): Map<string, string> {
     const cells = line.split(/(?<!\\)\|/).map((c) => c.trim());
     const name = /^`([^`]+)`/.exec(cells[1] ?? '')?.[1];
     if (!name) continue;
-    // the ID-JAG table names the IdP fields `trustedIdps[].x`; `[]` marks each element of a list
-    const path = name.replace(/^trustedIdps\[\]/, 'idJag.trustedIdps').replace(/\[\]/g, '');
+    // the ID-JAG table names the IdP fields `trustedIdps[].x`; `[]` marks each element of a list,
+    // `.<name>` each member of a map (`thirdParty.providers.<name>.x`)
+    const path = name
+      .replace(/^trustedIdps\[\]/, 'idJag.trustedIdps')
+      .replace(/\[\]/g, '')
+      .replace(/\.<name>/g, '');
     rows.set(path, cells[2] ?? '');
   }
   return rows;

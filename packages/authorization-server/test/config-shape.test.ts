@@ -35,7 +35,12 @@ const REVIEWED: Array<{ file: string; text: RegExp; why: string }> = [
     text: /current\.jwk\.alg as string \| undefined\) \?\? 'ES256'/,
     why: 'a stored key without `alg` is of the store’s own kind',
   },
-  { file: 'jwt-introspection.ts', text: /k\.alg \?\? 'ES256'/, why: 'the same, for the published keys' },
+  { file: 'own-access-tokens.ts', text: /k\.alg \?\? 'ES256'/, why: 'the same, for the published keys' },
+  {
+    file: 'third-party/providers.ts',
+    text: /p\.issuer \?\? `urn:mcp-auth-kit:third-party:\$\{p\.name\}`/,
+    why: 'a name for explicit endpoints without an issuer (never compared: such an `iss` is refused), not configuration',
+  },
   { file: 'provider.ts', text: /initialAccessToken \?\? false/, why: 'oidc-provider spells an unset token `false`' },
   { file: 'provider-events.ts', text: /\?\? 'unknown'|\?\? 500/, why: 'labels of a log line or metric for data oidc-provider left out' },
   {
@@ -63,6 +68,7 @@ const REVIEWED: Array<{ file: string; text: RegExp; why: string }> = [
   },
   { file: 'storage/keys.ts', text: /retireAfter \?\? 0/, why: 'arithmetic on a stored key without a retirement time' },
   { file: 'storage/postgres/index.ts', text: /rowCount \?\? 0/, why: 'arithmetic on a driver result without a row count' },
+  { file: 'storage/postgres/connections.ts', text: /rowCount \?\? 0/, why: 'arithmetic on a driver result without a row count' },
   {
     file: 'storage/postgres/index.ts',
     text: /schemaOption \?\? DEFAULT_PG_SCHEMA/,

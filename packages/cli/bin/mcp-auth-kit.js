@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// The `mcp-auth-kit` command. The program lives in @mcp-auth-kit/client (subpath `./cli`); this
-// package exists so that commander and the MCP SDK client are installed for CLI users only.
-import { run } from '@mcp-auth-kit/client/cli';
+// The `mcp-auth-kit` command: the program is this package's build (src/program.ts). The bin is a
+// checked-in file rather than dist/ itself so that npm links an executable that exists before
+// the first build (tsc does not keep the executable bit).
+import { run } from '../dist/program.js';
 
 process.exitCode = await run(process.argv.slice(2), {
   stdout: (text) => process.stdout.write(text),

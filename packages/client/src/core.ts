@@ -5,6 +5,7 @@ export { dpopAlgorithm } from './dpop.js';
 export { assertAllowedUrl, resourceMatchesServer, serverKey, type UrlPolicy } from './url.js';
 export type { FetchLike, HttpDeps } from './http.js';
 export { isPrivateAddress, assertPublicHost, assertEgressAllowed, type Resolver } from './network.js';
+export { networkFailureReason } from './unreachable.js';
 export {
   processProtectedResourceMetadataResponse,
   discoverProtectedResource,

@@ -1,6 +1,6 @@
 // @mcp-auth-kit/client: what an MCP host needs (README "API"). The request/response building
-// blocks under McpAuthClient are in ./core.ts (@mcp-auth-kit/client/core); the CLI's program is
-// ./cli/program.ts (@mcp-auth-kit/client/cli).
+// blocks under McpAuthClient are in ./core.ts (@mcp-auth-kit/client/core); the CLI is the package
+// @mcp-auth-kit/cli, built on these two entries.
 export { ERR, McpAuthError, type McpAuthErrorCode, type McpAuthErrorOptions } from './errors.js';
 export type { FetchLike } from './http.js';
 export {

@@ -1,12 +1,12 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { discoverAuthorizationServer, discoverProtectedResource } from '../src/core.js';
 import { enterpriseManagedAssertion, ERR, McpAuthClient } from '../src/index.js';
 import { DEFAULT_REQUEST_LIMITS, requestLimits, type HttpDeps } from '../src/http.js';
-import { oauthServer, startHostileServer, type Behaviour, type HostileServer } from './helpers/hostile-server.js';
-import { refusal } from './helpers/scratch.js';
+import { oauthServer, startHostileServer } from './helpers/hostile-server.js';
+import { closeAfterEach, refusal } from './helpers/scratch.js';
 
 /**
  * Issue 46 items 2 and 5: every request of the client has a deadline (headers AND body) and a
@@ -14,15 +14,7 @@ import { refusal } from './helpers/scratch.js';
  * servers a stranger names) cannot hold the client for minutes or fill its memory. Short deadlines
  * here keep the tests fast; one test pins that the defaults are finite.
  */
-const servers: HostileServer[] = [];
-afterEach(async () => {
-  while (servers.length) await servers.pop()!.close();
-});
-async function hostile(route: (path: string, base: string) => Behaviour | undefined) {
-  const s = await startHostileServer(route);
-  servers.push(s);
-  return s;
-}
+const hostile = closeAfterEach(startHostileServer);
 const deps = (limits: HttpDeps['limits']): HttpDeps => ({ fetch: (i, init) => globalThis.fetch(i, init), limits });
 
 function machineClient(issuer: string, extra: Partial<ConstructorParameters<typeof McpAuthClient>[0]> = {}) {

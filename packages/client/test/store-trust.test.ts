@@ -7,7 +7,6 @@ import { describe, expect, it } from 'vitest';
 import { ERR, FileStore, McpAuthClient, McpAuthError, type StoredTokens } from '../src/index.js';
 import { lockState, ownHolder, parseHolder, pidStartedAt, SILENT_HOLDER_MS, type LockHolder } from '../src/store-lock.js';
 import { distrustReason, privateMode } from '../src/store-trust.js';
-import { run, type CliIo } from '../src/cli/program.js';
 import { close, listen } from './helpers/harness.js';
 import { scratch } from './helpers/scratch.js';
 
@@ -99,28 +98,6 @@ describe('FileStore makes a store readable by others private and says so once (r
     await store.listServers();
     expect(lstatSync(path).mode & 0o777).toBe(0o600);
     expect(told).toHaveLength(2);
-  });
-
-  it('end to end: the CLI status on a 0644 store in a 0755 folder says so on stderr and leaves it 0600 / 0700', async () => {
-    const dir = join(tmp(), 'cli-home');
-    const path = join(dir, 'store.json');
-    await new FileStore(path).setTokens(tokens('https://rs', 'secret'));
-    chmodSync(dir, 0o755);
-    chmodSync(path, 0o644);
-    const out: string[] = [];
-    const err: string[] = [];
-    const io: CliIo = {
-      stdout: (t) => void out.push(t),
-      stderr: (t) => void err.push(t),
-      env: { MCP_AUTH_KIT_HOME: dir },
-      open: async () => false,
-    };
-    expect(await run(['status'], io)).toBe(0);
-    expect(err.join('')).toContain(`the token store directory ${dir} was readable by its group (mode 755); changed it to 700\n`);
-    expect(err.join('')).toContain(`the token store file ${path} was readable by its group (mode 644); changed it to 600\n`);
-    expect(lstatSync(dir).mode & 0o777).toBe(0o700);
-    expect(lstatSync(path).mode & 0o777).toBe(0o600);
-    expect(out.join('') + err.join('')).not.toContain('secret');
   });
 });
 

@@ -13,7 +13,7 @@ export { ConfigError, INVALID_CONFIG } from './config-error.js';
 export { escapeHtml } from './html.js';
 export { isCanonicalBase64url, isCanonicalCompactJws, isCanonicalSignedJws, JWS_COMPACT } from './jws.js';
 export { pkceChallengeS256 } from './pkce.js';
-export { decodeEntities, parseForm, type ParsedForm } from './html-form.js';
+export { decodeEntities, parseForm, parseForms, type ParsedForm } from './html-form.js';
 export { canonicalResource } from './resource-uri.js';
 export { isScopeToken, splitScope } from './scope.js';
 export {

@@ -25,8 +25,9 @@ export interface AccessTokenVerifier {
   readonly cacheSize: number;
 }
 
-export function createAccessTokenVerifier(options: ResolvedOptions): AccessTokenVerifier {
-  const keys = new KeyStore({
+/** The issuers' metadata and keys as the options say (shared with the third-party exchanges, which read `token_endpoint`). */
+export function createKeyStore(options: ResolvedOptions): KeyStore {
+  return new KeyStore({
     fetch: options.fetch,
     timeoutMs: options.jwks.timeoutMs,
     cooldownMs: options.jwks.cooldownMs,
@@ -35,6 +36,9 @@ export function createAccessTokenVerifier(options: ResolvedOptions): AccessToken
     jwksUris: options.jwks.uris,
     now: options.now,
   });
+}
+
+export function createAccessTokenVerifier(options: ResolvedOptions, keys: KeyStore = createKeyStore(options)): AccessTokenVerifier {
   const cache = new TokenCache(options.cacheMaxEntries, options.now);
 
   // built once: with the cache off this path runs for every request

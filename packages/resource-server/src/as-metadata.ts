@@ -5,6 +5,8 @@ export interface AuthorizationServerMetadata {
   issuer: string;
   jwks_uri?: string;
   introspection_endpoint?: string;
+  /** RFC 8414 §2: where `thirdPartyToken` sends its RFC 8693 token exchange. */
+  token_endpoint?: string;
 }
 
 export class MetadataError extends Error {
@@ -39,6 +41,8 @@ export function processMetadata(expectedIssuer: string, body: unknown): Authoriz
     }
     out[key] = value;
   }
+  // only third-party token exchanges use it: a bad one fails those (thirdPartyToken), not token checks
+  if (typeof doc.token_endpoint === 'string' && URL.canParse(doc.token_endpoint)) out.token_endpoint = doc.token_endpoint;
   return out;
 }
 

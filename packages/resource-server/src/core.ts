@@ -45,4 +45,10 @@ export type { ErrorResponse } from './respond.js';
 export { ResourceServerError, type RejectionReason, type BearerErrorCode, type WireError } from './errors.js';
 export type { VerifiedAccessToken, McpAuthInfo, ResourceServerLogger } from './types.js';
 export type { ValidationOutcome } from './validation-hook.js';
-export type { ResourceServerOptions, DpopOptions } from './options.js';
+export type { ResourceServerOptions, DpopOptions, ThirdPartyOptions } from './options.js';
+export {
+  createThirdPartyTokens,
+  type ThirdPartyTokens,
+  type ThirdPartyTokensOptions,
+  type ThirdPartyTokenRequestOptions,
+} from './third-party/tokens.js';

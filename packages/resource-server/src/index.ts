@@ -2,7 +2,7 @@
 // for other frameworks are in ./core.ts (@mcp-auth-kit/resource-server/core); the rest is internal.
 export { createResourceServer, type ResourceServer } from './resource-server.js';
 export type { ResourceServerCore, AuthenticateRequest, AuthenticatedRequest, RequestBinding } from './resource-server-core.js';
-export type { ResourceServerOptions, DpopOptions } from './options.js';
+export type { ResourceServerOptions, DpopOptions, ThirdPartyOptions } from './options.js';
 // The one class every mcp-auth-kit package throws for bad options (defined in @mcp-auth-kit/protocol).
 export { ConfigError } from '@mcp-auth-kit/protocol';
 export { ResourceServerError, type RejectionReason, type BearerErrorCode } from './errors.js';
@@ -16,3 +16,13 @@ export type { ErrorResponse } from './respond.js';
 export type { IntrospectionOptions } from './introspection.js';
 export type { VerifiedAccessToken, McpAuthInfo, ResourceServerLogger } from './types.js';
 export type { ValidationOutcome } from './validation-hook.js';
+// Third-party APIs from tool handlers (issue 41): RFC 8693 exchange at the AS, URL elicitation when not connected.
+export { thirdPartyToken, type ThirdPartyTokenOptions } from './third-party/lookup.js';
+export {
+  withThirdPartyAuthorization,
+  type ThirdPartyAuthorizationOptions,
+  type ThirdPartyInputRequiredResult,
+  type UrlElicitationInputRequest,
+} from './third-party/elicitation.js';
+export { ThirdPartyTokenError, ThirdPartyAuthorizationRequiredError, type ThirdPartyErrorCode } from './third-party/errors.js';
+export type { ThirdPartyTokens, ThirdPartyTokenRequestOptions } from './third-party/tokens.js';

@@ -1,3 +1,4 @@
+import { authenticateClient } from './client-auth.js';
 import { ResourceServerError } from './errors.js';
 import { readJsonResponse } from './as-metadata.js';
 import { audienceIncludes } from './resource-uri.js';
@@ -53,15 +54,7 @@ export async function introspectAccessToken(
     accept: 'application/json',
     'content-type': 'application/x-www-form-urlencoded',
   };
-  if ((options.authMethod ?? 'client_secret_basic') === 'client_secret_basic') {
-    // RFC 6749 §2.3.1: form-urlencode the id and secret before base64
-    const id = encodeURIComponent(options.clientId);
-    const secret = encodeURIComponent(options.clientSecret);
-    headers.authorization = `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
-  } else {
-    form.set('client_id', options.clientId);
-    form.set('client_secret', options.clientSecret);
-  }
+  authenticateClient(options, form, headers);
 
   let body: unknown;
   try {

@@ -8,6 +8,7 @@ import { DEFAULT_DPOP_PROOF_ALGORITHMS, normalizeHtu } from './dpop.js';
 import { decodeNonceSecret } from './dpop-nonce.js';
 import type { DpopReplayStore } from './dpop-replay.js';
 import type { RevocationList } from './revocation.js';
+import { tokenEndpointProblem } from './third-party/exchange.js';
 
 /** RFC 9449 DPoP at this resource server. */
 export interface DpopOptions {
@@ -33,6 +34,39 @@ export interface DpopOptions {
    * Never taken from `Host` / `X-Forwarded-*`: behind a proxy, `resource` already is the public URL.
    */
   publicUrl?: string | readonly string[];
+}
+
+/**
+ * Third-party tokens for tool handlers (`thirdPartyToken`): this MCP server's own confidential
+ * client at its authorization server, which exchanges the user's MCP access token for a
+ * provider's token (RFC 8693). The token endpoint comes from the issuer's RFC 8414 metadata.
+ */
+export interface ThirdPartyOptions {
+  /** This MCP server's client id at the authorization server (a client whose `resource` is this server). */
+  clientId: string;
+  /** Its client secret (sent to the token endpoint only; never logged). */
+  clientSecret: string;
+  /** How the credentials are sent (default `client_secret_basic`). */
+  authMethod?: 'client_secret_basic' | 'client_secret_post';
+  /** Skip discovery: the token endpoint (https, or http on loopback). */
+  tokenEndpoint?: string;
+  /** Timeout of each exchange request (default 10 000 ms: the AS may refresh the provider token first). */
+  timeoutMs?: number;
+  /** Provider tokens kept per (MCP token, provider) until shortly before they expire; `false` turns it off. */
+  cache?: false | { maxEntries?: number };
+  /** A cached provider token is dropped this many seconds before its `expires_in` ends (default 30; at most half its lifetime). */
+  expirySkewSeconds?: number;
+}
+
+/** {@link ThirdPartyOptions} checked, with their defaults. */
+export interface ResolvedThirdPartyOptions {
+  clientId: string;
+  clientSecret: string;
+  authMethod: 'client_secret_basic' | 'client_secret_post';
+  tokenEndpoint: string | undefined;
+  timeoutMs: number;
+  cacheMaxEntries: number;
+  expirySkewSeconds: number;
 }
 
 /** Options of {@link createResourceServer}. */
@@ -104,6 +138,8 @@ export interface ResourceServerOptions {
   now?: () => number;
   /** RFC 9449 DPoP (sender-constrained tokens); `true` = defaults. Unset: Bearer only. */
   dpop?: boolean | DpopOptions;
+  /** Third-party tokens for tool handlers (`thirdPartyToken`); unset: none. */
+  thirdParty?: ThirdPartyOptions;
 }
 
 export interface ResolvedDpopOptions {
@@ -143,6 +179,7 @@ export interface ResolvedOptions {
   /** Undefined when DPoP is off (Bearer only). */
   dpop: ResolvedDpopOptions | undefined;
   revocation: RevocationList | undefined;
+  thirdParty: ResolvedThirdPartyOptions | undefined;
 }
 
 /** What {@link ConfigError}'s message names: "Invalid resource server configuration:". */
@@ -252,6 +289,39 @@ function resolveDpop(
     nonce,
     replay,
     htu,
+  };
+}
+
+/**
+ * Checks {@link ThirdPartyOptions} (`name`: how the problems name them, e.g. `thirdParty`); shared
+ * by the middleware option and `createThirdPartyTokens`.
+ */
+export function resolveThirdParty(problems: string[], name: string, input: ThirdPartyOptions): ResolvedThirdPartyOptions {
+  const prefix = name === '' ? '' : `${name}.`;
+  if (typeof input !== 'object' || input === null) {
+    problems.push(`${name || 'options'} must be an object`);
+    input = {} as ThirdPartyOptions;
+  }
+  for (const key of ['clientId', 'clientSecret'] as const) {
+    if (typeof input[key] !== 'string' || input[key] === '') problems.push(`${prefix}${key} must be a non-empty string`);
+  }
+  if (input.authMethod !== undefined && input.authMethod !== 'client_secret_basic' && input.authMethod !== 'client_secret_post') {
+    problems.push(`${prefix}authMethod must be client_secret_basic or client_secret_post`);
+  }
+  if (input.tokenEndpoint !== undefined) {
+    const problem = tokenEndpointProblem(input.tokenEndpoint);
+    if (problem !== undefined) problems.push(`${prefix}tokenEndpoint ${problem}`);
+  }
+  const timeoutMs = nonNegative(problems, `${prefix}timeoutMs`, input.timeoutMs, 10_000, 60_000);
+  if (timeoutMs < 1) problems.push(`${prefix}timeoutMs must be at least 1`);
+  return {
+    clientId: input.clientId,
+    clientSecret: input.clientSecret,
+    authMethod: input.authMethod ?? 'client_secret_basic',
+    tokenEndpoint: input.tokenEndpoint,
+    timeoutMs,
+    cacheMaxEntries: input.cache === false ? 0 : nonNegative(problems, `${prefix}cache.maxEntries`, input.cache?.maxEntries, 1000),
+    expirySkewSeconds: nonNegative(problems, `${prefix}expirySkewSeconds`, input.expirySkewSeconds, 30, 3600),
   };
 }
 
@@ -380,6 +450,8 @@ export function resolveOptions(options: ResourceServerOptions): ResolvedOptions 
     problems.push('revocation must have an isRevoked(grantId) method');
   }
 
+  const thirdParty = options.thirdParty === undefined ? undefined : resolveThirdParty(problems, 'thirdParty', options.thirdParty);
+
   // (`canonical`/`resourceUrl` are set whenever no problem was found; the test narrows their types.)
   if (problems.length > 0 || canonical === undefined || resourceUrl === undefined) throw new ConfigError(problems, CONFIG_SUBJECT);
   return {
@@ -407,5 +479,6 @@ export function resolveOptions(options: ResourceServerOptions): ResolvedOptions 
     now: options.now ?? Date.now,
     dpop,
     revocation: options.revocation,
+    thirdParty,
   };
 }

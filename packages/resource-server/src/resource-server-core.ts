@@ -1,4 +1,6 @@
-import { createAccessTokenVerifier, type AccessTokenVerifier } from './access-token-verifier.js';
+import { createAccessTokenVerifier, createKeyStore, type AccessTokenVerifier } from './access-token-verifier.js';
+import { bindThirdPartyTokens } from './third-party/lookup.js';
+import { thirdPartyTokens, type ThirdPartyTokens } from './third-party/tokens.js';
 import { extractBearerToken, type BearerSources } from './bearer.js';
 import { ResourceServerError } from './errors.js';
 import { protectedResourceMetadata, type ProtectedResourceMetadata } from './metadata.js';
@@ -101,6 +103,8 @@ export interface ResourceServerCore {
 export interface InternalResourceServerCore extends ResourceServerCore {
   readonly options: ResolvedOptions;
   readonly verifier: AccessTokenVerifier;
+  /** The `thirdParty` option's exchanges (`thirdPartyToken` finds them through `req.auth.resource`). */
+  readonly thirdParty: ThirdPartyTokens | undefined;
 }
 
 export function createResourceServerCore(input: ResourceServerOptions): ResourceServerCore {
@@ -110,8 +114,9 @@ export function createResourceServerCore(input: ResourceServerOptions): Resource
 export function createInternalCore(input: ResourceServerOptions): InternalResourceServerCore {
   const options = resolveOptions(input);
   const metadataUrl = protectedResourceMetadataUrl(options.resource);
+  const keys = createKeyStore(options);
   // opt-in revocation signal: checked after the cache too (revocation.ts)
-  const verifier = withRevocationCheck(createAccessTokenVerifier(options), options.revocation);
+  const verifier = withRevocationCheck(createAccessTokenVerifier(options, keys), options.revocation);
   const metadata = protectedResourceMetadata({
     resource: options.resource,
     authorizationServers: options.authorizationServers,
@@ -219,12 +224,24 @@ export function createInternalCore(input: ResourceServerOptions): InternalResour
   // one URL for every request's `req.auth.resource`, read-only so no handler can change it for
   // the next (a new URL per request would add about a quarter to a cache hit's cost)
   const resourceUrl = new ReadonlyUrl(options.resource);
+  const thirdParty =
+    options.thirdParty === undefined
+      ? undefined
+      : thirdPartyTokens(options.thirdParty, {
+          issuers: options.authorizationServers,
+          metadata: (issuer) => keys.metadata(issuer),
+          fetch: options.fetch,
+          now: options.now,
+          logger: options.logger,
+        });
+  if (thirdParty !== undefined) bindThirdPartyTokens(resourceUrl, thirdParty);
 
   return {
     options,
     metadata,
     metadataUrl,
     verifier,
+    thirdParty,
     checkTransport({ origin, host }) {
       if (origin !== undefined && origin !== passedOrigin) {
         checkOrigin(origin, options.allowedOrigins);

@@ -52,6 +52,7 @@ export function createResourceServer(options: ResourceServerOptions): ResourceSe
     core,
     async close() {
       core.verifier.clear();
+      core.thirdParty?.clear();
     },
   };
 }

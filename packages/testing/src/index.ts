@@ -24,7 +24,7 @@ export {
 export { ResponseAssertionError, describeResponse, type ResponseLike } from './response-report.js';
 export { startClientMetadataHost, type ClientMetadataHost } from './client-metadata-host.js';
 export { createLoopbackCertificate, type LoopbackCertificate } from './loopback-certificate.js';
-export { startLoopbackServer, type LoopbackServer, type RequestListener } from './loopback-server.js';
+export { startLoopbackServer, type LoopbackServer, type LoopbackServerOptions, type RequestListener } from './loopback-server.js';
 export { mcpRequest, callTool, type McpRequestOptions } from './mcp-request.js';
 export {
   openMcpSession,
@@ -52,7 +52,7 @@ export {
   type CodeFlowInput,
   type TokenResponse,
 } from './code-flow.js';
-export { HeadlessBrowser, type BrowserPage, type FollowResult } from './headless-browser.js';
+export { HeadlessBrowser, type BrowserPage, type FollowResult, type HeadlessBrowserOptions } from './headless-browser.js';
 export { createPkcePair } from './pkce.js';
 export {
   startTestIdp,
@@ -62,3 +62,21 @@ export {
   type TestIdpClient,
   type TestIdpGrant,
 } from './test-idp.js';
+export { startThirdPartyProvider } from './third-party/provider.js';
+export type {
+  StartThirdPartyProviderOptions,
+  ThirdPartyProvider,
+  ThirdPartyUser,
+  ThirdPartyFile,
+  ThirdPartyClient,
+  ThirdPartyGrant,
+  RecordedRequest,
+  ResponseIssBehaviour,
+} from './third-party/provider-options.js';
+export {
+  completeUrlElicitation,
+  ConnectFlowError,
+  type CompleteUrlElicitationOptions,
+  type UrlElicitationResult,
+} from './third-party/url-elicitation.js';
+export type { ConnectFlowErrorCode } from './third-party/connect-pages.js';

@@ -17,7 +17,12 @@ export interface LoopbackServer {
   close(): Promise<void>;
 }
 
-export async function startLoopbackServer(listener?: RequestListener): Promise<LoopbackServer> {
+export interface LoopbackServerOptions {
+  /** Port to listen on (default 0: an ephemeral port). */
+  port?: number;
+}
+
+export async function startLoopbackServer(listener?: RequestListener, options: LoopbackServerOptions = {}): Promise<LoopbackServer> {
   let current: RequestListener | undefined = listener;
   const server = createServer((req, res) => {
     if (current) return current(req, res);
@@ -25,7 +30,7 @@ export async function startLoopbackServer(listener?: RequestListener): Promise<L
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
+    server.listen(options.port ?? 0, '127.0.0.1', resolve);
   });
   const port = (server.address() as AddressInfo).port;
   let closed = false;

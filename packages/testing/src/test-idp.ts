@@ -5,9 +5,10 @@
  * Token for an ID-JAG (draft-ietf-oauth-identity-assertion-authz-grant §4.3) under a policy the
  * test sets: which user may get which scopes at which resource.
  */
-import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SignJWT, exportJWK, generateKeyPair, jwtVerify, createLocalJWKSet, type CryptoKey, type JWK, type JWTPayload } from 'jose';
+import { readClientCredentials, sameSecret } from './client-secret.js';
 import { startLoopbackServer, type LoopbackServer } from './loopback-server.js';
 
 export const ID_JAG_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:id-jag';
@@ -85,12 +86,6 @@ async function readBody(req: IncomingMessage): Promise<URLSearchParams> {
   return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
 }
 
-function sameSecret(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-}
-
 /** Starts the IdP on 127.0.0.1:0. */
 export async function startTestIdp(options: StartTestIdpOptions = {}): Promise<TestIdp> {
   const alg = options.alg ?? 'ES256';
@@ -121,17 +116,10 @@ export async function startTestIdp(options: StartTestIdpOptions = {}): Promise<T
 
   /** Authenticates the client (Basic or post body); undefined when it fails. */
   const authenticate = (req: IncomingMessage, body: URLSearchParams): string | undefined => {
-    const header = req.headers.authorization;
-    let id = body.get('client_id') ?? undefined;
-    let secret = body.get('client_secret') ?? undefined;
-    if (header?.startsWith('Basic ')) {
-      const decoded = Buffer.from(header.slice(6), 'base64').toString('utf8');
-      const colon = decoded.indexOf(':');
-      id = decodeURIComponent(decoded.slice(0, colon));
-      secret = decodeURIComponent(decoded.slice(colon + 1));
-    }
-    const client = id ? clients[id] : undefined;
-    return client && secret && sameSecret(secret, client.secret) ? id : undefined;
+    const presented = readClientCredentials(req.headers.authorization, body);
+    if (presented.kind !== 'secret') return undefined;
+    const client = Object.hasOwn(clients, presented.clientId) ? clients[presented.clientId] : undefined;
+    return client && sameSecret(presented.secret, client.secret) ? presented.clientId : undefined;
   };
 
   /** draft §4.3: token exchange of an ID Token for an ID-JAG. */

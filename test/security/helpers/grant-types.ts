@@ -31,3 +31,9 @@ export function grantRegisteringSources(): string[] {
     .map((f) => f.path)
     .sort();
 }
+
+/**
+ * The files that register a grant of their own, as the per-grant guards expect them: a grant added
+ * in another file fails those guards until its rows exist and it is listed here.
+ */
+export const REGISTERED_GRANT_SOURCES: readonly string[] = ['grants/jwt-bearer/grant.ts', 'grants/token-exchange/grant.ts'];

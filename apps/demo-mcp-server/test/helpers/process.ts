@@ -17,6 +17,7 @@ export function cleanEnv(overrides: Record<string, string>): NodeJS.ProcessEnv {
     'AS_ISSUER',
     'MCP_PORT',
     'MCP_RESOURCE',
+    'DEMO_DRIVE_PORT',
     'MCP_HOST',
     'MCP_ALLOWED_ORIGINS',
     'DATA_DIR',

@@ -46,6 +46,11 @@ export const DEFAULTS = Object.freeze({
     maxAgeSeconds: 600,
     trustedIdps: Object.freeze({ algorithms: DEFAULT_ID_JAG_ALGORITHMS }),
   }),
+  thirdParty: Object.freeze({
+    connectTicketTTL: 600,
+    previousEncryptionKeys: Object.freeze([]) as readonly string[],
+    providers: Object.freeze({ tokenEndpointAuthMethod: 'client_secret_basic' as const, allowPrivateNetwork: false }),
+  }),
   storage: Object.freeze({ dataDir: '.data', postgresSchema: 'mcp_auth_kit' }),
   /** Options of `pinoLogger()` (ops/pino-logger.ts), the JSON-lines `logger`. */
   pinoLogger: Object.freeze({ name: 'mcp-auth-kit', level: 'info' as const }),

@@ -6,7 +6,7 @@
  */
 import { trustProxyProblem } from '../client-address.js';
 import { ConfigError, extraSchemeProblem, isLoopbackHost, isScopeToken } from '@mcp-auth-kit/protocol';
-import type { AuthorizationServerConfig, ClientMetadata, ResolvedConfig, ResolvedIdJagConfig } from './types.js';
+import type { AuthorizationServerConfig, ClientMetadata, ResolvedConfig, ResolvedIdJagConfig, ResolvedThirdPartyConfig } from './types.js';
 import { DEFAULTS, DEFAULT_SCOPE_DESCRIPTIONS } from './defaults.js';
 import { schemaProblems } from './schema.js';
 import { isValidResourceIndicator, parseUrl } from '../urls.js';
@@ -19,6 +19,7 @@ import { applyMetadataPolicy, DEFAULT_TOKEN_ENDPOINT_AUTH_METHOD } from '../clie
 import { scopeTextConfigProblems } from '../interactions/scope-text.js';
 import { idJagConfigProblems } from '../grants/jwt-bearer/config.js';
 import { storageProblems } from '../storage/config.js';
+import { clientResourceProblems, thirdPartyConfigProblems } from '../third-party/config.js';
 
 /** What {@link ConfigError}'s message names: "Invalid authorization server configuration:". */
 export const CONFIG_SUBJECT = 'authorization server';
@@ -161,6 +162,9 @@ export function configProblems(config: unknown): string[] {
     // What the consent page says about resources and scopes (interactions/scope-text.ts).
     ...scopeTextConfigProblems(c.resources, c.scopeDescriptions),
     ...idJagConfigProblems(c.idJag, loopback, clientIds as Set<string>),
+    // The token vault's providers and keys; which configured clients are MCP servers (third-party/config.ts).
+    ...thirdPartyConfigProblems(c.thirdParty, { asLoopback: loopback, production: c.production === true, resources: c.resources }),
+    ...clientResourceProblems(c.clients, c.resources),
     ...storageProblems(c.storage),
   ];
 }
@@ -175,6 +179,28 @@ function resolveIdJag(idJag: AuthorizationServerConfig['idJag']): ResolvedIdJagC
     allowClients: [...(idJag.allowClients ?? (d.allowClients as ResolvedIdJagConfig['allowClients']))],
     clockToleranceSeconds: idJag.clockToleranceSeconds ?? d.clockToleranceSeconds,
     maxAgeSeconds: idJag.maxAgeSeconds ?? d.maxAgeSeconds,
+  };
+}
+
+function resolveThirdParty(thirdParty: AuthorizationServerConfig['thirdParty']): ResolvedThirdPartyConfig | undefined {
+  if (!thirdParty) return undefined;
+  const d = DEFAULTS.thirdParty;
+  const providers: ResolvedThirdPartyConfig['providers'] = {};
+  for (const [name, p] of Object.entries(thirdParty.providers)) {
+    providers[name] = {
+      ...p,
+      scopes: [...p.scopes],
+      resources: [...p.resources],
+      displayName: p.displayName?.trim() || name,
+      tokenEndpointAuthMethod: p.tokenEndpointAuthMethod ?? d.providers.tokenEndpointAuthMethod,
+      allowPrivateNetwork: p.allowPrivateNetwork ?? d.providers.allowPrivateNetwork,
+    };
+  }
+  return {
+    providers,
+    ...(thirdParty.encryptionKey !== undefined && { encryptionKey: thirdParty.encryptionKey }),
+    previousEncryptionKeys: [...(thirdParty.previousEncryptionKeys ?? d.previousEncryptionKeys)],
+    connectTicketTTL: thirdParty.connectTicketTTL ?? d.connectTicketTTL,
   };
 }
 
@@ -202,6 +228,7 @@ function applyDefaults(config: AuthorizationServerConfig): ResolvedConfig {
     metrics: { ...d.metrics, ...config.metrics },
     readinessTimeoutMs: config.readinessTimeoutMs ?? d.readinessTimeoutMs,
     idJag: resolveIdJag(config.idJag),
+    thirdParty: resolveThirdParty(config.thirdParty),
     devAutoLogin: config.devAutoLogin?.trim() || undefined,
   };
 }

@@ -123,6 +123,8 @@ export const configSchema = z.looseObject({
   listenHosts: z.array(z.string(), { error: 'must be an array of the addresses the server listens on' }).optional(),
   readinessTimeoutMs: positiveInt('must be a positive integer (milliseconds)').optional(),
   idJag: checkedElsewhere,
+  // providers, keys and their rules: third-party/config.ts (thirdPartyConfigProblems)
+  thirdParty: checkedElsewhere,
 });
 
 /** The schema's problems, one `path: message` line per zod issue. */

@@ -28,6 +28,11 @@ export interface ClientMetadata {
   grant_types?: string[];
   token_endpoint_auth_method?: string;
   scope?: string;
+  /**
+   * The MCP server this client is (one of `resources[].resource`): it may then exchange the access
+   * tokens it receives for third-party tokens (RFC 8693, `thirdParty`). Confidential clients only.
+   */
+  resource?: string;
   [key: string]: unknown;
 }
 
@@ -98,6 +103,56 @@ export interface UpstreamProviderConfig {
    * (default false: public addresses only, loopback only for a provider on a loopback host).
    */
   allowPrivateNetwork?: boolean;
+}
+
+/**
+ * A third-party OAuth 2 / OpenID Connect provider (a code host, a calendar, a drive) whose tokens
+ * the AS keeps for its users (the token vault) and hands to the MCP servers allowed to use it, by
+ * RFC 8693 token exchange. Its short name (the key in `thirdParty.providers`) is the `audience` of
+ * the exchange and appears in the connect pages' URLs and in audit lines.
+ */
+export interface ThirdPartyProviderConfig {
+  /**
+   * The provider's issuer identifier: its endpoints are discovered (RFC 8414, then OpenID
+   * Connect Discovery, through the egress policy) and the RFC 9207 `iss` of its authorization
+   * responses is compared with it. With `authorizationEndpoint` and `tokenEndpoint` it is not
+   * discovered, only compared.
+   */
+  issuer?: string;
+  /** Explicit endpoints instead of discovery (both or neither). */
+  authorizationEndpoint?: string;
+  tokenEndpoint?: string;
+  /** RFC 7009 endpoint: the provider's tokens are revoked there when the user disconnects. */
+  revocationEndpoint?: string;
+  /** The AS's client id at the provider (one client for every user; the redirect URI is `<issuer>/connect/callback`). */
+  clientId: string;
+  /** Required unless `tokenEndpointAuthMethod` is `none` (a public client at the provider: PKCE only). */
+  clientSecret?: string;
+  /** How the AS authenticates at the provider's token endpoint (default `client_secret_basic`). */
+  tokenEndpointAuthMethod?: 'client_secret_basic' | 'client_secret_post' | 'none';
+  /** Scopes asked of the provider when a user connects. */
+  scopes: string[];
+  /** The MCP servers (`resources[].resource`) that may exchange for this provider's tokens. */
+  resources: string[];
+  /** Shown on the connect and account pages and in the `interaction_required` answer (default: the name). */
+  displayName?: string;
+  /** The provider lives on the private network (default false: public addresses; loopback for a loopback provider). */
+  allowPrivateNetwork?: boolean;
+}
+
+/** The token vault and its providers (README "Third-party authorization (token vault)"). */
+export interface ThirdPartyConfig {
+  /** Provider short name (`[a-z0-9][a-z0-9._-]*`, ≤ 64) → its configuration. */
+  providers: Record<string, ThirdPartyProviderConfig>;
+  /**
+   * 32 random bytes, base64url: encrypts the provider tokens at rest (AES-256-GCM). Required in
+   * production; elsewhere, unset, a key derived from the store's cookie keys is used (with a warning).
+   */
+  encryptionKey?: string;
+  /** Keys that encrypted earlier records: read, never written (rotation: the new key in `encryptionKey`). */
+  previousEncryptionKeys?: string[];
+  /** Lifetime of a connect URL, in seconds (default 600). */
+  connectTicketTTL?: number;
 }
 
 /** How an ID-JAG's user finds its local account. */
@@ -305,6 +360,8 @@ export interface AuthorizationServerConfig {
   readinessTimeoutMs?: number;
   /** MCP enterprise-managed authorization: the ID-JAG (RFC 7523 JWT bearer) grant and its trusted IdPs. Off when absent. */
   idJag?: IdJagConfig;
+  /** Third-party authorization: the token vault, its providers, connect pages and RFC 8693 token exchange. Off when absent. */
+  thirdParty?: ThirdPartyConfig;
 }
 
 /** An ID-JAG configuration with its defaults applied (config/resolve.ts). */
@@ -353,4 +410,20 @@ export interface ResolvedConfig {
   listenHosts?: string[];
   readinessTimeoutMs: number;
   idJag?: ResolvedIdJagConfig;
+  thirdParty?: ResolvedThirdPartyConfig;
+}
+
+/** A third-party configuration with its defaults applied (config/resolve.ts). */
+export interface ResolvedThirdPartyConfig {
+  providers: Record<
+    string,
+    ThirdPartyProviderConfig & {
+      displayName: string;
+      tokenEndpointAuthMethod: NonNullable<ThirdPartyProviderConfig['tokenEndpointAuthMethod']>;
+      allowPrivateNetwork: boolean;
+    }
+  >;
+  encryptionKey?: string;
+  previousEncryptionKeys: string[];
+  connectTicketTTL: number;
 }

@@ -1,7 +1,8 @@
 /**
- * `<issuer>/account`: the signed-in user's approvals (remembered grants), each revocable.
- * The user is the one of oidc-provider's browser session (the `_session` cookie set by the
- * login page); without one the page asks to sign in through an application first.
+ * `<issuer>/account`: the signed-in user's approvals (remembered grants), each revocable, and
+ * their third-party connections (the token vault), each disconnectable. The user is the one of
+ * oidc-provider's browser session (the `_session` cookie set by the login page, signed-in.ts);
+ * without one the page asks to sign in through an application first.
  */
 import express, { type Request, type Response, type Router, type NextFunction } from 'express';
 import { pageSecurityHeaders } from './security-headers.js';
@@ -13,12 +14,18 @@ import { RememberedGrants } from './remembered-grants.js';
 import { errorPage } from './pages.js';
 import { scopeItem } from './consent-page.js';
 import type { InteractionOptions } from './context.js';
+import { signedIn } from './signed-in.js';
+import type { ThirdParty } from '../third-party/service.js';
+import { connectionsSection } from '../third-party/account-section.js';
 
 /** What the account page shares with the interaction pages (one definition: context.ts). */
 export type AccountPageOptions = Pick<
   InteractionOptions,
-  'provider' | 'store' | 'resources' | 'scopeText' | 'logger' | 'mountPath' | 'secureCookies' | 'serviceName'
->;
+  'provider' | 'store' | 'resources' | 'scopeText' | 'logger' | 'mountPath' | 'secureCookies' | 'serviceName' | 'production'
+> & {
+  /** Third-party authorization, when configured: the connections section. */
+  thirdParty?: ThirdParty;
+};
 
 export function createAccountRouter(o: AccountPageOptions): Router {
   const router = express.Router();
@@ -33,14 +40,8 @@ export function createAccountRouter(o: AccountPageOptions): Router {
   });
   router.use(express.urlencoded({ extended: false, limit: '4kb' }));
 
-  /** The account of the browser session, if any (and not disabled). */
-  async function signedIn(req: Request, res: Response) {
-    const session = await o.provider.Session.get(o.provider.createContext(req, res) as never);
-    const accountId = session?.accountId;
-    if (!accountId) return undefined;
-    const account = await o.store.accounts.findById(accountId);
-    return account && !account.disabled ? account : undefined;
-  }
+  /** The account of the browser session, if any (and one that may act: account-state.ts). */
+  const account = async (req: Request, res: Response) => (await signedIn(o.provider, o.store, o, req, res))?.account;
 
   async function render(res: Response, accountId: string, name: string, notice?: string) {
     const list = await grants.list(accountId);
@@ -72,7 +73,8 @@ export function createAccountRouter(o: AccountPageOptions): Router {
 <p>Signed in to <strong>${escapeHtml(o.serviceName)}</strong> as <strong>${escapeHtml(name)}</strong>.</p>
 ${notice ? `<p class="warn" role="status">${escapeHtml(notice)}</p>` : ''}
 ${items.length ? `<ul class="grants">${items.join('\n')}</ul>` : '<p>No application has access to your account.</p>'}
-<p class="muted">Revoking ends the application's access at once (its tokens stop working); it will have to ask you again.</p>`,
+<p class="muted">Revoking ends the application's access at once (its tokens stop working); it will have to ask you again.</p>
+${o.thirdParty ? await connectionsSection(o.thirdParty, accountId, path, csrf) : ''}`,
         stylesheet,
       ),
     );
@@ -80,20 +82,32 @@ ${items.length ? `<ul class="grants">${items.join('\n')}</ul>` : '<p>No applicat
 
   router.get('/', async (req, res, next) => {
     try {
-      const account = await signedIn(req, res);
-      if (!account) {
+      const user = await account(req, res);
+      if (!user) {
         res
           .status(401)
           .type('html')
           .send(errorPage('You are not signed in. Sign in through an application first, then come back to this page.', stylesheet));
         return;
       }
-      const notice = typeof req.query.revoked === 'string' ? 'Access revoked.' : undefined;
-      await render(res, account.id, shownAccountName(account), notice);
+      const notice =
+        typeof req.query.revoked === 'string'
+          ? 'Access revoked.'
+          : typeof req.query.disconnected === 'string'
+            ? 'Account disconnected.'
+            : undefined;
+      await render(res, user.id, shownAccountName(user), notice);
     } catch (err) {
       next(err);
     }
   });
+
+  /** The account page's disconnect (third-party/service.ts `disconnect`); false when nothing was. */
+  async function disconnect(accountId: string, provider: unknown): Promise<boolean> {
+    return (
+      !!o.thirdParty && typeof provider === 'string' && !!provider && (await o.thirdParty.disconnect(accountId, provider, 'account-page'))
+    );
+  }
 
   router.post('/', async (req, res, next) => {
     try {
@@ -101,17 +115,25 @@ ${items.length ? `<ul class="grants">${items.join('\n')}</ul>` : '<p>No applicat
         res.status(403).type('html').send(errorPage('The form expired. Reload the page and try again.', stylesheet));
         return;
       }
-      const account = await signedIn(req, res);
-      if (!account) {
+      const user = await account(req, res);
+      if (!user) {
         res.status(401).type('html').send(errorPage('You are not signed in.', stylesheet));
         return;
       }
+      if (req.body?.action === 'disconnect') {
+        if (!(await disconnect(user.id, req.body?.provider))) {
+          res.status(400).type('html').send(errorPage('Nothing to disconnect.', stylesheet));
+          return;
+        }
+        res.redirect(303, `${path}?disconnected=1`);
+        return;
+      }
       const clientId = typeof req.body?.client_id === 'string' ? req.body.client_id : '';
-      if (req.body?.action !== 'revoke' || !clientId || !(await grants.revoke(account.id, clientId))) {
+      if (req.body?.action !== 'revoke' || !clientId || !(await grants.revoke(user.id, clientId))) {
         res.status(400).type('html').send(errorPage('Nothing to revoke.', stylesheet));
         return;
       }
-      audit(o.logger, 'grant.revoked', { account_id: account.id, client_id: clientId, via: 'account-page' });
+      audit(o.logger, 'grant.revoked', { account_id: user.id, client_id: clientId, via: 'account-page' });
       res.redirect(303, `${path}?revoked=1`);
     } catch (err) {
       next(err);

@@ -8,6 +8,7 @@ import type { Details, InteractionContext } from './context.js';
 import { issueCsrfToken } from './csrf.js';
 import { loginPage } from './pages.js';
 import { LoginThrottle } from './throttle.js';
+import { isConnectSignIn } from '../third-party/sign-in.js';
 
 export interface LoginStep {
   render(res: Response, details: Details, error?: string, username?: string, status?: number): Promise<void>;
@@ -38,6 +39,7 @@ export function createLoginStep(ctx: InteractionContext): LoginStep {
           error,
           username,
           upstream: upstreamNames,
+          ...(isConnectSignIn(details.params) && { intro: 'Sign in to connect an account of another service to your account here.' }),
         }),
       );
   }

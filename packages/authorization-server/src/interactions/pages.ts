@@ -16,6 +16,8 @@ export interface LoginView {
   error?: string;
   /** "Sign in with <name>" buttons, in configuration order. */
   upstream?: string[];
+  /** Replaces "<client> wants to access your account" (a sign-in of the AS's own, e.g. from a connect page). */
+  intro?: string;
 }
 
 export function loginPage(v: LoginView): string {
@@ -30,7 +32,11 @@ ${v.upstream.map((name, i) => `<button type="submit" class="upstream" name="upst
   return page(
     `Sign in — ${v.serviceName}`,
     `<h1>Sign in to ${escapeHtml(v.serviceName)}</h1>
-<p><strong>${escapeHtml(v.clientName)}</strong>${v.unverified ? ' <em class="badge">unverified</em>' : ''} wants to access your account.</p>
+${
+  v.intro
+    ? `<p>${escapeHtml(v.intro)}</p>`
+    : `<p><strong>${escapeHtml(v.clientName)}</strong>${v.unverified ? ' <em class="badge">unverified</em>' : ''} wants to access your account.</p>`
+}
 ${v.error ? `<p id="login-error" class="error" role="alert">${escapeHtml(v.error)}</p>` : ''}
 <form method="post" action="${escapeHtml(v.action)}" autocomplete="on">
 <input type="hidden" name="csrf" value="${escapeHtml(v.csrf)}">

@@ -8,6 +8,7 @@
  */
 import type Provider from 'oidc-provider';
 import type { Store } from '../storage/types.js';
+import { withKvLock } from '../kv-lock.js';
 
 const NAMESPACE = 'account-grants';
 const PAIRS = 'account-client-grant';
@@ -53,24 +54,14 @@ export class RememberedGrants {
   }
 
   /**
-   * Runs `fn` alone for this (account, client), across instances: an atomic counter in
-   * `store.kv` is the lock (only the first increment gets 1; a live counter keeps its expiry).
+   * Runs `fn` alone for this (account, client), across instances (kv-lock.ts).
    * A find-or-create of the pair's grant runs under it, so that concurrent requests share one
    * grant, instead of all but the last writer's grant living outside the index, where no
    * revocation from the account page or the admin tool reaches it.
    */
   async exclusive<T>(accountId: string, clientId: string, fn: () => Promise<T>): Promise<T> {
-    const key = pairKey(accountId, clientId);
-    const deadline = Date.now() + LOCK_WAIT_MS;
-    while ((await this.store.kv.increment(LOCKS, key, 1, LOCK_TTL)) !== 1) {
-      if (Date.now() > deadline) throw new GrantPairBusy();
-      await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 20));
-    }
-    try {
-      return await fn();
-    } finally {
-      await this.store.kv.delete(LOCKS, key);
-    }
+    const options = { ttlSeconds: LOCK_TTL, waitMs: LOCK_WAIT_MS, busy: () => new GrantPairBusy() };
+    return withKvLock(this.store.kv, LOCKS, pairKey(accountId, clientId), options, fn);
   }
 
   async remember(accountId: string, clientId: string, grantId: string): Promise<void> {

@@ -17,6 +17,7 @@ import { createLoginStep } from './login.js';
 import { mountUpstreamRoutes, startUpstreamLogin } from './upstream-routes.js';
 import { switchAccount } from './switch-account.js';
 import { isLocalDevRequest } from '../ops/dev-switches.js';
+import { isConnectSignIn, SIGNED_IN_PATH } from '../third-party/sign-in.js';
 
 export type { InteractionOptions } from './context.js';
 
@@ -52,9 +53,22 @@ export function createInteractionRouter(o: InteractionOptions): Router {
   const load = loadInteraction(ctx, upstream);
   mountUpstreamRoutes(router, ctx, upstream, load, pageSecurity);
 
+  /**
+   * A connect page's sign-in (third-party/sign-in.ts) ends once the user is signed in: at its
+   * consent prompt the interaction is dropped, never approved (no grant, no code), and the
+   * browser goes back to the connect page — before the dev auto-login, which would approve it.
+   */
+  async function endConnectSignIn(res: Response, details: Details): Promise<boolean> {
+    if (!isConnectSignIn(details.params) || details.prompt.name === 'login') return false;
+    await details.destroy();
+    res.redirect(303, `${o.mountPath}${SIGNED_IN_PATH}`);
+    return true;
+  }
+
   router.get('/:uid', load, pageSecurity, async (req, res, next) => {
     try {
       const details = res.locals.details as Details;
+      if (await endConnectSignIn(res, details)) return;
       // Dev auto-login only for a browser on this machine, never through a tunnel or proxy.
       if (o.devAutoLoginAccountId && isLocalDevRequest(req.headers)) {
         if (details.prompt.name === 'login') {
@@ -82,6 +96,7 @@ export function createInteractionRouter(o: InteractionOptions): Router {
       }
       const choice = req.body?.action;
       if (choice === 'abort' || choice === 'deny') return await abortInteraction(ctx, req, res, details);
+      if (await endConnectSignIn(res, details)) return;
       if (choice === 'switch-account') return await switchAccount(ctx, req, res, details);
       if (details.prompt.name === 'login' && typeof req.body?.upstream === 'string')
         return await startUpstreamLogin(ctx, upstream, res, details, req.body.upstream);

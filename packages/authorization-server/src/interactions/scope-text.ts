@@ -36,6 +36,13 @@ export function createScopeText(resources: ResourceRegistry, overrides?: Readonl
 
 const MAX_NAME = 120;
 
+/** A display name the operator configures (a resource's, a third-party provider's): shown as is on the pages. */
+export function isDisplayName(name: unknown): name is string {
+  return typeof name === 'string' && !!name.trim() && name.length <= MAX_NAME && !/[\u0000-\u001f\u007f]/.test(name);
+}
+
+export const DISPLAY_NAME_RULE = `must be a non-empty display name of at most ${MAX_NAME} characters, without control characters`;
+
 /** Problems of `resources[].name` and `scopeDescriptions` (see config.ts). */
 export function scopeTextConfigProblems(resources: unknown, scopeDescriptions: unknown): string[] {
   const problems: string[] = [];
@@ -43,10 +50,7 @@ export function scopeTextConfigProblems(resources: unknown, scopeDescriptions: u
     resources.forEach((r: { name?: unknown } | undefined, i) => {
       const name = r?.name;
       if (name === undefined) return;
-      if (typeof name !== 'string' || !name.trim() || name.length > MAX_NAME || /[\u0000-\u001f\u007f]/.test(name))
-        problems.push(
-          `resources[${i}].name: must be a non-empty display name of at most ${MAX_NAME} characters, without control characters`,
-        );
+      if (!isDisplayName(name)) problems.push(`resources[${i}].name: ${DISPLAY_NAME_RULE}`);
     });
   }
   if (scopeDescriptions !== undefined) {

@@ -34,8 +34,12 @@ export function requestMiddleware(options: { logger: Logger; metrics?: AsMetrics
         request_id: requestId,
         method: req.method,
         route,
-        // The interaction uid doubles as the value of the interaction cookie: never logged.
-        path: path.replace(/\/(interaction|auth)\/[^/]+/, '/$1/:uid').slice(0, 200),
+        // The interaction uid doubles as the value of the interaction cookie, a connect ticket is
+        // what a connect URL carries: never logged.
+        path: path
+          .replace(/\/(interaction|auth)\/[^/]+/, '/$1/:uid')
+          .replace(/\/connect\/(?!callback$|signed-in$)[^/]+/, '/connect/:ticket')
+          .slice(0, 200),
         status,
         duration_ms: Math.round(seconds * 1000 * 10) / 10,
         remote_address: clientAddress(req),

@@ -10,6 +10,7 @@ const ROUTES: Array<[RegExp, string]> = [
   [/^\/me$/, 'userinfo'],
   [/^\/request$/, 'pushed_authorization_request'],
   [/^\/interaction\//, 'interaction'],
+  [/^\/connect\//, 'connect'],
   [/^\/\.well-known\/oauth-authorization-server/, 'discovery'],
   [/^\/\.well-known\/openid-configuration/, 'discovery'],
   [/^\/healthz$/, 'healthz'],

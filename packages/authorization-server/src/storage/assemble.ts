@@ -9,9 +9,9 @@ import type { Clock } from './clock.js';
 import { closedError } from './errors.js';
 import { createKeyStore, type KeyBackend } from './keys.js';
 import { validatingKv } from './kv-input.js';
-import { nulSafeAccounts, nulSafeKv, nulSafeModels } from './no-nul.js';
+import { nulSafeAccounts, nulSafeConnections, nulSafeKv, nulSafeModels } from './no-nul.js';
 import type { ModelBackend } from './model-rows.js';
-import type { AccountStore, KeyValueStore, StorageConfig, Store } from './types.js';
+import type { AccountStore, ConnectionStore, KeyValueStore, StorageConfig, Store } from './types.js';
 
 export interface OpenStoreOptions {
   /** Epoch-millisecond clock (tests move time with it). Default `Date.now`. */
@@ -47,6 +47,7 @@ export interface BackendParts {
   models: ModelBackend;
   keys: KeyBackend;
   accounts: AccountStore;
+  connections: ConnectionStore;
   kv: KeyValueStore;
   ping(): Promise<void>;
   cleanup(now: number): Promise<number>;
@@ -119,6 +120,7 @@ export function assembleStore(parts: BackendParts, clock: Clock, options: OpenSt
     accounts: guard(nulSafeAccounts(parts.accounts), isClosed),
     keys: guard(createKeyStore(parts.keys, clock), isClosed),
     kv: guard(nulSafeKv(validatingKv(parts.kv)), isClosed),
+    connections: guard(nulSafeConnections(parts.connections), isClosed),
     ping: () => (closed ? Promise.reject(closedError()) : parts.ping()),
     cleanup,
     async close(): Promise<void> {

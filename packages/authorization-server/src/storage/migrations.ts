@@ -97,6 +97,26 @@ ALTER TABLE accounts ADD COLUMN source TEXT NOT NULL DEFAULT 'operator';
 UPDATE accounts SET source = 'unknown' WHERE id IN (SELECT account_id FROM account_identities);
 `,
   },
+  {
+    version: 3,
+    name: 'third-party connections',
+    // The token vault: one sealed token set per (account, provider); times in epoch seconds.
+    sql: `
+CREATE TABLE third_party_connections (
+  account_id TEXT NOT NULL,
+  provider TEXT NOT NULL,
+  key_id TEXT NOT NULL,
+  sealed TEXT NOT NULL,
+  scopes TEXT NOT NULL,
+  provider_subject TEXT,
+  expires_at INTEGER,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  version INTEGER NOT NULL,
+  PRIMARY KEY (account_id, provider)
+);
+`,
+  },
 ];
 
 /** PostgreSQL: `{schema}` is replaced by the quoted schema name. */
@@ -167,6 +187,26 @@ CREATE INDEX kv_expires_at ON {schema}.kv (expires_at);
     sql: `
 ALTER TABLE {schema}.accounts ADD COLUMN source TEXT NOT NULL DEFAULT 'operator';
 UPDATE {schema}.accounts SET source = 'unknown' WHERE id IN (SELECT account_id FROM {schema}.account_identities);
+`,
+  },
+  {
+    version: 3,
+    name: 'third-party connections',
+    // See the SQLite step 3.
+    sql: `
+CREATE TABLE {schema}.third_party_connections (
+  account_id TEXT NOT NULL,
+  provider TEXT NOT NULL,
+  key_id TEXT NOT NULL,
+  sealed TEXT NOT NULL,
+  scopes TEXT NOT NULL,
+  provider_subject TEXT,
+  expires_at BIGINT,
+  created_at BIGINT NOT NULL,
+  updated_at BIGINT NOT NULL,
+  version INTEGER NOT NULL,
+  PRIMARY KEY (account_id, provider)
+);
 `,
   },
 ];

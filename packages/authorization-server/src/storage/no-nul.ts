@@ -10,16 +10,18 @@
  */
 import { StorageError } from './errors.js';
 import type { ModelBackend } from './model-rows.js';
-import type { AccountStore, KeyValueStore } from './types.js';
+import type { AccountStore, ConnectionStore, KeyValueStore } from './types.js';
 
 const NUL = '\u0000';
 
 function hasNul(value: unknown): boolean {
   if (typeof value === 'string') return value.includes(NUL);
-  // A NextRow / Stamp / ModelRow names its row by `id` (and maybe `grantId`, `uid`, `userCode`).
+  // A NextRow / Stamp / ModelRow names its row by `id` (and maybe `grantId`, `uid`, `userCode`); a connection by `accountId` and `provider`.
   if (value && typeof value === 'object' && !Array.isArray(value)) {
     const row = value as Record<string, unknown>;
-    return ['id', 'grantId', 'uid', 'userCode', 'username'].some((k) => typeof row[k] === 'string' && (row[k] as string).includes(NUL));
+    return ['id', 'grantId', 'uid', 'userCode', 'username', 'accountId', 'provider'].some(
+      (k) => typeof row[k] === 'string' && (row[k] as string).includes(NUL),
+    );
   }
   return false;
 }
@@ -68,6 +70,17 @@ export function nulSafeModels(models: ModelBackend): ModelBackend {
 /** Accounts: lookups find nothing; creating or renaming with a NUL is refused (`invalid_input`). */
 export function nulSafeAccounts(accounts: AccountStore): AccountStore {
   return guardNul(accounts, 'account', (method) => (method.startsWith('find') ? { value: undefined } : undefined));
+}
+
+/** Connections: a lookup or delete with a NUL finds nothing; a write with one is refused (`invalid_input`). */
+export function nulSafeConnections(connections: ConnectionStore): ConnectionStore {
+  return guardNul(connections, 'connection', (method) => {
+    if (method === 'get') return { value: undefined };
+    if (method === 'list') return { value: [] };
+    if (method === 'delete') return { value: false };
+    if (method === 'deleteAccount') return { value: 0 };
+    return undefined;
+  });
 }
 
 /**

@@ -58,6 +58,53 @@ export interface AccountStore {
   update(id: string, patch: AccountPatch): Promise<AccountRecord>;
 }
 
+/**
+ * A user's connection to a third-party provider (the token vault): one per (account, provider).
+ * The provider's tokens are sealed (AES-256-GCM, third-party/seal.ts) under the key `keyId`
+ * names, with the account and provider as associated data: a row copied to another account or
+ * provider does not open. What is not secret stays readable for the account page and clean-up.
+ */
+export interface ConnectionRecord {
+  accountId: string;
+  /** The provider's short name (`thirdParty.providers` key). */
+  provider: string;
+  /** Which vault key sealed `sealed` (a hash of the key, never the key). */
+  keyId: string;
+  /** The sealed token set: base64url of nonce ‖ ciphertext ‖ tag. */
+  sealed: string;
+  /** Scopes the provider granted. */
+  scopes: string[];
+  /** The user's subject at the provider, when it said (an ID token's `sub`). */
+  providerSubject?: string;
+  /** When the provider's access token expires (epoch seconds); undefined: the provider did not say. */
+  expiresAt?: number;
+  /** Epoch seconds. */
+  createdAt: number;
+  updatedAt: number;
+  /** Grows by one at every write: a replacement names the version it read (refresh under concurrency). */
+  version: number;
+}
+
+/** What a write gives: the store sets the timestamps and the version. */
+export type ConnectionInput = Omit<ConnectionRecord, 'createdAt' | 'updatedAt' | 'version'>;
+
+export interface ConnectionStore {
+  /** Creates or replaces the connection of (account, provider); `createdAt` of a replaced one is kept. */
+  put(connection: ConnectionInput): Promise<ConnectionRecord>;
+  /**
+   * Replaces the connection only if its version is still `version` (a refresh that raced with
+   * another one, or with a disconnect, writes nothing); the new record, or undefined.
+   */
+  replace(connection: ConnectionInput, version: number): Promise<ConnectionRecord | undefined>;
+  get(accountId: string, provider: string): Promise<ConnectionRecord | undefined>;
+  /** The account's connections, by provider name. */
+  list(accountId: string): Promise<ConnectionRecord[]>;
+  /** True when there was one. */
+  delete(accountId: string, provider: string): Promise<boolean>;
+  /** Every connection of the account (disabled, removed, adopted); how many. */
+  deleteAccount(accountId: string): Promise<number>;
+}
+
 /** A persisted signing key: the private JWK (with `kid`, `alg`, `use: "sig"`). */
 export interface StoredSigningKey {
   jwk: JWK;
@@ -119,6 +166,8 @@ export interface Store {
   readonly accounts: AccountStore;
   readonly keys: KeyStore;
   readonly kv: KeyValueStore;
+  /** Third-party connections (the token vault's sealed records). */
+  readonly connections: ConnectionStore;
   /** Resolves when the backing store answers (readiness). */
   ping(): Promise<void>;
   /** Deletes expired rows; returns how many. */

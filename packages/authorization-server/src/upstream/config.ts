@@ -1,6 +1,6 @@
 /** Configuration of upstream OpenID Connect providers ("Sign in with <name>"). */
-import { isLoopbackHost, isScopeToken } from '@mcp-auth-kit/protocol';
-import { parseUrl } from '../urls.js';
+import { isScopeToken } from '@mcp-auth-kit/protocol';
+import { isSecurePeerUrl, parseUrl } from '../urls.js';
 
 import type { UpstreamProviderConfig } from '../config/types.js';
 
@@ -24,7 +24,7 @@ export function upstreamConfigProblems(upstream: unknown, asLoopback: boolean): 
     else names.add(u.name);
     const url = typeof u.issuer === 'string' ? parseUrl(u.issuer) : undefined;
     if (!url) problems.push(`${where}.issuer: must be an absolute URL`);
-    else if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname) && asLoopback)) {
+    else if (!isSecurePeerUrl(url, asLoopback)) {
       problems.push(`${where}.issuer: must use https (http only for a loopback provider on a loopback issuer, for development)`);
     }
     if (typeof u.clientId !== 'string' || !u.clientId) problems.push(`${where}.clientId: required`);

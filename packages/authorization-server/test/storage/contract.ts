@@ -1,7 +1,7 @@
 /**
  * The storage contract, written once and run against every implementation
  * (memory, SQLite, PostgreSQL) by `contract.test.ts`. Its parts follow a backend's
- * (`contract/models.ts`, `keys.ts`, `accounts.ts`, `kv.ts`), then `lifecycle.ts`.
+ * (`contract/models.ts`, `keys.ts`, `accounts.ts`, `connections.ts`, `kv.ts`), then `lifecycle.ts`.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { afterEach, beforeEach, describe } from 'vitest';
@@ -9,6 +9,7 @@ import type { RequestContext } from '../../src/storage/request-context.js';
 import type { OpenStoreOptions } from '../../src/storage/assemble.js';
 import type { Store } from '../../src/storage/index.js';
 import { accountsContract } from './contract/accounts.js';
+import { connectionsContract } from './contract/connections.js';
 import { keysContract } from './contract/keys.js';
 import { kvContract } from './contract/kv.js';
 import { lifecycleContract } from './contract/lifecycle.js';
@@ -62,6 +63,7 @@ export function storeContract(target: ContractTarget): void {
     modelsContract(opened);
     keysContract(opened);
     accountsContract(opened);
+    connectionsContract(opened);
     kvContract(opened);
     nulContract(opened);
     lifecycleContract(target, opened);

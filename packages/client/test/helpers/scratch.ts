@@ -26,6 +26,24 @@ export function scratch(prefix: string): { tmp(): string; children: ChildProcess
   };
 }
 
+/**
+ * `start` for one test file: what it starts (a loopback server) is closed after the test that
+ * started it.
+ */
+export function closeAfterEach<Args extends unknown[], T extends { close(): Promise<void> }>(
+  start: (...args: Args) => Promise<T>,
+): (...args: Args) => Promise<T> {
+  const started: T[] = [];
+  afterEach(async () => {
+    while (started.length) await started.pop()!.close();
+  });
+  return async (...args) => {
+    const s = await start(...args);
+    started.push(s);
+    return s;
+  };
+}
+
 /** The McpAuthError `p` rejects with, and how long it took to. */
 export async function refusal(p: Promise<unknown>): Promise<{ err: McpAuthError; ms: number }> {
   const started = Date.now();

@@ -84,6 +84,16 @@ export class StubIssuer {
     }
   }
 
+  /** More RFC 8414 members for a subclass's endpoints. */
+  protected extraMetadata(): Record<string, unknown> {
+    return {};
+  }
+
+  /** A subclass's own endpoints: `true` when it answered the request. */
+  protected async route(_req: IncomingMessage, _res: ServerResponse, _url: URL): Promise<boolean> {
+    return false;
+  }
+
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', this.origin);
     const json = (status: number, body: unknown) => {
@@ -97,6 +107,7 @@ export class StubIssuer {
         jwks_uri: `${this.origin}/jwks`,
         introspection_endpoint: `${this.origin}/introspect`,
         code_challenge_methods_supported: ['S256'],
+        ...this.extraMetadata(),
       });
     }
     if (url.pathname === '/jwks') {
@@ -112,6 +123,7 @@ export class StubIssuer {
       const token = new URLSearchParams(body).get('token') ?? '';
       return json(this.introspectionStatus, this.introspectionResponses.get(token) ?? { active: false });
     }
+    if (await this.route(req, res, url)) return;
     json(404, { error: 'not_found' });
   }
 }

@@ -1,10 +1,10 @@
 // Type-checked by `tsc -p .` (nodenext, skipLibCheck: false): every package's published
 // declarations compile in a user's project on express 5 types next to the MCP SDK v2 express
-// package (whose own req.auth augmentation must merge with ours), and the CLI's subpath.
+// package (whose own req.auth augmentation must merge with ours). The CLI (@mcp-auth-kit/cli) is
+// a command without an API: the scratch-project test runs its installed bin.
 import express, { type Request, type Response } from 'express';
 import { createAuthorizationServer, type AuthorizationServer, type AuthorizationServerConfig } from '@mcp-auth-kit/authorization-server';
 import type { McpAuthInfo } from '@mcp-auth-kit/resource-server';
-import { run, type CliIo } from '@mcp-auth-kit/client/cli';
 import { createMcpExpressApp } from '@modelcontextprotocol/express';
 import type { AuthInfo } from '@modelcontextprotocol/server';
 import { rs } from './published-api.js';
@@ -26,6 +26,3 @@ export async function startAs(config: AuthorizationServerConfig): Promise<Author
   app.use(as.app);
   return as;
 }
-
-const io: CliIo = { stdout: (text) => process.stdout.write(text), stderr: (text) => process.stderr.write(text), env: process.env };
-export const cli = (argv: string[]): Promise<number> => run(argv, io);

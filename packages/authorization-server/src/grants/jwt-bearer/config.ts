@@ -3,9 +3,8 @@
  * bearer grant of MCP enterprise-managed authorization): which enterprise IdPs this server
  * trusts, which clients may present their ID-JAGs, and how their users map to local accounts.
  */
-import { isLoopbackHost } from '@mcp-auth-kit/protocol';
 import type { JWK } from 'jose';
-import { parseUrl } from '../../urls.js';
+import { isSecurePeerUrl, parseUrl } from '../../urls.js';
 
 import type { IdJagConfig, TrustedIdpConfig } from '../../config/types.js';
 
@@ -28,16 +27,15 @@ function idpProblems(
 ): string[] {
   if (!idp || typeof idp !== 'object') return [`${where}: must be an object`];
   const problems: string[] = [];
-  const allowHttp = (url: URL) => url.protocol === 'http:' && isLoopbackHost(url.hostname) && asLoopback;
   const issuer = typeof idp.issuer === 'string' ? parseUrl(idp.issuer) : undefined;
   if (!issuer) problems.push(`${where}.issuer: must be an absolute URL`);
-  else if (issuer.protocol !== 'https:' && !allowHttp(issuer))
+  else if (!isSecurePeerUrl(issuer, asLoopback))
     problems.push(`${where}.issuer: must use https (http only for a loopback IdP on a loopback issuer, for development)`);
   if ((idp.jwksUri === undefined) === (idp.jwks === undefined)) problems.push(`${where}: set exactly one of jwksUri and jwks`);
   if (idp.jwksUri !== undefined) {
     const url = typeof idp.jwksUri === 'string' ? parseUrl(idp.jwksUri) : undefined;
     if (!url) problems.push(`${where}.jwksUri: must be an absolute URL`);
-    else if (url.protocol !== 'https:' && !allowHttp(url))
+    else if (!isSecurePeerUrl(url, asLoopback))
       problems.push(`${where}.jwksUri: must use https (RFC 7517 §5; http only for a loopback IdP on a loopback issuer)`);
   }
   if (idp.jwks !== undefined) {

@@ -32,6 +32,7 @@ import { dpopBinding, requireProofOfBoundClient, type DpopBinding } from './dpop
 import type { ResolvedIdJagConfig } from '../../config/types.js';
 import { trustedIdps } from './idp-keys.js';
 import { IdJagRefusal, providerError, refuse } from './refusal.js';
+import { handlerDecidesGrant } from '../handler-decides.js';
 import { verifyIdJag, type VerifiedIdJag } from './verify.js';
 import { ID_JAG_GRANT_PROFILE, JWT_BEARER_GRANT_TYPE } from './constants.js';
 
@@ -238,13 +239,8 @@ export function installIdJagGrant(provider: Provider, options: IdJagGrantOptions
   }
 
   provider.registerGrantType(JWT_BEARER_GRANT_TYPE, idJagGrant as never, ['assertion', 'scope', 'resource'], ['resource']);
-  // oidc-provider's own check (before the handler) would answer invalid_request; the handler's
-  // checkClient applies the same rule, and more, with RFC 6749 §5.2's unauthorized_client.
-  const prototype = provider.Client.prototype;
-  const listed = prototype.grantTypeAllowed;
-  prototype.grantTypeAllowed = function grantTypeAllowed(this: InstanceType<Provider['Client']>, type: string): boolean {
-    return type === JWT_BEARER_GRANT_TYPE || listed.call(this, type);
-  };
+  // The handler's checkClient applies oidc-provider's grant_types rule, and more, with unauthorized_client.
+  handlerDecidesGrant(provider, JWT_BEARER_GRANT_TYPE);
 
   provider.use(async (ctx, next) => {
     await next();

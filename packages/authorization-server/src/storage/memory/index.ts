@@ -5,6 +5,7 @@
 import type { BackendParts } from '../assemble.js';
 import type { Clock } from '../clock.js';
 import { MemoryAccounts } from './accounts.js';
+import { MemoryConnections } from './connections.js';
 import { MemoryKeys } from './keys.js';
 import { MemoryKv } from './kv.js';
 import { MemoryModels } from './models.js';
@@ -18,6 +19,7 @@ export function openMemoryBackend(clock: Clock): BackendParts {
     models,
     keys,
     accounts: new MemoryAccounts(clock),
+    connections: new MemoryConnections(clock),
     kv,
     ping: async () => {},
     async cleanup(now: number) {

@@ -10,6 +10,7 @@ import { type Clock, epochSeconds } from '../clock.js';
 import { checkSchemaName, DEFAULT_PG_SCHEMA } from '../config.js';
 import { driverMissing } from '../errors.js';
 import { PgAccounts } from './accounts.js';
+import { PgConnections } from './connections.js';
 import { PgKeys } from './keys.js';
 import { PgKv } from './kv.js';
 import { migrate } from './migrate.js';
@@ -48,6 +49,7 @@ export async function openPostgresBackend(
     models: new PgModels(pool, q, grantsAhead, accountsAhead),
     keys: new PgKeys(pool, q, `mcp-auth-kit:keys:${schema}`),
     accounts: new PgAccounts(pool, q, clock, accountsAhead),
+    connections: new PgConnections(pool, q, clock),
     kv: new PgKv(pool, q, clock),
     ping: async () => {
       await repeatable(pool, 'SELECT 1');

@@ -11,6 +11,7 @@ import { type Clock, epochSeconds } from '../clock.js';
 import { StorageError } from '../errors.js';
 import { SqliteAccounts } from './accounts.js';
 import { CommitGroup } from './commit-group.js';
+import { SqliteConnections } from './connections.js';
 import { openSqliteDriver, type SqliteDriverName } from './driver.js';
 import { SqliteKeys } from './keys.js';
 import { SqliteKv } from './kv.js';
@@ -43,6 +44,7 @@ export async function openSqliteBackend(file: string, clock: Clock, driver?: Sql
     models: new SqliteModels(db, writes),
     keys: new SqliteKeys(db),
     accounts: new SqliteAccounts(db, clock),
+    connections: new SqliteConnections(db, clock),
     kv: new SqliteKv(db, clock, writes),
     ping: async () => {
       prepared(db, 'SELECT 1').get();

@@ -34,6 +34,7 @@ export function lifecycleContract(target: ContractTarget, opened: Opened): void 
       await expect(store.adapter('Client').find('x')).rejects.toMatchObject({ code: 'closed' });
       await expect(store.kv.get('a', 'b')).rejects.toMatchObject({ code: 'closed' });
       await expect(store.accounts.list()).rejects.toMatchObject({ code: 'closed' });
+      await expect(store.connections.list('a1')).rejects.toMatchObject({ code: 'closed' });
       await expect(store.keys.signingKeys()).rejects.toMatchObject({ code: 'closed' });
       await expect(store.cleanup()).rejects.toMatchObject({ code: 'closed' });
     });

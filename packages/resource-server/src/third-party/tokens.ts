@@ -1,0 +1,246 @@
+import { ConfigError, isAccessTokenSyntax, issuerProblem } from '@mcp-auth-kit/protocol';
+import type { AuthorizationServerMetadata } from '../as-metadata.js';
+import { KeyStore } from '../key-store.js';
+import { resolveThirdParty, type ResolvedThirdPartyOptions, type ThirdPartyOptions } from '../options.js';
+import { tokenHash } from '../token-cache.js';
+import type { McpAuthInfo, ResourceServerLogger } from '../types.js';
+import { ThirdPartyAuthorizationRequiredError, ThirdPartyTokenError } from './errors.js';
+import { exchangeToken, refusal, tokenEndpointProblem } from './exchange.js';
+
+/** Per-call options of {@link ThirdPartyTokens.token}. */
+export interface ThirdPartyTokenRequestOptions {
+  /** Cancels the wait (pass the tool call's `signal`): the caller is answered at once with its reason. */
+  signal?: AbortSignal;
+  /** Ask the authorization server even when a token is cached (e.g. after the provider refused the cached one). */
+  bypassCache?: boolean;
+}
+
+/** Provider tokens for the users of one MCP server: what `thirdPartyToken` calls. */
+export interface ThirdPartyTokens {
+  /**
+   * The provider's access token for the user `authInfo` belongs to, by RFC 8693 token exchange of
+   * `authInfo.token` (the MCP access token) at the token's own authorization server.
+   * @throws {ThirdPartyAuthorizationRequiredError} the user has not connected the provider
+   * @throws {ThirdPartyTokenError} any other refusal
+   */
+  token(authInfo: McpAuthInfo, provider: string, options?: ThirdPartyTokenRequestOptions): Promise<string>;
+  /** Drops every cached provider token. */
+  clear(): void;
+}
+
+/** Options of {@link createThirdPartyTokens}: the client settings plus the authorization server. */
+export interface ThirdPartyTokensOptions extends ThirdPartyOptions {
+  /** Issuer of the authorization server that issues the MCP access tokens (its token endpoint is discovered, RFC 8414). */
+  issuer: string;
+  /** fetch used for metadata and exchanges (default global `fetch`). */
+  fetch?: typeof fetch;
+  /** Clock in ms (default `Date.now`), for cache expiry. */
+  now?: () => number;
+  /** Receives refusals (code, provider, status), never a token. */
+  logger?: ResourceServerLogger;
+}
+
+/** What the token cache and the exchanges need besides the client settings. */
+export interface ThirdPartyContext {
+  /** The issuers whose MCP tokens may be exchanged: a token goes only to its own issuer. */
+  issuers: readonly string[];
+  /** RFC 8414 metadata of an issuer (the resource server's own discovery, with its deadlines and failure cooldown). */
+  metadata(issuer: string): Promise<AuthorizationServerMetadata>;
+  fetch: typeof fetch;
+  now: () => number;
+  logger: ResourceServerLogger | undefined;
+}
+
+/** A provider's short name at the authorization server (`drive`): also the RFC 8693 `audience`. */
+const PROVIDER_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/**
+ * Creates the exchanges of one MCP server outside the middleware (the middleware's `thirdParty`
+ * option builds the same from its own settings): pass the result as `thirdPartyToken(authInfo,
+ * provider, { tokens })`, or call `tokens.token(authInfo, provider)`.
+ * @throws {ConfigError} listing every bad option
+ */
+export function createThirdPartyTokens(options: ThirdPartyTokensOptions): ThirdPartyTokens {
+  const problems: string[] = [];
+  const resolved = resolveThirdParty(problems, '', options);
+  // the issuer is compared with the tokens' `iss` and is where their metadata is looked up
+  const issuer = issuerProblem(options.issuer);
+  if (issuer !== undefined) problems.push(`issuer ${issuer}`);
+  if (problems.length > 0) throw new ConfigError(problems, 'third-party tokens');
+  const fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
+  const now = options.now ?? Date.now;
+  // the resource server's own metadata discovery (one fetch per issuer, failures remembered briefly)
+  const discovery = new KeyStore({
+    fetch: fetchImpl,
+    timeoutMs: resolved.timeoutMs,
+    cooldownMs: 0,
+    cacheMaxAgeMs: 0,
+    failureCooldownMs: 5_000,
+    jwksUris: {},
+    now,
+  });
+  return thirdPartyTokens(resolved, {
+    issuers: [options.issuer],
+    metadata: (issuer) => discovery.metadata(issuer),
+    fetch: fetchImpl,
+    now,
+    logger: options.logger,
+  });
+}
+
+interface CachedToken {
+  token: string;
+  /** ms since the epoch */
+  until: number;
+}
+
+/** {@link ThirdPartyTokens} from checked options (the middleware's path and {@link createThirdPartyTokens}). */
+export function thirdPartyTokens(options: ResolvedThirdPartyOptions, context: ThirdPartyContext): ThirdPartyTokens {
+  const { now, logger } = context;
+  // Keyed by (SHA-256 of the MCP token, provider): another user's token has another key, so no
+  // user is ever answered with another's provider token, and the cache holds no usable MCP token.
+  const cache = new Map<string, CachedToken>();
+  const inFlight = new Map<string, Promise<CachedToken>>();
+  const credentials = { clientId: options.clientId, clientSecret: options.clientSecret, authMethod: options.authMethod };
+
+  /** The issuer this MCP token may be sent to: its own (`iss`), one this server trusts. */
+  function issuerOf(authInfo: McpAuthInfo, provider: string): string {
+    const iss = authInfo.extra?.iss;
+    if (typeof iss === 'string') {
+      if (context.issuers.includes(iss)) return iss;
+    } else if (iss === undefined && context.issuers.length === 1) {
+      // a token whose issuer the verification did not name (introspection without `iss`): the one AS
+      return context.issuers[0]!;
+    }
+    throw new ThirdPartyTokenError(
+      'not_configured',
+      provider,
+      `No authorization server to exchange this MCP access token at for a ${JSON.stringify(provider)} token (its issuer is not the configured one)`,
+    );
+  }
+
+  async function tokenEndpointOf(issuer: string, provider: string): Promise<string> {
+    if (options.tokenEndpoint !== undefined) return options.tokenEndpoint;
+    let metadata: AuthorizationServerMetadata;
+    try {
+      metadata = await context.metadata(issuer);
+    } catch (cause) {
+      throw refusal('temporarily_unavailable', provider, { cause: cause instanceof Error ? new Error(cause.message) : undefined });
+    }
+    const endpoint = metadata.token_endpoint;
+    if (endpoint === undefined || tokenEndpointProblem(endpoint) !== undefined) throw refusal('invalid_response', provider);
+    return endpoint;
+  }
+
+  async function exchange(authInfo: McpAuthInfo, provider: string): Promise<CachedToken> {
+    const issuer = issuerOf(authInfo, provider);
+    const tokenEndpoint = await tokenEndpointOf(issuer, provider);
+    const exchanged = await exchangeToken({
+      tokenEndpoint,
+      issuer,
+      credentials,
+      subjectToken: authInfo.token,
+      provider,
+      fetch: context.fetch,
+      timeoutMs: options.timeoutMs,
+    });
+    const at = now();
+    let until = at;
+    if (exchanged.expiresIn !== undefined) {
+      // dropped shortly before the provider's own expiry (at most half its lifetime early), and
+      // never kept past the MCP token's: nobody can present that key any more
+      const skew = Math.min(options.expirySkewSeconds, exchanged.expiresIn / 2);
+      until = at + (exchanged.expiresIn - skew) * 1000;
+      if (typeof authInfo.expiresAt === 'number') until = Math.min(until, authInfo.expiresAt * 1000);
+    }
+    return { token: exchanged.accessToken, until };
+  }
+
+  function remember(key: string, entry: CachedToken): void {
+    if (options.cacheMaxEntries <= 0 || !(entry.until > now())) return;
+    cache.delete(key);
+    cache.set(key, entry);
+    while (cache.size > options.cacheMaxEntries) cache.delete(cache.keys().next().value as string);
+  }
+
+  function cached(key: string): string | undefined {
+    const entry = cache.get(key);
+    if (entry === undefined) return undefined;
+    if (now() >= entry.until) {
+      cache.delete(key);
+      return undefined;
+    }
+    return entry.token;
+  }
+
+  function log(authInfo: McpAuthInfo, provider: string, err: unknown): void {
+    if (logger === undefined || !(err instanceof ThirdPartyTokenError)) return;
+    const details = {
+      provider,
+      code: err.code,
+      ...(err.status !== undefined ? { status: err.status } : {}),
+      token_sha256_prefix: tokenHash(authInfo.token).slice(0, 12),
+    };
+    // not connected yet is the normal first step of the flow
+    const line = err instanceof ThirdPartyAuthorizationRequiredError ? (logger.debug ?? logger.info) : (logger.warn ?? logger.info);
+    line?.call(logger, 'mcp-auth-kit resource-server: third-party token not issued', details);
+  }
+
+  return {
+    async token(authInfo, provider, request = {}) {
+      if (typeof provider !== 'string' || !PROVIDER_NAME.test(provider)) {
+        throw new TypeError('provider must be the provider\'s short name at the authorization server (letters, digits, ".", "_", "-")');
+      }
+      if (typeof authInfo !== 'object' || authInfo === null || !isAccessTokenSyntax(authInfo.token)) {
+        throw new TypeError("authInfo must be the request's auth info (req.auth, extra.authInfo or ctx.http.authInfo)");
+      }
+      request.signal?.throwIfAborted();
+      const key = `${tokenHash(authInfo.token)} ${provider}`;
+      if (request.bypassCache !== true) {
+        const hit = cached(key);
+        if (hit !== undefined) return hit;
+      }
+      let pending = inFlight.get(key);
+      if (pending === undefined) {
+        // concurrent calls for one (token, provider) share one exchange (and one connect URL)
+        pending = exchange(authInfo, provider).then(
+          (entry) => {
+            inFlight.delete(key);
+            remember(key, entry);
+            return entry;
+          },
+          (err: unknown) => {
+            inFlight.delete(key);
+            log(authInfo, provider, err);
+            throw err;
+          },
+        );
+        inFlight.set(key, pending);
+      }
+      const entry = await abortable(pending, request.signal);
+      return entry.token;
+    },
+    clear() {
+      cache.clear();
+    },
+  };
+}
+
+/** `promise`, or a rejection with the signal's reason as soon as it aborts (the work goes on for other callers). */
+function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return promise;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      },
+    );
+  });
+}

@@ -48,7 +48,10 @@ describe('e2e: third-party authorization (URL elicitation → connect → drive 
 
   it.each([
     { wire: '2025-11-25 (-32042, then retry)', options: {} },
-    { wire: '2026-07-28 (InputRequiredResult, then retry with inputResponses)', options: { versionNegotiation: { mode: { pin: '2026-07-28' } } } },
+    {
+      wire: '2026-07-28 (InputRequiredResult, then retry with inputResponses)',
+      options: { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+    },
   ])('the SDK v2 client on $wire: elicitation → connect page as the same user → the tool answers with drive files', async ({ options }) => {
     await disconnectAtDrive();
     const auth = signedIn();

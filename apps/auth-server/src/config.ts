@@ -322,7 +322,7 @@ function withMcpClientEnv(as: AsOptions, env: NodeJS.ProcessEnv, problems: strin
   const clientSecret = env.MCP_CLIENT_SECRET?.trim();
   if (!clientId && !clientSecret) return as;
   if (!clientId || !clientSecret) {
-    problems.push('MCP_CLIENT_ID and MCP_CLIENT_SECRET go together (the MCP server\'s client for the token exchange)');
+    problems.push("MCP_CLIENT_ID and MCP_CLIENT_SECRET go together (the MCP server's client for the token exchange)");
     return as;
   }
   const client = {

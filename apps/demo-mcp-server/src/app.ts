@@ -209,7 +209,10 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
   const resourceMetadataUrl = rs.metadataUrl;
 
   const driveApi = options.drive?.api;
-  const mcp = createMcpHandler(() => createNotesMcpServer(store, driveApi === undefined ? {} : { driveApi }), { legacy: 'stateless', onerror: onError });
+  const mcp = createMcpHandler(() => createNotesMcpServer(store, driveApi === undefined ? {} : { driveApi }), {
+    legacy: 'stateless',
+    onerror: onError,
+  });
   const mcpNode = toNodeHandler(mcp, { onerror: onError });
 
   const app = express();

@@ -23,7 +23,8 @@ export function registerDriveTool(server: McpServer, driveApi: string): void {
     'drive_list_files',
     {
       title: 'List drive files',
-      description: "Lists the calling user's files at the demo drive (a third-party service, connected once through the authorization server).",
+      description:
+        "Lists the calling user's files at the demo drive (a third-party service, connected once through the authorization server).",
       outputSchema: z.object({ files: z.array(fileSchema) }),
       annotations: { readOnlyHint: true, openWorldHint: true },
     },

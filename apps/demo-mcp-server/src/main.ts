@@ -57,7 +57,7 @@ function driveFromEnv(problems: string[], env: NodeJS.ProcessEnv): { api: string
   const clientId = env.MCP_CLIENT_ID?.trim();
   const clientSecret = env.MCP_CLIENT_SECRET?.trim();
   if (!clientId || !clientSecret) {
-    problems.push('DEMO_DRIVE_API needs MCP_CLIENT_ID and MCP_CLIENT_SECRET (this server\'s client for the token exchange)');
+    problems.push("DEMO_DRIVE_API needs MCP_CLIENT_ID and MCP_CLIENT_SECRET (this server's client for the token exchange)");
     return undefined;
   }
   return { api, clientId, clientSecret };

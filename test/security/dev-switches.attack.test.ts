@@ -321,6 +321,9 @@ describe('enumeration: every dev-only setting of the sources is a row of the tab
     START_READY_TIMEOUT_MS: 'npm start timing',
     START_STOP_TIMEOUT_MS: 'npm start timing',
     DEMO_DRIVE_PORT: 'port (the demo drive itself starts only for a loopback AS_ISSUER outside production)',
+    MCP_CLIENT_ID: "the MCP server's own confidential client for RFC 8693 token exchange (AS and demo server)",
+    MCP_CLIENT_SECRET: "that client's secret (set by npm start for its children, random per start)",
+    DEMO_DRIVE_API: "the upstream API the demo's drive tool calls with the exchanged token (operator-set, needs MCP_CLIENT_*)",
     DEMO_DRIVE_CLIENT_SECRET: "set by npm start for its own children (the AS's secret at the demo drive), random per start",
   };
 

@@ -87,3 +87,11 @@ export {
   oauthErrorDescription,
   tokenLifetime,
 } from './oauth-values.js';
+export {
+  AUTH_EXTENSIONS,
+  CLIENT_CAPABILITIES_META_KEY,
+  ENTERPRISE_MANAGED_AUTHORIZATION_EXTENSION,
+  isAuthExtension,
+  OAUTH_CLIENT_CREDENTIALS_EXTENSION,
+  type AuthExtension,
+} from './extensions.js';

@@ -116,7 +116,7 @@ export function parseWwwAuthenticate(header: string): Challenge[] {
         while (i < s.length && s[i] !== ',' && s[i] !== ' ' && s[i] !== '\t') i++;
         value = s.slice(start, i);
       }
-      if (Object.prototype.hasOwnProperty.call(challenge.params, name)) fail(`repeated parameter "${name}"`);
+      if (Object.hasOwn(challenge.params, name)) fail(`repeated parameter "${name}"`);
       challenge.params[name] = value;
       skipOws();
       if (i >= s.length) break;

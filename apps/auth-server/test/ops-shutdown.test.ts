@@ -22,7 +22,13 @@ function slowTokenRequest(port: number) {
     req.on('error', (err: NodeJS.ErrnoException) => resolve({ error: err.code ?? err.message }));
   });
   req.write(body.slice(0, 10));
-  return { response, finish: () => req.end(body.slice(10)) };
+  // The server has the request's head once the client is connected and a later request on another
+  // connection has been answered: a fixed sleep was not enough on a loaded machine.
+  const started = new Promise<void>((resolve) => req.on('socket', (s) => s.once('connect', () => resolve())))
+    .then(() => fetch(`http://127.0.0.1:${port}/healthz`))
+    .then((r) => r.arrayBuffer())
+    .then(() => undefined);
+  return { response, started, finish: () => req.end(body.slice(10)) };
 }
 
 async function refused(port: number): Promise<boolean> {
@@ -44,7 +50,7 @@ describe('graceful shutdown', () => {
       shutdownTimeoutMs: 10_000,
     });
     const slow = slowTokenRequest(running.port);
-    await new Promise((r) => setTimeout(r, 50));
+    await slow.started;
     let closed = false;
     const closing = running.close().then(() => (closed = true));
     await new Promise((r) => setTimeout(r, 50));
@@ -66,7 +72,7 @@ describe('graceful shutdown', () => {
       shutdownTimeoutMs: 200,
     });
     const slow = slowTokenRequest(running.port);
-    await new Promise((r) => setTimeout(r, 50));
+    await slow.started;
     await running.close();
     expect(await slow.response).toEqual({ error: 'ECONNRESET' });
   });

@@ -77,7 +77,8 @@ export class Probe {
   #counted(inner: FetchLike, allowPrivate: boolean): FetchLike {
     return async (input, init) => {
       if (this.#deadline.aborted) throw new Error('the time for all checks is up (timeoutMs)');
-      if (++this.#count > this.#max) throw new Error(`the request budget is spent (maxRequests ${this.#max})`);
+      if (this.#count >= this.#max) throw new Error(`the request budget is spent (maxRequests ${this.#max})`);
+      this.#count++;
       const url = new URL(input instanceof Request ? input.url : String(input));
       if (url.protocol === 'http:') {
         const decision = allowPrivate ? await resolveEgress(url.hostname.replace(/^\[|\]$/g, ''), PUBLIC_ONLY) : undefined;

@@ -4,7 +4,7 @@
  * cap on the number of requests and on the time of the whole run, and a record of each exchange
  * with every secret redacted.
  */
-import { ANY_ADDRESS, PUBLIC_ONLY, resolveEgress } from '@mcp-auth-kit/protocol';
+import { ANY_ADDRESS, PUBLIC_ONLY, resolveEgress, visibleText } from '@mcp-auth-kit/protocol';
 import { guardedGet, policyFetch, type FetchLike, type HttpDeps } from '@mcp-auth-kit/client/core';
 import type { CheckDeploymentOptions } from './types.js';
 
@@ -112,13 +112,13 @@ export class Probe {
     run: () => Promise<Response>,
   ): Promise<Exchange> {
     const sent = this.redact(
-      [`${method} ${url.href}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), ...(body ? ['', excerpt(body)] : [])].join('\n'),
+      lines([`${method} ${url.href}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), ...(body ? ['', excerpt(body)] : [])]),
     );
     let res: Response;
     try {
       res = await run();
     } catch (err) {
-      const error = this.redact(err instanceof Error ? err.message : String(err));
+      const error = this.redact(visibleText(err instanceof Error ? err.message : String(err)));
       return { headers: new Headers(), text: '', error, sent, received: `no answer: ${error}` };
     }
     let text = '';
@@ -130,7 +130,7 @@ export class Probe {
     const json = parseObject(text);
     for (const field of ['access_token', 'refresh_token', 'id_token']) this.keepSecret(json?.[field]);
     const shown = SHOWN_HEADERS.filter((h) => res.headers.has(h)).map((h) => `${h}: ${res.headers.get(h)}`);
-    const received = this.redact([`HTTP ${res.status}`, ...shown, ...(text ? ['', excerpt(text)] : [])].join('\n'));
+    const received = this.redact(lines([`HTTP ${res.status}`, ...shown, ...(text ? ['', excerpt(text)] : [])]));
     return { status: res.status, headers: res.headers, text, ...(json && { json }), sent, received };
   }
 
@@ -141,6 +141,14 @@ export class Probe {
     // the credential of an Authorization header, whatever its scheme (a challenge's parameters stay)
     return out.replace(/^(authorization:\s*\S+\s+)\S+/gim, '$1[redacted]');
   }
+}
+
+/**
+ * The evidence's own lines: each part one line, whatever it holds (a server's line breaks,
+ * controls and invisible characters shown as escapes), so no answer can forge a line of the report.
+ */
+function lines(parts: string[]): string {
+  return parts.map((part) => visibleText(part)).join('\n');
 }
 
 function excerpt(text: string): string {

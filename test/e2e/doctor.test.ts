@@ -66,7 +66,14 @@ describe('doctor against the demo stack (issue 45)', () => {
       browserOrigin: new URL(stack.mcpUrl).origin,
     });
     expect(report.findings.filter((f) => f.status !== 'pass' && f.id !== 'as-dpop')).toEqual([]);
-    for (const id of ['token-audience-claim', 'token-other-resource', 'token-query-refused', 'insufficient-scope', 'refresh-rotation', 'refresh-retry']) {
+    for (const id of [
+      'token-audience-claim',
+      'token-other-resource',
+      'token-query-refused',
+      'insufficient-scope',
+      'refresh-rotation',
+      'refresh-retry',
+    ]) {
       expect(statuses(report)[id], id).toBe('pass');
     }
     const text = JSON.stringify(report);

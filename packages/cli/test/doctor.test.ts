@@ -36,7 +36,18 @@ describe('mcp-auth-kit doctor (issue 45)', () => {
   });
 
   it('--json: the report parses; exit 0 when all pass; the token never printed', async () => {
-    const { code, out } = await cli(['doctor', good.url, '--allow-private', '--json', '--token', good.token, '--other-resource-token', good.otherResourceToken, '--scope-probe-tool', 'write']);
+    const { code, out } = await cli([
+      'doctor',
+      good.url,
+      '--allow-private',
+      '--json',
+      '--token',
+      good.token,
+      '--other-resource-token',
+      good.otherResourceToken,
+      '--scope-probe-tool',
+      'write',
+    ]);
     expect(code).toBe(DOCTOR_EXIT.ok);
     const report = JSON.parse(out) as { status: string; findings: Array<{ id: string; status: string }> };
     expect(report.status).toBe('pass');
@@ -53,7 +64,9 @@ describe('mcp-auth-kit doctor (issue 45)', () => {
     expect(code).toBe(DOCTOR_EXIT.failed);
     expect(out).toMatch(/FAIL /);
     expect(out).toMatch(/fix: /);
-    const json = JSON.parse((await cli(['doctor', broken.url, '--allow-private', '--json'])).out) as { findings: Array<{ id: string; status: string }> };
+    const json = JSON.parse((await cli(['doctor', broken.url, '--allow-private', '--json'])).out) as {
+      findings: Array<{ id: string; status: string }>;
+    };
     expect(json.findings.find((f) => f.id === id)?.status).toBe('fail');
   });
 
@@ -80,7 +93,18 @@ describe('mcp-auth-kit doctor (issue 45)', () => {
   it('--help lists every option', async () => {
     const { code, out } = await cli(['doctor', '--help']);
     expect(code).toBe(0);
-    for (const option of ['--json', '--token', '--login', '--allow-private', '--other-resource-token', '--refresh-token', '--scope-probe-tool', '--browser-origin', '--max-requests', '--color']) {
+    for (const option of [
+      '--json',
+      '--token',
+      '--login',
+      '--allow-private',
+      '--other-resource-token',
+      '--refresh-token',
+      '--scope-probe-tool',
+      '--browser-origin',
+      '--max-requests',
+      '--color',
+    ]) {
       expect(out).toContain(option);
     }
     expect(out).toMatch(/Exit code: 0 .* 1 .* 2 usage/);

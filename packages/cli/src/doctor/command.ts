@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { type Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { createTerminal, ownLayout, terminalText, type Terminal } from '@mcp-auth-kit/protocol';
 import type { StoredTokens } from '@mcp-auth-kit/client';
 import { checkDeployment, type CheckDeploymentOptions } from '@mcp-auth-kit/testing/doctor';
@@ -78,7 +78,10 @@ export function registerDoctor(program: Command, deps: DoctorDeps): void {
     .argument('<mcp-url>', 'the MCP endpoint URL, e.g. https://mcp.example.com/mcp', serverUrl)
     .option('--json', 'print the findings as JSON (for CI)')
     .option('--verbose', 'show what was sent and received for every finding, not only for warnings and failures')
-    .option('--token <token>', 'an access token for the server: enables audience, query-string and scope checks (or $MCP_AUTH_KIT_DOCTOR_TOKEN)')
+    .option(
+      '--token <token>',
+      'an access token for the server: enables audience, query-string and scope checks (or $MCP_AUTH_KIT_DOCTOR_TOKEN)',
+    )
     .option('--login', 'log in first with this CLI (browser, or --client-credentials with --client-id/--issuer) into a throwaway store')
     .option('--other-resource-token <token>', 'a token the same AS issued for another resource: the server must refuse it')
     .option('--refresh-token <token>', 'a refresh token of the client given by --client-id: checks rotation and a retried refresh')

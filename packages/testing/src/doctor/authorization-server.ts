@@ -14,7 +14,12 @@ export async function checkAuthorizationServers(ctx: DoctorContext): Promise<voi
   const listed = ctx.found.resourceMetadata?.authorization_servers;
   const issuers = Array.isArray(listed) ? listed.filter((v): v is string => typeof v === 'string').slice(0, MAX_SERVERS) : [];
   if (issuers.length === 0) {
-    ctx.report({ id: 'as-metadata', status: 'skip', section: S_DISCOVERY, title: 'no authorization server to check (see the PRM findings)' });
+    ctx.report({
+      id: 'as-metadata',
+      status: 'skip',
+      section: S_DISCOVERY,
+      title: 'no authorization server to check (see the PRM findings)',
+    });
     return;
   }
   for (const issuer of issuers) await checkOne(ctx, issuer);
@@ -57,7 +62,9 @@ async function checkOne(ctx: DoctorContext, issuer: string): Promise<void> {
     id: 'as-issuer',
     status: verdict(issuerOk),
     section: 'RFC 8414 §3.3; MCP Authorization §Authorization Server Metadata Discovery',
-    title: issuerOk ? 'the metadata `issuer` equals the identifier in the PRM' : `the metadata \`issuer\` is ${JSON.stringify(meta.issuer)}, not ${issuer}`,
+    title: issuerOk
+      ? 'the metadata `issuer` equals the identifier in the PRM'
+      : `the metadata \`issuer\` is ${JSON.stringify(meta.issuer)}, not ${issuer}`,
     ...evidence(found),
     fix: 'Make the PRM list exactly the AS `issuer` (trailing slash and path included; Auth0 issuers end in "/", Entra v2 issuers end in "/v2.0"), or set the AS issuer (Keycloak: frontend URL / hostname) to the public URL.',
   });
@@ -79,7 +86,9 @@ function checkCapabilities(ctx: DoctorContext, found: Exchange & { json: Record<
     id: 'as-pkce',
     status: verdict(pkce.includes('S256')),
     section: 'MCP Authorization §Authorization Code Protection; RFC 8414 §2; RFC 7636 §4.2',
-    title: pkce.includes('S256') ? 'PKCE S256 is advertised' : 'code_challenge_methods_supported does not list S256: MCP clients MUST refuse this AS',
+    title: pkce.includes('S256')
+      ? 'PKCE S256 is advertised'
+      : 'code_challenge_methods_supported does not list S256: MCP clients MUST refuse this AS',
     ...at,
     fix: 'Advertise `code_challenge_methods_supported: ["S256"]` (Entra ID does not: put an AS that does in front; Keycloak: set the client\'s "PKCE method" to S256).',
   });
@@ -89,7 +98,10 @@ function checkCapabilities(ctx: DoctorContext, found: Exchange & { json: Record<
     id: 'as-registration',
     status: verdict(cimd || dcr, 'warn'),
     section: 'MCP Authorization §Client Registration',
-    title: cimd || dcr ? `clients can register: ${[cimd && 'CIMD', dcr && 'DCR'].filter(Boolean).join(', ')}` : 'no CIMD and no DCR: only pre-registered clients can connect',
+    title:
+      cimd || dcr
+        ? `clients can register: ${[cimd && 'CIMD', dcr && 'DCR'].filter(Boolean).join(', ')}`
+        : 'no CIMD and no DCR: only pre-registered clients can connect',
     ...at,
     fix: 'Offer Client ID Metadata Documents (client_id_metadata_document_supported) or RFC 7591 registration (Auth0: enable "Dynamic Client Registration"; Keycloak: allow anonymous client registration policies).',
   });
@@ -98,16 +110,23 @@ function checkCapabilities(ctx: DoctorContext, found: Exchange & { json: Record<
     id: 'as-iss-parameter',
     status: verdict(iss, 'warn'),
     section: 'RFC 9207 §3; MCP Authorization §Authorization Response Validation',
-    title: iss ? 'the AS sends `iss` in authorization responses (RFC 9207)' : 'authorization_response_iss_parameter_supported is not true: clients cannot detect mix-up attacks',
+    title: iss
+      ? 'the AS sends `iss` in authorization responses (RFC 9207)'
+      : 'authorization_response_iss_parameter_supported is not true: clients cannot detect mix-up attacks',
     ...at,
     fix: 'Return `iss` in every authorization response and advertise authorization_response_iss_parameter_supported: true.',
   });
-  const methods = meta.token_endpoint_auth_methods_supported === undefined ? ['client_secret_basic'] : list(meta, 'token_endpoint_auth_methods_supported');
+  const methods =
+    meta.token_endpoint_auth_methods_supported === undefined
+      ? ['client_secret_basic']
+      : list(meta, 'token_endpoint_auth_methods_supported');
   ctx.report({
     id: 'as-token-auth-methods',
     status: verdict(methods.includes('none'), 'warn'),
     section: 'RFC 8414 §2; OAuth 2.1 §2.1; MCP Authorization §Client ID Metadata Documents',
-    title: methods.includes('none') ? `token endpoint auth methods: ${methods.join(', ')}` : `public clients are not allowed at the token endpoint (${methods.join(', ')})`,
+    title: methods.includes('none')
+      ? `token endpoint auth methods: ${methods.join(', ')}`
+      : `public clients are not allowed at the token endpoint (${methods.join(', ')})`,
     ...at,
     fix: 'List "none" in token_endpoint_auth_methods_supported: MCP hosts (desktop, CLI, CIMD clients) are public clients.',
   });

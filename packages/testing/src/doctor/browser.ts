@@ -44,7 +44,9 @@ async function checkMetadataCors(ctx: DoctorContext): Promise<void> {
     id: 'cors-metadata',
     status: verdict(allowed === '*' || allowed === FOREIGN_ORIGIN, 'warn'),
     section: 'RFC 9728 §3; MCP Authorization §Protected Resource Metadata Discovery Requirements (browser clients)',
-    title: allowed ? 'browser clients can read the PRM (CORS)' : 'the PRM sends no Access-Control-Allow-Origin: browser-based clients cannot discover the AS',
+    title: allowed
+      ? 'browser clients can read the PRM (CORS)'
+      : 'the PRM sends no Access-Control-Allow-Origin: browser-based clients cannot discover the AS',
     ...evidence(res),
     fix: 'Answer the PRM (public data) with `Access-Control-Allow-Origin: *`.',
   });
@@ -53,7 +55,12 @@ async function checkMetadataCors(ctx: DoctorContext): Promise<void> {
 async function checkPreflight(ctx: DoctorContext): Promise<void> {
   const origin = ctx.options.browserOrigin;
   if (!origin) {
-    ctx.report({ id: 'cors-preflight', status: 'skip', section: 'Fetch §CORS protocol', title: 'no browser origin given: the CORS preflight is not checked' });
+    ctx.report({
+      id: 'cors-preflight',
+      status: 'skip',
+      section: 'Fetch §CORS protocol',
+      title: 'no browser origin given: the CORS preflight is not checked',
+    });
     return;
   }
   const res = await ctx.probe.send(ctx.url, {
@@ -86,7 +93,9 @@ async function checkPreflight(ctx: DoctorContext): Promise<void> {
     id: 'cors-challenge',
     status: verdict(readable),
     section: 'Fetch §CORS protocol; RFC 9728 §5.1',
-    title: readable ? 'browser clients can read the 401 challenge' : 'WWW-Authenticate is not exposed: a browser client cannot read the challenge',
+    title: readable
+      ? 'browser clients can read the 401 challenge'
+      : 'WWW-Authenticate is not exposed: a browser client cannot read the challenge',
     ...evidence(challenge),
     fix: 'Send `Access-Control-Expose-Headers: WWW-Authenticate` (and Mcp-Session-Id) with responses to allowed origins.',
   });

@@ -18,7 +18,11 @@ function tokenEndpoint(ctx: DoctorContext): string | undefined {
 }
 
 function refreshRequest(ctx: DoctorContext, endpoint: string, credentials: RefreshCredentials, refreshToken: string): Promise<Exchange> {
-  const form = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken, resource: canonicalResource(ctx.url.href) ?? ctx.url.href });
+  const form = new URLSearchParams({
+    grant_type: 'refresh_token',
+    refresh_token: refreshToken,
+    resource: canonicalResource(ctx.url.href) ?? ctx.url.href,
+  });
   const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
   if (credentials.clientSecret !== undefined) {
     // RFC 6749 §2.3.1: the form-encoded id and secret, base64 together

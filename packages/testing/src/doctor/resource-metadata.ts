@@ -51,7 +51,13 @@ export async function checkResourceMetadata(ctx: DoctorContext): Promise<void> {
     });
     return;
   }
-  ctx.report({ id: 'prm-found', status: 'pass', section: S_DISCOVERY, title: 'clients find the Protected Resource Metadata', ...evidence(clients) });
+  ctx.report({
+    id: 'prm-found',
+    status: 'pass',
+    section: S_DISCOVERY,
+    title: 'clients find the Protected Resource Metadata',
+    ...evidence(clients),
+  });
   const pathOk = atPath !== undefined && isDocument(atPath);
   ctx.report({
     id: 'prm-well-known',
@@ -103,7 +109,10 @@ function checkAuthorizationServers(ctx: DoctorContext, res: Document): void {
     id: 'prm-scopes-supported',
     status: verdict(Array.isArray(scopes) && scopes.length > 0, 'warn'),
     section: 'MCP Authorization §Scope Selection Strategy; RFC 9728 §2',
-    title: Array.isArray(scopes) && scopes.length > 0 ? `the PRM lists scopes_supported (${scopes.join(' ')})` : 'the PRM lists no scopes_supported',
+    title:
+      Array.isArray(scopes) && scopes.length > 0
+        ? `the PRM lists scopes_supported (${scopes.join(' ')})`
+        : 'the PRM lists no scopes_supported',
     ...evidence(res),
     fix: 'List the scopes of the resource in `scopes_supported`: clients without a scope in the challenge use them.',
   });

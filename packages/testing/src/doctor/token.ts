@@ -13,7 +13,12 @@ const refused = (status: number | undefined) => status === 401 || status === 403
 export async function checkToken(ctx: DoctorContext): Promise<void> {
   const token = ctx.options.token;
   if (!token) {
-    ctx.report({ id: 'token-accepted', status: 'skip', section: 'MCP Authorization §Access Token Usage', title: 'no token given: the checks that need one did not run' });
+    ctx.report({
+      id: 'token-accepted',
+      status: 'skip',
+      section: 'MCP Authorization §Access Token Usage',
+      title: 'no token given: the checks that need one did not run',
+    });
     return;
   }
   const res = await ctx.probe.send(ctx.url, { headers: mcpHeaders({ authorization: `Bearer ${token}` }), body: INITIALIZE });
@@ -22,7 +27,9 @@ export async function checkToken(ctx: DoctorContext): Promise<void> {
     id: 'token-accepted',
     status: accepted ? 'pass' : 'fail',
     section: 'MCP Authorization §Token Requirements; RFC 6750 §2.1',
-    title: accepted ? 'the token is accepted in the Authorization header' : `the given token is refused (HTTP ${res.status ?? 'no answer'})`,
+    title: accepted
+      ? 'the token is accepted in the Authorization header'
+      : `the given token is refused (HTTP ${res.status ?? 'no answer'})`,
     ...evidence(res),
     fix: 'Give a valid, unexpired token issued for this server (its resource URL as audience); check the server trusts the issuer in the PRM.',
   });
@@ -38,7 +45,12 @@ function checkAudienceClaim(ctx: DoctorContext, token: string): void {
   try {
     aud = decodeJwt(token).aud;
   } catch {
-    ctx.report({ id: 'token-audience-claim', status: 'skip', section: S_AUDIENCE, title: 'the token is opaque: its audience is not visible' });
+    ctx.report({
+      id: 'token-audience-claim',
+      status: 'skip',
+      section: S_AUDIENCE,
+      title: 'the token is opaque: its audience is not visible',
+    });
     return;
   }
   const server = canonicalResource(ctx.url.href);
@@ -48,7 +60,9 @@ function checkAudienceClaim(ctx: DoctorContext, token: string): void {
     id: 'token-audience-claim',
     status: ok ? 'pass' : 'fail',
     section: `${S_AUDIENCE}; RFC 9068 §3`,
-    title: ok ? 'the token is bound to this server (aud)' : `the token's aud (${auds.join(', ') || 'none'}) is not this server, and the server accepted it`,
+    title: ok
+      ? 'the token is bound to this server (aud)'
+      : `the token's aud (${auds.join(', ') || 'none'}) is not this server, and the server accepted it`,
     fix: 'Issue tokens with aud = the `resource` the client sent (RFC 8707; Keycloak: an audience mapper; Auth0: the API identifier) and have the server check aud.',
   });
 }
@@ -56,7 +70,12 @@ function checkAudienceClaim(ctx: DoctorContext, token: string): void {
 async function checkOtherResource(ctx: DoctorContext): Promise<void> {
   const other = ctx.options.otherResourceToken;
   if (!other) {
-    ctx.report({ id: 'token-other-resource', status: 'skip', section: S_AUDIENCE, title: 'no token for another resource given: audience enforcement not tried' });
+    ctx.report({
+      id: 'token-other-resource',
+      status: 'skip',
+      section: S_AUDIENCE,
+      title: 'no token for another resource given: audience enforcement not tried',
+    });
     return;
   }
   const res = await ctx.probe.send(ctx.url, { headers: mcpHeaders({ authorization: `Bearer ${other}` }), body: INITIALIZE });
@@ -64,7 +83,10 @@ async function checkOtherResource(ctx: DoctorContext): Promise<void> {
     id: 'token-other-resource',
     status: res.status === 401 ? 'pass' : 'fail',
     section: S_AUDIENCE,
-    title: res.status === 401 ? 'a token issued for another resource is refused' : `a token issued for another resource got HTTP ${res.status ?? 'no answer'}, not 401`,
+    title:
+      res.status === 401
+        ? 'a token issued for another resource is refused'
+        : `a token issued for another resource got HTTP ${res.status ?? 'no answer'}, not 401`,
     ...evidence(res),
     fix: 'Validate the audience of every token: it MUST name this server (a token for another service must not work here — token passthrough / confused deputy).',
   });
@@ -80,7 +102,9 @@ async function checkQueryString(ctx: DoctorContext, token: string): Promise<void
     id: 'token-query-refused',
     status: ok ? 'pass' : 'fail',
     section: 'MCP Authorization §Access Token Usage; RFC 6750 §2.3; OAuth 2.1 §5.2',
-    title: ok ? `a token in the query string is refused (HTTP ${res.status})` : `a token in the query string got HTTP ${res.status ?? 'no answer'}`,
+    title: ok
+      ? `a token in the query string is refused (HTTP ${res.status})`
+      : `a token in the query string got HTTP ${res.status ?? 'no answer'}`,
     ...evidence(res),
     fix: 'Read tokens from the Authorization header only: URLs end up in logs and histories.',
   });
@@ -90,7 +114,12 @@ async function checkInsufficientScope(ctx: DoctorContext, token: string): Promis
   const probe = ctx.options.scopeProbe;
   const section = 'MCP Authorization §Runtime Insufficient Scope Errors; RFC 6750 §3.1';
   if (!probe) {
-    ctx.report({ id: 'insufficient-scope', status: 'skip', section, title: 'no request beyond the token\'s scope given: the step-up challenge is not checked' });
+    ctx.report({
+      id: 'insufficient-scope',
+      status: 'skip',
+      section,
+      title: "no request beyond the token's scope given: the step-up challenge is not checked",
+    });
     return;
   }
   const body = JSON.stringify({ jsonrpc: '2.0', id: 2, method: probe.method, ...(probe.params && { params: probe.params }) });
@@ -107,7 +136,7 @@ async function checkInsufficientScope(ctx: DoctorContext, token: string): Promis
       : scoped
         ? '403 insufficient_scope without `scope`: the client cannot know what to ask for'
         : res.status !== undefined && !refused(res.status)
-          ? 'the request beyond the token\'s scope was not refused (the token covers it, or scopes are not enforced)'
+          ? "the request beyond the token's scope was not refused (the token covers it, or scopes are not enforced)"
           : `a request beyond the token's scope got HTTP ${res.status ?? 'no answer'} without an insufficient_scope challenge`,
     ...evidence(res),
     fix: 'Answer 403 with `WWW-Authenticate: Bearer error="insufficient_scope", scope="<all scopes the operation needs>", resource_metadata="…"`.',

@@ -111,5 +111,9 @@ async function protectedEndpoint(req: Request, res: Response, s: EndpointSetup):
     res.status(403).set('www-authenticate', `Bearer error="insufficient_scope"${scope}${meta}`).end();
     return;
   }
-  res.json({ jsonrpc: '2.0', id: 1, result: { protocolVersion: '2025-11-25', capabilities: {}, serverInfo: { name: 'handmade', version: '1' } } });
+  res.json({
+    jsonrpc: '2.0',
+    id: 1,
+    result: { protocolVersion: '2025-11-25', capabilities: {}, serverInfo: { name: 'handmade', version: '1' } },
+  });
 }

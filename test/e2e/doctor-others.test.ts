@@ -1,12 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPkcePair, fetchAsEndpoints, runCodeFlow, type AsEndpoints, type TokenResponse } from '@mcp-auth-kit/testing';
+import { fetchAsEndpoints, runCodeFlow } from '@mcp-auth-kit/testing';
 import { checkDeployment, type DeploymentReport } from '@mcp-auth-kit/testing/doctor';
-import { freePort } from '@mcp-auth-kit/test-utils';
 import { startOidcProvider, startResourceServer, type TestAs, type TestRs } from '../../packages/client/test/helpers/harness.js';
 import { registerPublicClient } from '../helpers/registration.js';
+import { startSdkExampleServer, type SdkExampleServer } from '../helpers/sdk-example-server.js';
 
 const statuses = (report: DeploymentReport) => Object.fromEntries(report.findings.map((f) => [f.id, f.status]));
 const REDIRECT = 'http://127.0.0.1:9/callback';
@@ -82,85 +79,19 @@ describe('doctor against a bare oidc-provider and a tiny resource server', () =>
 
 /** Issue 45: the MCP SDK's own example server (simpleStreamableHttp --oauth) with its demo AS, as shipped in node_modules. */
 describe("doctor against the MCP SDK's example server and demo authorization server", () => {
-  let child: ChildProcess;
-  let mcpUrl: string;
+  let sdk: SdkExampleServer;
   beforeAll(async () => {
-    // the installed SDK's root (its exports map sends package.json into dist/cjs)
-    const sdk = createRequire(import.meta.url)
-      .resolve('@modelcontextprotocol/sdk/package.json')
-      .replace(/\/dist\/.*$/, '');
-    const [mcpPort, authPort] = [await freePort(), await freePort()];
-    mcpUrl = `http://localhost:${mcpPort}/mcp`;
-    child = spawn(process.execPath, [join(sdk, 'dist/esm/examples/server/simpleStreamableHttp.js'), '--oauth'], {
-      env: { ...process.env, MCP_PORT: String(mcpPort), MCP_AUTH_PORT: String(authPort) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let seen = '';
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the SDK example did not start: ${seen}`)), 20_000);
-      const onData = (chunk: Buffer) => {
-        seen += chunk.toString();
-        if (/MCP Streamable HTTP Server listening/.test(seen) && /Authorization Server listening/.test(seen)) {
-          clearTimeout(timer);
-          resolve();
-        }
-      };
-      child.stdout!.on('data', onData);
-      child.stderr!.on('data', onData);
-      child.once('exit', (code) => reject(new Error(`the SDK example exited (${code}): ${seen}`)));
-    });
+    sdk = await startSdkExampleServer();
   }, 30_000);
-  afterAll(() => {
-    child?.kill();
-  });
-
-  /** The demo AS approves at once (302 with the code, no `iss`): the flow by hand, PKCE S256 and `resource`. */
-  async function sdkTokens(resource: string, clientId: string, endpoints: AsEndpoints): Promise<TokenResponse> {
-    const { verifier, challenge } = createPkcePair();
-    const authorize = new URL(endpoints.authorization_endpoint);
-    const params = {
-      response_type: 'code',
-      client_id: clientId,
-      redirect_uri: REDIRECT,
-      state: 's1',
-      code_challenge: challenge,
-      code_challenge_method: 'S256',
-      resource,
-      scope: 'mcp:tools',
-    };
-    for (const [k, v] of Object.entries(params)) authorize.searchParams.set(k, v);
-    const res = await fetch(authorize, { redirect: 'manual' });
-    const code = new URL(res.headers.get('location')!).searchParams.get('code')!;
-    const token = await fetch(endpoints.token_endpoint, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'authorization_code',
-        code,
-        code_verifier: verifier,
-        redirect_uri: REDIRECT,
-        client_id: clientId,
-        resource,
-      }),
-    });
-    expect(token.status).toBe(200);
-    return (await token.json()) as TokenResponse;
-  }
+  afterAll(() => sdk?.close());
 
   it('reports what the example gets right and wrong', async () => {
-    const prm = (await (await fetch(new URL('/.well-known/oauth-protected-resource/mcp', mcpUrl))).json()) as {
-      authorization_servers: string[];
-    };
-    const issuer = prm.authorization_servers[0]!;
-    const endpoints = (await (await fetch(new URL('/.well-known/oauth-authorization-server', issuer))).json()) as AsEndpoints;
-    const clientId = await registerPublicClient(endpoints.registration_endpoint!, { redirect_uris: [REDIRECT], client_name: 'doctor e2e' });
-    const issued = await sdkTokens(mcpUrl, clientId, endpoints);
-    const other = await sdkTokens('http://localhost:1/another-mcp', clientId, endpoints);
-    const report = await checkDeployment(mcpUrl, {
+    const issued = await sdk.tokens(sdk.mcpUrl);
+    const other = await sdk.tokens('http://localhost:1/another-mcp');
+    const report = await checkDeployment(sdk.mcpUrl, {
       allowPrivate: true,
       token: issued.access_token,
       otherResourceToken: other.access_token,
-      ...(issued.refresh_token && { refresh: { refreshToken: issued.refresh_token, clientId } }),
     });
     // the SDK 1.x example without --oauth-strict: no audience check, no Origin check, invalid_token
     // on a request without credentials, no scope in the challenge, no RFC 9207 `iss`

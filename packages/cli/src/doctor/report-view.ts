@@ -21,7 +21,7 @@ const MARKS: Record<FindingStatus, [string, TerminalStyle]> = {
   skip: ['SKIP', 'dim'],
 };
 
-const EVIDENCE_LINES = 12;
+const EVIDENCE_LINES = 40;
 
 /** Styled text made by the program (a mark, a label): styles compose by joining, never by interpolation. */
 const own = (term: Terminal, style: TerminalStyle, text: string) => term.style(style, ownLayout(text));
@@ -31,18 +31,25 @@ function findingText(term: Terminal, f: Finding, verbose: boolean): TerminalText
   const lines: TerminalText[] = [own(term, style, `  ${mark} `), terminalText`${f.title}\n`];
   lines.push(term.style('dim', terminalText`       ${f.section}`), ownLayout('\n'));
   if (f.fix) lines.push(own(term, 'cyan', '       fix: '), terminalText`${f.fix}\n`);
-  // the evidence of what went wrong (of everything with --verbose)
-  const shown = verbose || f.status === 'fail' || f.status === 'warn';
-  if (shown && f.sent) lines.push(evidenceText(term, 'sent', f.sent));
-  if (shown && f.received) lines.push(evidenceText(term, 'received', f.received));
+  // the evidence of what went wrong: the request line and the answer's headers (all of it with --verbose)
+  if (verbose || f.status === 'fail' || f.status === 'warn') {
+    if (f.sent) lines.push(evidenceText(term, 'sent', verbose ? f.sent : firstLines(f.sent, 1)));
+    if (f.received) lines.push(evidenceText(term, 'received', verbose ? f.received : firstLines(f.received, 4)));
+  }
   return joinText(lines);
+}
+
+/** The head of an exchange: its first `max` lines, up to the blank line before a body. */
+function firstLines(text: string, max: number): string {
+  const head = text.split('\n\n')[0]!.split('\n');
+  return head.slice(0, max).join('\n') + (head.length > max || text.includes('\n\n') ? '\n…' : '');
 }
 
 /** One value per line (a line break of the value is the program's layout here, each line escaped on its own). */
 function evidenceText(term: Terminal, label: string, text: string): TerminalText {
   const all = text.split('\n');
   const lines = all.slice(0, EVIDENCE_LINES).map((line) => terminalText`         ${line}\n`);
-  if (all.length > EVIDENCE_LINES) lines.push(terminalText`         … ${all.length - EVIDENCE_LINES} more lines (--json has them all)\n`);
+  if (all.length > EVIDENCE_LINES) lines.push(terminalText`         … (--verbose or --json show it all)\n`);
   return joinText([own(term, 'dim', `       ${label}:\n`), ...lines]);
 }
 

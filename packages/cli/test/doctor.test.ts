@@ -1,5 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { run, type CliIo } from '../src/program.js';
+import { headlessBrowser, startOidcProvider, type TestAs, type TestRs } from '../../client/test/helpers/harness.js';
+import { startMcpResourceServer } from '../../client/test/helpers/mcp-resource-server.js';
 import { DOCTOR_EXIT } from '../src/doctor/command.js';
 import {
   HOSTILE,
@@ -8,7 +14,7 @@ import {
   type HandmadeDeployment,
 } from '../../testing/test/helpers/handmade-deployment.js';
 
-async function cli(args: string[], options: { env?: NodeJS.ProcessEnv; colour?: boolean } = {}) {
+async function cli(args: string[], options: { env?: NodeJS.ProcessEnv; colour?: boolean; open?: CliIo['open'] } = {}) {
   const out: string[] = [];
   const err: string[] = [];
   const io: CliIo = {
@@ -16,6 +22,7 @@ async function cli(args: string[], options: { env?: NodeJS.ProcessEnv; colour?: 
     stderr: (t) => void err.push(t),
     env: options.env ?? {},
     ...(options.colour !== undefined && { colour: options.colour }),
+    ...(options.open && { open: options.open }),
   };
   const code = await run(args, io);
   return { code, out: out.join(''), err: err.join('') };
@@ -134,5 +141,43 @@ describe('mcp-auth-kit doctor (issue 45)', () => {
   it('NO_COLOR wins over a terminal; FORCE_COLOR colours without one', async () => {
     expect((await cli(['doctor', good.url, '--allow-private'], { colour: true, env: { NO_COLOR: '1' } })).out).not.toContain('\u001b[');
     expect((await cli(['doctor', good.url, '--allow-private'], { env: { FORCE_COLOR: '1' } })).out).toContain('\u001b[32m');
+  });
+});
+
+describe('mcp-auth-kit doctor --login (the CLI login, against oidc-provider)', () => {
+  let as: TestAs;
+  let rs: TestRs;
+  let home: string;
+  beforeAll(async () => {
+    home = mkdtempSync(join(tmpdir(), 'mak-doctor-'));
+    rs = await startMcpResourceServer(
+      () => as.issuer,
+      () => new McpServer({ name: 'notes', version: '1.0.0' }),
+    );
+    as = await startOidcProvider({ [rs.mcpUrl]: ['notes:read', 'notes:write'] });
+  });
+  afterAll(async () => {
+    await rs?.close();
+    await as?.close();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it("logs in into a throwaway store, runs the token and refresh checks, and leaves the user's store untouched", async () => {
+    const { code, out, err } = await cli(['doctor', rs.mcpUrl, '--allow-private', '--login', '--json', '--scope-probe-tool', 'write'], {
+      env: { MCP_AUTH_KIT_HOME: home, CI: '' },
+      open: async (u) => {
+        await headlessBrowser(u);
+        return true;
+      },
+    });
+    const report = JSON.parse(out) as { findings: Array<{ id: string; status: string }> };
+    const status = (id: string) => report.findings.find((f) => f.id === id)?.status;
+    expect(status('token-accepted')).toBe('pass');
+    expect(status('insufficient-scope')).toBe('pass');
+    expect(status('refresh-rotation')).toBe('pass');
+    expect(err).toMatch(/Logged in via .* for the checks \(a throwaway store, deleted afterwards\)/);
+    // the tiny RS does not check Origin: a real failure, reported
+    expect(code).toBe(DOCTOR_EXIT.failed);
+    expect(readdirSync(home)).toEqual([]);
   });
 });

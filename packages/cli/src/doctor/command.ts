@@ -43,25 +43,21 @@ function positive(value: string): string {
   return value;
 }
 
-function origin(value: string): string {
-  try {
-    const url = new URL(value);
-    if (url.protocol === 'http:' || url.protocol === 'https:') return url.origin;
-  } catch {
-    // falls through to the usage error
-  }
-  throw new InvalidArgumentError('an http(s) origin, e.g. https://app.example.com');
+/** A commander argument parser: an http(s) URL, as `pick` gives it, else a usage error saying what is expected. */
+function httpUrl(pick: (url: URL) => string, expected: string): (value: string) => string {
+  return (value) => {
+    try {
+      const url = new URL(value);
+      if (url.protocol === 'http:' || url.protocol === 'https:') return pick(url);
+    } catch {
+      // falls through to the usage error
+    }
+    throw new InvalidArgumentError(expected);
+  };
 }
 
-function serverUrl(value: string): string {
-  try {
-    const url = new URL(value);
-    if (url.protocol === 'http:' || url.protocol === 'https:') return url.href;
-  } catch {
-    // falls through to the usage error
-  }
-  throw new InvalidArgumentError('the MCP endpoint URL, e.g. https://mcp.example.com/mcp');
-}
+const origin = httpUrl((url) => url.origin, 'an http(s) origin, e.g. https://app.example.com');
+const serverUrl = httpUrl((url) => url.href, 'the MCP endpoint URL, e.g. https://mcp.example.com/mcp');
 
 /** NO_COLOR (no-color.org) wins; FORCE_COLOR or a terminal turns colour on. */
 function wantsColour(when: DoctorOpts['color'], deps: DoctorDeps): boolean {

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkDeployment, type CheckDeploymentOptions } from '../src/doctor/index.js';
+import { startLoopbackServer } from '../src/index.js';
 import { startHandmadeDeployment, type Breakage, type HandmadeDeployment } from './helpers/handmade-deployment.js';
 
 let deployment: HandmadeDeployment | undefined;
@@ -59,6 +60,19 @@ describe('checkDeployment against deployments broken on purpose (issue 45)', () 
     const report = await checkDeployment(deployment.url, { allowPrivate: true, maxRequests: 2 });
     expect(report.requests).toBe(2);
     expect(JSON.stringify(report.findings)).toMatch(/request budget is spent \(maxRequests 2\)/);
+  });
+
+  it('bounds time: each request by requestTimeoutMs, the whole run by timeoutMs (a server that never answers)', async () => {
+    const silent = await startLoopbackServer(() => undefined);
+    try {
+      const report = await checkDeployment(`${silent.origin}/mcp`, { allowPrivate: true, requestTimeoutMs: 200, timeoutMs: 700 });
+      const received = report.findings.map((f) => f.received ?? '').join('\n');
+      expect(received).toMatch(/did not answer in time/);
+      expect(received).toMatch(/the time for all checks is up/);
+      expect(report.requests).toBeLessThan(6);
+    } finally {
+      await silent.close();
+    }
   });
 
   it('refuses plain http to a public address even with allowPrivate, before any byte is sent', async () => {

@@ -39,6 +39,9 @@ const SHOWN_HEADERS = [
   'access-control-expose-headers',
 ];
 const EXCERPT = 400;
+const TIME_UP = 'the time for all checks is up (timeoutMs)';
+/** The client library names every request of its policy fetch for an AS; the doctor's go to any server. */
+const CLIENT_LABEL = /\bauthorization server endpoint\b/g;
 const SECRET_FIELDS = /("(?:access_token|refresh_token|id_token|client_secret|code)"\s*:\s*")[^"]*"/g;
 const SECRET_PARAMS = /\b(access_token|refresh_token|client_secret|code)=[^&\s]*/g;
 
@@ -76,7 +79,7 @@ export class Probe {
   /** Every request passes here after the policy's checks: the caps, and plain http only to non-public addresses. */
   #counted(inner: FetchLike, allowPrivate: boolean): FetchLike {
     return async (input, init) => {
-      if (this.#deadline.aborted) throw new Error('the time for all checks is up (timeoutMs)');
+      if (this.#deadline.aborted) throw new Error(TIME_UP);
       if (this.#count >= this.#max) throw new Error(`the request budget is spent (maxRequests ${this.#max})`);
       this.#count++;
       const url = new URL(input instanceof Request ? input.url : String(input));
@@ -85,14 +88,19 @@ export class Probe {
         if (!decision || decision.ok) throw new Error(`plain http to a public address is refused (${url.origin}); use https`);
       }
       const signal = init?.signal ? AbortSignal.any([init.signal, this.#deadline]) : this.#deadline;
-      return inner(input, { ...init, signal });
+      try {
+        return await inner(input, { ...init, signal });
+      } catch (err) {
+        if (this.#deadline.aborted) throw new Error(TIME_UP);
+        throw err;
+      }
     };
   }
 
   /** GET a metadata document, following at most a few redirects, each hop under the policy. */
   get(url: string | URL, headers: Record<string, string> = {}): Promise<Exchange> {
     const target = new URL(url);
-    return this.#record('GET', target, headers, undefined, () => guardedGet(target, this.#deps, 'the doctor', headers));
+    return this.#record('GET', target, headers, undefined, () => guardedGet(target, this.#deps, 'the server', headers));
   }
 
   /** Any other request (no redirect followed: a redirect is an answer to report). */
@@ -118,7 +126,8 @@ export class Probe {
     try {
       res = await run();
     } catch (err) {
-      const error = this.redact(visibleText(err instanceof Error ? err.message : String(err)));
+      const message = err instanceof Error ? err.message : String(err);
+      const error = this.redact(visibleText(message.replace(CLIENT_LABEL, 'the server')));
       return { headers: new Headers(), text: '', error, sent, received: `no answer: ${error}` };
     }
     let text = '';

@@ -180,4 +180,26 @@ describe('mcp-auth-kit doctor --login (the CLI login, against oidc-provider)', (
     expect(code).toBe(DOCTOR_EXIT.failed);
     expect(readdirSync(home)).toEqual([]);
   });
+
+  it('--login with the global --client-credentials: the CLI machine login (RFC 6749 §4.4) gives the token', async () => {
+    const registration = await fetch(new URL('/reg', as.issuer), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        grant_types: ['client_credentials'],
+        response_types: [],
+        redirect_uris: [],
+        token_endpoint_auth_method: 'client_secret_basic',
+      }),
+    });
+    const client = (await registration.json()) as { client_id: string; client_secret: string };
+    const args = ['--client-credentials', '--client-id', client.client_id, '--issuer', as.issuer];
+    const { out } = await cli([...args, 'doctor', rs.mcpUrl, '--allow-private', '--login', '--json'], {
+      env: { MCP_AUTH_KIT_HOME: home, MCP_AUTH_KIT_CLIENT_SECRET: client.client_secret },
+    });
+    const report = JSON.parse(out) as { findings: Array<{ id: string; status: string }> };
+    expect(report.findings.find((f) => f.id === 'token-accepted')?.status).toBe('pass');
+    expect(out).not.toContain(client.client_secret);
+    expect(readdirSync(home)).toEqual([]);
+  });
 });

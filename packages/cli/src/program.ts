@@ -23,6 +23,7 @@ import { parseToolArguments } from './tool-arguments.js';
 import { cliVersion } from './version.js';
 import type { CliInput } from './line-input.js';
 import { EXIT_NEEDS_USER, withUrlElicitation, type CliElicitationContext } from './url-elicitation-prompt.js';
+import { registerDoctor } from './doctor/command.js';
 
 /** Raw streams: the CLI prints only through the {@link Terminal} built from them. */
 export interface CliIo {
@@ -31,6 +32,8 @@ export interface CliIo {
   env: NodeJS.ProcessEnv;
   /** Replaces the browser opener (tests). */
   open?: (url: URL) => Promise<boolean>;
+  /** True when stdout is a terminal: `doctor` colours its report then (unless NO_COLOR). */
+  colour?: boolean;
   /** Standard input: URL elicitation asks the user only when it is a terminal (and CI is not set). */
   stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
 }
@@ -82,7 +85,7 @@ function elicitationContext(url: string, opts: GlobalOpts, ctx: CliContext): Cli
 /** Rounds of one 2026-07-28 multi round-trip request: each may ask the user again. */
 const MAX_INPUT_ROUNDS = 4;
 
-function makeClient(opts: GlobalOpts, ctx: CliContext): McpAuthClient {
+function makeClient(opts: GlobalOpts, ctx: CliContext, extra: Partial<McpAuthClientOptions> = {}): McpAuthClient {
   const { term, env } = ctx;
   const home = opts.home ?? defaultStoreDir(env);
   const options: McpAuthClientOptions = {
@@ -106,7 +109,7 @@ function makeClient(opts: GlobalOpts, ctx: CliContext): McpAuthClient {
   if (opts.clientMetadataUrl) options.clientMetadataUrl = opts.clientMetadataUrl;
   const credentials = clientCredentialOptions(opts, env);
   if (credentials) Object.assign(options, credentials);
-  return new McpAuthClient(options);
+  return new McpAuthClient({ ...options, ...extra });
 }
 
 /**
@@ -330,6 +333,15 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
 
   const globals = () => program.opts<GlobalOpts>();
   const mcpUrl = 'the MCP endpoint URL, e.g. http://localhost:3000/mcp';
+  // issue 45; the throwaway login holds a plain bearer token, which the doctor can send itself
+  registerDoctor(program, {
+    raw: io,
+    env: io.env,
+    setExitCode,
+    clientId: () => globals().clientId,
+    login: (url, home, allowPrivate) =>
+      makeClient({ ...globals(), home, ...(allowPrivate && { privateNetworks: 'allow' as const }) }, ctx, { dpop: 'never' }).authorize(url),
+  });
 
   program
     .command('login')

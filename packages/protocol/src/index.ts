@@ -72,6 +72,7 @@ export {
   visibleText,
   MAX_COMBINING_MARKS,
   type Terminal,
+  type TerminalStyle,
   type TerminalText,
 } from './terminal-text.js';
 export {

@@ -118,18 +118,60 @@ export interface Terminal {
   err(text: TerminalText): void;
   /** Writes a value as indented JSON and a newline to stdout. */
   json(value: unknown): void;
+  /** True when the terminal was created with `colour`: {@link Terminal.style} then colours. */
+  readonly colour: boolean;
+  /** `text` in a colour or weight when the terminal shows colour, else `text` unchanged. */
+  style(style: TerminalStyle, text: TerminalText): TerminalText;
+}
+
+/**
+ * The only styles the program may put on screen: SGR colours and weights (ECMA-48 §8.3.117),
+ * nothing that hides text (conceal, same colour as the background), moves the cursor or clears.
+ */
+export type TerminalStyle = 'bold' | 'dim' | 'red' | 'green' | 'yellow' | 'cyan';
+
+const SGR: Record<TerminalStyle, readonly [number, number]> = {
+  bold: [1, 22],
+  dim: [2, 22],
+  red: [31, 39],
+  green: [32, 39],
+  yellow: [33, 39],
+  cyan: [36, 39],
+};
+
+/** Exactly the sequences {@link SGR} writes; every other escape stays escaped by the writer. */
+const STYLE_SEQUENCE = new RegExp(String.raw`(\u001b\[(?:${[...new Set(Object.values(SGR).flat())].join('|')})m)`);
+
+/** The writer's last pass with colour: the allowed style sequences kept, everything between them {@link ownLayout}. */
+function withStyles(text: string): string {
+  return text
+    .split(STYLE_SEQUENCE)
+    .map((part, i) => (i % 2 === 1 ? part : ownLayout(part)))
+    .join('');
 }
 
 /**
  * The one writer of the CLI and the admin tool: wraps the raw stream writers, which nothing else
  * holds. Each text passes {@link ownLayout} once more on the way out, so even a wrongly branded
- * string cannot carry an escape sequence to the terminal.
+ * string cannot carry an escape sequence to the terminal; with `colour` (a TTY the user did not
+ * ask to keep plain, `NO_COLOR`), only the exact colour sequences of {@link TerminalStyle} pass.
  */
-export function createTerminal(raw: { stdout: (text: string) => void; stderr: (text: string) => void }): Terminal {
-  const out = (text: TerminalText) => raw.stdout(ownLayout(text));
+export function createTerminal(
+  raw: { stdout: (text: string) => void; stderr: (text: string) => void },
+  options: { colour?: boolean } = {},
+): Terminal {
+  const colour = options.colour === true;
+  const pass = colour ? withStyles : ownLayout;
+  const out = (text: TerminalText) => raw.stdout(pass(text));
   return {
     out,
-    err: (text) => raw.stderr(ownLayout(text)),
+    err: (text) => raw.stderr(pass(text)),
     json: (value) => out(`${terminalJson(value)}\n` as TerminalText),
+    colour,
+    style: (style, text) => {
+      if (!colour) return text;
+      const [on, off] = SGR[style];
+      return `\u001b[${on}m${text}\u001b[${off}m` as TerminalText;
+    },
   };
 }

@@ -8,6 +8,7 @@ import {
   terminalJson,
   terminalText,
   visibleText,
+  type TerminalText,
 } from '../src/terminal-text.js';
 
 /**
@@ -173,5 +174,34 @@ describe('visibleText: at most MAX_COMBINING_MARKS combining marks per base char
     const written: string[] = [];
     createTerminal({ stdout: (t) => written.push(t), stderr: (t) => written.push(t) }).out(`a${value}` as never);
     expect(written.join('')).toBe(`aZ${stroke.repeat(3)}${'\\u0336'.repeat(5)}`);
+  });
+});
+
+describe('createTerminal with colour (issue 45: the doctor colours its report)', () => {
+  const capture = (colour: boolean) => {
+    const written: string[] = [];
+    const term = createTerminal({ stdout: (t) => void written.push(t), stderr: (t) => void written.push(t) }, { colour });
+    return { term, written };
+  };
+
+  it('style() colours only on a colour terminal; without colour the text is unchanged', () => {
+    const on = capture(true);
+    on.term.out(on.term.style('red', terminalText`FAIL ${'x'}`));
+    expect(on.written).toEqual(['\u001b[31mFAIL x\u001b[39m']);
+    const off = capture(false);
+    off.term.out(off.term.style('red', terminalText`FAIL`));
+    expect(off.written).toEqual(['FAIL']);
+  });
+
+  it('a value cannot smuggle a colour or any other sequence: it is escaped before style() sees it', () => {
+    const { term, written } = capture(true);
+    term.out(term.style('green', terminalText`${'\u001b[31mred\u001b[2J'}`));
+    expect(written).toEqual(['\u001b[32m\\u001b[31mred\\u001b[2J\u001b[39m']);
+  });
+
+  it('only the exact style sequences pass the writer: conceal, clear, cursor moves and OSC stay escaped even when branded', () => {
+    const { term, written } = capture(true);
+    term.out('\u001b[8mhidden\u001b[2J\u001b[1A\u001b]0;title\u0007\u001b[1mok\u001b[22m' as TerminalText);
+    expect(written).toEqual(['\\u001b[8mhidden\\u001b[2J\\u001b[1A\\u001b]0;title\\u0007\u001b[1mok\u001b[22m']);
   });
 });

@@ -3,7 +3,7 @@
 export { parseWwwAuthenticate, bearerChallenge, oauthChallenge, type Challenge } from './www-authenticate.js';
 export { dpopAlgorithm } from './dpop.js';
 export { assertAllowedUrl, resourceMatchesServer, serverKey, type UrlPolicy } from './url.js';
-export { guardedGet, policyFetch, type FetchLike, type HttpDeps, type RequestLimits } from './http.js';
+export type { FetchLike, HttpDeps } from './http.js';
 export { isPrivateAddress, assertPublicHost, assertEgressAllowed, type Resolver } from './network.js';
 export { networkFailureReason } from './unreachable.js';
 export {

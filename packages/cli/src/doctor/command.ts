@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { type Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { createTerminal, ownLayout, terminalText, type Terminal } from '@mcp-auth-kit/protocol';
 import type { StoredTokens } from '@mcp-auth-kit/client';
-import { checkDeployment, type CheckDeploymentOptions } from '@mcp-auth-kit/testing/doctor';
+import { checkDeployment, type CheckDeploymentOptions } from '@mcp-auth-kit/client/doctor';
 import { writeReport } from './report-view.js';
 
 /** 0: pass or warnings only; 1: a check failed; 2: usage (bad arguments). */

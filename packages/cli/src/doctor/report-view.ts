@@ -3,7 +3,7 @@
  * status, section and fix. Every server-sent value passes `terminalText` (data, never layout).
  */
 import { joinText, ownLayout, terminalText, type Terminal, type TerminalStyle, type TerminalText } from '@mcp-auth-kit/protocol';
-import type { DeploymentReport, Finding, FindingGroup, FindingStatus } from '@mcp-auth-kit/testing/doctor';
+import type { DeploymentReport, Finding, FindingGroup, FindingStatus } from '@mcp-auth-kit/client/doctor';
 
 const GROUP_TITLES: Record<FindingGroup, string> = {
   challenge: 'Unauthenticated request and challenge',

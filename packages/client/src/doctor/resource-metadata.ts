@@ -3,7 +3,7 @@
  * well-known forms in MCP's order), and that it names this server and its authorization servers.
  */
 import { canonicalResource, protectedResourceMetadataUrl, protectedResourceMetadataUrls } from '@mcp-auth-kit/protocol';
-import { resourceMatchesServer } from '@mcp-auth-kit/client/core';
+import { resourceMatchesServer } from '../url.js';
 import { evidence, verdict, type DoctorContext } from './context.js';
 import type { Exchange } from './probe.js';
 

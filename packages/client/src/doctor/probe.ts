@@ -5,7 +5,7 @@
  * with every secret redacted.
  */
 import { ANY_ADDRESS, PUBLIC_ONLY, resolveEgress, visibleText } from '@mcp-auth-kit/protocol';
-import { guardedGet, policyFetch, type FetchLike, type HttpDeps } from '@mcp-auth-kit/client/core';
+import { guardedGet, policyFetch, type FetchLike, type HttpDeps } from '../http.js';
 import type { CheckDeploymentOptions } from './types.js';
 
 /** One request and its answer, as a finding shows them. */

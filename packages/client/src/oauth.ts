@@ -28,7 +28,7 @@ export function requestOptions(deps: HttpDeps) {
   return { [oauth.customFetch]: policyFetch(deps), [oauth.allowInsecureRequests]: true } as const;
 }
 
-async function toCryptoKey(input: PrivateKeyInput): Promise<oauth.PrivateKey> {
+export async function toCryptoKey(input: PrivateKeyInput): Promise<oauth.PrivateKey> {
   const alg = input.alg ?? 'ES256';
   let key: CryptoKey;
   if (typeof input.key === 'string') key = (await importPKCS8(input.key, alg)) as CryptoKey;

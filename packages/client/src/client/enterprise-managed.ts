@@ -25,6 +25,19 @@ export interface EnterpriseManagedOptions {
  * server) at the enterprise IdP, without sending the user to the MCP authorization server.
  */
 export function enterpriseManagedAssertion(options: EnterpriseManagedOptions): JwtBearerConfig['assertion'] {
+  const assertion = idJagAssertion(options);
+  enterpriseAssertions.add(assertion);
+  return assertion;
+}
+
+/** The assertion callbacks made here: a client using one declares the enterprise-managed extension. */
+const enterpriseAssertions = new WeakSet<JwtBearerConfig['assertion']>();
+
+export function isEnterpriseManagedAssertion(assertion: JwtBearerConfig['assertion']): boolean {
+  return enterpriseAssertions.has(assertion);
+}
+
+function idJagAssertion(options: EnterpriseManagedOptions): JwtBearerConfig['assertion'] {
   const deps: HttpDeps = {
     fetch: options.fetch ?? ((i, init) => globalThis.fetch(i, init)),
     limits: {

@@ -72,7 +72,7 @@ function clientSecretBasic(clientId: string, secret: string): oauth.ClientAuth {
 }
 
 /** `endpoint`: the URL that was called, named when it did not answer at all. */
-function mapError(err: unknown, code: McpAuthErrorCode, what: string, endpoint?: string): never {
+export function mapError(err: unknown, code: McpAuthErrorCode, what: string, endpoint?: string): never {
   if (err instanceof McpAuthError) throw err;
   // a request bound (deadline, size) hit while oauth4webapi read the body: that refusal, as it is
   if (err instanceof Error && err.cause instanceof McpAuthError) throw err.cause;

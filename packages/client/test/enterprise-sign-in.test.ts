@@ -1,6 +1,7 @@
 // Enterprise-managed authorization, client side (spec/extensions/auth-enterprise-managed-
 // authorization.mdx §For MCP clients 2-3): SSO at the enterprise IdP (OIDC code flow with PKCE and
 // nonce, OIDC Core §3.1.3.7 ID Token checks, RFC 9207 iss), then ID Token → ID-JAG → access token.
+import { decodeJwt } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { enterpriseManagedAssertion, enterpriseSignIn, ERR, McpAuthClient } from '../src/index.js';
 import { fakePairs } from './helpers/fake-pair.js';
@@ -101,7 +102,7 @@ describe('SSO → ID-JAG → MCP access token', () => {
     const exchange = i.tokenRequests[1]!.body;
     expect(exchange.get('subject_token')).toBe(i.idTokens[0]);
     expect(exchange.get('audience')).toBe(as.issuer);
-    expect(as.tokenRequests[0]!.body.get('assertion')).toBe(`id-jag-for-${as.issuer}`);
+    expect(decodeJwt(as.tokenRequests[0]!.body.get('assertion')!)).toMatchObject({ iss: i.issuer, aud: as.issuer, resource: rs.mcpUrl });
     // "Do not redirect the user to the MCP Authorization Server's authorization endpoint"
     expect(as.authorizations).toHaveLength(0);
   });

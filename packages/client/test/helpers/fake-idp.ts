@@ -4,7 +4,7 @@
 // RFC 8693 token exchange of that ID Token for an ID-JAG. Every request is recorded.
 import { createHash, randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
-import { generateKeyPair, SignJWT } from 'jose';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { close, listen } from './harness.js';
 
 export interface FakeIdp {
@@ -21,10 +21,15 @@ export interface FakeIdp {
 export const IDP_CLIENT_ID = 'cli-at-idp';
 export const IDP_CLIENT_SECRET = 'idp-secret-7f3a';
 
-export async function startFakeIdp(subject = 'alice@corp.example'): Promise<FakeIdp> {
+/**
+ * `subject`: who signs in. `asClientId`: the client's id at the MCP authorization servers (the
+ * ID-JAG's `client_id`, draft-ietf-oauth-identity-assertion-authz-grant §3).
+ */
+export async function startFakeIdp(subject = 'alice@corp.example', asClientId = 'mcp-cli'): Promise<FakeIdp> {
   const server = createServer();
   const issuer = await listen(server);
-  const { privateKey } = await generateKeyPair('ES256');
+  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
+  const jwk = { ...(await exportJWK(publicKey)), kid: 'idp-1', alg: 'ES256', use: 'sig' };
   const codes = new Map<string, { challenge: string; nonce: string; redirectUri: string }>();
   const idp: FakeIdp = { issuer, authorizations: [], tokenRequests: [], idTokens: [], close: () => close(server) };
   const basic = `Basic ${Buffer.from(`${IDP_CLIENT_ID}:${IDP_CLIENT_SECRET}`).toString('base64')}`;
@@ -43,6 +48,7 @@ export async function startFakeIdp(subject = 'alice@corp.example'): Promise<Fake
         response_types_supported: ['code'],
         id_token_signing_alg_values_supported: ['ES256'],
         grant_types_supported: ['authorization_code', 'urn:ietf:params:oauth:grant-type:token-exchange'],
+        jwks_uri: `${issuer}/jwks`,
       });
     }
     if (url.pathname === '/authorize') {
@@ -69,7 +75,7 @@ export async function startFakeIdp(subject = 'alice@corp.example'): Promise<Fake
           return send(400, { error: 'invalid_grant' });
         }
         const idToken = await new SignJWT({ nonce: pending.nonce })
-          .setProtectedHeader({ alg: 'ES256' })
+          .setProtectedHeader({ alg: 'ES256', kid: 'idp-1' })
           .setIssuer(issuer)
           .setSubject(subject)
           .setAudience(IDP_CLIENT_ID)
@@ -82,14 +88,29 @@ export async function startFakeIdp(subject = 'alice@corp.example'): Promise<Fake
       if (body.get('grant_type') === 'urn:ietf:params:oauth:grant-type:token-exchange') {
         if (idp.refuseExchange) return send(400, { error: idp.refuseExchange, error_description: 'not allowed by policy' });
         if (!idp.idTokens.includes(body.get('subject_token') ?? '')) return send(400, { error: 'invalid_grant' });
+        // draft-ietf-oauth-identity-assertion-authz-grant §3: the ID-JAG, typed, for the AS and resource asked
+        const idJag = await new SignJWT({
+          client_id: asClientId,
+          resource: body.get('resource'),
+          ...(body.get('scope') && { scope: body.get('scope') }),
+        })
+          .setProtectedHeader({ alg: 'ES256', kid: 'idp-1', typ: 'oauth-id-jag+jwt' })
+          .setIssuer(issuer)
+          .setSubject(subject)
+          .setAudience(body.get('audience') ?? '')
+          .setIssuedAt()
+          .setExpirationTime('5m')
+          .setJti(randomUUID())
+          .sign(privateKey);
         return send(200, {
-          access_token: `id-jag-for-${body.get('audience')}`,
+          access_token: idJag,
           issued_token_type: 'urn:ietf:params:oauth:token-type:id-jag',
           token_type: 'N_A',
         });
       }
       return send(400, { error: 'unsupported_grant_type' });
     }
+    if (url.pathname === '/jwks') return send(200, { keys: [jwk] });
     return send(404, { error: 'not_found' });
   });
   return idp;

@@ -23,16 +23,21 @@ export const IDP_CLIENT_SECRET = 'idp-secret-7f3a';
 
 /**
  * `subject`: who signs in. `asClientId`: the client's id at the MCP authorization servers (the
- * ID-JAG's `client_id`, draft-ietf-oauth-identity-assertion-authz-grant §3).
+ * ID-JAG's `client_id`, draft-ietf-oauth-identity-assertion-authz-grant §3). `client`: the one
+ * client of the IdP (client_secret_basic).
  */
-export async function startFakeIdp(subject = 'alice@corp.example', asClientId = 'mcp-cli'): Promise<FakeIdp> {
+export async function startFakeIdp(
+  subject = 'alice@corp.example',
+  asClientId = 'mcp-cli',
+  client: { id: string; secret: string } = { id: IDP_CLIENT_ID, secret: IDP_CLIENT_SECRET },
+): Promise<FakeIdp> {
   const server = createServer();
   const issuer = await listen(server);
   const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
   const jwk = { ...(await exportJWK(publicKey)), kid: 'idp-1', alg: 'ES256', use: 'sig' };
   const codes = new Map<string, { challenge: string; nonce: string; redirectUri: string }>();
   const idp: FakeIdp = { issuer, authorizations: [], tokenRequests: [], idTokens: [], close: () => close(server) };
-  const basic = `Basic ${Buffer.from(`${IDP_CLIENT_ID}:${IDP_CLIENT_SECRET}`).toString('base64')}`;
+  const basic = `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString('base64')}`;
   server.on('request', async (req, res) => {
     const url = new URL(req.url!, issuer);
     const chunks: Buffer[] = [];
@@ -78,7 +83,7 @@ export async function startFakeIdp(subject = 'alice@corp.example', asClientId = 
           .setProtectedHeader({ alg: 'ES256', kid: 'idp-1' })
           .setIssuer(issuer)
           .setSubject(subject)
-          .setAudience(IDP_CLIENT_ID)
+          .setAudience(client.id)
           .setIssuedAt()
           .setExpirationTime('10m')
           .sign(privateKey);

@@ -72,7 +72,7 @@ function clientSecretBasic(clientId: string, secret: string): oauth.ClientAuth {
 }
 
 /** `endpoint`: the URL that was called, named when it did not answer at all. */
-export function mapError(err: unknown, code: McpAuthErrorCode, what: string, endpoint?: string): never {
+function mapError(err: unknown, code: McpAuthErrorCode, what: string, endpoint?: string): never {
   if (err instanceof McpAuthError) throw err;
   // a request bound (deadline, size) hit while oauth4webapi read the body: that refusal, as it is
   if (err instanceof Error && err.cause instanceof McpAuthError) throw err.cause;
@@ -203,6 +203,27 @@ export function exchangeAuthorizationCode(
     (as, client, res) => oauth.processAuthorizationCodeResponse(as, client, res),
     { resource },
   );
+}
+
+/**
+ * The enterprise IdP's code exchange of an SSO sign-in (OIDC Core §3.1.3): besides the checks of
+ * {@link exchangeAuthorizationCode}, an ID Token is required, and its `iss`, `aud`, `exp` and
+ * `nonce` are checked (§3.1.3.7; no signature check: it came over the direct token request).
+ */
+export async function exchangeIdpCode(
+  ctx: GrantContext,
+  params: URLSearchParams,
+  redirectUri: string,
+  codeVerifier: string,
+  nonce: string,
+): Promise<{ idToken: string; claims: oauth.IDToken }> {
+  const res = await tokenCall(
+    ctx,
+    'sign-in at the enterprise IdP',
+    (as, client, auth, options) => oauth.authorizationCodeGrantRequest(as, client, auth, params, redirectUri, codeVerifier, options),
+    (as, client, res) => oauth.processAuthorizationCodeResponse(as, client, res, { expectedNonce: nonce, requireIdToken: true }),
+  );
+  return { idToken: res.id_token!, claims: oauth.getValidatedIdTokenClaims(res)! };
 }
 
 export function refreshGrant(ctx: GrantContext, refreshToken: string, resource: string): Promise<TokenEndpointResponse> {
@@ -377,3 +398,4 @@ export async function registerClient(
 
 export const generateCodeVerifier = oauth.generateRandomCodeVerifier;
 export const generateState = oauth.generateRandomState;
+export const generateNonce = oauth.generateRandomNonce;

@@ -37,8 +37,14 @@ export function isEnterpriseManagedAssertion(assertion: JwtBearerConfig['asserti
   return enterpriseAssertions.has(assertion);
 }
 
-function idJagAssertion(options: EnterpriseManagedOptions): JwtBearerConfig['assertion'] {
-  const deps: HttpDeps = {
+/**
+ * The requests to an enterprise IdP: the caller configured it (no egress policy, as for any
+ * operator-configured endpoint), with the bounds of every request (see `McpAuthClientOptions`).
+ */
+export function idpDeps(
+  options: Pick<EnterpriseManagedOptions, 'fetch' | 'requestTimeoutMs' | 'maxResponseBytes' | 'allowInsecureRequests'>,
+): HttpDeps {
+  return {
     fetch: options.fetch ?? ((i, init) => globalThis.fetch(i, init)),
     limits: {
       ...(options.requestTimeoutMs !== undefined && { timeoutMs: options.requestTimeoutMs }),
@@ -46,6 +52,10 @@ function idJagAssertion(options: EnterpriseManagedOptions): JwtBearerConfig['ass
     },
     ...(options.allowInsecureRequests && { allowInsecureRequests: true }),
   };
+}
+
+function idJagAssertion(options: EnterpriseManagedOptions): JwtBearerConfig['assertion'] {
+  const deps = idpDeps(options);
   return async ({ issuer, resource, scope }) =>
     requestIdJag(
       {

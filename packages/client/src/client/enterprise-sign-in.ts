@@ -1,19 +1,11 @@
-import * as oauth from 'oauth4webapi';
 import { pkceChallengeS256 } from '@mcp-auth-kit/protocol';
 import { assertPkceS256, discoverAuthorizationServer, type AuthorizationServerMetadata } from '../discovery.js';
 import { ERR, McpAuthError } from '../errors.js';
 import type { FetchLike, HttpDeps } from '../http.js';
 import { startLoopbackListener, type LoopbackListenerOptions } from '../loopback.js';
-import {
-  asServer,
-  clientAuthentication,
-  generateCodeVerifier,
-  generateState,
-  mapError,
-  requestOptions,
-  validateAuthorizationResponse,
-} from '../oauth.js';
+import { exchangeIdpCode, generateCodeVerifier, generateNonce, generateState, validateAuthorizationResponse } from '../oauth.js';
 import { assertAllowedUrl } from '../url.js';
+import { idpDeps } from './enterprise-managed.js';
 
 /** Settings of {@link enterpriseSignIn}: the organization's IdP and this client's registration there. */
 export interface EnterpriseSignInOptions {
@@ -60,14 +52,7 @@ export interface EnterpriseSignIn {
  * `nonce` (OIDC Core §3.1.3.7; its signature is not checked: it came over the direct token request).
  */
 export async function enterpriseSignIn(options: EnterpriseSignInOptions): Promise<EnterpriseSignIn> {
-  const deps: HttpDeps = {
-    fetch: options.fetch ?? ((i, init) => globalThis.fetch(i, init)),
-    limits: {
-      ...(options.requestTimeoutMs !== undefined && { timeoutMs: options.requestTimeoutMs }),
-      ...(options.maxResponseBytes !== undefined && { maxResponseBytes: options.maxResponseBytes }),
-    },
-    ...(options.allowInsecureRequests && { allowInsecureRequests: true }),
-  };
+  const deps = idpDeps(options);
   const as = await discoverAuthorizationServer(options.idpIssuer, deps);
   assertPkceS256(as);
   if (!as.authorization_endpoint || !as.token_endpoint) {
@@ -77,7 +62,7 @@ export async function enterpriseSignIn(options: EnterpriseSignInOptions): Promis
   try {
     const verifier = generateCodeVerifier();
     const state = generateState();
-    const nonce = oauth.generateRandomNonce();
+    const nonce = generateNonce();
     const url = new URL(as.authorization_endpoint);
     for (const [k, v] of Object.entries({
       response_type: 'code',
@@ -112,25 +97,12 @@ async function redeem(
   verifier: string,
   nonce: string,
 ): Promise<EnterpriseSignIn> {
-  const client = { client_id: options.idpClientId };
-  try {
-    const auth = await clientAuthentication({
-      issuer: as.issuer,
-      client_id: options.idpClientId,
-      ...(options.idpClientSecret !== undefined && { client_secret: options.idpClientSecret }),
-      source: 'pre-registered',
-    });
-    const res = await oauth.authorizationCodeGrantRequest(asServer(as), client, auth, params, redirectUri, verifier, requestOptions(deps));
-    const result = await oauth.processAuthorizationCodeResponse(asServer(as), client, res, { expectedNonce: nonce, requireIdToken: true });
-    const claims = oauth.getValidatedIdTokenClaims(result)!;
-    return {
-      idToken: result.id_token!,
-      tokenEndpoint: as.token_endpoint!,
-      issuer: claims.iss,
-      subject: claims.sub,
-      expiresAt: claims.exp,
-    };
-  } catch (err) {
-    return mapError(err, ERR.TOKEN_REQUEST_FAILED, 'sign-in at the enterprise IdP', as.token_endpoint);
-  }
+  const client = {
+    issuer: as.issuer,
+    client_id: options.idpClientId,
+    ...(options.idpClientSecret !== undefined && { client_secret: options.idpClientSecret }),
+    source: 'pre-registered' as const,
+  };
+  const { idToken, claims } = await exchangeIdpCode({ as, client, deps }, params, redirectUri, verifier, nonce);
+  return { idToken, tokenEndpoint: as.token_endpoint!, issuer: claims.iss, subject: claims.sub, expiresAt: claims.exp };
 }

@@ -23,7 +23,7 @@ import { createIntrospectionPolicy, revocationAllowed } from './ops/token-polici
 import { grantClaim, installJwtIntrospection } from './jwt-introspection.js';
 import { refreshGraceCheckpoint } from './refresh-grace.js';
 import { usableAccount } from './account-state.js';
-import { idJagSources, installIdJagGrant } from './grants/jwt-bearer/index.js';
+import { idJagSources, installJwtBearerGrant } from './grants/jwt-bearer/index.js';
 import { forwardedHops, trustProxySetting } from './client-address.js';
 import { installTokenExchangeGrant } from './grants/token-exchange/index.js';
 import { createOwnAccessTokenVerifier } from './own-access-tokens.js';
@@ -285,11 +285,12 @@ function installRules(provider: Provider, config: ResolvedConfig, p: RuleParts):
   const { store, resources, logger, metrics, operatorClientIds, signing } = p;
   installDpopProofShape(provider);
   restrictUserlessGrants(provider, operatorClientIds);
-  // MCP enterprise-managed authorization: the ID-JAG grant (grants/jwt-bearer/).
-  if (config.idJag) {
-    const { accessTokenTTL } = config;
-    const dpop = { enabled: config.dpop.enabled, requireNonce: config.dpop.requireNonce, algorithms: p.dpop.algorithms };
-    installIdJagGrant(provider, {
+  // RFC 7523 §2.1 JWT bearer grant (grants/jwt-bearer/): a configured client's own assertion
+  // (MCP client credentials) and, when configured, ID-JAGs (MCP enterprise-managed authorization).
+  const { accessTokenTTL } = config;
+  const dpop = { enabled: config.dpop.enabled, requireNonce: config.dpop.requireNonce, algorithms: p.dpop.algorithms };
+  installJwtBearerGrant(provider, {
+    idJag: config.idJag && {
       config: config.idJag,
       issuer: config.issuer,
       store,
@@ -299,8 +300,19 @@ function installRules(provider: Provider, config: ResolvedConfig, p: RuleParts):
       accessTokenTTL,
       signing,
       dpop,
-    });
-  }
+    },
+    clientAssertion: {
+      issuer: config.issuer,
+      resources,
+      logger,
+      kv: store.kv,
+      operatorClientIds,
+      jwksUriFetch: createJwksUriFetch(config.cimd, logger),
+      dpop: { ...dpop, tokenEndpoint: `${config.issuer}/token`, kv: store.kv },
+      signing,
+      accessTokenTTL,
+    },
+  });
   // Third-party authorization: RFC 8693 token exchange for provider tokens (grants/token-exchange/).
   if (p.thirdParty) {
     installTokenExchangeGrant(provider, {

@@ -57,17 +57,6 @@ export interface AssertingClient extends KeyedClient {
   [key: string]: unknown;
 }
 
-/** Whether a client may present its own assertions: a configured, authenticating client with the grant and keys. */
-export function mayAssertItself(client: AssertingClient, operatorClientIds: ReadonlySet<string>): boolean {
-  return (
-    operatorClientIds.has(client.clientId) &&
-    !!client.tokenEndpointAuthMethod &&
-    client.tokenEndpointAuthMethod !== 'none' &&
-    !!client.grantTypes?.includes(JWT_BEARER_GRANT_TYPE) &&
-    hasRegisteredKeys(client)
-  );
-}
-
 function checkClient(client: AssertingClient, options: ClientAssertionGrantOptions): void {
   if (!client.tokenEndpointAuthMethod || client.tokenEndpointAuthMethod === 'none')
     refuse('invalid_client', 'public_client', 'a public client cannot use the JWT bearer grant (RFC 6749 §4.4, RFC 7523 §3.1)');
@@ -142,7 +131,8 @@ export function createClientAssertionGrant(provider: Provider, options: ClientAs
     } catch (err) {
       if (!(err instanceof GrantRefusal)) throw err;
       audit(logger, 'client_assertion.refused', { client_id: client.clientId, error: err.error, reason: err.reason });
-      if (err.reason === 'jwks') logger.warn('client keys unavailable', { client_id: client.clientId, detail: (err.cause as Error | undefined)?.message });
+      if (err.reason === 'jwks')
+        logger.warn('client keys unavailable', { client_id: client.clientId, detail: (err.cause as Error | undefined)?.message });
       throw providerError(err);
     }
   };

@@ -96,7 +96,12 @@ async function verifySignature(input: ClientAssertionCheckInput): Promise<unknow
       err instanceof joseErrors.JWSInvalid ||
       err instanceof joseErrors.JOSENotSupported ||
       err instanceof SyntaxError;
-    if (bad) return refuse('invalid_grant', 'signature', "the assertion's signature does not verify with the client's registered keys (RFC 7523 §3 item 9)");
+    if (bad)
+      return refuse(
+        'invalid_grant',
+        'signature',
+        "the assertion's signature does not verify with the client's registered keys (RFC 7523 §3 item 9)",
+      );
     // The client's jwks_uri could not be fetched or read: not a verdict on the assertion.
     throw new GrantRefusal('temporarily_unavailable', "the client's registered keys could not be obtained; try again later", 'jwks', {
       cause: err,

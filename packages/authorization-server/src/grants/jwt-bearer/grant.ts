@@ -37,7 +37,8 @@ import { verifyIdJag, type VerifiedIdJag } from './verify.js';
 import { ID_JAG_GRANT_PROFILE, JWT_BEARER_GRANT_TYPE } from './constants.js';
 import { isIdJagTyped } from './assertion-typ.js';
 import { installAssertionAuthentication } from './assertion-authenticates.js';
-import { createClientAssertionGrant, mayAssertItself, type AssertingClient, type ClientAssertionGrantOptions } from './client-assertion-grant.js';
+import { hasRegisteredKeys } from './client-keys.js';
+import { createClientAssertionGrant, type AssertingClient, type ClientAssertionGrantOptions } from './client-assertion-grant.js';
 
 const REPLAY_NAMESPACE = 'id-jag-jti';
 
@@ -252,24 +253,27 @@ export interface JwtBearerGrantOptions {
 /**
  * Registers the RFC 7523 §2.1 grant and advertises it (RFC 8414 `grant_types_supported`, draft
  * §7.2). One grant type, two kinds of assertion, told apart by `typ` (assertion-typ.ts): an
- * ID-JAG goes to the ID-JAG checks; any other assertion is the client's own when the client may
- * present its own (configured, with keys), else it goes to the ID-JAG checks too, which refuse
- * it for its `typ`. Neither path accepts the other's assertions.
+ * ID-JAG goes to the ID-JAG checks; any other assertion is the client's own when the client
+ * registered keys (or ID-JAGs are off), else it goes to the ID-JAG checks too, which refuse it for
+ * its `typ`. Neither path accepts the other's assertions.
  */
 export function installJwtBearerGrant(provider: Provider, options: JwtBearerGrantOptions): void {
   const idJagGrant = options.idJag ? createIdJagGrant(provider, options.idJag) : undefined;
   const assertionGrant = createClientAssertionGrant(provider, options.clientAssertion);
-  const { operatorClientIds } = options.clientAssertion;
 
   async function jwtBearerGrant(ctx: KoaContextWithOIDC): Promise<void> {
     const assertion = (ctx.oidc.params as Record<string, unknown>).assertion;
     const client = ctx.oidc.client as unknown as AssertingClient;
     const idJagTyped = isIdJagTyped(assertion);
-    if (!idJagTyped && (!idJagGrant || mayAssertItself(client, operatorClientIds))) return assertionGrant(ctx);
+    if (!idJagTyped && (!idJagGrant || hasRegisteredKeys(client))) return assertionGrant(ctx);
     if (idJagGrant) return idJagGrant(ctx);
     audit(options.clientAssertion.logger, 'id_jag.refused', { client_id: client.clientId, error: 'invalid_grant', reason: 'id_jag_off' });
     throw providerError(
-      new IdJagRefusal('invalid_grant', 'this server accepts no ID-JAGs (enterprise-managed authorization is not configured)', 'id_jag_off'),
+      new IdJagRefusal(
+        'invalid_grant',
+        'this server accepts no ID-JAGs (enterprise-managed authorization is not configured)',
+        'id_jag_off',
+      ),
     );
   }
 

@@ -115,7 +115,8 @@ async function verifySignature(input: IdJagCheckInput): Promise<{ idp: TrustedId
 }
 
 function checkTyp(header: { typ?: unknown }): void {
-  if (normalizedTyp(header) !== ID_JAG_TYP) refuse('invalid_grant', 'typ', `the assertion's typ must be "${ID_JAG_TYP}" (draft §4.4.1, RFC 8725 §3.11)`);
+  if (normalizedTyp(header) !== ID_JAG_TYP)
+    refuse('invalid_grant', 'typ', `the assertion's typ must be "${ID_JAG_TYP}" (draft §4.4.1, RFC 8725 §3.11)`);
 }
 
 function checkAudience(aud: unknown, issuer: string): void {

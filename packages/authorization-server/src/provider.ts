@@ -9,7 +9,7 @@ import { ResourceRegistry } from './resources.js';
 import { createClientPolicy, RESOURCE_SCOPE_PROPERTY, restrictUserlessGrants } from './client-policy.js';
 import { DEFAULT_TOKEN_ENDPOINT_AUTH_METHOD } from './client-metadata-policy.js';
 import { createInteractionPolicy } from './interaction-policy.js';
-import { cimdRefusal, createCimdFetch } from './cimd.js';
+import { cimdRefusal, createCimdFetch, type FetchLike } from './cimd.js';
 import { createJwksUriFetch, createProviderFetch } from './provider-fetch.js';
 import { escapeHtml, page } from './html.js';
 import { looksNative } from './urls.js';
@@ -278,6 +278,7 @@ interface RuleParts {
   introspectionAllowed: ReturnType<typeof createIntrospectionPolicy>;
   issuerUrl: URL;
   thirdParty: ThirdParty | undefined;
+  jwksUriFetch: FetchLike;
 }
 
 /** What oidc-provider's options cannot say: middleware, grants and event handlers on the built provider. */
@@ -307,7 +308,7 @@ function installRules(provider: Provider, config: ResolvedConfig, p: RuleParts):
       logger,
       kv: store.kv,
       operatorClientIds,
-      jwksUriFetch: createJwksUriFetch(config.cimd, logger),
+      jwksUriFetch: p.jwksUriFetch,
       dpop: { ...dpop, tokenEndpoint: `${config.issuer}/token`, kv: store.kv },
       signing,
       accessTokenTTL,
@@ -354,6 +355,8 @@ export async function buildProvider(
   const dpop = dpopProviderOptions(config.dpop, cookieKeys);
 
   const operatorClientIds = new Set(config.clients.map((c) => c.client_id));
+  // One fetcher of clients' jwks_uri: oidc-provider's private_key_jwt and the client-assertion grant.
+  const jwksUriFetch = createJwksUriFetch(cimd, logger);
   // the same rule as findAccount: a disabled or deleted account has no live tokens
   const introspectionAllowed = createIntrospectionPolicy(
     resources,
@@ -400,7 +403,7 @@ export async function buildProvider(
         client_metadata: metrics
           ? meteredCimdFetch((kv) => createCimdFetch(cimd, logger, kv, config.redirectUris), store.kv, metrics)
           : createCimdFetch(cimd, logger, store.kv, config.redirectUris),
-        jwks_uri: createJwksUriFetch(cimd, logger),
+        jwks_uri: jwksUriFetch,
       },
       logger,
     ) as unknown as Configuration['fetch'],
@@ -423,6 +426,7 @@ export async function buildProvider(
     introspectionAllowed,
     issuerUrl,
     thirdParty,
+    jwksUriFetch,
   });
 
   return { provider, resources, mountPath };

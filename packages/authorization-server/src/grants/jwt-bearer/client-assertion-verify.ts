@@ -70,13 +70,13 @@ export interface ClientAssertionClaims {
 const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 
 function checkShapeAndTyp(assertion: string): void {
-  let header: { typ?: unknown };
+  let header: { typ?: unknown } = {};
   try {
     if (!isCanonicalCompactJws(assertion)) throw new TypeError('not the JWS compact serialization');
     header = decodeProtectedHeader(assertion);
     decodeJwt(assertion);
   } catch {
-    return refuse('invalid_grant', 'malformed', 'the assertion is not a signed JWT (RFC 7523 §3)');
+    refuse('invalid_grant', 'malformed', 'the assertion is not a signed JWT (RFC 7523 §3)');
   }
   if (!isClientAssertionTyp(header))
     refuse('invalid_grant', 'typ', 'a client assertion has no typ or typ "JWT": this JWT is of another kind (RFC 8725 §3.11)');

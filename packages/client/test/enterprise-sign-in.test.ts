@@ -74,6 +74,28 @@ describe('enterpriseSignIn()', () => {
   });
 });
 
+describe('enterpriseSignIn() refuses an ID Token that is not for this sign-in (OIDC Core §3.1.3.7)', () => {
+  for (const [what, tamper] of [
+    ['another nonce (a replayed or injected ID Token)', { nonce: 'not-the-one-sent' }],
+    ['another audience (an ID Token for another client)', { aud: 'some-other-client' }],
+    ['another issuer', { iss: 'https://evil.example' }],
+    ['an expired one', { exp: Math.floor(Date.now() / 1000) - 3600 }],
+  ] as const) {
+    it(`${what}: refused, no ID Token returned`, async () => {
+      const i = await idp();
+      i.tamper = tamper;
+      await expect(
+        enterpriseSignIn({
+          idpIssuer: i.issuer,
+          idpClientId: IDP_CLIENT_ID,
+          idpClientSecret: IDP_CLIENT_SECRET,
+          openAuthorizationUrl: browser(),
+        }),
+      ).rejects.toMatchObject({ code: ERR.TOKEN_REQUEST_FAILED });
+    });
+  }
+});
+
 describe('SSO → ID-JAG → MCP access token', () => {
   it('the ID Token from the sign-in is exchanged for an ID-JAG (audience = MCP AS issuer), then redeemed at the MCP AS', async () => {
     const i = await idp();

@@ -15,6 +15,8 @@ export interface FakeIdp {
   idTokens: string[];
   /** Makes the token exchange refuse with this OAuth error (the organization's policy). */
   refuseExchange?: string;
+  /** Claims of the next ID Tokens replaced (a forged or mixed-up ID Token). */
+  tamper?: { nonce?: string; aud?: string; iss?: string; exp?: number };
   close(): Promise<void>;
 }
 
@@ -79,13 +81,14 @@ export async function startFakeIdp(
         if (!pending || pending.challenge !== challenge || pending.redirectUri !== body.get('redirect_uri')) {
           return send(400, { error: 'invalid_grant' });
         }
-        const idToken = await new SignJWT({ nonce: pending.nonce })
+        const t = idp.tamper ?? {};
+        const idToken = await new SignJWT({ nonce: t.nonce ?? pending.nonce })
           .setProtectedHeader({ alg: 'ES256', kid: 'idp-1' })
-          .setIssuer(issuer)
+          .setIssuer(t.iss ?? issuer)
           .setSubject(subject)
-          .setAudience(client.id)
+          .setAudience(t.aud ?? client.id)
           .setIssuedAt()
-          .setExpirationTime('10m')
+          .setExpirationTime(t.exp ?? '10m')
           .sign(privateKey);
         idp.idTokens.push(idToken);
         return send(200, { access_token: randomUUID(), token_type: 'Bearer', expires_in: 600, id_token: idToken });

@@ -36,13 +36,25 @@ export interface MachineOpts {
 export const SECRET_ENV = 'MCP_AUTH_KIT_CLIENT_SECRET';
 export const IDP_SECRET_ENV = 'MCP_AUTH_KIT_IDP_CLIENT_SECRET';
 
+/** Examples of the machine and enterprise logins, for `--help` and `login --help`. */
+export const MACHINE_LOGIN_HELP = [
+  '',
+  'Machine and enterprise logins (secrets and keys never on the command line; options before or after the command):',
+  `  ${SECRET_ENV}=… mcp-auth-kit login --client-credentials --client-id svc --issuer http://localhost:9000 http://localhost:3000/mcp`,
+  '  mcp-auth-kit login --client-credentials --client-id svc --issuer http://localhost:9000 --private-key svc.pem http://localhost:3000/mcp',
+  `  ${IDP_SECRET_ENV}=… mcp-auth-kit login --enterprise --idp-issuer https://idp.corp --idp-client-id mcp-cli \\`,
+  '      --client-id mcp-cli --issuer http://localhost:9000 http://localhost:3000/mcp',
+  'Give tools and call the same options.',
+  '',
+].join('\n');
+
 /** Registers the machine and enterprise options on the program. */
 export function addMachineOptions(program: Command): void {
   program
     .option('--client-secret-file <file>', `file holding the client secret (or $${SECRET_ENV}); only its owner may read it`)
     .option(
       '--private-key <file>',
-      "with --client-credentials: the client's private key (PKCS#8 PEM or JWK; only its owner may read it) that signs RFC 7523 assertions instead of a secret",
+      "with --client-credentials: the client's private key (a PEM or a private JWK; only its owner may read it) that signs RFC 7523 assertions instead of a secret",
     )
     .option(
       '--enterprise',
@@ -51,17 +63,7 @@ export function addMachineOptions(program: Command): void {
     .option('--idp-issuer <url>', 'with --enterprise: the issuer of the enterprise IdP')
     .option('--idp-client-id <id>', "with --enterprise: this client's client_id at the IdP")
     .option('--idp-client-secret-file <file>', `with --enterprise: file holding the client secret at the IdP (or $${IDP_SECRET_ENV})`)
-    .addHelpText(
-      'after',
-      [
-        '',
-        'Machine and enterprise logins (secrets and keys never on the command line):',
-        `  MCP_AUTH_KIT_CLIENT_SECRET=… mcp-auth-kit login --client-credentials --client-id svc --issuer http://localhost:9000 http://localhost:3000/mcp`,
-        '  mcp-auth-kit login --client-credentials --client-id svc --issuer http://localhost:9000 --private-key svc.pem http://localhost:3000/mcp',
-        '  mcp-auth-kit login --enterprise --idp-issuer https://idp.corp --idp-client-id mcp-cli --client-id mcp-cli --issuer http://localhost:9000 http://localhost:3000/mcp',
-        '',
-      ].join('\n'),
-    );
+    .addHelpText('after', MACHINE_LOGIN_HELP);
 }
 
 /**

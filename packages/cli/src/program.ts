@@ -23,7 +23,7 @@ import { parseToolArguments } from './tool-arguments.js';
 import { cliVersion } from './version.js';
 import type { CliInput } from './line-input.js';
 import { EXIT_NEEDS_USER, withUrlElicitation, type CliElicitationContext } from './url-elicitation-prompt.js';
-import { addMachineOptions, machineOptions, secretOf, type MachineOpts } from './machine-login.js';
+import { addMachineOptions, MACHINE_LOGIN_HELP, machineOptions, secretOf, type MachineOpts } from './machine-login.js';
 
 /** Raw streams: the CLI prints only through the {@link Terminal} built from them. */
 export interface CliIo {
@@ -121,7 +121,7 @@ function clientCredentialOptions(
 ): Pick<McpAuthClientOptions, 'clientCredentials' | 'preRegistered'> | undefined {
   // --client-credentials and --enterprise: machine-login.ts
   const secret = opts.clientSecret ?? secretOf(opts, env);
-  if (opts.clientSecret !== undefined && !opts.clientId) {
+  if ((opts.clientSecret !== undefined || opts.clientSecretFile !== undefined) && !opts.clientId) {
     throw new McpAuthError('MCP_AUTH_INVALID_ARGUMENT', '--client-secret needs --client-id and --issuer');
   }
   if (!opts.clientId) return undefined;
@@ -340,6 +340,7 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
     .description('authorize against an MCP server and store the tokens')
     .argument('<mcp-url>', mcpUrl, parseMcpUrl)
     .option('--scope <scope>', "scope to request instead of the server's guidance")
+    .addHelpText('after', MACHINE_LOGIN_HELP)
     .action(async (url: string, cmd: { scope?: string }) => {
       const auth = makeClient(globals(), ctx);
       const tokens = await auth.authorize(url, cmd.scope ? { scope: cmd.scope } : {});

@@ -263,5 +263,10 @@ describe('--help', () => {
     ]) {
       expect(c.out()).toContain(text);
     }
+    const login = cli();
+    expect(await run(['login', '--help'], login.io)).toBe(0);
+    for (const text of ['login --client-credentials', '--private-key', 'login --enterprise', 'never on the command line']) {
+      expect(login.out()).toContain(text);
+    }
   });
 });

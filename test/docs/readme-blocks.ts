@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -75,4 +75,27 @@ export function shellCommands(code: string): string[] {
     .split('\n')
     .map((line) => line.replace(/(^|\s)#.*$/, '').trim())
     .filter(Boolean);
+}
+
+/**
+ * A shell script run by `/bin/sh` in `cwd` without blocking this process (a stack may run in it),
+ * killed after `timeoutMs`; stdout and stderr together. `exitOnError`: `sh -e` (a block whose
+ * lines share variables runs as one script and stops at the first failing command).
+ */
+export function runShell(
+  script: string,
+  options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number; exitOnError?: boolean },
+): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const args = [...(options.exitOnError ? ['-e'] : []), '-c', script];
+    const child = spawn('/bin/sh', args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+  });
 }

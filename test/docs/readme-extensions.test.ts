@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '@mcp-auth-kit/test-utils';
 import { cliPath } from '../helpers/cli.js';
 import { startFakeIdp, type FakeIdp } from '../../packages/client/test/helpers/fake-idp.js';
-import { markedBlocks, shellCommands } from './readme-blocks.js';
+import { markedBlocks, runShell, shellCommands } from './readme-blocks.js';
 
 /**
  * The root README's "Machine clients and an enterprise IdP" section, run as written (issue 42):
@@ -50,20 +50,6 @@ function startAssignments(line: string): Record<string, string> {
   const words = line.split(/\s+/);
   expect(words.slice(-2)).toEqual(['npm', 'start']);
   return Object.fromEntries(words.slice(0, -2).map((w) => [w.slice(0, w.indexOf('=')), withPorts(w.slice(w.indexOf('=') + 1))]));
-}
-
-function run(script: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn('/bin/sh', ['-e', '-c', script], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, output });
-    });
-  });
 }
 
 beforeAll(async () => {
@@ -135,7 +121,7 @@ describe('README: machine clients and an enterprise IdP with npm start', () => {
     const script = shellCommands(cliBlock!.code)
       .map((c) => withPorts(c).replace(/^npx mcp-auth-kit(?=\s)/, `"${process.execPath}" "${cliPath}"`))
       .join('\n');
-    const r = await run(script, env);
+    const r = await runShell(script, { cwd: root, env, timeoutMs: 120_000, exitOnError: true });
     let browser = '';
     try {
       browser = readFileSync(join(home, 'browser.log'), 'utf8');

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -8,18 +8,22 @@ import { join } from 'node:path';
  *
  *   <!-- docs-test: demo -->   runs against `npm start`'s demo stack (CLI commands, client code)
  *   <!-- docs-test: admin -->  admin-tool commands on `npm start`'s store
+ *   <!-- docs-test: extensions-config -->  the AS config file `npm start` is given for the authorization extensions
+ *   <!-- docs-test: extensions -->  `npm start` with that file and an enterprise IdP, then the CLI's machine and enterprise logins
  */
 export interface MarkedBlock {
   file: string;
   /** 1-based line of the opening fence. */
   line: number;
-  kind: 'demo' | 'admin';
+  kind: MarkerKind;
   /** The fence's info string: `sh`, `ts`, … */
   lang: string;
   code: string;
 }
 
-const MARKER = /^\s*<!--\s*docs-test:\s*(\w+)\s*-->\s*$/;
+const MARKER = /^\s*<!--\s*docs-test:\s*([\w-]+)\s*-->\s*$/;
+const KINDS = ['demo', 'admin', 'extensions', 'extensions-config'] as const;
+type MarkerKind = (typeof KINDS)[number];
 const FENCE = /^(\s*)(`{3,})\s*([\w-]*)/;
 
 /** Every README.md tracked by git (what a clone has), relative to `root`. */
@@ -56,10 +60,10 @@ export function markedBlocks(root: string): MarkedBlock[] {
   for (const file of readmeFiles(root)) {
     for (const block of fencedBlocks(readFileSync(join(root, file), 'utf8'))) {
       if (!block.marker) continue;
-      if (block.marker !== 'demo' && block.marker !== 'admin') {
-        throw new Error(`${file}:${block.line}: unknown docs-test marker "${block.marker}" (demo or admin)`);
+      if (!(KINDS as readonly string[]).includes(block.marker)) {
+        throw new Error(`${file}:${block.line}: unknown docs-test marker "${block.marker}" (${KINDS.join(', ')})`);
       }
-      out.push({ file, line: block.line, kind: block.marker, lang: block.lang, code: block.code });
+      out.push({ file, line: block.line, kind: block.marker as MarkerKind, lang: block.lang, code: block.code });
     }
   }
   return out;
@@ -71,4 +75,27 @@ export function shellCommands(code: string): string[] {
     .split('\n')
     .map((line) => line.replace(/(^|\s)#.*$/, '').trim())
     .filter(Boolean);
+}
+
+/**
+ * A shell script run by `/bin/sh` in `cwd` without blocking this process (a stack may run in it),
+ * killed after `timeoutMs`; stdout and stderr together. `exitOnError`: `sh -e` (a block whose
+ * lines share variables runs as one script and stops at the first failing command).
+ */
+export function runShell(
+  script: string,
+  options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number; exitOnError?: boolean },
+): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const args = [...(options.exitOnError ? ['-e'] : []), '-c', script];
+    const child = spawn('/bin/sh', args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+  });
 }

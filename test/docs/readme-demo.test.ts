@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { cliPath } from '../helpers/cli.js';
 import { startDemoStack, type DemoStack } from '../helpers/stack.js';
 import { HeadlessBrowser } from '@mcp-auth-kit/test-utils';
-import { fencedBlocks, markedBlocks, readmeFiles, shellCommands, type MarkedBlock } from './readme-blocks.js';
+import { fencedBlocks, markedBlocks, readmeFiles, runShell, shellCommands, type MarkedBlock } from './readme-blocks.js';
 
 /**
  * "Every command in every README runs as written against `npm start`": the README blocks marked
@@ -38,19 +38,7 @@ function withPorts(text: string, stack: DemoStack): string {
 const label = (b: MarkedBlock) => `${b.file}:${b.line} (${b.lang})`;
 
 /** A shell command, awaited without blocking this process (the demo stack runs in it). */
-function sh(command: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn('/bin/sh', ['-c', command], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, output });
-    });
-  });
-}
+const sh = (command: string, env: NodeJS.ProcessEnv) => runShell(command, { cwd: root, env, timeoutMs: 60_000 });
 
 describe('README blocks: marked, and every demo command is marked', () => {
   it('the blocks the quick starts rely on are marked (a removed marker would silently skip them)', () => {

@@ -87,6 +87,14 @@ const SITES: Site[] = [
     why: 'JWKS of a trusted ID-JAG issuer (operator-configured jwksUri): jose customFetch = the egress fetch, redirects not followed',
     proof: /const egressFetch = createEgressFetch\(\{\s*policy: upstreamEgressPolicy\(config\.jwksUri!, config\.allowPrivateNetwork\)/,
   },
+  {
+    file: 'packages/authorization-server/src/grants/jwt-bearer/client-keys.ts',
+    line: /createRemoteJWKSet\(new URL\(client\.jwksUri\)|\[customFetch\]: \(url: string, init: RequestInit\) => jwksUriFetch\(/,
+    count: 2,
+    route: 'egress',
+    why: "a configured client's jwks_uri (client-assertion grant): jose customFetch = provider.ts's one jwks_uri fetcher (createJwksUriFetch: egress policy for client-named URLs)",
+    proof: /export function createClientKeys\(jwksUriFetch: FetchLike\)/,
+  },
   // Client library
   {
     file: 'packages/client/src/http.ts',
@@ -324,8 +332,10 @@ describe('egress inventory: every outgoing request in packages/*/src and apps/*/
     const provider = readFileSync(join(ROOT, 'packages/authorization-server/src/provider.ts'), 'utf8');
     // One fetcher per purpose (provider-fetch.ts; test/security/network-cache-inventory.test.ts).
     expect(provider).toMatch(
-      /fetch: createProviderFetch\(\s*\{\s*client_metadata: metrics\s*\?\s*meteredCimdFetch\(\(kv\) => createCimdFetch\(cimd, logger, kv[,)][\s\S]*?: createCimdFetch\(cimd, logger, store\.kv[,)][\s\S]*?jwks_uri: createJwksUriFetch\(cimd, logger\),\s*\},/,
+      /fetch: createProviderFetch\(\s*\{\s*client_metadata: metrics\s*\?\s*meteredCimdFetch\(\(kv\) => createCimdFetch\(cimd, logger, kv[,)][\s\S]*?: createCimdFetch\(cimd, logger, store\.kv[,)][\s\S]*?jwks_uri: jwksUriFetch,\s*\},/,
     );
+    // one jwks_uri fetcher, shared by oidc-provider and the client-assertion grant (client-keys.ts)
+    expect(provider).toMatch(/const jwksUriFetch = createJwksUriFetch\(cimd, logger\);/);
     const cimd = readFileSync(join(ROOT, 'packages/authorization-server/src/cimd.ts'), 'utf8');
     expect(cimd).toMatch(/const egressFetch = createEgressFetch\(\{\s*policy: clientUrlEgressPolicy\(config\)/);
     expect(cimd).toMatch(/await egressFetch\(url, \{ \.\.\.options, redirect: 'manual' \}\)/);

@@ -6,7 +6,7 @@ import { runAdmin, type AdminIo } from '@mcp-auth-kit/auth-server';
 import { listAccountGrants, revokeRememberedGrant } from '@mcp-auth-kit/authorization-server';
 import { HeadlessBrowser } from '@mcp-auth-kit/test-utils';
 import { startTestIdp, type TestIdp } from '@mcp-auth-kit/testing';
-import { decodeJwt } from 'jose';
+import { SignJWT, decodeJwt, exportJWK, generateKeyPair, type JWK } from 'jose';
 import { CookieJar } from 'tough-cookie';
 import {
   NATIVE_REDIRECT,
@@ -46,6 +46,9 @@ const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 const SECRET = 'grant-index-secret-0123456789';
 const AGENT = 'grant-index-agent';
 const MACHINE = 'grant-index-machine';
+const ASSERTING = 'grant-index-asserting';
+let assertingKey: Awaited<ReturnType<typeof generateKeyPair>>;
+let assertingJwk: JWK;
 /** The ID-JAG subject, linked to the demo account (the one DEV_AUTO_LOGIN signs in). */
 const SUB = 'U-grant-index';
 
@@ -81,6 +84,8 @@ describe('attack: a grant the user and the operator cannot see or end (issue 40 
   let provider: FakeProvider;
 
   beforeAll(async () => {
+    assertingKey = await generateKeyPair('ES256');
+    assertingJwk = { ...(await exportJWK(assertingKey.publicKey)), kid: 'asserting', alg: 'ES256' };
     idp = await startTestIdp();
     provider = await startFakeProvider([{ username: 'demo-drive', password: 'drive-pass', files: [] }]);
     const vault = vaultStackOptions(provider);
@@ -105,6 +110,17 @@ describe('attack: a grant the user and the operator cannot see or end (issue 40 
             response_types: [],
             redirect_uris: [],
             token_endpoint_auth_method: 'client_secret_basic',
+            scope: 'notes:read',
+          },
+          {
+            // signs its own assertions (RFC 7523 §2.1, MCP client credentials) and authenticates besides
+            client_id: ASSERTING,
+            client_secret: SECRET,
+            grant_types: [JWT_BEARER],
+            response_types: [],
+            redirect_uris: [],
+            token_endpoint_auth_method: 'client_secret_basic',
+            jwks: { keys: [assertingJwk] },
             scope: 'notes:read',
           },
           ...vault.clients,
@@ -235,6 +251,25 @@ describe('attack: a grant the user and the operator cannot see or end (issue 40 
         expect(done.status).toBe(303);
         expect(await accountPage(jar)).not.toContain('Disconnect Drive');
         expect((await exchange(stack.issuer, VAULT_CLIENT, subject)).body.error).toBe('interaction_required');
+      },
+    },
+    {
+      grant: JWT_BEARER,
+      kind: 'none',
+      name: "RFC 7523 §2.1 with the client's own assertion (grants/jwt-bearer/client-assertion-grant.ts): the client acts for itself: no account, no Grant",
+      async run() {
+        const now = Math.floor(Date.now() / 1000);
+        const assertion = await new SignJWT({ iss: ASSERTING, sub: ASSERTING, aud: stack.issuer, jti: crypto.randomUUID(), exp: now + 60 })
+          .setProtectedHeader({ alg: 'ES256', kid: 'asserting', typ: 'JWT' })
+          .sign(assertingKey.privateKey);
+        const res = await postForm(
+          stack.metadata.token_endpoint,
+          { grant_type: JWT_BEARER, assertion, scope: 'notes:read', resource: stack.mcpUrl },
+          { authorization: basic(ASSERTING) },
+        );
+        expect(res.status, res.text).toBe(200);
+        expect(grantIdOf(String(res.body.access_token))).toBeUndefined();
+        expect(res.body.refresh_token).toBeUndefined();
       },
     },
     {

@@ -41,7 +41,8 @@ const FETCHERS: Fetcher[] = [
   {
     file: `${AS_SRC}/provider-fetch.ts`,
     purpose: /purpose: 'jwks_uri'/,
-    fills: 'oidc-provider’s key store of that one client (memory, the response’s lifetime, ≥ 60 s); nothing of ours',
+    fills:
+      'oidc-provider’s key store of that one client (memory, the response’s lifetime, ≥ 60 s), and the client-assertion grant’s jose remote JWKS of that one client (grants/jwt-bearer/client-keys.ts: memory, 10 min, keyed by client_id and jwks_uri)',
   },
   {
     file: `${AS_SRC}/upstream/login.ts`,
@@ -161,6 +162,14 @@ const KV_WRITES: KvWrite[] = [
     why: 'ID-JAG jti replay counter',
   },
   {
+    file: `${AS_SRC}/grants/jwt-bearer/client-assertion-grant.ts`,
+    line: /await kv\.increment\(REPLAY_NAMESPACE, key, 1, ttlSeconds\)/,
+    count: 1,
+    namespace: 'client-assertion-jti',
+    holds: 'state',
+    why: 'jti replay counter of clients’ own assertions (RFC 7523 §3 item 7)',
+  },
+  {
     file: `${AS_SRC}/grants/jwt-bearer/dpop-binding.ts`,
     line: /await options\.kv\.increment\(PROOF_NAMESPACE, /,
     count: 1,
@@ -229,8 +238,9 @@ describe('network cache inventory: every fetcher of the AS and what it fills', (
     expect(scan(/(?<!function )\bcreateJwksUriFetch\(/).map((h) => h.file)).toEqual([`${AS_SRC}/provider.ts`]);
     expect(scan(/(?<!function )\bmeteredCimdFetch\(/).map((h) => h.file)).toEqual([`${AS_SRC}/provider.ts`]);
     expect(read(`${AS_SRC}/provider.ts`)).toMatch(
-      /fetch: createProviderFetch\(\s*\{\s*client_metadata: metrics\s*\?\s*meteredCimdFetch\(\(kv\) => createCimdFetch\([\s\S]*?: createCimdFetch\([\s\S]*?jwks_uri: createJwksUriFetch\(cimd, logger\),\s*\}/,
+      /fetch: createProviderFetch\(\s*\{\s*client_metadata: metrics\s*\?\s*meteredCimdFetch\(\(kv\) => createCimdFetch\([\s\S]*?: createCimdFetch\([\s\S]*?jwks_uri: jwksUriFetch,\s*\}/,
     );
+    expect(read(`${AS_SRC}/provider.ts`)).toMatch(/const jwksUriFetch = createJwksUriFetch\(cimd, logger\);/);
   });
 });
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestIdp, type TestIdp } from '@mcp-auth-kit/testing';
-import { decodeJwt } from 'jose';
+import { SignJWT, decodeJwt, exportJWK, generateKeyPair, type JWK } from 'jose';
 import {
   NATIVE_REDIRECT,
   authorizeCode,
@@ -60,6 +60,20 @@ const confidential = (client_id: string, grant_types: string[], extra: Record<st
   ...extra,
 });
 
+let machineKey: Awaited<ReturnType<typeof generateKeyPair>>;
+let machineJwk: JWK;
+/** A configured client that signs its own assertions with `machineKey` (private_key_jwt, jwks). */
+const keyedMachine = (client_id: string, extra: Record<string, unknown> = {}) => ({
+  client_id,
+  grant_types: [JWT_BEARER],
+  response_types: [],
+  redirect_uris: [],
+  token_endpoint_auth_method: 'private_key_jwt',
+  jwks: { keys: [machineJwk] },
+  scope: 'notes:read',
+  ...extra,
+});
+
 interface Row {
   grant: string;
   kind: 'carry' | 'enforce';
@@ -73,6 +87,8 @@ describe('attack: a sender-constrained (DPoP) token loses its binding through a 
   let provider: FakeProvider;
 
   beforeAll(async () => {
+    machineKey = await generateKeyPair('ES256');
+    machineJwk = { ...(await exportJWK(machineKey.publicKey)), kid: 'machine-key', alg: 'ES256' };
     idp = await startTestIdp();
     provider = await startFakeProvider([{ username: 'demo-drive', password: 'drive-pass', files: ['a.txt'] }]);
     const vault = vaultStackOptions(provider);
@@ -85,6 +101,9 @@ describe('attack: a sender-constrained (DPoP) token loses its binding through a 
           confidential('other-agent', [JWT_BEARER, 'refresh_token']),
           confidential('machine', ['client_credentials'], { scope: 'notes:read' }),
           confidential('bound-machine', ['client_credentials'], { scope: 'notes:read', dpop_bound_access_tokens: true }),
+          // the client's own assertion (RFC 7523 §2.1, MCP client credentials), authenticated by it
+          keyedMachine('asserting-machine'),
+          keyedMachine('bound-asserting-machine', { dpop_bound_access_tokens: true }),
           ...vault.clients,
         ],
         idJag: {
@@ -175,6 +194,19 @@ describe('attack: a sender-constrained (DPoP) token loses its binding through a 
     }
     return subject;
   }
+
+  /** The client-assertion variant of the JWT bearer grant: the client's own assertion alone. */
+  const ownAssertion = async (client: string, key?: DpopKey) => {
+    const now = Math.floor(Date.now() / 1000);
+    const assertion = await new SignJWT({ iss: client, sub: client, aud: stack.issuer, jti: crypto.randomUUID(), iat: now, exp: now + 60 })
+      .setProtectedHeader({ alg: 'ES256', kid: 'machine-key', typ: 'JWT' })
+      .sign(machineKey.privateKey);
+    return postForm(
+      stack.metadata.token_endpoint,
+      { grant_type: JWT_BEARER, assertion, scope: 'notes:read', resource: stack.mcpUrl },
+      key ? { dpop: await proof(key) } : {},
+    );
+  };
 
   const clientCredentials = (client: string, key?: DpopKey) =>
     tokenRequest({ grant_type: 'client_credentials', scope: 'notes:read', resource: stack.mcpUrl }, { id: client }, key);
@@ -349,6 +381,29 @@ describe('attack: a sender-constrained (DPoP) token loses its binding through a 
         const res = await tokenRequest({ grant_type: JWT_BEARER, assertion: await idJag('bound-agent') }, { id: 'bound-agent' }, key);
         boundTo(res, key);
         refused(await refresh(String(res.body.refresh_token), { id: 'bound-agent' }), 'invalid_grant');
+      },
+    },
+    // jwt-bearer with the client's own assertion (grants/jwt-bearer/client-assertion-grant.ts): as client_credentials.
+    {
+      grant: JWT_BEARER,
+      kind: 'carry',
+      name: "RFC 7523 §2.1 / RFC 9449 §5: a DPoP-bound token for a client's own assertion comes without a refresh token (nothing to carry)",
+      async run() {
+        const key = await dpopKey();
+        const res = await ownAssertion('asserting-machine', key);
+        boundTo(res, key);
+        expect(res.body.refresh_token).toBeUndefined();
+      },
+    },
+    {
+      grant: JWT_BEARER,
+      kind: 'enforce',
+      name: 'RFC 9449 §5.2: a dpop_bound_access_tokens client presenting its own assertion without a proof → invalid_dpop_proof',
+      async run() {
+        const res = await ownAssertion('bound-asserting-machine');
+        refused(res, 'invalid_dpop_proof');
+        const key = await dpopKey();
+        boundTo(await ownAssertion('bound-asserting-machine', key), key);
       },
     },
     // token exchange (third-party tokens): the provider's token cannot carry our binding.

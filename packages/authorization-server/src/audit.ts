@@ -24,6 +24,8 @@ export type AuditEvent =
   | 'session.ended'
   | 'id_jag.accepted'
   | 'id_jag.refused'
+  | 'client_assertion.accepted'
+  | 'client_assertion.refused'
   | 'third_party.connected'
   | 'third_party.disconnected'
   | 'third_party.token_exchanged'

@@ -9,7 +9,7 @@ import { ResourceRegistry } from './resources.js';
 import { createClientPolicy, RESOURCE_SCOPE_PROPERTY, restrictUserlessGrants } from './client-policy.js';
 import { DEFAULT_TOKEN_ENDPOINT_AUTH_METHOD } from './client-metadata-policy.js';
 import { createInteractionPolicy } from './interaction-policy.js';
-import { cimdRefusal, createCimdFetch } from './cimd.js';
+import { cimdRefusal, createCimdFetch, type FetchLike } from './cimd.js';
 import { createJwksUriFetch, createProviderFetch } from './provider-fetch.js';
 import { escapeHtml, page } from './html.js';
 import { looksNative } from './urls.js';
@@ -23,7 +23,7 @@ import { createIntrospectionPolicy, revocationAllowed } from './ops/token-polici
 import { grantClaim, installJwtIntrospection } from './jwt-introspection.js';
 import { refreshGraceCheckpoint } from './refresh-grace.js';
 import { usableAccount } from './account-state.js';
-import { idJagSources, installIdJagGrant } from './grants/jwt-bearer/index.js';
+import { idJagSources, installJwtBearerGrant } from './grants/jwt-bearer/index.js';
 import { forwardedHops, trustProxySetting } from './client-address.js';
 import { installTokenExchangeGrant } from './grants/token-exchange/index.js';
 import { createOwnAccessTokenVerifier } from './own-access-tokens.js';
@@ -278,6 +278,7 @@ interface RuleParts {
   introspectionAllowed: ReturnType<typeof createIntrospectionPolicy>;
   issuerUrl: URL;
   thirdParty: ThirdParty | undefined;
+  jwksUriFetch: FetchLike;
 }
 
 /** What oidc-provider's options cannot say: middleware, grants and event handlers on the built provider. */
@@ -285,11 +286,12 @@ function installRules(provider: Provider, config: ResolvedConfig, p: RuleParts):
   const { store, resources, logger, metrics, operatorClientIds, signing } = p;
   installDpopProofShape(provider);
   restrictUserlessGrants(provider, operatorClientIds);
-  // MCP enterprise-managed authorization: the ID-JAG grant (grants/jwt-bearer/).
-  if (config.idJag) {
-    const { accessTokenTTL } = config;
-    const dpop = { enabled: config.dpop.enabled, requireNonce: config.dpop.requireNonce, algorithms: p.dpop.algorithms };
-    installIdJagGrant(provider, {
+  // RFC 7523 §2.1 JWT bearer grant (grants/jwt-bearer/): a configured client's own assertion
+  // (MCP client credentials) and, when configured, ID-JAGs (MCP enterprise-managed authorization).
+  const { accessTokenTTL } = config;
+  const dpop = { enabled: config.dpop.enabled, requireNonce: config.dpop.requireNonce, algorithms: p.dpop.algorithms };
+  installJwtBearerGrant(provider, {
+    idJag: config.idJag && {
       config: config.idJag,
       issuer: config.issuer,
       store,
@@ -299,8 +301,19 @@ function installRules(provider: Provider, config: ResolvedConfig, p: RuleParts):
       accessTokenTTL,
       signing,
       dpop,
-    });
-  }
+    },
+    clientAssertion: {
+      issuer: config.issuer,
+      resources,
+      logger,
+      kv: store.kv,
+      operatorClientIds,
+      jwksUriFetch: p.jwksUriFetch,
+      dpop: { ...dpop, tokenEndpoint: `${config.issuer}/token`, kv: store.kv },
+      signing,
+      accessTokenTTL,
+    },
+  });
   // Third-party authorization: RFC 8693 token exchange for provider tokens (grants/token-exchange/).
   if (p.thirdParty) {
     installTokenExchangeGrant(provider, {
@@ -342,6 +355,8 @@ export async function buildProvider(
   const dpop = dpopProviderOptions(config.dpop, cookieKeys);
 
   const operatorClientIds = new Set(config.clients.map((c) => c.client_id));
+  // One fetcher of clients' jwks_uri: oidc-provider's private_key_jwt and the client-assertion grant.
+  const jwksUriFetch = createJwksUriFetch(cimd, logger);
   // the same rule as findAccount: a disabled or deleted account has no live tokens
   const introspectionAllowed = createIntrospectionPolicy(
     resources,
@@ -388,7 +403,7 @@ export async function buildProvider(
         client_metadata: metrics
           ? meteredCimdFetch((kv) => createCimdFetch(cimd, logger, kv, config.redirectUris), store.kv, metrics)
           : createCimdFetch(cimd, logger, store.kv, config.redirectUris),
-        jwks_uri: createJwksUriFetch(cimd, logger),
+        jwks_uri: jwksUriFetch,
       },
       logger,
     ) as unknown as Configuration['fetch'],
@@ -411,6 +426,7 @@ export async function buildProvider(
     introspectionAllowed,
     issuerUrl,
     thirdParty,
+    jwksUriFetch,
   });
 
   return { provider, resources, mountPath };

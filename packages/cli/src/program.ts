@@ -24,6 +24,7 @@ import { cliVersion } from './version.js';
 import type { CliInput } from './line-input.js';
 import { EXIT_NEEDS_USER, withUrlElicitation, type CliElicitationContext } from './url-elicitation-prompt.js';
 import { registerDoctor } from './doctor/command.js';
+import { addMachineOptions, MACHINE_LOGIN_HELP, machineOptions, secretOf, type MachineOpts } from './machine-login.js';
 
 /** Raw streams: the CLI prints only through the {@link Terminal} built from them. */
 export interface CliIo {
@@ -38,14 +39,10 @@ export interface CliIo {
   stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
 }
 
-interface GlobalOpts {
+interface GlobalOpts extends MachineOpts {
   home?: string;
   browser: boolean;
   clientMetadataUrl?: string;
-  clientId?: string;
-  clientSecret?: string;
-  issuer?: string;
-  clientCredentials?: boolean;
   timeout: string;
   requestTimeout: string;
   privateNetworks: 'auto' | 'block' | 'allow';
@@ -107,7 +104,11 @@ function makeClient(opts: GlobalOpts, ctx: CliContext, extra: Partial<McpAuthCli
     },
   };
   if (opts.clientMetadataUrl) options.clientMetadataUrl = opts.clientMetadataUrl;
-  const credentials = clientCredentialOptions(opts, env);
+  const interactive = {
+    openAuthorizationUrl: options.openAuthorizationUrl!,
+    onWaiting: (redirectUri: string) => options.onEvent?.({ type: 'waiting_for_callback', redirectUri }),
+  };
+  const credentials = machineOptions(opts, env, interactive) ?? clientCredentialOptions(opts, env);
   if (credentials) Object.assign(options, credentials);
   return new McpAuthClient({ ...options, ...extra });
 }
@@ -121,20 +122,9 @@ function clientCredentialOptions(
   opts: GlobalOpts,
   env: NodeJS.ProcessEnv,
 ): Pick<McpAuthClientOptions, 'clientCredentials' | 'preRegistered'> | undefined {
-  const secret = opts.clientSecret ?? env.MCP_AUTH_KIT_CLIENT_SECRET;
-  if (opts.clientCredentials) {
-    if (!opts.clientId || !secret) {
-      throw new McpAuthError('MCP_AUTH_INVALID_ARGUMENT', '--client-credentials needs --client-id and a client secret');
-    }
-    if (!opts.issuer) {
-      throw new McpAuthError(
-        'MCP_AUTH_INVALID_ARGUMENT',
-        '--client-credentials needs --issuer (the secret is sent only to the authorization server that issued it)',
-      );
-    }
-    return { clientCredentials: { client_id: opts.clientId, client_secret: secret, issuer: opts.issuer } };
-  }
-  if (opts.clientSecret !== undefined && !opts.clientId) {
+  // --client-credentials and --enterprise: machine-login.ts
+  const secret = opts.clientSecret ?? secretOf(opts, env);
+  if ((opts.clientSecret !== undefined || opts.clientSecretFile !== undefined) && !opts.clientId) {
     throw new McpAuthError('MCP_AUTH_INVALID_ARGUMENT', '--client-secret needs --client-id and --issuer');
   }
   if (!opts.clientId) return undefined;
@@ -184,13 +174,25 @@ async function withMcpClient<T>(
   fn: (c: Client, options: { timeout: number }) => Promise<T>,
   prepare: (c: Client) => void,
 ): Promise<T> {
-  const client = new Client({ name: 'mcp-auth-kit', version: cliVersion() }, { inputRequired: { maxRounds: MAX_INPUT_ROUNDS } });
+  const client = new Client(
+    { name: 'mcp-auth-kit', version: cliVersion() },
+    {
+      inputRequired: { maxRounds: MAX_INPUT_ROUNDS },
+      // MCP 2026-07-28 when the server speaks it (server/discover), else the 2025-11-25 initialize
+      versionNegotiation: { mode: 'auto' },
+    },
+  );
   prepare(client);
   const options = { timeout: limits.browserMs + limits.requestMs };
   // The SDK reports a failed SSE stream (an event over maxMessageBytes, a deadline) only to
   // onerror, as text, and lets the request run into its timeout: the refusal is kept, the
   // connection closed at once (failing the pending request), and the refusal is what the user is told.
   let refusal: McpAuthError | undefined;
+  // ...and a request the SDK runs on its own (the server/discover probe of version negotiation)
+  // may not fail on close: the refusal ends the command in any case.
+  let refuse: (err: McpAuthError) => void = () => undefined;
+  const refused = new Promise<never>((_, reject) => (refuse = reject));
+  refused.catch(() => undefined);
   const authFetch = createAuthFetch(auth);
   const fetch: typeof authFetch = async (input, init) => {
     const res = await authFetch(input, init);
@@ -199,12 +201,13 @@ async function withMcpClient<T>(
     return observeBody(res, post && isEventStream(res) ? { sse, origin } : undefined, (err) => {
       if (!(err instanceof McpAuthError) || refusal) return;
       refusal = err;
+      refuse(err);
       void client.close().catch(() => undefined);
     });
   };
   try {
-    await client.connect(new StreamableHTTPClientTransport(new URL(url), { fetch }), options);
-    return await fn(client, options);
+    await Promise.race([client.connect(new StreamableHTTPClientTransport(new URL(url), { fetch }), options), refused]);
+    return await Promise.race([fn(client, options), refused]);
   } catch (err) {
     throw refusal ?? err;
   } finally {
@@ -294,7 +297,7 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
     )
     .option(
       '--client-credentials',
-      'machine-to-machine: use the client credentials grant with --client-id, --issuer and the secret (no browser)',
+      'machine-to-machine (no browser): --client-id and --issuer with a secret ($MCP_AUTH_KIT_CLIENT_SECRET or --client-secret-file) or --private-key',
     )
     .addOption(new Option('--timeout <seconds>', 'how long to wait for the browser').default('300').argParser(parseSeconds))
     .addOption(
@@ -331,6 +334,7 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
     .exitOverride()
     .showHelpAfterError('(run `mcp-auth-kit --help` for the commands and options)');
 
+  addMachineOptions(program);
   const globals = () => program.opts<GlobalOpts>();
   const mcpUrl = 'the MCP endpoint URL, e.g. http://localhost:3000/mcp';
   // issue 45; the throwaway login holds a plain bearer token, which the doctor can send itself
@@ -348,6 +352,7 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
     .description('authorize against an MCP server and store the tokens')
     .argument('<mcp-url>', mcpUrl, parseMcpUrl)
     .option('--scope <scope>', "scope to request instead of the server's guidance")
+    .addHelpText('after', MACHINE_LOGIN_HELP)
     .action(async (url: string, cmd: { scope?: string }) => {
       const auth = makeClient(globals(), ctx);
       const tokens = await auth.authorize(url, cmd.scope ? { scope: cmd.scope } : {});

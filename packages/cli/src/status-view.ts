@@ -45,7 +45,7 @@ function checkLine(row: ServerStatus, check: AccessCheck | Error): string {
   const why = check.error ? ` (${check.error}${check.error_description ? `: ${check.error_description}` : ''})` : '';
   switch (check.result) {
     case 'valid':
-      return `valid: the MCP server accepted the access token (HTTP ${check.status})`;
+      return `valid: the MCP server accepted the access token (HTTP ${check.status})${check.protocolVersion ? ` over MCP ${check.protocolVersion}` : ''}`;
     case 'expired':
       return `expired: the MCP server refused the expired access token${why}; ${
         row.has_refresh_token ? 'the next command refreshes it' : login
@@ -55,7 +55,10 @@ function checkLine(row: ServerStatus, check: AccessCheck | Error): string {
     case 'no_tokens':
       return `no usable access token stored; ${login}`;
     default:
-      return `unknown: the MCP server failed (HTTP ${check.status}) before deciding; try again later`;
+      // a 4xx other than 401/403 comes before the token was judged (a revision or request the server refused)
+      return (check.status ?? 500) >= 500
+        ? `unknown: the MCP server failed (HTTP ${check.status}) before deciding; try again later`
+        : `unknown: the MCP server answered HTTP ${check.status} without deciding on the access token; check that the URL is its MCP endpoint`;
   }
 }
 

@@ -134,7 +134,7 @@ describe('mcp-auth-kit CLI', () => {
   it('--client-credentials without a secret is refused before any request', async () => {
     const t = io();
     expect(await run(['--client-credentials', '--client-id', 'svc', 'login', rs.mcpUrl], t.io)).toBe(1);
-    expect(t.err()).toContain('--client-credentials needs --client-id and a client secret');
+    expect(t.err()).toContain('--client-credentials needs a client secret');
   });
 
   it('--client-credentials without --issuer is refused before any request (the secret is bound to one AS)', async () => {

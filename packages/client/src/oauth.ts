@@ -28,7 +28,7 @@ export function requestOptions(deps: HttpDeps) {
   return { [oauth.customFetch]: policyFetch(deps), [oauth.allowInsecureRequests]: true } as const;
 }
 
-async function toCryptoKey(input: PrivateKeyInput): Promise<oauth.PrivateKey> {
+export async function toCryptoKey(input: PrivateKeyInput): Promise<oauth.PrivateKey> {
   const alg = input.alg ?? 'ES256';
   let key: CryptoKey;
   if (typeof input.key === 'string') key = (await importPKCS8(input.key, alg)) as CryptoKey;
@@ -205,6 +205,27 @@ export function exchangeAuthorizationCode(
   );
 }
 
+/**
+ * The enterprise IdP's code exchange of an SSO sign-in (OIDC Core §3.1.3): besides the checks of
+ * {@link exchangeAuthorizationCode}, an ID Token is required, and its `iss`, `aud`, `exp` and
+ * `nonce` are checked (§3.1.3.7; no signature check: it came over the direct token request).
+ */
+export async function exchangeIdpCode(
+  ctx: GrantContext,
+  params: URLSearchParams,
+  redirectUri: string,
+  codeVerifier: string,
+  nonce: string,
+): Promise<{ idToken: string; claims: oauth.IDToken }> {
+  const res = await tokenCall(
+    ctx,
+    'sign-in at the enterprise IdP',
+    (as, client, auth, options) => oauth.authorizationCodeGrantRequest(as, client, auth, params, redirectUri, codeVerifier, options),
+    (as, client, res) => oauth.processAuthorizationCodeResponse(as, client, res, { expectedNonce: nonce, requireIdToken: true }),
+  );
+  return { idToken: res.id_token!, claims: oauth.getValidatedIdTokenClaims(res)! };
+}
+
 export function refreshGrant(ctx: GrantContext, refreshToken: string, resource: string): Promise<TokenEndpointResponse> {
   return tokenCall(
     ctx,
@@ -377,3 +398,4 @@ export async function registerClient(
 
 export const generateCodeVerifier = oauth.generateRandomCodeVerifier;
 export const generateState = oauth.generateRandomState;
+export const generateNonce = oauth.generateRandomNonce;

@@ -52,3 +52,9 @@ export {
   type ThirdPartyTokensOptions,
   type ThirdPartyTokenRequestOptions,
 } from './third-party/tokens.js';
+export {
+  advertiseAuthExtensions,
+  authExtensionCapabilities,
+  type AuthExtensionsOptions,
+  type CapabilityRegistrar,
+} from './auth-extensions.js';

@@ -10,6 +10,7 @@ import type { DpopKeys } from './dpop-keys.js';
 import { discoverBinding, scopeToRequest } from './server-binding.js';
 import type { TokenKeeper } from './tokens.js';
 import { outgoingRequest, type OutgoingRequest } from './outgoing-request.js';
+import { declaringRequest } from './extension-declarations.js';
 
 /** The parts of an McpAuthClient that its requests to MCP servers go through. */
 export interface AuthFetchParts {
@@ -54,7 +55,8 @@ export async function sendWithTokens(
  */
 export async function authorizedFetch(parts: AuthFetchParts, input: string | URL | Request, init?: RequestInit): Promise<Response> {
   const { context, keeper, authorizer, failedStepUps } = parts;
-  const original = outgoingRequest(input, init);
+  // MCP 2026-07-28: the extensions in use are declared in each request (extension negotiation).
+  const original = declaringRequest(outgoingRequest(input, init), context.extensions);
   const server = serverKey(original.url);
   const maxStepUps = context.opts.maxStepUpAttempts ?? 2;
   let refreshed = false;

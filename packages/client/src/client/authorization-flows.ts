@@ -12,6 +12,7 @@ import {
   validateAuthorizationResponse,
 } from '../oauth.js';
 import { resolveClient } from '../registration.js';
+import { signClientAssertion } from '../client-assertion.js';
 import { splitScope } from '../scope.js';
 import type { ClientInformation, ServerBinding, StoredTokens } from '../store.js';
 import { assertAllowedUrl } from '../url.js';
@@ -48,17 +49,27 @@ export class Authorizer {
   private async machineFlow(binding: ServerBinding, scope: string | undefined): Promise<StoredTokens> {
     const client = machineClient(this.context, binding);
     const requested = scope ?? this.context.machine?.scope;
-    const jb = this.context.opts.jwtBearer;
     const ctx = await this.grantContext(binding, client);
-    const res = jb
-      ? await jwtBearerGrant(
-          ctx,
-          await jb.assertion({ issuer: binding.issuer, resource: binding.resource, scope: requested }),
-          binding.resource,
-          requested,
-        )
-      : await clientCredentialsGrant(ctx, binding.resource, requested);
+    const assertion = await this.machineAssertion(binding, requested);
+    const res =
+      assertion !== undefined
+        ? await jwtBearerGrant(ctx, assertion, binding.resource, requested)
+        : await clientCredentialsGrant(ctx, binding.resource, requested);
     return this.keep(binding, tokensFrom(res, binding, client, requested, undefined, ctx.dpopKey));
+  }
+
+  /**
+   * The RFC 7523 §2.1 assertion of a machine flow: the configured JWT bearer grant's (an ID-JAG, a
+   * workload identity), or one this client signs for the client credentials extension's assertion
+   * grant; `undefined` for the client credentials grant.
+   */
+  private async machineAssertion(binding: ServerBinding, scope: string | undefined): Promise<string | undefined> {
+    const { jwtBearer, clientCredentials } = this.context.opts;
+    if (jwtBearer) return jwtBearer.assertion({ issuer: binding.issuer, resource: binding.resource, scope });
+    if (clientCredentials?.grant === 'jwt_bearer' && clientCredentials.privateKey) {
+      return signClientAssertion(clientCredentials.client_id, binding.issuer, clientCredentials.privateKey);
+    }
+    return undefined;
   }
 
   private async authorizationCodeFlow(binding: ServerBinding, scope: string | undefined): Promise<StoredTokens> {

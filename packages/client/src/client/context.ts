@@ -1,4 +1,5 @@
-import { ANY_ADDRESS, egressPolicyForPeer } from '@mcp-auth-kit/protocol';
+import { ANY_ADDRESS, type AuthExtension, egressPolicyForPeer } from '@mcp-auth-kit/protocol';
+import { usedExtensions } from './extension-declarations.js';
 import type { HttpDeps } from '../http.js';
 import { MemoryStore, type AuthStore } from '../store.js';
 import type { ClientCredentialsConfig, JwtBearerConfig, McpAuthClientOptions, McpAuthEvent } from './options.js';
@@ -9,9 +10,12 @@ export class ClientContext {
   readonly store: AuthStore;
   /** Without an egress policy: requests a peer names go through {@link depsFor} instead. */
   readonly deps: HttpDeps;
+  /** The authorization extensions this client uses, declared in each 2026-07-28 request. */
+  readonly extensions: readonly AuthExtension[];
 
   constructor(options: McpAuthClientOptions) {
     this.opts = options;
+    this.extensions = usedExtensions(options);
     this.store = options.store ?? new MemoryStore();
     const baseFetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
     this.deps = {

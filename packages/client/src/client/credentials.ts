@@ -23,7 +23,12 @@ export function machineClient(context: ClientContext, binding: ServerBinding): C
       `client credentials are for ${cc.issuer}, but the MCP server uses the authorization server ${binding.issuer}`,
     );
   }
-  const method = cc.token_endpoint_auth_method ?? (cc.privateKey ? 'private_key_jwt' : cc.client_secret ? 'client_secret_basic' : 'none');
+  // RFC 7523 §2.1: the signed assertion is the grant and names the client; no second proof is
+  // sent unless `token_endpoint_auth_method` asks for one.
+  const selfAsserted = 'grant' in cc && cc.grant === 'jwt_bearer';
+  const method =
+    cc.token_endpoint_auth_method ??
+    (selfAsserted ? 'none' : cc.privateKey ? 'private_key_jwt' : cc.client_secret ? 'client_secret_basic' : 'none');
   return {
     issuer: binding.issuer,
     client_id: cc.client_id,

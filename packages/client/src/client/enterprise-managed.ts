@@ -25,7 +25,26 @@ export interface EnterpriseManagedOptions {
  * server) at the enterprise IdP, without sending the user to the MCP authorization server.
  */
 export function enterpriseManagedAssertion(options: EnterpriseManagedOptions): JwtBearerConfig['assertion'] {
-  const deps: HttpDeps = {
+  const assertion = idJagAssertion(options);
+  enterpriseAssertions.add(assertion);
+  return assertion;
+}
+
+/** The assertion callbacks made here: a client using one declares the enterprise-managed extension. */
+const enterpriseAssertions = new WeakSet<JwtBearerConfig['assertion']>();
+
+export function isEnterpriseManagedAssertion(assertion: JwtBearerConfig['assertion']): boolean {
+  return enterpriseAssertions.has(assertion);
+}
+
+/**
+ * The requests to an enterprise IdP: the caller configured it (no egress policy, as for any
+ * operator-configured endpoint), with the bounds of every request (see `McpAuthClientOptions`).
+ */
+export function idpDeps(
+  options: Pick<EnterpriseManagedOptions, 'fetch' | 'requestTimeoutMs' | 'maxResponseBytes' | 'allowInsecureRequests'>,
+): HttpDeps {
+  return {
     fetch: options.fetch ?? ((i, init) => globalThis.fetch(i, init)),
     limits: {
       ...(options.requestTimeoutMs !== undefined && { timeoutMs: options.requestTimeoutMs }),
@@ -33,6 +52,10 @@ export function enterpriseManagedAssertion(options: EnterpriseManagedOptions): J
     },
     ...(options.allowInsecureRequests && { allowInsecureRequests: true }),
   };
+}
+
+function idJagAssertion(options: EnterpriseManagedOptions): JwtBearerConfig['assertion'] {
+  const deps = idpDeps(options);
   return async ({ issuer, resource, scope }) =>
     requestIdJag(
       {

@@ -142,9 +142,10 @@ export class McpAuthClient {
   }
 
   /**
-   * Asks the MCP server whether it accepts the stored access token (an `initialize` request with
-   * it), without refreshing or authorizing: `valid`, `expired`, `revoked` (refused before its
-   * expiry), `no_tokens` or `unknown` (5xx). A server that does not answer throws `MCP_AUTH_SERVER_UNREACHABLE`.
+   * Asks the MCP server whether it accepts the stored access token, in the revision it speaks
+   * (2026-07-28 `server/discover`, else 2025-11-25 `initialize`), without refreshing or authorizing:
+   * `valid`, `expired`, `revoked` (refused before its expiry), `no_tokens` or `unknown` (5xx, or a
+   * 4xx that did not judge the token). A server that does not answer throws `MCP_AUTH_SERVER_UNREACHABLE`.
    */
   async checkAccess(serverUrl: string | URL): Promise<AccessCheck> {
     return checkAccess(this.parts, serverUrl);

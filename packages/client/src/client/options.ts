@@ -1,3 +1,4 @@
+import type { AuthExtension } from '@mcp-auth-kit/protocol';
 import { assertCredentialsBound } from '../credential-binding.js';
 import { ERR, McpAuthError } from '../errors.js';
 import type { FetchLike } from '../http.js';
@@ -35,6 +36,13 @@ export interface ClientCredentialsConfig {
   issuer: string;
   /** Scope to request when the MCP server gives no guidance. */
   scope?: string;
+  /**
+   * Which grant gets the tokens. `'client_credentials'` (default): RFC 6749 §4.4, authenticated
+   * with the secret or `private_key_jwt`. `'jwt_bearer'`: the RFC 7523 §2.1 assertion grant the
+   * client credentials extension recommends — the client signs a short-lived assertion with
+   * `privateKey` (`iss` = `sub` = `client_id`, `aud` = the AS issuer, `exp`, `jti`); needs `privateKey`.
+   */
+  grant?: 'client_credentials' | 'jwt_bearer';
 }
 
 /**
@@ -54,6 +62,12 @@ export interface JwtBearerConfig {
   scope?: string;
   /** Supplies the assertion for an authorization server and resource. */
   assertion: (ctx: { issuer: string; resource: string; scope?: string | undefined }) => Promise<string>;
+  /**
+   * The authorization extension this grant implements, declared on the 2026-07-28 wire. Default:
+   * enterprise-managed authorization when `assertion` comes from {@link enterpriseManagedAssertion},
+   * none otherwise (a workload identity assertion is no MCP extension).
+   */
+  extension?: AuthExtension;
 }
 
 export interface McpAuthClientOptions {
@@ -157,6 +171,16 @@ export function assertValidOptions(options: McpAuthClientOptions): void {
     if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value > 0)) {
       throw new McpAuthError(ERR.INVALID_ARGUMENT, `"${key}" must be a finite number greater than 0`);
     }
+  }
+  const cc = options.clientCredentials;
+  if (cc?.grant !== undefined && cc.grant !== 'client_credentials' && cc.grant !== 'jwt_bearer') {
+    throw new McpAuthError(ERR.INVALID_ARGUMENT, '"clientCredentials.grant" must be "client_credentials" or "jwt_bearer"');
+  }
+  if (cc?.grant === 'jwt_bearer' && !cc.privateKey) {
+    throw new McpAuthError(
+      ERR.INVALID_ARGUMENT,
+      '"clientCredentials.grant" "jwt_bearer" needs "privateKey" (the client signs its assertion)',
+    );
   }
   // MCP Authorization Server Binding: a credential without its issuer is a configuration error.
   assertCredentialsBound(options, { ...(options.allowInsecureRequests && { allowInsecureRequests: true }) });

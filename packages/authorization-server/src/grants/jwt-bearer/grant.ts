@@ -35,6 +35,10 @@ import { IdJagRefusal, providerError, refuse } from './refusal.js';
 import { handlerDecidesGrant } from '../handler-decides.js';
 import { verifyIdJag, type VerifiedIdJag } from './verify.js';
 import { ID_JAG_GRANT_PROFILE, JWT_BEARER_GRANT_TYPE } from './constants.js';
+import { isIdJagTyped } from './assertion-typ.js';
+import { installAssertionAuthentication } from './assertion-authenticates.js';
+import { hasRegisteredKeys } from './client-keys.js';
+import { createClientAssertionGrant, type AssertingClient, type ClientAssertionGrantOptions } from './client-assertion-grant.js';
 
 const REPLAY_NAMESPACE = 'id-jag-jti';
 
@@ -180,14 +184,14 @@ async function issue(
   return body;
 }
 
-/** Registers the grant and advertises it (RFC 8414 `grant_types_supported`, draft §7.2). */
-export function installIdJagGrant(provider: Provider, options: IdJagGrantOptions): void {
+/** The handler of the ID-JAG variant of the grant (the dispatcher below picks it by `typ`). */
+function createIdJagGrant(provider: Provider, options: IdJagGrantOptions) {
   const idps = trustedIdps(options.config.trustedIdps, options.logger);
   const firstUse = replayGuard(options.store.kv);
   const dpopOptions = { ...options.dpop, tokenEndpoint: `${options.issuer}/token`, kv: options.store.kv };
   const { logger } = options;
 
-  async function idJagGrant(ctx: KoaContextWithOIDC): Promise<void> {
+  return async function idJagGrant(ctx: KoaContextWithOIDC): Promise<void> {
     const client = ctx.oidc.client as unknown as GrantClient;
     const params = ctx.oidc.params as Record<string, unknown>;
     let idp: string | undefined;
@@ -236,12 +240,52 @@ export function installIdJagGrant(provider: Provider, options: IdJagGrantOptions
       }
       throw providerError(err);
     }
+  };
+}
+
+export interface JwtBearerGrantOptions {
+  /** The ID-JAG variant (enterprise-managed authorization); off when absent. */
+  idJag?: IdJagGrantOptions | undefined;
+  /** The client-assertion variant (client credentials extension, RFC 7523 §2.1): for configured clients with keys. */
+  clientAssertion: ClientAssertionGrantOptions;
+}
+
+/**
+ * Registers the RFC 7523 §2.1 grant and advertises it (RFC 8414 `grant_types_supported`, draft
+ * §7.2). One grant type, two kinds of assertion, told apart by `typ` (assertion-typ.ts): an
+ * ID-JAG goes to the ID-JAG checks; any other assertion is the client's own when the client
+ * registered keys (or ID-JAGs are off), else it goes to the ID-JAG checks too, which refuse it for
+ * its `typ`. Neither path accepts the other's assertions.
+ */
+export function installJwtBearerGrant(provider: Provider, options: JwtBearerGrantOptions): void {
+  const idJagGrant = options.idJag ? createIdJagGrant(provider, options.idJag) : undefined;
+  const assertionGrant = createClientAssertionGrant(provider, options.clientAssertion);
+
+  async function jwtBearerGrant(ctx: KoaContextWithOIDC): Promise<void> {
+    const assertion = (ctx.oidc.params as Record<string, unknown>).assertion;
+    const client = ctx.oidc.client as unknown as AssertingClient;
+    const idJagTyped = isIdJagTyped(assertion);
+    if (!idJagTyped && (!idJagGrant || hasRegisteredKeys(client))) return assertionGrant(ctx);
+    if (idJagGrant) return idJagGrant(ctx);
+    audit(options.clientAssertion.logger, 'id_jag.refused', { client_id: client.clientId, error: 'invalid_grant', reason: 'id_jag_off' });
+    throw providerError(
+      new IdJagRefusal(
+        'invalid_grant',
+        'this server accepts no ID-JAGs (enterprise-managed authorization is not configured)',
+        'id_jag_off',
+      ),
+    );
   }
 
-  provider.registerGrantType(JWT_BEARER_GRANT_TYPE, idJagGrant as never, ['assertion', 'scope', 'resource'], ['resource']);
-  // The handler's checkClient applies oidc-provider's grant_types rule, and more, with unauthorized_client.
+  provider.registerGrantType(JWT_BEARER_GRANT_TYPE, jwtBearerGrant as never, ['assertion', 'scope', 'resource'], ['resource']);
+  // The handlers apply oidc-provider's grant_types rule, and more, with unauthorized_client.
   handlerDecidesGrant(provider, JWT_BEARER_GRANT_TYPE);
+  // A request with the client's assertion alone is authenticated by it (assertion-authenticates.ts).
+  installAssertionAuthentication(provider);
+  if (options.idJag) advertiseIdJagProfile(provider);
+}
 
+function advertiseIdJagProfile(provider: Provider): void {
   provider.use(async (ctx, next) => {
     await next();
     if (ctx.oidc?.route === 'discovery' && ctx.status === 200 && ctx.body && typeof ctx.body === 'object') {

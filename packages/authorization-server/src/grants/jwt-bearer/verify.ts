@@ -25,6 +25,7 @@ import type { ResourceRegistry } from '../../resources.js';
 import type { TrustedIdp } from './idp-keys.js';
 import { IdJagRefusal, refuse } from './refusal.js';
 import { ID_JAG_TYP } from './constants.js';
+import { normalizedTyp } from './assertion-typ.js';
 
 export interface IdJagClaims {
   iss: string;
@@ -114,8 +115,8 @@ async function verifySignature(input: IdJagCheckInput): Promise<{ idp: TrustedId
 }
 
 function checkTyp(header: { typ?: unknown }): void {
-  const typ = typeof header.typ === 'string' ? header.typ.toLowerCase().replace(/^application\//, '') : undefined;
-  if (typ !== ID_JAG_TYP) refuse('invalid_grant', 'typ', `the assertion's typ must be "${ID_JAG_TYP}" (draft §4.4.1, RFC 8725 §3.11)`);
+  if (normalizedTyp(header) !== ID_JAG_TYP)
+    refuse('invalid_grant', 'typ', `the assertion's typ must be "${ID_JAG_TYP}" (draft §4.4.1, RFC 8725 §3.11)`);
 }
 
 function checkAudience(aud: unknown, issuer: string): void {

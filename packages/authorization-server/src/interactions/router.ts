@@ -18,6 +18,7 @@ import { mountUpstreamRoutes, startUpstreamLogin } from './upstream-routes.js';
 import { switchAccount } from './switch-account.js';
 import { isLocalDevRequest } from '../ops/dev-switches.js';
 import { isConnectSignIn, SIGNED_IN_PATH } from '../third-party/sign-in.js';
+import { CONSOLE_SIGNED_IN_PATH, isConsoleSignIn } from '../console/sign-in.js';
 
 export type { InteractionOptions } from './context.js';
 
@@ -54,14 +55,16 @@ export function createInteractionRouter(o: InteractionOptions): Router {
   mountUpstreamRoutes(router, ctx, upstream, load, pageSecurity);
 
   /**
-   * A connect page's sign-in (third-party/sign-in.ts) ends once the user is signed in: at its
-   * consent prompt the interaction is dropped, never approved (no grant, no code), and the
-   * browser goes back to the connect page — before the dev auto-login, which would approve it.
+   * A sign-in of the AS's own (a connect page's, third-party/sign-in.ts; the console's,
+   * console/sign-in.ts) ends once the user is signed in: at its consent prompt the interaction
+   * is dropped, never approved (no grant, no code), and the browser goes back to the page that
+   * asked — before the dev auto-login, which would approve it.
    */
   async function endConnectSignIn(res: Response, details: Details): Promise<boolean> {
-    if (!isConnectSignIn(details.params) || details.prompt.name === 'login') return false;
+    const back = isConnectSignIn(details.params) ? SIGNED_IN_PATH : isConsoleSignIn(details.params) ? CONSOLE_SIGNED_IN_PATH : undefined;
+    if (!back || details.prompt.name === 'login') return false;
     await details.destroy();
-    res.redirect(303, `${o.mountPath}${SIGNED_IN_PATH}`);
+    res.redirect(303, `${o.mountPath}${back}`);
     return true;
   }
 

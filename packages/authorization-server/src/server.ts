@@ -24,6 +24,8 @@ import type { Logger } from './logger.js';
 import type { ResourceRegistry } from './resources.js';
 import { createThirdParty, type ThirdParty } from './third-party/service.js';
 import { createConnectRouter } from './third-party/connect-routes.js';
+import { createConsoleRouter } from './console/router.js';
+import { createAdminService } from './admin/service.js';
 
 export interface AuthorizationServer {
   issuer: string;
@@ -160,6 +162,19 @@ function mountAuthorization(app: Express, p: AppParts, callback: ReturnType<Prov
   );
   // The signed-in user's approvals, each revocable, and connections (see interactions/account.ts).
   app.use(`${mountPath}/account`, createAccountRouter(pages));
+  // The operator console, when configured (console/router.ts).
+  if (config.console) {
+    app.use(
+      `${mountPath}/console`,
+      createConsoleRouter({
+        ...pages,
+        issuer: config.issuer,
+        admin: createAdminService({ store, configuredClients: config.clients, logger, production: config.production }),
+        freshSignInSeconds: config.console.freshSignInSeconds,
+        resources: config.resources.map((r) => r.resource),
+      }),
+    );
+  }
   // Third-party authorization: where users connect a provider account (third-party/connect-routes.ts).
   if (p.thirdParty) app.use(`${mountPath}/connect`, createConnectRouter({ ...pages, thirdParty: p.thirdParty, issuer: config.issuer }));
   if (mountPath) app.use(mountPath, callback);

@@ -125,6 +125,7 @@ export const configSchema = z.looseObject({
   idJag: checkedElsewhere,
   // providers, keys and their rules: third-party/config.ts (thirdPartyConfigProblems)
   thirdParty: checkedElsewhere,
+  console: z.strictObject({ freshSignInSeconds: seconds.optional() }, { error: 'must be an object' }).optional(),
 });
 
 /** The schema's problems, one `path: message` line per zod issue. */

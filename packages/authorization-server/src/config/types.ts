@@ -362,6 +362,14 @@ export interface AuthorizationServerConfig {
   idJag?: IdJagConfig;
   /** Third-party authorization: the token vault, its providers, connect pages and RFC 8693 token exchange. Off when absent. */
   thirdParty?: ThirdPartyConfig;
+  /** The operator console under `<issuer>/console` (accounts with the admin role only). Off when absent. */
+  console?: ConsoleConfig;
+}
+
+/** The operator console (issue 44). */
+export interface ConsoleConfig {
+  /** A change in the console needs a sign-in at most this old, in seconds (default 600); an older one signs in again. */
+  freshSignInSeconds?: number;
 }
 
 /** An ID-JAG configuration with its defaults applied (config/resolve.ts). */
@@ -411,6 +419,7 @@ export interface ResolvedConfig {
   readinessTimeoutMs: number;
   idJag?: ResolvedIdJagConfig;
   thirdParty?: ResolvedThirdPartyConfig;
+  console?: Required<ConsoleConfig>;
 }
 
 /** A third-party configuration with its defaults applied (config/resolve.ts). */

@@ -31,7 +31,7 @@ export function mountKeys(router: Router, o: ConsoleOptions): void {
       `<h1>Keys</h1>${notice(NOTICES[field(req.query, 'done')])}
 <h2>Token signing keys</h2>
 ${table('Signing keys', ['Key ID', 'Algorithm', 'Status', 'Created', 'Published until'], rows, 'No signing key yet.')}
-<div class="card"><p>Rotation makes the published <em>next</em> key the signer, so resource servers already know it; the old key stays published until the tokens it signed have expired.</p>
+<div class="card"><p>Rotation makes the published <em>next</em> key the signer, so resource servers already know it; the old key stays published until the tokens it signed have expired. Running instances read the keys at start-up: restart them after a rotation.</p>
 ${postButton(f, '/keys/rotate-signing', 'Rotate signing keys', {}, 'primary')}</div>
 <h2>Cookie keys</h2>
 <div class="card"><p>${escapeHtml(String(cookies.count))} cookie key${cookies.count === 1 ? '' : 's'} kept: the newest signs cookies, the older ones still verify them.</p>

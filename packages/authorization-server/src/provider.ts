@@ -87,7 +87,8 @@ function resourceIndicatorsFeature(resources: ResourceRegistry, accessTokenTTL: 
     defaultResource: async (ctx: KoaContextWithOIDC, client: { clientId?: string } | undefined, oneOf?: string[]) => {
       if (oneOf) return oneOf.length === 1 ? oneOf[0]! : oneOf;
       // A connect page's sign-in (third-party/sign-in.ts) is for no resource: it never gets a token.
-      if (isConnectSignIn({ client_id: client?.clientId }) || isConsoleSignIn({ client_id: client?.clientId })) return undefined as unknown as string;
+      if (isConnectSignIn({ client_id: client?.clientId }) || isConsoleSignIn({ client_id: client?.clientId }))
+        return undefined as unknown as string;
       if (resources.defaultResource) return resources.defaultResource;
       // MCP clients MUST send `resource`; with several resources there is no safe default.
       if (ctx.oidc.route === 'authorization' || ctx.oidc.route === 'pushed_authorization_request') {

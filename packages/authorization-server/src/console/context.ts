@@ -40,12 +40,25 @@ export const actor = (res: Response): Actor => ({ sub: locals(res).operator.acco
 
 /** Answers with a console page; `section` is its navigation entry (its path under the console). */
 export function send(res: Response, section: string, title: string, body: string, status = 200): void {
-  res.status(status).type('html').send(consolePage({ ...locals(res).frame, current: section }, title, body));
+  res
+    .status(status)
+    .type('html')
+    .send(consolePage({ ...locals(res).frame, current: section }, title, body));
 }
 
 /** A page for a browser without a usable operator session (sign-in prompt, refusals). */
-export function sendBare(res: Response, o: Pick<ConsoleOptions, 'serviceName'>, base: string, status: number, title: string, body: string): void {
-  res.status(status).type('html').send(bareConsolePage(o.serviceName, base, title, body));
+export function sendBare(
+  res: Response,
+  o: Pick<ConsoleOptions, 'serviceName'>,
+  base: string,
+  status: number,
+  title: string,
+  body: string,
+): void {
+  res
+    .status(status)
+    .type('html')
+    .send(bareConsolePage(o.serviceName, base, title, body));
 }
 
 /** Ends a change: back to a page of the console, with one of that page's fixed notices. */

@@ -71,7 +71,12 @@ export function createConsoleRouter(o: ConsoleOptions): Router {
         if (spent !== 'ok') {
           o.logger.warn('console form refused', { account_id: operator.account.id, reason: spent, path: req.path });
           const text = spent === 'replayed' ? 'This form was already sent. Nothing was changed.' : 'The form expired. Nothing was changed.';
-          return bare(res, 403, 'Form refused', `${message('Form refused', text)}<p><a href="${escapeHtml(base)}">Back to the console</a></p>`);
+          return bare(
+            res,
+            403,
+            'Form refused',
+            `${message('Form refused', text)}<p><a href="${escapeHtml(base)}">Back to the console</a></p>`,
+          );
         }
         if (req.path !== '/sign-out' && !freshEnough(operator, o.freshSignInSeconds)) {
           const body = `${message('Sign in again', 'Changes need a recent sign-in. Nothing was changed.')}${signInLink}`;
@@ -102,12 +107,19 @@ export function createConsoleRouter(o: ConsoleOptions): Router {
     if (res.headersSent) return;
     if (err instanceof AdminServiceError) {
       const status = err.error === 'not_found' ? 404 : err.error === 'conflict' ? 409 : 400;
-      return res.locals.console ? send(res, '', 'Not done', message('Not done', err.message), status) : bare(res, status, 'Not done', message('Not done', err.message));
+      return res.locals.console
+        ? send(res, '', 'Not done', message('Not done', err.message), status)
+        : bare(res, status, 'Not done', message('Not done', err.message));
     }
     // Client errors raised by express/body-parser keep their 4xx status (see the interaction router).
     const status = typeof err.status === 'number' && err.status >= 400 && err.status < 500 ? err.status : 500;
     (status === 500 ? o.logger.error : o.logger.warn)('console failed', { error: err.name, detail: err.message, status });
-    bare(res, status, 'Error', message('Something went wrong', status === 500 ? 'The request could not be completed.' : 'The request is not valid.'));
+    bare(
+      res,
+      status,
+      'Error',
+      message('Something went wrong', status === 500 ? 'The request could not be completed.' : 'The request is not valid.'),
+    );
   });
 
   return router;

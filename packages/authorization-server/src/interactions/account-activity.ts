@@ -17,8 +17,7 @@ export async function lastUse(store: Store, accountId: string, clientId: string)
   return latest || undefined;
 }
 
-export const shownTime = (ms: number | undefined) =>
-  ms ? `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC` : 'Not yet';
+export const shownTime = (ms: number | undefined) => (ms ? `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC` : 'Not yet');
 
 /** "Recent sign-ins": the latest successful sign-ins of the account, newest first. */
 export async function signInHistory(store: Store, accountId: string, clientName: (clientId: string) => Promise<string>): Promise<string> {

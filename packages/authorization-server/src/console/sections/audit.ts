@@ -82,7 +82,12 @@ export function mountAudit(router: Router, o: ConsoleOptions): void {
 ${input('a-user', 'user', 'User (username or sub)')}${input('a-client', 'client', 'Client ID')}${input('a-event', 'event', 'Event (e.g. grant.revoked)')}
 ${input('a-actor', 'actor', 'Operator (sub)')}${input('a-from', 'from', 'From (UTC)', 'datetime-local')}${input('a-to', 'to', 'Until (UTC)', 'datetime-local')}
 <div><button type="submit">Search</button></div></form>
-${table('Audit events', ['Time', 'Event', 'Operator', 'User', 'Client', 'Details'], records.map((r) => row(f.base, r)), 'No event matches.')}
+${table(
+  'Audit events',
+  ['Time', 'Event', 'Operator', 'User', 'Client', 'Details'],
+  records.map((r) => row(f.base, r)),
+  'No event matches.',
+)}
 ${next}`,
     );
   });

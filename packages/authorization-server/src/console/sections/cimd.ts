@@ -39,7 +39,9 @@ function queueRow(f: ReturnType<typeof locals>['frame'], r: CimdClientRecord, cl
   return [
     `${client ? clientName(client) : '<span class="muted">(document not cached)</span>'}<br><code>${escapeHtml(r.clientId)}</code>`,
     `<code>${escapeHtml(r.host)}</code>`,
-    client?.redirectUris.length ? `<ul class="plain">${client.redirectUris.map((u) => `<li><code>${escapeHtml(u)}</code></li>`).join('')}</ul>` : '—',
+    client?.redirectUris.length
+      ? `<ul class="plain">${client.redirectUris.map((u) => `<li><code>${escapeHtml(u)}</code></li>`).join('')}</ul>`
+      : '—',
     `${escapeHtml(when(r.firstSeen))}<br><span class="muted">last ${escapeHtml(when(r.lastSeen))}</span>`,
     `${badge(r.status === 'pending' ? 'Waiting' : r.status === 'approved' ? 'Approved' : 'Denied', STATUS_TONE[r.status])}${r.decidedAt ? `<br><span class="muted">${escapeHtml(when(r.decidedAt))}</span>` : ''}`,
     actions,

@@ -30,7 +30,8 @@ function statusCell(c: ClientView): string {
   return badge('Active', 'ok');
 }
 
-const list = (items: string[]) => (items.length ? `<ul class="plain">${items.map((i) => `<li><code>${escapeHtml(i)}</code></li>`).join('')}</ul>` : '—');
+const list = (items: string[]) =>
+  items.length ? `<ul class="plain">${items.map((i) => `<li><code>${escapeHtml(i)}</code></li>`).join('')}</ul>` : '—';
 
 export function mountClients(router: Router, o: ConsoleOptions): void {
   router.get('/clients', async (req, res) => {

@@ -19,7 +19,13 @@ export function grantsTable(f: Pick<ConsoleFrame, 'base' | 'csrf'>, grants: Gran
     `<code>${escapeHtml(g.clientId)}</code>`,
     access(g.resources),
     escapeHtml(when(g.expiresAt)),
-    postButton(f, '/grants/revoke', `Revoke ${g.username}'s grant to ${g.clientId}`, { account_id: g.accountId, client_id: g.clientId, back }, 'danger'),
+    postButton(
+      f,
+      '/grants/revoke',
+      `Revoke ${g.username}'s grant to ${g.clientId}`,
+      { account_id: g.accountId, client_id: g.clientId, back },
+      'danger',
+    ),
   ]);
   return table('Grants', ['User', 'Client', 'Access', 'Expires', 'Actions'], rows, 'No grant matches.');
 }

@@ -19,7 +19,11 @@ function backPath(value: string): string {
 export function mountGrants(router: Router, o: ConsoleOptions): void {
   router.get('/grants', async (req, res) => {
     const f = locals(res).frame;
-    const filter = { user: field(req.query, 'user', 200), client: field(req.query, 'client', 2000), resource: field(req.query, 'resource', 2000) };
+    const filter = {
+      user: field(req.query, 'user', 200),
+      client: field(req.query, 'client', 2000),
+      resource: field(req.query, 'resource', 2000),
+    };
     // A user filter may be a username or an account id.
     const user = filter.user ? await o.admin.getUser(filter.user) : undefined;
     const grants =

@@ -24,7 +24,8 @@ export function checkAuditInput(r: NewAuditRecord): void {
   };
   if (typeof r.event !== 'string' || r.event === '') fail('event must be a non-empty string');
   if (!Number.isSafeInteger(r.at) || r.at < 0) fail('at must be an integer (epoch ms)');
-  if (!optionalString(r.actor) || !optionalString(r.accountId) || !optionalString(r.clientId)) fail('actor, accountId, clientId must be strings');
+  if (!optionalString(r.actor) || !optionalString(r.accountId) || !optionalString(r.clientId))
+    fail('actor, accountId, clientId must be strings');
   if (r.fields === null || typeof r.fields !== 'object' || Array.isArray(r.fields)) fail('fields must be an object');
 }
 

@@ -8,7 +8,8 @@ const STATUSES: ReadonlySet<string> = new Set(['pending', 'approved', 'denied'])
 const PATTERN = /^(?:\*\.)?[a-z0-9.:_\-[\]]+$/i;
 
 export function checkCimdStatus(status: unknown): asserts status is CimdClientStatus {
-  if (typeof status !== 'string' || !STATUSES.has(status)) throw new StorageError('cimd status must be pending, approved or denied', 'invalid_input');
+  if (typeof status !== 'string' || !STATUSES.has(status))
+    throw new StorageError('cimd status must be pending, approved or denied', 'invalid_input');
 }
 
 /** A policy as stored: host patterns are lower-cased host names or `*.` suffixes, nothing else. */
@@ -17,8 +18,10 @@ export function checkCimdPolicy(policy: Omit<CimdTrustPolicy, 'updatedAt'>): voi
   if (!hosts(policy.allowedHosts) || !hosts(policy.deniedHosts)) {
     throw new StorageError('cimd policy hosts must be host names or *.suffix patterns', 'invalid_input');
   }
-  if (typeof policy.approvalRequired !== 'boolean') throw new StorageError('cimd policy approvalRequired must be a boolean', 'invalid_input');
-  if (policy.updatedBy !== undefined && typeof policy.updatedBy !== 'string') throw new StorageError('cimd policy updatedBy must be a string', 'invalid_input');
+  if (typeof policy.approvalRequired !== 'boolean')
+    throw new StorageError('cimd policy approvalRequired must be a boolean', 'invalid_input');
+  if (policy.updatedBy !== undefined && typeof policy.updatedBy !== 'string')
+    throw new StorageError('cimd policy updatedBy must be a string', 'invalid_input');
 }
 
 export function checkCimdClient(clientId: unknown, host: unknown): void {
@@ -88,7 +91,13 @@ export function cimdClientValues(r: CimdClientRecord): unknown[] {
 }
 
 /** The record a sighting leaves: a known client keeps its status and decision, only `lastSeen` moves. */
-export function seenClient(existing: CimdClientRecord | undefined, clientId: string, host: string, status: CimdClientStatus, now: number): CimdClientRecord {
+export function seenClient(
+  existing: CimdClientRecord | undefined,
+  clientId: string,
+  host: string,
+  status: CimdClientStatus,
+  now: number,
+): CimdClientRecord {
   checkCimdClient(clientId, host);
   checkCimdStatus(status);
   if (existing) return { ...existing, lastSeen: now };
@@ -96,7 +105,14 @@ export function seenClient(existing: CimdClientRecord | undefined, clientId: str
 }
 
 /** The record an operator's decision leaves. */
-export function decidedClient(existing: CimdClientRecord | undefined, clientId: string, host: string, status: CimdClientStatus, by: string, now: number): CimdClientRecord {
+export function decidedClient(
+  existing: CimdClientRecord | undefined,
+  clientId: string,
+  host: string,
+  status: CimdClientStatus,
+  by: string,
+  now: number,
+): CimdClientRecord {
   checkCimdClient(clientId, host);
   checkCimdStatus(status);
   if (typeof by !== 'string' || by === '') throw new StorageError('cimd decision needs the operator', 'invalid_input');

@@ -35,16 +35,27 @@ export class PgCimdTrust implements CimdTrustStore {
       `INSERT INTO ${this.q}.cimd_trust_policy (id, allowed_hosts, denied_hosts, approval_required, updated_at, updated_by)
        VALUES (1, $1, $2, $3, $4, $5)
        ON CONFLICT (id) DO UPDATE SET allowed_hosts = $1, denied_hosts = $2, approval_required = $3, updated_at = $4, updated_by = $5`,
-      [JSON.stringify(record.allowedHosts), JSON.stringify(record.deniedHosts), record.approvalRequired, record.updatedAt, record.updatedBy ?? null],
+      [
+        JSON.stringify(record.allowedHosts),
+        JSON.stringify(record.deniedHosts),
+        record.approvalRequired,
+        record.updatedAt,
+        record.updatedBy ?? null,
+      ],
     );
     return record;
   }
 
   /** Read (under an advisory lock per client) and write in one transaction. */
-  private write(clientId: string, next: (existing: CimdClientRecord | undefined, now: number) => CimdClientRecord): Promise<CimdClientRecord> {
+  private write(
+    clientId: string,
+    next: (existing: CimdClientRecord | undefined, now: number) => CimdClientRecord,
+  ): Promise<CimdClientRecord> {
     const table = `${this.q}.cimd_clients`;
     return inTransaction(this.pool, `mcp-auth-kit:cimd-client:${clientId}`, async (client) => {
-      const { rows } = await client.query<CimdClientRow>(`SELECT ${CIMD_CLIENT_COLUMNS} FROM ${table} WHERE client_id = $1 FOR UPDATE`, [clientId]);
+      const { rows } = await client.query<CimdClientRow>(`SELECT ${CIMD_CLIENT_COLUMNS} FROM ${table} WHERE client_id = $1 FOR UPDATE`, [
+        clientId,
+      ]);
       const record = next(rows[0] && cimdClientFromRow(rows[0]), epochSeconds(this.clock()));
       await client.query(
         `INSERT INTO ${table} (${CIMD_CLIENT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)
@@ -60,9 +71,11 @@ export class PgCimdTrust implements CimdTrustStore {
   }
 
   async get(clientId: string) {
-    const { rows } = await repeatable<CimdClientRow>(this.pool, `SELECT ${CIMD_CLIENT_COLUMNS} FROM ${this.q}.cimd_clients WHERE client_id = $1`, [
-      clientId,
-    ]);
+    const { rows } = await repeatable<CimdClientRow>(
+      this.pool,
+      `SELECT ${CIMD_CLIENT_COLUMNS} FROM ${this.q}.cimd_clients WHERE client_id = $1`,
+      [clientId],
+    );
     return rows[0] ? cimdClientFromRow(rows[0]) : undefined;
   }
 

@@ -33,12 +33,20 @@ export class SqliteCimdTrust implements CimdTrustStore {
       this.db,
       `INSERT OR REPLACE INTO cimd_trust_policy (id, allowed_hosts, denied_hosts, approval_required, updated_at, updated_by)
        VALUES (1, ?, ?, ?, ?, ?)`,
-    ).run(JSON.stringify(record.allowedHosts), JSON.stringify(record.deniedHosts), record.approvalRequired ? 1 : 0, record.updatedAt!, record.updatedBy ?? null);
+    ).run(
+      JSON.stringify(record.allowedHosts),
+      JSON.stringify(record.deniedHosts),
+      record.approvalRequired ? 1 : 0,
+      record.updatedAt!,
+      record.updatedBy ?? null,
+    );
     return record;
   }
 
   private row(clientId: string): CimdClientRecord | undefined {
-    const row = prepared(this.db, `SELECT ${CIMD_CLIENT_COLUMNS} FROM cimd_clients WHERE client_id = ?`).get(clientId) as CimdClientRow | undefined;
+    const row = prepared(this.db, `SELECT ${CIMD_CLIENT_COLUMNS} FROM cimd_clients WHERE client_id = ?`).get(clientId) as
+      | CimdClientRow
+      | undefined;
     return row ? cimdClientFromRow(row) : undefined;
   }
 

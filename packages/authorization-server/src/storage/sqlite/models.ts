@@ -40,7 +40,10 @@ export class SqliteModels implements ModelBackend {
   }
 
   async list(model: string, now: number) {
-    const rows = prepared(this.db, `SELECT id, payload FROM oidc_models WHERE model = @model AND ${LIVE} ORDER BY id`).all({ model, now }) as Array<{
+    const rows = prepared(this.db, `SELECT id, payload FROM oidc_models WHERE model = @model AND ${LIVE} ORDER BY id`).all({
+      model,
+      now,
+    }) as Array<{
       id: string;
       payload: string;
     }>;

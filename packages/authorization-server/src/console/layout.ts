@@ -10,7 +10,7 @@ import { escapeHtml } from '../html.js';
 export const CONSOLE_STYLE = `*{box-sizing:border-box}
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1d1d1f;line-height:1.45;background:#f4f5f7}
 a{color:#1a56db}a:focus-visible,button:focus-visible,input:focus-visible,select:focus-visible{outline:3px solid #f59e0b;outline-offset:2px}
-.skip{position:absolute;left:-999px}.skip:focus{left:1rem;top:.5rem;background:#fff;padding:.4rem .8rem;z-index:2}
+.skip{position:absolute;left:-999px}.sr{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}.skip:focus{left:1rem;top:.5rem;background:#fff;padding:.4rem .8rem;z-index:2}
 header{background:#111827;color:#f9fafb;padding:.75rem 1.5rem;display:flex;flex-wrap:wrap;align-items:center;gap:.5rem 1.5rem}
 header .brand{font-weight:700;font-size:1.05rem;color:#f9fafb;text-decoration:none}
 header .who{margin-left:auto;font-size:.9rem;color:#d1d5db;display:flex;align-items:center;gap:.75rem}
@@ -98,11 +98,14 @@ export function postButton(
   label: string,
   fields: Record<string, string>,
   kind: '' | 'primary' | 'danger' = '',
+  /** What the button acts on: part of its accessible name, not shown (the row shows it). */
+  target?: string,
 ): string {
+  const text = target ? `${escapeHtml(label)}<span class="sr"> ${escapeHtml(target)}</span>` : escapeHtml(label);
   const hidden = Object.entries(fields)
     .map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`)
     .join('');
-  return `<form method="post" action="${escapeHtml(f.base + path)}"><input type="hidden" name="csrf" value="${escapeHtml(f.csrf)}">${hidden}<button type="submit"${kind ? ` class="${kind}"` : ''}>${escapeHtml(label)}</button></form>`;
+  return `<form method="post" action="${escapeHtml(f.base + path)}"><input type="hidden" name="csrf" value="${escapeHtml(f.csrf)}">${hidden}<button type="submit"${kind ? ` class="${kind}"` : ''}>${text}</button></form>`;
 }
 
 /** A table that stacks into labelled rows at phone width; cells are HTML the caller escaped. */
@@ -112,7 +115,7 @@ export function table(caption: string, headers: string[], rows: string[][], empt
   const body = rows
     .map((cells) => `<tr>${cells.map((c, i) => `<td data-label="${escapeHtml(headers[i] ?? '')}">${c}</td>`).join('')}</tr>`)
     .join('\n');
-  return `<div class="table"><table class="stack"><caption class="skip">${escapeHtml(caption)}</caption><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table></div>`;
+  return `<div class="table"><table class="stack"><caption class="sr">${escapeHtml(caption)}</caption><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table></div>`;
 }
 
 /** Epoch seconds as `YYYY-MM-DD HH:MM UTC`, or a dash. */

@@ -29,7 +29,7 @@ export function hostList(text: string): string[] {
 function queueRow(f: ReturnType<typeof locals>['frame'], r: CimdClientRecord, client: ClientView | undefined): string[] {
   const label = client?.clientName ?? r.clientId;
   const decide = (decision: 'approved' | 'denied', text: string, kind: '' | 'primary' | 'danger') =>
-    postButton(f, '/cimd/decide', `${text} ${label}`, { client_id: r.clientId, decision }, kind);
+    postButton(f, '/cimd/decide', text, { client_id: r.clientId, decision }, kind, label);
   const actions =
     r.status === 'pending'
       ? decide('approved', 'Approve', 'primary') + decide('denied', 'Deny', 'danger')

@@ -41,9 +41,9 @@ export function mountClients(router: Router, o: ConsoleOptions): void {
       const label = c.clientName ?? c.clientId;
       const actions = [
         c.disabled
-          ? postButton(f, '/clients/enable', `Enable ${label}`, { client_id: c.clientId })
-          : postButton(f, '/clients/disable', `Disable ${label}`, { client_id: c.clientId }),
-        c.origin === 'configured' ? '' : postButton(f, '/clients/delete', `Delete ${label}`, { client_id: c.clientId }, 'danger'),
+          ? postButton(f, '/clients/enable', 'Enable', { client_id: c.clientId }, '', label)
+          : postButton(f, '/clients/disable', 'Disable', { client_id: c.clientId }, '', label),
+        c.origin === 'configured' ? '' : postButton(f, '/clients/delete', 'Delete', { client_id: c.clientId }, 'danger', label),
       ].join('');
       return [
         `${clientName(c)}<br><code>${escapeHtml(c.clientId)}</code>`,

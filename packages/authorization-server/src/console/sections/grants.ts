@@ -43,7 +43,7 @@ export function mountGrants(router: Router, o: ConsoleOptions): void {
 <div><label for="g-client">Client ID</label><input id="g-client" type="search" name="client" value="${escapeHtml(filter.client)}"></div>
 <div><label for="g-resource">Resource</label><select id="g-resource" name="resource">${resourceOptions}</select></div>
 <div><button type="submit">Filter</button></div></form>
-${grantsTable(f, grants, '/grants')}`,
+${await grantsTable(o.admin, f, grants, '/grants')}`,
     );
   });
 

@@ -76,8 +76,8 @@ ${createForm(f)}`,
     const [grants, connections] = await Promise.all([o.admin.listGrants({ accountId: user.id }), o.admin.userConnections(user.id)]);
     const back = `/users/${encodeURIComponent(user.id)}`;
     const toggle = user.disabled
-      ? postButton(f, '/users/enable', `Enable ${user.username}`, { account_id: user.id })
-      : postButton(f, '/users/disable', `Disable ${user.username}`, { account_id: user.id }, 'danger');
+      ? postButton(f, '/users/enable', 'Enable', { account_id: user.id }, '', user.username)
+      : postButton(f, '/users/disable', 'Disable', { account_id: user.id }, 'danger', user.username);
     const identities = user.linkedIdentities.length
       ? `<ul class="plain">${user.linkedIdentities.map((i) => `<li><code>${escapeHtml(i)}</code></li>`).join('')}</ul>`
       : '<p class="muted">None: this user signs in with a password only.</p>';
@@ -99,7 +99,7 @@ ${createForm(f)}`,
 <dt>Created</dt><dd>${escapeHtml(when(user.createdAt))}</dd>
 </dl>${toggle}</div>
 <h2>Linked identities</h2><div class="card">${identities}</div>
-<h2>Grants</h2>${grantsTable(f, grants, back)}
+<h2>Grants</h2>${await grantsTable(o.admin, f, grants, back)}
 <h2>Third-party connections</h2>${table('Third-party connections', ['Service', 'Access', 'Connected', 'Token expires'], connectionRows, 'No connection.')}`,
     );
   });

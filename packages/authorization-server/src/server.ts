@@ -7,6 +7,8 @@ import { CONFIG_SUBJECT, resolveConfig } from './config/resolve.js';
 import type { OidcProvider } from './oidc-shapes.js';
 import { openStore } from './storage/index.js';
 import type { StorageConfig, Store } from './storage/types.js';
+import { audit } from './audit.js';
+import { createAuditSink } from './audit-sink.js';
 import { consoleLogger } from './logger.js';
 import { buildProvider } from './provider.js';
 import { createInteractionRouter } from './interactions/router.js';
@@ -170,9 +172,27 @@ function mountAuthorization(app: Express, p: AppParts, callback: ReturnType<Prov
   });
 }
 
+/**
+ * The console's first admin (`console.firstAdmin`, env CONSOLE_FIRST_ADMIN in the app): an
+ * existing account gets the admin role at start-up; a missing one is a warning, never created.
+ */
+async function grantFirstAdmin(config: ResolvedConfig, store: Store, logger: Logger): Promise<void> {
+  const username = config.console?.firstAdmin;
+  if (!username) return;
+  const account = await store.accounts.findByUsername(username);
+  if (!account) {
+    logger.warn('console.firstAdmin names no account: create it with the admin tool (user add), then restart', { username });
+    return;
+  }
+  if (account.admin) return;
+  await store.accounts.update(account.id, { admin: true });
+  audit(logger, 'account.updated', { account_id: account.id, admin: true, actor: 'config', via: 'first-admin' });
+}
+
 /** Builds the provider and the express app on an open store. */
 async function assemble(config: ResolvedConfig, store: Store, logger: Logger, metrics: AsMetrics | undefined, health: HealthState) {
   const devAccount = await prepareAccounts(config, store, logger, metrics);
+  await grantFirstAdmin(config, store, logger);
   const thirdParty = await createThirdParty(config, store, logger);
   const { provider, resources, mountPath } = await buildProvider(config, store, logger, metrics, thirdParty);
   await checkStaticClients(provider, config);
@@ -209,8 +229,11 @@ export async function createAuthorizationServer(options: AuthorizationServerConf
   const ownsStore = !isStore(config.storage);
   const store = isStore(config.storage) ? config.storage : await openStore(config.storage as StorageConfig);
 
+  // Every audit event also lands in the store's audit log (the console's audit view), with retention.
+  const sink = createAuditSink(logger, store.audit, config.audit.retentionDays);
+
   try {
-    const { app, provider } = await assemble(config, store, logger, metrics, health);
+    const { app, provider } = await assemble(config, store, sink.logger, metrics, health);
     let closed = false;
     return {
       issuer: config.issuer,
@@ -227,10 +250,13 @@ export async function createAuthorizationServer(options: AuthorizationServerConf
         closed = true;
         health.draining = true;
         metrics?.registry.clear();
+        sink.stop();
+        await sink.settled();
         if (ownsStore) await store.close();
       },
     };
   } catch (err) {
+    sink.stop();
     if (ownsStore) await store.close().catch(() => {});
     throw err;
   }

@@ -8,6 +8,9 @@ import type { OidcProvider } from './oidc-shapes.js';
 import { openStore } from './storage/index.js';
 import type { StorageConfig, Store } from './storage/types.js';
 import { audit } from './audit.js';
+import { type CimdTrust, createCimdTrust } from './cimd-trust-gate.js';
+import { cimdWaitingMiddleware } from './cimd-waiting.js';
+import { type ClientGate, installClientGate } from './client-gate.js';
 import { createAuditSink } from './audit-sink.js';
 import { consoleLogger } from './logger.js';
 import { buildProvider } from './provider.js';
@@ -86,6 +89,8 @@ interface AppParts {
   health: HealthState;
   devAccountId: string | undefined;
   thirdParty: ThirdParty | undefined;
+  cimdTrust: CimdTrust;
+  clientGate: ClientGate;
 }
 
 /** Baseline headers, health, metrics and the path-inserted discovery URLs. */
@@ -126,6 +131,17 @@ function mountInfrastructure(app: Express, p: AppParts, callback: ReturnType<Pro
 /** The authorization request's default scope, the DCR rate limit, the pages, then oidc-provider. */
 function mountAuthorization(app: Express, p: AppParts, callback: ReturnType<Provider['callback']>): void {
   const { config, mountPath, logger, metrics, store, resources } = p;
+  // A CIMD client waiting for the operator's approval gets a page saying so (cimd-waiting.ts).
+  app.get(
+    `${mountPath}/auth`,
+    cimdWaitingMiddleware({
+      trust: p.cimdTrust,
+      gate: p.clientGate,
+      serviceName: config.serviceName,
+      stylesheet: `${mountPath}/interaction/assets/style.css`,
+      logger,
+    }),
+  );
   app.get(`${mountPath}/auth`, defaultScopeMiddleware(resources));
   const { registration } = config;
   if (registration.enabled && registration.rateLimit !== false) {
@@ -196,6 +212,9 @@ async function assemble(config: ResolvedConfig, store: Store, logger: Logger, me
   const thirdParty = await createThirdParty(config, store, logger);
   const { provider, resources, mountPath } = await buildProvider(config, store, logger, metrics, thirdParty);
   await checkStaticClients(provider, config);
+  // Disabled clients and the stored CIMD trust policy, wherever oidc-provider finds a client.
+  const cimdTrust = createCimdTrust(store);
+  const clientGate = installClientGate(provider, store, cimdTrust, logger);
   // Concurrent refreshes of one token by the same client get one answer, not reuse detection.
   if (config.refreshTokens.enabled) {
     await installRefreshGrace(provider, { kv: store.kv, graceSeconds: config.refreshTokens.reuseGraceSeconds, logger });
@@ -211,6 +230,8 @@ async function assemble(config: ResolvedConfig, store: Store, logger: Logger, me
     health,
     devAccountId: devAccount?.id,
     thirdParty,
+    cimdTrust,
+    clientGate,
   };
   const app = express();
   const callback = provider.callback();

@@ -83,7 +83,7 @@ describe('browser: the operator console (Chromium)', () => {
       authorizationServer: {
         serviceName: 'Acme MCP',
         users: [OPERATOR, ALICE, BOB, CAROL],
-        console: {},
+        console: { path: '/console' },
         cimd: { allowPrivateNetwork: true, extraCaCertificates: cert.cert },
         resources: [
           {

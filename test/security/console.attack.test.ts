@@ -29,7 +29,7 @@ describe('attack: the operator console', () => {
   beforeAll(async () => {
     stack = await startAttackStack({
       devAutoLogin: undefined,
-      authorizationServer: { users: [OPERATOR, USER], console: { freshSignInSeconds: FRESH } },
+      authorizationServer: { users: [OPERATOR, USER], console: { path: '/console', maxAgeSeconds: FRESH } },
     });
     const accounts = stack.as.server.store.accounts;
     operatorId = (await accounts.findByUsername(OPERATOR.username))!.id;

@@ -241,7 +241,7 @@ function clientOptions(config: ResolvedConfig, clientPolicy: ReturnType<typeof c
     clients: [
       ...clients,
       ...(config.thirdParty ? [connectSignInClient(config.issuer)] : []),
-      ...(config.console ? [consoleSignInClient(config.issuer)] : []),
+      ...(config.console ? [consoleSignInClient(config.issuer, config.console.path)] : []),
     ],
     clientDefaults: {
       grant_types: ['authorization_code'],

@@ -229,8 +229,9 @@ function applyDefaults(config: AuthorizationServerConfig): ResolvedConfig {
     readinessTimeoutMs: config.readinessTimeoutMs ?? d.readinessTimeoutMs,
     idJag: resolveIdJag(config.idJag),
     thirdParty: resolveThirdParty(config.thirdParty),
-    console: config.console ? { ...d.console, ...config.console } : undefined,
     devAutoLogin: config.devAutoLogin?.trim() || undefined,
+    audit: { ...d.audit, ...config.audit },
+    console: config.console && { ...d.console, ...config.console },
   };
 }
 

@@ -21,6 +21,8 @@ export interface ConsoleOptions {
   /** The issuer (the sign-in request goes to its authorization endpoint). */
   issuer: string;
   mountPath: string;
+  /** Where the console is, under the issuer's origin (`console.path`). */
+  consolePath: string;
   serviceName: string;
   production?: boolean;
   /** How old a sign-in may be for a change (seconds); older ones sign in again. */

@@ -1,5 +1,5 @@
 /**
- * The operator's console (`<mount>/console`, issue 44): server-rendered pages over the admin
+ * The operator's console (`console.path`, e.g. `/console`; issue 44): server-rendered pages over the admin
  * service (admin/service.ts, the same operations as the JSON admin API and the admin tool).
  * Only accounts with the admin role get in; they sign in through the AS's own login page
  * (sign-in.ts); every change is a POST with a single-use form token bound to the session
@@ -27,7 +27,7 @@ export type { ConsoleOptions } from './context.js';
 
 export function createConsoleRouter(o: ConsoleOptions): Router {
   const router = express.Router();
-  const base = `${o.mountPath}/console`;
+  const base = o.consolePath;
   const bare = (res: Response, status: number, title: string, body: string) => sendBare(res, o, base, status, title, body);
   const signInLink = `<p><a class="button" href="${escapeHtml(`${base}/sign-in`)}">Sign in</a></p>`;
 
@@ -46,7 +46,7 @@ export function createConsoleRouter(o: ConsoleOptions): Router {
   router.use(express.urlencoded({ extended: false, limit: '8kb' }));
 
   // Always a fresh sign-in (prompt=login): the console never rides on an application's session.
-  router.get('/sign-in', (_req, res) => res.redirect(303, consoleSignInUrl(o.issuer)));
+  router.get('/sign-in', (_req, res) => res.redirect(303, consoleSignInUrl(o.issuer, o.consolePath)));
   router.get('/signed-in', (req, res) => {
     if (typeof req.query.error === 'string')
       return bare(res, 400, 'Not signed in', `${message('Not signed in', 'Sign-in did not complete.')}${signInLink}`);

@@ -18,7 +18,7 @@ import { mountUpstreamRoutes, startUpstreamLogin } from './upstream-routes.js';
 import { switchAccount } from './switch-account.js';
 import { isLocalDevRequest } from '../ops/dev-switches.js';
 import { isConnectSignIn, SIGNED_IN_PATH } from '../third-party/sign-in.js';
-import { CONSOLE_SIGNED_IN_PATH, isConsoleSignIn } from '../console/sign-in.js';
+import { isConsoleSignIn } from '../console/sign-in.js';
 
 export type { InteractionOptions } from './context.js';
 
@@ -61,10 +61,15 @@ export function createInteractionRouter(o: InteractionOptions): Router {
    * asked — before the dev auto-login, which would approve it.
    */
   async function endConnectSignIn(res: Response, details: Details): Promise<boolean> {
-    const back = isConnectSignIn(details.params) ? SIGNED_IN_PATH : isConsoleSignIn(details.params) ? CONSOLE_SIGNED_IN_PATH : undefined;
+    // The console's redirect URI is its registered one: oidc-provider checked it at the authorization endpoint.
+    const back = isConnectSignIn(details.params)
+      ? `${o.mountPath}${SIGNED_IN_PATH}`
+      : isConsoleSignIn(details.params)
+        ? String(details.params.redirect_uri)
+        : undefined;
     if (!back || details.prompt.name === 'login') return false;
     await details.destroy();
-    res.redirect(303, `${o.mountPath}${back}`);
+    res.redirect(303, back);
     return true;
   }
 

@@ -93,6 +93,11 @@ interface AppParts {
   thirdParty: ThirdParty | undefined;
   cimdTrust: CimdTrust;
   clientGate: ClientGate;
+  /**
+   * The process log without the audit sink: the admin service stores its change events itself
+   * (admin/record.ts), so through the sink each would be stored twice.
+   */
+  processLogger: Logger;
 }
 
 /** Baseline headers, health, metrics and the path-inserted discovery URLs. */
@@ -188,7 +193,7 @@ function mountAuthorization(app: Express, p: AppParts, callback: ReturnType<Prov
         ...pages,
         issuer: config.issuer,
         consolePath: config.console.path,
-        admin: createAdminService({ store, configuredClients: config.clients, logger, production: config.production }),
+        admin: createAdminService({ store, configuredClients: config.clients, logger: p.processLogger, production: config.production }),
         freshSignInSeconds: config.console.maxAgeSeconds,
         resources: config.resources.map((r) => r.resource),
       }),
@@ -222,7 +227,14 @@ async function grantFirstAdmin(config: ResolvedConfig, store: Store, logger: Log
 }
 
 /** Builds the provider and the express app on an open store. */
-async function assemble(config: ResolvedConfig, store: Store, logger: Logger, metrics: AsMetrics | undefined, health: HealthState) {
+async function assemble(
+  config: ResolvedConfig,
+  store: Store,
+  logger: Logger,
+  metrics: AsMetrics | undefined,
+  health: HealthState,
+  processLogger: Logger,
+) {
   const devAccount = await prepareAccounts(config, store, logger, metrics);
   await grantFirstAdmin(config, store, logger);
   const thirdParty = await createThirdParty(config, store, logger);
@@ -248,6 +260,7 @@ async function assemble(config: ResolvedConfig, store: Store, logger: Logger, me
     thirdParty,
     cimdTrust,
     clientGate,
+    processLogger,
   };
   const app = express();
   const callback = provider.callback();
@@ -270,7 +283,7 @@ export async function createAuthorizationServer(options: AuthorizationServerConf
   const sink = createAuditSink(logger, store.audit, config.audit.retentionDays);
 
   try {
-    const { app, provider } = await assemble(config, store, sink.logger, metrics, health);
+    const { app, provider } = await assemble(config, store, sink.logger, metrics, health, logger);
     let closed = false;
     return {
       issuer: config.issuer,

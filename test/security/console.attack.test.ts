@@ -11,32 +11,64 @@
  * - MCP security best practices §Consent UI / the AS pages: no framing, no script.
  */
 import { randomBytes } from 'node:crypto';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { createLoopbackCertificate } from '@mcp-auth-kit/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HeadlessBrowser } from '@mcp-auth-kit/test-utils';
-import { postRegistration, startAttackStack, type AttackStack } from './helpers/support.js';
+import { authorizationUrl, frontChannel, pkcePair, postRegistration, startAttackStack, type AttackStack } from './helpers/support.js';
 import { consolePage, consolePost, formFields, signInToConsole } from './helpers/console.js';
 
 const FRESH = 3;
 const OPERATOR = { username: 'olivia', password: 'olivia-console-password', displayName: 'Olivia Operator' };
 const USER = { username: 'bob', password: 'bob-console-password', displayName: 'Bob User' };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** What a hostile client metadata document says about itself (CIMD: the client chooses every field). */
+const HOSTILE_NAME = `<img src=x onerror=alert(1)>"><script>alert(2)</script>`;
+const HOSTILE_LOGO = 'https://127.0.0.1/logo.png?"><script>alert(3)</script>';
 
 describe('attack: the operator console', () => {
   let stack: AttackStack;
   let operatorId: string;
   let userId: string;
+  let cimdHost: HttpsServer;
+  let cimdClientId: string;
 
   beforeAll(async () => {
+    const cert = await createLoopbackCertificate();
+    cimdHost = createHttpsServer({ cert: cert.cert, key: cert.key }, (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          client_id: cimdClientId,
+          client_name: HOSTILE_NAME,
+          logo_uri: HOSTILE_LOGO,
+          client_uri: 'https://127.0.0.1/"><script>alert(4)</script>',
+          redirect_uris: ['http://127.0.0.1/callback?x=<b>bold</b>'],
+          token_endpoint_auth_method: 'none',
+        }),
+      );
+    });
+    await new Promise<void>((r) => cimdHost.listen(0, '127.0.0.1', r));
+    cimdClientId = `https://127.0.0.1:${(cimdHost.address() as AddressInfo).port}/client.json`;
     stack = await startAttackStack({
       devAutoLogin: undefined,
-      authorizationServer: { users: [OPERATOR, USER], console: { path: '/console', maxAgeSeconds: FRESH } },
+      cimdAllowPrivateNetwork: true,
+      authorizationServer: {
+        users: [OPERATOR, USER],
+        console: { path: '/console', maxAgeSeconds: FRESH },
+        cimd: { allowPrivateNetwork: true, extraCaCertificates: cert.cert },
+      },
     });
     const accounts = stack.as.server.store.accounts;
     operatorId = (await accounts.findByUsername(OPERATOR.username))!.id;
     userId = (await accounts.findByUsername(USER.username))!.id;
     await accounts.update(operatorId, { admin: true });
   });
-  afterAll(async () => stack?.close());
+  afterAll(async () => {
+    await stack?.close();
+    cimdHost?.closeAllConnections();
+    cimdHost?.close();
+  });
 
   const signingKids = async () => (await stack.as.server.store.keys.signingKeys()).map((k) => `${k.jwk.kid} ${k.status}`);
   const userDisabled = async (id: string) => (await stack.as.server.store.accounts.findById(id))!.disabled;
@@ -132,11 +164,11 @@ describe('attack: the operator console', () => {
     expect(created.filter((e) => JSON.stringify(e.fields).includes(form.username))).toHaveLength(1);
   });
 
-  it('HTML injection through client metadata (name, redirect URI, logo chosen by the client) is escaped; no logo is loaded', async () => {
-    const name = `<img src=x onerror=alert(1)>"><script>alert(2)</script>`;
+  it('HTML injection through DCR client metadata (name, redirect URI, logo chosen by the client) is escaped; no logo is loaded', async () => {
+    const name = HOSTILE_NAME;
     const reg = await postRegistration(stack, {
       client_name: name,
-      logo_uri: 'https://127.0.0.1/logo.png?"><script>alert(3)</script>',
+      logo_uri: HOSTILE_LOGO,
       redirect_uris: ['http://127.0.0.1/callback?x="><b>bold</b>'],
     });
     expect(reg.status, reg.text).toBe(201);
@@ -146,5 +178,28 @@ describe('attack: the operator console', () => {
     expect(page.body).toContain('&lt;img src=x onerror=alert(1)&gt;&quot;&gt;&lt;script&gt;alert(2)&lt;/script&gt;');
     expect(page.body).not.toMatch(/<script|<img|<b>bold/i);
     expect(page.body).not.toContain('logo.png');
+  });
+
+  it('HTML injection through a CIMD document (name, URIs, logo) waiting for approval is escaped in the queue; no logo is loaded', async () => {
+    await stack.as.server.store.cimdTrust.setPolicy({ allowedHosts: [], deniedHosts: [], approvalRequired: true, updatedBy: 'test' });
+    const waiting = await frontChannel(
+      stack.issuer,
+      authorizationUrl(stack, {
+        clientId: cimdClientId,
+        redirectUri: 'http://127.0.0.1/callback?x=<b>bold</b>',
+        challenge: pkcePair().challenge,
+      }),
+    );
+    expect(waiting.kind).toBe('stopped');
+    if (waiting.kind === 'stopped') expect(waiting.body).not.toMatch(/<script|<img|<b>bold/i);
+    const { browser } = await signInToConsole(stack.issuer, OPERATOR);
+    for (const path of ['/cimd', '/clients']) {
+      const page = await consolePage(browser, stack.issuer, path);
+      expect(page.status).toBe(200);
+      expect(page.body, path).toContain(cimdClientId);
+      expect(page.body, path).toContain('&lt;img src=x onerror=alert(1)&gt;&quot;&gt;&lt;script&gt;alert(2)&lt;/script&gt;');
+      expect(page.body, path).not.toMatch(/<script|<img|<b>bold/i);
+      expect(page.body, path).not.toContain('logo.png');
+    }
   });
 });

@@ -124,6 +124,11 @@ export function when(epochSeconds: number | undefined): string {
   return `${new Date(epochSeconds * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 }
 
+/** A value the record may lack, escaped, or a dash. */
+export function orDash(value: string | undefined): string {
+  return value === undefined || value === '' ? '—' : escapeHtml(value);
+}
+
 export function badge(text: string, tone: '' | 'ok' | 'warn' | 'bad' = ''): string {
   return `<span class="badge${tone ? ` ${tone}` : ''}">${escapeHtml(text)}</span>`;
 }

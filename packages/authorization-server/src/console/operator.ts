@@ -38,7 +38,8 @@ export async function lookUpOperator(
     operator: {
       account,
       sessionUid: String(session.uid),
-      loginTs: Number(session.loginTs ?? 0),
+      // No loginTs: not a sign-in of ours; never fresh (freshEnough).
+      loginTs: typeof session.loginTs === 'number' ? session.loginTs : 0,
       endSession: () => session.destroy(),
     },
   };

@@ -13,8 +13,8 @@ export async function lastUse(store: Store, accountId: string, clientId: string)
   const [issued, refreshed] = await Promise.all(
     ['token.issued', 'token.refreshed'].map((event) => store.audit.search({ accountId, clientId, event, limit: 1 })),
   );
-  const latest = Math.max(issued?.[0]?.at ?? 0, refreshed?.[0]?.at ?? 0);
-  return latest || undefined;
+  const times = [issued?.[0]?.at, refreshed?.[0]?.at].filter((at): at is number => typeof at === 'number');
+  return times.length ? Math.max(...times) : undefined;
 }
 
 export const shownTime = (ms: number | undefined) => (ms ? `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC` : 'Not yet');

@@ -5,7 +5,7 @@
 import type { Router } from 'express';
 import { escapeHtml } from '../../html.js';
 import { actor, type ConsoleOptions, done, field, locals, send } from '../context.js';
-import { badge, notice, postButton, table, when } from '../layout.js';
+import { badge, notice, orDash, postButton, table, when } from '../layout.js';
 
 const NOTICES: Record<string, string> = {
   signing: 'Signing keys rotated: the next key now signs; the old one stays published until its tokens expire.',
@@ -19,7 +19,7 @@ export function mountKeys(router: Router, o: ConsoleOptions): void {
     const [signing, cookies] = await Promise.all([o.admin.listSigningKeys(), o.admin.cookieKeys()]);
     const rows = signing.map((k) => [
       `<code>${escapeHtml(k.kid)}</code>`,
-      escapeHtml(k.alg ?? '—'),
+      orDash(k.alg),
       badge(k.status, TONE[k.status]),
       escapeHtml(when(k.createdAt)),
       escapeHtml(k.status === 'retired' ? when(k.retireAfter) : '—'),

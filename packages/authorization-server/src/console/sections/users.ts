@@ -8,7 +8,7 @@ import type { Router } from 'express';
 import type { UserView } from '../../admin/types.js';
 import { escapeHtml } from '../../html.js';
 import { actor, type ConsoleOptions, done, field, locals, send } from '../context.js';
-import { badge, notice, postButton, table, when } from '../layout.js';
+import { badge, notice, orDash, postButton, table, when } from '../layout.js';
 import { grantsTable } from './grants-table.js';
 
 const NOTICES: Record<string, string> = {
@@ -93,7 +93,7 @@ ${createForm(f)}`,
       user.username,
       `<h1>${escapeHtml(user.username)} ${statusBadges(user)}</h1>${notice(NOTICES[field(req.query, 'done')])}
 <div class="card"><dl>
-<dt>Display name</dt><dd>${escapeHtml(user.displayName ?? '—')}</dd>
+<dt>Display name</dt><dd>${orDash(user.displayName)}</dd>
 <dt>Subject (<code>sub</code>)</dt><dd><code>${escapeHtml(user.id)}</code></dd>
 <dt>Source</dt><dd>${escapeHtml(user.source)}; ${user.hasPassword ? 'has a password' : 'no password'}</dd>
 <dt>Created</dt><dd>${escapeHtml(when(user.createdAt))}</dd>

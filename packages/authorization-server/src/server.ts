@@ -11,7 +11,8 @@ import { audit } from './audit.js';
 import { type CimdTrust, createCimdTrust } from './cimd-trust-gate.js';
 import { cimdWaitingMiddleware } from './cimd-waiting.js';
 import { type ClientGate, installClientGate } from './client-gate.js';
-import { createAuditSink } from './audit-sink.js';
+import { type AuditSink, createAuditSink } from './audit-sink.js';
+import { mountConsole } from './admin/mount.js';
 import { consoleLogger } from './logger.js';
 import { buildProvider } from './provider.js';
 import { createInteractionRouter } from './interactions/router.js';
@@ -91,6 +92,8 @@ interface AppParts {
   thirdParty: ThirdParty | undefined;
   cimdTrust: CimdTrust;
   clientGate: ClientGate;
+  /** The process log without the audit store (admin/mount.ts). */
+  logOnly: Logger;
 }
 
 /** Baseline headers, health, metrics and the path-inserted discovery URLs. */
@@ -170,12 +173,15 @@ function mountAuthorization(app: Express, p: AppParts, callback: ReturnType<Prov
       ...pages,
       staticClientIds: new Set(config.clients.map((c) => c.client_id)),
       devAutoLoginAccountId: p.devAccountId,
+      consolePath: config.console?.path,
       production: config.production,
       issuer: config.issuer,
       upstream: config.upstream,
       loginLimits: config.loginThrottle,
     }),
   );
+  // The operator console's sign-in and JSON admin API, when configured (admin/mount.ts).
+  mountConsole(app, config, { provider: p.provider, store, mountPath, logger: p.logOnly });
   // The signed-in user's approvals, each revocable, and connections (see interactions/account.ts).
   app.use(`${mountPath}/account`, createAccountRouter(pages));
   // Third-party authorization: where users connect a provider account (third-party/connect-routes.ts).
@@ -206,7 +212,8 @@ async function grantFirstAdmin(config: ResolvedConfig, store: Store, logger: Log
 }
 
 /** Builds the provider and the express app on an open store. */
-async function assemble(config: ResolvedConfig, store: Store, logger: Logger, metrics: AsMetrics | undefined, health: HealthState) {
+async function assemble(config: ResolvedConfig, store: Store, sink: AuditSink, metrics: AsMetrics | undefined, health: HealthState) {
+  const { logger } = sink;
   const devAccount = await prepareAccounts(config, store, logger, metrics);
   await grantFirstAdmin(config, store, logger);
   const thirdParty = await createThirdParty(config, store, logger);
@@ -232,6 +239,7 @@ async function assemble(config: ResolvedConfig, store: Store, logger: Logger, me
     thirdParty,
     cimdTrust,
     clientGate,
+    logOnly: sink.logOnly,
   };
   const app = express();
   const callback = provider.callback();
@@ -254,7 +262,7 @@ export async function createAuthorizationServer(options: AuthorizationServerConf
   const sink = createAuditSink(logger, store.audit, config.audit.retentionDays);
 
   try {
-    const { app, provider } = await assemble(config, store, sink.logger, metrics, health);
+    const { app, provider } = await assemble(config, store, sink, metrics, health);
     let closed = false;
     return {
       issuer: config.issuer,

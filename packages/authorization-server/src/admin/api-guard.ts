@@ -64,7 +64,9 @@ export function requireChange(o: GuardOptions) {
       if (!req.is('application/json')) return void refuse(res, 415, 'invalid_request', 'a change is sent as application/json');
       const age = Math.floor(Date.now() / 1000) - operator.authTime;
       if (!operator.authTime || age > o.maxAgeSeconds)
-        return void refuse(res, 401, 'login_required', `a change needs a sign-in at most ${o.maxAgeSeconds} s old`, { sign_in: o.signInUrl() });
+        return void refuse(res, 401, 'login_required', `a change needs a sign-in at most ${o.maxAgeSeconds} s old`, {
+          sign_in: o.signInUrl(),
+        });
       if (!(await spendChangeToken(o.store.kv, operator.sessionUid, req.get('x-csrf-token'))))
         return void refuse(res, 403, 'access_denied', 'missing, spent or foreign change token (GET the session for a new one)');
       next();

@@ -28,7 +28,11 @@ export function longestTokenLifetime(config: ResolvedConfig): number {
  * `logger` writes the process log only: the service stores its own audit records (awaited), so it
  * must not be given the logger that also stores every audit line (audit-sink.ts).
  */
-export function mountConsole(app: Express, config: ResolvedConfig, p: { provider: Provider; store: Store; mountPath: string; logger: Logger }): ConsoleMount | undefined {
+export function mountConsole(
+  app: Express,
+  config: ResolvedConfig,
+  p: { provider: Provider; store: Store; mountPath: string; logger: Logger },
+): ConsoleMount | undefined {
   if (!config.console) return undefined;
   const { path, maxAgeSeconds } = config.console;
   const base = `${p.mountPath}${path}`;

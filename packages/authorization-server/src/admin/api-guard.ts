@@ -34,7 +34,9 @@ async function operatorOf(o: GuardOptions, req: Request, res: Response): Promise
   const session = await o.provider.Session.get(o.provider.createContext(req, res) as never);
   if (!session?.accountId) return undefined;
   const account = await usableAccount(o.store, session.accountId, o);
-  const authTime = Number(session.authTime?.() ?? 0);
+  // a session without a sign-in time counts as signed in long ago (never fresh)
+  const loginTs: unknown = session.authTime?.();
+  const authTime = typeof loginTs === 'number' ? loginTs : 0;
   return account ? { account, sessionUid: String(session.uid), authTime } : undefined;
 }
 

@@ -14,6 +14,8 @@ const text = (v: unknown): string | undefined => (typeof v === 'string' && v !==
 
 export interface AuditSink {
   logger: Logger;
+  /** The wrapped logger: the process log only (for writers that store their own audit records). */
+  logOnly: Logger;
   /** Resolves when every write started so far has ended. */
   settled(): Promise<void>;
   /** Stops the retention purge. */
@@ -49,6 +51,7 @@ export function createAuditSink(logger: Logger, audit: AuditStore, retentionDays
   // the purge must never keep a process alive on its own
   timer.unref();
   return {
+    logOnly: logger,
     logger: {
       debug: (m, f) => logger.debug?.(m, f),
       info(message, fields) {

@@ -29,7 +29,7 @@ import { installTokenExchangeGrant } from './grants/token-exchange/index.js';
 import { createOwnAccessTokenVerifier } from './own-access-tokens.js';
 import type { ThirdParty } from './third-party/service.js';
 import { connectSignInClient, isConnectSignIn } from './third-party/sign-in.js';
-import { consoleSignInClient, isConsoleSignIn } from './console/sign-in.js';
+import { consoleSignInClient, isConsoleSignIn } from './admin/sign-in.js';
 
 export { ID_TOKEN_TTL } from './config/defaults.js';
 import { ID_TOKEN_TTL } from './config/defaults.js';
@@ -237,7 +237,7 @@ function clientOptions(config: ResolvedConfig, clientPolicy: ReturnType<typeof c
   );
   return {
     // The connect pages sign in through the login page with the AS's own client (third-party/sign-in.ts).
-    // The console signs in the same way with a client of its own (console/sign-in.ts).
+    // The console signs in the same way with a client of its own (admin/sign-in.ts).
     clients: [
       ...clients,
       ...(config.thirdParty ? [connectSignInClient(config.issuer)] : []),

@@ -11,7 +11,9 @@ import { audit } from './audit.js';
 import { type CimdTrust, createCimdTrust } from './cimd-trust-gate.js';
 import { cimdWaitingMiddleware } from './cimd-waiting.js';
 import { type ClientGate, installClientGate } from './client-gate.js';
-import { createAuditSink } from './audit-sink.js';
+import { type AuditSink, createAuditSink } from './audit-sink.js';
+import { mountConsole } from './admin/mount.js';
+import { createConsoleRouter } from './console/router.js';
 import { consoleLogger } from './logger.js';
 import { buildProvider } from './provider.js';
 import { createInteractionRouter } from './interactions/router.js';
@@ -29,8 +31,6 @@ import type { Logger } from './logger.js';
 import type { ResourceRegistry } from './resources.js';
 import { createThirdParty, type ThirdParty } from './third-party/service.js';
 import { createConnectRouter } from './third-party/connect-routes.js';
-import { createConsoleRouter } from './console/router.js';
-import { createAdminService } from './admin/service.js';
 
 export interface AuthorizationServer {
   issuer: string;
@@ -93,11 +93,8 @@ interface AppParts {
   thirdParty: ThirdParty | undefined;
   cimdTrust: CimdTrust;
   clientGate: ClientGate;
-  /**
-   * The process log without the audit sink: the admin service stores its change events itself
-   * (admin/record.ts), so through the sink each would be stored twice.
-   */
-  processLogger: Logger;
+  /** The process log without the audit store (admin/mount.ts). */
+  logOnly: Logger;
 }
 
 /** Baseline headers, health, metrics and the path-inserted discovery URLs. */
@@ -177,28 +174,31 @@ function mountAuthorization(app: Express, p: AppParts, callback: ReturnType<Prov
       ...pages,
       staticClientIds: new Set(config.clients.map((c) => c.client_id)),
       devAutoLoginAccountId: p.devAccountId,
+      consolePath: config.console?.path,
       production: config.production,
       issuer: config.issuer,
       upstream: config.upstream,
       loginLimits: config.loginThrottle,
     }),
   );
-  // The signed-in user's approvals, each revocable, and connections (see interactions/account.ts).
-  app.use(`${mountPath}/account`, createAccountRouter(pages));
-  // The operator console, when configured (console/router.ts).
-  if (config.console) {
+  // The operator console's sign-in and JSON admin API, when configured (admin/mount.ts).
+  const consoleMount = mountConsole(app, config, { provider: p.provider, store, mountPath, logger: p.logOnly });
+  // The console's pages beside its API, on the same service (console/router.ts).
+  if (consoleMount && config.console) {
     app.use(
-      config.console.path,
+      consoleMount.base,
       createConsoleRouter({
         ...pages,
         issuer: config.issuer,
-        consolePath: config.console.path,
-        admin: createAdminService({ store, configuredClients: config.clients, logger: p.processLogger, production: config.production }),
+        consolePath: consoleMount.base,
+        admin: consoleMount.service,
         freshSignInSeconds: config.console.maxAgeSeconds,
         resources: config.resources.map((r) => r.resource),
       }),
     );
   }
+  // The signed-in user's approvals, each revocable, and connections (see interactions/account.ts).
+  app.use(`${mountPath}/account`, createAccountRouter(pages));
   // Third-party authorization: where users connect a provider account (third-party/connect-routes.ts).
   if (p.thirdParty) app.use(`${mountPath}/connect`, createConnectRouter({ ...pages, thirdParty: p.thirdParty, issuer: config.issuer }));
   if (mountPath) app.use(mountPath, callback);
@@ -227,14 +227,8 @@ async function grantFirstAdmin(config: ResolvedConfig, store: Store, logger: Log
 }
 
 /** Builds the provider and the express app on an open store. */
-async function assemble(
-  config: ResolvedConfig,
-  store: Store,
-  logger: Logger,
-  metrics: AsMetrics | undefined,
-  health: HealthState,
-  processLogger: Logger,
-) {
+async function assemble(config: ResolvedConfig, store: Store, sink: AuditSink, metrics: AsMetrics | undefined, health: HealthState) {
+  const { logger } = sink;
   const devAccount = await prepareAccounts(config, store, logger, metrics);
   await grantFirstAdmin(config, store, logger);
   const thirdParty = await createThirdParty(config, store, logger);
@@ -260,7 +254,7 @@ async function assemble(
     thirdParty,
     cimdTrust,
     clientGate,
-    processLogger,
+    logOnly: sink.logOnly,
   };
   const app = express();
   const callback = provider.callback();
@@ -283,7 +277,7 @@ export async function createAuthorizationServer(options: AuthorizationServerConf
   const sink = createAuditSink(logger, store.audit, config.audit.retentionDays);
 
   try {
-    const { app, provider } = await assemble(config, store, sink.logger, metrics, health, logger);
+    const { app, provider } = await assemble(config, store, sink, metrics, health);
     let closed = false;
     return {
       issuer: config.issuer,

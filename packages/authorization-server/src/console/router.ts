@@ -2,7 +2,7 @@
  * The operator's console (`console.path`, e.g. `/console`; issue 44): server-rendered pages over the admin
  * service (admin/service.ts, the same operations as the JSON admin API and the admin tool).
  * Only accounts with the admin role get in; they sign in through the AS's own login page
- * (sign-in.ts); every change is a POST with a single-use form token bound to the session
+ * (admin/sign-in.ts, mounted by admin/mount.ts); every change is a POST with a single-use form token bound to the session
  * (form-tokens.ts) and needs a fresh sign-in (operator.ts). The pages carry no script and take
  * styles only from the console's stylesheet (CSP), and are never framed.
  */
@@ -14,7 +14,6 @@ import { type ConsoleOptions, sendBare, locals, message, send } from './context.
 import { CONSOLE_STYLE } from './layout.js';
 import { issueFormToken, spendFormToken } from './form-tokens.js';
 import { freshEnough, lookUpOperator } from './operator.js';
-import { consoleSignInUrl } from './sign-in.js';
 import { mountOverview } from './sections/overview.js';
 import { mountClients } from './sections/clients.js';
 import { mountCimd } from './sections/cimd.js';
@@ -45,13 +44,7 @@ export function createConsoleRouter(o: ConsoleOptions): Router {
   });
   router.use(express.urlencoded({ extended: false, limit: '8kb' }));
 
-  // Always a fresh sign-in (prompt=login): the console never rides on an application's session.
-  router.get('/sign-in', (_req, res) => res.redirect(303, consoleSignInUrl(o.issuer, o.consolePath)));
-  router.get('/signed-in', (req, res) => {
-    if (typeof req.query.error === 'string')
-      return bare(res, 400, 'Not signed in', `${message('Not signed in', 'Sign-in did not complete.')}${signInLink}`);
-    res.redirect(303, base);
-  });
+  // `<console>/sign-in` and `/signed-in` are admin/mount.ts's (the sign-in through the login page).
 
   /** The guard: an operator's session, and for a change a fresh sign-in and an unspent form token. */
   router.use(async (req, res, next) => {

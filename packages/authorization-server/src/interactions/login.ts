@@ -9,7 +9,7 @@ import { issueCsrfToken } from './csrf.js';
 import { loginPage } from './pages.js';
 import { LoginThrottle } from './throttle.js';
 import { isConnectSignIn } from '../third-party/sign-in.js';
-import { isConsoleSignIn } from '../console/sign-in.js';
+import { isConsoleSignIn } from '../admin/sign-in.js';
 
 export interface LoginStep {
   render(res: Response, details: Details, error?: string, username?: string, status?: number): Promise<void>;

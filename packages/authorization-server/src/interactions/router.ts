@@ -18,7 +18,7 @@ import { mountUpstreamRoutes, startUpstreamLogin } from './upstream-routes.js';
 import { switchAccount } from './switch-account.js';
 import { isLocalDevRequest } from '../ops/dev-switches.js';
 import { isConnectSignIn, SIGNED_IN_PATH } from '../third-party/sign-in.js';
-import { isConsoleSignIn } from '../console/sign-in.js';
+import { isConsoleSignIn } from '../admin/sign-in.js';
 
 export type { InteractionOptions } from './context.js';
 
@@ -55,21 +55,17 @@ export function createInteractionRouter(o: InteractionOptions): Router {
   mountUpstreamRoutes(router, ctx, upstream, load, pageSecurity);
 
   /**
-   * A sign-in of the AS's own (a connect page's, third-party/sign-in.ts; the console's,
-   * console/sign-in.ts) ends once the user is signed in: at its consent prompt the interaction
-   * is dropped, never approved (no grant, no code), and the browser goes back to the page that
-   * asked — before the dev auto-login, which would approve it.
+   * A connect page's sign-in (third-party/sign-in.ts) ends once the user is signed in: at its
+   * consent prompt the interaction is dropped, never approved (no grant, no code), and the
+   * browser goes back to the connect page — before the dev auto-login, which would approve it.
    */
   async function endConnectSignIn(res: Response, details: Details): Promise<boolean> {
-    // The console's redirect URI is its registered one: oidc-provider checked it at the authorization endpoint.
-    const back = isConnectSignIn(details.params)
-      ? `${o.mountPath}${SIGNED_IN_PATH}`
-      : isConsoleSignIn(details.params)
-        ? String(details.params.redirect_uri)
-        : undefined;
-    if (!back || details.prompt.name === 'login') return false;
+    const connect = isConnectSignIn(details.params);
+    // The console's sign-in (admin/sign-in.ts) ends the same way, at the console's own path.
+    const consoleSignIn = isConsoleSignIn(details.params) && o.consolePath !== undefined;
+    if ((!connect && !consoleSignIn) || details.prompt.name === 'login') return false;
     await details.destroy();
-    res.redirect(303, back);
+    res.redirect(303, connect ? `${o.mountPath}${SIGNED_IN_PATH}` : `${o.mountPath}${o.consolePath}/signed-in`);
     return true;
   }
 

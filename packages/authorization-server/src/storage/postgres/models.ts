@@ -249,7 +249,7 @@ export class PgModels implements ModelBackend {
           password_hash: row.a_password_hash,
           display_name: row.a_display_name,
           disabled: row.a_disabled!,
-          admin: row.a_admin ?? false,
+          admin: Boolean(row.a_admin),
           source: row.a_source!,
           created_at: row.a_created_at!,
           updated_at: row.a_updated_at!,

@@ -1,22 +1,19 @@
 /**
- * Signing in to the console, through the AS's own login page (local accounts, upstream
- * providers, the login brakes), like a connect page's sign-in (third-party/sign-in.ts): the
- * console starts an authorization request for the AS's own console client with `prompt=login`
- * and `max_age=0`, so every console sign-in is a fresh one; once oidc-provider has saved the
- * session and asks for consent, the interaction router drops the request (no Grant, code or
- * token is ever made for it) and sends the browser to its redirect URI, `<console>/signed-in`
- * (the console's path, `console.path`, is under the issuer's origin).
+ * Signing in to the operator console through the AS's own login page, the way the connect pages
+ * do (third-party/sign-in.ts): an authorization request for the AS's own console client with
+ * `prompt=login` (always a fresh sign-in: the console's changes need a recent one), which never
+ * gets a code — the interaction router drops it once the user is signed in and sends the browser
+ * to `<console>/signed-in`.
  */
 import { randomBytes } from 'node:crypto';
 import { pkceChallengeS256 } from '@mcp-auth-kit/protocol';
 import type { ClientMetadata } from '../config/types.js';
 
-/** The AS's own client for signing in to the console (not a client anyone can obtain tokens for). */
+/** The AS's own client for the console's sign-in (no one can obtain tokens for it). */
 export const CONSOLE_CLIENT_ID = 'urn:mcp-auth-kit:console';
-/** Where a console sign-in ends (and where an error response of it lands): `<console>/signed-in`. */
-export const consoleSignedInUrl = (issuer: string, consolePath: string) => `${new URL(issuer).origin}${consolePath}/signed-in`;
 
-/** The client's metadata among oidc-provider's static clients: public, web, redirect to our own path. */
+export const consoleSignedInUrl = (issuer: string, consolePath: string) => `${issuer}${consolePath}/signed-in`;
+
 export function consoleSignInClient(issuer: string, consolePath: string): ClientMetadata {
   return {
     client_id: CONSOLE_CLIENT_ID,
@@ -29,7 +26,7 @@ export function consoleSignInClient(issuer: string, consolePath: string): Client
   };
 }
 
-/** The authorization request that shows the login page (PKCE of a verifier nobody keeps: no code is redeemed). */
+/** The authorization request that shows the login page for the console. */
 export function consoleSignInUrl(issuer: string, consolePath: string): string {
   const url = new URL(`${issuer}/auth`);
   url.searchParams.set('client_id', CONSOLE_CLIENT_ID);
@@ -43,7 +40,6 @@ export function consoleSignInUrl(issuer: string, consolePath: string): string {
   return url.href;
 }
 
-/** Whether an interaction is a console sign-in (never approved: see the interaction router). */
 export function isConsoleSignIn(params: { client_id?: unknown }): boolean {
   return params.client_id === CONSOLE_CLIENT_ID;
 }

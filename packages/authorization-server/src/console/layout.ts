@@ -18,7 +18,7 @@ header .who form{margin:0}header .who button{margin:0;padding:.3rem .7rem;font-s
 nav ul{list-style:none;margin:0;padding:0;display:flex;flex-wrap:wrap;gap:.25rem}
 nav a{display:block;padding:.35rem .7rem;border-radius:6px;color:#e5e7eb;text-decoration:none;font-size:.95rem}
 nav a:hover{background:#1f2937}nav a[aria-current=page]{background:#1a56db;color:#fff}
-main{max-width:72rem;margin:1.25rem auto;padding:0 1.5rem}
+main{max-width:72rem;margin:1.25rem auto;padding:0 1.5rem}main.narrow{max-width:34rem;margin-top:3rem}
 h1{font-size:1.5rem;margin:.25rem 0 1rem}h2{font-size:1.1rem;margin:1.5rem 0 .5rem}
 .card{background:#fff;border:1px solid #e5e7eb;border-radius:10px;padding:1rem 1.25rem;margin-bottom:1rem;box-shadow:0 1px 2px rgba(0,0,0,.04)}
 .table{overflow-x:auto;background:#fff;border:1px solid #e5e7eb;border-radius:10px;box-shadow:0 1px 2px rgba(0,0,0,.04)}
@@ -85,7 +85,7 @@ export function consolePage(f: ConsoleFrame, title: string, body: string): strin
 export function bareConsolePage(serviceName: string, base: string, title: string, body: string): string {
   return `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${escapeHtml(`${title} — ${serviceName} console`)}</title><link rel="stylesheet" href="${escapeHtml(`${base}/assets/console.css`)}"></head>
-<body><header><span class="brand">${escapeHtml(serviceName)} · Console</span></header><main id="content">${body}</main></body></html>`;
+<body><header><span class="brand">${escapeHtml(serviceName)} · Console</span></header><main id="content" class="narrow">${body}</main></body></html>`;
 }
 
 /**

@@ -11,7 +11,7 @@ import { badge, table } from '../layout.js';
 
 const PAGE = 50;
 /** Fields already shown in their own column. */
-const SHOWN = new Set(['audit', 'account_id', 'client_id', 'actor']);
+const SHOWN = new Set(['audit', 'account_id', 'account', 'client_id', 'actor']);
 
 /** `YYYY-MM-DDTHH:MM` (a datetime-local input, read as UTC) → epoch ms; undefined when blank or invalid. */
 export function parseUtcMinute(value: string): number | undefined {
@@ -29,15 +29,23 @@ function details(r: AuditRecord): string {
     .join('')}</ul>`;
 }
 
-function row(base: string, r: AuditRecord): string[] {
-  const link = (key: string, value: string | undefined) =>
-    value ? `<a href="${escapeHtml(`${base}/audit?${new URLSearchParams({ [key]: value })}`)}"><code>${escapeHtml(value)}</code></a>` : '—';
+/** Who and what a record names, by name where the console knows it (ids stay the search keys). */
+interface Names {
+  users: Map<string, string>;
+  clients: Map<string, string>;
+}
+
+function row(base: string, r: AuditRecord, names: Names): string[] {
+  const link = (key: string, value: string | undefined, name: string | undefined) =>
+    value
+      ? `<a href="${escapeHtml(`${base}/audit?${new URLSearchParams({ [key]: value })}`)}">${name ? escapeHtml(name) : `<code>${escapeHtml(value)}</code>`}</a>`
+      : '—';
   return [
     escapeHtml(`${new Date(r.at).toISOString().slice(0, 19).replace('T', ' ')} UTC`),
     badge(r.event),
-    link('actor', r.actor),
-    link('user', r.accountId),
-    link('client', r.clientId),
+    link('actor', r.actor, r.actor ? names.users.get(r.actor) : undefined),
+    link('user', r.accountId, r.accountId ? names.users.get(r.accountId) : undefined),
+    link('client', r.clientId, r.clientId ? names.clients.get(r.clientId) : undefined),
     details(r),
   ];
 }
@@ -66,7 +74,11 @@ export function mountAudit(router: Router, o: ConsoleOptions): void {
       before: /^\d+$/.test(before) ? before : undefined,
       limit: PAGE,
     };
-    const records = await o.admin.searchAudit(query);
+    const [records, users, clients] = await Promise.all([o.admin.searchAudit(query), o.admin.listUsers(), o.admin.listClients()]);
+    const names: Names = {
+      users: new Map(users.map((u) => [u.id, u.username])),
+      clients: new Map(clients.flatMap((c) => (c.clientName ? [[c.clientId, c.clientName] as [string, string]] : []))),
+    };
     const input = (id: string, name: keyof typeof q, label: string, type = 'search') =>
       `<div><label for="${id}">${escapeHtml(label)}</label><input id="${id}" type="${type}" name="${name}" value="${escapeHtml(q[name])}"></div>`;
     const next =
@@ -85,7 +97,7 @@ ${input('a-actor', 'actor', 'Operator (sub)')}${input('a-from', 'from', 'From (U
 ${table(
   'Audit events',
   ['Time', 'Event', 'Operator', 'User', 'Client', 'Details'],
-  records.map((r) => row(f.base, r)),
+  records.map((r) => row(f.base, r, names)),
   'No event matches.',
 )}
 ${next}`,

@@ -16,11 +16,15 @@ export function mountOverview(router: Router, o: ConsoleOptions): void {
     ]);
     const stat = (path: string, count: number, label: string) =>
       `<a href="${escapeHtml(f.base + path)}"><strong>${escapeHtml(String(count))}</strong>${escapeHtml(label)}</a>`;
+    const userName = new Map(users.map((u) => [u.id, u.username]));
+    const clientName = new Map(clients.map((c) => [c.clientId, c.clientName]));
+    const named = (id: string | undefined, name: string | undefined) =>
+      name ? escapeHtml(name) : id ? `<code>${escapeHtml(id)}</code>` : '—';
     const rows = recent.map((r) => [
       escapeHtml(`${new Date(r.at).toISOString().slice(0, 16).replace('T', ' ')} UTC`),
       badge(r.event),
-      r.accountId ? `<code>${escapeHtml(r.accountId)}</code>` : '—',
-      r.clientId ? `<code>${escapeHtml(r.clientId)}</code>` : '—',
+      named(r.accountId, r.accountId && userName.get(r.accountId)),
+      named(r.clientId, r.clientId && clientName.get(r.clientId)),
     ]);
     send(
       res,

@@ -21,6 +21,7 @@ nav a:hover{background:#1f2937}nav a[aria-current=page]{background:#1a56db;color
 main{max-width:72rem;margin:1.25rem auto;padding:0 1.5rem}main.narrow{max-width:34rem;margin-top:3rem}
 h1{font-size:1.5rem;margin:.25rem 0 1rem}h2{font-size:1.1rem;margin:1.5rem 0 .5rem}
 .card{background:#fff;border:1px solid #e5e7eb;border-radius:10px;padding:1rem 1.25rem;margin-bottom:1rem;box-shadow:0 1px 2px rgba(0,0,0,.04)}
+.card>:first-child{margin-top:0}.card>:last-child{margin-bottom:0}
 .table{overflow-x:auto;background:#fff;border:1px solid #e5e7eb;border-radius:10px;box-shadow:0 1px 2px rgba(0,0,0,.04)}
 table{border-collapse:collapse;width:100%;font-size:.92rem}
 th,td{text-align:left;padding:.6rem .8rem;border-bottom:1px solid #eef0f3;vertical-align:top}

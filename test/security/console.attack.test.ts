@@ -5,7 +5,7 @@
  * the AS pages' CSP and frame rules.
  *
  * - OWASP CSRF cheat sheet (synchronizer token pattern): every change needs a token issued to
- *   the same browser session, good for one change (console/form-tokens.ts).
+ *   the same browser session, good for one change (admin/change-token.ts).
  * - OpenID Connect Core §3.1.2.1 `max_age`: a change needs a sign-in no older than
  *   `console.freshSignInSeconds` (console/operator.ts).
  * - MCP security best practices §Consent UI / the AS pages: no framing, no script.
@@ -142,11 +142,19 @@ describe('attack: the operator console', () => {
     expect(raw).toMatch(/SameSite=(Lax|Strict)/i);
     const { browser: other } = await signInToConsole(stack.issuer, OPERATOR);
     const othersToken = formFields(await consolePage(other, stack.issuer, `/users/${userId}`), '/users/disable').csrf ?? '';
-    const cross = { 'sec-fetch-site': 'cross-site', origin: 'https://attacker.example' };
     for (const csrf of [undefined, randomBytes(24).toString('base64url'), othersToken]) {
-      const res = await consolePost(browser, stack.issuer, '/users/disable', { account_id: userId, ...(csrf && { csrf }) }, cross);
+      const res = await consolePost(browser, stack.issuer, '/users/disable', { account_id: userId, ...(csrf && { csrf }) });
       expect(res.status).toBe(403);
       expect(res.body).toContain('Nothing was changed.');
+    }
+    // A browser marks a cross-site form (Fetch Metadata): refused even with a live token of this session.
+    const own = formFields(await consolePage(browser, stack.issuer, `/users/${userId}`), '/users/disable');
+    for (const site of ['cross-site', 'same-site']) {
+      const res = await consolePost(browser, stack.issuer, '/users/disable', own, {
+        'sec-fetch-site': site,
+        origin: 'https://attacker.example',
+      });
+      expect(res.status).toBe(403);
     }
     expect(await userDisabled(userId)).toBe(false);
   });
@@ -159,7 +167,7 @@ describe('attack: the operator console', () => {
     expect(first.status).toBe(303);
     const replay = await consolePost(browser, stack.issuer, '/users/create', form);
     expect(replay.status).toBe(403);
-    expect(replay.body).toContain('This form was already sent. Nothing was changed.');
+    expect(replay.body).toContain('This form was already sent, has expired, or is not from this console. Nothing was changed.');
     const created = await stack.as.server.store.audit.search({ event: 'account.created', limit: 1000 });
     expect(created.filter((e) => JSON.stringify(e.fields).includes(form.username))).toHaveLength(1);
   });

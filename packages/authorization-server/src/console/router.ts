@@ -3,7 +3,7 @@
  * service (admin/service.ts, the same operations as the JSON admin API and the admin tool).
  * Only accounts with the admin role get in; they sign in through the AS's own login page
  * (admin/sign-in.ts, mounted by admin/mount.ts); every change is a POST with a single-use form token bound to the session
- * (form-tokens.ts) and needs a fresh sign-in (operator.ts). The pages carry no script and take
+ * (admin/change-token.ts, shared with the JSON API) and needs a fresh sign-in (operator.ts). The pages carry no script and take
  * styles only from the console's stylesheet (CSP), and are never framed.
  */
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
@@ -12,7 +12,7 @@ import { escapeHtml } from '../html.js';
 import { AdminServiceError } from '../admin/types.js';
 import { type ConsoleOptions, sendBare, locals, message, send } from './context.js';
 import { CONSOLE_STYLE } from './layout.js';
-import { issueFormToken, spendFormToken } from './form-tokens.js';
+import { issueChangeToken, spendChangeToken } from '../admin/change-token.js';
 import { freshEnough, lookUpOperator } from './operator.js';
 import { mountOverview } from './sections/overview.js';
 import { mountClients } from './sections/clients.js';
@@ -60,10 +60,17 @@ export function createConsoleRouter(o: ConsoleOptions): Router {
       }
       const { operator } = found;
       if (req.method === 'POST') {
-        const spent = await spendFormToken(o.store.kv, req.body?.csrf, operator.sessionUid);
-        if (spent !== 'ok') {
-          o.logger.warn('console form refused', { account_id: operator.account.id, reason: spent, path: req.path });
-          const text = spent === 'replayed' ? 'This form was already sent. Nothing was changed.' : 'The form expired. Nothing was changed.';
+        // Fetch Metadata: a browser says where a form came from (a form of ours is same-origin);
+        // not `Origin`, which a same-origin form under `no-referrer` sends as `null`.
+        const site = req.get('sec-fetch-site');
+        const crossSite = site !== undefined && site !== 'same-origin' && site !== 'none';
+        if (crossSite || !(await spendChangeToken(o.store.kv, operator.sessionUid, req.body?.csrf))) {
+          o.logger.warn('console form refused', {
+            account_id: operator.account.id,
+            reason: crossSite ? 'cross_site' : 'change_token',
+            path: req.path,
+          });
+          const text = 'This form was already sent, has expired, or is not from this console. Nothing was changed.';
           return bare(
             res,
             403,
@@ -76,7 +83,7 @@ export function createConsoleRouter(o: ConsoleOptions): Router {
           return bare(res, 401, 'Sign in again', body);
         }
       }
-      const csrf = await issueFormToken(o.store.kv, operator.sessionUid);
+      const csrf = await issueChangeToken(o.store.kv, operator.sessionUid);
       const operatorName = operator.account.displayName ?? operator.account.username;
       res.locals.console = { operator, frame: { serviceName: o.serviceName, base, current: '', operator: operatorName, csrf } };
       next();

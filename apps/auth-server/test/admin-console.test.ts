@@ -69,3 +69,20 @@ describe('admin tool: console commands', () => {
     expect(decided.map((e) => e.event)).toEqual(expect.arrayContaining(['cimd.client_approved', 'cimd.client_denied']));
   });
 });
+
+describe('console environment names (app)', () => {
+  it('CONSOLE_PATH, CONSOLE_FIRST_ADMIN and AUDIT_RETENTION_DAYS set console.* and audit.*; bad values are problems', async () => {
+    const { loadConfig } = await import('../src/config.js');
+    const { config, problems } = loadConfig({ CONSOLE_PATH: '/console', CONSOLE_FIRST_ADMIN: 'root', AUDIT_RETENTION_DAYS: '30' });
+    expect(problems).toEqual([]);
+    expect(config.authorizationServer?.console).toEqual({ path: '/console', firstAdmin: 'root' });
+    expect(config.authorizationServer?.audit).toEqual({ retentionDays: 30 });
+    expect(loadConfig({ CONSOLE_FIRST_ADMIN: 'root' }).problems).toContain(
+      'CONSOLE_FIRST_ADMIN needs CONSOLE_PATH (the console is off without it)',
+    );
+    expect(loadConfig({ AUDIT_RETENTION_DAYS: 'forever' }).problems).toContain(
+      'AUDIT_RETENTION_DAYS must be a positive whole number of days',
+    );
+    expect(loadConfig({ CONSOLE_PATH: 'console/' }).problems.join('\n')).toMatch(/console\.path/);
+  });
+});

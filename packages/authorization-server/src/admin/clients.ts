@@ -3,7 +3,7 @@
  * `Client` rows) and CIMD clients (the approval queue, with the cached document's name and
  * redirect URIs when the document is still cached). Never a secret: only the listed members.
  */
-import { CIMD_CACHE_NAMESPACE } from '../cimd.js';
+import { cachedCimdDocument } from '../cimd.js';
 import type { ClientMetadata } from '../config/types.js';
 import type { CimdClientRecord, Store } from '../storage/types.js';
 import { isClientDisabled } from './client-disabled.js';
@@ -26,17 +26,6 @@ function metadataView(
   };
 }
 
-async function cachedDocument(store: Store, clientId: string): Promise<Record<string, unknown>> {
-  const cached = await store.kv.get<{ body: string }>(CIMD_CACHE_NAMESPACE, clientId);
-  if (!cached) return {};
-  try {
-    const doc = JSON.parse(cached.body) as unknown;
-    return doc && typeof doc === 'object' && !Array.isArray(doc) ? (doc as Record<string, unknown>) : {};
-  } catch {
-    return {};
-  }
-}
-
 /** Epoch ms of the last token issued or refreshed for the client, from the audit log. */
 async function lastUse(store: Store, clientId: string): Promise<number | undefined> {
   const [issued] = await store.audit.search({ clientId, event: 'token.issued', limit: 1 });
@@ -51,7 +40,7 @@ async function finish(store: Store, view: Omit<ClientView, 'disabled' | 'lastUse
 }
 
 export async function cimdClientView(store: Store, record: CimdClientRecord): Promise<ClientView> {
-  const doc = await cachedDocument(store, record.clientId);
+  const doc = (await cachedCimdDocument(store.kv, record.clientId)) ?? {};
   return finish(store, {
     clientId: record.clientId,
     origin: 'cimd',

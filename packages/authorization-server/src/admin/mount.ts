@@ -21,7 +21,11 @@ export interface ConsoleMount {
 
 /** The longest lifetime of a token the AS signs: a retired signing key stays published that long. */
 export function longestTokenLifetime(config: ResolvedConfig): number {
-  return Math.max(config.accessTokenTTL, ID_TOKEN_TTL, ...config.resources.flatMap((r) => (r.accessTokenTTL === undefined ? [] : [r.accessTokenTTL])));
+  return Math.max(
+    config.accessTokenTTL,
+    ID_TOKEN_TTL,
+    ...config.resources.flatMap((r) => (r.accessTokenTTL === undefined ? [] : [r.accessTokenTTL])),
+  );
 }
 
 /**

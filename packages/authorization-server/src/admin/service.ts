@@ -4,7 +4,7 @@
  * the store directly, without a running server), so that the two never disagree. Every change
  * writes an audit event with the operator's `sub`; no answer carries a secret.
  */
-import { CIMD_CACHE_NAMESPACE } from '../cimd.js';
+import { forgetCimdDocument } from '../cimd.js';
 import type { ClientMetadata } from '../config/types.js';
 import { revokeRememberedGrant } from '../interactions/remembered-grants.js';
 import { StorageError } from '../storage/errors.js';
@@ -147,7 +147,7 @@ export function createAdminService(options: AdminServiceOptions): AdminService {
       if (client.origin === 'dcr') await store.adapter('Client').destroy(clientId);
       else {
         await store.cimdTrust.delete(clientId);
-        await store.kv.delete(CIMD_CACHE_NAMESPACE, clientId);
+        await forgetCimdDocument(store.kv, clientId);
       }
       await markClientDisabled(store.kv, clientId, false, actor.sub);
       await record(actor, 'client.deleted', { client_id: clientId, origin: client.origin, revoked_grants: revoked.length });

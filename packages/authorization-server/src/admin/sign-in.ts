@@ -5,9 +5,8 @@
  * gets a code — the interaction router drops it once the user is signed in and sends the browser
  * to `<console>/signed-in`.
  */
-import { randomBytes } from 'node:crypto';
-import { pkceChallengeS256 } from '@mcp-auth-kit/protocol';
 import type { ClientMetadata } from '../config/types.js';
+import { ownSignInUrl } from '../third-party/sign-in.js';
 
 /** The AS's own client for the console's sign-in (no one can obtain tokens for it). */
 export const CONSOLE_CLIENT_ID = 'urn:mcp-auth-kit:console';
@@ -26,18 +25,9 @@ export function consoleSignInClient(issuer: string, consolePath: string): Client
   };
 }
 
-/** The authorization request that shows the login page for the console. */
+/** The authorization request that shows the login page for the console (always a fresh sign-in). */
 export function consoleSignInUrl(issuer: string, consolePath: string): string {
-  const url = new URL(`${issuer}/auth`);
-  url.searchParams.set('client_id', CONSOLE_CLIENT_ID);
-  url.searchParams.set('response_type', 'code');
-  url.searchParams.set('redirect_uri', consoleSignedInUrl(issuer, consolePath));
-  url.searchParams.set('scope', 'openid');
-  url.searchParams.set('prompt', 'login');
-  url.searchParams.set('state', randomBytes(16).toString('base64url'));
-  url.searchParams.set('code_challenge', pkceChallengeS256(randomBytes(32).toString('base64url')));
-  url.searchParams.set('code_challenge_method', 'S256');
-  return url.href;
+  return ownSignInUrl(issuer, CONSOLE_CLIENT_ID, consoleSignedInUrl(issuer, consolePath));
 }
 
 export function isConsoleSignIn(params: { client_id?: unknown }): boolean {

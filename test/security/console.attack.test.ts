@@ -211,3 +211,28 @@ describe('attack: the operator console', () => {
     }
   });
 });
+
+describe('attack: the console is off unless configured', () => {
+  let stack: AttackStack;
+  beforeAll(async () => {
+    stack = await startAttackStack({ devAutoLogin: undefined, authorizationServer: { users: [OPERATOR] } });
+    const accounts = stack.as.server.store.accounts;
+    await accounts.update((await accounts.findByUsername(OPERATOR.username))!.id, { admin: true });
+  });
+  afterAll(async () => stack?.close());
+
+  it('no console pages, and no console client to sign in with', async () => {
+    const browser = new HeadlessBrowser();
+    for (const path of ['', '/users', '/sign-in']) expect((await consolePage(browser, stack.issuer, path)).status).toBe(404);
+    const signIn = await frontChannel(
+      stack.issuer,
+      authorizationUrl(stack, {
+        clientId: 'urn:mcp-auth-kit:console',
+        redirectUri: `${stack.issuer}/console/signed-in`,
+        challenge: pkcePair().challenge,
+      }),
+    );
+    expect(signIn.kind).toBe('stopped');
+    if (signIn.kind === 'stopped') expect(signIn.status).toBe(400);
+  });
+});

@@ -12,7 +12,7 @@ import { grantsTable } from './grants-table.js';
 const NOTICES: Record<string, string> = { revoked: 'Grant revoked: its tokens no longer work.' };
 
 /** Where a revoke may return to: a console path of ours only (never an absolute or protocol-relative URL). */
-function backPath(value: string): string {
+export function backPath(value: string): string {
   return /^\/(grants|users\/[A-Za-z0-9%._~-]+)$/.test(value) ? value : '/grants';
 }
 

@@ -437,6 +437,25 @@ describe('browser: the operator console (Chromium)', () => {
     await context.close();
   });
 
+  it('keyboard: the first Tab reaches "Skip to content", then the navigation; Sign out ends the session', async () => {
+    const { page } = operator;
+    await page.goto(`${as.issuer}/console/keys`);
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate('document.activeElement.textContent')).toBe('Skip to content');
+    await page.keyboard.press('Enter');
+    expect(new URL(page.url()).hash).toBe('#content');
+    await page.goto(`${as.issuer}/console/keys`);
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate('document.activeElement.textContent')).toBe('Overview');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Signed out' }).waitFor();
+    await page.goto(`${as.issuer}/console/users`);
+    await page.getByRole('heading', { name: 'Operator console' }).waitFor();
+    expect(await main(page)).not.toContain(BOB.username);
+  });
+
   it('no serious accessibility violation, no CSP violation', async () => {
     await operator.context.close();
     expect(Object.entries(axe).filter(([, v]) => v.length)).toEqual([]);

@@ -119,7 +119,10 @@ function changeRoutes(r: Router, s: AdminService, change: ReturnType<typeof requ
   const post = (path: string, handler: Handler) => r.post(path, change, json(handler));
   post('/clients/:id/disable', (req, _res, a) => s.setClientDisabled(a, String(req.params.id), true));
   post('/clients/:id/enable', (req, _res, a) => s.setClientDisabled(a, String(req.params.id), false));
-  post('/clients/:id/delete', async (req, _res, a) => (await s.deleteClient(a, String(req.params.id)), { deleted: true }));
+  post('/clients/:id/delete', async (req, _res, a) => {
+    await s.deleteClient(a, String(req.params.id));
+    return { deleted: true };
+  });
   post('/cimd/policy', (req, _res, a) => {
     const b = body(req);
     return s.setCimdPolicy(a, {

@@ -8,7 +8,7 @@ import { forgetCimdDocument } from '../cimd.js';
 import type { ClientMetadata } from '../config/types.js';
 import { revokeRememberedGrant } from '../interactions/remembered-grants.js';
 import { StorageError } from '../storage/errors.js';
-import { parseUrl } from '../urls.js';
+import { cimdHostOf } from '../cimd-trust-gate.js';
 import { markClientDisabled } from './client-disabled.js';
 import { cimdClientView, listClientViews } from './clients.js';
 import { listGrantViews } from './grants.js';
@@ -104,9 +104,9 @@ async function revokeClientGrants(store: Store, clientId: string): Promise<strin
 
 /** The document host of a CIMD client_id URL, or a refusal (the queue only holds https URLs). */
 function cimdHost(clientId: string): string {
-  const url = parseUrl(clientId);
-  if (!url || url.protocol !== 'https:') throw new AdminServiceError('a CIMD client id is an https URL', 'invalid_request');
-  return url.hostname.replace(/^\[|\]$/g, '');
+  const host = cimdHostOf(clientId);
+  if (!host) throw new AdminServiceError('a CIMD client id is an https URL', 'invalid_request');
+  return host;
 }
 
 export function createAdminService(options: AdminServiceOptions): AdminService {

@@ -244,7 +244,7 @@ describe('browser: login and consent pages (Chromium)', () => {
     expect(new URL(page.url()).searchParams.get('code')).toBeTruthy();
 
     await page.goto(`${as.issuer}/account`);
-    await page.getByRole('heading', { name: 'Applications with access' }).waitFor();
+    await page.getByRole('heading', { name: 'Connected apps' }).waitFor();
     expect(await page.locator('main').innerText()).toContain('Browser Test Client');
     await screenshot(page, 'account-desktop');
     await page.getByRole('button', { name: 'Revoke access of Browser Test Client' }).click();

@@ -193,6 +193,22 @@ const KV_WRITES: KvWrite[] = [
     holds: 'state',
     why: 'durable revocation record: a grant the AS revoked, republished to Redis until its tokens expire',
   },
+  {
+    file: `${AS_SRC}/admin/change-token.ts`,
+    line: /await kv\.(?:set\(NAMESPACE, token, |increment\(NAMESPACE, `spent:)/,
+    count: 2,
+    namespace: 'console-change-token',
+    holds: 'state',
+    why: 'the operator console’s one-time change tokens (CSRF and replay), bound to the session, 10 min',
+  },
+  {
+    file: `${AS_SRC}/admin/client-disabled.ts`,
+    line: /await kv\.set\(CLIENT_DISABLED_NAMESPACE, clientId, /,
+    count: 1,
+    namespace: 'client-disabled',
+    holds: 'state',
+    why: 'a client the operator disabled (refused wherever oidc-provider finds a client, client-gate.ts)',
+  },
 ];
 
 const KV_WRITE = /\bkv\??\.(?:set|increment|decrement)\s*\(/;

@@ -2,15 +2,16 @@
  * Operator commands on the AS store (same DATA_DIR / DATABASE_URL as the server):
  * users, grants, signing and cookie keys. Passwords are read from stdin or AS_ADMIN_PASSWORD, never argv.
  */
-import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import {
+  type Actor,
+  type AdminService,
+  AdminServiceError,
+  createAdminService,
   ID_TOKEN_TTL,
   hashPassword,
-  listAccountGrants,
   openStore,
   revokeAccountGrants,
-  revokeRememberedGrant,
   storageConfigFromEnv,
   type StorageConfig,
   type Store,
@@ -55,7 +56,9 @@ export const ADMIN_USAGE = `usage: ${ADMIN_COMMAND} <command>   (from the reposi
                                                  is refused unless --adopt: then its upstream identities are unlinked,
                                                  its grants revoked, and it becomes an operator account
   user disable <username> | user enable <username>  disable also revokes its grants (re-enabling revives no token) and deletes its third-party connections
-  user list                                     username, sub, status, display name, linked identities (<issuer> <sub>)
+  user list                                     username, sub, status (active/disabled, +admin), display name, linked identities (<issuer> <sub>)
+  user grant-admin <username> | user revoke-admin <username>  the operator console's admin role (the first admin comes from here
+                                                 or CONSOLE_FIRST_ADMIN)
   user link <username> <issuer> <sub>           let an upstream OpenID Connect identity sign in as this user
   user unlink <username> <issuer> <sub>
   grants list <username>                        the clients the user approved, with resources and scopes
@@ -65,6 +68,9 @@ export const ADMIN_USAGE = `usage: ${ADMIN_COMMAND} <command>   (from the reposi
                                                  86400 s by default, never less than the longest token lifetime
   keys list
   cookie-keys rotate                             a new cookie signing key; the older ones still verify (3 kept)
+  clients list                                   every client: origin (configured/dcr/cimd), client_id, status, redirect URIs
+  cimd list [pending|approved|denied]            the CIMD approval queue
+  cimd approve <client_id> | cimd deny <client_id>  an operator's decision on a CIMD client (deny also revokes its grants)
   cleanup                                        delete expired rows
 storage: DATABASE_URL (postgres://…, sqlite:<file>, memory:), else AS_CONFIG_FILE's databaseUrl / dataDir, else DATA_DIR (default .data)
 token lifetimes (keys rotate): AS_CONFIG_FILE and the environment, as the server reads them`;
@@ -202,6 +208,12 @@ const COMMANDS = new Set([
   'user list',
   'user link',
   'user unlink',
+  'user grant-admin',
+  'user revoke-admin',
+  'clients list',
+  'cimd list',
+  'cimd approve',
+  'cimd deny',
   'grants list',
   'grants revoke',
   'keys rotate',
@@ -209,6 +221,15 @@ const COMMANDS = new Set([
   'cookie-keys rotate',
   'cleanup',
 ]);
+
+/** The admin tool as the audit log names it: the operator at the terminal has no account of their own here. */
+export const CLI_ACTOR: Actor = { sub: 'admin-tool', via: 'cli' };
+
+/** A refusal of the admin service as the tool's own: bad input exits 2, the rest 1. */
+function asToolError(err: unknown): unknown {
+  if (!(err instanceof AdminServiceError)) return err;
+  return err.error === 'invalid_request' ? new RefusedError(err.message) : new AdminError(err.message);
+}
 
 /** Runs one admin command; returns the process exit code (0 done, 1 failed, 2 refused as given). */
 export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: AdminIo): Promise<number> {
@@ -264,6 +285,8 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: Admin
   try {
     const config = adminStorage(env);
     return await withStore(config, env, io, async (store) => {
+      // One service with the console's JSON API: the two never disagree (issue 44).
+      const service: AdminService = createAdminService({ store });
       const requireName = () => {
         if (!name) throw new UsageError(`${key} needs a username`);
         return name;
@@ -285,13 +308,7 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: Admin
           const givenName = parsed.values['display-name'];
           const displayName = givenName === undefined ? undefined : displaySafeText(givenName);
           if (givenName !== undefined && displayName === undefined) throw new RefusedError('display name refused: nothing visible is left');
-          const account = await store.accounts.create({
-            id: randomUUID(),
-            username,
-            passwordHash: await hashPassword(await newPassword(io)),
-            displayName,
-            disabled: false,
-          });
+          const account = await service.createUser(CLI_ACTOR, { username, password: await newPassword(io), displayName });
           io.out(terminalText`created user ${account.username} (sub ${account.id})`);
           return 0;
         }
@@ -327,18 +344,16 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: Admin
         case 'user disable':
         case 'user enable': {
           const account = await findUser();
-          await store.accounts.update(account.id, { disabled: action === 'disable' });
+          // Disabling goes through the store's revocation path (the service): resource servers following
+          // the Redis signal refuse its access tokens now, re-enabling later revives no refresh token,
+          // and the token vault's connections go too.
+          const done = await service.setUserDisabled(CLI_ACTOR, account.id, action === 'disable');
           if (action === 'enable') {
             io.out(terminalText`${account.username} enabled (tokens issued before it was disabled stay revoked)`);
             return 0;
           }
-          // Through the store's revocation path: resource servers following the Redis signal
-          // refuse its access tokens now, and re-enabling later revives no refresh token.
-          const revoked = await revokeAccountGrants(store, account.id);
-          // The token vault's connections go too: a disabled account's provider tokens are kept by no one.
-          const disconnected = await store.connections.deleteAccount(account.id);
           io.out(
-            terminalText`${account.username} disabled; revoked ${revoked.length} grant(s) and their tokens; deleted ${String(disconnected)} third-party connection(s)`,
+            terminalText`${account.username} disabled; revoked ${done.revokedGrants.length} grant(s) and their tokens; deleted ${String(done.deletedConnections)} third-party connection(s)`,
           );
           return 0;
         }
@@ -348,31 +363,62 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: Admin
           const [, , , issuer, subject] = parsed.positionals;
           if (!issuer || !subject || /\s/.test(issuer) || /\s/.test(subject))
             throw new UsageError(`${key} needs a username, an issuer and a subject`);
-          const identity = `${issuer} ${subject}`;
-          const current = account.upstreamIdentities ?? [];
           if (action === 'link') {
-            const owner = await store.accounts.findByUpstreamIdentity(issuer, subject);
-            if (owner && owner.id !== account.id)
-              throw new AdminError(`that identity is already linked to "${owner.username}"; nothing changed`);
-            if (!current.includes(identity)) await store.accounts.update(account.id, { upstreamIdentities: [...current, identity] });
+            await service.linkIdentity(CLI_ACTOR, account.id, issuer, subject);
             io.out(terminalText`${account.username} can sign in as ${subject} at ${issuer}`);
           } else {
-            await store.accounts.update(account.id, { upstreamIdentities: current.filter((i) => i !== identity) });
+            await service.unlinkIdentity(CLI_ACTOR, account.id, issuer, subject);
             io.out(terminalText`unlinked ${subject} at ${issuer} from ${account.username}`);
           }
           return 0;
         }
         case 'user list': {
-          for (const a of await store.accounts.list()) {
+          for (const a of await service.listUsers()) {
             // Linked identities (upstream sign-in, ID-JAG just-in-time accounts) as "<issuer> <sub>".
-            const linked = (a.upstreamIdentities ?? []).join(', ');
-            io.out(userRow([a.username, a.id, a.disabled ? 'disabled' : 'active', a.displayName ?? '', ...(linked ? [linked] : [])]));
+            const linked = a.linkedIdentities.join(', ');
+            const status = `${a.disabled ? 'disabled' : 'active'}${a.admin ? '+admin' : ''}`;
+            io.out(userRow([a.username, a.id, status, a.displayName ?? '', ...(linked ? [linked] : [])]));
           }
+          return 0;
+        }
+        case 'user grant-admin':
+        case 'user revoke-admin': {
+          const account = await findUser();
+          await service.setUserAdmin(CLI_ACTOR, account.id, action === 'grant-admin');
+          io.out(
+            action === 'grant-admin'
+              ? terminalText`${account.username} is an admin of the operator console`
+              : terminalText`${account.username} is no longer an admin of the operator console`,
+          );
+          return 0;
+        }
+        case 'clients list': {
+          for (const c of await service.listClients()) {
+            const status = [c.disabled ? 'disabled' : 'active', ...(c.approval ? [c.approval] : [])].join(',');
+            io.out(userRow([c.origin, c.clientId, status, c.redirectUris.join(' ')]));
+          }
+          return 0;
+        }
+        case 'cimd list': {
+          const filter = parsed.positionals[2];
+          if (filter !== undefined && !['pending', 'approved', 'denied'].includes(filter))
+            throw new UsageError('cimd list takes pending, approved or denied');
+          for (const c of await service.listCimdClients(filter as 'pending' | 'approved' | 'denied' | undefined)) {
+            io.out(userRow([c.status, c.clientId, c.host, new Date(c.firstSeen * 1000).toISOString()]));
+          }
+          return 0;
+        }
+        case 'cimd approve':
+        case 'cimd deny': {
+          const clientId = parsed.positionals[2];
+          if (!clientId) throw new UsageError(`${key} needs a client_id URL`);
+          const decided = await service.decideCimdClient(CLI_ACTOR, clientId, action === 'approve' ? 'approved' : 'denied');
+          io.out(terminalText`${decided.clientId} ${decided.status}`);
           return 0;
         }
         case 'grants list': {
           const account = await findUser();
-          const grants = await listAccountGrants(store, account.id);
+          const grants = await service.listGrants({ accountId: account.id });
           if (!grants.length) io.out(terminalText`${account.username} has approved no client`);
           for (const g of grants) {
             const scopes = Object.entries(g.resources)
@@ -386,7 +432,7 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: Admin
         case 'grants revoke': {
           if (!clientArg) throw new UsageError('grants revoke needs a username and a client_id');
           const account = await findUser();
-          if (!(await revokeRememberedGrant(store, account.id, clientArg)))
+          if (!(await service.revokeGrant(CLI_ACTOR, account.id, clientArg)))
             throw new AdminError(
               `${account.username} has no grant for client "${clientArg}" (\`${ADMIN_COMMAND} grants list ${account.username}\` lists them)`,
             );
@@ -414,22 +460,23 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: Admin
                 'otherwise resource servers refuse tokens that have not expired yet',
             );
           }
-          const keys = await store.keys.rotateSigningKeys(retireAfter ?? Math.max(DEFAULT_RETIRE_AFTER, ttl.longest));
-          for (const k of keys) io.out(userRow([k.status, k.jwk.kid]));
+          const rotating = createAdminService({ store, longestTokenLifetime: ttl.longest });
+          const keys = await rotating.rotateSigningKeys(CLI_ACTOR, retireAfter ?? Math.max(DEFAULT_RETIRE_AFTER, ttl.longest));
+          for (const k of keys) io.out(userRow([k.status, k.kid]));
           io.out(terminalText`restart the authorization server instances to sign with the new current key`);
           return 0;
         }
         case 'keys list': {
-          for (const k of await store.keys.signingKeys()) io.out(userRow([k.status, k.jwk.kid, k.jwk.alg]));
+          for (const k of await service.listSigningKeys()) io.out(userRow([k.status, k.kid, k.alg]));
           return 0;
         }
         case 'cookie-keys rotate': {
           // Key material is never printed: only what changed.
-          const before = (await store.keys.cookieKeys()).length;
-          const after = await store.keys.rotateCookieKeys();
-          const dropped = Math.max(0, before + 1 - after.length);
+          const before = (await service.cookieKeys()).count;
+          const after = (await service.rotateCookieKeys(CLI_ACTOR)).count;
+          const dropped = Math.max(0, before + 1 - after);
           io.out(
-            terminalText`added a new cookie key; ${after.length} kept: the new one signs, ${after.length - 1} older still verify${dropped ? `, ${dropped} oldest dropped` : ''}`,
+            terminalText`added a new cookie key; ${after} kept: the new one signs, ${after - 1} older still verify${dropped ? `, ${dropped} oldest dropped` : ''}`,
           );
           io.out(terminalText`restart the authorization server instances to sign cookies with the new key`);
           return 0;
@@ -442,7 +489,8 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv, io: Admin
           throw new UsageError(`unknown command "${key}"`);
       }
     });
-  } catch (err) {
+  } catch (caught) {
+    const err = asToolError(caught);
     if (err instanceof UsageError) {
       printError(io, err);
       io.err(usage());

@@ -89,6 +89,8 @@ export const AS_FILE_KEYS = [
   'dpop',
   'idJag',
   'thirdParty',
+  'audit',
+  'console',
 ] as const;
 
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
@@ -337,6 +339,29 @@ function withMcpClientEnv(as: AsOptions, env: NodeJS.ProcessEnv, problems: strin
   return { ...as, clients: [...listed, client] as NonNullable<AsOptions>['clients'] };
 }
 
+/**
+ * The operator console (issue 44) from the environment: CONSOLE_PATH (`console.path`),
+ * CONSOLE_FIRST_ADMIN (`console.firstAdmin`, an existing username made admin at start-up) and
+ * AUDIT_RETENTION_DAYS (`audit.retentionDays`), over the file's `console` / `audit`.
+ */
+function withConsoleEnv(as: AsOptions, env: NodeJS.ProcessEnv, problems: string[]): AsOptions {
+  const path = env.CONSOLE_PATH?.trim();
+  const firstAdmin = env.CONSOLE_FIRST_ADMIN?.trim();
+  const retention = env.AUDIT_RETENTION_DAYS?.trim();
+  let out = as;
+  if (path || firstAdmin) {
+    const consolePath = path ?? out?.console?.path;
+    if (!consolePath) problems.push('CONSOLE_FIRST_ADMIN needs CONSOLE_PATH (the console is off without it)');
+    else out = { ...out, console: { ...out?.console, path: consolePath, ...(firstAdmin ? { firstAdmin } : {}) } };
+  }
+  if (retention) {
+    if (!/^\d{1,6}$/.test(retention) || Number(retention) < 1)
+      problems.push('AUDIT_RETENTION_DAYS must be a positive whole number of days');
+    else out = { ...out, audit: { ...out?.audit, retentionDays: Number(retention) } };
+  }
+  return out;
+}
+
 /** The authorization server's options: the file's keys, then TRUST_PROXY, DPoP, ID-JAG, third-party and metrics from the environment. */
 function authorizationServerOptions(file: Record<string, unknown>, env: NodeJS.ProcessEnv, problems: string[]): AsOptions {
   const passthrough: Record<string, unknown> = {};
@@ -346,6 +371,7 @@ function authorizationServerOptions(file: Record<string, unknown>, env: NodeJS.P
   const trustProxy = trustProxyText ? trustProxyFromEnv(trustProxyText) : undefined;
   if (trustProxy !== undefined) as = { ...as, trustProxy };
   as = withMcpClientEnv(withThirdPartyEnv(withIdJagEnv(withDpopEnv(as, env, problems), env, problems), env, problems), env, problems);
+  as = withConsoleEnv(as, env, problems);
   const metricsFlag = env.METRICS?.trim();
   const metricsToken = env.METRICS_TOKEN?.trim();
   if (metricsFlag || metricsToken) {

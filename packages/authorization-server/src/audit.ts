@@ -29,7 +29,15 @@ export type AuditEvent =
   | 'third_party.connected'
   | 'third_party.disconnected'
   | 'third_party.token_exchanged'
-  | 'third_party.refused';
+  | 'third_party.refused'
+  // the operator console and admin tool (issue 44); `actor` is the operator's sub
+  | 'account.disabled'
+  | 'cimd.policy_changed'
+  | 'cimd.client_approved'
+  | 'cimd.client_denied'
+  | 'cimd.client_waiting'
+  | 'cimd.client_refused'
+  | 'keys.rotated';
 
 export function audit(logger: Logger, event: AuditEvent, fields: Record<string, unknown> = {}): void {
   logger.info(`audit ${event}`, { ...fields, audit: event });

@@ -160,3 +160,23 @@ export function createCimdFetch(config: CimdConfig, logger: Logger, kv?: KeyValu
     return new Response(text, { status: response.status, headers: response.headers });
   };
 }
+
+/**
+ * The cached document of a CIMD client, as the operator console shows it (its name, redirect
+ * URIs): read only, so the cache keeps one writer (createCimdFetch). Undefined when not cached.
+ */
+export async function cachedCimdDocument(kv: KeyValueStore, clientId: string): Promise<Record<string, unknown> | undefined> {
+  const cached = await kv.get<CachedDocument>(CIMD_CACHE_NAMESPACE, clientId);
+  if (!cached) return undefined;
+  try {
+    const doc = JSON.parse(cached.body) as unknown;
+    return doc && typeof doc === 'object' && !Array.isArray(doc) ? (doc as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Drops a client's cached document (the console deleted the client): the next use fetches it anew. */
+export async function forgetCimdDocument(kv: KeyValueStore, clientId: string): Promise<void> {
+  await kv.delete(CIMD_CACHE_NAMESPACE, clientId);
+}

@@ -29,6 +29,7 @@ import { installTokenExchangeGrant } from './grants/token-exchange/index.js';
 import { createOwnAccessTokenVerifier } from './own-access-tokens.js';
 import type { ThirdParty } from './third-party/service.js';
 import { connectSignInClient, isConnectSignIn } from './third-party/sign-in.js';
+import { consoleSignInClient, isConsoleSignIn } from './admin/sign-in.js';
 
 export { ID_TOKEN_TTL } from './config/defaults.js';
 import { ID_TOKEN_TTL } from './config/defaults.js';
@@ -86,7 +87,8 @@ function resourceIndicatorsFeature(resources: ResourceRegistry, accessTokenTTL: 
     defaultResource: async (ctx: KoaContextWithOIDC, client: { clientId?: string } | undefined, oneOf?: string[]) => {
       if (oneOf) return oneOf.length === 1 ? oneOf[0]! : oneOf;
       // A connect page's sign-in (third-party/sign-in.ts) is for no resource: it never gets a token.
-      if (isConnectSignIn({ client_id: client?.clientId })) return undefined as unknown as string;
+      if (isConnectSignIn({ client_id: client?.clientId }) || isConsoleSignIn({ client_id: client?.clientId }))
+        return undefined as unknown as string;
       if (resources.defaultResource) return resources.defaultResource;
       // MCP clients MUST send `resource`; with several resources there is no safe default.
       if (ctx.oidc.route === 'authorization' || ctx.oidc.route === 'pushed_authorization_request') {
@@ -235,7 +237,12 @@ function clientOptions(config: ResolvedConfig, clientPolicy: ReturnType<typeof c
   );
   return {
     // The connect pages sign in through the login page with the AS's own client (third-party/sign-in.ts).
-    clients: config.thirdParty ? [...clients, connectSignInClient(config.issuer)] : clients,
+    // The console signs in the same way with a client of its own (admin/sign-in.ts).
+    clients: [
+      ...clients,
+      ...(config.thirdParty ? [connectSignInClient(config.issuer)] : []),
+      ...(config.console ? [consoleSignInClient(config.issuer, config.console.path)] : []),
+    ],
     clientDefaults: {
       grant_types: ['authorization_code'],
       response_types: ['code'],

@@ -7,6 +7,13 @@ import { CONFIG_SUBJECT, resolveConfig } from './config/resolve.js';
 import type { OidcProvider } from './oidc-shapes.js';
 import { openStore } from './storage/index.js';
 import type { StorageConfig, Store } from './storage/types.js';
+import { audit } from './audit.js';
+import { type CimdTrust, createCimdTrust } from './cimd-trust-gate.js';
+import { cimdWaitingMiddleware } from './cimd-waiting.js';
+import { type ClientGate, installClientGate } from './client-gate.js';
+import { type AuditSink, createAuditSink } from './audit-sink.js';
+import { mountConsole } from './admin/mount.js';
+import { createConsoleRouter } from './console/router.js';
 import { consoleLogger } from './logger.js';
 import { buildProvider } from './provider.js';
 import { createInteractionRouter } from './interactions/router.js';
@@ -84,6 +91,10 @@ interface AppParts {
   health: HealthState;
   devAccountId: string | undefined;
   thirdParty: ThirdParty | undefined;
+  cimdTrust: CimdTrust;
+  clientGate: ClientGate;
+  /** The process log without the audit store (admin/mount.ts). */
+  logOnly: Logger;
 }
 
 /** Baseline headers, health, metrics and the path-inserted discovery URLs. */
@@ -124,6 +135,17 @@ function mountInfrastructure(app: Express, p: AppParts, callback: ReturnType<Pro
 /** The authorization request's default scope, the DCR rate limit, the pages, then oidc-provider. */
 function mountAuthorization(app: Express, p: AppParts, callback: ReturnType<Provider['callback']>): void {
   const { config, mountPath, logger, metrics, store, resources } = p;
+  // A CIMD client waiting for the operator's approval gets a page saying so (cimd-waiting.ts).
+  app.get(
+    `${mountPath}/auth`,
+    cimdWaitingMiddleware({
+      trust: p.cimdTrust,
+      gate: p.clientGate,
+      serviceName: config.serviceName,
+      stylesheet: `${mountPath}/interaction/assets/style.css`,
+      logger,
+    }),
+  );
   app.get(`${mountPath}/auth`, defaultScopeMiddleware(resources));
   const { registration } = config;
   if (registration.enabled && registration.rateLimit !== false) {
@@ -152,12 +174,29 @@ function mountAuthorization(app: Express, p: AppParts, callback: ReturnType<Prov
       ...pages,
       staticClientIds: new Set(config.clients.map((c) => c.client_id)),
       devAutoLoginAccountId: p.devAccountId,
+      consolePath: config.console?.path,
       production: config.production,
       issuer: config.issuer,
       upstream: config.upstream,
       loginLimits: config.loginThrottle,
     }),
   );
+  // The operator console's sign-in and JSON admin API, when configured (admin/mount.ts).
+  const consoleMount = mountConsole(app, config, { provider: p.provider, store, mountPath, logger: p.logOnly });
+  // The console's pages beside its API, on the same service (console/router.ts).
+  if (consoleMount && config.console) {
+    app.use(
+      consoleMount.base,
+      createConsoleRouter({
+        ...pages,
+        issuer: config.issuer,
+        consolePath: consoleMount.base,
+        admin: consoleMount.service,
+        freshSignInSeconds: config.console.maxAgeSeconds,
+        resources: config.resources.map((r) => r.resource),
+      }),
+    );
+  }
   // The signed-in user's approvals, each revocable, and connections (see interactions/account.ts).
   app.use(`${mountPath}/account`, createAccountRouter(pages));
   // Third-party authorization: where users connect a provider account (third-party/connect-routes.ts).
@@ -170,12 +209,34 @@ function mountAuthorization(app: Express, p: AppParts, callback: ReturnType<Prov
   });
 }
 
+/**
+ * The console's first admin (`console.firstAdmin`, env CONSOLE_FIRST_ADMIN in the app): an
+ * existing account gets the admin role at start-up; a missing one is a warning, never created.
+ */
+async function grantFirstAdmin(config: ResolvedConfig, store: Store, logger: Logger): Promise<void> {
+  const username = config.console?.firstAdmin;
+  if (!username) return;
+  const account = await store.accounts.findByUsername(username);
+  if (!account) {
+    logger.warn('console.firstAdmin names no account: create it with the admin tool (user add), then restart', { username });
+    return;
+  }
+  if (account.admin) return;
+  await store.accounts.update(account.id, { admin: true });
+  audit(logger, 'account.updated', { account_id: account.id, admin: true, actor: 'config', via: 'first-admin' });
+}
+
 /** Builds the provider and the express app on an open store. */
-async function assemble(config: ResolvedConfig, store: Store, logger: Logger, metrics: AsMetrics | undefined, health: HealthState) {
+async function assemble(config: ResolvedConfig, store: Store, sink: AuditSink, metrics: AsMetrics | undefined, health: HealthState) {
+  const { logger } = sink;
   const devAccount = await prepareAccounts(config, store, logger, metrics);
+  await grantFirstAdmin(config, store, logger);
   const thirdParty = await createThirdParty(config, store, logger);
   const { provider, resources, mountPath } = await buildProvider(config, store, logger, metrics, thirdParty);
   await checkStaticClients(provider, config);
+  // Disabled clients and the stored CIMD trust policy, wherever oidc-provider finds a client.
+  const cimdTrust = createCimdTrust(store);
+  const clientGate = installClientGate(provider, store, cimdTrust, logger);
   // Concurrent refreshes of one token by the same client get one answer, not reuse detection.
   if (config.refreshTokens.enabled) {
     await installRefreshGrace(provider, { kv: store.kv, graceSeconds: config.refreshTokens.reuseGraceSeconds, logger });
@@ -191,6 +252,9 @@ async function assemble(config: ResolvedConfig, store: Store, logger: Logger, me
     health,
     devAccountId: devAccount?.id,
     thirdParty,
+    cimdTrust,
+    clientGate,
+    logOnly: sink.logOnly,
   };
   const app = express();
   const callback = provider.callback();
@@ -209,8 +273,11 @@ export async function createAuthorizationServer(options: AuthorizationServerConf
   const ownsStore = !isStore(config.storage);
   const store = isStore(config.storage) ? config.storage : await openStore(config.storage as StorageConfig);
 
+  // Every audit event also lands in the store's audit log (the console's audit view), with retention.
+  const sink = createAuditSink(logger, store.audit, config.audit.retentionDays);
+
   try {
-    const { app, provider } = await assemble(config, store, logger, metrics, health);
+    const { app, provider } = await assemble(config, store, sink, metrics, health);
     let closed = false;
     return {
       issuer: config.issuer,
@@ -227,10 +294,13 @@ export async function createAuthorizationServer(options: AuthorizationServerConf
         closed = true;
         health.draining = true;
         metrics?.registry.clear();
+        sink.stop();
+        await sink.settled();
         if (ownsStore) await store.close();
       },
     };
   } catch (err) {
+    sink.stop();
     if (ownsStore) await store.close().catch(() => {});
     throw err;
   }

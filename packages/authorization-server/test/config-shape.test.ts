@@ -69,6 +69,15 @@ const REVIEWED: Array<{ file: string; text: RegExp; why: string }> = [
   { file: 'storage/keys.ts', text: /retireAfter \?\? 0/, why: 'arithmetic on a stored key without a retirement time' },
   { file: 'storage/postgres/index.ts', text: /rowCount \?\? 0/, why: 'arithmetic on a driver result without a row count' },
   { file: 'storage/postgres/connections.ts', text: /rowCount \?\? 0/, why: 'arithmetic on a driver result without a row count' },
+  { file: 'storage/postgres/audit.ts', text: /rowCount \?\? 0/, why: 'arithmetic on a driver result without a row count' },
+  { file: 'storage/postgres/cimd-trust.ts', text: /rowCount \?\? 0/, why: 'arithmetic on a driver result without a row count' },
+  { file: 'storage/audit-log.ts', text: /query\.limit \?\? AUDIT_DEFAULT_LIMIT/, why: 'a page size of a store query, not configuration' },
+  { file: 'storage/cimd-trust.ts', text: /existing \?\? \{ clientId/, why: 'a decision on a client not seen yet starts its record' },
+  {
+    file: 'admin/service.ts',
+    text: /longestTokenLifetime \?\? DEFAULT_RETIRE_AFTER_SECONDS/,
+    why: 'the admin tool without a configuration: the key retirement it always used (the server passes its token lifetimes)',
+  },
   {
     file: 'storage/postgres/index.ts',
     text: /schemaOption \?\? DEFAULT_PG_SCHEMA/,

@@ -51,6 +51,8 @@ export const DEFAULTS = Object.freeze({
     previousEncryptionKeys: Object.freeze([]) as readonly string[],
     providers: Object.freeze({ tokenEndpointAuthMethod: 'client_secret_basic' as const, allowPrivateNetwork: false }),
   }),
+  audit: Object.freeze({ retentionDays: 90 }),
+  console: Object.freeze({ maxAgeSeconds: 300 }),
   storage: Object.freeze({ dataDir: '.data', postgresSchema: 'mcp_auth_kit' }),
   /** Options of `pinoLogger()` (ops/pino-logger.ts), the JSON-lines `logger`. */
   pinoLogger: Object.freeze({ name: 'mcp-auth-kit', level: 'info' as const }),

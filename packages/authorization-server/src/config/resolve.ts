@@ -230,6 +230,8 @@ function applyDefaults(config: AuthorizationServerConfig): ResolvedConfig {
     idJag: resolveIdJag(config.idJag),
     thirdParty: resolveThirdParty(config.thirdParty),
     devAutoLogin: config.devAutoLogin?.trim() || undefined,
+    audit: { ...d.audit, ...config.audit },
+    console: config.console && { ...d.console, ...config.console },
   };
 }
 

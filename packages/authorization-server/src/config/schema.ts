@@ -98,6 +98,22 @@ const userSchema = z.looseObject({
   source: z.literal('demo', { error: "only 'demo' (the public demo account), or leave it out" }).optional(),
 });
 
+const auditSchema = z.strictObject(
+  { retentionDays: positiveInt('must be a positive integer (days)').optional() },
+  { error: 'must be an object' },
+);
+
+const consoleSchema = z.strictObject(
+  {
+    path: z.string({ error: 'must be a path such as /console' }).regex(/^\/[A-Za-z0-9._~-]+(?:\/[A-Za-z0-9._~-]+)*$/, {
+      error: 'must be a path such as /console (letters, digits, . _ ~ -, no trailing slash)',
+    }),
+    maxAgeSeconds: seconds.optional(),
+    firstAdmin: z.string({ error: 'must be a username' }).trim().min(1, { error: 'must be a username' }).optional(),
+  },
+  { error: 'must be an object with a path' },
+);
+
 export const configSchema = z.looseObject({
   issuer: checkedElsewhere,
   resources: checkedElsewhere,
@@ -125,6 +141,8 @@ export const configSchema = z.looseObject({
   idJag: checkedElsewhere,
   // providers, keys and their rules: third-party/config.ts (thirdPartyConfigProblems)
   thirdParty: checkedElsewhere,
+  audit: auditSchema.optional(),
+  console: consoleSchema.optional(),
 });
 
 /** The schema's problems, one `path: message` line per zod issue. */

@@ -362,6 +362,24 @@ export interface AuthorizationServerConfig {
   idJag?: IdJagConfig;
   /** Third-party authorization: the token vault, its providers, connect pages and RFC 8693 token exchange. Off when absent. */
   thirdParty?: ThirdPartyConfig;
+  /** The audit log kept in the store (issue 44): how long records are kept. */
+  audit?: AuditConfig;
+  /** The operator console and its JSON admin API (issue 44). Off when absent. */
+  console?: ConsoleConfig;
+}
+
+export interface AuditConfig {
+  /** Days an audit record is kept in the store before the periodic purge deletes it (default 90). */
+  retentionDays?: number;
+}
+
+export interface ConsoleConfig {
+  /** Path of the console under the issuer's origin, e.g. `/console` (the JSON admin API is `<path>/api`). */
+  path: string;
+  /** A change needs a sign-in at most this many seconds old (default 300). */
+  maxAgeSeconds?: number;
+  /** Username made an admin at start-up when it exists (the first admin; env `CONSOLE_FIRST_ADMIN` in the app). */
+  firstAdmin?: string;
 }
 
 /** An ID-JAG configuration with its defaults applied (config/resolve.ts). */
@@ -411,6 +429,8 @@ export interface ResolvedConfig {
   readinessTimeoutMs: number;
   idJag?: ResolvedIdJagConfig;
   thirdParty?: ResolvedThirdPartyConfig;
+  audit: { retentionDays: number };
+  console?: { path: string; maxAgeSeconds: number; firstAdmin?: string };
 }
 
 /** A third-party configuration with its defaults applied (config/resolve.ts). */

@@ -1,6 +1,7 @@
 /**
- * `<issuer>/account`: the signed-in user's approvals (remembered grants), each revocable, and
- * their third-party connections (the token vault), each disconnectable. The user is the one of
+ * `<issuer>/account`: the signed-in user's connected apps (remembered grants: what each may do,
+ * when it was last used), each revocable; their third-party connections (the token vault), each
+ * disconnectable; and their recent sign-ins (account-activity.ts). The user is the one of
  * oidc-provider's browser session (the `_session` cookie set by the login page, signed-in.ts);
  * without one the page asks to sign in through an application first.
  */
@@ -17,6 +18,7 @@ import type { InteractionOptions } from './context.js';
 import { signedIn } from './signed-in.js';
 import type { ThirdParty } from '../third-party/service.js';
 import { connectionsSection } from '../third-party/account-section.js';
+import { lastUse, shownTime, signInHistory } from './account-activity.js';
 
 /** What the account page shares with the interaction pages (one definition: context.ts). */
 export type AccountPageOptions = Pick<
@@ -43,6 +45,9 @@ export function createAccountRouter(o: AccountPageOptions): Router {
   /** The account of the browser session, if any (and one that may act: account-state.ts). */
   const account = async (req: Request, res: Response) => (await signedIn(o.provider, o.store, o, req, res))?.account;
 
+  const clientName = async (clientId: string) =>
+    shownClientName((await o.provider.Client.find(clientId).catch(() => undefined))?.clientName, clientId);
+
   async function render(res: Response, accountId: string, name: string, notice?: string) {
     const list = await grants.list(accountId);
     const csrf = issueCsrfToken(res, path, o.secureCookies);
@@ -57,8 +62,9 @@ export function createAccountRouter(o: AccountPageOptions): Router {
               .join('')}</ul></dd>`;
           })
           .join('');
+        const used = await lastUse(o.store, accountId, g.clientId);
         return `<li><h3>${escapeHtml(shownClientName(client?.clientName, g.clientId))}</h3>
-<dl><dt>Client ID</dt><dd><code>${escapeHtml(g.clientId)}</code></dd><dt>Allowed</dt>${resources || '<dd>Basic access</dd>'}</dl>
+<dl><dt>Client ID</dt><dd><code>${escapeHtml(g.clientId)}</code></dd><dt>Allowed</dt>${resources || '<dd>Basic access</dd>'}<dt>Last used</dt><dd>${escapeHtml(shownTime(used))}</dd></dl>
 <form method="post" action="${escapeHtml(path)}">
 <input type="hidden" name="csrf" value="${escapeHtml(csrf)}">
 <input type="hidden" name="client_id" value="${escapeHtml(g.clientId)}">
@@ -68,13 +74,14 @@ export function createAccountRouter(o: AccountPageOptions): Router {
     );
     res.type('html').send(
       page(
-        `Your approvals — ${o.serviceName}`,
-        `<h1>Applications with access</h1>
+        `Connected apps — ${o.serviceName}`,
+        `<h1>Connected apps</h1>
 <p>Signed in to <strong>${escapeHtml(o.serviceName)}</strong> as <strong>${escapeHtml(name)}</strong>.</p>
 ${notice ? `<p class="warn" role="status">${escapeHtml(notice)}</p>` : ''}
 ${items.length ? `<ul class="grants">${items.join('\n')}</ul>` : '<p>No application has access to your account.</p>'}
 <p class="muted">Revoking ends the application's access at once (its tokens stop working); it will have to ask you again.</p>
-${o.thirdParty ? await connectionsSection(o.thirdParty, accountId, path, csrf) : ''}`,
+${o.thirdParty ? await connectionsSection(o.thirdParty, accountId, path, csrf) : ''}
+${await signInHistory(o.store, accountId, clientName)}`,
         stylesheet,
       ),
     );

@@ -31,6 +31,8 @@ export interface InteractionOptions {
   staticClientIds: Set<string>;
   /** Dev only: account id logged in without a page. */
   devAutoLoginAccountId?: string;
+  /** The operator console's path (`console.path`), when it is on: its sign-in ends there. */
+  consolePath?: string;
   /** The issuer (builds the upstream callback URL). */
   issuer?: string;
   /** Upstream OpenID Connect providers offered on the login page. */

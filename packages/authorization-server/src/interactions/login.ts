@@ -9,6 +9,7 @@ import { issueCsrfToken } from './csrf.js';
 import { loginPage } from './pages.js';
 import { LoginThrottle } from './throttle.js';
 import { isConnectSignIn } from '../third-party/sign-in.js';
+import { isConsoleSignIn } from '../admin/sign-in.js';
 
 export interface LoginStep {
   render(res: Response, details: Details, error?: string, username?: string, status?: number): Promise<void>;
@@ -40,6 +41,7 @@ export function createLoginStep(ctx: InteractionContext): LoginStep {
           username,
           upstream: upstreamNames,
           ...(isConnectSignIn(details.params) && { intro: 'Sign in to connect an account of another service to your account here.' }),
+          ...(isConsoleSignIn(details.params) && { intro: 'Sign in to the operator console.' }),
         }),
       );
   }

@@ -18,6 +18,7 @@ import { mountUpstreamRoutes, startUpstreamLogin } from './upstream-routes.js';
 import { switchAccount } from './switch-account.js';
 import { isLocalDevRequest } from '../ops/dev-switches.js';
 import { isConnectSignIn, SIGNED_IN_PATH } from '../third-party/sign-in.js';
+import { isConsoleSignIn } from '../admin/sign-in.js';
 
 export type { InteractionOptions } from './context.js';
 
@@ -59,9 +60,12 @@ export function createInteractionRouter(o: InteractionOptions): Router {
    * browser goes back to the connect page — before the dev auto-login, which would approve it.
    */
   async function endConnectSignIn(res: Response, details: Details): Promise<boolean> {
-    if (!isConnectSignIn(details.params) || details.prompt.name === 'login') return false;
+    const connect = isConnectSignIn(details.params);
+    // The console's sign-in (admin/sign-in.ts) ends the same way, at the console's own path.
+    const consoleSignIn = isConsoleSignIn(details.params) && o.consolePath !== undefined;
+    if ((!connect && !consoleSignIn) || details.prompt.name === 'login') return false;
     await details.destroy();
-    res.redirect(303, `${o.mountPath}${SIGNED_IN_PATH}`);
+    res.redirect(303, connect ? `${o.mountPath}${SIGNED_IN_PATH}` : `${o.mountPath}${o.consolePath}/signed-in`);
     return true;
   }
 

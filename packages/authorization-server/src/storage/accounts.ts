@@ -51,6 +51,7 @@ export function newAccount(account: NewAccount, nowSeconds: number): AccountReco
     disabled: Boolean(account.disabled),
     upstreamIdentities: [...(account.upstreamIdentities ?? [])],
     source,
+    admin: Boolean(account.admin),
     createdAt: nowSeconds,
     updatedAt: nowSeconds,
   };
@@ -67,6 +68,7 @@ export function patchAccount(existing: AccountRecord, patch: AccountPatch, nowSe
   if (patch.passwordHash !== undefined) record.passwordHash = patch.passwordHash;
   if (patch.displayName !== undefined) record.displayName = patch.displayName;
   if (patch.disabled !== undefined) record.disabled = Boolean(patch.disabled);
+  if (patch.admin !== undefined) record.admin = Boolean(patch.admin);
   if (patch.upstreamIdentities !== undefined) record.upstreamIdentities = [...patch.upstreamIdentities];
   if (patch.source !== undefined) {
     if (patch.source !== 'operator') throw new StorageError('an account source only changes to operator (adoption)', 'invalid_input');
@@ -82,6 +84,8 @@ export interface AccountRow {
   password_hash: string | null;
   display_name: string | null;
   disabled: boolean | number;
+  /** Absent in a row read before migration 4 ran (never after). */
+  admin?: boolean | number;
   source: string;
   created_at: number | string;
   updated_at: number | string;
@@ -96,6 +100,7 @@ export function accountFromRow(row: AccountRow, identities: string[]): AccountRe
     upstreamIdentities: identities,
     // A value this build does not know is treated as the least trusted origin.
     source: isAccountSource(row.source) ? row.source : 'unknown',
+    admin: Boolean(row.admin),
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
   };

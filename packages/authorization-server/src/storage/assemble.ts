@@ -9,9 +9,9 @@ import type { Clock } from './clock.js';
 import { closedError } from './errors.js';
 import { createKeyStore, type KeyBackend } from './keys.js';
 import { validatingKv } from './kv-input.js';
-import { nulSafeAccounts, nulSafeConnections, nulSafeKv, nulSafeModels } from './no-nul.js';
+import { nulSafeAccounts, nulSafeAudit, nulSafeCimdTrust, nulSafeConnections, nulSafeKv, nulSafeModels } from './no-nul.js';
 import type { ModelBackend } from './model-rows.js';
-import type { AccountStore, ConnectionStore, KeyValueStore, StorageConfig, Store } from './types.js';
+import type { AccountStore, AuditStore, CimdTrustStore, ConnectionStore, KeyValueStore, StorageConfig, Store } from './types.js';
 
 export interface OpenStoreOptions {
   /** Epoch-millisecond clock (tests move time with it). Default `Date.now`. */
@@ -49,6 +49,8 @@ export interface BackendParts {
   accounts: AccountStore;
   connections: ConnectionStore;
   kv: KeyValueStore;
+  audit: AuditStore;
+  cimdTrust: CimdTrustStore;
   ping(): Promise<void>;
   cleanup(now: number): Promise<number>;
   close(): Promise<void>;
@@ -121,6 +123,9 @@ export function assembleStore(parts: BackendParts, clock: Clock, options: OpenSt
     keys: guard(createKeyStore(parts.keys, clock), isClosed),
     kv: guard(nulSafeKv(validatingKv(parts.kv)), isClosed),
     connections: guard(nulSafeConnections(parts.connections), isClosed),
+    audit: guard(nulSafeAudit(parts.audit), isClosed),
+    cimdTrust: guard(nulSafeCimdTrust(parts.cimdTrust), isClosed),
+    listModels: (model: string) => models.list(model, clock()),
     ping: () => (closed ? Promise.reject(closedError()) : parts.ping()),
     cleanup,
     async close(): Promise<void> {

@@ -117,6 +117,46 @@ CREATE TABLE third_party_connections (
 );
 `,
   },
+  {
+    version: 4,
+    name: 'operator console',
+    // Issue 44: the console's admin role, the audit log (times in epoch ms, ids in insertion
+    // order), the CIMD trust policy (one row) and the CIMD approval queue (times in epoch seconds).
+    sql: `
+ALTER TABLE accounts ADD COLUMN admin INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE audit_log (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  at INTEGER NOT NULL,
+  event TEXT NOT NULL,
+  actor TEXT,
+  account_id TEXT,
+  client_id TEXT,
+  fields TEXT NOT NULL
+);
+CREATE INDEX audit_log_at ON audit_log (at);
+CREATE INDEX audit_log_account_id ON audit_log (account_id, id) WHERE account_id IS NOT NULL;
+CREATE INDEX audit_log_client_id ON audit_log (client_id, id) WHERE client_id IS NOT NULL;
+CREATE INDEX audit_log_event ON audit_log (event, id);
+CREATE TABLE cimd_trust_policy (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  allowed_hosts TEXT NOT NULL,
+  denied_hosts TEXT NOT NULL,
+  approval_required INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  updated_by TEXT
+);
+CREATE TABLE cimd_clients (
+  client_id TEXT PRIMARY KEY,
+  host TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('pending', 'approved', 'denied')),
+  first_seen INTEGER NOT NULL,
+  last_seen INTEGER NOT NULL,
+  decided_at INTEGER,
+  decided_by TEXT
+);
+CREATE INDEX cimd_clients_status ON cimd_clients (status, first_seen);
+`,
+  },
 ];
 
 /** PostgreSQL: `{schema}` is replaced by the quoted schema name. */
@@ -207,6 +247,45 @@ CREATE TABLE {schema}.third_party_connections (
   version INTEGER NOT NULL,
   PRIMARY KEY (account_id, provider)
 );
+`,
+  },
+  {
+    version: 4,
+    name: 'operator console',
+    // See the SQLite step 4.
+    sql: `
+ALTER TABLE {schema}.accounts ADD COLUMN admin BOOLEAN NOT NULL DEFAULT FALSE;
+CREATE TABLE {schema}.audit_log (
+  id BIGSERIAL PRIMARY KEY,
+  at BIGINT NOT NULL,
+  event TEXT NOT NULL,
+  actor TEXT,
+  account_id TEXT,
+  client_id TEXT,
+  fields TEXT NOT NULL
+);
+CREATE INDEX audit_log_at ON {schema}.audit_log (at);
+CREATE INDEX audit_log_account_id ON {schema}.audit_log (account_id, id) WHERE account_id IS NOT NULL;
+CREATE INDEX audit_log_client_id ON {schema}.audit_log (client_id, id) WHERE client_id IS NOT NULL;
+CREATE INDEX audit_log_event ON {schema}.audit_log (event, id);
+CREATE TABLE {schema}.cimd_trust_policy (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  allowed_hosts TEXT NOT NULL,
+  denied_hosts TEXT NOT NULL,
+  approval_required BOOLEAN NOT NULL,
+  updated_at BIGINT NOT NULL,
+  updated_by TEXT
+);
+CREATE TABLE {schema}.cimd_clients (
+  client_id TEXT PRIMARY KEY,
+  host TEXT NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('pending', 'approved', 'denied')),
+  first_seen BIGINT NOT NULL,
+  last_seen BIGINT NOT NULL,
+  decided_at BIGINT,
+  decided_by TEXT
+);
+CREATE INDEX cimd_clients_status ON {schema}.cimd_clients (status, first_seen);
 `,
   },
 ];

@@ -69,6 +69,8 @@ export interface ModelBackend {
    */
   rotate?(stamp: Stamp, row: ModelRow): Promise<boolean>;
   destroy(model: string, id: string): Promise<void>;
+  /** Every live row of one model, by id (the operator console's client list; never a token model in a hot path). */
+  list(model: string, now: number): Promise<Array<{ id: string; payload: AdapterPayload }>>;
   /** Deletes every grantable row of the grant, whatever its model. */
   revokeByGrantId(grantId: string): Promise<void>;
 }

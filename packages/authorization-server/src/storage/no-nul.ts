@@ -10,7 +10,7 @@
  */
 import { StorageError } from './errors.js';
 import type { ModelBackend } from './model-rows.js';
-import type { AccountStore, ConnectionStore, KeyValueStore } from './types.js';
+import type { AccountStore, AuditStore, CimdTrustStore, ConnectionStore, KeyValueStore } from './types.js';
 
 const NUL = '\u0000';
 
@@ -19,7 +19,7 @@ function hasNul(value: unknown): boolean {
   // A NextRow / Stamp / ModelRow names its row by `id` (and maybe `grantId`, `uid`, `userCode`); a connection by `accountId` and `provider`.
   if (value && typeof value === 'object' && !Array.isArray(value)) {
     const row = value as Record<string, unknown>;
-    return ['id', 'grantId', 'uid', 'userCode', 'username', 'accountId', 'provider'].some(
+    return ['id', 'grantId', 'uid', 'userCode', 'username', 'accountId', 'provider', 'clientId', 'actor', 'event'].some(
       (k) => typeof row[k] === 'string' && (row[k] as string).includes(NUL),
     );
   }
@@ -79,6 +79,20 @@ export function nulSafeConnections(connections: ConnectionStore): ConnectionStor
     if (method === 'list') return { value: [] };
     if (method === 'delete') return { value: false };
     if (method === 'deleteAccount') return { value: 0 };
+    return undefined;
+  });
+}
+
+/** Audit log: a search with a NUL finds nothing; a record with one is refused (the audit sink makes names visible first). */
+export function nulSafeAudit(audit: AuditStore): AuditStore {
+  return guardNul(audit, 'audit', (method) => (method === 'search' ? { value: [] } : undefined));
+}
+
+/** CIMD trust: a lookup or delete with a NUL finds nothing; a write with one is refused. */
+export function nulSafeCimdTrust(trust: CimdTrustStore): CimdTrustStore {
+  return guardNul(trust, 'cimd client', (method) => {
+    if (method === 'get') return { value: undefined };
+    if (method === 'delete') return { value: false };
     return undefined;
   });
 }

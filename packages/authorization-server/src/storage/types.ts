@@ -35,6 +35,11 @@ export interface AccountRecord {
   upstreamIdentities?: string[];
   /** Set at creation; `update` changes it only to `operator` (the operator adopting the account). */
   source: AccountSource;
+  /**
+   * The operator's console role (issue 44): granted only by the admin tool, the first-admin
+   * environment name or another admin. Every backend returns a boolean; absent in input = false.
+   */
+  admin?: boolean;
   createdAt: number;
   updatedAt: number;
 }
@@ -159,6 +164,101 @@ export interface KeyValueEntry<T = unknown> {
   expiresAt: number;
 }
 
+/**
+ * One audit event kept in the store (audit.ts writes each event to the log and here): searchable
+ * by account, client, event name, operator and time. `fields` went through the logger's
+ * redaction before they were stored: no secret is kept.
+ */
+export interface AuditRecord {
+  /** Assigned by the store, increasing with insertion order (a decimal string). */
+  id: string;
+  /** Epoch milliseconds. */
+  at: number;
+  event: string;
+  /** The operator's `sub` for a change made through the console or the admin tool. */
+  actor?: string;
+  /** The account the event is about (`account_id` / `account` / `sub` of the event's fields). */
+  accountId?: string;
+  clientId?: string;
+  fields: Record<string, unknown>;
+}
+
+export type NewAuditRecord = Omit<AuditRecord, 'id'>;
+
+/** Every member narrows the search; results newest first. */
+export interface AuditQuery {
+  accountId?: string;
+  clientId?: string;
+  event?: string;
+  actor?: string;
+  /** Epoch ms, inclusive. */
+  from?: number;
+  /** Epoch ms, exclusive. */
+  to?: number;
+  /** Only records with an id lower than this one (the next page of a newest-first listing). */
+  before?: string;
+  /** Default 100, at most 1000. */
+  limit?: number;
+}
+
+export interface AuditStore {
+  append(record: NewAuditRecord): Promise<AuditRecord>;
+  search(query: AuditQuery): Promise<AuditRecord[]>;
+  /** Deletes records older than `before` (epoch ms); how many (the retention purge). */
+  purge(before: number): Promise<number>;
+}
+
+/**
+ * The operator's CIMD trust policy kept in the store (set in the console, over the config
+ * tree's `cimd.allowedHosts` / `deniedHosts`, which stay in force: a host denied by either is denied).
+ */
+export interface CimdTrustPolicy {
+  /** Host patterns (`example.com`, `*.example.com`) whose clients need no approval. */
+  allowedHosts: string[];
+  /** Host patterns always refused. */
+  deniedHosts: string[];
+  /** A client from a host not in `allowedHosts` waits for an operator's approval. */
+  approvalRequired: boolean;
+  /** Epoch seconds; absent before the first change. */
+  updatedAt?: number;
+  updatedBy?: string;
+}
+
+export type CimdClientStatus = 'pending' | 'approved' | 'denied';
+
+/** One CIMD client as the approval queue knows it, by its client_id URL. */
+export interface CimdClientRecord {
+  clientId: string;
+  /** The document's host (the client_id URL's hostname). */
+  host: string;
+  status: CimdClientStatus;
+  /** Epoch seconds. */
+  firstSeen: number;
+  /** Epoch seconds of the last use in an authorization request. */
+  lastSeen: number;
+  decidedAt?: number;
+  /** The operator's `sub`. */
+  decidedBy?: string;
+}
+
+export interface CimdTrustStore {
+  /** The stored policy; the default (nothing allowed or denied, no approval step) before any change. */
+  policy(): Promise<CimdTrustPolicy>;
+  setPolicy(policy: Omit<CimdTrustPolicy, 'updatedAt'>): Promise<CimdTrustPolicy>;
+  /**
+   * Records that a client was seen: a new one gets `status` (pending, or approved when its host
+   * needs no approval), a known one keeps its status and gets `lastSeen` moved. Returns the record.
+   */
+  see(clientId: string, host: string, status: CimdClientStatus): Promise<CimdClientRecord>;
+  get(clientId: string): Promise<CimdClientRecord | undefined>;
+  /** Newest first seen first; optionally only one status. */
+  list(status?: CimdClientStatus): Promise<CimdClientRecord[]>;
+  /** Sets an operator's decision (a client not seen yet is recorded with it); the record. */
+  decide(clientId: string, host: string, status: CimdClientStatus, by: string): Promise<CimdClientRecord>;
+  /** True when there was one. */
+  delete(clientId: string): Promise<boolean>;
+}
+
 export interface Store {
   readonly kind: StorageConfig['kind'];
   /** oidc-provider adapter factory: one adapter per model name ("Client", "Grant", …). */
@@ -168,6 +268,12 @@ export interface Store {
   readonly kv: KeyValueStore;
   /** Third-party connections (the token vault's sealed records). */
   readonly connections: ConnectionStore;
+  /** The audit log (issue 44). */
+  readonly audit: AuditStore;
+  /** The CIMD trust policy and approval queue (issue 44). */
+  readonly cimdTrust: CimdTrustStore;
+  /** Every live row of one oidc-provider model (the console's client list: `Client`). */
+  listModels(model: string): Promise<Array<{ id: string; payload: Record<string, unknown> }>>;
   /** Resolves when the backing store answers (readiness). */
   ping(): Promise<void>;
   /** Deletes expired rows; returns how many. */

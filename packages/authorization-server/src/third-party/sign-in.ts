@@ -33,10 +33,15 @@ export function connectSignInClient(issuer: string): ClientMetadata {
  * session (switching account); the PKCE challenge is of a verifier nobody keeps (no code is issued).
  */
 export function signInUrl(issuer: string): string {
+  return ownSignInUrl(issuer, CONNECT_CLIENT_ID, `${issuer}${SIGNED_IN_PATH}`);
+}
+
+/** A sign-in request of one of the AS's own clients (the connect pages', the console's) ending at `redirectUri`. */
+export function ownSignInUrl(issuer: string, clientId: string, redirectUri: string): string {
   const url = new URL(`${issuer}/auth`);
-  url.searchParams.set('client_id', CONNECT_CLIENT_ID);
+  url.searchParams.set('client_id', clientId);
   url.searchParams.set('response_type', 'code');
-  url.searchParams.set('redirect_uri', `${issuer}${SIGNED_IN_PATH}`);
+  url.searchParams.set('redirect_uri', redirectUri);
   url.searchParams.set('scope', 'openid');
   url.searchParams.set('prompt', 'login');
   url.searchParams.set('state', randomBytes(16).toString('base64url'));

@@ -10,6 +10,7 @@ import type { OpenStoreOptions } from '../../src/storage/assemble.js';
 import type { Store } from '../../src/storage/index.js';
 import { accountsContract } from './contract/accounts.js';
 import { connectionsContract } from './contract/connections.js';
+import { consoleContract } from './contract/console.js';
 import { keysContract } from './contract/keys.js';
 import { kvContract } from './contract/kv.js';
 import { lifecycleContract } from './contract/lifecycle.js';
@@ -64,6 +65,7 @@ export function storeContract(target: ContractTarget): void {
     keysContract(opened);
     accountsContract(opened);
     connectionsContract(opened);
+    consoleContract(opened);
     kvContract(opened);
     nulContract(opened);
     lifecycleContract(target, opened);

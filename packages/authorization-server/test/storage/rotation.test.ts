@@ -40,6 +40,9 @@ function recordingBackend(options: { rotate?: boolean; consumeError?: Error; sta
     async findBy() {
       return undefined;
     },
+    async list() {
+      return [];
+    },
     async consume(_model: string, id: string) {
       calls.push(`consume ${id}`);
       if (options.consumeError) throw options.consumeError;

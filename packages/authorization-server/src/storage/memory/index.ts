@@ -5,6 +5,8 @@
 import type { BackendParts } from '../assemble.js';
 import type { Clock } from '../clock.js';
 import { MemoryAccounts } from './accounts.js';
+import { MemoryAudit } from './audit.js';
+import { MemoryCimdTrust } from './cimd-trust.js';
 import { MemoryConnections } from './connections.js';
 import { MemoryKeys } from './keys.js';
 import { MemoryKv } from './kv.js';
@@ -20,6 +22,8 @@ export function openMemoryBackend(clock: Clock): BackendParts {
     keys,
     accounts: new MemoryAccounts(clock),
     connections: new MemoryConnections(clock),
+    audit: new MemoryAudit(),
+    cimdTrust: new MemoryCimdTrust(clock),
     kv,
     ping: async () => {},
     async cleanup(now: number) {

@@ -63,6 +63,13 @@ export class MemoryModels implements ModelBackend {
     return row ? copy(row.payload) : undefined;
   }
 
+  async list(model: string, now: number) {
+    return [...this.rows.values()]
+      .filter((row) => row.model === model && live(row.expiresAt, now))
+      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+      .map((row) => ({ id: row.id, payload: copy(row.payload) }));
+  }
+
   async findBy(model: string, field: IndexedField, value: string, now: number): Promise<AdapterPayload | undefined> {
     for (const key of this.#index.get(indexKey(field, model, value)) ?? []) {
       const row = this.rows.get(key);

@@ -44,7 +44,7 @@ export class PgAccounts implements AccountStore {
     const { rows } = await repeatable<AccountRow & { identities: string[] }>(
       this.pool,
       prepared(
-        `SELECT a.id, a.username, a.password_hash, a.display_name, a.disabled, a.source, a.created_at, a.updated_at,
+        `SELECT a.id, a.username, a.password_hash, a.display_name, a.disabled, a.admin, a.source, a.created_at, a.updated_at,
            ARRAY(SELECT x.identity FROM ${this.q}.account_identities x WHERE x.account_id = a.id ORDER BY x.position) AS identities
          FROM ${this.q}.accounts a ${join} WHERE ${where} LIMIT 1`,
         params,
@@ -79,8 +79,8 @@ export class PgAccounts implements AccountStore {
     const record = newAccount(account, epochSeconds(this.clock()));
     return this.write(async (client) => {
       await client.query(
-        `INSERT INTO ${this.q}.accounts (id, username, username_key, password_hash, display_name, disabled, source, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+        `INSERT INTO ${this.q}.accounts (id, username, username_key, password_hash, display_name, disabled, source, created_at, updated_at, admin)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
         [
           record.id,
           record.username,
@@ -91,6 +91,7 @@ export class PgAccounts implements AccountStore {
           record.source,
           record.createdAt,
           record.updatedAt,
+          Boolean(record.admin),
         ],
       );
       await this.writeIdentities(client, record);
@@ -138,7 +139,7 @@ export class PgAccounts implements AccountStore {
       if (!existing) throw notFound();
       const record = patchAccount(existing, patch, epochSeconds(this.clock()));
       await client.query(
-        `UPDATE ${this.q}.accounts SET username = $2, username_key = $3, password_hash = $4, display_name = $5, disabled = $6, updated_at = $7, source = $8 WHERE id = $1`,
+        `UPDATE ${this.q}.accounts SET username = $2, username_key = $3, password_hash = $4, display_name = $5, disabled = $6, updated_at = $7, source = $8, admin = $9 WHERE id = $1`,
         [
           id,
           record.username,
@@ -148,6 +149,7 @@ export class PgAccounts implements AccountStore {
           record.disabled,
           record.updatedAt,
           record.source,
+          Boolean(record.admin),
         ],
       );
       await client.query(`DELETE FROM ${this.q}.account_identities WHERE account_id = $1`, [id]);

@@ -10,6 +10,8 @@ import { type Clock, epochSeconds } from '../clock.js';
 import { checkSchemaName, DEFAULT_PG_SCHEMA } from '../config.js';
 import { driverMissing } from '../errors.js';
 import { PgAccounts } from './accounts.js';
+import { PgAudit } from './audit.js';
+import { PgCimdTrust } from './cimd-trust.js';
 import { PgConnections } from './connections.js';
 import { PgKeys } from './keys.js';
 import { PgKv } from './kv.js';
@@ -50,6 +52,8 @@ export async function openPostgresBackend(
     keys: new PgKeys(pool, q, `mcp-auth-kit:keys:${schema}`),
     accounts: new PgAccounts(pool, q, clock, accountsAhead),
     connections: new PgConnections(pool, q, clock),
+    audit: new PgAudit(pool, q),
+    cimdTrust: new PgCimdTrust(pool, q, clock),
     kv: new PgKv(pool, q, clock),
     ping: async () => {
       await repeatable(pool, 'SELECT 1');

@@ -193,7 +193,7 @@ export class PgModels implements ModelBackend {
   private grantSourceSql(from: string, where: string, now: string): string {
     return `SELECT m.model, m.id, m.payload, m.grant_id, g.payload AS grant_payload, g.expires_at AS grant_expires_at,
            a.id AS a_id, a.username AS a_username, a.password_hash AS a_password_hash, a.display_name AS a_display_name,
-           a.disabled AS a_disabled, a.source AS a_source, a.created_at AS a_created_at, a.updated_at AS a_updated_at,
+           a.disabled AS a_disabled, a.admin AS a_admin, a.source AS a_source, a.created_at AS a_created_at, a.updated_at AS a_updated_at,
            CASE WHEN a.id IS NULL THEN NULL ELSE
              ARRAY(SELECT x.identity FROM ${this.q}.account_identities x WHERE x.account_id = a.id ORDER BY x.position) END AS identities
          FROM ${from}
@@ -249,6 +249,7 @@ export class PgModels implements ModelBackend {
           password_hash: row.a_password_hash,
           display_name: row.a_display_name,
           disabled: row.a_disabled!,
+          admin: Boolean(row.a_admin),
           source: row.a_source!,
           created_at: row.a_created_at!,
           updated_at: row.a_updated_at!,
@@ -257,6 +258,15 @@ export class PgModels implements ModelBackend {
       });
     }
     return JSON.parse(row.payload) as AdapterPayload;
+  }
+
+  async list(model: string, now: number) {
+    const { rows } = await repeatable<{ id: string; payload: string }>(
+      this.pool,
+      `SELECT id, payload FROM ${this.q}.oidc_models WHERE model = $1 AND ${LIVE.replace('$NOW', '$2')} ORDER BY id COLLATE "C"`,
+      [model, now],
+    );
+    return rows.map((r) => ({ id: r.id, payload: JSON.parse(r.payload) as AdapterPayload }));
   }
 
   async findBy(model: string, field: IndexedField, value: string, now: number) {

@@ -38,6 +38,7 @@ export class SqliteAccounts implements AccountStore {
       passwordHash: record.passwordHash,
       displayName: record.displayName ?? null,
       disabled: record.disabled ? 1 : 0,
+      admin: record.admin ? 1 : 0,
       source: record.source,
       createdAt: record.createdAt,
       updatedAt: record.updatedAt,
@@ -49,14 +50,14 @@ export class SqliteAccounts implements AccountStore {
         if (insert) {
           prepared(
             this.db,
-            `INSERT INTO accounts (id, username, username_key, password_hash, display_name, disabled, source, created_at, updated_at)
-             VALUES (@id, @username, @usernameKey, @passwordHash, @displayName, @disabled, @source, @createdAt, @updatedAt)`,
+            `INSERT INTO accounts (id, username, username_key, password_hash, display_name, disabled, admin, source, created_at, updated_at)
+             VALUES (@id, @username, @usernameKey, @passwordHash, @displayName, @disabled, @admin, @source, @createdAt, @updatedAt)`,
           ).run(params);
         } else {
           prepared(
             this.db,
             `UPDATE accounts SET username = @username, username_key = @usernameKey, password_hash = @passwordHash,
-             display_name = @displayName, disabled = @disabled, source = @source, updated_at = @updatedAt WHERE id = @id`,
+             display_name = @displayName, disabled = @disabled, admin = @admin, source = @source, updated_at = @updatedAt WHERE id = @id`,
           ).run(update);
           prepared(this.db, 'DELETE FROM account_identities WHERE account_id = ?').run(record.id);
         }

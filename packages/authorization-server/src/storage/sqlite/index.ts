@@ -10,6 +10,8 @@ import type { BackendParts } from '../assemble.js';
 import { type Clock, epochSeconds } from '../clock.js';
 import { StorageError } from '../errors.js';
 import { SqliteAccounts } from './accounts.js';
+import { SqliteAudit } from './audit.js';
+import { SqliteCimdTrust } from './cimd-trust.js';
 import { CommitGroup } from './commit-group.js';
 import { SqliteConnections } from './connections.js';
 import { openSqliteDriver, type SqliteDriverName } from './driver.js';
@@ -45,6 +47,8 @@ export async function openSqliteBackend(file: string, clock: Clock, driver?: Sql
     keys: new SqliteKeys(db),
     accounts: new SqliteAccounts(db, clock),
     connections: new SqliteConnections(db, clock),
+    audit: new SqliteAudit(db),
+    cimdTrust: new SqliteCimdTrust(db, clock),
     kv: new SqliteKv(db, clock, writes),
     ping: async () => {
       prepared(db, 'SELECT 1').get();

@@ -39,6 +39,17 @@ export class SqliteModels implements ModelBackend {
     return this.one(`SELECT payload FROM oidc_models WHERE model = @model AND id = @id AND ${LIVE}`, { model, id, now });
   }
 
+  async list(model: string, now: number) {
+    const rows = prepared(this.db, `SELECT id, payload FROM oidc_models WHERE model = @model AND ${LIVE} ORDER BY id`).all({
+      model,
+      now,
+    }) as Array<{
+      id: string;
+      payload: string;
+    }>;
+    return rows.map((r) => ({ id: r.id, payload: JSON.parse(r.payload) as AdapterPayload }));
+  }
+
   async findBy(model: string, field: IndexedField, value: string, now: number) {
     const column = field === 'uid' ? 'uid' : 'user_code';
     return this.one(`SELECT payload FROM oidc_models WHERE model = @model AND ${column} = @value AND ${LIVE} LIMIT 1`, {

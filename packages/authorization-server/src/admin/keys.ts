@@ -1,0 +1,31 @@
+/** Signing and cookie keys for the console: kid, algorithm, status and times; never key material. */
+import type { StoredSigningKey } from '../storage/types.js';
+import { AdminServiceError, type SigningKeyView } from './types.js';
+
+export const DEFAULT_RETIRE_AFTER_SECONDS = 86400;
+
+export function signingKeyView(k: StoredSigningKey): SigningKeyView {
+  return {
+    kid: String(k.jwk.kid),
+    ...(typeof k.jwk.alg === 'string' && { alg: k.jwk.alg }),
+    status: k.status,
+    createdAt: k.createdAt,
+    ...(k.retireAfter !== undefined && { retireAfter: k.retireAfter }),
+  };
+}
+
+/**
+ * How long the previous key stays published: resource servers verify a token with the key it
+ * names, so dropping it before the longest token lifetime refuses tokens still valid.
+ */
+export function retireAfter(requested: number | undefined, longestTokenLifetime: number): number {
+  if (requested === undefined) return Math.max(DEFAULT_RETIRE_AFTER_SECONDS, longestTokenLifetime);
+  if (!Number.isSafeInteger(requested) || requested < 0)
+    throw new AdminServiceError('retireAfterSeconds must be a whole number of seconds', 'invalid_request');
+  if (requested < longestTokenLifetime)
+    throw new AdminServiceError(
+      `retireAfterSeconds ${requested} is too short: the previous key must stay published for at least ${longestTokenLifetime} s, the longest lifetime of a token it signed`,
+      'invalid_request',
+    );
+  return requested;
+}

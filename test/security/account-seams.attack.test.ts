@@ -400,9 +400,16 @@ describe('inventory: every path that writes an account', () => {
     'packages/authorization-server/src/grants/jwt-bearer/accounts.ts accounts.update(':
       'ID-JAG linking: mayAdopt (account-linking.attack.test.ts)',
     'packages/testing/src/test-accounts.ts accounts.create(': 'testing kit: operator accounts in a test store',
-    'apps/auth-server/src/admin.ts accounts.create(': 'admin user add: any existing name refused (this file)',
+    'packages/authorization-server/src/admin/users.ts accounts.create(':
+      'admin service user create (console, JSON API, admin tool): any existing name refused (admin-service.test.ts)',
+    'packages/authorization-server/src/admin/users.ts accounts.update(':
+      'admin service disable (revokes grants, ends sessions), link/unlink identities (admin-service.test.ts)',
+    'packages/authorization-server/src/admin/service.ts accounts.update(':
+      'admin service enable (revives no refresh token) and admin role, operator only, audited (admin-api.test.ts, console.attack.test.ts)',
+    'packages/authorization-server/src/server.ts accounts.update(':
+      "console.firstAdmin: the admin role for an operator-made account only, never a self-signed-up one (this file's first-admin test)",
     'apps/auth-server/src/admin.ts accounts.update(':
-      'admin set-password (--adopt for a non-operator account), disable (revokes grants), enable, link/unlink (this file)',
+      'admin set-password (--adopt for a non-operator account); user add, disable, enable and link/unlink go through the admin service (this file)',
   };
   it('each writing site has a row', () => {
     const found = new Set<string>();

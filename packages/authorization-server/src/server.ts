@@ -211,7 +211,8 @@ function mountAuthorization(app: Express, p: AppParts, callback: ReturnType<Prov
 
 /**
  * The console's first admin (`console.firstAdmin`, env CONSOLE_FIRST_ADMIN in the app): an
- * existing account gets the admin role at start-up; a missing one is a warning, never created.
+ * existing account made by the operator gets the admin role at start-up; a missing one, or one that
+ * came from self sign-up, is a warning, never created or promoted.
  */
 async function grantFirstAdmin(config: ResolvedConfig, store: Store, logger: Logger): Promise<void> {
   const username = config.console?.firstAdmin;
@@ -222,6 +223,15 @@ async function grantFirstAdmin(config: ResolvedConfig, store: Store, logger: Log
     return;
   }
   if (account.admin) return;
+  // A name anyone could have taken first (upstream sign-up, ID-JAG just in time) never becomes an
+  // admin by configuration: only an account the operator made or adopted.
+  if (account.source !== 'operator') {
+    logger.warn('console.firstAdmin names an account the operator did not create: not made an admin (adopt it with the admin tool first)', {
+      username,
+      source: account.source,
+    });
+    return;
+  }
   await store.accounts.update(account.id, { admin: true });
   audit(logger, 'account.updated', { account_id: account.id, admin: true, actor: 'config', via: 'first-admin' });
 }

@@ -7,7 +7,7 @@
  * - OWASP CSRF cheat sheet (synchronizer token pattern): every change needs a token issued to
  *   the same browser session, good for one change (admin/change-token.ts).
  * - OpenID Connect Core §3.1.2.1 `max_age`: a change needs a sign-in no older than
- *   `console.freshSignInSeconds` (console/operator.ts).
+ *   `console.freshSignInSeconds` (admin/operator.ts).
  * - MCP security best practices §Consent UI / the AS pages: no framing, no script.
  */
 import { randomBytes } from 'node:crypto';

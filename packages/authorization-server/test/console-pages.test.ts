@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { hostList } from '../src/console/sections/cimd.js';
 import { parseUtcMinute } from '../src/console/sections/audit.js';
 import { backPath } from '../src/console/sections/grants.js';
-import { freshEnough, type Operator } from '../src/console/operator.js';
+import { freshEnough, type Operator } from '../src/admin/operator.js';
 import { consolePage, postButton, table } from '../src/console/layout.js';
 
 const HOSTILE = `<script>alert(1)</script>"'&`;

@@ -6,16 +6,11 @@
  */
 import type { NextFunction, Request, Response } from 'express';
 import type Provider from 'oidc-provider';
-import { usableAccount } from '../account-state.js';
-import type { AccountRecord, Store } from '../storage/types.js';
+import type { Store } from '../storage/types.js';
 import { spendChangeToken } from './change-token.js';
+import { freshEnough, lookUpOperator, type Operator } from './operator.js';
 
-export interface Operator {
-  account: AccountRecord;
-  sessionUid: string;
-  /** Epoch seconds of the sign-in. */
-  authTime: number;
-}
+export type { Operator } from './operator.js';
 
 export interface GuardOptions {
   provider: Provider;
@@ -29,25 +24,14 @@ export interface GuardOptions {
 const refuse = (res: Response, status: number, error: string, description: string, extra: Record<string, unknown> = {}) =>
   res.status(status).json({ error, error_description: description, ...extra });
 
-/** The signed-in operator, or undefined (no session, account gone or disabled). */
-async function operatorOf(o: GuardOptions, req: Request, res: Response): Promise<Operator | undefined> {
-  const session = await o.provider.Session.get(o.provider.createContext(req, res) as never);
-  if (!session?.accountId) return undefined;
-  const account = await usableAccount(o.store, session.accountId, o);
-  // a session without a sign-in time counts as signed in long ago (never fresh)
-  const loginTs: unknown = session.authTime?.();
-  const authTime = typeof loginTs === 'number' ? loginTs : 0;
-  return account ? { account, sessionUid: String(session.uid), authTime } : undefined;
-}
-
 /** Every API request: a signed-in admin (401 login_required, 403 access_denied). */
 export function requireAdmin(o: GuardOptions) {
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     try {
-      const operator = await operatorOf(o, req, res);
-      if (!operator) return void refuse(res, 401, 'login_required', 'sign in to the console first', { sign_in: o.signInUrl() });
-      if (!operator.account.admin) return void refuse(res, 403, 'access_denied', 'this account is not an admin of the console');
-      res.locals.operator = operator;
+      const found = await lookUpOperator(o.provider, o.store, o, req, res);
+      if (found.kind === 'none') return void refuse(res, 401, 'login_required', 'sign in to the console first', { sign_in: o.signInUrl() });
+      if (found.kind === 'not-admin') return void refuse(res, 403, 'access_denied', 'this account is not an admin of the console');
+      res.locals.operator = found.operator;
       next();
     } catch (error) {
       next(error);
@@ -64,8 +48,7 @@ export function requireChange(o: GuardOptions) {
       if (req.get('origin') !== o.issuerOrigin || (site !== undefined && site !== 'same-origin'))
         return void refuse(res, 403, 'access_denied', 'a change must come from the console itself (Origin)');
       if (!req.is('application/json')) return void refuse(res, 415, 'invalid_request', 'a change is sent as application/json');
-      const age = Math.floor(Date.now() / 1000) - operator.authTime;
-      if (!operator.authTime || age > o.maxAgeSeconds)
+      if (!freshEnough(operator, o.maxAgeSeconds))
         return void refuse(res, 401, 'login_required', `a change needs a sign-in at most ${o.maxAgeSeconds} s old`, {
           sign_in: o.signInUrl(),
         });

@@ -9,6 +9,7 @@ import helmet from 'helmet';
 import { StorageError } from '../storage/errors.js';
 import type { Logger } from '../logger.js';
 import { type GuardOptions, type Operator, requireAdmin, requireChange } from './api-guard.js';
+import { freshEnough } from './operator.js';
 import { issueChangeToken } from './change-token.js';
 import type { AdminService } from './service.js';
 import { type Actor, AdminServiceError } from './types.js';
@@ -50,9 +51,9 @@ function readRoutes(r: Router, s: AdminService, o: AdminApiOptions): void {
     '/session',
     json(async (_req, res) => {
       const op = res.locals.operator as Operator;
-      const fresh = Math.floor(Date.now() / 1000) - op.authTime <= o.maxAgeSeconds;
+      const fresh = freshEnough(op, o.maxAgeSeconds);
       const csrf = await issueChangeToken(o.store.kv, op.sessionUid);
-      return { sub: op.account.id, username: op.account.username, admin: true, authTime: op.authTime, fresh, csrf, signIn: o.signInUrl() };
+      return { sub: op.account.id, username: op.account.username, admin: true, authTime: op.loginTs, fresh, csrf, signIn: o.signInUrl() };
     }),
   );
   r.get(

@@ -10,7 +10,7 @@ import type { Actor } from '../admin/types.js';
 import type { Logger } from '../logger.js';
 import type { Store } from '../storage/types.js';
 import { bareConsolePage, type ConsoleFrame, consolePage } from './layout.js';
-import type { Operator } from './operator.js';
+import type { Operator } from '../admin/operator.js';
 import { escapeHtml } from '../html.js';
 
 export interface ConsoleOptions {

@@ -13,7 +13,7 @@ import { AdminServiceError } from '../admin/types.js';
 import { type ConsoleOptions, sendBare, locals, message, send } from './context.js';
 import { CONSOLE_STYLE } from './layout.js';
 import { issueChangeToken, spendChangeToken } from '../admin/change-token.js';
-import { freshEnough, lookUpOperator } from './operator.js';
+import { freshEnough, lookUpOperator } from '../admin/operator.js';
 import { mountOverview } from './sections/overview.js';
 import { mountClients } from './sections/clients.js';
 import { mountCimd } from './sections/cimd.js';

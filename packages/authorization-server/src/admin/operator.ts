@@ -1,5 +1,5 @@
 /**
- * Who is using the console: the account of oidc-provider's browser session (the `_session`
+ * Who is using the console (its pages and the JSON admin API): the account of oidc-provider's browser session (the `_session`
  * cookie the login page sets), when it may act at all (account-state.ts) and holds the admin
  * role; and whether its sign-in is fresh enough for a change (the session's `loginTs`, the
  * OpenID Connect `max_age` rule applied to the console's forms).

@@ -6,6 +6,7 @@ import { audienceIncludes } from './resource-uri.js';
 import { isCryptoKey, type MemoizedKeySet } from './key-memo.js';
 import { verifiesAlgorithm, verifyJwsSignature } from './jws-signature.js';
 import type { VerifiedAccessToken } from './types.js';
+import { DEFAULTS } from './config/defaults.js';
 
 /** Asymmetric JWS algorithms accepted by default (never `none`, never HMAC). */
 export const DEFAULT_ALGORITHMS: readonly string[] = [
@@ -194,7 +195,7 @@ function checkedClaims(token: string, issuer: string, payload: JWTPayload, optio
     throw new ResourceServerError('claim_invalid', { detail: { issuer, claim: 'nbf', check: 'invalid' } });
   }
   const now = Math.floor((options.now ?? Date.now)() / 1000);
-  const tolerance = options.clockTolerance ?? 30;
+  const tolerance = options.clockTolerance ?? DEFAULTS.clockTolerance;
   if (payload.nbf !== undefined && payload.nbf > now + tolerance) {
     throw new ResourceServerError('not_yet_valid', { detail: { issuer, claim: 'nbf', check: 'check_failed' } });
   }

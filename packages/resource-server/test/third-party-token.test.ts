@@ -441,9 +441,9 @@ describe('configuration', () => {
         'thirdParty.clientId must be a non-empty string',
         'thirdParty.clientSecret must be a non-empty string',
         'thirdParty.authMethod must be client_secret_basic or client_secret_post',
-        'thirdParty.tokenEndpoint is not https (or http on loopback)',
-        'thirdParty.timeoutMs must be at least 1',
+        'thirdParty.timeoutMs must be a number between 1 and 60000',
         'thirdParty.expirySkewSeconds must be a number between 0 and 3600',
+        'thirdParty.tokenEndpoint is not https (or http on loopback)',
       ]);
     }
   });

@@ -1,7 +1,9 @@
 import { ConfigError, isAccessTokenSyntax, issuerProblem } from '@mcp-auth-kit/protocol';
 import type { AuthorizationServerMetadata } from '../as-metadata.js';
 import { KeyStore } from '../key-store.js';
-import { resolveThirdParty, type ResolvedThirdPartyOptions, type ThirdPartyOptions } from '../options.js';
+import { resolveThirdParty } from '../config/resolve.js';
+import { DEFAULTS } from '../config/defaults.js';
+import type { ResolvedThirdPartyOptions, ThirdPartyOptions } from '../config/types.js';
 import { tokenHash } from '../token-cache.js';
 import type { McpAuthInfo, ResourceServerLogger } from '../types.js';
 import { ThirdPartyAuthorizationRequiredError, ThirdPartyTokenError } from './errors.js';
@@ -75,7 +77,7 @@ export function createThirdPartyTokens(options: ThirdPartyTokensOptions): ThirdP
     timeoutMs: resolved.timeoutMs,
     cooldownMs: 0,
     cacheMaxAgeMs: 0,
-    failureCooldownMs: 5_000,
+    failureCooldownMs: DEFAULTS.jwks.failureCooldownMs,
     jwksUris: {},
     now,
   });

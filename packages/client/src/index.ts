@@ -23,7 +23,7 @@ export type { AccessCheck } from './client/token-check.js';
 export type { SignedInAccount } from './client/signed-in-account.js';
 export { createAuthFetch, createSdkAuthProvider } from './client/sdk-adapters.js';
 export { enterpriseManagedAssertion, type EnterpriseManagedOptions } from './client/enterprise-managed.js';
-export type { JwtBearerConfig, McpAuthClientOptions, McpAuthEvent, ClientCredentialsConfig } from './client/options.js';
+export type { JwtBearerConfig, McpAuthClientOptions, McpAuthEvent, ClientCredentialsConfig } from './config/types.js';
 export { buildClientMetadataDocument, type ClientMetadataDocumentInput } from './cimd.js';
 export {
   createUrlElicitation,

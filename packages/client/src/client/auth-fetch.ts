@@ -56,7 +56,7 @@ export async function authorizedFetch(parts: AuthFetchParts, input: string | URL
   const { context, keeper, authorizer, failedStepUps } = parts;
   const original = outgoingRequest(input, init);
   const server = serverKey(original.url);
-  const maxStepUps = context.opts.maxStepUpAttempts ?? 2;
+  const maxStepUps = context.opts.maxStepUpAttempts;
   let refreshed = false;
   let authorized = false;
   let stepUps = 0;

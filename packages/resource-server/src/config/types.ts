@@ -1,7 +1,7 @@
 /**
- * The resource server's options as callers write them, and as `resolve.ts` hands them to the
+ * The resource server's options as callers write them, and as `../options.ts` hands them to the
  * features (checked, every default applied). Type imports only: the config folder depends on no
- * feature module at run time except through the rules `resolve.ts` calls.
+ * feature module at run time except through the rules `../options.ts` calls.
  */
 import type { IntrospectionOptions } from '../introspection.js';
 import type { ChallengeScopeStrategy, ScopeHierarchy, ScopePolicy } from '../scope-policy.js';

@@ -4,7 +4,6 @@ import { MetadataError } from './as-metadata.js';
 import { ResourceServerError, type RejectionReason } from './errors.js';
 import { audienceIncludes } from './resource-uri.js';
 import { isCryptoKey, type MemoizedKeySet } from './key-memo.js';
-import { verifiesAlgorithm, verifyJwsSignature } from './jws-signature.js';
 import type { VerifiedAccessToken } from './types.js';
 import { DEFAULTS } from './config/defaults.js';
 
@@ -127,9 +126,8 @@ function keysError(cause: unknown, issuer: string): ResourceServerError {
 }
 
 /**
- * The signature, then the claims of the payload decoded before it. A WebCrypto key (what jose's
- * JWK sets hand out) for an algorithm {@link verifyJwsSignature} knows is checked there; any other
- * key a caller's `getKeys` returns (a JWK, a `KeyObject`, a secret) goes to jose's `compactVerify`.
+ * The signature (jose's `compactVerify`: RFC 7515 §5.2, the key checked against `alg`), then the
+ * claims of the payload decoded before it.
  */
 function verifyWithKeys(
   token: string,
@@ -140,7 +138,6 @@ function verifyWithKeys(
   algorithms: readonly string[],
   options: JwtVerifyOptions,
 ): Promise<VerifiedAccessToken> {
-  const alg = header.alg as string;
   const firstDot = token.indexOf('.');
   const lastDot = token.lastIndexOf('.');
   let resolved: unknown;
@@ -160,12 +157,6 @@ function verifyWithKeys(
     throw mapJoseError(cause, issuer);
   };
   const withKey = (key: unknown): Promise<VerifiedAccessToken> => {
-    if (isCryptoKey(key) && verifiesAlgorithm(alg)) {
-      return verifyJwsSignature(alg, key, token.slice(0, lastDot), token.slice(lastDot + 1)).then((valid) => {
-        if (!valid) throw mapJoseError(new errors.JWSSignatureVerificationFailed(), issuer);
-        return checkedClaims(token, issuer, payload, options);
-      }, mapped);
-    }
     // jose only reads the list: no copy per token
     return compactVerify(token, key as Parameters<typeof compactVerify>[1], { algorithms: algorithms as string[] }).then(
       () => checkedClaims(token, issuer, payload, options),

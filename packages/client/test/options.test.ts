@@ -3,15 +3,11 @@ import { ConfigError } from '@mcp-auth-kit/protocol';
 import { ERR, McpAuthClient, type McpAuthClientOptions } from '../src/index.js';
 import { DEFAULTS } from '../src/config/defaults.js';
 import { resolveClientOptions } from '../src/config/resolve.js';
+import { thrownBy } from '@mcp-auth-kit/test-utils';
 
 /** The error `new McpAuthClient(options)` throws (fails the test when it does not). */
 function refusal(options: unknown): Error & { code?: string; cause?: unknown } {
-  let error: unknown;
-  try {
-    new McpAuthClient(options as McpAuthClientOptions);
-  } catch (err) {
-    error = err;
-  }
+  const error = thrownBy(() => new McpAuthClient(options as McpAuthClientOptions));
   expect(error).toBeInstanceOf(Error);
   return error as Error & { code?: string; cause?: unknown };
 }

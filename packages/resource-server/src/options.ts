@@ -30,11 +30,9 @@ const CONFIG_SUBJECT = 'resource server';
 
 /** The items of a list option; its shape is the schema's to report. */
 const items = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
-/** `defaults` with every field `given` sets (an explicit `undefined` keeps the default). */
-function over<T extends object>(defaults: Readonly<T>, given: Partial<T> | undefined): T {
-  const out = { ...defaults };
-  for (const [key, value] of Object.entries(given ?? {})) if (value !== undefined) (out as Record<string, unknown>)[key] = value;
-  return out;
+/** The fields `value` sets, to spread over their defaults (an explicit `undefined` keeps the default). */
+function definedOnly<T extends object>(value: T | undefined): Partial<T> {
+  return Object.fromEntries(Object.entries(value ?? {}).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
 
@@ -165,14 +163,7 @@ function resolveDpop(problems: string[], input: unknown, resource: string | unde
 
 function resolveIntrospection(input: IntrospectionOptions | undefined): ResolvedIntrospectionOptions | undefined {
   if (input === undefined) return undefined;
-  const d = DEFAULTS.introspection;
-  return {
-    ...input,
-    authMethod: input.authMethod ?? d.authMethod,
-    cacheTtlSeconds: input.cacheTtlSeconds ?? d.cacheTtlSeconds,
-    introspectJwt: input.introspectJwt ?? d.introspectJwt,
-    timeoutMs: input.timeoutMs ?? d.timeoutMs,
-  };
+  return { ...DEFAULTS.introspection, ...definedOnly(input) } as ResolvedIntrospectionOptions;
 }
 
 /**
@@ -230,7 +221,7 @@ export function resolveOptions(options: ResourceServerOptions): ResolvedOptions 
     algorithms,
     clockTolerance: options.clockTolerance ?? d.clockTolerance,
     cacheMaxEntries: options.cache === false ? 0 : (options.cache?.maxEntries ?? d.cache.maxEntries),
-    jwks: { ...over<Omit<ResolvedOptions['jwks'], 'uris'>>(d.jwks, options.jwks), uris: { ...options.jwks?.uris } },
+    jwks: { ...d.jwks, ...definedOnly(options.jwks), uris: { ...options.jwks?.uris } },
     introspection: resolveIntrospection(options.introspection),
     maxBodyBytes: options.maxBodyBytes ?? d.maxBodyBytes,
     serveRootMetadata: options.serveRootMetadata ?? d.serveRootMetadata,

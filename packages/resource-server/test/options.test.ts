@@ -4,17 +4,13 @@ import { ConfigError, createResourceServer, type ResourceServerOptions } from '.
 import { createThirdPartyTokens } from '../src/core.js';
 import { DEFAULTS } from '../src/config/defaults.js';
 import { resolveOptions } from '../src/options.js';
+import { thrownBy } from '@mcp-auth-kit/test-utils';
 
 const AS = 'http://localhost:9000';
 
 /** The ConfigError createResourceServer throws for `options` (fails the test when it does not). */
 function refusal(options: unknown): ConfigError {
-  let error: unknown;
-  try {
-    createResourceServer(options as ResourceServerOptions);
-  } catch (err) {
-    error = err;
-  }
+  const error = thrownBy(() => createResourceServer(options as ResourceServerOptions));
   expect(error).toBeInstanceOf(ConfigError);
   return error as ConfigError;
 }
@@ -126,12 +122,9 @@ describe('createResourceServer options: one ConfigError listing every problem', 
   });
 
   it('createThirdPartyTokens reports its bad options together, in the same error', () => {
-    let error: unknown;
-    try {
-      createThirdPartyTokens({ issuer: 'not a url', clientId: '', clientSecret: 'b', timeoutMs: 0, tokenEndpoint: 'ftp://as/token' });
-    } catch (err) {
-      error = err;
-    }
+    const error = thrownBy(() =>
+      createThirdPartyTokens({ issuer: 'not a url', clientId: '', clientSecret: 'b', timeoutMs: 0, tokenEndpoint: 'ftp://as/token' }),
+    );
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as ConfigError).problems).toEqual([
       'clientId must be a non-empty string',

@@ -36,21 +36,14 @@ export function resolveClientOptions(options: McpAuthClientOptions): ResolvedCli
     const config = new ConfigError(problems, CONFIG_SUBJECT);
     throw new McpAuthError(ERR.INVALID_ARGUMENT, config.message, { cause: config });
   }
-  const d = DEFAULTS;
+  // the helpers' own defaults (listener, file store, keys, CIMD) are not client options
+  const { loopback, fileStore, privateKeyAlg, cimd, ...optionDefaults } = DEFAULTS;
+  const given = definedOnly(options) as McpAuthClientOptions;
   return {
-    ...options,
-    authorizationTimeoutMs: options.authorizationTimeoutMs ?? d.authorizationTimeoutMs,
-    refreshTokens: options.refreshTokens ?? d.refreshTokens,
-    maxStepUpAttempts: options.maxStepUpAttempts ?? d.maxStepUpAttempts,
-    expirySkewSeconds: options.expirySkewSeconds ?? d.expirySkewSeconds,
-    requestTimeoutMs: options.requestTimeoutMs ?? d.requestTimeoutMs,
-    maxResponseBytes: options.maxResponseBytes ?? d.maxResponseBytes,
-    maxMessageBytes: options.maxMessageBytes ?? d.maxMessageBytes,
-    allowInsecureRequests: options.allowInsecureRequests ?? d.allowInsecureRequests,
+    ...optionDefaults,
+    ...given,
     // `blockPrivateNetworks: true` is the older spelling of `'block'`, and wins as it did.
-    privateNetworks: options.blockPrivateNetworks ? 'block' : (options.privateNetworks ?? d.privateNetworks),
-    dpop: options.dpop ?? d.dpop,
-    legacyDiscovery: options.legacyDiscovery ?? d.legacyDiscovery,
+    privateNetworks: given.blockPrivateNetworks ? 'block' : (given.privateNetworks ?? optionDefaults.privateNetworks),
     // No defaults here: an unset port means "reuse the registered one"; the listener applies DEFAULTS.loopback.
     loopback: definedOnly(options.loopback),
   };

@@ -12,3 +12,16 @@ export function thrownBy(run: () => unknown): unknown {
   }
   return fail('expected an error, but nothing was thrown');
 }
+
+/**
+ * The `problems` of the configuration error `run` throws (a `ConfigError`, code
+ * `ERR_INVALID_CONFIG`, or an error whose `cause` is one); fails on any other outcome.
+ */
+export function configProblemsOf(run: () => unknown): readonly string[] {
+  const error = thrownBy(run) as { code?: unknown; problems?: unknown; cause?: { code?: unknown; problems?: unknown } };
+  const config = error?.code === 'ERR_INVALID_CONFIG' ? error : error?.cause;
+  if (config?.code !== 'ERR_INVALID_CONFIG' || !Array.isArray(config.problems)) {
+    return fail(`expected a configuration error, got ${String(error)}`);
+  }
+  return config.problems as readonly string[];
+}

@@ -4,7 +4,7 @@ import { ConfigError, createResourceServer, type ResourceServerOptions } from '.
 import { createThirdPartyTokens } from '../src/core.js';
 import { DEFAULTS } from '../src/config/defaults.js';
 import { resolveOptions } from '../src/options.js';
-import { thrownBy } from '@mcp-auth-kit/test-utils';
+import { configProblemsOf, thrownBy } from '@mcp-auth-kit/test-utils';
 
 const AS = 'http://localhost:9000';
 
@@ -51,45 +51,60 @@ describe('createResourceServer options: one ConfigError listing every problem', 
     expect(error).toMatchObject({ name: 'ConfigError', code: 'ERR_INVALID_CONFIG', subject: 'resource server' });
   });
 
-  it('checks that need a valid resource are skipped when it is invalid (default origin, DPoP htu)', () => {
-    expect(refusal({ resource: 'ftp://x/mcp', authorizationServers: [AS], dpop: true }).problems).toEqual([
-      'resource must be an absolute http(s) URI without fragment or userinfo',
-    ]);
-  });
-
-  it('explicit allowedHosts and dpop.publicUrl are still checked when the resource is invalid', () => {
-    const error = refusal({
-      resource: 'https://u:p@mcp.example.com/mcp',
-      authorizationServers: [AS],
-      allowedHosts: ['mcp.example.com/path'],
-      dpop: { publicUrl: ['ftp://x/mcp'] },
-    });
-    expect(error.problems).toEqual([
-      'resource must be an absolute http(s) URI without fragment or userinfo',
-      'allowedHosts contains an invalid host: "mcp.example.com/path"',
-      'dpop.publicUrl contains an invalid URL: "ftp://x/mcp"',
-    ]);
-  });
-
-  it('a list option that is not an array is one problem, not a crash', () => {
-    const error = refusal({
-      resource: 'https://mcp.example.com/mcp',
-      authorizationServers: [AS],
-      allowedHosts: 'mcp.example.com',
-      algorithms: 'ES256',
-      scopesSupported: 'notes:read',
-      dpop: { publicUrl: 42 },
-    });
-    expect(error.problems).toEqual([
-      'allowedHosts must be an array',
-      'algorithms must be an array',
-      'dpop.publicUrl must be a URL or an array of URLs',
-      'scopesSupported must be an array of scope strings',
-    ]);
-  });
-
-  it('options that are not an object are refused with the same error', () => {
-    expect(refusal(undefined).problems).toEqual(['options are required']);
+  const valid = { resource: 'https://mcp.example.com/mcp', authorizationServers: [AS] };
+  it.each([
+    [
+      'checks that need a valid resource are skipped when it is invalid (default origin, DPoP htu)',
+      { resource: 'ftp://x/mcp', authorizationServers: [AS], dpop: true },
+      ['resource must be an absolute http(s) URI without fragment or userinfo'],
+    ],
+    [
+      'explicit allowedHosts and dpop.publicUrl are still checked when the resource is invalid',
+      {
+        resource: 'https://u:p@mcp.example.com/mcp',
+        authorizationServers: [AS],
+        allowedHosts: ['mcp.example.com/path'],
+        dpop: { publicUrl: ['ftp://x/mcp'] },
+      },
+      [
+        'resource must be an absolute http(s) URI without fragment or userinfo',
+        'allowedHosts contains an invalid host: "mcp.example.com/path"',
+        'dpop.publicUrl contains an invalid URL: "ftp://x/mcp"',
+      ],
+    ],
+    [
+      'a list option that is not an array is one problem, not a crash',
+      { ...valid, allowedHosts: 'mcp.example.com', algorithms: 'ES256', scopesSupported: 'notes:read', dpop: { publicUrl: 42 } },
+      [
+        'allowedHosts must be an array',
+        'algorithms must be an array',
+        'dpop.publicUrl must be a URL or an array of URLs',
+        'scopesSupported must be an array of scope strings',
+      ],
+    ],
+    [
+      'a field inside an object branch of a union is named, not the union (dpop, cache, replay)',
+      {
+        ...valid,
+        cache: { maxEntries: -1 },
+        jwks: { timeoutMs: 'soon', uris: { [AS]: 'not a url' } },
+        dpop: { required: 'yes', nonce: { lifetimeSeconds: 7200 }, replay: { maxEntries: 0 } },
+        fetch: 'fetch',
+      },
+      [
+        `cache.maxEntries must be a number between 0 and ${Number.MAX_SAFE_INTEGER}`,
+        `jwks.timeoutMs must be a number between 0 and ${Number.MAX_SAFE_INTEGER}`,
+        `jwks.uris.${AS} must be a URL`,
+        'fetch must be a function',
+        'dpop.required must be a boolean',
+        'dpop.nonce.lifetimeSeconds must be a number between 0 and 3600',
+        `dpop.replay.maxEntries must be a number between 1 and ${Number.MAX_SAFE_INTEGER}`,
+      ],
+    ],
+    ['a union that matches no branch is named as a whole', { ...valid, dpop: 'on' }, ['dpop must be a boolean or an object']],
+    ['options that are not an object are refused with the same error', undefined, ['options are required']],
+  ])('%s', (_, options, problems) => {
+    expect(configProblemsOf(() => createResourceServer(options as ResourceServerOptions))).toEqual(problems);
   });
 
   it('a valid configuration is accepted', async () => {
@@ -98,35 +113,11 @@ describe('createResourceServer options: one ConfigError listing every problem', 
     await rs.close();
   });
 
-  it('a field inside an object branch of a union is named, not the union (dpop, cache, replay)', () => {
-    const error = refusal({
-      resource: 'https://mcp.example.com/mcp',
-      authorizationServers: [AS],
-      cache: { maxEntries: -1 },
-      jwks: { timeoutMs: 'soon', uris: { [AS]: 'not a url' } },
-      dpop: { required: 'yes', nonce: { lifetimeSeconds: 7200 }, replay: { maxEntries: 0 } },
-      fetch: 'fetch',
-    });
-    expect(error.problems).toEqual([
-      `cache.maxEntries must be a number between 0 and ${Number.MAX_SAFE_INTEGER}`,
-      `jwks.timeoutMs must be a number between 0 and ${Number.MAX_SAFE_INTEGER}`,
-      `jwks.uris.${AS} must be a URL`,
-      'fetch must be a function',
-      'dpop.required must be a boolean',
-      'dpop.nonce.lifetimeSeconds must be a number between 0 and 3600',
-      `dpop.replay.maxEntries must be a number between 1 and ${Number.MAX_SAFE_INTEGER}`,
-    ]);
-    expect(refusal({ resource: 'https://mcp.example.com/mcp', authorizationServers: [AS], dpop: 'on' }).problems).toEqual([
-      'dpop must be a boolean or an object',
-    ]);
-  });
-
   it('createThirdPartyTokens reports its bad options together, in the same error', () => {
-    const error = thrownBy(() =>
+    const problems = configProblemsOf(() =>
       createThirdPartyTokens({ issuer: 'not a url', clientId: '', clientSecret: 'b', timeoutMs: 0, tokenEndpoint: 'ftp://as/token' }),
     );
-    expect(error).toBeInstanceOf(ConfigError);
-    expect((error as ConfigError).problems).toEqual([
+    expect(problems).toEqual([
       'clientId must be a non-empty string',
       'timeoutMs must be a number between 1 and 60000',
       'tokenEndpoint is not https (or http on loopback)',

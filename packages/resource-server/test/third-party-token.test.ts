@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '@mcp-auth-kit/protocol';
-import { thrownBy } from '@mcp-auth-kit/test-utils';
+import { configProblemsOf, thrownBy } from '@mcp-auth-kit/test-utils';
 import {
   createResourceServer,
   thirdPartyToken,
@@ -434,9 +434,8 @@ describe('configuration', () => {
           expirySkewSeconds: -1,
         },
       });
-    const error = thrownBy(attempt);
-    expect(error).toBeInstanceOf(ConfigError);
-    expect((error as ConfigError).problems).toEqual([
+    expect(thrownBy(attempt)).toBeInstanceOf(ConfigError);
+    expect(configProblemsOf(attempt)).toEqual([
       'thirdParty.clientId must be a non-empty string',
       'thirdParty.clientSecret must be a non-empty string',
       'thirdParty.authMethod must be client_secret_basic or client_secret_post',

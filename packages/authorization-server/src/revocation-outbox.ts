@@ -87,62 +87,108 @@ function bounded<T>(work: Promise<T>, ms: number): Promise<T> {
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
+/**
+ * The deliveries not yet done, in revocation order (grant id → until, epoch s): drained one at a
+ * time, a failure retried with back-off, the newest revocation of a grant replacing an older one.
+ */
+class DeliveryQueue {
+  private readonly queue = new Map<string, number>();
+  private readonly waiters = new Set<(done: boolean) => void>();
+  private draining = false;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private retryMs = RETRY_MIN_MS;
+  closed = false;
+
+  constructor(
+    private readonly deliver: (grantId: string, until: number) => Promise<void>,
+    private readonly onError: (error: unknown) => void,
+  ) {}
+
+  get size(): number {
+    return this.queue.size;
+  }
+
+  add(grantId: string, until: number): void {
+    this.queue.delete(grantId);
+    this.queue.set(grantId, until);
+    if (this.queue.size > MAX_PENDING) this.queue.delete(this.queue.keys().next().value as string);
+    void this.drain();
+  }
+
+  async drain(): Promise<void> {
+    if (this.draining || this.closed) return;
+    this.draining = true;
+    try {
+      for (const [grantId, until] of this.queue) {
+        try {
+          await this.deliver(grantId, until);
+        } catch (error) {
+          this.onError(error);
+          this.scheduleRetry();
+          return;
+        }
+        // a newer revocation of the same grant may have replaced the entry meanwhile
+        if (this.queue.get(grantId) === until) this.queue.delete(grantId);
+        this.retryMs = RETRY_MIN_MS;
+      }
+    } finally {
+      this.draining = false;
+      this.wakeWaiters();
+    }
+    if (this.queue.size > 0) void this.drain();
+  }
+
+  settled(ms: number): Promise<boolean> {
+    if (this.queue.size === 0 && !this.draining) return Promise.resolve(true);
+    return new Promise<boolean>((resolve) => {
+      const wake = (done: boolean) => {
+        clearTimeout(timer);
+        resolve(done);
+      };
+      const timer = setTimeout(() => {
+        this.waiters.delete(wake);
+        resolve(false);
+      }, ms);
+      timer.unref();
+      this.waiters.add(wake);
+    });
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.retryTimer !== undefined) clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    this.wakeWaiters();
+  }
+
+  private wakeWaiters(): void {
+    if (this.queue.size > 0 && !this.closed) return;
+    for (const wake of this.waiters) wake(this.queue.size === 0);
+    this.waiters.clear();
+  }
+
+  private scheduleRetry(): void {
+    if (this.closed || this.retryTimer !== undefined) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      void this.drain();
+    }, this.retryMs);
+    this.retryTimer.unref();
+    this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
+  }
+}
+
 export function createRevocationOutbox(options: RevocationOutboxOptions): RevocationOutbox {
   const clock = options.clock ?? Date.now;
   const timeoutMs = options.deliveryTimeoutMs ?? DEFAULTS.revocationOutbox.deliveryTimeoutMs;
   const retentionSeconds = Math.ceil(options.retentionSeconds);
   const onError = (error: unknown) => options.onError?.(error);
-  // grant id → until (epoch s), in revocation order
-  const queue = new Map<string, number>();
-  const waiters = new Set<(done: boolean) => void>();
+  const deliveries = new DeliveryQueue((grantId, until) => bounded(options.channel.announce(grantId, until), timeoutMs), onError);
   let kv: KeyValueStore | undefined;
-  let draining = false;
-  let retryTimer: NodeJS.Timeout | undefined;
-  let retryMs = RETRY_MIN_MS;
   let republishTimer: NodeJS.Timeout | undefined;
-  let closed = false;
-
-  const wakeWaiters = () => {
-    if (queue.size > 0 && !closed) return;
-    for (const wake of waiters) wake(queue.size === 0);
-    waiters.clear();
-  };
-
-  const scheduleRetry = () => {
-    if (closed || retryTimer !== undefined) return;
-    retryTimer = setTimeout(() => {
-      retryTimer = undefined;
-      void drain();
-    }, retryMs);
-    retryTimer.unref();
-    retryMs = Math.min(retryMs * 2, RETRY_MAX_MS);
-  };
-
-  const drain = async (): Promise<void> => {
-    if (draining || closed) return;
-    draining = true;
-    try {
-      for (const [grantId, until] of queue) {
-        try {
-          await bounded(options.channel.announce(grantId, until), timeoutMs);
-        } catch (error) {
-          onError(error);
-          scheduleRetry();
-          return;
-        }
-        // a newer revocation of the same grant may have replaced the entry meanwhile
-        if (queue.get(grantId) === until) queue.delete(grantId);
-        retryMs = RETRY_MIN_MS;
-      }
-    } finally {
-      draining = false;
-      wakeWaiters();
-    }
-    if (queue.size > 0) void drain();
-  };
 
   const republish = async (): Promise<number> => {
-    if (kv === undefined || closed) return 0;
+    if (kv === undefined || deliveries.closed) return 0;
     const now = Math.floor(clock() / 1000);
     const live = (await kv.list<RevocationRecord>(REVOCATION_RECORD_NAMESPACE)).flatMap(({ key, value }) => {
       const until = typeof value?.until === 'number' ? value.until : undefined;
@@ -154,13 +200,13 @@ export function createRevocationOutbox(options: RevocationOutboxOptions): Revoca
         live.slice(i, i + REFILL_BATCH).map(({ grantId, until }) => bounded(options.channel.refill(grantId, until), timeoutMs)),
       );
     }
-    void drain();
+    void deliveries.drain();
     return live.length;
   };
 
   return {
     async revoked(grantId) {
-      if (!isGrantId(grantId) || closed) return;
+      if (!isGrantId(grantId) || deliveries.closed) return;
       const until = Math.ceil(clock() / 1000) + retentionSeconds;
       try {
         await kv?.set(REVOCATION_RECORD_NAMESPACE, grantId, { until } satisfies RevocationRecord, retentionSeconds);
@@ -168,10 +214,7 @@ export function createRevocationOutbox(options: RevocationOutboxOptions): Revoca
         // the grant is gone from the store all the same; the delivery below still runs
         onError(error);
       }
-      queue.delete(grantId);
-      queue.set(grantId, until);
-      if (queue.size > MAX_PENDING) queue.delete(queue.keys().next().value as string);
-      void drain();
+      deliveries.add(grantId, until);
     },
     useStore(store) {
       kv = store;
@@ -185,30 +228,13 @@ export function createRevocationOutbox(options: RevocationOutboxOptions): Revoca
     },
     republish,
     get pending() {
-      return queue.size;
+      return deliveries.size;
     },
-    settled(ms) {
-      if (queue.size === 0 && !draining) return Promise.resolve(true);
-      return new Promise<boolean>((resolve) => {
-        const wake = (done: boolean) => {
-          clearTimeout(timer);
-          resolve(done);
-        };
-        const timer = setTimeout(() => {
-          waiters.delete(wake);
-          resolve(false);
-        }, ms);
-        timer.unref();
-        waiters.add(wake);
-      });
-    },
+    settled: (ms) => deliveries.settled(ms),
     close() {
-      closed = true;
-      if (retryTimer !== undefined) clearTimeout(retryTimer);
       if (republishTimer !== undefined) clearInterval(republishTimer);
-      retryTimer = undefined;
       republishTimer = undefined;
-      wakeWaiters();
+      deliveries.close();
     },
   };
 }

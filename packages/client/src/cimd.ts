@@ -1,4 +1,5 @@
 import { ERR, McpAuthError } from './errors.js';
+import { DEFAULTS } from './config/defaults.js';
 
 export interface ClientMetadataDocumentInput {
   /** The https URL (with a path) where the document is served; it becomes the `client_id`. */
@@ -46,7 +47,7 @@ export function buildClientMetadataDocument(input: ClientMetadataDocumentInput):
     client_id: input.clientId,
     client_name: input.clientName,
     redirect_uris: input.redirectUris,
-    grant_types: input.grantTypes ?? ['authorization_code', 'refresh_token'],
+    grant_types: input.grantTypes ?? [...DEFAULTS.cimd.grantTypes],
     response_types: ['code'],
     token_endpoint_auth_method: 'none',
     application_type: input.applicationType ?? (native ? 'native' : 'web'),

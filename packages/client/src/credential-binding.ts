@@ -18,53 +18,48 @@ export interface CredentialOptions {
 }
 
 /** RFC 8414 §2: an issuer is an https URL (http only on loopback here) without query or fragment. */
-function assertIssuer(value: unknown, what: string, policy: UrlPolicy): void {
+function issuerProblem(value: unknown, what: string, policy: UrlPolicy): string | undefined {
   if (typeof value !== 'string' || !value) {
-    throw new McpAuthError(
-      ERR.INVALID_ARGUMENT,
-      `${what} is required: client credentials (secret, private key, assertion) are sent only to the authorization server that issued them; without an issuer, any MCP server could name its own authorization server and receive them`,
-    );
+    return `${what} is required: client credentials (secret, private key, assertion) are sent only to the authorization server that issued them; without an issuer, any MCP server could name its own authorization server and receive them`;
   }
   let url: URL;
   try {
     url = assertAllowedUrl(value, what, policy);
   } catch (err) {
-    throw new McpAuthError(ERR.INVALID_ARGUMENT, (err as Error).message, { cause: err });
+    return (err as Error).message;
   }
   if (url.search || url.hash || value.includes('#') || value.includes('?')) {
-    throw new McpAuthError(ERR.INVALID_ARGUMENT, `${what} must be an issuer identifier without query or fragment (RFC 8414 §2)`);
+    return `${what} must be an issuer identifier without query or fragment (RFC 8414 §2)`;
   }
+  return undefined;
+}
+
+/** The problems of one credential entry (`name`: how they are named, e.g. `"clientCredentials`). */
+function entryProblems(name: string, entry: { client_id?: unknown; issuer?: unknown } | undefined, policy: UrlPolicy): string[] {
+  if (!entry || typeof entry !== 'object') return [`"${name}" must be an object`];
+  const problems: string[] = [];
+  if (typeof entry.client_id !== 'string' || !entry.client_id) problems.push(`"${name}.client_id" is required`);
+  const issuer = issuerProblem(entry.issuer, `"${name}.issuer"`, policy);
+  if (issuer !== undefined) problems.push(issuer);
+  return problems;
 }
 
 /**
  * Configuration check, before any request: the machine grants' credentials and every
- * pre-registered client name the issuer they belong to.
+ * pre-registered client name the issuer they belong to. Every problem, one line each.
  */
-export function assertCredentialsBound(options: CredentialOptions, policy: UrlPolicy): void {
-  const machine = [
-    ['clientCredentials', options.clientCredentials],
-    ['jwtBearer', options.jwtBearer],
-  ] as const;
-  for (const [name, config] of machine) {
-    if (config === undefined) continue;
-    if (!config || typeof config !== 'object') throw new McpAuthError(ERR.INVALID_ARGUMENT, `"${name}" must be an object`);
-    if (typeof config.client_id !== 'string' || !config.client_id) {
-      throw new McpAuthError(ERR.INVALID_ARGUMENT, `"${name}.client_id" is required`);
-    }
-    assertIssuer(config.issuer, `"${name}.issuer"`, policy);
+export function credentialProblems(options: CredentialOptions, policy: UrlPolicy): string[] {
+  const problems: string[] = [];
+  if (options.clientCredentials !== undefined) problems.push(...entryProblems('clientCredentials', options.clientCredentials, policy));
+  if (options.jwtBearer !== undefined) {
+    problems.push(...entryProblems('jwtBearer', options.jwtBearer, policy));
+    if (options.jwtBearer && typeof options.jwtBearer.assertion !== 'function') problems.push('"jwtBearer.assertion" must be a function');
   }
-  if (options.jwtBearer && typeof options.jwtBearer.assertion !== 'function') {
-    throw new McpAuthError(ERR.INVALID_ARGUMENT, '"jwtBearer.assertion" must be a function');
+  if (options.preRegistered !== undefined && !Array.isArray(options.preRegistered)) problems.push('"preRegistered" must be an array');
+  else {
+    for (const [i, p] of (options.preRegistered ?? []).entries()) problems.push(...entryProblems(`preRegistered[${i}]`, p, policy));
   }
-  if (options.preRegistered !== undefined && !Array.isArray(options.preRegistered)) {
-    throw new McpAuthError(ERR.INVALID_ARGUMENT, '"preRegistered" must be an array');
-  }
-  options.preRegistered?.forEach((p, i) => {
-    if (!p || typeof p.client_id !== 'string' || !p.client_id) {
-      throw new McpAuthError(ERR.INVALID_ARGUMENT, `"preRegistered[${i}].client_id" is required`);
-    }
-    assertIssuer(p.issuer, `"preRegistered[${i}].issuer"`, policy);
-  });
+  return problems;
 }
 
 /**

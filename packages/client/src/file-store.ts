@@ -7,6 +7,7 @@ import { ERR, McpAuthError } from './errors.js';
 import { DataStore, emptyStoreData, type StoreData } from './store.js';
 import { takeLock } from './store-lock.js';
 import { assertTrusted, factsOf, makePrivate } from './store-trust.js';
+import { DEFAULTS } from './config/defaults.js';
 
 /** Settings of a {@link FileStore}. */
 export interface FileStoreOptions {
@@ -35,7 +36,7 @@ export class FileStore extends DataStore {
   constructor(path: string, options: FileStoreOptions = {}) {
     super();
     this.path = path;
-    this.lockWaitMs = options.lockWaitMs ?? 60_000;
+    this.lockWaitMs = options.lockWaitMs ?? DEFAULTS.fileStore.lockWaitMs;
     this.onRepair = options.onRepair ?? ((message) => process.stderr.write(`${message}\n`));
   }
 

@@ -2,6 +2,7 @@ import { allowsEveryAddress, egressRefusal, type EgressPolicy } from '@mcp-auth-
 import { ERR, McpAuthError } from './errors.js';
 import { assertAllowedUrl, type UrlPolicy } from './url.js';
 import { assertEgressAllowed, egressDispatcher, egressRefusalMessage, type Resolver } from './network.js';
+import { DEFAULTS } from './config/defaults.js';
 
 export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
@@ -27,9 +28,9 @@ export interface RequestLimits {
 
 /** 30 s per request; 1 MiB per OAuth response (real metadata and token responses are a few KiB); 8 MiB per MCP message. */
 export const DEFAULT_REQUEST_LIMITS: Readonly<RequestLimits> = Object.freeze({
-  timeoutMs: 30_000,
-  maxResponseBytes: 1024 * 1024,
-  maxMessageBytes: 8 * 1024 * 1024,
+  timeoutMs: DEFAULTS.requestTimeoutMs,
+  maxResponseBytes: DEFAULTS.maxResponseBytes,
+  maxMessageBytes: DEFAULTS.maxMessageBytes,
 });
 
 export interface HttpDeps extends UrlPolicy {

@@ -24,7 +24,7 @@ export type { SignedInAccount } from './client/signed-in-account.js';
 export { createAuthFetch, createSdkAuthProvider } from './client/sdk-adapters.js';
 export { enterpriseManagedAssertion, type EnterpriseManagedOptions } from './client/enterprise-managed.js';
 export { enterpriseSignIn, type EnterpriseSignIn, type EnterpriseSignInOptions } from './client/enterprise-sign-in.js';
-export type { JwtBearerConfig, McpAuthClientOptions, McpAuthEvent, ClientCredentialsConfig } from './client/options.js';
+export type { JwtBearerConfig, McpAuthClientOptions, McpAuthEvent, ClientCredentialsConfig } from './config/types.js';
 export { buildClientMetadataDocument, type ClientMetadataDocumentInput } from './cimd.js';
 export {
   createUrlElicitation,

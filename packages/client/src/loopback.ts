@@ -2,6 +2,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ERR, McpAuthError } from './errors.js';
 import { CALLBACK_PAGE_CSP, callbackPage, IGNORED_PAGE } from './callback-page.js';
+import { DEFAULTS } from './config/defaults.js';
 
 export interface LoopbackListenerOptions {
   /** Loopback interface to bind. Default `127.0.0.1` (RFC 8252 §7.3; never `0.0.0.0`). */
@@ -49,8 +50,8 @@ const SECURITY_HEADERS = {
 
 /** Starts the native-app redirect listener (RFC 8252 §7.3) on a loopback address. */
 export async function startLoopbackListener(options: LoopbackListenerOptions = {}): Promise<LoopbackListener> {
-  const host = options.host ?? '127.0.0.1';
-  const path = options.path ?? '/callback';
+  const host = options.host ?? DEFAULTS.loopback.host;
+  const path = options.path ?? DEFAULTS.loopback.path;
   let waiter: { state: string; issuer?: string; accept: (url: URL) => void } | undefined;
   let done = false;
   const server: Server = createServer((req, res: ServerResponse) => {
@@ -70,7 +71,7 @@ export async function startLoopbackListener(options: LoopbackListenerOptions = {
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => resolve());
+    server.listen(options.port ?? DEFAULTS.loopback.port, host, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
   const hostPart = host.includes(':') ? `[${host}]` : host;

@@ -6,6 +6,7 @@ import { policyFetch, readJsonObject, type HttpDeps } from './http.js';
 import { networkFailureReason } from './unreachable.js';
 import type { AuthorizationServerMetadata } from './discovery.js';
 import type { ClientInformation } from './store.js';
+import { DEFAULTS } from './config/defaults.js';
 
 type CryptoKey = oauth.PrivateKey['key'];
 
@@ -29,7 +30,7 @@ export function requestOptions(deps: HttpDeps) {
 }
 
 export async function toCryptoKey(input: PrivateKeyInput): Promise<oauth.PrivateKey> {
-  const alg = input.alg ?? 'ES256';
+  const alg = input.alg ?? DEFAULTS.privateKeyAlg;
   let key: CryptoKey;
   if (typeof input.key === 'string') key = (await importPKCS8(input.key, alg)) as CryptoKey;
   else if ('type' in input.key && 'algorithm' in input.key) key = input.key as CryptoKey;

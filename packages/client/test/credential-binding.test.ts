@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assertClientBoundTo, assertCredentialsBound, boundClient, boundRecord } from '../src/credential-binding.js';
+import { assertClientBoundTo, boundClient, boundRecord, credentialProblems } from '../src/credential-binding.js';
 import { ERR, type ClientInformation, type ServerBinding, type StoredTokens } from '../src/index.js';
 
 // MCP 2026-07-28 client-registration §Authorization Server Binding.
@@ -43,20 +43,31 @@ describe('credential binding', () => {
     expect(boundClient(undefined, AS)).toBeUndefined();
   });
 
-  it('assertCredentialsBound: issuers required and checked; http only on loopback unless allowed', () => {
-    expect(() => assertCredentialsBound({ preRegistered: [{ client_id: 'p', issuer: 'http://as.example' }] }, {})).toThrowError(
-      expect.objectContaining({ code: ERR.INVALID_ARGUMENT }),
-    );
-    expect(() =>
-      assertCredentialsBound({ preRegistered: [{ client_id: 'p', issuer: 'http://as.example' }] }, { allowInsecureRequests: true }),
-    ).not.toThrow();
-    expect(() => assertCredentialsBound({ preRegistered: [{ client_id: 'p', issuer: 'http://localhost:9000' }] }, {})).not.toThrow();
-    expect(() => assertCredentialsBound({ preRegistered: {} as never }, {})).toThrowError(
-      expect.objectContaining({ code: ERR.INVALID_ARGUMENT }),
-    );
-    expect(() => assertCredentialsBound({ clientCredentials: null as never }, {})).toThrowError(
-      expect.objectContaining({ code: ERR.INVALID_ARGUMENT }),
-    );
-    expect(() => assertCredentialsBound({}, {})).not.toThrow();
+  it('credentialProblems: issuers required and checked; http only on loopback unless allowed; every problem at once', () => {
+    expect(credentialProblems({ preRegistered: [{ client_id: 'p', issuer: 'http://as.example' }] }, {})).toEqual([
+      expect.stringContaining('"preRegistered[0].issuer"'),
+    ]);
+    expect(
+      credentialProblems({ preRegistered: [{ client_id: 'p', issuer: 'http://as.example' }] }, { allowInsecureRequests: true }),
+    ).toEqual([]);
+    expect(credentialProblems({ preRegistered: [{ client_id: 'p', issuer: 'http://localhost:9000' }] }, {})).toEqual([]);
+    expect(credentialProblems({ preRegistered: {} as never }, {})).toEqual(['"preRegistered" must be an array']);
+    expect(credentialProblems({ clientCredentials: null as never }, {})).toEqual(['"clientCredentials" must be an object']);
+    expect(credentialProblems({}, {})).toEqual([]);
+    // RFC 8414 §2 and MCP Authorization Server Binding, all reported together
+    expect(
+      credentialProblems(
+        {
+          clientCredentials: { client_id: '', issuer: 'https://as.example?tenant=1' },
+          jwtBearer: { client_id: 'j', issuer: undefined, assertion: 'not a function' },
+        },
+        {},
+      ),
+    ).toEqual([
+      '"clientCredentials.client_id" is required',
+      '"clientCredentials.issuer" must be an issuer identifier without query or fragment (RFC 8414 §2)',
+      expect.stringMatching(/^"jwtBearer.issuer" is required: /),
+      '"jwtBearer.assertion" must be a function',
+    ]);
   });
 });

@@ -1,11 +1,11 @@
 import { JWS_COMPACT } from '@mcp-auth-kit/protocol';
 import { ResourceServerError } from './errors.js';
-import { DEFAULT_INTROSPECTION_TIMEOUT_MS, introspectAccessToken, type IntrospectionOptions } from './introspection.js';
+import { introspectAccessToken } from './introspection.js';
 import { KeyStore } from './key-store.js';
 import { ConnectionTokenHashes, TokenCache, tokenHash } from './token-cache.js';
 import { freezeVerification } from './frozen-verification.js';
 import { verifyCompactJwt, type JwtVerifyOptions } from './verify-jwt.js';
-import type { ResolvedOptions } from './options.js';
+import type { ResolvedIntrospectionOptions, ResolvedOptions } from './config/types.js';
 import type { VerifiedAccessToken } from './types.js';
 
 /** Validates access tokens for one resource: cache, then JWT (RFC 9068) or introspection (RFC 7662). */
@@ -51,14 +51,14 @@ export function createAccessTokenVerifier(options: ResolvedOptions, keys: KeySto
     now: options.now,
   };
 
-  const introspect = (token: string, introspection: IntrospectionOptions) =>
+  const introspect = (token: string, introspection: ResolvedIntrospectionOptions) =>
     introspectAccessToken(token, introspection, {
       resource: options.resource,
       issuers: options.authorizationServers,
       clockTolerance: options.clockTolerance,
       now: options.now,
       fetch: options.fetch,
-      timeoutMs: introspection.timeoutMs ?? DEFAULT_INTROSPECTION_TIMEOUT_MS,
+      timeoutMs: introspection.timeoutMs,
     });
 
   // Not async, and no await of our own around jose's verification: with the cache off this runs for every
@@ -73,7 +73,7 @@ export function createAccessTokenVerifier(options: ResolvedOptions, keys: KeySto
     return introspect(token, introspection);
   }
 
-  async function verifyJwtThenIntrospect(token: string, introspection: IntrospectionOptions): Promise<VerifiedAccessToken> {
+  async function verifyJwtThenIntrospect(token: string, introspection: ResolvedIntrospectionOptions): Promise<VerifiedAccessToken> {
     const verified = await verifyCompactJwt(token, jwtOptions);
     // Both must hold: the token is ours (locally) and still live (the AS's word). The
     // introspection answer is what is kept, so the cache honours `cacheTtlSeconds`.
@@ -108,7 +108,7 @@ export function createAccessTokenVerifier(options: ResolvedOptions, keys: KeySto
             try {
               const verified = freezeVerification(result);
               // stored before the in-flight entry goes: a later request finds one or the other
-              const ttlMs = verified.source === 'introspection' ? (options.introspection?.cacheTtlSeconds ?? 60) * 1000 : undefined;
+              const ttlMs = verified.source === 'introspection' ? (options.introspection?.cacheTtlSeconds ?? 0) * 1000 : undefined;
               cache.set(verified, ttlMs, key);
               return verified;
             } finally {

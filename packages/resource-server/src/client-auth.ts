@@ -1,3 +1,5 @@
+import { DEFAULTS } from './config/defaults.js';
+
 /** How this server authenticates to its authorization server as an OAuth client (RFC 6749 §2.3.1). */
 export type ClientSecretMethod = 'client_secret_basic' | 'client_secret_post';
 
@@ -15,7 +17,7 @@ export interface ClientSecretCredentials {
  * exchange.
  */
 export function authenticateClient(credentials: ClientSecretCredentials, form: URLSearchParams, headers: Record<string, string>): void {
-  if ((credentials.authMethod ?? 'client_secret_basic') === 'client_secret_basic') {
+  if ((credentials.authMethod ?? DEFAULTS.introspection.authMethod) === 'client_secret_basic') {
     const id = encodeURIComponent(credentials.clientId);
     const secret = encodeURIComponent(credentials.clientSecret);
     headers.authorization = `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;

@@ -45,7 +45,7 @@ export type { ErrorResponse } from './respond.js';
 export { ResourceServerError, type RejectionReason, type BearerErrorCode, type WireError } from './errors.js';
 export type { VerifiedAccessToken, McpAuthInfo, ResourceServerLogger } from './types.js';
 export type { ValidationOutcome } from './validation-hook.js';
-export type { ResourceServerOptions, DpopOptions, ThirdPartyOptions } from './options.js';
+export type { ResourceServerOptions, DpopOptions, ThirdPartyOptions } from './config/types.js';
 export {
   createThirdPartyTokens,
   type ThirdPartyTokens,

@@ -2,7 +2,7 @@
 // for other frameworks are in ./core.ts (@mcp-auth-kit/resource-server/core); the rest is internal.
 export { createResourceServer, type ResourceServer } from './resource-server.js';
 export type { ResourceServerCore, AuthenticateRequest, AuthenticatedRequest, RequestBinding } from './resource-server-core.js';
-export type { ResourceServerOptions, DpopOptions, ThirdPartyOptions } from './options.js';
+export type { ResourceServerOptions, DpopOptions, ThirdPartyOptions } from './config/types.js';
 // The one class every mcp-auth-kit package throws for bad options (defined in @mcp-auth-kit/protocol).
 export { ConfigError } from '@mcp-auth-kit/protocol';
 export { ResourceServerError, type RejectionReason, type BearerErrorCode } from './errors.js';

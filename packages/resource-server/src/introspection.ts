@@ -1,4 +1,5 @@
 import { authenticateClient } from './client-auth.js';
+import { DEFAULTS } from './config/defaults.js';
 import { ResourceServerError } from './errors.js';
 import { readJsonResponse } from './as-metadata.js';
 import { audienceIncludes } from './resource-uri.js';
@@ -25,9 +26,6 @@ export interface IntrospectionOptions {
   /** Timeout of each introspection request (default 5 000 ms), independent of `jwks.timeoutMs`. */
   timeoutMs?: number;
 }
-
-/** Default of {@link IntrospectionOptions.timeoutMs}. */
-export const DEFAULT_INTROSPECTION_TIMEOUT_MS = 5_000;
 
 export interface IntrospectContext {
   resource: string;
@@ -109,7 +107,7 @@ export async function introspectAccessToken(
   if (typeof claims.token_type === 'string' && claims.token_type.toLowerCase() === 'dpop' && claims.cnf === undefined) {
     throw new ResourceServerError('claim_invalid', { detail: { claim: 'cnf', actual: 'missing for a DPoP token' } });
   }
-  const ttl = options.cacheTtlSeconds ?? 60;
+  const ttl = options.cacheTtlSeconds ?? DEFAULTS.introspection.cacheTtlSeconds;
   return {
     token,
     source: 'introspection',

@@ -1,6 +1,7 @@
 import { constants, KeyObject, verify, type VerifyKeyObjectInput } from 'node:crypto';
 import { isCanonicalBase64url } from '@mcp-auth-kit/protocol';
-import type { CryptoKey } from 'jose';
+import { importJWK, type CryptoKey, type JWK } from 'jose';
+import { isCryptoKey } from './key-memo.js';
 
 /**
  * The JWS signature check of an access token (RFC 7515 §5.2 steps 8–9, RFC 7518 §3) with a
@@ -11,6 +12,11 @@ import type { CryptoKey } from 'jose';
  * for. The signing key's algorithm is checked against `alg` as jose
  * checks a CryptoKey (algorithm name, hash, curve, `verify` usage, a public key, RSA modulus of
  * 2048 bits or more), so a key imported for one algorithm never verifies another.
+ *
+ * The one path for every key: a JWK or a `KeyObject` from a caller's `getKeys` is imported as the
+ * WebCrypto key of `alg` first (by jose, which refuses a key of another type), then checked and
+ * used the same way. The RFC 7515 / RFC 8037 examples and jose's own answers are run against it
+ * (test/jws-signature.test.ts).
  */
 
 interface AlgorithmEntry {
@@ -59,11 +65,6 @@ const ALGORITHMS: ReadonlyMap<string, AlgorithmEntry> = new Map([
   ['Ed25519', ed25519],
 ]);
 
-/** Whether this module verifies `alg` (anything else is left to jose, which refuses what it does not know). */
-export function verifiesAlgorithm(alg: string): boolean {
-  return ALGORITHMS.has(alg);
-}
-
 /** A key that may not verify `alg`: the issuer's JWK set is at fault, not the token. */
 export class UnusableKeyError extends TypeError {
   override name = 'UnusableKeyError';
@@ -77,7 +78,8 @@ const keyObjects = new WeakMap<CryptoKey, KeyObject>();
  * signature that does not verify, including one of the wrong length or not in canonical base64url.
  * @throws {UnusableKeyError} (rejects) when `key` is not a public `verify` key of `alg`.
  */
-export function verifyJwsSignature(alg: string, key: CryptoKey, signingInput: string, signature: string): Promise<boolean> {
+export function verifyJwsSignature(alg: string, key: unknown, signingInput: string, signature: string): Promise<boolean> {
+  if (!isCryptoKey(key)) return asCryptoKey(alg, key).then((imported) => verifyJwsSignature(alg, imported, signingInput, signature));
   const entry = ALGORITHMS.get(alg);
   if (entry === undefined) return Promise.reject(new UnusableKeyError(`alg ${alg} is not verified here`));
   try {
@@ -115,5 +117,20 @@ function checkKey(alg: string, entry: AlgorithmEntry, key: CryptoKey): void {
   }
   if (entry.minRsaBits !== undefined && !(typeof algorithm.modulusLength === 'number' && algorithm.modulusLength >= entry.minRsaBits)) {
     throw new UnusableKeyError(`${alg} requires an RSA modulus of ${entry.minRsaBits} bits or more`);
+  }
+}
+
+/** A JWK or a public `KeyObject` as the WebCrypto key of `alg`; anything else (a secret) is refused. */
+async function asCryptoKey(alg: string, key: unknown): Promise<CryptoKey> {
+  if (!ALGORITHMS.has(alg)) throw new UnusableKeyError(`alg ${alg} is not verified here`);
+  let jwk: JWK | undefined;
+  if (key instanceof KeyObject) jwk = key.type === 'public' ? key.export({ format: 'jwk' }) : undefined;
+  else if (typeof key === 'object' && key !== null && !(key instanceof Uint8Array) && typeof (key as JWK).kty === 'string')
+    jwk = key as JWK;
+  if (jwk === undefined || jwk.kty === 'oct') throw new UnusableKeyError(`the key is not a public verification key for ${alg}`);
+  try {
+    return (await importJWK(jwk, alg)) as CryptoKey;
+  } catch (cause) {
+    throw new UnusableKeyError(`the key is not a public verification key for ${alg}`, { cause });
   }
 }

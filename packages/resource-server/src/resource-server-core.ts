@@ -2,18 +2,21 @@ import { createAccessTokenVerifier, createKeyStore, type AccessTokenVerifier } f
 import { bindThirdPartyTokens } from './third-party/lookup.js';
 import { thirdPartyTokens, type ThirdPartyTokens } from './third-party/tokens.js';
 import { extractBearerToken, type BearerSources } from './bearer.js';
-import { ResourceServerError } from './errors.js';
+import type { ResourceServerError } from './errors.js';
 import { protectedResourceMetadata, type ProtectedResourceMetadata } from './metadata.js';
 import { checkHost, checkLoopbackHost, checkOrigin } from './origin.js';
 import { logRejection, renderError, type ErrorResponse } from './respond.js';
 import { protectedResourceMetadataUrl } from '@mcp-auth-kit/protocol';
 import { checkScopes, requiredScopes } from './scope-policy.js';
-import { resolveOptions, type ResolvedOptions, type ResourceServerOptions } from './options.js';
+import { resolveOptions } from './options.js';
+import type { ResolvedOptions, ResourceServerOptions } from './config/types.js';
 import type { McpAuthInfo, VerifiedAccessToken } from './types.js';
-import { ConnectionCredentials, extractCredentials, type Credentials, type TokenScheme } from './credentials.js';
-import { confirmationJkt, verifyDpopProof, type VerifiedDpopProof } from './dpop.js';
+import { ConnectionCredentials, type Credentials, type TokenScheme } from './credentials.js';
+import { notifyValidation } from './validation-hook.js';
+import { createRequestAuth } from './request-auth.js';
+import type { KeyStore } from './key-store.js';
 import { DpopNonces } from './dpop-nonce.js';
-import { MemoryDpopReplayStore, replayKey, type DpopReplayStore } from './dpop-replay.js';
+import { MemoryDpopReplayStore, type DpopReplayStore } from './dpop-replay.js';
 import { withRevocationCheck } from './revocation.js';
 import { ReadonlyUrl } from './readonly-url.js';
 
@@ -46,7 +49,6 @@ export interface RequestBinding {
   scheme: TokenScheme;
   jkt?: string | undefined;
 }
-import { notifyValidation } from './validation-hook.js';
 
 /**
  * Framework-neutral resource server: every step of request authorization as a function of plain
@@ -111,13 +113,9 @@ export function createResourceServerCore(input: ResourceServerOptions): Resource
   return createInternalCore(input);
 }
 
-export function createInternalCore(input: ResourceServerOptions): InternalResourceServerCore {
-  const options = resolveOptions(input);
-  const metadataUrl = protectedResourceMetadataUrl(options.resource);
-  const keys = createKeyStore(options);
-  // opt-in revocation signal: checked after the cache too (revocation.ts)
-  const verifier = withRevocationCheck(createAccessTokenVerifier(options, keys), options.revocation);
-  const metadata = protectedResourceMetadata({
+/** The RFC 9728 document of these options. */
+function metadataOf(options: ResolvedOptions, input: ResourceServerOptions): ProtectedResourceMetadata {
+  return protectedResourceMetadata({
     resource: options.resource,
     authorizationServers: options.authorizationServers,
     ...(options.scopesSupported !== undefined ? { scopesSupported: options.scopesSupported } : {}),
@@ -126,14 +124,15 @@ export function createInternalCore(input: ResourceServerOptions): InternalResour
     ...(input.extraMetadata !== undefined ? { extraMetadata: input.extraMetadata } : {}),
     ...(options.dpop !== undefined ? { dpop: { algorithms: options.dpop.algorithms, required: options.dpop.required } } : {}),
   });
-  const dpop = options.dpop;
-  const nonces = dpop?.nonce !== undefined ? new DpopNonces(dpop.nonce.secret, dpop.nonce.lifetimeSeconds, options.now) : undefined;
-  const replay: DpopReplayStore | undefined =
-    dpop === undefined ? undefined : 'add' in dpop.replay ? dpop.replay : new MemoryDpopReplayStore(dpop.replay.maxEntries, options.now);
-  const renderContext = {
+}
+
+/** What every refusal's challenge carries (respond.ts). */
+function renderContextOf(options: ResolvedOptions, metadataUrl: string, realm: string | undefined, nonces: DpopNonces | undefined) {
+  const { dpop } = options;
+  return {
     resourceMetadataUrl: metadataUrl,
     defaultScope: options.policy.default ?? [],
-    ...(input.realm !== undefined ? { realm: input.realm } : {}),
+    ...(realm !== undefined ? { realm } : {}),
     ...(dpop !== undefined
       ? {
           dpop: {
@@ -144,147 +143,112 @@ export function createInternalCore(input: ResourceServerOptions): InternalResour
         }
       : {}),
   };
+}
 
-  /** A verified token presented with the Bearer scheme: the one rule both paths share. */
-  function acceptBearer(verified: VerifiedAccessToken): AuthenticatedRequest {
-    // RFC 9449 §7.2: a DPoP-bound token is never accepted as a bearer token (downgrade)
-    if (confirmationJkt(verified.claims) !== undefined) throw new ResourceServerError('dpop_bound_token_as_bearer');
-    return { verified, scheme: 'bearer' };
-  }
-
-  async function authenticate(request: AuthenticateRequest, credentials?: Credentials): Promise<AuthenticatedRequest> {
-    const { scheme, token } =
-      credentials ??
-      extractCredentials(
-        {
-          authorization: request.authorization,
-          ...(request.url !== undefined ? { url: request.url } : {}),
-          ...(request.tokenInBody !== undefined ? { tokenInBody: request.tokenInBody } : {}),
-        },
-        dpop !== undefined,
-      );
-    // a DPoP-only server refuses Bearer before spending any work on the token
-    if (scheme === 'bearer' && dpop?.required === true) throw new ResourceServerError('dpop_required');
-    let proof: VerifiedDpopProof | undefined;
-    if (scheme === 'dpop' && dpop !== undefined) {
-      const proofs = request.dpop === undefined ? [] : typeof request.dpop === 'string' ? [request.dpop] : request.dpop;
-      // before the token: local checks only, no network I/O for a bad proof
-      proof = await verifyDpopProof(
-        { proofs, method: request.method, accessToken: token },
-        {
-          algorithms: dpop.algorithms,
-          htu: dpop.htu,
-          maxAgeSeconds: dpop.maxAgeSeconds,
-          clockToleranceSeconds: dpop.clockToleranceSeconds,
-          nonces,
-          now: options.now,
-        },
-      );
-    }
-    const verified = await verifier.verify(token);
-    if (scheme === 'bearer') return acceptBearer(verified);
-    const jkt = confirmationJkt(verified.claims);
-    // RFC 9449 §4.3 check 13 / §7.1: the token must be bound to the proof's key
-    if (jkt === undefined) throw new ResourceServerError('dpop_token_not_bound');
-    if (jkt !== proof!.jkt) throw new ResourceServerError('dpop_key_mismatch', { detail: { expected: jkt, actual: proof!.jkt } });
-    // RFC 9449 §11.1: recorded only now, so only holders of a valid bound token fill the store
-    if (!(await replay!.add(replayKey(proof!.jkt, proof!.jti), proof!.replayUntil))) {
-      throw new ResourceServerError('dpop_replayed');
-    }
-    return { verified, scheme, jkt, ...(proof!.nextNonce !== undefined ? { dpopNonce: proof!.nextNonce } : {}) };
-  }
-
-  // The same steps as `authenticate` for a Bearer token, when the verifier answers from its cache:
-  // a warm request then costs no promise at all. (A verifier without `cached`, e.g. one wrapped
-  // with extra checks, always takes the full path.)
-  const cachedLookup = verifier.cached?.bind(verifier);
-  function authenticateFromCache({ scheme, token }: Credentials, connection?: object): AuthenticatedRequest | undefined {
-    if (scheme !== 'bearer' || cachedLookup === undefined) return undefined;
-    if (dpop?.required === true) throw new ResourceServerError('dpop_required');
-    const verified = cachedLookup(token, connection);
-    return verified === undefined ? undefined : acceptBearer(verified);
-  }
-
-  const connectionCredentials = new ConnectionCredentials(dpop !== undefined);
-
+/**
+ * The Origin / Host guard (Streamable HTTP §Security), with one-entry memos of the last values
+ * that passed: clients repeat the same header on every request, and each check parses a URL.
+ * Only values that passed are kept, and each check depends on the value and the options alone.
+ */
+function transportCheck(options: ResolvedOptions): ResourceServerCore['checkTransport'] {
   const scheme = options.resourceUrl.protocol as 'http:' | 'https:';
-  // One-entry memos of the last Origin and Host values that passed: clients repeat the same
-  // header on every request, and each check parses a URL. Only values that passed are kept, and
-  // each check depends on the value and the configuration alone.
   let passedOrigin: string | undefined;
   let passedHost: string | undefined;
+  return ({ origin, host }) => {
+    if (origin !== undefined && origin !== passedOrigin) {
+      checkOrigin(origin, options.allowedOrigins);
+      passedOrigin = origin;
+    }
+    if (host === undefined || host !== passedHost) {
+      if (options.loopbackHostsOnly) checkLoopbackHost(host, scheme);
+      else checkHost(host, options.allowedHosts, scheme);
+      passedHost = host;
+    }
+  };
+}
+
+/**
+ * `req.auth` of a verified token. One URL for every request's `resource`, read-only so no
+ * handler can change it for the next (a new URL per request would add about a quarter to a
+ * cache hit's cost).
+ */
+function authInfoBuilder(
+  options: ResolvedOptions,
+  resourceUrl: ReadonlyUrl,
+  resourceMetadataUrl: string,
+): ResourceServerCore['toAuthInfo'] {
+  const dpopOn = options.dpop !== undefined;
+  return (verified, binding) => {
+    const extra: Record<string, unknown> = {
+      sub: verified.subject,
+      iss: verified.issuer,
+      jti: verified.jti,
+      claims: verified.claims,
+      tokenType: verified.source,
+    };
+    // RFC 9449: how the token was presented and, for DPoP, the key it is bound to
+    // (only with DPoP on, so Bearer-only servers keep the exact shape they had)
+    if (dpopOn) extra.scheme = binding?.scheme === 'dpop' ? 'DPoP' : 'Bearer';
+    if (binding?.jkt !== undefined) extra.jkt = binding.jkt;
+    return {
+      token: verified.token,
+      clientId: verified.clientId,
+      scopes: [...verified.scopes],
+      expiresAt: verified.expiresAt,
+      resource: resourceUrl,
+      resourceMetadataUrl,
+      extra,
+    };
+  };
+}
+
+/** The `thirdParty` option's exchanges, found by `thirdPartyToken` through `req.auth.resource`. */
+function thirdPartyOf(options: ResolvedOptions, keys: KeyStore, resourceUrl: ReadonlyUrl): ThirdPartyTokens | undefined {
+  if (options.thirdParty === undefined) return undefined;
+  const tokens = thirdPartyTokens(options.thirdParty, {
+    issuers: options.authorizationServers,
+    metadata: (issuer) => keys.metadata(issuer),
+    fetch: options.fetch,
+    now: options.now,
+    logger: options.logger,
+  });
+  bindThirdPartyTokens(resourceUrl, tokens);
+  return tokens;
+}
+
+export function createInternalCore(input: ResourceServerOptions): InternalResourceServerCore {
+  const options = resolveOptions(input);
+  const metadataUrl = protectedResourceMetadataUrl(options.resource);
+  const keys = createKeyStore(options);
+  // opt-in revocation signal: checked after the cache too (revocation.ts)
+  const verifier = withRevocationCheck(createAccessTokenVerifier(options, keys), options.revocation);
+  const { dpop } = options;
+  const nonces = dpop?.nonce !== undefined ? new DpopNonces(dpop.nonce.secret, dpop.nonce.lifetimeSeconds, options.now) : undefined;
+  const replay: DpopReplayStore | undefined =
+    dpop === undefined ? undefined : 'add' in dpop.replay ? dpop.replay : new MemoryDpopReplayStore(dpop.replay.maxEntries, options.now);
+  const renderContext = renderContextOf(options, metadataUrl, input.realm, nonces);
+  const connectionCredentials = new ConnectionCredentials(dpop !== undefined);
   // the scopes a request without a JSON-RPC body needs, computed once
   const defaultRequired: readonly string[] = Object.freeze(requiredScopes(undefined, options.policy));
-  const scopeCheckOptions = {
-    hierarchy: options.hierarchy,
-    strategy: options.challengeScopes,
-    knownScopes: options.knownScopes,
-  };
-  const resourceMetadataUrl = metadataUrl;
-  // one URL for every request's `req.auth.resource`, read-only so no handler can change it for
-  // the next (a new URL per request would add about a quarter to a cache hit's cost)
+  const scopeCheckOptions = { hierarchy: options.hierarchy, strategy: options.challengeScopes, knownScopes: options.knownScopes };
   const resourceUrl = new ReadonlyUrl(options.resource);
-  const thirdParty =
-    options.thirdParty === undefined
-      ? undefined
-      : thirdPartyTokens(options.thirdParty, {
-          issuers: options.authorizationServers,
-          metadata: (issuer) => keys.metadata(issuer),
-          fetch: options.fetch,
-          now: options.now,
-          logger: options.logger,
-        });
-  if (thirdParty !== undefined) bindThirdPartyTokens(resourceUrl, thirdParty);
-
   return {
     options,
-    metadata,
+    metadata: metadataOf(options, input),
     metadataUrl,
     verifier,
-    thirdParty,
-    checkTransport({ origin, host }) {
-      if (origin !== undefined && origin !== passedOrigin) {
-        checkOrigin(origin, options.allowedOrigins);
-        passedOrigin = origin;
-      }
-      if (host === undefined || host !== passedHost) {
-        if (options.loopbackHostsOnly) checkLoopbackHost(host, scheme);
-        else checkHost(host, options.allowedHosts, scheme);
-        passedHost = host;
-      }
-    },
+    thirdParty: thirdPartyOf(options, keys, resourceUrl),
+    checkTransport: transportCheck(options),
     extractToken: extractBearerToken,
     extractCredentials: (sources, connection) => connectionCredentials.extract(sources, connection),
-    authenticate,
-    authenticateFromCache,
+    ...createRequestAuth(options, { verifier, nonces, replay }),
     dpopNonce: () => nonces?.current(),
     verifyAccessToken: (token) => verifier.verify(token),
     requiredScopes: (body) => requiredScopes(body, options.policy),
     checkScopes(verified, body) {
       checkScopes(verified.scopes, body === undefined ? defaultRequired : requiredScopes(body, options.policy), scopeCheckOptions);
     },
-    toAuthInfo(verified, binding) {
-      const extra: Record<string, unknown> = {
-        sub: verified.subject,
-        iss: verified.issuer,
-        jti: verified.jti,
-        claims: verified.claims,
-        tokenType: verified.source,
-      };
-      // RFC 9449: how the token was presented and, for DPoP, the key it is bound to
-      // (only with DPoP on, so Bearer-only servers keep the exact shape they had)
-      if (dpop !== undefined) extra.scheme = binding?.scheme === 'dpop' ? 'DPoP' : 'Bearer';
-      if (binding?.jkt !== undefined) extra.jkt = binding.jkt;
-      return {
-        token: verified.token,
-        clientId: verified.clientId,
-        scopes: [...verified.scopes],
-        expiresAt: verified.expiresAt,
-        resource: resourceUrl,
-        resourceMetadataUrl,
-        extra,
-      };
-    },
+    toAuthInfo: authInfoBuilder(options, resourceUrl, metadataUrl),
     refuse(err, token, request) {
       logRejection(options.logger, err, token);
       notifyValidation(options.logger, { ok: false, reason: err.reason, status: err.status });

@@ -2,7 +2,7 @@ import type { RequestHandler } from 'express';
 import { createMetadataHandler } from './express/metadata-handler.js';
 import { createProtectHandler } from './express/protect.js';
 import type { ProtectedResourceMetadata } from './metadata.js';
-import type { ResourceServerOptions } from './options.js';
+import type { ResourceServerOptions } from './config/types.js';
 import { createInternalCore, type ResourceServerCore } from './resource-server-core.js';
 import type { VerifiedAccessToken } from './types.js';
 

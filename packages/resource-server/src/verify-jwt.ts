@@ -1,11 +1,12 @@
 import { isCanonicalBase64url, JWS_COMPACT } from '@mcp-auth-kit/protocol';
-import { compactVerify, errors, type CompactJWSHeaderParameters, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import { errors, type CompactJWSHeaderParameters, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import { MetadataError } from './as-metadata.js';
 import { ResourceServerError, type RejectionReason } from './errors.js';
 import { audienceIncludes } from './resource-uri.js';
 import { isCryptoKey, type MemoizedKeySet } from './key-memo.js';
-import { verifiesAlgorithm, verifyJwsSignature } from './jws-signature.js';
 import type { VerifiedAccessToken } from './types.js';
+import { verifyJwsSignature } from './jws-signature.js';
+import { DEFAULTS } from './config/defaults.js';
 
 /** Asymmetric JWS algorithms accepted by default (never `none`, never HMAC). */
 export const DEFAULT_ALGORITHMS: readonly string[] = [
@@ -108,9 +109,9 @@ export function verifyCompactJwt(token: string, options: JwtVerifyOptions): Prom
     } catch (cause) {
       throw keysError(cause, issuer);
     }
-    if (typeof keys === 'function') return verifyWithKeys(token, header, payload, issuer, keys, algorithms, options);
+    if (typeof keys === 'function') return verifyWithKeys(token, header, payload, issuer, keys, options);
     return keys.then(
-      (getKey) => verifyWithKeys(token, header, payload, issuer, getKey, algorithms, options),
+      (getKey) => verifyWithKeys(token, header, payload, issuer, getKey, options),
       (cause: unknown) => {
         throw keysError(cause, issuer);
       },
@@ -126,9 +127,8 @@ function keysError(cause: unknown, issuer: string): ResourceServerError {
 }
 
 /**
- * The signature, then the claims of the payload decoded before it. A WebCrypto key (what jose's
- * JWK sets hand out) for an algorithm {@link verifyJwsSignature} knows is checked there; any other
- * key a caller's `getKeys` returns (a JWK, a `KeyObject`, a secret) goes to jose's `compactVerify`.
+ * The signature ({@link verifyJwsSignature}, the one path for every key: RFC 7515 §5.2, the key
+ * checked against `alg`), then the claims of the payload decoded before it.
  */
 function verifyWithKeys(
   token: string,
@@ -136,10 +136,8 @@ function verifyWithKeys(
   payload: JWTPayload,
   issuer: string,
   getKey: JWTVerifyGetKey,
-  algorithms: readonly string[],
   options: JwtVerifyOptions,
 ): Promise<VerifiedAccessToken> {
-  const alg = header.alg as string;
   const firstDot = token.indexOf('.');
   const lastDot = token.lastIndexOf('.');
   let resolved: unknown;
@@ -158,19 +156,12 @@ function verifyWithKeys(
   const mapped = (cause: unknown): never => {
     throw mapJoseError(cause, issuer);
   };
-  const withKey = (key: unknown): Promise<VerifiedAccessToken> => {
-    if (isCryptoKey(key) && verifiesAlgorithm(alg)) {
-      return verifyJwsSignature(alg, key, token.slice(0, lastDot), token.slice(lastDot + 1)).then((valid) => {
-        if (!valid) throw mapJoseError(new errors.JWSSignatureVerificationFailed(), issuer);
-        return checkedClaims(token, issuer, payload, options);
-      }, mapped);
-    }
-    // jose only reads the list: no copy per token
-    return compactVerify(token, key as Parameters<typeof compactVerify>[1], { algorithms: algorithms as string[] }).then(
-      () => checkedClaims(token, issuer, payload, options),
-      mapped,
-    );
-  };
+  // `alg` was checked against the allowlist before any key was asked (see the header checks)
+  const withKey = (key: unknown): Promise<VerifiedAccessToken> =>
+    verifyJwsSignature(header.alg as string, key, token.slice(0, lastDot), token.slice(lastDot + 1)).then((valid) => {
+      if (!valid) throw mapJoseError(new errors.JWSSignatureVerificationFailed(), issuer);
+      return checkedClaims(token, issuer, payload, options);
+    }, mapped);
   if (isCryptoKey(resolved)) return withKey(resolved);
   return Promise.resolve(resolved).then(withKey, mapped);
 }
@@ -194,7 +185,7 @@ function checkedClaims(token: string, issuer: string, payload: JWTPayload, optio
     throw new ResourceServerError('claim_invalid', { detail: { issuer, claim: 'nbf', check: 'invalid' } });
   }
   const now = Math.floor((options.now ?? Date.now)() / 1000);
-  const tolerance = options.clockTolerance ?? 30;
+  const tolerance = options.clockTolerance ?? DEFAULTS.clockTolerance;
   if (payload.nbf !== undefined && payload.nbf > now + tolerance) {
     throw new ResourceServerError('not_yet_valid', { detail: { issuer, claim: 'nbf', check: 'check_failed' } });
   }

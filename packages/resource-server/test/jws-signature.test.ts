@@ -1,6 +1,6 @@
-import { constants, createPrivateKey, generateKeyPairSync, KeyObject, sign, webcrypto } from 'node:crypto';
+import { constants, createPrivateKey, createPublicKey, generateKeyPairSync, KeyObject, sign, webcrypto } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { CompactSign, exportJWK, generateKeyPair, importJWK, type CryptoKey } from 'jose';
+import { CompactSign, compactVerify, exportJWK, generateKeyPair, importJWK, type CryptoKey } from 'jose';
 import { UnusableKeyError, verifyJwsSignature } from '../src/jws-signature.js';
 import { DEFAULT_ALGORITHMS, verifyJwtAccessToken } from '../src/verify-jwt.js';
 import { respeltSignature } from '@mcp-auth-kit/test-utils';
@@ -108,7 +108,7 @@ describe('the key must be a public verification key of the token’s alg (as jos
   });
 });
 
-describe('verifyJwtAccessToken: CryptoKeys are checked here, other keys by jose, with the same answers', () => {
+describe('verifyJwtAccessToken: one path for every key (a CryptoKey, a JWK, a KeyObject), with the same answers', () => {
   it('RFC 9068 §4: a token verifies with the key as a CryptoKey and as a JWK; a respelt signature is refused by both paths', async () => {
     const key = await makeKey('ES256');
     const token = await signToken({ key, issuer: ISSUER });
@@ -146,5 +146,66 @@ describe('verifyJwtAccessToken: CryptoKeys are checked here, other keys by jose,
       reason: 'token_malformed',
     });
     expect(asked).toBe(0);
+  });
+});
+
+/** RFC 7515 Appendix A.3 (ES256) and RFC 8037 Appendix A.4 (Ed25519): the published examples. */
+const VECTORS = [
+  {
+    name: 'RFC 7515 A.3 ES256',
+    alg: 'ES256',
+    jwk: {
+      kty: 'EC',
+      crv: 'P-256',
+      x: 'f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU',
+      y: 'x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0',
+    },
+    jws: 'eyJhbGciOiJFUzI1NiJ9.eyJpc3MiOiJqb2UiLA0KICJleHAiOjEzMDA4MTkzODAsDQogImh0dHA6Ly9leGFtcGxlLmNvbS9pc19yb290Ijp0cnVlfQ.DtEhU3ljbEg8L38VWAfUAqOyKAM6-Xx-F4GawxaepmXFCgfTjDxw5djxLa8ISlSApmWQxfKTUJqPP3-Kg6NU1Q',
+  },
+  {
+    name: 'RFC 8037 A.4 Ed25519',
+    alg: 'EdDSA',
+    jwk: { kty: 'OKP', crv: 'Ed25519', x: '11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo' },
+    jws: 'eyJhbGciOiJFZERTQSJ9.RXhhbXBsZSBvZiBFZDI1NTE5IHNpZ25pbmc.hgyY0il_MGCjP0JzlnLWG1PPOt7-09PGcvMg3AIbQR6dWbhijcNR4ki4iylGjg5BhVsPt9g7sVvpAr_MuM0KAg',
+  },
+] as const;
+
+describe('the published examples, and the same answer as jose on every change of them', () => {
+  it.each(VECTORS)(
+    '$name: verifies as a CryptoKey, a JWK and a KeyObject; every one-byte change is refused, as jose refuses it',
+    async ({ alg, jwk, jws }) => {
+      const dot = jws.lastIndexOf('.');
+      const input = jws.slice(0, dot);
+      const signature = jws.slice(dot + 1);
+      const cryptoKey = (await importJWK(jwk, alg)) as CryptoKey;
+      for (const key of [cryptoKey, jwk, createPublicKey({ key: jwk, format: 'jwk' })]) {
+        await expect(verifyJwsSignature(alg, key, input, signature)).resolves.toBe(true);
+      }
+      await expect(compactVerify(jws, cryptoKey)).resolves.toBeDefined();
+      const bytes = Buffer.from(signature, 'base64url').length;
+      for (let at = 0; at < bytes; at += 7) {
+        const changed = flipByte(signature, at);
+        const joseAnswer = await compactVerify(`${input}.${changed}`, cryptoKey).then(
+          () => true,
+          () => false,
+        );
+        expect(joseAnswer).toBe(false);
+        await expect(verifyJwsSignature(alg, cryptoKey, input, changed)).resolves.toBe(joseAnswer);
+      }
+      await expect(verifyJwsSignature(alg, cryptoKey, `${input}A`, signature)).resolves.toBe(false);
+    },
+  );
+
+  it('a secret, a private JWK or a JWK of another type is never a verification key', async () => {
+    const [{ jwk, jws }] = VECTORS;
+    const dot = jws.lastIndexOf('.');
+    const [input, signature] = [jws.slice(0, dot), jws.slice(dot + 1)];
+    const refused = (key: unknown, alg = 'ES256') =>
+      expect(verifyJwsSignature(alg, key, input, signature)).rejects.toBeInstanceOf(UnusableKeyError);
+    await refused(new TextEncoder().encode('a shared secret of thirty-two by'));
+    await refused({ kty: 'oct', k: 'c2VjcmV0' });
+    await refused({ ...jwk, d: 'jpsQnnGQmL-YBIffH1136cLbG3Hqy9Z7Bxf2mdmLVdU' });
+    await refused(VECTORS[1].jwk);
+    await refused(jwk, 'HS256');
   });
 });

@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type express from 'express';
-import type { Request, Response } from 'express';
 import request from 'supertest';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { ResourceServer } from '../src/index.js';
 import { RESOURCE, rpc, signToken, type StubIssuer, type SigningKey } from './helpers/harness.js';
-import { startNotesApp } from './helpers/notes-app.js';
+import { startNotesApp, statelessMcp } from './helpers/notes-app.js';
 
 let as: StubIssuer;
 let key: SigningKey;
@@ -25,13 +24,11 @@ function mcpServer(): McpServer {
 beforeAll(async () => {
   // stateless SDK v1 endpoint, exactly as an existing express MCP server would mount it
   ({ as, key, rs, app } = await startNotesApp((app, rs) =>
-    app.post('/mcp', rs.protect, async (req: Request, res: Response) => {
-      const server = mcpServer();
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-      res.on('close', () => void transport.close().then(() => server.close()));
-      await server.connect(transport);
-      await transport.handleRequest(req, res, req.body);
-    }),
+    app.post(
+      '/mcp',
+      rs.protect,
+      statelessMcp(mcpServer, () => new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })),
+    ),
   ));
 });
 afterAll(async () => {

@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type express from 'express';
-import type { Request, Response } from 'express';
 import request from 'supertest';
 import { McpServer } from '@modelcontextprotocol/server';
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import type { ResourceServer } from '../src/index.js';
 import { RESOURCE, rpc, signToken, type StubIssuer, type SigningKey } from './helpers/harness.js';
-import { startNotesApp } from './helpers/notes-app.js';
+import { startNotesApp, statelessMcp } from './helpers/notes-app.js';
 
 let as: StubIssuer;
 let key: SigningKey;
@@ -15,16 +14,20 @@ let app: express.Express;
 
 beforeAll(async () => {
   ({ as, key, rs, app } = await startNotesApp((app, rs) =>
-    app.post('/mcp', rs.protect, async (req: Request, res: Response) => {
-      const server = new McpServer({ name: 'notes-v2', version: '1.0.0' });
-      server.registerTool('whoami', { description: 'echo the auth info' }, (ctx) => ({
-        content: [{ type: 'text', text: JSON.stringify(ctx.http?.authInfo) }],
-      }));
-      const transport = new NodeStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-      res.on('close', () => void transport.close().then(() => server.close()));
-      await server.connect(transport);
-      await transport.handleRequest(req, res, req.body);
-    }),
+    app.post(
+      '/mcp',
+      rs.protect,
+      statelessMcp(
+        () => {
+          const server = new McpServer({ name: 'notes-v2', version: '1.0.0' });
+          server.registerTool('whoami', { description: 'echo the auth info' }, (ctx) => ({
+            content: [{ type: 'text', text: JSON.stringify(ctx.http?.authInfo) }],
+          }));
+          return server;
+        },
+        () => new NodeStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true }),
+      ),
+    ),
   ));
 });
 afterAll(async () => {

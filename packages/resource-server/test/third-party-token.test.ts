@@ -3,6 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '@mcp-auth-kit/protocol';
+import { configProblemsOf, thrownBy } from '@mcp-auth-kit/test-utils';
 import {
   createResourceServer,
   thirdPartyToken,
@@ -433,19 +434,15 @@ describe('configuration', () => {
           expirySkewSeconds: -1,
         },
       });
-    expect(attempt).toThrow(ConfigError);
-    try {
-      attempt();
-    } catch (err) {
-      expect((err as ConfigError).problems).toEqual([
-        'thirdParty.clientId must be a non-empty string',
-        'thirdParty.clientSecret must be a non-empty string',
-        'thirdParty.authMethod must be client_secret_basic or client_secret_post',
-        'thirdParty.tokenEndpoint is not https (or http on loopback)',
-        'thirdParty.timeoutMs must be at least 1',
-        'thirdParty.expirySkewSeconds must be a number between 0 and 3600',
-      ]);
-    }
+    expect(thrownBy(attempt)).toBeInstanceOf(ConfigError);
+    expect(configProblemsOf(attempt)).toEqual([
+      'thirdParty.clientId must be a non-empty string',
+      'thirdParty.clientSecret must be a non-empty string',
+      'thirdParty.authMethod must be client_secret_basic or client_secret_post',
+      'thirdParty.timeoutMs must be a number between 1 and 60000',
+      'thirdParty.expirySkewSeconds must be a number between 0 and 3600',
+      'thirdParty.tokenEndpoint is not https (or http on loopback)',
+    ]);
   });
 
   it('createThirdPartyTokens: the same exchanges without the middleware (@mcp-auth-kit/resource-server/core)', async () => {

@@ -58,7 +58,7 @@ export async function authorizedFetch(parts: AuthFetchParts, input: string | URL
   // MCP 2026-07-28: the extensions in use are declared in each request (extension negotiation).
   const original = declaringRequest(outgoingRequest(input, init), context.extensions);
   const server = serverKey(original.url);
-  const maxStepUps = context.opts.maxStepUpAttempts ?? 2;
+  const maxStepUps = context.opts.maxStepUpAttempts;
   let refreshed = false;
   let authorized = false;
   let stepUps = 0;

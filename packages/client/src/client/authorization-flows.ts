@@ -123,7 +123,7 @@ export class Authorizer {
       // Security Best Practices: only http(s) authorization URLs are ever opened.
       assertAllowedUrl(url, 'authorization URL', this.context.deps);
       this.context.emit({ type: 'authorization_url', url });
-      const callback = listener.waitForCallback({ state, issuer: as.issuer, timeoutMs: opts.authorizationTimeoutMs ?? 300_000 });
+      const callback = listener.waitForCallback({ state, issuer: as.issuer, timeoutMs: opts.authorizationTimeoutMs });
       callback.catch(() => undefined);
       await open(url);
       this.context.emit({ type: 'waiting_for_callback', redirectUri: listener.redirectUri });
@@ -151,7 +151,7 @@ export class Authorizer {
   }
 
   private async listen(stored: ClientInformation | undefined) {
-    const base = this.context.opts.loopback ?? {};
+    const base = this.context.opts.loopback;
     // Reuse the port registered by DCR so the exact registered redirect URI keeps working.
     if (stored?.redirect_uri && base.port === undefined) {
       try {

@@ -14,7 +14,7 @@ export class DpopKeys {
 
   /** The key for a binding; undefined when the `dpop` option and the metadata leave DPoP off. */
   keyFor(binding: ServerBinding, clientId: string): Promise<DpopKey | undefined> {
-    const mode = this.context.opts.dpop ?? 'auto';
+    const mode = this.context.opts.dpop;
     if (mode === 'never' || (mode === 'auto' && !binding.dpop_supported)) return Promise.resolve(undefined);
     const alg = dpopAlgorithm(binding.as_metadata);
     if (!alg) return Promise.resolve(undefined);

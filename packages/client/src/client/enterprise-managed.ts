@@ -1,6 +1,6 @@
 import type { FetchLike, HttpDeps } from '../http.js';
 import { requestIdJag } from '../oauth.js';
-import type { JwtBearerConfig } from './options.js';
+import type { JwtBearerConfig } from '../config/types.js';
 
 /** Settings of {@link enterpriseManagedAssertion}. */
 export interface EnterpriseManagedOptions {

@@ -4,7 +4,7 @@ import {
   ENTERPRISE_MANAGED_AUTHORIZATION_EXTENSION,
   OAUTH_CLIENT_CREDENTIALS_EXTENSION,
 } from '@mcp-auth-kit/protocol';
-import type { McpAuthClientOptions } from './options.js';
+import type { McpAuthClientOptions } from '../config/types.js';
 import { isEnterpriseManagedAssertion } from './enterprise-managed.js';
 import type { OutgoingRequest } from './outgoing-request.js';
 

@@ -9,7 +9,8 @@ import { ClientContext } from './context.js';
 import { clientFor, grantContext } from './credentials.js';
 import { forgetLeftovers } from './leftovers.js';
 import { DpopKeys } from './dpop-keys.js';
-import { assertValidOptions, type McpAuthClientOptions } from './options.js';
+import { resolveClientOptions } from '../config/resolve.js';
+import type { McpAuthClientOptions } from '../config/types.js';
 import { discoverBinding, scopeToRequest } from './server-binding.js';
 import { checkAccess, type AccessCheck } from './token-check.js';
 import { nowSeconds, TokenKeeper } from './tokens.js';
@@ -40,8 +41,7 @@ export class McpAuthClient {
   private readonly parts: AuthFetchParts;
 
   constructor(options: McpAuthClientOptions) {
-    assertValidOptions(options);
-    const context = new ClientContext(options);
+    const context = new ClientContext(resolveClientOptions(options));
     const dpopKeys = new DpopKeys(context);
     this.store = context.store;
     this.parts = {

@@ -72,7 +72,7 @@ export class TokenKeeper {
   async validTokens(binding: ServerBinding): Promise<StoredTokens | undefined> {
     const tokens = await this.storedTokens(binding);
     if (!tokens || !(await this.usable(tokens, binding))) return undefined;
-    const skew = this.context.opts.expirySkewSeconds ?? 30;
+    const skew = this.context.opts.expirySkewSeconds;
     if (tokens.expires_at === undefined || tokens.expires_at - skew > nowSeconds()) return tokens;
     if (!tokens.refresh_token) return undefined;
     return this.refresh(binding, tokens.access_token);

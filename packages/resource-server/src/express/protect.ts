@@ -18,6 +18,83 @@ function sendJsonRpcError(res: Response, status: number, code: number, message: 
   res.status(status).set('cache-control', 'no-store').json({ jsonrpc: '2.0', id: null, error: { code, message } });
 }
 
+/** The one place a failure becomes a response. */
+function fail(core: InternalResourceServerCore, res: Response, err: unknown, credentials: Credentials | undefined): void {
+  if (res.headersSent) return;
+  if (err instanceof BodyError) {
+    if (err.kind === 'too_large') {
+      // the rest of the body stays unread: this connection cannot carry another request
+      res.set('connection', 'close');
+      sendJsonRpcError(res, 413, -32600, 'Request body too large');
+    } else if (err.kind === 'parse_error') sendJsonRpcError(res, 400, -32700, 'Parse error: invalid JSON');
+    else sendJsonRpcError(res, 400, -32600, 'Request body could not be read');
+    return;
+  }
+  const refusal =
+    err instanceof ResourceServerError ? err : new ResourceServerError('internal_error', { cause: err, detail: { message: String(err) } });
+  const response = core.refuse(refusal, credentials?.token, credentials !== undefined ? { scheme: credentials.scheme } : {});
+  res.status(response.status).set(response.headers).json(response.body);
+}
+
+/** The steps after authentication: scope policy on the (parsed) body, `req.auth`, `next()`. */
+function admit(
+  core: InternalResourceServerCore,
+  req: Request,
+  res: Response,
+  next: NextFunction,
+  authenticated: AuthenticatedRequest,
+  contentType: string | undefined,
+  parsed: unknown,
+): void {
+  const { verified } = authenticated;
+  let body = parsed;
+  // express.text()/express.raw() leave a string or Buffer: parse a copy so the policy sees
+  // the messages the MCP handler will see
+  if ((typeof body === 'string' || Buffer.isBuffer(body)) && isJsonContentType(contentType)) {
+    try {
+      body = JSON.parse(body.toString()) as unknown;
+    } catch {
+      throw new BodyError('parse_error');
+    }
+  }
+  core.checkScopes(verified, body);
+  req.auth = core.toAuthInfo(verified, authenticated);
+  // RFC 9449 §8.2: a nonce about to expire is replaced on a successful response
+  if (authenticated.dpopNonce !== undefined) res.set('dpop-nonce', authenticated.dpopNonce);
+  const { logger } = core.options;
+  if (logger?.onValidation !== undefined) notifyValidation(logger, { ok: true, source: verified.source });
+  next();
+}
+
+/**
+ * `true` when this middleware reads and parses the JSON body itself (no body parser ran).
+ * `body`: `req.body`, read once per request by the caller (a property express does not define
+ * is looked up through the whole prototype chain of the request).
+ */
+function bodyToRead(req: Request, contentType: string | undefined, body: unknown): boolean {
+  return req.method === 'POST' && body === undefined && isJsonContentType(contentType) && !bodyAlreadyRead(req);
+}
+
+/** The JSON body read by this middleware, parsed and left on `req.body`. */
+function takeJsonBody(req: Request, raw: Buffer): unknown {
+  const body = parseJsonBody(raw);
+  // the SDK transports accept this pre-parsed body (handleRequest(req, res, req.body))
+  req.body = body;
+  return body;
+}
+
+/** RFC 6750 §2.2: whether a form body carries `access_token` (refused, not ignored); the form is read to tell. */
+async function formCarriesToken(req: Request, maxBodyBytes: number): Promise<boolean> {
+  let form: unknown = req.body;
+  if (form === undefined && !bodyAlreadyRead(req)) {
+    form = new URLSearchParams((await readRawBodyAsync(req, maxBodyBytes)).toString('utf8'));
+    req.body = Object.fromEntries(form as URLSearchParams);
+  }
+  return form instanceof URLSearchParams
+    ? form.has('access_token')
+    : typeof form === 'object' && form !== null && Object.hasOwn(form, 'access_token');
+}
+
 /**
  * express adapter of {@link ResourceServerCore}: Origin/Host guard, bearer extraction, token
  * validation, JSON body parsing (only once the token is valid, and only when no body parser ran),
@@ -30,72 +107,7 @@ function sendJsonRpcError(res: Response, status: number, code: number, message: 
  * the same steps.
  */
 export function createProtectHandler(core: InternalResourceServerCore): RequestHandler {
-  const { maxBodyBytes, logger } = core.options;
-
-  /** The one place a failure becomes a response. */
-  function fail(res: Response, err: unknown, credentials: Credentials | undefined): void {
-    if (res.headersSent) return;
-    if (err instanceof BodyError) {
-      if (err.kind === 'too_large') {
-        // the rest of the body stays unread: this connection cannot carry another request
-        res.set('connection', 'close');
-        sendJsonRpcError(res, 413, -32600, 'Request body too large');
-      } else if (err.kind === 'parse_error') sendJsonRpcError(res, 400, -32700, 'Parse error: invalid JSON');
-      else sendJsonRpcError(res, 400, -32600, 'Request body could not be read');
-      return;
-    }
-    const refusal =
-      err instanceof ResourceServerError
-        ? err
-        : new ResourceServerError('internal_error', { cause: err, detail: { message: String(err) } });
-    const response = core.refuse(refusal, credentials?.token, credentials !== undefined ? { scheme: credentials.scheme } : {});
-    res.status(response.status).set(response.headers).json(response.body);
-  }
-
-  /** The steps after authentication: scope policy on the (parsed) body, `req.auth`, `next()`. */
-  function admit(
-    req: Request,
-    res: Response,
-    next: NextFunction,
-    authenticated: AuthenticatedRequest,
-    contentType: string | undefined,
-    parsed: unknown,
-  ): void {
-    const { verified } = authenticated;
-    let body = parsed;
-    // express.text()/express.raw() leave a string or Buffer: parse a copy so the policy sees
-    // the messages the MCP handler will see
-    if ((typeof body === 'string' || Buffer.isBuffer(body)) && isJsonContentType(contentType)) {
-      try {
-        body = JSON.parse(body.toString()) as unknown;
-      } catch {
-        throw new BodyError('parse_error');
-      }
-    }
-    core.checkScopes(verified, body);
-    req.auth = core.toAuthInfo(verified, authenticated);
-    // RFC 9449 §8.2: a nonce about to expire is replaced on a successful response
-    if (authenticated.dpopNonce !== undefined) res.set('dpop-nonce', authenticated.dpopNonce);
-    if (logger?.onValidation !== undefined) notifyValidation(logger, { ok: true, source: verified.source });
-    next();
-  }
-
-  /**
-   * `true` when this middleware reads and parses the JSON body itself (no body parser ran).
-   * `body`: `req.body`, read once per request by the caller (a property express does not define
-   * is looked up through the whole prototype chain of the request).
-   */
-  function bodyToRead(req: Request, contentType: string | undefined, body: unknown): boolean {
-    return req.method === 'POST' && body === undefined && isJsonContentType(contentType) && !bodyAlreadyRead(req);
-  }
-
-  /** The JSON body read by this middleware, parsed and left on `req.body`. */
-  function takeJsonBody(req: Request, raw: Buffer): unknown {
-    const body = parseJsonBody(raw);
-    // the SDK transports accept this pre-parsed body (handleRequest(req, res, req.body))
-    req.body = body;
-    return body;
-  }
+  const { maxBodyBytes } = core.options;
 
   /** A cached token with a JSON body to read: the body's stream events, then {@link admit}. */
   function admitAfterBody(
@@ -109,9 +121,9 @@ export function createProtectHandler(core: InternalResourceServerCore): RequestH
     readRawBody(req, maxBodyBytes, (err, raw) => {
       try {
         if (err !== undefined) throw err;
-        admit(req, res, next, authenticated, contentType, takeJsonBody(req, raw));
+        admit(core, req, res, next, authenticated, contentType, takeJsonBody(req, raw));
       } catch (error) {
-        fail(res, error, credentials);
+        fail(core, res, error, credentials);
       }
     });
   }
@@ -131,16 +143,7 @@ export function createProtectHandler(core: InternalResourceServerCore): RequestH
     try {
       let tokenInBody = false;
       if (credentials === undefined) {
-        // RFC 6750 §2.2 form-body tokens are refused, not ignored; the form is read to tell.
-        let form: unknown = req.body;
-        if (form === undefined && !bodyAlreadyRead(req)) {
-          form = new URLSearchParams((await readRawBodyAsync(req, maxBodyBytes)).toString('utf8'));
-          req.body = Object.fromEntries(form as URLSearchParams);
-        }
-        tokenInBody =
-          form instanceof URLSearchParams
-            ? form.has('access_token')
-            : typeof form === 'object' && form !== null && Object.hasOwn(form, 'access_token');
+        tokenInBody = await formCarriesToken(req, maxBodyBytes);
         credentials = core.extractCredentials({ authorization: req.headers.authorization, url: req.originalUrl ?? req.url, tokenInBody });
       }
       const authenticated = await core.authenticate(
@@ -158,9 +161,9 @@ export function createProtectHandler(core: InternalResourceServerCore): RequestH
       if (bodyToRead(req, contentType, body)) {
         body = takeJsonBody(req, await readRawBodyAsync(req, maxBodyBytes));
       }
-      admit(req, res, next, authenticated, contentType, body);
+      admit(core, req, res, next, authenticated, contentType, body);
     } catch (err) {
-      fail(res, err, credentials);
+      fail(core, res, err, credentials);
     }
   }
 
@@ -182,9 +185,9 @@ export function createProtectHandler(core: InternalResourceServerCore): RequestH
       if (cachedAnswer === undefined) return protectAsync(req, res, next, contentType, credentials);
       const body: unknown = req.body;
       if (bodyToRead(req, contentType, body)) return admitAfterBody(req, res, next, cachedAnswer, contentType, credentials);
-      admit(req, res, next, cachedAnswer, contentType, body);
+      admit(core, req, res, next, cachedAnswer, contentType, body);
     } catch (err) {
-      fail(res, err, credentials);
+      fail(core, res, err, credentials);
     }
   };
 }

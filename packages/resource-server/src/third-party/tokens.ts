@@ -1,7 +1,9 @@
 import { ConfigError, isAccessTokenSyntax, issuerProblem } from '@mcp-auth-kit/protocol';
 import type { AuthorizationServerMetadata } from '../as-metadata.js';
 import { KeyStore } from '../key-store.js';
-import { resolveThirdParty, type ResolvedThirdPartyOptions, type ThirdPartyOptions } from '../options.js';
+import { resolveThirdParty } from '../options.js';
+import { DEFAULTS } from '../config/defaults.js';
+import type { ResolvedThirdPartyOptions, ThirdPartyOptions } from '../config/types.js';
 import { tokenHash } from '../token-cache.js';
 import type { McpAuthInfo, ResourceServerLogger } from '../types.js';
 import { ThirdPartyAuthorizationRequiredError, ThirdPartyTokenError } from './errors.js';
@@ -75,7 +77,7 @@ export function createThirdPartyTokens(options: ThirdPartyTokensOptions): ThirdP
     timeoutMs: resolved.timeoutMs,
     cooldownMs: 0,
     cacheMaxAgeMs: 0,
-    failureCooldownMs: 5_000,
+    failureCooldownMs: DEFAULTS.jwks.failureCooldownMs,
     jwksUris: {},
     now,
   });
@@ -94,30 +96,76 @@ interface CachedToken {
   until: number;
 }
 
+/** The issuer this MCP token may be sent to: its own (`iss`), one this server trusts. */
+function issuerOf(authInfo: McpAuthInfo, provider: string, issuers: readonly string[]): string {
+  const iss = authInfo.extra?.iss;
+  if (typeof iss === 'string') {
+    if (issuers.includes(iss)) return iss;
+  } else if (iss === undefined && issuers.length === 1) {
+    // a token whose issuer the verification did not name (introspection without `iss`): the one AS
+    return issuers[0]!;
+  }
+  throw new ThirdPartyTokenError(
+    'not_configured',
+    provider,
+    `No authorization server to exchange this MCP access token at for a ${JSON.stringify(provider)} token (its issuer is not the configured one)`,
+  );
+}
+
+/**
+ * Provider tokens keyed by (SHA-256 of the MCP token, provider): another user's token has another
+ * key, so no user is ever answered with another's provider token, and the cache holds no usable
+ * MCP token. Least recently stored dropped first.
+ */
+class ProviderTokenCache {
+  private readonly entries = new Map<string, CachedToken>();
+
+  constructor(
+    private readonly maxEntries: number,
+    private readonly now: () => number,
+  ) {}
+
+  remember(key: string, entry: CachedToken): void {
+    if (this.maxEntries <= 0 || !(entry.until > this.now())) return;
+    this.entries.delete(key);
+    this.entries.set(key, entry);
+    while (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value as string);
+  }
+
+  get(key: string): string | undefined {
+    const entry = this.entries.get(key);
+    if (entry === undefined) return undefined;
+    if (this.now() >= entry.until) {
+      this.entries.delete(key);
+      return undefined;
+    }
+    return entry.token;
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+}
+
+/** A refusal, logged without the token (its hash prefix only); not connected yet is the normal first step. */
+function logRefusal(logger: ResourceServerLogger | undefined, authInfo: McpAuthInfo, provider: string, err: unknown): void {
+  if (logger === undefined || !(err instanceof ThirdPartyTokenError)) return;
+  const details = {
+    provider,
+    code: err.code,
+    ...(err.status !== undefined ? { status: err.status } : {}),
+    token_sha256_prefix: tokenHash(authInfo.token).slice(0, 12),
+  };
+  const line = err instanceof ThirdPartyAuthorizationRequiredError ? (logger.debug ?? logger.info) : (logger.warn ?? logger.info);
+  line?.call(logger, 'mcp-auth-kit resource-server: third-party token not issued', details);
+}
+
 /** {@link ThirdPartyTokens} from checked options (the middleware's path and {@link createThirdPartyTokens}). */
 export function thirdPartyTokens(options: ResolvedThirdPartyOptions, context: ThirdPartyContext): ThirdPartyTokens {
   const { now, logger } = context;
-  // Keyed by (SHA-256 of the MCP token, provider): another user's token has another key, so no
-  // user is ever answered with another's provider token, and the cache holds no usable MCP token.
-  const cache = new Map<string, CachedToken>();
+  const cache = new ProviderTokenCache(options.cacheMaxEntries, now);
   const inFlight = new Map<string, Promise<CachedToken>>();
   const credentials = { clientId: options.clientId, clientSecret: options.clientSecret, authMethod: options.authMethod };
-
-  /** The issuer this MCP token may be sent to: its own (`iss`), one this server trusts. */
-  function issuerOf(authInfo: McpAuthInfo, provider: string): string {
-    const iss = authInfo.extra?.iss;
-    if (typeof iss === 'string') {
-      if (context.issuers.includes(iss)) return iss;
-    } else if (iss === undefined && context.issuers.length === 1) {
-      // a token whose issuer the verification did not name (introspection without `iss`): the one AS
-      return context.issuers[0]!;
-    }
-    throw new ThirdPartyTokenError(
-      'not_configured',
-      provider,
-      `No authorization server to exchange this MCP access token at for a ${JSON.stringify(provider)} token (its issuer is not the configured one)`,
-    );
-  }
 
   async function tokenEndpointOf(issuer: string, provider: string): Promise<string> {
     if (options.tokenEndpoint !== undefined) return options.tokenEndpoint;
@@ -133,7 +181,7 @@ export function thirdPartyTokens(options: ResolvedThirdPartyOptions, context: Th
   }
 
   async function exchange(authInfo: McpAuthInfo, provider: string): Promise<CachedToken> {
-    const issuer = issuerOf(authInfo, provider);
+    const issuer = issuerOf(authInfo, provider, context.issuers);
     const tokenEndpoint = await tokenEndpointOf(issuer, provider);
     const exchanged = await exchangeToken({
       tokenEndpoint,
@@ -156,36 +204,6 @@ export function thirdPartyTokens(options: ResolvedThirdPartyOptions, context: Th
     return { token: exchanged.accessToken, until };
   }
 
-  function remember(key: string, entry: CachedToken): void {
-    if (options.cacheMaxEntries <= 0 || !(entry.until > now())) return;
-    cache.delete(key);
-    cache.set(key, entry);
-    while (cache.size > options.cacheMaxEntries) cache.delete(cache.keys().next().value as string);
-  }
-
-  function cached(key: string): string | undefined {
-    const entry = cache.get(key);
-    if (entry === undefined) return undefined;
-    if (now() >= entry.until) {
-      cache.delete(key);
-      return undefined;
-    }
-    return entry.token;
-  }
-
-  function log(authInfo: McpAuthInfo, provider: string, err: unknown): void {
-    if (logger === undefined || !(err instanceof ThirdPartyTokenError)) return;
-    const details = {
-      provider,
-      code: err.code,
-      ...(err.status !== undefined ? { status: err.status } : {}),
-      token_sha256_prefix: tokenHash(authInfo.token).slice(0, 12),
-    };
-    // not connected yet is the normal first step of the flow
-    const line = err instanceof ThirdPartyAuthorizationRequiredError ? (logger.debug ?? logger.info) : (logger.warn ?? logger.info);
-    line?.call(logger, 'mcp-auth-kit resource-server: third-party token not issued', details);
-  }
-
   return {
     async token(authInfo, provider, request = {}) {
       if (typeof provider !== 'string' || !PROVIDER_NAME.test(provider)) {
@@ -197,7 +215,7 @@ export function thirdPartyTokens(options: ResolvedThirdPartyOptions, context: Th
       request.signal?.throwIfAborted();
       const key = `${tokenHash(authInfo.token)} ${provider}`;
       if (request.bypassCache !== true) {
-        const hit = cached(key);
+        const hit = cache.get(key);
         if (hit !== undefined) return hit;
       }
       let pending = inFlight.get(key);
@@ -206,12 +224,12 @@ export function thirdPartyTokens(options: ResolvedThirdPartyOptions, context: Th
         pending = exchange(authInfo, provider).then(
           (entry) => {
             inFlight.delete(key);
-            remember(key, entry);
+            cache.remember(key, entry);
             return entry;
           },
           (err: unknown) => {
             inFlight.delete(key);
-            log(authInfo, provider, err);
+            logRefusal(logger, authInfo, provider, err);
             throw err;
           },
         );

@@ -36,3 +36,28 @@ export async function startNotesApp(mount: (app: express.Express, rs: ResourceSe
     },
   };
 }
+
+interface McpTransportLike {
+  close(): Promise<void>;
+  handleRequest(req: express.Request, res: express.Response, body?: unknown): Promise<void>;
+}
+
+interface McpServerLike {
+  /** Each SDK's server takes its own transport type: checked by the SDK, not here. */
+  connect(transport: never): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * The handler of a stateless MCP endpoint (SDK v1 or v2), as an existing express MCP server
+ * mounts it behind `rs.protect`: a new server and transport per request, closed with the response.
+ */
+export function statelessMcp(server: () => McpServerLike, transport: () => McpTransportLike) {
+  return async (req: express.Request, res: express.Response): Promise<void> => {
+    const s = server();
+    const t = transport();
+    res.on('close', () => void t.close().then(() => s.close()));
+    await s.connect(t as never);
+    await t.handleRequest(req, res, req.body);
+  };
+}

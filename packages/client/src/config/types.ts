@@ -1,12 +1,14 @@
+/**
+ * The client's options as callers write them, and as `resolve.ts` hands them to the client's
+ * parts (checked, every default applied). Type imports only.
+ */
 import type { AuthExtension } from '@mcp-auth-kit/protocol';
-import { assertCredentialsBound } from '../credential-binding.js';
-import { ERR, McpAuthError } from '../errors.js';
 import type { FetchLike } from '../http.js';
 import type { LoopbackListenerOptions } from '../loopback.js';
 import type { PrivateKeyInput } from '../oauth.js';
 import type { PreRegisteredClient, RegistrationContext } from '../registration.js';
 import type { AuthStore, ClientInformation } from '../store.js';
-import type { SignedInAccount } from './signed-in-account.js';
+import type { SignedInAccount } from '../client/signed-in-account.js';
 
 /** Progress notifications (for CLIs and logs); never carry tokens, codes or secrets. */
 export type McpAuthEvent =
@@ -155,33 +157,38 @@ export interface McpAuthClientOptions {
   onEvent?: (event: McpAuthEvent) => void;
 }
 
-/** Refuses options no client can work with, before anything is sent. */
-export function assertValidOptions(options: McpAuthClientOptions): void {
-  if (!options || typeof options.clientName !== 'string' || !options.clientName) {
-    throw new McpAuthError(ERR.INVALID_ARGUMENT, '"clientName" is required');
-  }
-  if (options.clientMetadataUrl) {
-    const u = new URL(options.clientMetadataUrl);
-    if (u.protocol !== 'https:' || u.pathname === '/' || !u.pathname) {
-      throw new McpAuthError(ERR.INVALID_ARGUMENT, '"clientMetadataUrl" must be an https URL with a path');
-    }
-  }
-  for (const key of ['requestTimeoutMs', 'maxResponseBytes', 'maxMessageBytes'] as const) {
-    const value = options[key];
-    if (value !== undefined && !(typeof value === 'number' && Number.isFinite(value) && value > 0)) {
-      throw new McpAuthError(ERR.INVALID_ARGUMENT, `"${key}" must be a finite number greater than 0`);
-    }
-  }
-  const cc = options.clientCredentials;
-  if (cc?.grant !== undefined && cc.grant !== 'client_credentials' && cc.grant !== 'jwt_bearer') {
-    throw new McpAuthError(ERR.INVALID_ARGUMENT, '"clientCredentials.grant" must be "client_credentials" or "jwt_bearer"');
-  }
-  if (cc?.grant === 'jwt_bearer' && !cc.privateKey) {
-    throw new McpAuthError(
-      ERR.INVALID_ARGUMENT,
-      '"clientCredentials.grant" "jwt_bearer" needs "privateKey" (the client signs its assertion)',
-    );
-  }
-  // MCP Authorization Server Binding: a credential without its issuer is a configuration error.
-  assertCredentialsBound(options, { ...(options.allowInsecureRequests && { allowInsecureRequests: true }) });
+/**
+ * {@link McpAuthClientOptions} checked, with their defaults (config/defaults.ts). What stays
+ * optional has no default: a hook or value the caller may leave out.
+ */
+export interface ResolvedClientOptions
+  extends Omit<
+    McpAuthClientOptions,
+    | 'authorizationTimeoutMs'
+    | 'refreshTokens'
+    | 'maxStepUpAttempts'
+    | 'expirySkewSeconds'
+    | 'requestTimeoutMs'
+    | 'maxResponseBytes'
+    | 'maxMessageBytes'
+    | 'allowInsecureRequests'
+    | 'privateNetworks'
+    | 'dpop'
+    | 'legacyDiscovery'
+    | 'loopback'
+  > {
+  authorizationTimeoutMs: number;
+  refreshTokens: boolean;
+  maxStepUpAttempts: number;
+  expirySkewSeconds: number;
+  requestTimeoutMs: number;
+  maxResponseBytes: number;
+  maxMessageBytes: number;
+  allowInsecureRequests: boolean;
+  /** `blockPrivateNetworks: true` folded in. */
+  privateNetworks: 'auto' | 'block' | 'allow';
+  dpop: 'auto' | 'always' | 'never';
+  legacyDiscovery: boolean;
+  /** The fields the caller set (the listener applies the defaults). */
+  loopback: LoopbackListenerOptions;
 }

@@ -12,7 +12,8 @@ import { createMcpHandler, validateHostHeader, type AuthInfo } from '@modelconte
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import helmet from 'helmet';
 import { mcpCors } from './cors.js';
-import { createNotesMcpServer } from './mcp-server.js';
+import { createNotesMcpServer, DEFAULT_AUTH_EXTENSIONS } from './mcp-server.js';
+import type { AuthExtensionsOptions } from '@mcp-auth-kit/resource-server/core';
 import { NotesStore, type NotesRepository } from './notes-store.js';
 import { DEFAULT_SCOPES, SCOPES_SUPPORTED, TOOL_SCOPES } from './scopes.js';
 
@@ -48,6 +49,12 @@ export interface DemoAppOptions {
    * from the authorization server by RFC 8693 token exchange. Default: no drive tool.
    */
   drive?: { api: string; clientId: string; clientSecret: string };
+  /**
+   * The MCP authorization extensions the authorization server supports, advertised in
+   * `server/discover` (and `initialize`). Default: client credentials (our AS always has it);
+   * enterprise-managed authorization only when the AS trusts an IdP (`ID_JAG_ISSUER`).
+   */
+  authExtensions?: AuthExtensionsOptions;
 }
 
 export interface DemoApp {
@@ -209,7 +216,8 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
   const resourceMetadataUrl = rs.metadataUrl;
 
   const driveApi = options.drive?.api;
-  const mcp = createMcpHandler(() => createNotesMcpServer(store, driveApi === undefined ? {} : { driveApi }), {
+  const authExtensions = options.authExtensions ?? DEFAULT_AUTH_EXTENSIONS;
+  const mcp = createMcpHandler(() => createNotesMcpServer(store, { authExtensions, ...(driveApi !== undefined && { driveApi }) }), {
     legacy: 'stateless',
     onerror: onError,
   });

@@ -74,6 +74,9 @@ async function main(): Promise<void> {
   if (problems.length > 0) throw new ConfigError(problems);
   const server = await startDemoServer({
     ...(drive && { drive }),
+    // spec/extensions: what our AS supports, advertised in server/discover (enterprise-managed
+    // authorization only when the AS trusts an IdP: the ID_JAG_* variables it reads too).
+    authExtensions: { clientCredentials: true, enterpriseManagedAuthorization: !!env.ID_JAG_ISSUER?.trim() },
     port: listenPort,
     ...(hosts && { hosts }),
     ...(env.MCP_RESOURCE && { resource: env.MCP_RESOURCE }),

@@ -1,4 +1,5 @@
 import { McpServer, requireScopes, type AuthInfo, type CallToolResult } from '@modelcontextprotocol/server';
+import { advertiseAuthExtensions, type AuthExtensionsOptions } from '@mcp-auth-kit/resource-server/core';
 import * as z from 'zod';
 import { callerFrom, type Caller } from './caller.js';
 import { registerDriveTool } from './drive-tool.js';
@@ -34,7 +35,13 @@ const noteSchema = z.object({ id: z.string(), text: z.string(), createdAt: z.str
  * lives in the shared `store`. Tools are registered in a fixed (alphabetical) order so
  * `tools/list` is deterministic (MCP 2026-07-28 changelog, minor change 3).
  */
-export function createNotesMcpServer(store: NotesRepository, options: { driveApi?: string } = {}): McpServer {
+/** What the demo advertises unless told otherwise: our AS always has the client credentials extension. */
+export const DEFAULT_AUTH_EXTENSIONS: AuthExtensionsOptions = Object.freeze({ clientCredentials: true });
+
+export function createNotesMcpServer(
+  store: NotesRepository,
+  options: { driveApi?: string; authExtensions?: AuthExtensionsOptions } = {},
+): McpServer {
   const server = new McpServer(
     { ...SERVER_INFO },
     {
@@ -58,6 +65,9 @@ export function createNotesMcpServer(store: NotesRepository, options: { driveApi
     },
     ({ text }, ctx) => withCaller(ctx.http?.authInfo, async (caller) => jsonResult({ note: await store.add(caller.subject, text) })),
   );
+
+  // spec/extensions: the authorization extensions of our AS, in server/discover's capabilities.
+  advertiseAuthExtensions(server, options.authExtensions ?? DEFAULT_AUTH_EXTENSIONS);
 
   // Third-party authorization (issue 41): only when the demo drive is configured.
   if (options.driveApi !== undefined) registerDriveTool(server, options.driveApi);

@@ -13,7 +13,8 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import helmet from 'helmet';
 import { mcpCors } from './cors.js';
 import { createNotesMcpServer, DEFAULT_AUTH_EXTENSIONS } from './mcp-server.js';
-import type { AuthExtensionsOptions } from '@mcp-auth-kit/resource-server/core';
+import { createStateBinding, type AuthExtensionsOptions } from '@mcp-auth-kit/resource-server/core';
+import { randomBytes } from 'node:crypto';
 import { NotesStore, type NotesRepository } from './notes-store.js';
 import { DEFAULT_SCOPES, SCOPES_SUPPORTED, TOOL_SCOPES } from './scopes.js';
 
@@ -55,6 +56,11 @@ export interface DemoAppOptions {
    * enterprise-managed authorization only when the AS trusts an IdP (`ID_JAG_ISSUER`).
    */
   authExtensions?: AuthExtensionsOptions;
+  /**
+   * Key of the `list_notes` cursors (state handles bound to the caller), at least 32 bytes, the
+   * same on every replica (`MCP_STATE_SECRET`). Default: random per process (one replica).
+   */
+  stateSecret?: string;
 }
 
 export interface DemoApp {
@@ -217,7 +223,9 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
 
   const driveApi = options.drive?.api;
   const authExtensions = options.authExtensions ?? DEFAULT_AUTH_EXTENSIONS;
-  const mcp = createMcpHandler(() => createNotesMcpServer(store, { authExtensions, ...(driveApi !== undefined && { driveApi }) }), {
+  // list_notes cursors: state handles bound to the caller (one secret for every replica: MCP_STATE_SECRET)
+  const state = createStateBinding({ secret: options.stateSecret ?? randomBytes(32) });
+  const mcp = createMcpHandler(() => createNotesMcpServer(store, { authExtensions, state, ...(driveApi !== undefined && { driveApi }) }), {
     legacy: 'stateless',
     onerror: onError,
   });

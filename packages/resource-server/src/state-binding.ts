@@ -7,8 +7,10 @@
  * authentication" and "SHOULD bind handles server-side to the authenticated user … derived from
  * the verified token rather than supplied by the client".
  *
- * Stateless: `v1.<128 random bits>.<expiry>.<HMAC-SHA-256>`, so every replica that shares the
- * secret checks every handle without a store; expired handles are refused. Handles are visible
+ * Stateless: `v1.<128 random bits>.<expiry>.<data>.<HMAC-SHA-256>`, so every replica that shares
+ * the secret checks every handle without a store; expired handles are refused. `data` is a small
+ * value of the caller's own (e.g. a list position), readable by whoever holds the handle but
+ * covered by the MAC: keep secrets out of it. Handles are visible
  * ASCII (base64url, digits, dots), valid as session ids (Streamable HTTP 2025-11-25 §Session
  * Management).
  */
@@ -27,10 +29,15 @@ export interface StateBindingOptions {
 }
 
 export interface StateBinding {
-  /** A new handle bound to the caller of `auth` (a verified token's `req.auth` / `authInfo`). */
-  mint(auth: McpAuthInfo | undefined): string;
+  /**
+   * A new handle bound to the caller of `auth` (a verified token's `req.auth` / `authInfo`),
+   * carrying `data` (at most 256 characters; default empty).
+   */
+  mint(auth: McpAuthInfo | undefined, data?: string): string;
   /** Whether `handle` was minted by this binding for this same caller and has not expired. */
   owns(auth: McpAuthInfo | undefined, handle: unknown): boolean;
+  /** The `data` of a handle this caller owns; undefined for any other handle. */
+  open(auth: McpAuthInfo | undefined, handle: unknown): string | undefined;
   /**
    * 2025-11-25 sessions, express middleware after `rs.protect`: a request whose `Mcp-Session-Id`
    * was not minted for its caller is answered 404 like an unknown session (nothing tells the
@@ -43,7 +50,8 @@ export interface StateBinding {
 }
 
 const VERSION = 'v1';
-const HANDLE = /^v1\.([A-Za-z0-9_-]{22})\.([0-9a-z]{1,11})\.([A-Za-z0-9_-]{43})$/;
+const HANDLE = /^v1\.([A-Za-z0-9_-]{22})\.([0-9a-z]{1,11})\.([A-Za-z0-9_-]{0,342})\.([A-Za-z0-9_-]{43})$/;
+const MAX_DATA = 256;
 
 /** Who a verified token speaks for: its issuer, subject and client; undefined without a subject. */
 function principal(auth: McpAuthInfo | undefined): string | undefined {
@@ -65,25 +73,30 @@ export function createStateBinding(options: StateBindingOptions): StateBinding {
   if (!Number.isSafeInteger(ttl) || ttl < 1) throw new TypeError('createStateBinding: ttlSeconds must be a positive integer');
   const now = options.now ?? (() => Math.floor(Date.now() / 1000));
   const current = new AsyncLocalStorage<McpAuthInfo | undefined>();
-  const mac = (who: string, nonce: string, expiry: string) =>
-    createHmac('sha256', secret).update(`mcp-state\u0000${who}\u0000${nonce}\u0000${expiry}`).digest();
+  const mac = (who: string, nonce: string, expiry: string, data: string) =>
+    createHmac('sha256', secret).update(`mcp-state\u0000${who}\u0000${nonce}\u0000${expiry}\u0000${data}`).digest();
 
-  function mint(auth: McpAuthInfo | undefined): string {
+  function mint(auth: McpAuthInfo | undefined, data = ''): string {
     const who = principal(auth);
     if (!who) throw new TypeError('a state handle needs a verified caller (auth with a subject)');
+    if (data.length > MAX_DATA) throw new TypeError(`a state handle carries at most ${MAX_DATA} characters of data`);
     const nonce = randomBytes(16).toString('base64url');
     const expiry = (now() + ttl).toString(36);
-    return `${VERSION}.${nonce}.${expiry}.${mac(who, nonce, expiry).toString('base64url')}`;
+    const encoded = Buffer.from(data, 'utf8').toString('base64url');
+    return `${VERSION}.${nonce}.${expiry}.${encoded}.${mac(who, nonce, expiry, encoded).toString('base64url')}`;
   }
 
-  function owns(auth: McpAuthInfo | undefined, handle: unknown): boolean {
+  function open(auth: McpAuthInfo | undefined, handle: unknown): string | undefined {
     const who = principal(auth);
     const parts = typeof handle === 'string' ? HANDLE.exec(handle) : null;
-    if (!who || !parts) return false;
-    const [, nonce, expiry, tag] = parts as unknown as [string, string, string, string];
-    if (Number.parseInt(expiry, 36) <= now()) return false;
-    return timingSafeEqual(Buffer.from(tag, 'base64url'), mac(who, nonce, expiry));
+    if (!who || !parts) return undefined;
+    const [, nonce, expiry, encoded, tag] = parts as unknown as [string, string, string, string, string];
+    if (Number.parseInt(expiry, 36) <= now()) return undefined;
+    if (!timingSafeEqual(Buffer.from(tag, 'base64url'), mac(who, nonce, expiry, encoded))) return undefined;
+    return Buffer.from(encoded, 'base64url').toString('utf8');
   }
+
+  const owns = (auth: McpAuthInfo | undefined, handle: unknown): boolean => open(auth, handle) !== undefined;
 
   function sessions(req: Request, res: Response, next: NextFunction): void {
     const presented = req.headers['mcp-session-id'];
@@ -98,5 +111,5 @@ export function createStateBinding(options: StateBindingOptions): StateBinding {
     return mint(current.getStore());
   }
 
-  return { mint, owns, sessions, sessionIdGenerator };
+  return { mint, owns, open, sessions, sessionIdGenerator };
 }

@@ -35,7 +35,7 @@ describe('createStateBinding(): mint / owns', () => {
 
   it('a handle is owned by the caller it was minted for, and by no one else (sub, client, issuer)', () => {
     const handle = binding.mint(auth('alice'));
-    expect(handle).toMatch(/^v1\.[A-Za-z0-9_-]{22}\.[0-9a-z]+\.[A-Za-z0-9_-]{43}$/);
+    expect(handle).toMatch(/^v1\.[A-Za-z0-9_-]{22}\.[0-9a-z]+\.\.[A-Za-z0-9_-]{43}$/);
     expect(binding.owns(auth('alice'), handle)).toBe(true);
     expect(binding.owns(auth('bob'), handle)).toBe(false);
     expect(binding.owns(auth('alice', 'client-2'), handle)).toBe(false);
@@ -46,9 +46,16 @@ describe('createStateBinding(): mint / owns', () => {
 
   it('refuses tampered, guessed, expired and foreign handles; a binding with another secret owns none', () => {
     const handle = binding.mint(auth('alice'));
-    const [v, nonce, expiry, tag] = handle.split('.') as [string, string, string, string];
-    expect(binding.owns(auth('alice'), `${v}.${nonce}.${(Number.parseInt(expiry, 36) + 3600).toString(36)}.${tag}`)).toBe(false);
-    expect(binding.owns(auth('alice'), `${v}.${'A'.repeat(22)}.${expiry}.${tag}`)).toBe(false);
+    const [v, nonce, expiry, data, tag] = handle.split('.') as [string, string, string, string, string];
+    expect(binding.owns(auth('alice'), `${v}.${nonce}.${(Number.parseInt(expiry, 36) + 3600).toString(36)}.${data}.${tag}`)).toBe(false);
+    expect(binding.owns(auth('alice'), `${v}.${'A'.repeat(22)}.${expiry}.${data}.${tag}`)).toBe(false);
+    // data is covered by the MAC: another position cannot be written into someone's handle
+    const withData = binding.mint(auth('alice'), '20');
+    expect(binding.open(auth('alice'), withData)).toBe('20');
+    expect(binding.open(auth('bob'), withData)).toBeUndefined();
+    const [, n2, e2, , t2] = withData.split('.') as [string, string, string, string, string];
+    expect(binding.open(auth('alice'), `v1.${n2}.${e2}.${Buffer.from('0').toString('base64url')}.${t2}`)).toBeUndefined();
+    expect(() => binding.mint(auth('alice'), 'x'.repeat(257))).toThrow(TypeError);
     for (const junk of ['', 'cart-1', '1', null, 42, `${handle} `, handle.toUpperCase()])
       expect(binding.owns(auth('alice'), junk)).toBe(false);
     expect(createStateBinding({ secret: `${SECRET}-other` }).owns(auth('alice'), handle)).toBe(false);

@@ -8,7 +8,7 @@ import { verifiesAlgorithm, verifyJwsSignature } from './jws-signature.js';
 import type { VerifiedAccessToken } from './types.js';
 
 /** Asymmetric JWS algorithms accepted by default (never `none`, never HMAC). */
-export const DEFAULT_ALGORITHMS: readonly string[] = ASYMMETRIC_JWS_ALGORITHMS;
+export const DEFAULT_ALGORITHMS: readonly string[] = Object.freeze([...ASYMMETRIC_JWS_ALGORITHMS]);
 
 /** RFC 9068 §2.2 claims plus `client_id`, all required. */
 export const REQUIRED_CLAIMS = ['iss', 'sub', 'aud', 'exp', 'iat', 'jti', 'client_id'] as const;

@@ -17,7 +17,7 @@ const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.is
 export function checkAssertionTimes(
   claims: AssertionTimes,
   o: { now: number; skew: number; maxAge: number; iatRequired: boolean; iatRule: string },
-): void {
+): undefined {
   const { now, skew, maxAge } = o;
   if (!isNumber(claims.exp)) return refuse('invalid_grant', 'exp', 'the assertion has no exp (RFC 7523 §3 item 4)');
   if (claims.exp + skew <= now) refuse('invalid_grant', 'exp', 'the assertion has expired (RFC 7523 §3 item 4)');
@@ -29,4 +29,5 @@ export function checkAssertionTimes(
   if (!isNumber(claims.iat)) return refuse('invalid_grant', 'iat', `the assertion has no iat (${o.iatRule})`);
   if (claims.iat - skew > now) refuse('invalid_grant', 'iat', 'the assertion is issued in the future (RFC 7523 §3 item 6)');
   if (now - claims.iat > maxAge) refuse('invalid_grant', 'iat', `the assertion was issued more than ${maxAge} s ago (RFC 7523 §3 item 6)`);
+  return undefined;
 }

@@ -26,6 +26,8 @@ export async function startDemoStack(
     asConfig?: (resource: string) => Partial<Omit<AuthorizationServerConfig, 'issuer' | 'storage'>>;
     /** The demo drive tool (issue 41): the drive's API and the MCP server's client at the AS. */
     drive?: { api: string; clientId: string; clientSecret: string };
+    /** The authorization extensions the demo advertises in server/discover (default: the demo's). */
+    authExtensions?: { clientCredentials?: boolean; enterpriseManagedAuthorization?: boolean };
   } = {},
 ): Promise<DemoStack> {
   const mcpPort = await freePort();
@@ -48,6 +50,7 @@ export async function startDemoStack(
     issuer: as.issuer,
     ...(options.mcpDpop !== undefined && { dpop: options.mcpDpop }),
     ...(options.drive && { drive: options.drive }),
+    ...(options.authExtensions && { authExtensions: options.authExtensions }),
   });
   return {
     issuer: as.issuer,

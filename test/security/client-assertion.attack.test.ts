@@ -10,6 +10,7 @@ type Store = Awaited<ReturnType<typeof openStore>>;
 import { createLoopbackCertificate, startTestIdp, type LoopbackCertificate, type TestIdp } from '@mcp-auth-kit/testing';
 import { SignJWT, decodeJwt, exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
 import {
+  auditLogger,
   dpopKey,
   dpopPostProof,
   postForm,
@@ -76,14 +77,7 @@ describe('attack: the client-assertion JWT bearer grant (RFC 7523 §2.1, §3; MC
     stack = await startAttackStack({
       cimdAllowPrivateNetwork: true,
       quiet: false,
-      logger: {
-        debug() {},
-        info(_message: string, fields?: Record<string, unknown>) {
-          if (fields?.audit) events.push(fields);
-        },
-        warn() {},
-        error() {},
-      },
+      logger: auditLogger(events),
       authorizationServer: {
         cimd: { allowPrivateNetwork: true, extraCaCertificates: cert.cert },
         clients: [
@@ -94,14 +88,8 @@ describe('attack: the client-assertion JWT bearer grant (RFC 7523 §2.1, §3; MC
           // authenticates with its secret and presents its assertion besides (RFC 7523 §3.1)
           keyed('secret-robot', robot.jwk, { token_endpoint_auth_method: 'client_secret_basic', client_secret: SECRET }),
           keyed('no-grant-robot', robot.jwk, { grant_types: ['client_credentials'] }),
-          {
-            client_id: 'agent',
-            client_secret: SECRET,
-            grant_types: [GRANT],
-            response_types: [],
-            redirect_uris: [],
-            token_endpoint_auth_method: 'client_secret_basic',
-          },
+          // named by the IdP's ID-JAGs below
+          keyed('agent', robot.jwk, { token_endpoint_auth_method: 'client_secret_basic', client_secret: SECRET }),
         ],
         // dynamic clients may hold the grant for ID-JAGs: never for their own assertions
         idJag: { allowClients: ['dynamic'], trustedIdps: [{ issuer: idp.issuer, jwksUri: idp.jwksUri, clients: ['agent'] }] },

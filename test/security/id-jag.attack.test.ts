@@ -4,7 +4,15 @@ import { startTestIdp, type TestIdp } from '@mcp-auth-kit/testing';
 import { respeltSignature } from '@mcp-auth-kit/test-utils';
 import { SignJWT, calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, type JWK } from 'jose';
 import { randomUUID } from 'node:crypto';
-import { expectOAuthError, postForm, postJson, startAttackStack, type AttackStack, type JsonResponse } from './helpers/support.js';
+import {
+  auditLogger,
+  expectOAuthError,
+  postForm,
+  postJson,
+  startAttackStack,
+  type AttackStack,
+  type JsonResponse,
+} from './helpers/support.js';
 
 /**
  * The ID-JAG grant of MCP enterprise-managed authorization at our AS (RFC 7523 §2.1,
@@ -55,14 +63,7 @@ describe('ID-JAG grant (RFC 7523 §2.1, draft-ietf-oauth-identity-assertion-auth
     foreign = await startTestIdp();
     stack = await startAttackStack({
       extraResources: [otherResource],
-      logger: {
-        debug() {},
-        info(_message: string, fields?: Record<string, unknown>) {
-          if (fields?.audit) events.push(fields);
-        },
-        warn() {},
-        error() {},
-      },
+      logger: auditLogger(events),
       quiet: false,
       authorizationServer: {
         clients: [

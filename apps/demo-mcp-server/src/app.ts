@@ -12,7 +12,9 @@ import { createMcpHandler, validateHostHeader, type AuthInfo } from '@modelconte
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import helmet from 'helmet';
 import { mcpCors } from './cors.js';
-import { createNotesMcpServer } from './mcp-server.js';
+import { createNotesMcpServer, DEFAULT_AUTH_EXTENSIONS } from './mcp-server.js';
+import { createStateBinding, type AuthExtensionsOptions } from '@mcp-auth-kit/resource-server/core';
+import { randomBytes } from 'node:crypto';
 import { NotesStore, type NotesRepository } from './notes-store.js';
 import { DEFAULT_SCOPES, SCOPES_SUPPORTED, TOOL_SCOPES } from './scopes.js';
 
@@ -48,6 +50,17 @@ export interface DemoAppOptions {
    * from the authorization server by RFC 8693 token exchange. Default: no drive tool.
    */
   drive?: { api: string; clientId: string; clientSecret: string };
+  /**
+   * The MCP authorization extensions the authorization server supports, advertised in
+   * `server/discover` (and `initialize`). Default: client credentials (our AS always has it);
+   * enterprise-managed authorization only when the AS trusts an IdP (`ID_JAG_ISSUER`).
+   */
+  authExtensions?: AuthExtensionsOptions;
+  /**
+   * Key of the `list_notes` cursors (state handles bound to the caller), at least 32 bytes, the
+   * same on every replica (`MCP_STATE_SECRET`). Default: random per process (one replica).
+   */
+  stateSecret?: string;
 }
 
 export interface DemoApp {
@@ -209,7 +222,10 @@ export function createDemoApp(options: DemoAppOptions): DemoApp {
   const resourceMetadataUrl = rs.metadataUrl;
 
   const driveApi = options.drive?.api;
-  const mcp = createMcpHandler(() => createNotesMcpServer(store, driveApi === undefined ? {} : { driveApi }), {
+  const authExtensions = options.authExtensions ?? DEFAULT_AUTH_EXTENSIONS;
+  // list_notes cursors: state handles bound to the caller (one secret for every replica: MCP_STATE_SECRET)
+  const state = createStateBinding({ secret: options.stateSecret ?? randomBytes(32) });
+  const mcp = createMcpHandler(() => createNotesMcpServer(store, { authExtensions, state, ...(driveApi !== undefined && { driveApi }) }), {
     legacy: 'stateless',
     onerror: onError,
   });

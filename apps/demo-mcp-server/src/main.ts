@@ -5,7 +5,8 @@
 // MCP_ALLOWED_ORIGINS (comma-separated browser origins, default the resource's origin),
 // MCP_DPOP_REQUIRED=1 (accept only DPoP-bound tokens, RFC 9449; default: DPoP and Bearer),
 // REDIS_URL (several replicas: notes, DPoP replay and revoked grants in Redis; default in
-// memory) with REDIS_PREFIX (key prefix, default mcp-auth-kit:, the same as the AS's).
+// memory) with REDIS_PREFIX (key prefix, default mcp-auth-kit:, the same as the AS's);
+// MCP_STATE_SECRET (≥ 32 characters, the same on every replica: key of the list_notes cursors).
 import { ConfigError } from '@mcp-auth-kit/protocol';
 import type { ResourceServerLogger } from '@mcp-auth-kit/resource-server';
 import { startDemoServer } from './server.js';
@@ -74,6 +75,10 @@ async function main(): Promise<void> {
   if (problems.length > 0) throw new ConfigError(problems);
   const server = await startDemoServer({
     ...(drive && { drive }),
+    // spec/extensions: what our AS supports, advertised in server/discover (enterprise-managed
+    // authorization only when the AS trusts an IdP: the ID_JAG_* variables it reads too).
+    authExtensions: { clientCredentials: true, enterpriseManagedAuthorization: !!env.ID_JAG_ISSUER?.trim() },
+    ...(env.MCP_STATE_SECRET?.trim() && { stateSecret: env.MCP_STATE_SECRET.trim() }),
     port: listenPort,
     ...(hosts && { hosts }),
     ...(env.MCP_RESOURCE && { resource: env.MCP_RESOURCE }),

@@ -1,4 +1,6 @@
 import { McpServer, requireScopes, type AuthInfo, type CallToolResult } from '@modelcontextprotocol/server';
+import { advertiseAuthExtensions, type AuthExtensionsOptions, type StateBinding } from '@mcp-auth-kit/resource-server/core';
+import type { McpAuthInfo } from '@mcp-auth-kit/resource-server';
 import * as z from 'zod';
 import { callerFrom, type Caller } from './caller.js';
 import { registerDriveTool } from './drive-tool.js';
@@ -6,6 +8,9 @@ import type { NotesRepository } from './notes-store.js';
 import { NOTES_READ, NOTES_WRITE, scopesForTool } from './scopes.js';
 
 export const SERVER_INFO = { name: 'mcp-auth-kit-demo', version: '0.1.0' } as const;
+
+/** Notes per `list_notes` page; more come with the page's `next` cursor. */
+export const NOTES_PAGE = 50;
 
 /** Longest note accepted by `add_note` (characters). */
 export const MAX_NOTE_LENGTH = 2000;
@@ -34,7 +39,13 @@ const noteSchema = z.object({ id: z.string(), text: z.string(), createdAt: z.str
  * lives in the shared `store`. Tools are registered in a fixed (alphabetical) order so
  * `tools/list` is deterministic (MCP 2026-07-28 changelog, minor change 3).
  */
-export function createNotesMcpServer(store: NotesRepository, options: { driveApi?: string } = {}): McpServer {
+/** What the demo advertises unless told otherwise: our AS always has the client credentials extension. */
+export const DEFAULT_AUTH_EXTENSIONS: AuthExtensionsOptions = Object.freeze({ clientCredentials: true });
+
+export function createNotesMcpServer(
+  store: NotesRepository,
+  options: { driveApi?: string; authExtensions?: AuthExtensionsOptions; state?: StateBinding } = {},
+): McpServer {
   const server = new McpServer(
     { ...SERVER_INFO },
     {
@@ -59,6 +70,9 @@ export function createNotesMcpServer(store: NotesRepository, options: { driveApi
     ({ text }, ctx) => withCaller(ctx.http?.authInfo, async (caller) => jsonResult({ note: await store.add(caller.subject, text) })),
   );
 
+  // spec/extensions: the authorization extensions of our AS, in server/discover's capabilities.
+  advertiseAuthExtensions(server, options.authExtensions ?? DEFAULT_AUTH_EXTENSIONS);
+
   // Third-party authorization (issue 41): only when the demo drive is configured.
   if (options.driveApi !== undefined) registerDriveTool(server, options.driveApi);
 
@@ -66,12 +80,27 @@ export function createNotesMcpServer(store: NotesRepository, options: { driveApi
     'list_notes',
     {
       title: 'List notes',
-      description: `Lists the calling user's notes, oldest first. Requires scope ${NOTES_READ}.`,
-      outputSchema: z.object({ notes: z.array(noteSchema) }),
+      description: `Lists the calling user's notes, oldest first, ${NOTES_PAGE} at a time: pass \`next\` back as \`cursor\` for more. Requires scope ${NOTES_READ}.`,
+      inputSchema: z.object({ cursor: z.string().max(512).optional().describe('The `next` of the previous page') }),
+      outputSchema: z.object({ notes: z.array(noteSchema), next: z.string().optional() }),
       annotations: { readOnlyHint: true, openWorldHint: false },
       scopeChallenge: requireScopes(...scopesForTool('list_notes')),
     },
-    (ctx) => withCaller(ctx.http?.authInfo, async (caller) => jsonResult({ notes: [...(await store.list(caller.subject))] })),
+    ({ cursor }, ctx) =>
+      withCaller(ctx.http?.authInfo, async (caller) => {
+        // The cursor is a state handle bound to the caller (security best practices, state handle
+        // hijacking): one minted for another user, or altered, is no cursor at all.
+        const start = cursor === undefined ? 0 : Number(options.state?.open(ctx.http?.authInfo as McpAuthInfo, cursor));
+        if (!Number.isSafeInteger(start) || start < 0)
+          return { isError: true, content: [{ type: 'text', text: 'Unknown cursor: list again without one.' }] };
+        const all = await store.list(caller.subject);
+        const page = all.slice(start, start + NOTES_PAGE);
+        const more = start + NOTES_PAGE < all.length && options.state;
+        return jsonResult({
+          notes: [...page],
+          ...(more && { next: more.mint(ctx.http?.authInfo as McpAuthInfo, String(start + NOTES_PAGE)) }),
+        });
+      }),
   );
 
   server.registerTool(

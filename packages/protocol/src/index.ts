@@ -11,7 +11,7 @@ export {
 } from './redirect-uri.js';
 export { ConfigError, INVALID_CONFIG } from './config-error.js';
 export { escapeHtml } from './html.js';
-export { isCanonicalBase64url, isCanonicalCompactJws, isCanonicalSignedJws, JWS_COMPACT } from './jws.js';
+export { ASYMMETRIC_JWS_ALGORITHMS, isCanonicalBase64url, isCanonicalCompactJws, isCanonicalSignedJws, JWS_COMPACT } from './jws.js';
 export { pkceChallengeS256 } from './pkce.js';
 export { decodeEntities, parseForm, parseForms, type ParsedForm } from './html-form.js';
 export { canonicalResource } from './resource-uri.js';

@@ -46,3 +46,21 @@ export function isCanonicalBase64url(segment: string): boolean {
   // 2 characters carry 1 byte (4 bits unused), 3 carry 2 bytes (2 bits unused)
   return (last & (tail === 2 ? 0b1111 : 0b11)) === 0;
 }
+
+/**
+ * The asymmetric JWS algorithms (RFC 7518 §3.1, RFC 8037) a verifier of our kind accepts by
+ * default: never `none`, never HMAC (RFC 8725 §3.1-3.2: a verifier holding no shared secret).
+ */
+export const ASYMMETRIC_JWS_ALGORITHMS: readonly string[] = Object.freeze([
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+  'Ed25519',
+]);

@@ -58,3 +58,4 @@ export {
   type AuthExtensionsOptions,
   type CapabilityRegistrar,
 } from './auth-extensions.js';
+export { createStateBinding, type StateBinding, type StateBindingOptions } from './state-binding.js';

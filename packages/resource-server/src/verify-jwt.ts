@@ -1,4 +1,4 @@
-import { isCanonicalBase64url, JWS_COMPACT } from '@mcp-auth-kit/protocol';
+import { ASYMMETRIC_JWS_ALGORITHMS, isCanonicalBase64url, JWS_COMPACT } from '@mcp-auth-kit/protocol';
 import { errors, type CompactJWSHeaderParameters, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import { MetadataError } from './as-metadata.js';
 import { ResourceServerError, type RejectionReason } from './errors.js';
@@ -9,19 +9,7 @@ import { verifyJwsSignature } from './jws-signature.js';
 import { DEFAULTS } from './config/defaults.js';
 
 /** Asymmetric JWS algorithms accepted by default (never `none`, never HMAC). */
-export const DEFAULT_ALGORITHMS: readonly string[] = [
-  'RS256',
-  'RS384',
-  'RS512',
-  'PS256',
-  'PS384',
-  'PS512',
-  'ES256',
-  'ES384',
-  'ES512',
-  'EdDSA',
-  'Ed25519',
-];
+export const DEFAULT_ALGORITHMS: readonly string[] = Object.freeze([...ASYMMETRIC_JWS_ALGORITHMS]);
 
 /** RFC 9068 §2.2 claims plus `client_id`, all required. */
 export const REQUIRED_CLAIMS = ['iss', 'sub', 'aud', 'exp', 'iat', 'jti', 'client_id'] as const;

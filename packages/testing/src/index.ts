@@ -26,6 +26,7 @@ export { startClientMetadataHost, type ClientMetadataHost } from './client-metad
 export { createLoopbackCertificate, type LoopbackCertificate } from './loopback-certificate.js';
 export { startLoopbackServer, type LoopbackServer, type LoopbackServerOptions, type RequestListener } from './loopback-server.js';
 export { mcpRequest, callTool, type McpRequestOptions } from './mcp-request.js';
+export { assertAuthExtensions, discoverExtensions, type AdvertisedExtensions } from './auth-extensions.js';
 export {
   openMcpSession,
   McpHandshakeError,

@@ -95,6 +95,18 @@ export async function startAttackStack(
 /** Re-exported: the attack tests take every helper from this file. */
 export { pkcePair };
 
+/** A logger that keeps the AS's audit events (fields with `audit`) in `events` and drops the rest. */
+export function auditLogger(events: Array<Record<string, unknown>>) {
+  return {
+    debug() {},
+    info(_message: string, fields?: Record<string, unknown>) {
+      if (fields?.audit) events.push(fields);
+    },
+    warn() {},
+    error() {},
+  };
+}
+
 export interface JsonResponse {
   status: number;
   headers: Headers;

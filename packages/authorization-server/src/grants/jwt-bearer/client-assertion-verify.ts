@@ -18,24 +18,13 @@
  * Pure apart from the key lookup and the replay store, both passed in; the clock is passed in.
  */
 import { compactVerify, decodeJwt, decodeProtectedHeader, errors as joseErrors, type JWTVerifyGetKey } from 'jose';
-import { isCanonicalCompactJws } from '@mcp-auth-kit/protocol';
+import { ASYMMETRIC_JWS_ALGORITHMS, isCanonicalCompactJws } from '@mcp-auth-kit/protocol';
 import { GrantRefusal, refuse } from '../refusal.js';
 import { isClientAssertionTyp } from './assertion-typ.js';
+import { checkAssertionTimes } from './assertion-times.js';
 
 /** Asymmetric JWS algorithms a client may sign its assertions with (RFC 7518 §3.1, RFC 8037). */
-export const CLIENT_ASSERTION_ALGORITHMS: readonly string[] = Object.freeze([
-  'RS256',
-  'RS384',
-  'RS512',
-  'PS256',
-  'PS384',
-  'PS512',
-  'ES256',
-  'ES384',
-  'ES512',
-  'EdDSA',
-  'Ed25519',
-]);
+export const CLIENT_ASSERTION_ALGORITHMS: readonly string[] = ASYMMETRIC_JWS_ALGORITHMS;
 /** The longest lifetime accepted (`exp` − now, now − `iat`), in seconds: "short" (RFC 7523 §3 item 4, RFC 7521 §8.2). */
 export const CLIENT_ASSERTION_MAX_LIFETIME = 300;
 /** Clock skew accepted on `exp`, `nbf` and `iat`, in seconds. */
@@ -66,8 +55,6 @@ export interface ClientAssertionClaims {
   nbf?: number;
   [claim: string]: unknown;
 }
-
-const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 
 function checkShapeAndTyp(assertion: string): void {
   let header: { typ?: unknown } = {};
@@ -126,18 +113,7 @@ function checkParties(claims: ClientAssertionClaims, input: ClientAssertionCheck
 async function checkTimesAndReplay(claims: ClientAssertionClaims, input: ClientAssertionCheckInput): Promise<void> {
   const { now } = input;
   const skew = CLIENT_ASSERTION_CLOCK_TOLERANCE;
-  const max = CLIENT_ASSERTION_MAX_LIFETIME;
-  if (!isNumber(claims.exp)) refuse('invalid_grant', 'exp', 'the assertion has no exp (RFC 7523 §3 item 4)');
-  if (claims.exp + skew <= now) refuse('invalid_grant', 'exp', 'the assertion has expired (RFC 7523 §3 item 4)');
-  if (claims.exp - skew > now + max)
-    refuse('invalid_grant', 'exp', `the assertion is valid for too long (more than ${max} s; RFC 7523 §3 item 4)`);
-  if (claims.nbf !== undefined && (!isNumber(claims.nbf) || claims.nbf - skew > now))
-    refuse('invalid_grant', 'nbf', 'the assertion is not valid yet (RFC 7523 §3 item 5)');
-  if (claims.iat !== undefined) {
-    if (!isNumber(claims.iat) || claims.iat - skew > now)
-      refuse('invalid_grant', 'iat', 'the assertion is issued in the future (RFC 7523 §3 item 6)');
-    if (now - claims.iat > max) refuse('invalid_grant', 'iat', `the assertion was issued more than ${max} s ago (RFC 7523 §3 item 6)`);
-  }
+  checkAssertionTimes(claims, { now, skew, maxAge: CLIENT_ASSERTION_MAX_LIFETIME, iatRequired: false, iatRule: 'RFC 7523 §3 item 6' });
   if (typeof claims.jti !== 'string' || !claims.jti)
     refuse('invalid_grant', 'jti', 'the assertion has no jti: this server needs one to refuse replays (RFC 7523 §3 item 7)');
   // Remembered until the assertion could no longer pass the exp check anyway.

@@ -26,6 +26,7 @@ import type { TrustedIdp } from './idp-keys.js';
 import { IdJagRefusal, refuse } from './refusal.js';
 import { ID_JAG_TYP } from './constants.js';
 import { normalizedTyp } from './assertion-typ.js';
+import { checkAssertionTimes } from './assertion-times.js';
 
 export interface IdJagClaims {
   iss: string;
@@ -71,8 +72,6 @@ export interface VerifiedIdJag {
   resource: string;
   scopes: string[];
 }
-
-const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 
 async function verifySignature(input: IdJagCheckInput): Promise<{ idp: TrustedIdp; header: { typ?: unknown }; payload: unknown }> {
   let unverifiedIss: unknown;
@@ -157,15 +156,7 @@ function chooseResource(claims: IdJagClaims, input: IdJagCheckInput): string {
 
 async function checkTimesAndReplay(claims: IdJagClaims, input: IdJagCheckInput): Promise<void> {
   const { now, clockTolerance: skew, maxAge } = input;
-  if (!isNumber(claims.exp)) refuse('invalid_grant', 'exp', 'the assertion has no exp (RFC 7523 §3 item 4)');
-  if (claims.exp + skew <= now) refuse('invalid_grant', 'exp', 'the assertion has expired (RFC 7523 §3 item 4)');
-  if (claims.exp - skew > now + maxAge)
-    refuse('invalid_grant', 'exp', `the assertion is valid for too long (more than ${maxAge} s; RFC 7523 §3 item 4)`);
-  if (claims.nbf !== undefined && (!isNumber(claims.nbf) || claims.nbf - skew > now))
-    refuse('invalid_grant', 'nbf', 'the assertion is not valid yet (RFC 7523 §3 item 5)');
-  if (!isNumber(claims.iat)) refuse('invalid_grant', 'iat', 'the assertion has no iat (draft §3.1)');
-  if (claims.iat - skew > now) refuse('invalid_grant', 'iat', 'the assertion is issued in the future (RFC 7523 §3 item 6)');
-  if (now - claims.iat > maxAge) refuse('invalid_grant', 'iat', `the assertion was issued more than ${maxAge} s ago (RFC 7523 §3 item 6)`);
+  checkAssertionTimes(claims, { now, skew, maxAge, iatRequired: true, iatRule: 'draft §3.1' });
   if (typeof claims.sub !== 'string' || !claims.sub) refuse('invalid_grant', 'sub', 'the assertion has no sub (RFC 7523 §3 item 2)');
   if (typeof claims.jti !== 'string' || !claims.jti) refuse('invalid_grant', 'jti', 'the assertion has no jti (draft §3.1)');
   // Remembered until the assertion could no longer pass the exp check anyway.

@@ -33,7 +33,7 @@ describe('doctor against a bare oidc-provider and a tiny resource server', () =>
     const report = await checkDeployment(rs.mcpUrl, {
       allowPrivate: true,
       token: issued.access_token,
-      refresh: { refreshToken: issued.refresh_token!, clientId },
+      refresh: { refreshToken: issued.refresh_token!, clientId, issuer: as.issuer },
       scopeProbe: { method: 'tools/call', params: { name: 'write', arguments: {} } },
     });
     // oidc-provider gets the AS side right; the test's tiny RS checks tokens and scopes but not Origin

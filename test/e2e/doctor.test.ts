@@ -61,7 +61,7 @@ describe('doctor against the demo stack (issue 45)', () => {
       allowPrivate: true,
       token: issued.access_token,
       otherResourceToken: other.access_token,
-      refresh: { refreshToken: issued.refresh_token!, clientId },
+      refresh: { refreshToken: issued.refresh_token!, clientId, issuer: stack.issuer },
       scopeProbe: { method: 'tools/call', params: { name: 'add_note', arguments: { text: 'from the doctor' } } },
       browserOrigin: new URL(stack.mcpUrl).origin,
     });

@@ -29,6 +29,14 @@ export function policyVerdict(policy: CimdTrustPolicy, host: string, decision: '
 /** How often a known client's `lastSeen` is written (a token request must not write every time). */
 const SIGHTING_INTERVAL_SECONDS = 60;
 
+/**
+ * Bounds of the approval queue: anyone with one host can mint client_id URLs without end, and an
+ * operator must still be able to read the queue. Past a bound a new client still waits (its user
+ * sees the waiting page) but is not queued until the operator decides on what is there.
+ */
+export const MAX_PENDING_PER_HOST = 20;
+export const MAX_PENDING = 500;
+
 export interface CimdTrust {
   verdict(clientId: string): Promise<CimdVerdict>;
   /** Records a client whose document was fetched and valid (the approval queue); true when it is new. */
@@ -48,6 +56,10 @@ export function createCimdTrust(store: Store, clock: () => number = Date.now): C
       if (!host) return false;
       const record = await store.cimdTrust.get(clientId);
       if (record && record.lastSeen > Math.floor(clock() / 1000) - SIGHTING_INTERVAL_SECONDS) return false;
+      if (!record) {
+        const pending = await store.cimdTrust.list('pending');
+        if (pending.length >= MAX_PENDING || pending.filter((r) => r.host === host).length >= MAX_PENDING_PER_HOST) return false;
+      }
       // a sighting never decides: the status stays pending until an operator approves or denies
       await store.cimdTrust.see(clientId, host, 'pending');
       return record === undefined;

@@ -19,6 +19,8 @@ export function cimdRefusal(clientId: string, config: CimdConfig): string | unde
   if (url.pathname === '/' || url.pathname === '') return 'client_id URL must contain a path';
   if (url.username || url.password) return 'client_id URL must not contain credentials';
   const host = url.hostname.replace(/^\[|\]$/g, '');
+  // `app.example.` is the same host as `app.example` but another client_id string: one client, one id
+  if (host.endsWith('.')) return 'client_id URL host must not end in a dot';
   if (config.deniedHosts?.some((p) => hostMatches(p, host))) return `host ${host} is denied by policy`;
   if (config.allowedHosts?.length && !config.allowedHosts.some((p) => hostMatches(p, host))) {
     return `host ${host} is not in the allowed hosts`;

@@ -23,17 +23,20 @@ export function allLoopback(redirectUris: readonly string[]): boolean {
 
 /**
  * Host pattern match: `example.com` matches exactly, `*.example.com` matches any subdomain
- * (not the apex). Case-insensitive.
+ * (not the apex). Case-insensitive, and a fully qualified name's trailing dot is ignored on both
+ * sides: DNS and TLS treat `example.com.` as `example.com`, so a policy must too.
  */
 export function hostMatches(pattern: string, hostname: string): boolean {
-  const p = pattern.toLowerCase().trim();
-  const h = hostname.toLowerCase();
+  const p = withoutRootDot(pattern.toLowerCase().trim());
+  const h = withoutRootDot(hostname.toLowerCase());
   if (p.startsWith('*.')) {
     const suffix = p.slice(1);
     return h.endsWith(suffix) && h.length > suffix.length;
   }
   return p === h;
 }
+
+const withoutRootDot = (host: string): string => (host.endsWith('.') ? host.slice(0, -1) : host);
 
 /** RFC 8707 §2: an absolute URI without a fragment. */
 export function isValidResourceIndicator(value: string): boolean {

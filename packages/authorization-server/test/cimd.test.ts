@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isSpecialUseAddress as isPrivateAddressLiteral } from '@mcp-auth-kit/protocol';
 import { adjustDocument, cacheSeconds, cimdRefusal } from '../src/cimd.js';
+import { hostMatches } from '../src/urls.js';
+import { cimdHostOf, policyVerdict } from '../src/cimd-trust-gate.js';
 import { openStore } from '../src/storage/index.js';
 import { decodeJwt, REDIRECT, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
 import { authorizeAuto, exchangeCode, codeAuthorizeUrl } from './helpers/flow.js';
@@ -107,6 +109,30 @@ describe('CIMD trust policy (pure functions)', () => {
     expect(cimdRefusal('https://trusted.example/c.json', policy)).toMatch(/not in the allowed/);
     expect(cimdRefusal('https://bad.trusted.example/c.json', policy)).toMatch(/denied/);
     expect(cimdRefusal('https://other.example/c.json', policy)).toMatch(/not in the allowed/);
+  });
+
+  it.each(['https://bad.trusted.example./c.json', 'https://BAD.trusted.example./c.json', 'https://app.example./c.json'])(
+    'attack: a trailing dot (the same host to DNS and TLS) neither escapes a denied host nor makes a second client_id: %s',
+    (id) => {
+      expect(cimdRefusal(id, { deniedHosts: ['bad.trusted.example'] })).toMatch(/dot/);
+    },
+  );
+
+  it.each([
+    ['bad.example', 'bad.example.', true],
+    ['bad.example.', 'bad.example', true],
+    ['*.bad.example', 'a.bad.example.', true],
+    ['*.bad.example', 'bad.example.', false],
+    ['bad.example', 'notbad.example.', false],
+  ])('hostMatches(%s, %s) is %s: the root dot is ignored on both sides', (pattern, host, expected) => {
+    expect(hostMatches(pattern, host)).toBe(expected);
+  });
+
+  it('attack: the stored trust policy (console) denies a host however its name ends', () => {
+    const policy = { allowedHosts: [], deniedHosts: ['evil.example', '*.evil.example'], approvalRequired: false };
+    for (const id of ['https://evil.example./c.json', 'https://a.evil.example./c.json', 'https://EVIL.example./c.json']) {
+      expect(policyVerdict(policy, cimdHostOf(id)!, undefined), id).toBe('denied');
+    }
   });
 
   it('oidc-provider defaults application_type to web, and only native clients get any-port loopback: documents with only loopback/private-use redirects and no application_type become native', () => {

@@ -343,6 +343,7 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
     env: io.env,
     setExitCode,
     clientId: () => globals().clientId,
+    issuer: () => globals().issuer,
     login: (url, home, allowPrivate) =>
       makeClient({ ...globals(), home, ...(allowPrivate && { privateNetworks: 'allow' as const }) }, ctx, { dpop: 'never' }).authorize(url),
   });

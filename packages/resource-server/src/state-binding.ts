@@ -17,6 +17,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
+import { isCanonicalBase64url } from '@mcp-auth-kit/protocol';
 import type { McpAuthInfo } from './types.js';
 
 export interface StateBindingOptions {
@@ -92,7 +93,11 @@ export function createStateBinding(options: StateBindingOptions): StateBinding {
     if (!who || !parts) return undefined;
     const [, nonce, expiry, encoded, tag] = parts as unknown as [string, string, string, string, string];
     if (Number.parseInt(expiry, 36) <= now()) return undefined;
-    if (!timingSafeEqual(Buffer.from(tag, 'base64url'), mac(who, nonce, expiry, encoded))) return undefined;
+    // one spelling per handle: base64url's unused low bits must be zero, or a re-spelt handle would pass
+    if (!isCanonicalBase64url(tag)) return undefined;
+    const expected = mac(who, nonce, expiry, encoded);
+    const given = Buffer.from(tag, 'base64url');
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
     return Buffer.from(encoded, 'base64url').toString('utf8');
   }
 

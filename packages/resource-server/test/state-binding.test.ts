@@ -63,6 +63,20 @@ describe('createStateBinding(): mint / owns', () => {
     expect(binding.owns(auth('alice'), handle)).toBe(false);
   });
 
+  it('attack: a handle has one spelling (the MAC re-spelt in base64url padding bits is refused)', () => {
+    const handle = binding.mint(auth('alice'), '7');
+    const tag = handle.slice(handle.lastIndexOf('.') + 1);
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    // 43 characters carry 258 bits for a 256-bit MAC: the last character's 2 low bits are unused
+    const last = alphabet.indexOf(tag.at(-1)!);
+    for (let low = 1; low < 4; low++) {
+      const respelt = `${handle.slice(0, -1)}${alphabet[(last & ~3) | ((last + low) & 3)]}`;
+      expect(Buffer.from(respelt.slice(respelt.lastIndexOf('.') + 1), 'base64url')).toEqual(Buffer.from(tag, 'base64url'));
+      expect(binding.open(auth('alice'), respelt), respelt).toBeUndefined();
+    }
+    expect(binding.open(auth('alice'), handle)).toBe('7');
+  });
+
   it('needs a verified caller and a real secret', () => {
     expect(() => binding.mint(undefined)).toThrow(TypeError);
     expect(() => binding.mint({ token: 't', clientId: 'c', scopes: [] })).toThrow(TypeError);

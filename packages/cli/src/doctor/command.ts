@@ -22,6 +22,8 @@ export interface DoctorDeps {
   login: (url: string, home: string, allowPrivate: boolean) => Promise<StoredTokens>;
   /** The global `--client-id`, for a refresh token given on the command line. */
   clientId: () => string | undefined;
+  /** The global `--issuer`: the only AS a refresh token given on the command line is sent to. */
+  issuer: () => string | undefined;
 }
 
 interface DoctorOpts {
@@ -80,7 +82,10 @@ export function registerDoctor(program: Command, deps: DoctorDeps): void {
     )
     .option('--login', 'log in first with this CLI (browser, or --client-credentials with --client-id/--issuer) into a throwaway store')
     .option('--other-resource-token <token>', 'a token the same AS issued for another resource: the server must refuse it')
-    .option('--refresh-token <token>', 'a refresh token of the client given by --client-id: checks rotation and a retried refresh')
+    .option(
+      '--refresh-token <token>',
+      'a refresh token of the client given by --client-id, issued by --issuer (sent only there): checks rotation and a retried refresh',
+    )
     .option('--scope-probe-tool <name>', "a tool the token's scope does not cover: expects 403 insufficient_scope with scope")
     .option('--browser-origin <origin>', 'an origin your browser clients use: checks its CORS preflight', origin)
     .option('--allow-private', 'allow loopback and private addresses, and plain http to them (local or intranet deployments)')
@@ -118,12 +123,14 @@ async function doctorOptions(
   if (opts.scopeProbeTool) check.scopeProbe = { method: 'tools/call', params: { name: opts.scopeProbeTool, arguments: {} } };
   if (opts.refreshToken) {
     const clientId = deps.clientId();
-    if (!clientId) {
-      const message = 'error: --refresh-token needs --client-id (the client it was issued to)';
+    const issuer = deps.issuer();
+    if (!clientId || !issuer) {
+      const message =
+        'error: --refresh-token needs --client-id and --issuer (the client and the authorization server it was issued by; it is sent nowhere else)';
       term.err(ownLayout(`${message}\n`));
       throw new CommanderError(DOCTOR_EXIT.usage, 'doctor.refresh', message);
     }
-    check.refresh = { refreshToken: opts.refreshToken, clientId };
+    check.refresh = { refreshToken: opts.refreshToken, clientId, issuer };
   }
   if (!opts.login) return { check, cleanup: () => undefined };
   // a store of its own: the refresh checks rotate (and may revoke) what it holds, never the user's tokens
@@ -133,7 +140,7 @@ async function doctorOptions(
     const tokens = await deps.login(url, home, check.allowPrivate === true);
     term.err(terminalText`Logged in via ${tokens.issuer} for the checks (a throwaway store, deleted afterwards)\n`);
     check.token = tokens.access_token;
-    if (tokens.refresh_token) check.refresh = { refreshToken: tokens.refresh_token, clientId: tokens.client_id };
+    if (tokens.refresh_token) check.refresh = { refreshToken: tokens.refresh_token, clientId: tokens.client_id, issuer: tokens.issuer };
   } catch (err) {
     cleanup();
     throw err;

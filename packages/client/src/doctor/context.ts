@@ -19,6 +19,8 @@ export interface DoctorContext {
   probe: Probe;
   found: Discovered;
   report(finding: Omit<Finding, 'group'>): void;
+  /** The failed findings so far (a later check that would send a secret stops on them). */
+  failed(): Finding[];
 }
 
 /** A finding of `group` whose evidence is `exchange`. */

@@ -52,7 +52,14 @@ export async function checkDeployment(url: string | URL, options: CheckDeploymen
   const findings: Finding[] = [];
   const found = { authorizationServers: new Map<string, Record<string, unknown>>() };
   for (const [group, run] of FAMILIES) {
-    const ctx: DoctorContext = { url: target, options, probe, found, report: reporter(findings, group) };
+    const ctx: DoctorContext = {
+      url: target,
+      options,
+      probe,
+      found,
+      report: reporter(findings, group),
+      failed: () => findings.filter((f) => f.status === 'fail'),
+    };
     await run(ctx);
   }
   return summarize(target, findings, probe.count);

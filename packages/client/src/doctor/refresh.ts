@@ -10,11 +10,18 @@ import type { RefreshCredentials } from './types.js';
 const S_ROTATION = 'OAuth 2.1 §4.3.1; MCP Authorization §Refresh Tokens';
 const S_RETRY = 'RFC 9700 §4.14.2; OAuth 2.1 §4.3.1';
 
-function tokenEndpoint(ctx: DoctorContext): string | undefined {
-  for (const meta of ctx.found.authorizationServers.values()) {
-    if (typeof meta.token_endpoint === 'string') return meta.token_endpoint;
-  }
-  return undefined;
+/**
+ * Where the refresh token may go: the token endpoint of the issuer it came from, found in that
+ * issuer's own metadata, and only when nothing before said the server's discovery is wrong. A
+ * hostile MCP server names its own AS in its PRM: the token must never follow it there.
+ */
+function tokenEndpoint(ctx: DoctorContext, issuer: string): { endpoint?: string; why?: string } {
+  const failed = ctx.failed().find((f) => f.group === 'resource-metadata' || f.group === 'authorization-server');
+  if (failed) return { why: `discovery failed (${failed.id}): the refresh token is not sent` };
+  const meta = ctx.found.authorizationServers.get(issuer);
+  if (!meta) return { why: `the server names no authorization server ${issuer}: the refresh token is not sent` };
+  if (typeof meta.token_endpoint !== 'string') return { why: 'no token endpoint was discovered' };
+  return { endpoint: meta.token_endpoint };
 }
 
 function refreshRequest(ctx: DoctorContext, endpoint: string, credentials: RefreshCredentials, refreshToken: string): Promise<Exchange> {
@@ -36,9 +43,8 @@ function refreshRequest(ctx: DoctorContext, endpoint: string, credentials: Refre
 
 export async function checkRefresh(ctx: DoctorContext): Promise<void> {
   const credentials = ctx.options.refresh;
-  const endpoint = tokenEndpoint(ctx);
+  const { endpoint, why } = credentials ? tokenEndpoint(ctx, credentials.issuer) : { why: 'no refresh token given' };
   if (!credentials || !endpoint) {
-    const why = credentials ? 'no token endpoint was discovered' : 'no refresh token given';
     ctx.report({ id: 'refresh-rotation', status: 'skip', section: S_ROTATION, title: `${why}: refresh rotation is not checked` });
     return;
   }

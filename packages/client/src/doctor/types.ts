@@ -39,6 +39,11 @@ export interface DeploymentReport {
 export interface RefreshCredentials {
   refreshToken: string;
   clientId: string;
+  /**
+   * The authorization server that issued the refresh token: it is sent only to the token endpoint
+   * of that issuer's metadata, never to whatever AS the checked server names.
+   */
+  issuer: string;
   /** For a confidential client (sent with HTTP Basic). */
   clientSecret?: string;
 }

@@ -324,6 +324,10 @@ describe('enumeration: every dev-only setting of the sources is a row of the tab
     MCP_CLIENT_ID: "the MCP server's own confidential client for RFC 8693 token exchange (AS and demo server)",
     MCP_CLIENT_SECRET: "that client's secret (set by npm start for its children, random per start)",
     DEMO_DRIVE_API: "the upstream API the demo's drive tool calls with the exchanged token (operator-set, needs MCP_CLIENT_*)",
+    CONSOLE_PATH: 'where the operator console is served (off without it; admin role, fresh sign-in, same origin)',
+    CONSOLE_FIRST_ADMIN: 'the admin role for an operator-made account (never a self-signed-up one)',
+    AUDIT_RETENTION_DAYS: 'how long audit records are kept in the store',
+    MCP_STATE_SECRET: "the demo's state-handle MAC key (random per start without it)",
     DEMO_DRIVE_CLIENT_SECRET: "set by npm start for its own children (the AS's secret at the demo drive), random per start",
   };
 

@@ -5,10 +5,16 @@
  * is logged as a warning and never fails the request that caused the event.
  */
 import { redact, scrubText, type Logger } from './logger.js';
-import type { AuditStore } from './storage/types.js';
+import type { AuditStore, NewAuditRecord } from './storage/types.js';
 
 const DAY_MS = 24 * 3600 * 1000;
 const PURGE_INTERVAL_MS = 3600 * 1000;
+/**
+ * Records are written in batches, off the request that caused them: the events of one turn of
+ * the event loop (up to BATCH_MAX) go in one statement, so a busy AS writes one INSERT per batch,
+ * not one per event, and a quiet one still has each record stored at once (the console reads it).
+ */
+const BATCH_MAX = 100;
 
 const text = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? scrubText(v) : undefined);
 
@@ -42,14 +48,30 @@ export function createAuditSink(logger: Logger, audit: AuditStore, retentionDays
       ...(clientId !== undefined && { clientId }),
       fields: redact(rest) ?? {},
     };
-    track(audit.append(record).catch((error: unknown) => logger.warn('audit record not stored', { event: record.event, error })));
+    queue.push(record);
+    if (queue.length >= BATCH_MAX) flush();
+    else if (!timer) timer = setImmediate(flush);
+  };
+  let queue: NewAuditRecord[] = [];
+  let timer: NodeJS.Immediate | undefined;
+  const flush = () => {
+    if (timer) clearImmediate(timer);
+    timer = undefined;
+    if (queue.length === 0) return;
+    const batch = queue;
+    queue = [];
+    track(
+      audit
+        .appendMany(batch)
+        .catch((error: unknown) => logger.warn('audit record not stored', { events: batch.map((r) => r.event).join(' '), error })),
+    );
   };
   const purge = () =>
     track(audit.purge(clock() - retentionDays * DAY_MS).catch((error: unknown) => logger.warn('audit retention purge failed', { error })));
   purge();
-  const timer = setInterval(purge, PURGE_INTERVAL_MS);
+  const purgeTimer = setInterval(purge, PURGE_INTERVAL_MS);
   // the purge must never keep a process alive on its own
-  timer.unref();
+  purgeTimer.unref();
   return {
     logOnly: logger,
     logger: {
@@ -62,8 +84,12 @@ export function createAuditSink(logger: Logger, audit: AuditStore, retentionDays
       error: (m, f) => logger.error(m, f),
     },
     async settled() {
+      flush();
       while (pending.size) await Promise.allSettled([...pending]);
     },
-    stop: () => clearInterval(timer),
+    stop: () => {
+      clearInterval(purgeTimer);
+      flush();
+    },
   };
 }

@@ -33,7 +33,7 @@ function raceGate(instances: Instance[], n: number) {
     // the public type of `provider` is a subset (oidc-shapes.ts): the model class is reached by cast
     const model = (instance.as().provider as unknown as { AuthorizationCode: { find: (...args: unknown[]) => Promise<unknown> } })
       .AuthorizationCode;
-    const own = Object.prototype.hasOwnProperty.call(model, 'find');
+    const own = Object.hasOwn(model, 'find');
     const original = model.find;
     model.find = async function gatedFind(this: unknown, ...args: unknown[]) {
       const found = await original.apply(this, args);

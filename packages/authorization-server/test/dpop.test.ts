@@ -1,6 +1,6 @@
 // RFC 9449 DPoP at the authorization server (oidc-provider features.dPoP, configured by src/dpop.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError } from '../src/index.js';
+import type { ConfigError } from '../src/index.js';
 import { validateConfig } from '../src/ops/index.js';
 import { decodeJwt, registerClient, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
 import { authorizeAuto, codeGrant } from './helpers/flow.js';

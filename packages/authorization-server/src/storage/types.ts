@@ -203,6 +203,8 @@ export interface AuditQuery {
 
 export interface AuditStore {
   append(record: NewAuditRecord): Promise<AuditRecord>;
+  /** Several records in one write (the audit sink's batches); how many were written. */
+  appendMany(records: readonly NewAuditRecord[]): Promise<number>;
   search(query: AuditQuery): Promise<AuditRecord[]>;
   /** Deletes records older than `before` (epoch ms); how many (the retention purge). */
   purge(before: number): Promise<number>;

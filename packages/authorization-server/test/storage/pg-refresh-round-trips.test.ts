@@ -22,7 +22,12 @@ async function statementsOf(run: () => Promise<void>): Promise<Statement[]> {
     await run();
     await sleep(100);
   });
-  return statements;
+  // The token's audit record kept in the store (issue 44) is written by the audit sink in batches
+  // (one INSERT for the events of an event-loop turn), off the response path and in no fixed
+  // order with the statements above: at most one such batch per request, then counted apart.
+  const batches = statements.filter((s) => kind(s) === 'audit batch');
+  expect(batches.length).toBeLessThanOrEqual(1);
+  return statements.filter((s) => kind(s) !== 'audit batch');
 }
 
 function kind({ text }: Statement): string {
@@ -33,6 +38,7 @@ function kind({ text }: Statement): string {
   if (/^WITH s AS \(UPDATE \S+\.oidc_models SET payload.*\) INSERT INTO \S+\.oidc_models /.test(text)) return 'rotate';
   if (/^UPDATE \S+\.oidc_models SET payload/.test(text)) return 'consume';
   if (/^INSERT INTO \S+\.oidc_models /.test(text)) return 'upsert';
+  if (/^INSERT INTO \S+\.audit_log /.test(text)) return 'audit batch';
   return text.slice(0, 80);
 }
 
@@ -52,7 +58,7 @@ describe('PostgreSQL round trips of a refresh (issue 25)', () => {
   const refresh = (refreshToken: string) =>
     tokenRequest(as.url, { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId, resource: RESOURCE });
 
-  it('OAuth 2.1 §4.3.1 rotation with the RFC 9700 §4.14.2 grace window: one refresh is 4 statements, the client and its refresh token read in one, the rotation one write', async () => {
+  it('OAuth 2.1 §4.3.1 rotation with the RFC 9700 §4.14.2 grace window: one refresh is 4 statements (and a share of an audit batch), the client and its refresh token read in one, the rotation one write', async () => {
     const code = await exchangeCode(as.url, clientId, await authorizeAuto(as.url, clientId));
     expect(code.status, JSON.stringify(code.body)).toBe(200);
     let token = code.body.refresh_token as string;
@@ -79,7 +85,7 @@ describe('PostgreSQL round trips of a refresh (issue 25)', () => {
     }
   });
 
-  it('a retry within the window (the first response was lost) is served in 4 statements, without a rotation', async () => {
+  it('a retry within the window (the first response was lost) is served in 4 statements (and a share of an audit batch), without a rotation', async () => {
     const code = await exchangeCode(as.url, clientId, await authorizeAuto(as.url, clientId));
     const first = await refresh(code.body.refresh_token as string);
     expect(first.status).toBe(200);

@@ -15,6 +15,12 @@ export class MemoryAudit implements AuditStore {
     return copy(record);
   }
 
+  async appendMany(records: readonly NewAuditRecord[]) {
+    for (const r of records) checkAuditInput(r);
+    for (const r of records) await this.append(r);
+    return records.length;
+  }
+
   async search(query: AuditQuery) {
     const limit = auditLimit(query);
     const out: AuditRecord[] = [];

@@ -19,6 +19,16 @@ export class PgAudit implements AuditStore {
     return auditFromRow(rows[0]!);
   }
 
+  async appendMany(records: readonly NewAuditRecord[]) {
+    if (records.length === 0) return 0;
+    const values = records.flatMap((r) => auditValues(r));
+    const width = values.length / records.length;
+    const rows = records.map((_, r) => `(${Array.from({ length: width }, (_, c) => `$${r * width + c + 1}`).join(', ')})`);
+    // one statement for the whole batch; not `repeatable`, as for append
+    const { rowCount } = await this.pool.query(`INSERT INTO ${this.q}.audit_log (${AUDIT_COLUMNS}) VALUES ${rows.join(', ')}`, values);
+    return rowCount ?? records.length;
+  }
+
   async search(query: AuditQuery) {
     const limit = auditLimit(query);
     const { where, values } = auditWhere(query, (i) => `$${i}`);

@@ -14,6 +14,13 @@ export class SqliteAudit implements AuditStore {
     return auditFromRow(row);
   }
 
+  async appendMany(records: readonly NewAuditRecord[]) {
+    const rows = records.map((r) => auditValues(r) as Array<string | number | null>);
+    const insert = prepared(this.db, `INSERT INTO audit_log (${AUDIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)`);
+    for (const values of rows) insert.run(...values);
+    return rows.length;
+  }
+
   async search(query: AuditQuery) {
     const limit = auditLimit(query);
     const { where, values } = auditWhere(query, () => '?');

@@ -58,6 +58,18 @@ export function consoleContract(opened: Opened): void {
       expect('actor' in newest! || 'accountId' in newest! || 'clientId' in newest!).toBe(false);
     });
 
+    it('appendMany writes a batch in order (the audit sink writes one statement per batch); an invalid record refuses the whole batch', async () => {
+      const { audit } = opened.store;
+      const t = opened.clock.ms;
+      expect(await audit.appendMany([])).toBe(0);
+      expect(await audit.appendMany([event(t, { accountId: 'b1' }), event(t + 1, { event: 'token.issued', clientId: 'c9' })])).toBe(2);
+      const [newest, oldest] = await audit.search({});
+      expect(newest).toMatchObject({ at: t + 1, event: 'token.issued', clientId: 'c9' });
+      expect(oldest).toMatchObject({ at: t, accountId: 'b1' });
+      await expect(audit.appendMany([event(t + 2), { at: t + 3, event: '', fields: {} }])).rejects.toMatchObject({ code: 'invalid_input' });
+      expect(await audit.search({})).toHaveLength(2);
+    });
+
     it('search narrows by account, client, event, operator and time range (from inclusive, to exclusive), newest first', async () => {
       const { audit } = opened.store;
       const t = opened.clock.ms;

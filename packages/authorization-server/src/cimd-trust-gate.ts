@@ -7,6 +7,7 @@
  * - with `approvalRequired` on, a client whose host is not in the stored `allowedHosts` waits
  *   (`pending`) until an operator approves or denies it; with it off, every other client is admitted.
  */
+import { urlHost } from '@mcp-auth-kit/protocol';
 import type { CimdTrustPolicy, Store } from './storage/types.js';
 import { hostMatches, parseUrl } from './urls.js';
 
@@ -15,7 +16,7 @@ export type CimdVerdict = 'admitted' | 'pending' | 'denied';
 /** The document host of a client_id URL (brackets of an IPv6 literal removed), or undefined. */
 export function cimdHostOf(clientId: string): string | undefined {
   const url = parseUrl(clientId);
-  return url && url.protocol === 'https:' ? url.hostname.replace(/^\[|\]$/g, '') : undefined;
+  return url && url.protocol === 'https:' ? urlHost(url) : undefined;
 }
 
 export function policyVerdict(policy: CimdTrustPolicy, host: string, decision: 'approved' | 'denied' | 'pending' | undefined): CimdVerdict {

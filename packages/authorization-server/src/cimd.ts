@@ -6,7 +6,7 @@
 import type { CimdConfig } from './config/types.js';
 import type { Logger } from './logger.js';
 import type { KeyValueStore } from './storage/types.js';
-import { checkEgressHost, type RedirectUriOptions } from '@mcp-auth-kit/protocol';
+import { checkEgressHost, type RedirectUriOptions, urlHost } from '@mcp-auth-kit/protocol';
 import { clientUrlEgressPolicy, createEgressFetch } from './egress.js';
 import { hostMatches, looksNative, parseUrl } from './urls.js';
 
@@ -18,7 +18,7 @@ export function cimdRefusal(clientId: string, config: CimdConfig): string | unde
   if (!url || url.protocol !== 'https:') return 'client_id URL must use https';
   if (url.pathname === '/' || url.pathname === '') return 'client_id URL must contain a path';
   if (url.username || url.password) return 'client_id URL must not contain credentials';
-  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const host = urlHost(url);
   // `app.example.` is the same host as `app.example` but another client_id string: one client, one id
   if (host.endsWith('.')) return 'client_id URL host must not end in a dot';
   if (config.deniedHosts?.some((p) => hostMatches(p, host))) return `host ${host} is denied by policy`;

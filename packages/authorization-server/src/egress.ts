@@ -14,6 +14,7 @@ import {
   tryCreateEgressDispatcher,
   type EgressPolicy,
   type EgressResolver,
+  urlHost,
 } from '@mcp-auth-kit/protocol';
 import type { CimdConfig } from './config/types.js';
 import type { Logger } from './logger.js';
@@ -71,7 +72,7 @@ export function createEgressFetch(options: EgressFetchOptions): EgressFetch {
     },
   );
   return async (url, init = {}) => {
-    const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+    const host = urlHost(new URL(url));
     const decision = await resolveEgress(host, options.policy, options.resolve);
     if (!decision.ok) {
       onRefused(host, decision.reason);

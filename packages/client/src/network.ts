@@ -5,6 +5,7 @@ import {
   resolveEgress,
   type EgressDispatcher,
   type EgressPolicy,
+  urlHost,
 } from '@mcp-auth-kit/protocol';
 import { ERR, McpAuthError } from './errors.js';
 
@@ -25,7 +26,7 @@ export type Resolver = (hostname: string) => Promise<string[]>;
  * uses ({@link egressDispatcher}), so an answer that changes in between (rebinding) is refused too.
  */
 export async function assertEgressAllowed(url: URL, policy: EgressPolicy, what: string, resolve?: Resolver): Promise<void> {
-  const decision = await resolveEgress(url.hostname.replace(/^\[|\]$/g, ''), policy, resolve);
+  const decision = await resolveEgress(urlHost(url), policy, resolve);
   if (!decision.ok) throw new McpAuthError(ERR.URL_FORBIDDEN, egressRefusalMessage(what, decision.reason));
 }
 

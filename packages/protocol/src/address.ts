@@ -125,6 +125,11 @@ export function isSpecialUseAddress(text: string): boolean {
   return kind === 'loopback' || kind === 'special-use';
 }
 
+/** A URL's host as the address rules and the egress policy take it: an IPv6 literal without its brackets. */
+export function urlHost(url: URL): string {
+  return url.hostname.replace(/^\[|\]$/g, '');
+}
+
 /**
  * True for a host that always means this machine: `localhost` and `*.localhost` (RFC 6761 §6.3,
  * with or without the root dot), 127.0.0.0/8, ::1 and IPv4-mapped 127.0.0.0/8.

@@ -1,4 +1,4 @@
-export { classifyIpAddress, isLoopbackHost, isLoopbackListenAddress, isSpecialUseAddress, type AddressClass } from './address.js';
+export { classifyIpAddress, isLoopbackHost, isLoopbackListenAddress, isSpecialUseAddress, urlHost, type AddressClass } from './address.js';
 export { authorizationServerMetadataUrls, protectedResourceMetadataUrl, protectedResourceMetadataUrls } from './metadata-urls.js';
 export {
   checkRedirectUri,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyIpAddress, isLoopbackHost, isLoopbackListenAddress, isSpecialUseAddress, parseIPv6 } from '../src/address.js';
+import { classifyIpAddress, isLoopbackHost, isLoopbackListenAddress, isSpecialUseAddress, parseIPv6, urlHost } from '../src/address.js';
 
 /**
  * The one loopback / special-use classifier of the kit (MCP security best practices §SSRF,
@@ -206,4 +206,15 @@ describe('isLoopbackListenAddress (the socket, not the issuer)', () => {
     ['auth.example.com', 'a name'],
     ['127.1', 'not a strict literal'],
   ])('%s is reachable from outside (%s)', (host: string | undefined, _why: string) => expect(isLoopbackListenAddress(host)).toBe(false));
+});
+
+describe('urlHost: the host the address rules judge (RFC 3986 §3.2.2 IP-literal without brackets)', () => {
+  it.each([
+    ['https://[::1]:8443/c.json', '::1'],
+    ['https://[::ffff:7f00:1]/x', '::ffff:7f00:1'],
+    ['https://App.Example./c.json', 'app.example.'],
+    ['http://127.0.0.1:3000/mcp', '127.0.0.1'],
+  ])('%s → %s', (url, host) => {
+    expect(urlHost(new URL(url))).toBe(host);
+  });
 });

@@ -4,7 +4,7 @@
  * cap on the number of requests and on the time of the whole run, and a record of each exchange
  * with every secret redacted.
  */
-import { ANY_ADDRESS, PUBLIC_ONLY, resolveEgress, visibleText } from '@mcp-auth-kit/protocol';
+import { ANY_ADDRESS, PUBLIC_ONLY, resolveEgress, urlHost, visibleText } from '@mcp-auth-kit/protocol';
 import { guardedGet, policyFetch, type FetchLike, type HttpDeps } from '../http.js';
 import type { CheckDeploymentOptions } from './types.js';
 
@@ -84,7 +84,7 @@ export class Probe {
       this.#count++;
       const url = new URL(input instanceof Request ? input.url : String(input));
       if (url.protocol === 'http:') {
-        const decision = allowPrivate ? await resolveEgress(url.hostname.replace(/^\[|\]$/g, ''), PUBLIC_ONLY) : undefined;
+        const decision = allowPrivate ? await resolveEgress(urlHost(url), PUBLIC_ONLY) : undefined;
         if (!decision || decision.ok) throw new Error(`plain http to a public address is refused (${url.origin}); use https`);
       }
       const signal = init?.signal ? AbortSignal.any([init.signal, this.#deadline]) : this.#deadline;

@@ -27,9 +27,11 @@ const BODY_LIMIT = 56 * 1024;
 const CLIENT_ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 const CLIENT_CREDENTIALS = ['client_secret', 'client_assertion', 'client_assertion_type'];
 
-/** The body with the assertion added as the client assertion; undefined when the request is not one to touch. */
-export function withAssertionAsClientAuth(body: string, hasAuthorizationHeader: boolean): string | undefined {
-  if (hasAuthorizationHeader) return undefined;
+/**
+ * The body with the assertion added as the client assertion; undefined when the request is not one
+ * to touch (a request with an `Authorization` header never gets here: the middleware's eligibility).
+ */
+export function withAssertionAsClientAuth(body: string): string | undefined {
   const form = new URLSearchParams(body);
   const grant = form.getAll('grant_type');
   const assertion = form.getAll('assertion');
@@ -91,7 +93,7 @@ export function installAssertionAuthentication(provider: Provider): void {
     if (!eligible) return next();
     const req = ctx.req;
     const complete = await rewriteBody(req, length, (body) => {
-      const rewritten = withAssertionAsClientAuth(body.toString('utf8'), false);
+      const rewritten = withAssertionAsClientAuth(body.toString('utf8'));
       if (rewritten === undefined) return body;
       const bytes = Buffer.from(rewritten, 'utf8');
       req.headers['content-length'] = String(bytes.length);

@@ -391,7 +391,7 @@ describe('inventory: every path that writes an account', () => {
       return path.endsWith('.ts') && !path.endsWith('.d.ts') ? [path] : [];
     });
   const KNOWN: Record<string, string> = {
-    'packages/authorization-server/src/accounts.ts accounts.create(':
+    'packages/authorization-server/src/accounts/accounts.ts accounts.create(':
       'users / demo seeding, dev auto-login: seedConflict (operator or same source only), production mark (this file)',
     'packages/authorization-server/src/upstream/login.ts accounts.create(':
       'upstream sign-up: a fresh name only, e-mail-like only when verified (upstreamNameCandidates: packages/authorization-server/test/account-names.test.ts; account-linking.attack.test.ts)',

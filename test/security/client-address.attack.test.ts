@@ -165,7 +165,7 @@ describe('trustProxy values the AS refuses (no "trust every hop")', () => {
 describe('one derivation of the client address', () => {
   const ROOT = join(import.meta.dirname, '..', '..');
   const DIRS = ['packages/authorization-server/src', 'apps/auth-server/src'];
-  const ALLOWED = 'packages/authorization-server/src/client-address.ts';
+  const ALLOWED = 'packages/authorization-server/src/http/client-address.ts';
   const sources = (dir: string): string[] =>
     readdirSync(dir).flatMap((name) => {
       const path = join(dir, name);

@@ -278,7 +278,7 @@ describe('enumeration: every dev-only setting of the sources is a row of the tab
         .map((f) => `${dir}/${f}`),
     ),
     'packages/authorization-server/src/config.ts',
-    'packages/authorization-server/src/cimd.ts',
+    'packages/authorization-server/src/clients/cimd.ts',
     'packages/authorization-server/src/upstream/config.ts',
     'packages/authorization-server/src/grants/jwt-bearer/config.ts',
     'scripts/start.mjs',

@@ -40,7 +40,7 @@ interface Site {
 const SITES: Site[] = [
   // Authorization server
   {
-    file: 'packages/authorization-server/src/egress.ts',
+    file: 'packages/authorization-server/src/http/egress.ts',
     line: /=> fetch\(url, \{ \.\.\.init, dispatcher \}/,
     count: 1,
     route: 'egress',
@@ -48,7 +48,7 @@ const SITES: Site[] = [
     proof: /const dispatcher = tryCreateEgressDispatcher\(/,
   },
   {
-    file: 'packages/authorization-server/src/egress.ts',
+    file: 'packages/authorization-server/src/http/egress.ts',
     line: /return fetch\(url, rest as RequestInit\)/,
     count: 1,
     route: 'egress',
@@ -329,17 +329,17 @@ describe('egress inventory: every outgoing request in packages/*/src and apps/*/
   });
 
   it('the AS hands oidc-provider the egress-wrapped fetch, and the provider fetch calls nothing else', () => {
-    const provider = readFileSync(join(ROOT, 'packages/authorization-server/src/provider.ts'), 'utf8');
+    const provider = readFileSync(join(ROOT, 'packages/authorization-server/src/provider/provider.ts'), 'utf8');
     // One fetcher per purpose (provider-fetch.ts; test/security/network-cache-inventory.test.ts).
     expect(provider).toMatch(
       /fetch: createProviderFetch\(\s*\{\s*client_metadata: metrics\s*\?\s*meteredCimdFetch\(\(kv\) => createCimdFetch\(cimd, logger, kv[,)][\s\S]*?: createCimdFetch\(cimd, logger, store\.kv[,)][\s\S]*?jwks_uri: jwksUriFetch,\s*\},/,
     );
     // one jwks_uri fetcher, shared by oidc-provider and the client-assertion grant (client-keys.ts)
     expect(provider).toMatch(/const jwksUriFetch = createJwksUriFetch\(cimd, logger\);/);
-    const cimd = readFileSync(join(ROOT, 'packages/authorization-server/src/cimd.ts'), 'utf8');
+    const cimd = readFileSync(join(ROOT, 'packages/authorization-server/src/clients/cimd.ts'), 'utf8');
     expect(cimd).toMatch(/const egressFetch = createEgressFetch\(\{\s*policy: clientUrlEgressPolicy\(config\)/);
     expect(cimd).toMatch(/await egressFetch\(url, \{ \.\.\.options, redirect: 'manual' \}\)/);
-    const purposes = readFileSync(join(ROOT, 'packages/authorization-server/src/provider-fetch.ts'), 'utf8');
+    const purposes = readFileSync(join(ROOT, 'packages/authorization-server/src/provider/provider-fetch.ts'), 'utf8');
     expect(purposes).toMatch(/const egressFetch = createEgressFetch\(\{\s*policy: clientUrlEgressPolicy\(config\)/);
     expect(purposes).toMatch(/return \(url, options\) => egressFetch\(url, options\);/);
   });

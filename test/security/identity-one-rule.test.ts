@@ -20,7 +20,7 @@ const files = ['packages', 'apps']
   .filter(({ path }) => !path.startsWith('packages/protocol/'));
 
 /** Passwords keep their own NFKC (RFC 8265 §4.2 OpaqueString): they are compared, never looked up. */
-const NORMALIZE_ALLOWED = new Set(['packages/authorization-server/src/passwords.ts']);
+const NORMALIZE_ALLOWED = new Set(['packages/authorization-server/src/accounts/passwords.ts']);
 
 /** Files on the account paths: storage backends, login, throttle, linking, sign-up, seeding, admin, test kit. */
 const ACCOUNT_PATHS = [
@@ -32,9 +32,9 @@ const ACCOUNT_PATHS = [
   'packages/authorization-server/src/interactions/throttle.ts',
   'packages/authorization-server/src/grants/jwt-bearer/accounts.ts',
   'packages/authorization-server/src/upstream/login.ts',
-  'packages/authorization-server/src/accounts.ts',
-  'packages/authorization-server/src/account-names.ts',
-  'packages/authorization-server/src/account-origin.ts',
+  'packages/authorization-server/src/accounts/accounts.ts',
+  'packages/authorization-server/src/accounts/account-names.ts',
+  'packages/authorization-server/src/accounts/account-origin.ts',
   'apps/auth-server/src/admin.ts',
   'packages/testing/src/test-accounts.ts',
 ];
@@ -74,7 +74,7 @@ describe('one rule, one place: account names are folded by @mcp-auth-kit/protoco
       'packages/authorization-server/src/interactions/throttle.ts',
       'packages/authorization-server/src/grants/jwt-bearer/accounts.ts',
       'packages/authorization-server/src/upstream/login.ts',
-      'packages/authorization-server/src/account-names.ts',
+      'packages/authorization-server/src/accounts/account-names.ts',
       'apps/auth-server/src/admin.ts',
       'packages/testing/src/test-accounts.ts',
     ]) {

@@ -34,12 +34,12 @@ interface Fetcher {
 
 const FETCHERS: Fetcher[] = [
   {
-    file: `${AS_SRC}/cimd.ts`,
+    file: `${AS_SRC}/clients/cimd.ts`,
     purpose: /purpose: 'client_metadata'/,
     fills: 'store.kv `cimd-document` (shared, ≤ 1 h) and oidc-provider’s in-memory CIMD client cache (same max-age)',
   },
   {
-    file: `${AS_SRC}/provider-fetch.ts`,
+    file: `${AS_SRC}/provider/provider-fetch.ts`,
     purpose: /purpose: 'jwks_uri'/,
     fills:
       'oidc-provider’s key store of that one client (memory, the response’s lifetime, ≥ 60 s), and the client-assertion grant’s jose remote JWKS of that one client (grants/jwt-bearer/client-keys.ts: memory, 10 min, keyed by client_id and jwks_uri)',
@@ -74,7 +74,7 @@ interface KvWrite {
 
 const KV_WRITES: KvWrite[] = [
   {
-    file: `${AS_SRC}/cimd.ts`,
+    file: `${AS_SRC}/clients/cimd.ts`,
     line: /await kv\.set\(CIMD_CACHE_NAMESPACE, url, /,
     count: 1,
     namespace: 'cimd-document',
@@ -114,7 +114,7 @@ const KV_WRITES: KvWrite[] = [
     why: 'which grants a user approved (or got by an ID-JAG)',
   },
   {
-    file: `${AS_SRC}/kv-lock.ts`,
+    file: `${AS_SRC}/storage/kv-lock.ts`,
     line: /await kv\.increment\(namespace, key, 1, options\.ttlSeconds\)/,
     count: 1,
     namespace: '(its callers’: account-client-grant-lock, connection-refresh-lock)',
@@ -138,7 +138,7 @@ const KV_WRITES: KvWrite[] = [
     why: 'login throttle counters',
   },
   {
-    file: `${AS_SRC}/rate-limit.ts`,
+    file: `${AS_SRC}/http/rate-limit.ts`,
     line: /await kv\.increment\(namespace, key, 1, limit\.windowSeconds\)/,
     count: 1,
     namespace: 'dcr-rate',
@@ -146,7 +146,7 @@ const KV_WRITES: KvWrite[] = [
     why: 'DCR rate-limit counters',
   },
   {
-    file: `${AS_SRC}/refresh-grace.ts`,
+    file: `${AS_SRC}/tokens/refresh-grace.ts`,
     line: /this\.kv\.(?:increment|set)\(REFRESH_GRACE_NAMESPACE, /,
     count: 2,
     namespace: 'refresh-grace',
@@ -178,7 +178,7 @@ const KV_WRITES: KvWrite[] = [
     why: 'DPoP proof replay counter of the ID-JAG grant',
   },
   {
-    file: `${AS_SRC}/accounts.ts`,
+    file: `${AS_SRC}/accounts/accounts.ts`,
     line: /await store\.kv\.set\(PRODUCTION_MARK\.namespace, PRODUCTION_MARK\.key, /,
     count: 1,
     namespace: 'store-marks',
@@ -186,7 +186,7 @@ const KV_WRITES: KvWrite[] = [
     why: 'a production server marks its store, so a development instance refuses to seed the demo account into it',
   },
   {
-    file: `${AS_SRC}/revocation-outbox.ts`,
+    file: `${AS_SRC}/tokens/revocation-outbox.ts`,
     line: /await kv\?\.set\(REVOCATION_RECORD_NAMESPACE, grantId, /,
     count: 1,
     namespace: 'revoked-grant',
@@ -219,12 +219,16 @@ interface Hit {
   text: string;
 }
 
+/** The kv lock is a user of the kv store that lives beside its implementations. */
+const KV_USERS_IN_STORAGE = new Set([`${AS_SRC}/storage/kv-lock.ts`]);
+
 /** Code lines (comments skipped) of the AS sources matching `pattern`; the kv implementations themselves excluded. */
 function scan(pattern: RegExp, root = AS_SRC): Hit[] {
   const hits: Hit[] = [];
   for (const path of walkSources(join(ROOT, root))) {
     const file = relative(ROOT, path).split('\\').join('/');
-    if (file.startsWith(`${AS_SRC}/storage/`) || file.startsWith(`${AS_SRC}/redis/`)) continue;
+    const implementation = file.startsWith(`${AS_SRC}/storage/`) && !KV_USERS_IN_STORAGE.has(file);
+    if (implementation || file.startsWith(`${AS_SRC}/redis/`)) continue;
     readFileSync(path, 'utf8')
       .split('\n')
       .forEach((raw, index) => {
@@ -250,13 +254,16 @@ describe('network cache inventory: every fetcher of the AS and what it fills', (
   });
 
   it('oidc-provider gets one fetcher per purpose, and only provider.ts builds the CIMD and jwks_uri fetchers', () => {
-    expect(scan(/(?<!function )\bcreateCimdFetch\(/).map((h) => h.file)).toEqual([`${AS_SRC}/provider.ts`, `${AS_SRC}/provider.ts`]);
-    expect(scan(/(?<!function )\bcreateJwksUriFetch\(/).map((h) => h.file)).toEqual([`${AS_SRC}/provider.ts`]);
-    expect(scan(/(?<!function )\bmeteredCimdFetch\(/).map((h) => h.file)).toEqual([`${AS_SRC}/provider.ts`]);
-    expect(read(`${AS_SRC}/provider.ts`)).toMatch(
+    expect(scan(/(?<!function )\bcreateCimdFetch\(/).map((h) => h.file)).toEqual([
+      `${AS_SRC}/provider/provider.ts`,
+      `${AS_SRC}/provider/provider.ts`,
+    ]);
+    expect(scan(/(?<!function )\bcreateJwksUriFetch\(/).map((h) => h.file)).toEqual([`${AS_SRC}/provider/provider.ts`]);
+    expect(scan(/(?<!function )\bmeteredCimdFetch\(/).map((h) => h.file)).toEqual([`${AS_SRC}/provider/provider.ts`]);
+    expect(read(`${AS_SRC}/provider/provider.ts`)).toMatch(
       /fetch: createProviderFetch\(\s*\{\s*client_metadata: metrics\s*\?\s*meteredCimdFetch\(\(kv\) => createCimdFetch\([\s\S]*?: createCimdFetch\([\s\S]*?jwks_uri: jwksUriFetch,\s*\}/,
     );
-    expect(read(`${AS_SRC}/provider.ts`)).toMatch(/const jwksUriFetch = createJwksUriFetch\(cimd, logger\);/);
+    expect(read(`${AS_SRC}/provider/provider.ts`)).toMatch(/const jwksUriFetch = createJwksUriFetch\(cimd, logger\);/);
   });
 });
 
@@ -282,16 +289,16 @@ describe('network cache inventory: every write to the shared kv store', () => {
   );
 
   it('network data reaches the kv store only through the CIMD fetcher', () => {
-    expect(KV_WRITES.filter((w) => w.holds === 'network').map((w) => w.file)).toEqual([`${AS_SRC}/cimd.ts`]);
+    expect(KV_WRITES.filter((w) => w.holds === 'network').map((w) => w.file)).toEqual([`${AS_SRC}/clients/cimd.ts`]);
   });
 
   it('the CIMD namespace is spelt once, and only createCimdFetch writes it', () => {
     const literal = [...scan(/'cimd-document'/, 'packages'), ...scan(/'cimd-document'/, 'apps')];
-    expect(literal.map((h) => h.file)).toEqual([`${AS_SRC}/cimd.ts`]);
+    expect(literal.map((h) => h.file)).toEqual([`${AS_SRC}/clients/cimd.ts`]);
     const users = scan(/\bCIMD_CACHE_NAMESPACE\b/).map((h) => h.file);
-    expect([...new Set(users)].sort()).toEqual([`${AS_SRC}/cimd.ts`, `${AS_SRC}/ops/cimd-metrics.ts`]);
+    expect([...new Set(users)].sort()).toEqual([`${AS_SRC}/clients/cimd.ts`, `${AS_SRC}/ops/cimd-metrics.ts`]);
     // In cimd.ts the one write sits inside createCimdFetch, after its GET and trust-policy checks.
-    const cimd = read(`${AS_SRC}/cimd.ts`);
+    const cimd = read(`${AS_SRC}/clients/cimd.ts`);
     const start = cimd.indexOf('export function createCimdFetch(');
     expect(start).toBeGreaterThan(0);
     const body = cimd.slice(start);

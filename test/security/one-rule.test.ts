@@ -43,7 +43,7 @@ const DELEGATING: Record<string, RegExp> = {
 describe('one rule, one place: address and redirect-scheme predicates live in @mcp-auth-kit/protocol', () => {
   it('the scan sees the sources (guards against a scan that checks nothing)', () => {
     expect(files.length).toBeGreaterThan(50);
-    expect(files.some(({ path }) => path === 'packages/authorization-server/src/client-policy.ts')).toBe(true);
+    expect(files.some(({ path }) => path === 'packages/authorization-server/src/clients/client-policy.ts')).toBe(true);
   });
 
   for (const [pattern, what] of COPIES) {
@@ -56,8 +56,8 @@ describe('one rule, one place: address and redirect-scheme predicates live in @m
   it('the loopback landmarks import the shared rule', () => {
     for (const path of [
       'packages/authorization-server/src/config/resolve.ts',
-      'packages/authorization-server/src/client-policy.ts',
-      'packages/authorization-server/src/cimd.ts',
+      'packages/authorization-server/src/clients/client-policy.ts',
+      'packages/authorization-server/src/clients/cimd.ts',
       'packages/resource-server/src/options.ts',
       'packages/client/src/url.ts',
       'apps/auth-server/src/config.ts',

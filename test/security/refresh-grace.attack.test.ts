@@ -14,7 +14,7 @@ import {
 import type { AttackStack, DpopKey, JsonResponse } from './helpers/support.js';
 
 /**
- * The refresh grace window (packages/authorization-server/src/refresh-grace.ts) repeats the
+ * The refresh grace window (packages/authorization-server/src/tokens/refresh-grace.ts) repeats the
  * answer of a refresh for a short time, so that concurrent refreshes of one client do not trip
  * reuse detection (RFC 9700 §4.14.2). A repeated answer hands out live tokens without rotating
  * anything, so it is served only to the holder that got it first: the same authenticated client

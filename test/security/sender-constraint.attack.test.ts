@@ -487,7 +487,7 @@ describe('attack: a sender-constrained (DPoP) token loses its binding through a 
 
   it('enumeration guard: no grant is added in the AS sources that this stack would not turn on (registerGrantType, oidc-provider grant features)', () => {
     const sources = authorizationServerSources();
-    expect(sources.some((f) => f.path === 'provider.ts')).toBe(true);
+    expect(sources.some((f) => f.path === 'provider/provider.ts')).toBe(true);
     // A grant registered elsewhere, or one of oidc-provider's optional grants switched on, may be
     // off in this test's configuration and so missing from the discovery list above: give it its
     // rows, turn it on in the stack of this file, then list it here.

@@ -1,7 +1,7 @@
 // @mcp-auth-kit/authorization-server: what a program running the AS needs (README "API"). The
 // checks a wrapping program runs itself are in ./ops/index.ts (@mcp-auth-kit/authorization-server/ops).
 export { createAuthorizationServer, type AuthorizationServer } from './server.js';
-export { DEFAULT_ACCESS_TOKEN_TTL, ID_TOKEN_TTL } from './provider.js';
+export { DEFAULT_ACCESS_TOKEN_TTL, ID_TOKEN_TTL } from './provider/provider.js';
 // The one class every mcp-auth-kit package throws for a bad configuration (defined in
 // @mcp-auth-kit/protocol, the same class the resource server exports).
 export {
@@ -14,12 +14,12 @@ export {
   type RefreshTokenConfig,
   type ResolvedConfig,
 } from './config.js';
-export { DEFAULT_DPOP_SIGNING_ALGS, type DpopConfig } from './dpop.js';
-export { consoleLogger, silentLogger, type Logger } from './logger.js';
+export { DEFAULT_DPOP_SIGNING_ALGS, type DpopConfig } from './tokens/dpop.js';
+export { consoleLogger, silentLogger, type Logger } from './ops/logger.js';
 export { pinoLogger, type PinoLoggerOptions } from './ops/pino-logger.js';
 export { createAsMetrics, type AsMetrics, type MetricsConfig } from './ops/metrics.js';
 export type { HealthState } from './ops/http.js';
-export { hashPassword, verifyPassword } from './passwords.js';
+export { hashPassword, verifyPassword } from './accounts/passwords.js';
 export {
   listAccountGrants,
   revokeAccountGrants,
@@ -46,7 +46,7 @@ export {
   type RevocationOutbox,
   type RevocationOutboxOptions,
   type RevocationRecord,
-} from './revocation-outbox.js';
+} from './tokens/revocation-outbox.js';
 // from the files that hold them, not the grant's index: the declarations stay free of oidc-provider's types
 export { ID_JAG_GRANT_PROFILE, ID_JAG_TYP, JWT_BEARER_GRANT_TYPE } from './grants/jwt-bearer/constants.js';
 // from the file that holds them, not the grant's index (as for the ID-JAG names above)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { upstreamNameCandidates } from '../src/account-names.js';
+import { upstreamNameCandidates } from '../src/accounts/account-names.js';
 
 /**
  * The username an upstream sign-up may take (issue 40, review finding 2): a name that is an e-mail

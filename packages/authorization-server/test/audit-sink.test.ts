@@ -4,8 +4,8 @@
  * are purged; a store that fails never fails the request (a warning instead).
  */
 import { describe, expect, it } from 'vitest';
-import { audit } from '../src/audit.js';
-import { createAuditSink } from '../src/audit-sink.js';
+import { audit } from '../src/ops/audit.js';
+import { createAuditSink } from '../src/ops/audit-sink.js';
 import { openStore } from '../src/storage/index.js';
 import { recordingLogger } from './helpers/recording-logger.js';
 

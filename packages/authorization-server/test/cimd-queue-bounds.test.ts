@@ -4,7 +4,7 @@
  * considerations), and the queue must stay readable for the operator.
  */
 import { describe, expect, it } from 'vitest';
-import { createCimdTrust, MAX_PENDING, MAX_PENDING_PER_HOST } from '../src/cimd-trust-gate.js';
+import { createCimdTrust, MAX_PENDING, MAX_PENDING_PER_HOST } from '../src/clients/cimd-trust-gate.js';
 import { openStore } from '../src/storage/index.js';
 
 describe('CIMD approval queue bounds', () => {

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isSpecialUseAddress as isPrivateAddressLiteral } from '@mcp-auth-kit/protocol';
-import { adjustDocument, cacheSeconds, cimdRefusal } from '../src/cimd.js';
-import { hostMatches } from '../src/urls.js';
-import { cimdHostOf, policyVerdict } from '../src/cimd-trust-gate.js';
+import { adjustDocument, cacheSeconds, cimdRefusal } from '../src/clients/cimd.js';
+import { hostMatches } from '../src/http/urls.js';
+import { cimdHostOf, policyVerdict } from '../src/clients/cimd-trust-gate.js';
 import { openStore } from '../src/storage/index.js';
 import { decodeJwt, REDIRECT, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
 import { authorizeAuto, exchangeCode, codeAuthorizeUrl } from './helpers/flow.js';

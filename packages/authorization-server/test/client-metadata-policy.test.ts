@@ -9,8 +9,8 @@ import {
   USERLESS_GRANTS,
   type FieldRule,
   type MetadataSource,
-} from '../src/client-metadata-policy.js';
-import { metadataSource } from '../src/client-policy.js';
+} from '../src/clients/client-metadata-policy.js';
+import { metadataSource } from '../src/clients/client-policy.js';
 import { validateConfig } from '../src/config.js';
 import { RESOURCE, startAs, type RunningAs } from './helpers/as.js';
 

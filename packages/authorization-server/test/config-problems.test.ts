@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '@mcp-auth-kit/protocol';
 import { createAuthorizationServer } from '../src/server.js';
 import { resolveConfig, validateConfig, type AuthorizationServerConfig } from '../src/config.js';
-import { silentLogger } from '../src/logger.js';
+import { silentLogger } from '../src/ops/logger.js';
 import { DEFAULTS } from '../src/config/defaults.js';
 
 const valid: AuthorizationServerConfig = {

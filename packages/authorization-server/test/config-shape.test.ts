@@ -31,27 +31,31 @@ const LITERAL_DEFAULT =
 /** Reviewed `?? <literal>` outside src/config/: none is a default of a configuration option. */
 const REVIEWED: Array<{ file: string; text: RegExp; why: string }> = [
   {
-    file: 'provider.ts',
+    file: 'provider/provider.ts',
     text: /current\.jwk\.alg as string \| undefined\) \?\? 'ES256'/,
     why: 'a stored key without `alg` is of the store’s own kind',
   },
-  { file: 'own-access-tokens.ts', text: /k\.alg \?\? 'ES256'/, why: 'the same, for the published keys' },
+  { file: 'tokens/own-access-tokens.ts', text: /k\.alg \?\? 'ES256'/, why: 'the same, for the published keys' },
   {
     file: 'third-party/providers.ts',
     text: /p\.issuer \?\? `urn:mcp-auth-kit:third-party:\$\{p\.name\}`/,
     why: 'a name for explicit endpoints without an issuer (never compared: such an `iss` is refused), not configuration',
   },
-  { file: 'provider.ts', text: /initialAccessToken \?\? false/, why: 'oidc-provider spells an unset token `false`' },
-  { file: 'provider-events.ts', text: /\?\? 'unknown'|\?\? 500/, why: 'labels of a log line or metric for data oidc-provider left out' },
+  { file: 'provider/provider.ts', text: /initialAccessToken \?\? false/, why: 'oidc-provider spells an unset token `false`' },
   {
-    file: 'client-address.ts',
+    file: 'provider/provider-events.ts',
+    text: /\?\? 'unknown'|\?\? 500/,
+    why: 'labels of a log line or metric for data oidc-provider left out',
+  },
+  {
+    file: 'http/client-address.ts',
     text: /req\.socket\.remoteAddress \?\? 'unknown'/,
     why: 'throttle, rate-limit and audit key of a request whose socket has no address any more',
   },
-  { file: 'cimd.ts', text: /options\.method \?\? 'GET'/, why: 'the Fetch standard’s own default method' },
-  { file: 'provider-fetch.ts', text: /options\.method \?\? 'GET'/, why: 'the Fetch standard’s own default method' },
+  { file: 'clients/cimd.ts', text: /options\.method \?\? 'GET'/, why: 'the Fetch standard’s own default method' },
+  { file: 'provider/provider-fetch.ts', text: /options\.method \?\? 'GET'/, why: 'the Fetch standard’s own default method' },
   {
-    file: 'refresh-grace.ts',
+    file: 'tokens/refresh-grace.ts',
     text: /options\.pollMs \?\? 25/,
     why: 'an internal wait step of the grace window, not an option of the server',
   },

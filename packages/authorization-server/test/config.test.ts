@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError as SharedConfigError } from '@mcp-auth-kit/protocol';
 import { ConfigError, validateConfig, type AuthorizationServerConfig } from '../src/config.js';
 import { createAuthorizationServer } from '../src/server.js';
-import { silentLogger } from '../src/logger.js';
+import { silentLogger } from '../src/ops/logger.js';
 
 const valid: AuthorizationServerConfig = {
   issuer: 'http://localhost:9000',

@@ -1,4 +1,4 @@
-// RFC 9449 DPoP at the authorization server (oidc-provider features.dPoP, configured by src/dpop.ts).
+// RFC 9449 DPoP at the authorization server (oidc-provider features.dPoP, configured by src/tokens/dpop.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConfigError } from '../src/index.js';
 import { validateConfig } from '../src/ops/index.js';
@@ -102,7 +102,7 @@ describe('RFC 9449 DPoP at the authorization server', () => {
       const iat = Math.floor(Date.now() / 1000) + offset;
       const res = await tokenRequest(t.url, params, { dpop: await proof(key, `${t.url}/token`, undefined, { iat }) });
       expect(res.status).toBe(400);
-      // A nonce secret is always configured (src/dpop.ts), so oidc-provider refuses a proof outside
+      // A nonce secret is always configured (src/tokens/dpop.ts), so oidc-provider refuses a proof outside
       // its iat window with use_dpop_nonce (RFC 9449 §8) rather than invalid_dpop_proof: the stale
       // proof is refused either way, and the client learns how to prove freshness.
       expect(res.body.error).toBe('use_dpop_nonce');

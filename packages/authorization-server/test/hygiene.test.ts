@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Logger } from '../src/logger.js';
-import { redact } from '../src/logger.js';
+import type { Logger } from '../src/ops/logger.js';
+import { redact } from '../src/ops/logger.js';
 import { registerClient, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
 import { authorizeAuto, exchangeCode } from './helpers/flow.js';
 

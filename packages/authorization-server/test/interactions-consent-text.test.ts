@@ -7,13 +7,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REDIRECT, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
-import { hashPassword } from '../src/passwords.js';
+import { hashPassword } from '../src/accounts/passwords.js';
 import type { AuthorizationServerConfig } from '../src/index.js';
 import { validateConfig } from '../src/ops/index.js';
 import { consentPage, type ConsentView } from '../src/interactions/consent-page.js';
 import { createScopeText, DEFAULT_SCOPE_DESCRIPTIONS } from '../src/interactions/scope-text.js';
-import { OIDC_SCOPES } from '../src/provider.js';
-import { ResourceRegistry } from '../src/resources.js';
+import { OIDC_SCOPES } from '../src/provider/provider.js';
+import { ResourceRegistry } from '../src/tokens/resources.js';
 import { type BrowserPage, HeadlessBrowser, isUrl } from '@mcp-auth-kit/test-utils';
 import { openAuthorization } from './helpers/flow.js';
 

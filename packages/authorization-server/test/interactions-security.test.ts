@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REDIRECT, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
 import { codeAuthorizeUrl } from './helpers/flow.js';
 import { recordingLogger } from './helpers/recording-logger.js';
-import { hashPassword, verifyPassword } from '../src/passwords.js';
+import { hashPassword, verifyPassword } from '../src/accounts/passwords.js';
 import { LoginThrottle } from '../src/interactions/throttle.js';
 import { validateConfig } from '../src/config.js';
 import { openStore } from '../src/storage/index.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeJwt, REDIRECT, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
 import { codeAuthorizeUrl, exchangeCode } from './helpers/flow.js';
-import { hashPassword } from '../src/passwords.js';
+import { hashPassword } from '../src/accounts/passwords.js';
 import { type BrowserPage, HeadlessBrowser, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
 
 /** MCP security §Localhost Redirect URI Risks: the consent page's warning, exactly as rendered. */

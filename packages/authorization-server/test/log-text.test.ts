@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { consoleLogger } from '../src/logger.js';
+import { consoleLogger } from '../src/ops/logger.js';
 import { pinoLogger } from '../src/ops/pino-logger.js';
 
 /**

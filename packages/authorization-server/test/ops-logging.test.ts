@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pinoLogger } from '../src/ops/pino-logger.js';
-import { redact, scrubText } from '../src/logger.js';
+import { redact, scrubText } from '../src/ops/logger.js';
 import { startAs, type RunningAs } from './helpers/as.js';
 import { runFullFlow, type FlowSecrets } from './helpers/ops-flow.js';
 

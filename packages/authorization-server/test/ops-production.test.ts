@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, createAuthorizationServer, type AuthorizationServerConfig } from '../src/index.js';
 import { validateConfig } from '../src/ops/index.js';
 import { openStore } from '../src/storage/index.js';
-import { silentLogger } from '../src/logger.js';
+import { silentLogger } from '../src/ops/logger.js';
 
 const resources = [{ resource: 'https://mcp.example.com/mcp', scopes: { 'notes:read': 'Read' } }];
 const base: AuthorizationServerConfig = {

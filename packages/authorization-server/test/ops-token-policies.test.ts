@@ -7,7 +7,7 @@ import { expectOAuthError } from '@mcp-auth-kit/test-utils';
 import { registerClient, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
 import { authorizeAuto, codeGrant } from './helpers/flow.js';
 import { createIntrospectionPolicy } from '../src/ops/token-policies.js';
-import { ResourceRegistry } from '../src/resources.js';
+import { ResourceRegistry } from '../src/tokens/resources.js';
 
 const printed: string[] = [];
 const originalWrite = process.stdout.write.bind(process.stdout);

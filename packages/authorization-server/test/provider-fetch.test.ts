@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createProviderFetch, providerFetchPurpose } from '../src/provider-fetch.js';
-import { silentLogger } from '../src/logger.js';
+import { createProviderFetch, providerFetchPurpose } from '../src/provider/provider-fetch.js';
+import { silentLogger } from '../src/ops/logger.js';
 
 /**
  * oidc-provider's one `fetch` option, routed by purpose (issue 40 item 2). The shapes are

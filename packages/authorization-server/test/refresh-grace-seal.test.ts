@@ -1,8 +1,14 @@
 // Unit tests of the sealed grace record (src/refresh-grace/sealed-response.ts) and the early resource check.
 import { describe, expect, it } from 'vitest';
-import { graceSlot, isFailureMarker, openGraceRecord, sealGracePayload, type GracePayload } from '../src/refresh-grace/sealed-response.js';
-import { checkRefreshResource } from '../src/refresh-grace/resource-check.js';
-import { installRefreshGrace, refreshGraceConfigProblems } from '../src/refresh-grace.js';
+import {
+  graceSlot,
+  isFailureMarker,
+  openGraceRecord,
+  sealGracePayload,
+  type GracePayload,
+} from '../src/tokens/refresh-grace/sealed-response.js';
+import { checkRefreshResource } from '../src/tokens/refresh-grace/resource-check.js';
+import { installRefreshGrace, refreshGraceConfigProblems } from '../src/tokens/refresh-grace.js';
 
 const token = 'rt-0123456789abcdefghijklmnopqrstuvwxyzABCDE';
 const payload: GracePayload = {

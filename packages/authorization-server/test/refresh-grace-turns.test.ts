@@ -1,5 +1,5 @@
 /**
- * The refresh grace's checkpoint and middleware (src/refresh-grace.ts) driven directly, for the
+ * The refresh grace's checkpoint and middleware (src/tokens/refresh-grace.ts) driven directly, for the
  * path no HTTP test reaches: a first refresh that fails AFTER its claim (a store or signing
  * error once oidc-provider's checks passed), having consumed the token. A request that waited
  * on it takes its turn — and must see the token as the store has it now, so that the
@@ -7,9 +7,9 @@
  * consumed token.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { installRefreshGrace, REFRESH_GRACE_NAMESPACE, refreshGraceCheckpoint } from '../src/refresh-grace.js';
+import { installRefreshGrace, REFRESH_GRACE_NAMESPACE, refreshGraceCheckpoint } from '../src/tokens/refresh-grace.js';
 import { openStore, type Store } from '../src/storage/index.js';
-import { graceSlot } from '../src/refresh-grace/sealed-response.js';
+import { graceSlot } from '../src/tokens/refresh-grace/sealed-response.js';
 
 interface Token {
   kind: 'RefreshToken';

@@ -1,5 +1,5 @@
 /**
- * Refresh under concurrency (src/refresh-grace.ts): rotated refresh tokens with reuse detection
+ * Refresh under concurrency (src/tokens/refresh-grace.ts): rotated refresh tokens with reuse detection
  * (RFC 9700 §4.14.2, OAuth 2.1 §4.3.1) plus a grace window in which the same client repeating
  * the same refresh gets the same new pair. Everything through real HTTP on loopback.
  */
@@ -11,8 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectOAuthError } from '@mcp-auth-kit/test-utils';
 import { ConfigError } from '../src/index.js';
 import { validateConfig } from '../src/ops/index.js';
-import { REFRESH_GRACE_NAMESPACE } from '../src/refresh-grace.js';
-import { openGraceRecord } from '../src/refresh-grace/sealed-response.js';
+import { REFRESH_GRACE_NAMESPACE } from '../src/tokens/refresh-grace.js';
+import { openGraceRecord } from '../src/tokens/refresh-grace/sealed-response.js';
 import { RESOURCE, registerClient, startAs, tokenRequest, type RunningAs, type TestConfig } from './helpers/as.js';
 import { authorizeAuto, exchangeCode, codeGrant } from './helpers/flow.js';
 import { dpopKey, proof, type Key } from './helpers/dpop.js';

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '@mcp-auth-kit/protocol';
 import { createAuthorizationServer } from '../src/server.js';
 import { configProblems, resolveConfig, type AuthorizationServerConfig } from '../src/config.js';
-import { silentLogger } from '../src/logger.js';
+import { silentLogger } from '../src/ops/logger.js';
 import { DEFAULTS } from '../src/config/defaults.js';
 
 const MCP = 'http://localhost:3000/mcp';

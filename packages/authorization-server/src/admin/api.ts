@@ -7,7 +7,7 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import helmet from 'helmet';
 import { StorageError } from '../storage/errors.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../ops/logger.js';
 import { type GuardOptions, type Operator, requireAdmin, requireChange } from './api-guard.js';
 import { freshEnough } from './operator.js';
 import { issueChangeToken } from './change-token.js';

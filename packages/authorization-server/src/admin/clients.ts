@@ -3,7 +3,7 @@
  * `Client` rows) and CIMD clients (the approval queue, with the cached document's name and
  * redirect URIs when the document is still cached). Never a secret: only the listed members.
  */
-import { cachedCimdDocument } from '../cimd.js';
+import { cachedCimdDocument } from '../clients/cimd.js';
 import type { ClientMetadata } from '../config/types.js';
 import type { CimdClientRecord, Store } from '../storage/types.js';
 import { isClientDisabled } from './client-disabled.js';

@@ -7,7 +7,7 @@ import type { Express } from 'express';
 import type Provider from 'oidc-provider';
 import { ID_TOKEN_TTL } from '../config/defaults.js';
 import type { ResolvedConfig } from '../config/types.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../ops/logger.js';
 import type { Store } from '../storage/types.js';
 import { createAdminApiRouter } from './api.js';
 import { type AdminService, createAdminService } from './service.js';

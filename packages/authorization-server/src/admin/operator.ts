@@ -6,7 +6,7 @@
  */
 import type { Request, Response } from 'express';
 import type Provider from 'oidc-provider';
-import { usableAccount } from '../account-state.js';
+import { usableAccount } from '../accounts/account-state.js';
 import type { AccountRecord, Store } from '../storage/types.js';
 
 export interface Operator {

@@ -2,8 +2,8 @@
  * One audit event of an operator's change: written to the store (awaited: a change the console
  * shows as done is in the audit view) and to the process log, both with the operator's `sub`.
  */
-import { type AuditEvent, audit } from '../audit.js';
-import { redact, type Logger } from '../logger.js';
+import { type AuditEvent, audit } from '../ops/audit.js';
+import { redact, type Logger } from '../ops/logger.js';
 import type { Store } from '../storage/types.js';
 import type { Actor } from './types.js';
 

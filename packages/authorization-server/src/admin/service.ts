@@ -4,18 +4,18 @@
  * the store directly, without a running server), so that the two never disagree. Every change
  * writes an audit event with the operator's `sub`; no answer carries a secret.
  */
-import { forgetCimdDocument } from '../cimd.js';
+import { forgetCimdDocument } from '../clients/cimd.js';
 import type { ClientMetadata } from '../config/types.js';
 import { revokeRememberedGrant } from '../interactions/remembered-grants.js';
 import { StorageError } from '../storage/errors.js';
-import { cimdHostOf } from '../cimd-trust-gate.js';
+import { cimdHostOf } from '../clients/cimd-trust-gate.js';
 import { markClientDisabled } from './client-disabled.js';
 import { cimdClientView, listClientViews } from './clients.js';
 import { listGrantViews } from './grants.js';
 import { DEFAULT_RETIRE_AFTER_SECONDS, retireAfter, signingKeyView } from './keys.js';
 import { changeRecorder } from './record.js';
 import { changeIdentity, createAccount, disableAccount, findAccount, matchesSearch, requireAccount, userView } from './users.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../ops/logger.js';
 import type { Store } from '../storage/types.js';
 import {
   AdminServiceError,

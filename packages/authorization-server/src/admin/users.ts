@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { displaySafeText, usernameProblem } from '@mcp-auth-kit/protocol';
 import { revokeAccountGrants } from '../interactions/remembered-grants.js';
-import { hashPassword } from '../passwords.js';
+import { hashPassword } from '../accounts/passwords.js';
 import type { AccountRecord, Store } from '../storage/types.js';
 import { AdminServiceError, type NewUser, type UserView } from './types.js';
 

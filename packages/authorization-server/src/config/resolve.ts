@@ -4,18 +4,18 @@
  * tree. Every problem found comes back in one ConfigError, so one start-up shows everything to
  * fix. Features read the returned ResolvedConfig and restate no default.
  */
-import { trustProxyProblem } from '../client-address.js';
+import { trustProxyProblem } from '../http/client-address.js';
 import { ConfigError, extraSchemeProblem, isLoopbackHost, isScopeToken } from '@mcp-auth-kit/protocol';
 import type { AuthorizationServerConfig, ClientMetadata, ResolvedConfig, ResolvedIdJagConfig, ResolvedThirdPartyConfig } from './types.js';
 import { DEFAULTS, DEFAULT_SCOPE_DESCRIPTIONS } from './defaults.js';
 import { schemaProblems } from './schema.js';
-import { isValidResourceIndicator, parseUrl } from '../urls.js';
-import { dpopConfigProblems } from '../dpop.js';
+import { isValidResourceIndicator, parseUrl } from '../http/urls.js';
+import { dpopConfigProblems } from '../tokens/dpop.js';
 import { upstreamConfigProblems } from '../upstream/config.js';
 import { productionProblems } from '../ops/production.js';
 import { behindProxy, DEV_SWITCHES, devSwitchProblems } from '../ops/dev-switches.js';
-import { refreshGraceConfigProblems } from '../refresh-grace.js';
-import { applyMetadataPolicy, DEFAULT_TOKEN_ENDPOINT_AUTH_METHOD } from '../client-metadata-policy.js';
+import { refreshGraceConfigProblems } from '../tokens/refresh-grace.js';
+import { applyMetadataPolicy, DEFAULT_TOKEN_ENDPOINT_AUTH_METHOD } from '../clients/client-metadata-policy.js';
 import { scopeTextConfigProblems } from '../interactions/scope-text.js';
 import { idJagConfigProblems } from '../grants/jwt-bearer/config.js';
 import { storageProblems } from '../storage/config.js';

@@ -7,11 +7,11 @@ import type { Request, Response } from 'express';
 import type Provider from 'oidc-provider';
 import type { AdminService } from '../admin/service.js';
 import type { Actor } from '../admin/types.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../ops/logger.js';
 import type { Store } from '../storage/types.js';
 import { bareConsolePage, type ConsoleFrame, consolePage } from './layout.js';
 import type { Operator } from '../admin/operator.js';
-import { escapeHtml } from '../html.js';
+import { escapeHtml } from '../http/html.js';
 
 export interface ConsoleOptions {
   provider: Provider;

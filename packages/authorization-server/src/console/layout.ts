@@ -5,7 +5,7 @@
  * stylesheet is an external file (CONSOLE_STYLE), so the CSP keeps `style-src 'self'` and no
  * script at all.
  */
-import { escapeHtml } from '../html.js';
+import { escapeHtml } from '../http/html.js';
 
 export const CONSOLE_STYLE = `*{box-sizing:border-box}
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1d1d1f;line-height:1.45;background:#f4f5f7}

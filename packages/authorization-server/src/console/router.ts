@@ -8,7 +8,7 @@
  */
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { pageSecurityHeaders } from '../interactions/security-headers.js';
-import { escapeHtml } from '../html.js';
+import { escapeHtml } from '../http/html.js';
 import { AdminServiceError } from '../admin/types.js';
 import { type ConsoleOptions, sendBare, locals, message, send } from './context.js';
 import { CONSOLE_STYLE } from './layout.js';

@@ -1,6 +1,6 @@
 /** Cancel (login) and Deny (consent): the authorization ends with `access_denied`. */
 import type { Request, Response } from 'express';
-import { audit } from '../audit.js';
+import { audit } from '../ops/audit.js';
 import type { Details, InteractionContext } from './context.js';
 
 export async function abortInteraction(ctx: InteractionContext, req: Request, res: Response, details: Details): Promise<void> {

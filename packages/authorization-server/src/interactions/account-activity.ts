@@ -3,7 +3,7 @@
  * connected app last got or refreshed a token for the user, and the user's recent sign-ins
  * (how, from where, into which app). Only the user's own events; nothing secret is stored.
  */
-import { escapeHtml } from '../html.js';
+import { escapeHtml } from '../http/html.js';
 import type { Store } from '../storage/types.js';
 
 const SIGN_INS = 10;

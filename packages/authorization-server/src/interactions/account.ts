@@ -7,9 +7,9 @@
  */
 import express, { type Request, type Response, type Router, type NextFunction } from 'express';
 import { pageSecurityHeaders } from './security-headers.js';
-import { audit } from '../audit.js';
-import { shownAccountName, shownClientName } from '../account-name.js';
-import { escapeHtml, page } from '../html.js';
+import { audit } from '../ops/audit.js';
+import { shownAccountName, shownClientName } from '../accounts/account-name.js';
+import { escapeHtml, page } from '../http/html.js';
 import { checkCsrfToken, issueCsrfToken } from './csrf.js';
 import { RememberedGrants } from './remembered-grants.js';
 import { errorPage } from './pages.js';

@@ -4,7 +4,7 @@
  * server — by name and URL, each scope by its description), where the answer goes, and for
  * whom ("Not you?" when an existing session was reused).
  */
-import { escapeHtml, page } from '../html.js';
+import { escapeHtml, page } from '../http/html.js';
 import type { ShownScope } from './scope-text.js';
 
 export interface ConsentResource {

@@ -3,8 +3,8 @@
  * session), the page, and approval (remembered for later sessions).
  */
 import type { Request, Response } from 'express';
-import { audit } from '../audit.js';
-import { shownAccountName } from '../account-name.js';
+import { audit } from '../ops/audit.js';
+import { shownAccountName } from '../accounts/account-name.js';
 import type { Details, Grant, InteractionContext } from './context.js';
 import { issueCsrfToken } from './csrf.js';
 import { grantRequestedAccess, isEmpty, missingAccess, notCoveredBy } from './grant.js';

@@ -6,11 +6,11 @@
 import type { NextFunction, Request, Response } from 'express';
 import type Provider from 'oidc-provider';
 import type { Store } from '../storage/types.js';
-import type { Logger } from '../logger.js';
-import type { ResourceRegistry } from '../resources.js';
-import { isCimdClientId } from '../client-policy.js';
-import { shownClientName } from '../account-name.js';
-import { allLoopback, parseUrl } from '../urls.js';
+import type { Logger } from '../ops/logger.js';
+import type { ResourceRegistry } from '../tokens/resources.js';
+import { isCimdClientId } from '../clients/client-policy.js';
+import { shownClientName } from '../accounts/account-name.js';
+import { allLoopback, parseUrl } from '../http/urls.js';
 import type { ResolvedConfig } from '../config/types.js';
 import type { UpstreamLogin } from '../upstream/login.js';
 import { errorPage } from './pages.js';

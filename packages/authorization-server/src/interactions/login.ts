@@ -1,9 +1,9 @@
 /** The login step with a local account: the page and the password check behind its brakes. */
 import type { Request, Response } from 'express';
-import { signInRefusal } from '../account-origin.js';
-import { audit } from '../audit.js';
-import { clientAddress } from '../client-address.js';
-import { dummyHash, verifyPassword } from '../passwords.js';
+import { signInRefusal } from '../accounts/account-origin.js';
+import { audit } from '../ops/audit.js';
+import { clientAddress } from '../http/client-address.js';
+import { dummyHash, verifyPassword } from '../accounts/passwords.js';
 import type { Details, InteractionContext } from './context.js';
 import { issueCsrfToken } from './csrf.js';
 import { loginPage } from './pages.js';

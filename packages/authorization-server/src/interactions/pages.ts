@@ -2,7 +2,7 @@
  * Server-rendered login and error pages (every value escaped, no inline script or style: the
  * stylesheet is an external file, see router.ts); the consent page is consent-page.ts.
  */
-import { escapeHtml, page } from '../html.js';
+import { escapeHtml, page } from '../http/html.js';
 
 export interface LoginView {
   serviceName: string;

@@ -8,7 +8,7 @@
  */
 import type Provider from 'oidc-provider';
 import type { Store } from '../storage/types.js';
-import { withKvLock } from '../kv-lock.js';
+import { withKvLock } from '../storage/kv-lock.js';
 
 const NAMESPACE = 'account-grants';
 const PAIRS = 'account-client-grant';

@@ -7,7 +7,7 @@
  */
 import express, { type Request, type Response, type NextFunction, type Router } from 'express';
 import { pageSecurityHeaders } from './security-headers.js';
-import { PAGE_STYLE } from '../html.js';
+import { PAGE_STYLE } from '../http/html.js';
 import { UpstreamLogin } from '../upstream/login.js';
 import { checkCsrfToken } from './csrf.js';
 import { abortInteraction } from './abort.js';

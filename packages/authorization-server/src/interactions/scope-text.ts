@@ -5,7 +5,7 @@
  * `scopeDescriptions` over {@link DEFAULT_SCOPE_DESCRIPTIONS}. A scope without one is shown as
  * unknown, never as if its name explained it.
  */
-import type { ResourceRegistry } from '../resources.js';
+import type { ResourceRegistry } from '../tokens/resources.js';
 import { DEFAULT_SCOPE_DESCRIPTIONS } from '../config/defaults.js';
 
 export { DEFAULT_SCOPE_DESCRIPTIONS };

@@ -6,8 +6,8 @@
  * interaction whose recorded session differs from the browser's).
  */
 import type { Request, Response } from 'express';
-import { audit } from '../audit.js';
-import { clientAddress } from '../client-address.js';
+import { audit } from '../ops/audit.js';
+import { clientAddress } from '../http/client-address.js';
 import type { Details, InteractionContext } from './context.js';
 
 export async function switchAccount(ctx: InteractionContext, req: Request, res: Response, details: Details): Promise<void> {

@@ -4,8 +4,8 @@
  * finishes the login (where oidc-provider's interaction cookie is sent).
  */
 import type { Request, RequestHandler, Response, Router } from 'express';
-import { audit } from '../audit.js';
-import { clientAddress } from '../client-address.js';
+import { audit } from '../ops/audit.js';
+import { clientAddress } from '../http/client-address.js';
 import type { UpstreamLogin } from '../upstream/login.js';
 import type { Details, InteractionContext } from './context.js';
 import { readCookie } from './cookies.js';

@@ -5,7 +5,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { KeyValueStore } from '../storage/types.js';
-import { CIMD_CACHE_NAMESPACE, type FetchLike } from '../cimd.js';
+import { CIMD_CACHE_NAMESPACE, type FetchLike } from '../clients/cimd.js';
 import type { AsMetrics } from './metrics.js';
 
 export function meteredCimdFetch(make: (kv: KeyValueStore) => FetchLike, kv: KeyValueStore, metrics: AsMetrics): FetchLike {

@@ -6,5 +6,5 @@ export { storageProblems } from '../storage/config.js';
 export { productionProblems } from './production.js';
 export { behindProxy, DEV_SWITCHES, devSwitchProblems, exposedListenHost, type DevSwitch, type DevSwitchExposure } from './dev-switches.js';
 // Who made an account and which operator paths may claim it (README "Accounts").
-export { DEMO_SOURCE, describeSource, operatorOwns, signInRefusal } from '../account-origin.js';
-export { PRODUCTION_MARK } from '../accounts.js';
+export { DEMO_SOURCE, describeSource, operatorOwns, signInRefusal } from '../accounts/account-origin.js';
+export { PRODUCTION_MARK } from '../accounts/accounts.js';

@@ -3,7 +3,7 @@
  * run several servers in one process), so nothing goes to prom-client's global registry.
  */
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { Logger } from '../logger.js';
+import type { Logger } from './logger.js';
 
 export type { MetricsConfig } from '../config/types.js';
 import type { MetricsConfig } from '../config/types.js';

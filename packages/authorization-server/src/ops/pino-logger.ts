@@ -1,7 +1,7 @@
 /** JSON-lines logger on pino, implementing the kit's `Logger` (redaction included). */
 import { DEFAULTS } from '../config/defaults.js';
 import { pino, type DestinationStream, type Level, type Logger as Pino } from 'pino';
-import { redact, scrubText, REDACTED, type Logger } from '../logger.js';
+import { redact, scrubText, REDACTED, type Logger } from './logger.js';
 
 export interface PinoLoggerOptions {
   /** Minimum level (default `info`). */

@@ -3,7 +3,7 @@
  * what is fine on a laptop and dangerous on a server. Each problem says how to fix it.
  */
 import type { AuthorizationServerConfig } from '../config/types.js';
-import { parseUrl } from '../urls.js';
+import { parseUrl } from '../http/urls.js';
 import { DEV_SWITCHES, devSwitchProblems, exposedListenHost } from './dev-switches.js';
 
 export function productionProblems(config: Partial<AuthorizationServerConfig>): string[] {

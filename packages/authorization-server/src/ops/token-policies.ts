@@ -3,7 +3,7 @@
  * relying on oidc-provider's defaults, which warn at run time that they should be changed.
  */
 import { errors, type KoaContextWithOIDC } from 'oidc-provider';
-import type { ResourceRegistry } from '../resources.js';
+import type { ResourceRegistry } from '../tokens/resources.js';
 
 interface ClientLike {
   clientId: string;

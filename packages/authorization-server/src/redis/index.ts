@@ -9,4 +9,4 @@ export {
   type RedisRevocationPublisherOptions,
   type RedisRevocationSignalOptions,
 } from './revocation-publisher.js';
-export type { RevocationChannel, RevocationOutbox } from '../revocation-outbox.js';
+export type { RevocationChannel, RevocationOutbox } from '../tokens/revocation-outbox.js';

@@ -1,6 +1,6 @@
 import { DEFAULT_REVOCATION_PREFIX, isGrantId, revocationChannel, revokedGrantKey, revokedGrantValue } from '@mcp-auth-kit/protocol';
-import { DEFAULT_ACCESS_TOKEN_TTL } from '../provider.js';
-import { createRevocationOutbox, type RevocationChannel, type RevocationOutbox } from '../revocation-outbox.js';
+import { DEFAULT_ACCESS_TOKEN_TTL } from '../provider/provider.js';
+import { createRevocationOutbox, type RevocationChannel, type RevocationOutbox } from '../tokens/revocation-outbox.js';
 
 /** A connection that runs commands: node-redis's `sendCommand(['SET', …])` fits it as it is. */
 export interface RedisCommandConnection {

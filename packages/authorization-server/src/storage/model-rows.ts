@@ -3,7 +3,7 @@
  * backend operations every implementation provides. The adapter semantics live once in
  * `adapter.ts`; backends only store, look up and delete rows.
  */
-import type { AdapterPayload } from '../oidc-shapes.js';
+import type { AdapterPayload } from '../provider/oidc-shapes.js';
 
 /**
  * Models that belong to a grant: `revokeByGrantId` deletes every row of these models

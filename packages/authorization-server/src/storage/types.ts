@@ -7,7 +7,7 @@
  * local accounts, signing and cookie keys, and small expiring records (CIMD cache, rate
  * limits, login-failure counters).
  */
-import type { Adapter } from '../oidc-shapes.js';
+import type { Adapter } from '../provider/oidc-shapes.js';
 import type { JWK } from 'jose';
 import type { StorageConfig } from '../config/types.js';
 

@@ -2,7 +2,7 @@
  * The account page's "Connected accounts": each third-party connection of the signed-in user
  * (provider, granted scopes, since when; never a token), with a CSRF-protected disconnect form.
  */
-import { escapeHtml } from '../html.js';
+import { escapeHtml } from '../http/html.js';
 import { scopeItem } from '../interactions/consent-page.js';
 import type { ThirdParty } from './service.js';
 

@@ -7,8 +7,8 @@ import { isScopeToken } from '@mcp-auth-kit/protocol';
 import { DEFAULTS } from '../config/defaults.js';
 import type { ClientMetadata, ResourceConfig, ThirdPartyConfig, ThirdPartyProviderConfig } from '../config/types.js';
 import { DISPLAY_NAME_RULE, isDisplayName } from '../interactions/scope-text.js';
-import { decodeKey32, KEY_32_RULE } from '../secret-key.js';
-import { isSecurePeerUrl, parseUrl } from '../urls.js';
+import { decodeKey32, KEY_32_RULE } from '../config/secret-key.js';
+import { isSecurePeerUrl, parseUrl } from '../http/urls.js';
 
 export type { ThirdPartyConfig, ThirdPartyProviderConfig } from '../config/types.js';
 

@@ -15,14 +15,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
-import { audit } from '../audit.js';
-import { clientAddress } from '../client-address.js';
+import { audit } from '../ops/audit.js';
+import { clientAddress } from '../http/client-address.js';
 import { checkCsrfToken, issueCsrfToken } from '../interactions/csrf.js';
 import { readCookie } from '../interactions/cookies.js';
 import type { AccountPageOptions } from '../interactions/account.js';
 import { pageSecurityHeaders } from '../interactions/security-headers.js';
 import { signedIn, type SignedIn } from '../interactions/signed-in.js';
-import { shownAccountName } from '../account-name.js';
+import { shownAccountName } from '../accounts/account-name.js';
 import { confirmPage, connectedPage, noticePage, otherAccountPage } from './pages.js';
 import { ProviderError, type ResolvedProvider } from './providers.js';
 import type { ThirdParty } from './service.js';

@@ -3,7 +3,7 @@
  * escaped, no script, the one style sheet): the confirmation, the refusal for another signed-in
  * account, the end, and notices. Nothing a provider sent is shown but its (charset-checked) error code.
  */
-import { escapeHtml, page } from '../html.js';
+import { escapeHtml, page } from '../http/html.js';
 import { scopeItem } from '../interactions/consent-page.js';
 
 export interface ConfirmView {

@@ -10,8 +10,8 @@
 import * as oidc from 'openid-client';
 import { authorizationServerMetadataUrls, isAccessTokenSyntax, oauthErrorCode, splitScope, tokenLifetime } from '@mcp-auth-kit/protocol';
 import type { ResolvedThirdPartyConfig } from '../config/types.js';
-import { createEgressFetch, upstreamEgressPolicy, type EgressFetch } from '../egress.js';
-import type { Logger } from '../logger.js';
+import { createEgressFetch, upstreamEgressPolicy, type EgressFetch } from '../http/egress.js';
+import type { Logger } from '../ops/logger.js';
 import type { ProviderTokens } from './vault.js';
 
 export type ResolvedProvider = ResolvedThirdPartyConfig['providers'][string] & { name: string };

@@ -5,11 +5,11 @@
  * provider token is refreshed (under a lock, so concurrent exchanges refresh once: a second use
  * of a rotated refresh token would end the user's grant at the provider), when a connection ends.
  */
-import { audit } from '../audit.js';
+import { audit } from '../ops/audit.js';
 import type { ResolvedConfig } from '../config/types.js';
-import { withKvLock } from '../kv-lock.js';
-import type { Logger } from '../logger.js';
-import { decodeKey32 } from '../secret-key.js';
+import { withKvLock } from '../storage/kv-lock.js';
+import type { Logger } from '../ops/logger.js';
+import { decodeKey32 } from '../config/secret-key.js';
 import type { Store } from '../storage/types.js';
 import { derivedVaultKey, vaultKey, type VaultKey } from './seal.js';
 import { EXPIRY_MARGIN_SECONDS, ProviderError, ThirdPartyProviders, type ResolvedProvider } from './providers.js';

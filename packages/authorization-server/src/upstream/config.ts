@@ -1,6 +1,6 @@
 /** Configuration of upstream OpenID Connect providers ("Sign in with <name>"). */
 import { isScopeToken } from '@mcp-auth-kit/protocol';
-import { isSecurePeerUrl, parseUrl } from '../urls.js';
+import { isSecurePeerUrl, parseUrl } from '../http/urls.js';
 
 import type { UpstreamProviderConfig } from '../config/types.js';
 

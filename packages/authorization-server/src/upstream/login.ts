@@ -10,15 +10,15 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import * as oidc from 'openid-client';
 import { displaySafeText } from '@mcp-auth-kit/protocol';
-import { upstreamSource } from '../account-origin.js';
-import { upstreamNameCandidates, usernameChoices } from '../account-names.js';
+import { upstreamSource } from '../accounts/account-origin.js';
+import { upstreamNameCandidates, usernameChoices } from '../accounts/account-names.js';
 import type { AccountRecord, Store } from '../storage/types.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../ops/logger.js';
 import { StorageError } from '../storage/errors.js';
 import type { ResolvedConfig } from '../config/types.js';
 
 type UpstreamProviderConfig = ResolvedConfig['upstream'][number];
-import { createEgressFetch, upstreamEgressPolicy, type EgressFetch } from '../egress.js';
+import { createEgressFetch, upstreamEgressPolicy, type EgressFetch } from '../http/egress.js';
 
 const FLOWS = 'upstream-flow';
 const FLOW_TTL = 600;

@@ -1,4 +1,4 @@
-import type { Logger } from '../../src/logger.js';
+import type { Logger } from '../../src/ops/logger.js';
 
 export interface LogLine {
   level: 'debug' | 'info' | 'warn' | 'error';

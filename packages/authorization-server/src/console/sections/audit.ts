@@ -5,7 +5,7 @@
  */
 import type { Router } from 'express';
 import type { AuditQuery, AuditRecord } from '../../admin/types.js';
-import { escapeHtml } from '../../html.js';
+import { escapeHtml } from '../../http/html.js';
 import { type ConsoleOptions, field, locals, send } from '../context.js';
 import { badge, table } from '../layout.js';
 

@@ -6,7 +6,7 @@
  */
 import type { Router } from 'express';
 import type { CimdClientRecord, ClientView } from '../../admin/types.js';
-import { escapeHtml } from '../../html.js';
+import { escapeHtml } from '../../http/html.js';
 import { actor, type ConsoleOptions, done, field, locals, send } from '../context.js';
 import { badge, notice, postButton, table, when } from '../layout.js';
 import { clientName } from './clients.js';

@@ -1,7 +1,7 @@
 /** The grants table the Grants page and a user's page share: who, which client, what, until when; revoke. */
 import type { AdminService } from '../../admin/service.js';
 import type { GrantView } from '../../admin/types.js';
-import { escapeHtml } from '../../html.js';
+import { escapeHtml } from '../../http/html.js';
 import type { ConsoleFrame } from '../layout.js';
 import { postButton, table, when } from '../layout.js';
 

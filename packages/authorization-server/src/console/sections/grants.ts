@@ -4,7 +4,7 @@
  * revocation signal).
  */
 import type { Router } from 'express';
-import { escapeHtml } from '../../html.js';
+import { escapeHtml } from '../../http/html.js';
 import { actor, type ConsoleOptions, done, field, locals, send } from '../context.js';
 import { notice } from '../layout.js';
 import { grantsTable } from './grants-table.js';

@@ -3,7 +3,7 @@
  * stays published) and how many cookie keys are kept; rotate either. Never key material.
  */
 import type { Router } from 'express';
-import { escapeHtml } from '../../html.js';
+import { escapeHtml } from '../../http/html.js';
 import { actor, type ConsoleOptions, done, field, locals, send } from '../context.js';
 import { badge, notice, orDash, postButton, table, when } from '../layout.js';
 

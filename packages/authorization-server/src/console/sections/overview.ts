@@ -1,6 +1,6 @@
 /** Console › Overview: counts that link to their pages, the approval queue's length, the latest events. */
 import type { Router } from 'express';
-import { escapeHtml } from '../../html.js';
+import { escapeHtml } from '../../http/html.js';
 import { type ConsoleOptions, locals, send } from '../context.js';
 import { badge, table } from '../layout.js';
 

@@ -10,8 +10,8 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { displaySafeText, identityKey, isUsername } from '@mcp-auth-kit/protocol';
-import { idJagSource, mayAdopt } from '../../account-origin.js';
-import { usernameChoices } from '../../account-names.js';
+import { idJagSource, mayAdopt } from '../../accounts/account-origin.js';
+import { usernameChoices } from '../../accounts/account-names.js';
 import { StorageError } from '../../storage/errors.js';
 import type { AccountRecord, Store } from '../../storage/types.js';
 import type { TrustedIdp } from './idp-keys.js';

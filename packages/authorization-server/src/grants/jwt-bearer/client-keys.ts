@@ -6,7 +6,7 @@
  * `oct` key (a shared secret) or a private key never verifies its assertions.
  */
 import { createLocalJWKSet, createRemoteJWKSet, customFetch, type JWK, type JWTVerifyGetKey } from 'jose';
-import type { FetchLike } from '../../cimd.js';
+import type { FetchLike } from '../../clients/cimd.js';
 
 /** The client fields read here (oidc-provider's Client instance, camelCase metadata). */
 export interface KeyedClient {

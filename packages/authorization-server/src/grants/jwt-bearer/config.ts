@@ -4,7 +4,7 @@
  * trusts, which clients may present their ID-JAGs, and how their users map to local accounts.
  */
 import type { JWK } from 'jose';
-import { isSecurePeerUrl, parseUrl } from '../../urls.js';
+import { isSecurePeerUrl, parseUrl } from '../../http/urls.js';
 
 import type { IdJagConfig, TrustedIdpConfig } from '../../config/types.js';
 

@@ -20,12 +20,12 @@
 import { createHash } from 'node:crypto';
 import type Provider from 'oidc-provider';
 import type { KoaContextWithOIDC } from 'oidc-provider';
-import { audit } from '../../audit.js';
-import type { Logger } from '../../logger.js';
-import type { ResourceRegistry } from '../../resources.js';
+import { audit } from '../../ops/audit.js';
+import type { Logger } from '../../ops/logger.js';
+import type { ResourceRegistry } from '../../tokens/resources.js';
 import type { KeyValueStore, Store } from '../../storage/types.js';
-import { RESOURCE_SCOPE_PROPERTY, type MetadataSource } from '../../client-metadata-policy.js';
-import { isCimdClientId } from '../../client-policy.js';
+import { RESOURCE_SCOPE_PROPERTY, type MetadataSource } from '../../clients/client-metadata-policy.js';
+import { isCimdClientId } from '../../clients/client-policy.js';
 import { GrantPairBusy, RememberedGrants } from '../../interactions/remembered-grants.js';
 import { resolveAccount } from './accounts.js';
 import { dpopBinding, requireProofOfBoundClient, type DpopBinding } from './dpop-binding.js';

@@ -4,8 +4,8 @@
  * addresses on the operator's say-so), cached and refetched by jose on an unknown `kid`.
  */
 import { createLocalJWKSet, createRemoteJWKSet, customFetch, type JWTVerifyGetKey } from 'jose';
-import { createEgressFetch, upstreamEgressPolicy } from '../../egress.js';
-import type { Logger } from '../../logger.js';
+import { createEgressFetch, upstreamEgressPolicy } from '../../http/egress.js';
+import type { Logger } from '../../ops/logger.js';
 import type { ResolvedIdJagConfig, TrustedIdpConfig } from '../../config/types.js';
 
 export interface TrustedIdp {

@@ -21,7 +21,7 @@
  */
 import { compactVerify, decodeJwt, decodeProtectedHeader, errors as joseErrors } from 'jose';
 import { isCanonicalCompactJws, splitScope } from '@mcp-auth-kit/protocol';
-import type { ResourceRegistry } from '../../resources.js';
+import type { ResourceRegistry } from '../../tokens/resources.js';
 import type { TrustedIdp } from './idp-keys.js';
 import { IdJagRefusal, refuse } from './refusal.js';
 import { ID_JAG_TYP } from './constants.js';

@@ -26,9 +26,9 @@
 import type Provider from 'oidc-provider';
 import type { KoaContextWithOIDC } from 'oidc-provider';
 import { splitScope } from '@mcp-auth-kit/protocol';
-import { audit } from '../../audit.js';
-import type { Logger } from '../../logger.js';
-import type { OwnAccessToken } from '../../own-access-tokens.js';
+import { audit } from '../../ops/audit.js';
+import type { Logger } from '../../ops/logger.js';
+import type { OwnAccessToken } from '../../tokens/own-access-tokens.js';
 import type { Store } from '../../storage/types.js';
 import { ProviderUnavailable, type ThirdParty } from '../../third-party/service.js';
 import type { ResolvedProvider } from '../../third-party/providers.js';

@@ -13,8 +13,8 @@
  * server's credentials.
  */
 import type Provider from 'oidc-provider';
-import { usableAccount } from '../../account-state.js';
-import { grantIsLive, type OwnAccessToken } from '../../own-access-tokens.js';
+import { usableAccount } from '../../accounts/account-state.js';
+import { grantIsLive, type OwnAccessToken } from '../../tokens/own-access-tokens.js';
 import type { Store } from '../../storage/types.js';
 import { refuse } from '../refusal.js';
 

@@ -13,10 +13,10 @@
  * A request routed the wrong way could not poison anything either: the CIMD fetcher fetches
  * exactly the URL it is given, without redirects, and the JWKS fetcher caches nothing.
  */
-import type { CimdConfig } from './config/types.js';
-import type { Logger } from './logger.js';
-import type { FetchLike } from './cimd.js';
-import { clientUrlEgressPolicy, createEgressFetch } from './egress.js';
+import type { CimdConfig } from '../config/types.js';
+import type { Logger } from '../ops/logger.js';
+import type { FetchLike } from '../clients/cimd.js';
+import { clientUrlEgressPolicy, createEgressFetch } from '../http/egress.js';
 
 export type ProviderFetchPurpose = 'client_metadata' | 'jwks_uri';
 

@@ -6,13 +6,13 @@
  * before (a denied or unknown client is `invalid_client`).
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { audit } from './audit.js';
+import { audit } from '../ops/audit.js';
 import type { CimdTrust } from './cimd-trust-gate.js';
 import type { ClientGate } from './client-gate.js';
 import { isCimdClientId } from './client-policy.js';
-import { escapeHtml, page } from './html.js';
-import { pageSecurityHeaders } from './interactions/security-headers.js';
-import type { Logger } from './logger.js';
+import { escapeHtml, page } from '../http/html.js';
+import { pageSecurityHeaders } from '../interactions/security-headers.js';
+import type { Logger } from '../ops/logger.js';
 
 export interface WaitingPageOptions {
   trust: CimdTrust;

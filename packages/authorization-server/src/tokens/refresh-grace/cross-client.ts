@@ -5,7 +5,7 @@
  */
 import type Provider from 'oidc-provider';
 import type { KoaContextWithOIDC } from 'oidc-provider';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../../ops/logger.js';
 import { jsonBody } from './request.js';
 
 interface FoundRefreshToken {

@@ -37,12 +37,12 @@
  *   checkpoint (an oidc-provider whose grant no longer calls `findAccount` there) is logged as
  *   an error naming the way out.
  */
-import { DEFAULTS } from './config/defaults.js';
+import { DEFAULTS } from '../config/defaults.js';
 import type Provider from 'oidc-provider';
 import { errors, type KoaContextWithOIDC } from 'oidc-provider';
-import type { KeyValueStore } from './storage/types.js';
-import type { Logger } from './logger.js';
-import { audit } from './audit.js';
+import type { KeyValueStore } from '../storage/types.js';
+import type { Logger } from '../ops/logger.js';
+import { audit } from '../ops/audit.js';
 import { checkRefreshResource } from './refresh-grace/resource-check.js';
 import { proofKeyThumbprint } from './refresh-grace/proof-key.js';
 import { revokeCrossClientReuse } from './refresh-grace/cross-client.js';

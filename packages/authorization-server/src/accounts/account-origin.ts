@@ -6,7 +6,7 @@
  * sign-up, another IdP's just-in-time account) is theirs alone: its username proves nothing,
  * since its creator chose it. The README's "Account linking" matrix lists every case.
  */
-import type { AccountRecord, AccountSource } from './storage/types.js';
+import type { AccountRecord, AccountSource } from '../storage/types.js';
 
 export const upstreamSource = (issuer: string): AccountSource => `upstream:${issuer}`;
 export const idJagSource = (issuer: string): AccountSource => `id-jag:${issuer}`;

@@ -7,7 +7,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-export type { ClientMetadata } from './config/types.js';
+export type { ClientMetadata } from '../config/types.js';
 
 /** A record oidc-provider keeps through the store's adapter (a code, grant, session, client…). */
 export interface AdapterPayload {

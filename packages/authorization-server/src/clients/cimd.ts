@@ -3,12 +3,12 @@
  * policy (allowed / denied hosts), the dev-only private-network allowance (oidc-provider's own dispatcher refuses every non-public address, loopback included) and
  * the document adjustments that must happen before oidc-provider validates it.
  */
-import type { CimdConfig } from './config/types.js';
-import type { Logger } from './logger.js';
-import type { KeyValueStore } from './storage/types.js';
+import type { CimdConfig } from '../config/types.js';
+import type { Logger } from '../ops/logger.js';
+import type { KeyValueStore } from '../storage/types.js';
 import { checkEgressHost, type RedirectUriOptions, urlHost } from '@mcp-auth-kit/protocol';
-import { clientUrlEgressPolicy, createEgressFetch } from './egress.js';
-import { hostMatches, looksNative, parseUrl } from './urls.js';
+import { clientUrlEgressPolicy, createEgressFetch } from '../http/egress.js';
+import { hostMatches, looksNative, parseUrl } from '../http/urls.js';
 
 export type FetchLike = (url: string | URL, options: Omit<RequestInit, 'dispatcher'> & { dispatcher?: unknown }) => Promise<Response>;
 

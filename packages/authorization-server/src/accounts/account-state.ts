@@ -5,7 +5,7 @@
  * account page, the connect pages and the token exchange.
  */
 import { signInRefusal } from './account-origin.js';
-import type { AccountRecord, Store } from './storage/types.js';
+import type { AccountRecord, Store } from '../storage/types.js';
 
 export async function usableAccount(store: Store, accountId: string, server: { production?: boolean }): Promise<AccountRecord | undefined> {
   const account = await store.accounts.findById(accountId);

@@ -8,8 +8,8 @@
  *   (`pending`) until an operator approves or denies it; with it off, every other client is admitted.
  */
 import { urlHost } from '@mcp-auth-kit/protocol';
-import type { CimdTrustPolicy, Store } from './storage/types.js';
-import { hostMatches, parseUrl } from './urls.js';
+import type { CimdTrustPolicy, Store } from '../storage/types.js';
+import { hostMatches, parseUrl } from '../http/urls.js';
 
 export type CimdVerdict = 'admitted' | 'pending' | 'denied';
 

@@ -7,8 +7,8 @@
  * without persistence, a failover, a flush) is refilled from the store.
  */
 import { isGrantId } from '@mcp-auth-kit/protocol';
-import type { KeyValueStore } from './storage/types.js';
-import { DEFAULTS } from './config/defaults.js';
+import type { KeyValueStore } from '../storage/types.js';
+import { DEFAULTS } from '../config/defaults.js';
 
 /** kv namespace of the revocation records (key: grant id; value: {@link RevocationRecord}). */
 export const REVOCATION_RECORD_NAMESPACE = 'revoked-grant';

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { ConfigError } from '@mcp-auth-kit/protocol';
-import type { AccountRecord, AccountSource, NewAccount, Store } from './storage/types.js';
-import { StorageError } from './storage/errors.js';
-import type { UserSeed } from './config/types.js';
+import type { AccountRecord, AccountSource, NewAccount, Store } from '../storage/types.js';
+import { StorageError } from '../storage/errors.js';
+import type { UserSeed } from '../config/types.js';
 import { hashPassword } from './passwords.js';
 import { DEMO_SOURCE, describeSource, operatorOwns } from './account-origin.js';
 

@@ -19,8 +19,8 @@
 import type { JWK } from 'jose';
 import type Provider from 'oidc-provider';
 import { errors, type KoaContextWithOIDC } from 'oidc-provider';
-import type { Logger } from './logger.js';
-import type { IntrospectionPolicy } from './ops/token-policies.js';
+import type { Logger } from '../ops/logger.js';
+import type { IntrospectionPolicy } from '../ops/token-policies.js';
 import { createOwnAccessTokenVerifier, GRANT_CLAIM, grantIsLive } from './own-access-tokens.js';
 
 export { GRANT_CLAIM };

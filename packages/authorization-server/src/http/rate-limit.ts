@@ -1,7 +1,7 @@
 /** Fixed-window rate limit on an express route, counted in the shared store's kv. */
 import type { Request, Response, NextFunction, RequestHandler } from 'express';
-import type { KeyValueStore } from './storage/types.js';
-import type { Logger } from './logger.js';
+import type { KeyValueStore } from '../storage/types.js';
+import type { Logger } from '../ops/logger.js';
 import { clientAddress } from './client-address.js';
 
 export function rateLimit(

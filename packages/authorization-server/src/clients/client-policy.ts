@@ -6,7 +6,7 @@
  */
 import type Provider from 'oidc-provider';
 import { errors } from 'oidc-provider';
-import type { ResourceRegistry } from './resources.js';
+import type { ResourceRegistry } from '../tokens/resources.js';
 import { checkRedirectUri, redirectUriKind, type RedirectUriOptions } from '@mcp-auth-kit/protocol';
 import {
   applyMetadataPolicy,
@@ -16,7 +16,7 @@ import {
   userlessGrantRule,
   type MetadataSource,
 } from './client-metadata-policy.js';
-import { looksNative, parseUrl } from './urls.js';
+import { looksNative, parseUrl } from '../http/urls.js';
 import { refuseFetchedUrlFields } from './client-url-fields.js';
 
 export { RESOURCE_SCOPE_PROPERTY };

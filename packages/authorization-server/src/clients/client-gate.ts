@@ -6,13 +6,13 @@
  * fetched and valid is recorded in the approval queue, whatever the verdict.
  */
 import Provider from 'oidc-provider';
-import type { RequestContext } from './storage/request-context.js';
-import { isClientDisabled } from './admin/client-disabled.js';
+import type { RequestContext } from '../storage/request-context.js';
+import { isClientDisabled } from '../admin/client-disabled.js';
 import type { CimdTrust } from './cimd-trust-gate.js';
 import { isCimdClientId } from './client-policy.js';
-import type { Logger } from './logger.js';
-import { audit } from './audit.js';
-import type { Store } from './storage/types.js';
+import type { Logger } from '../ops/logger.js';
+import { audit } from '../ops/audit.js';
+import type { Store } from '../storage/types.js';
 
 type FindClient = (id: string, ...rest: unknown[]) => Promise<unknown>;
 

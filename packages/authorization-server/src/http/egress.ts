@@ -16,8 +16,8 @@ import {
   type EgressResolver,
   urlHost,
 } from '@mcp-auth-kit/protocol';
-import type { CimdConfig } from './config/types.js';
-import type { Logger } from './logger.js';
+import type { CimdConfig } from '../config/types.js';
+import type { Logger } from '../ops/logger.js';
 
 export type EgressFetch = (url: string | URL, init?: Omit<RequestInit, 'dispatcher'> & { dispatcher?: unknown }) => Promise<Response>;
 

@@ -1,4 +1,4 @@
-import type { ResourceConfig } from './config/types.js';
+import type { ResourceConfig } from '../config/types.js';
 
 /** Lookup table of the configured protected resources and their scopes. */
 export class ResourceRegistry {

@@ -5,11 +5,11 @@
  */
 import type Provider from 'oidc-provider';
 import type { KoaContextWithOIDC } from 'oidc-provider';
-import type { Logger } from './logger.js';
-import { audit } from './audit.js';
-import { isRefreshGraceRepeat } from './refresh-grace.js';
-import type { AsMetrics } from './ops/metrics.js';
-import { TOKEN_EXCHANGE_GRANT_TYPE } from './grants/token-exchange/constants.js';
+import type { Logger } from '../ops/logger.js';
+import { audit } from '../ops/audit.js';
+import { isRefreshGraceRepeat } from '../tokens/refresh-grace.js';
+import type { AsMetrics } from '../ops/metrics.js';
+import { TOKEN_EXCHANGE_GRANT_TYPE } from '../grants/token-exchange/constants.js';
 
 const ERROR_EVENTS = [
   'server_error',

@@ -5,12 +5,12 @@
  */
 import { createHmac } from 'node:crypto';
 
-import type { DpopConfig, ResolvedConfig } from './config/types.js';
-import { decodeKey32, KEY_32_RULE } from './secret-key.js';
+import type { DpopConfig, ResolvedConfig } from '../config/types.js';
+import { decodeKey32, KEY_32_RULE } from '../config/secret-key.js';
 
 export type { DpopConfig };
 
-export { DEFAULT_DPOP_SIGNING_ALGS } from './config/defaults.js';
+export { DEFAULT_DPOP_SIGNING_ALGS } from '../config/defaults.js';
 /** What oidc-provider can verify for DPoP proofs (asymmetric only, RFC 9449 §4.2). */
 const SUPPORTED = ['ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519', 'PS256', 'PS384', 'PS512', 'RS256', 'RS384', 'RS512'];
 

@@ -1,5 +1,5 @@
 import { displaySafeText } from '@mcp-auth-kit/protocol';
-import type { AccountRecord } from './storage/types.js';
+import type { AccountRecord } from '../storage/types.js';
 
 /**
  * The name an account is shown by (consent and account pages, the ID Token's `name` claim): its

@@ -5,7 +5,7 @@
  * is logged as a warning and never fails the request that caused the event.
  */
 import { redact, scrubText, type Logger } from './logger.js';
-import type { AuditStore, NewAuditRecord } from './storage/types.js';
+import type { AuditStore, NewAuditRecord } from '../storage/types.js';
 
 const DAY_MS = 24 * 3600 * 1000;
 const PURGE_INTERVAL_MS = 3600 * 1000;

@@ -1,5 +1,5 @@
 import { visibleText } from '@mcp-auth-kit/protocol';
-import type { Logger } from './config/types.js';
+import type { Logger } from '../config/types.js';
 
 /** Minimal structured logger interface used everywhere in the AS (config/types.ts). */
 export type { Logger };

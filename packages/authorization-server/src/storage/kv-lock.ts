@@ -4,7 +4,7 @@
  * For short work that must run alone per key: one grant per (account, client), one refresh per
  * third-party connection.
  */
-import type { KeyValueStore } from './storage/types.js';
+import type { KeyValueStore } from './types.js';
 
 export interface KvLockOptions {
   /** Seconds a dead holder keeps the key locked (the work takes milliseconds). */

@@ -71,9 +71,19 @@ describe('refresh grace with two AS instances sharing one PostgreSQL schema', ()
     const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
     await client.connect();
     try {
-      const { rows } = await client.query<{ key: string; value: string }>(
-        `SELECT key, value::text AS value FROM "${schema}".kv WHERE namespace = 'refresh-grace'`,
-      );
+      // The sealed response is written after the answer (the response does not wait for the
+      // store), so read until it is there.
+      const readRows = async () =>
+        (
+          await client.query<{ key: string; value: string }>(
+            `SELECT key, value::text AS value FROM "${schema}".kv WHERE namespace = 'refresh-grace'`,
+          )
+        ).rows;
+      let rows = await readRows();
+      for (let i = 0; i < 100 && !rows.some((r) => r.key === `r:${slot}`); i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        rows = await readRows();
+      }
       const mine = rows.filter((r) => r.key.endsWith(slot));
       expect(mine.map((r) => r.key).sort()).toEqual([`c:${slot}`, `r:${slot}`]);
       const dump = JSON.stringify(rows);

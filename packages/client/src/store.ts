@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { SignedInAccount } from './client/signed-in-account.js';
 import type { AuthorizationServerMetadata } from './discovery.js';
 import { copyPlainTree, isPlainTree } from './plain-copy.js';
-import { assertStorable } from './stored-values.js';
+import { assertStorable, type StoredRecordKind } from './stored-values.js';
 
 /** Client credentials for one authorization server (keyed by its `issuer`). */
 export interface ClientInformation {
@@ -113,6 +113,9 @@ export interface StoreData {
   dpop_keys?: Record<string, StoredDpopKey>;
 }
 
+/** The maps of a {@link StoreData} that hold one kind of record each. */
+type EntryMap = 'clients' | 'tokens' | 'servers';
+
 export function emptyStoreData(): StoreData {
   return { version: 1, clients: {}, tokens: {}, servers: {} };
 }
@@ -201,46 +204,43 @@ export abstract class DataStore implements AuthStore {
     await this.write(data);
   }
 
-  getClient(issuer: string) {
+  getClient(issuer: string): Promise<ClientInformation | undefined> {
     return this.readPart((d) => d.clients[issuer]);
   }
-  async setClient(info: ClientInformation) {
-    assertStorable('client', info);
-    return this.update((d) => {
-      d.clients[info.issuer] = info;
-    });
-  }
-  deleteClient(issuer: string) {
-    return this.update((d) => {
-      delete d.clients[issuer];
-    });
-  }
-  getTokens(issuer: string, resource: string) {
+  getTokens(issuer: string, resource: string): Promise<StoredTokens | undefined> {
     return this.readPart((d) => d.tokens[tokenKey(issuer, resource)]);
   }
-  async setTokens(tokens: StoredTokens) {
-    assertStorable('tokens', tokens);
-    return this.update((d) => {
-      d.tokens[tokenKey(tokens.issuer, tokens.resource)] = tokens;
-    });
-  }
-  deleteTokens(issuer: string, resource: string) {
-    return this.update((d) => {
-      delete d.tokens[tokenKey(issuer, resource)];
-    });
-  }
-  getServer(server: string) {
+  getServer(server: string): Promise<ServerBinding | undefined> {
     return this.readPart((d) => d.servers[server]);
   }
-  async setServer(binding: ServerBinding) {
-    assertStorable('server', binding);
+  setClient(info: ClientInformation): Promise<void> {
+    return this.setEntry('client', 'clients', info.issuer, info);
+  }
+  setTokens(tokens: StoredTokens): Promise<void> {
+    return this.setEntry('tokens', 'tokens', tokenKey(tokens.issuer, tokens.resource), tokens);
+  }
+  setServer(binding: ServerBinding): Promise<void> {
+    return this.setEntry('server', 'servers', binding.server, binding);
+  }
+  deleteClient(issuer: string): Promise<void> {
+    return this.deleteEntry('clients', issuer);
+  }
+  deleteTokens(issuer: string, resource: string): Promise<void> {
+    return this.deleteEntry('tokens', tokenKey(issuer, resource));
+  }
+  deleteServer(server: string): Promise<void> {
+    return this.deleteEntry('servers', server);
+  }
+  /** `record`, once it passed the size limits of its kind, stored under `key` in the map `map`. */
+  private async setEntry<M extends EntryMap>(kind: StoredRecordKind, map: M, key: string, record: StoreData[M][string]): Promise<void> {
+    assertStorable(kind, record);
     return this.update((d) => {
-      d.servers[binding.server] = binding;
+      (d[map] as Record<string, StoreData[M][string]>)[key] = record;
     });
   }
-  deleteServer(server: string) {
+  private deleteEntry(map: EntryMap, key: string): Promise<void> {
     return this.update((d) => {
-      delete d.servers[server];
+      delete d[map][key];
     });
   }
   listServers() {

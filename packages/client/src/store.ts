@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { SignedInAccount } from './client/signed-in-account.js';
 import type { AuthorizationServerMetadata } from './discovery.js';
 import { copyPlainTree, isPlainTree } from './plain-copy.js';
-import { assertStorable, type StoredRecordKind } from './stored-values.js';
+import { assertStorable } from './stored-values.js';
 
 /** Client credentials for one authorization server (keyed by its `issuer`). */
 export interface ClientInformation {
@@ -213,14 +213,17 @@ export abstract class DataStore implements AuthStore {
   getServer(server: string): Promise<ServerBinding | undefined> {
     return this.readPart((d) => d.servers[server]);
   }
-  setClient(info: ClientInformation): Promise<void> {
-    return this.setEntry('client', 'clients', info.issuer, info);
+  async setClient(info: ClientInformation) {
+    assertStorable('client', info);
+    return this.setEntry('clients', info.issuer, info);
   }
-  setTokens(tokens: StoredTokens): Promise<void> {
-    return this.setEntry('tokens', 'tokens', tokenKey(tokens.issuer, tokens.resource), tokens);
+  async setTokens(tokens: StoredTokens) {
+    assertStorable('tokens', tokens);
+    return this.setEntry('tokens', tokenKey(tokens.issuer, tokens.resource), tokens);
   }
-  setServer(binding: ServerBinding): Promise<void> {
-    return this.setEntry('server', 'servers', binding.server, binding);
+  async setServer(binding: ServerBinding) {
+    assertStorable('server', binding);
+    return this.setEntry('servers', binding.server, binding);
   }
   deleteClient(issuer: string): Promise<void> {
     return this.deleteEntry('clients', issuer);
@@ -231,9 +234,7 @@ export abstract class DataStore implements AuthStore {
   deleteServer(server: string): Promise<void> {
     return this.deleteEntry('servers', server);
   }
-  /** `record`, once it passed the size limits of its kind, stored under `key` in the map `map`. */
-  private async setEntry<M extends EntryMap>(kind: StoredRecordKind, map: M, key: string, record: StoreData[M][string]): Promise<void> {
-    assertStorable(kind, record);
+  private setEntry<M extends EntryMap>(map: M, key: string, record: StoreData[M][string]): Promise<void> {
     return this.update((d) => {
       (d[map] as Record<string, StoreData[M][string]>)[key] = record;
     });

@@ -132,7 +132,7 @@ export async function startTestAuthorizationServer(options: StartTestAuthorizati
   }
 }
 
-/** The AS's app behind the listener (whichever `parts.as` is now), with the login-hint sign-in when logins are automatic. */
+/** The AS's app behind the listener (whichever one `parts.as` holds: rotateKeys swaps it), with the login-hint sign-in when logins are automatic. */
 function frontApp(parts: Parts, autoLogin: boolean): express.Express {
   const front = express();
   front.disable('x-powered-by');

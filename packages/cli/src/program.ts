@@ -21,6 +21,7 @@ import { formatStatus, isExpired } from './status-view.js';
 import { accountLabel } from './account.js';
 import { parseToolArguments } from './tool-arguments.js';
 import { cliVersion } from './version.js';
+import { isEventStream, observeBody, type StreamDeadlines } from './mcp-body.js';
 import type { CliInput } from './line-input.js';
 import { EXIT_NEEDS_USER, withUrlElicitation, type CliElicitationContext } from './url-elicitation-prompt.js';
 import { registerDoctor } from './doctor/command.js';
@@ -62,7 +63,16 @@ function requestTimeoutMs(opts: GlobalOpts): number {
   return Number(opts.requestTimeout) * 1000;
 }
 
-function mcpLimits(opts: GlobalOpts) {
+/** The network deadline of each request, and the time a user has in the browser (both ms). */
+interface McpLimits {
+  requestMs: number;
+  browserMs: number;
+}
+
+/** What a command does with the connected MCP client, within the SDK request `options`. */
+type McpWork<T> = (c: Client, options: { timeout: number }) => Promise<T>;
+
+function mcpLimits(opts: GlobalOpts): McpLimits {
   return { requestMs: requestTimeoutMs(opts), browserMs: Number(opts.timeout) * 1000 };
 }
 
@@ -140,13 +150,7 @@ function clientCredentialOptions(
  * by default) becomes --timeout + --request-timeout: a request that needs a sign-in holds the
  * browser wait inside it, which the network deadlines must not cut short.
  */
-async function withMcp<T>(
-  url: string,
-  auth: McpAuthClient,
-  limits: { requestMs: number; browserMs: number },
-  asking: CliElicitationContext,
-  fn: (c: Client, options: { timeout: number }) => Promise<T>,
-): Promise<T> {
+async function withMcp<T>(url: string, auth: McpAuthClient, limits: McpLimits, asking: CliElicitationContext, fn: McpWork<T>): Promise<T> {
   // Once the user was asked something (a server's elicitation/create may come on any stream, even
   // before the answer to the request it belongs to has begun), the server waits for a person, not
   // the network: every SSE answer, open or still to come, gets the browser wait again from then on.
@@ -160,18 +164,13 @@ async function withMcp<T>(
   );
 }
 
-/** The deadline of an SSE answer to a POST (`ms`, from its start), and the open answers' ways to set a new one from now. */
-interface StreamDeadlines {
-  ms: number;
-  open: Set<(ms: number) => void>;
-}
-
+/** `fn` on an MCP client connected to `url` (prepared by `prepare` first), its SSE answers held to `sse`. */
 async function withMcpClient<T>(
   url: string,
   auth: McpAuthClient,
-  limits: { requestMs: number; browserMs: number },
+  limits: McpLimits,
   sse: StreamDeadlines,
-  fn: (c: Client, options: { timeout: number }) => Promise<T>,
+  fn: McpWork<T>,
   prepare: (c: Client) => void,
 ): Promise<T> {
   const client = new Client(
@@ -215,72 +214,44 @@ async function withMcpClient<T>(
   }
 }
 
-function isEventStream(res: Response): boolean {
-  return (res.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase() === 'text/event-stream';
+/** What each command gets: the context, the global options as parsed, and the exit code to set. */
+interface CommandDeps {
+  ctx: CliContext;
+  globals: () => GlobalOpts;
+  setExitCode: (code: number) => void;
 }
 
-/**
- * `res` whose body, when reading it fails, first tells `onError` why; with a `deadline`, a body
- * not complete by `deadline.sse.ms` fails with SERVER_UNREACHABLE. While the body is open,
- * `deadline.sse.open` holds a function that sets a new deadline from now (the server waits for the user).
- */
-function observeBody(
-  res: Response,
-  deadline: { sse: StreamDeadlines; origin: string } | undefined,
-  onError: (err: unknown) => void,
-): Response {
-  if (!res.body) return res;
-  const reader = res.body.getReader();
-  let timer: NodeJS.Timeout | undefined;
-  let late: McpAuthError | undefined;
-  const arm = (ms: number) => {
-    clearTimeout(timer);
-    const seconds = Math.round(ms / 100) / 10;
-    timer = setTimeout(() => {
-      late = new McpAuthError(
-        ERR.SERVER_UNREACHABLE,
-        `the MCP server at ${deadline?.origin} did not answer in time (no complete answer within ${seconds} s)`,
-      );
-      void reader.cancel(late).catch(() => undefined);
-    }, ms);
-    timer.unref?.();
-  };
-  const settle = () => {
-    clearTimeout(timer);
-    deadline?.sse.open.delete(arm);
-  };
-  if (deadline) {
-    arm(deadline.sse.ms);
-    deadline.sse.open.add(arm);
-  }
-  const body = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        const chunk = await reader.read();
-        if (late) throw late;
-        if (chunk.done) {
-          settle();
-          controller.close();
-        } else controller.enqueue(chunk.value);
-      } catch (err) {
-        settle();
-        onError(late ?? err);
-        controller.error(late ?? err);
-      }
-    },
-    cancel: (reason) => {
-      settle();
-      return reader.cancel(reason);
-    },
-  });
-  return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
-}
+const MCP_URL = 'the MCP endpoint URL, e.g. http://localhost:3000/mcp';
 
 /** Builds the `mcp-auth-kit` command line program. */
 export function createProgram(io: CliIo, setExitCode: (code: number) => void = () => undefined): Command {
   const term = createTerminal(io);
   const ctx: CliContext = { term, env: io.env, open: io.open ?? ((u: URL) => openBrowser(u, process.platform, io.env)), input: io.stdin };
   const program = new Command('mcp-auth-kit');
+  addGlobalOptions(program, term);
+  addMachineOptions(program);
+  const globals = () => program.opts<GlobalOpts>();
+  // issue 45; the throwaway login holds a plain bearer token, which the doctor can send itself
+  registerDoctor(program, {
+    raw: io,
+    env: io.env,
+    setExitCode,
+    clientId: () => globals().clientId,
+    issuer: () => globals().issuer,
+    login: (url, home, allowPrivate) =>
+      makeClient({ ...globals(), home, ...(allowPrivate && { privateNetworks: 'allow' as const }) }, ctx, { dpop: 'never' }).authorize(url),
+  });
+  const deps: CommandDeps = { ctx, globals, setExitCode };
+  registerLogin(program, deps);
+  registerStatus(program, deps);
+  registerLogout(program, deps);
+  registerTools(program, deps);
+  registerCall(program, deps);
+  return program;
+}
+
+/** The options every command shares, the help text on time limits, and how the program prints and exits. */
+function addGlobalOptions(program: Command, term: Terminal): void {
   program
     .description('Log in to OAuth-protected MCP servers and call their tools')
     .option('--home <dir>', 'where tokens are stored (default: $MCP_AUTH_KIT_HOME or $XDG_CONFIG_HOME/mcp-auth-kit)')
@@ -333,25 +304,16 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
     .configureOutput({ writeOut: (text) => term.out(ownLayout(text)), writeErr: (text) => term.err(ownLayout(text)) })
     .exitOverride()
     .showHelpAfterError('(run `mcp-auth-kit --help` for the commands and options)');
+}
 
-  addMachineOptions(program);
-  const globals = () => program.opts<GlobalOpts>();
-  const mcpUrl = 'the MCP endpoint URL, e.g. http://localhost:3000/mcp';
-  // issue 45; the throwaway login holds a plain bearer token, which the doctor can send itself
-  registerDoctor(program, {
-    raw: io,
-    env: io.env,
-    setExitCode,
-    clientId: () => globals().clientId,
-    issuer: () => globals().issuer,
-    login: (url, home, allowPrivate) =>
-      makeClient({ ...globals(), home, ...(allowPrivate && { privateNetworks: 'allow' as const }) }, ctx, { dpop: 'never' }).authorize(url),
-  });
+/** A command about one MCP server: its first argument is the server's endpoint URL (run() reads it for error advice). */
+function mcpCommand(program: Command, name: string, description: string): Command {
+  return program.command(name).description(description).argument('<mcp-url>', MCP_URL, parseMcpUrl);
+}
 
-  program
-    .command('login')
-    .description('authorize against an MCP server and store the tokens')
-    .argument('<mcp-url>', mcpUrl, parseMcpUrl)
+function registerLogin(program: Command, { ctx, globals }: CommandDeps): void {
+  const { term } = ctx;
+  mcpCommand(program, 'login', 'authorize against an MCP server and store the tokens')
     .option('--scope <scope>', "scope to request instead of the server's guidance")
     .addHelpText('after', MACHINE_LOGIN_HELP)
     .action(async (url: string, cmd: { scope?: string }) => {
@@ -366,7 +328,10 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
           : terminalText`The authorization server did not say which account signed in.\n`,
       );
     });
+}
 
+function registerStatus(program: Command, { ctx, globals, setExitCode }: CommandDeps): void {
+  const { term } = ctx;
   program
     .command('status')
     .description('list the servers with stored tokens and when their access tokens expire')
@@ -400,7 +365,10 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
       // formatStatus lays out values made visible first: the result is the program's layout.
       for (const r of rows) term.out(ownLayout(formatStatus(visibleRow(r), now, visibleCheck(checks.get(r.server)))));
     });
+}
 
+function registerLogout(program: Command, { ctx, globals }: CommandDeps): void {
+  const { term } = ctx;
   program
     .command('logout')
     .description('revoke and forget the tokens of one MCP server, or of all')
@@ -421,11 +389,11 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
           : terminalText`Logged out of ${known.length} MCP server${known.length === 1 ? '' : 's'}\n`,
       );
     });
+}
 
-  program
-    .command('tools')
-    .description('list the tools of an MCP server (logs in when needed)')
-    .argument('<mcp-url>', mcpUrl, parseMcpUrl)
+function registerTools(program: Command, { ctx, globals }: CommandDeps): void {
+  const { term } = ctx;
+  mcpCommand(program, 'tools', 'list the tools of an MCP server (logs in when needed)')
     .option('--json', 'print the raw tools/list result')
     .action(async (url: string, cmd: { json?: boolean }) => {
       const { tools } = await withMcp(
@@ -439,11 +407,10 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
       if (tools.length === 0) return term.out(terminalText`The server offers no tools.\n`);
       for (const t of tools) term.out(terminalText`${t.name}${t.description ? ` — ${t.description}` : ''}\n`);
     });
+}
 
-  program
-    .command('call')
-    .description('call a tool with JSON arguments (logs in and steps up when needed); prints the result as JSON')
-    .argument('<mcp-url>', mcpUrl, parseMcpUrl)
+function registerCall(program: Command, { ctx, globals, setExitCode }: CommandDeps): void {
+  mcpCommand(program, 'call', 'call a tool with JSON arguments (logs in and steps up when needed); prints the result as JSON')
     .argument('<tool>', 'the tool name, as `tools` lists it')
     .argument('[json]', `the tool's arguments as a JSON object, e.g. '{"text":"hello"}'`, '{}')
     .addHelpText('after', '\nExample:\n  mcp-auth-kit call http://localhost:3000/mcp add_note \'{"text":"hello"}\'\n')
@@ -452,11 +419,9 @@ export function createProgram(io: CliIo, setExitCode: (code: number) => void = (
       const result = await withMcp(url, makeClient(globals(), ctx), mcpLimits(globals()), elicitationContext(url, globals(), ctx), (c, o) =>
         c.callTool({ name: tool, arguments: args }, o),
       );
-      term.json(result);
+      ctx.term.json(result);
       if ((result as { isError?: boolean }).isError) setExitCode(1);
     });
-
-  return program;
 }
 
 /** `<mcp-url>`: an http(s) URL, said plainly before anything is sent. */

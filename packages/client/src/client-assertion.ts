@@ -1,5 +1,6 @@
 import { SignJWT } from 'jose';
 import { toCryptoKey, type PrivateKeyInput } from './oauth.js';
+import { DEFAULTS } from './config/defaults.js';
 
 /** Lifetime of a self-signed assertion: RFC 7523 §3 item 4 wants a short one; replays are also refused by `jti`. */
 export const CLIENT_ASSERTION_LIFETIME_SECONDS = 60;
@@ -15,7 +16,7 @@ export async function signClientAssertion(clientId: string, audience: string, pr
   const { key, kid } = await toCryptoKey(privateKey);
   const now = Math.floor(Date.now() / 1000);
   return new SignJWT({})
-    .setProtectedHeader({ alg: privateKey.alg ?? 'ES256', typ: 'JWT', ...(kid !== undefined && { kid }) })
+    .setProtectedHeader({ alg: privateKey.alg ?? DEFAULTS.privateKeyAlg, typ: 'JWT', ...(kid !== undefined && { kid }) })
     .setIssuer(clientId)
     .setSubject(clientId)
     .setAudience(audience)

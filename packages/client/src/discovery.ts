@@ -1,5 +1,5 @@
 import { authorizationServerMetadataUrls, issuerProblem, protectedResourceMetadataUrls, visibleText } from '@mcp-auth-kit/protocol';
-import { ERR, McpAuthError } from './errors.js';
+import { ERR, McpAuthError, type McpAuthErrorCode } from './errors.js';
 import { guardedGet, readJsonObject, type HttpDeps } from './http.js';
 import { networkFailureReason } from './unreachable.js';
 import { resourceMatchesServer } from './url.js';
@@ -28,6 +28,21 @@ export interface AuthorizationServerMetadata {
   [key: string]: unknown;
 }
 
+/** The JSON object a metadata `response` (named `what` in errors) holds: `notFound` unless HTTP 200, `invalid` unless an object. */
+async function metadataObject(
+  response: Response,
+  what: string,
+  notFound: McpAuthErrorCode,
+  invalid: McpAuthErrorCode,
+): Promise<Record<string, unknown>> {
+  if (response.status !== 200) {
+    throw new McpAuthError(notFound, `${what} request answered HTTP ${response.status}`, { status: response.status });
+  }
+  const body = await readJsonObject(response);
+  if (!body) throw new McpAuthError(invalid, `${what} is not a JSON object`);
+  return body;
+}
+
 /**
  * Validates a PRM response: JSON object, `resource` string that identifies `serverUrl`
  * (RFC 9728 §3.3), at least one `authorization_servers` entry (MCP). `resource` is returned as
@@ -37,13 +52,7 @@ export async function processProtectedResourceMetadataResponse(
   serverUrl: string | URL,
   response: Response,
 ): Promise<ProtectedResourceMetadata> {
-  if (response.status !== 200) {
-    throw new McpAuthError(ERR.PRM_NOT_FOUND, `protected resource metadata request answered HTTP ${response.status}`, {
-      status: response.status,
-    });
-  }
-  const body = await readJsonObject(response);
-  if (!body) throw new McpAuthError(ERR.PRM_INVALID, 'protected resource metadata is not a JSON object');
+  const body = await metadataObject(response, 'protected resource metadata', ERR.PRM_NOT_FOUND, ERR.PRM_INVALID);
   const { resource, authorization_servers: servers, scopes_supported: scopes } = body;
   if (typeof resource !== 'string' || !resource) {
     throw new McpAuthError(ERR.PRM_INVALID, 'protected resource metadata has no "resource"');
@@ -163,13 +172,7 @@ export async function processAuthorizationServerMetadataResponse(
   expectedIssuer: string,
   response: Response,
 ): Promise<AuthorizationServerMetadata> {
-  if (response.status !== 200) {
-    throw new McpAuthError(ERR.AS_METADATA_NOT_FOUND, `authorization server metadata request answered HTTP ${response.status}`, {
-      status: response.status,
-    });
-  }
-  const body = await readJsonObject(response);
-  if (!body) throw new McpAuthError(ERR.AS_METADATA_INVALID, 'authorization server metadata is not a JSON object');
+  const body = await metadataObject(response, 'authorization server metadata', ERR.AS_METADATA_NOT_FOUND, ERR.AS_METADATA_INVALID);
   if (body.issuer !== expectedIssuer) {
     throw new McpAuthError(
       ERR.AS_ISSUER_MISMATCH,

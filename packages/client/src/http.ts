@@ -173,6 +173,32 @@ async function limitedFetch(
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
 /**
+ * The next chunk of `reader` for `controller`; undefined once the stream ended (`controller`
+ * closed) or reading failed (`controller` errored with `failure(err)`), `settle` called first in both.
+ */
+async function nextChunk(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  controller: ReadableStreamDefaultController<Uint8Array>,
+  failure: (err: unknown) => unknown,
+  settle: () => void = () => undefined,
+): Promise<Uint8Array | undefined> {
+  let chunk: Awaited<ReturnType<typeof reader.read>>;
+  try {
+    chunk = await reader.read();
+  } catch (err) {
+    settle();
+    controller.error(failure(err));
+    return undefined;
+  }
+  if (chunk.done) {
+    settle();
+    controller.close();
+    return undefined;
+  }
+  return chunk.value;
+}
+
+/**
  * `body` read as the consumer pulls it, failing once more than `max` bytes came or the deadline
  * passed (the signal's reason, an McpAuthError, rather than the fetch's own abort error).
  */
@@ -187,27 +213,16 @@ function boundedBody(
   let seen = 0;
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
-      let chunk: Awaited<ReturnType<typeof reader.read>>;
-      try {
-        chunk = await reader.read();
-      } catch (err) {
-        done();
-        controller.error(deadline.aborted ? deadline.reason : err);
-        return;
-      }
-      if (chunk.done) {
-        done();
-        controller.close();
-        return;
-      }
-      seen += chunk.value.byteLength;
+      const value = await nextChunk(reader, controller, (err) => (deadline.aborted ? deadline.reason : err), done);
+      if (!value) return;
+      seen += value.byteLength;
       if (seen > max) {
         done();
         await reader.cancel().catch(() => undefined);
         controller.error(tooLarge());
         return;
       }
-      controller.enqueue(chunk.value);
+      controller.enqueue(value);
     },
     async cancel(reason) {
       done();
@@ -231,18 +246,9 @@ function eventBoundedBody(body: ReadableStream<Uint8Array>, max: number, tooLarg
   let afterCr = false;
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
-      let chunk: Awaited<ReturnType<typeof reader.read>>;
-      try {
-        chunk = await reader.read();
-      } catch (err) {
-        controller.error(err);
-        return;
-      }
-      if (chunk.done) {
-        controller.close();
-        return;
-      }
-      for (const byte of chunk.value) {
+      const value = await nextChunk(reader, controller, (err) => err);
+      if (!value) return;
+      for (const byte of value) {
         if (byte === LF && afterCr) {
           afterCr = false;
           continue;
@@ -260,7 +266,7 @@ function eventBoundedBody(body: ReadableStream<Uint8Array>, max: number, tooLarg
           return;
         }
       }
-      controller.enqueue(chunk.value);
+      controller.enqueue(value);
     },
     async cancel(reason) {
       await reader.cancel(reason).catch(() => undefined);

@@ -113,6 +113,9 @@ export interface StoreData {
   dpop_keys?: Record<string, StoredDpopKey>;
 }
 
+/** The maps of a {@link StoreData} that hold one kind of record each. */
+type EntryMap = 'clients' | 'tokens' | 'servers';
+
 export function emptyStoreData(): StoreData {
   return { version: 1, clients: {}, tokens: {}, servers: {} };
 }
@@ -201,46 +204,44 @@ export abstract class DataStore implements AuthStore {
     await this.write(data);
   }
 
-  getClient(issuer: string) {
+  getClient(issuer: string): Promise<ClientInformation | undefined> {
     return this.readPart((d) => d.clients[issuer]);
+  }
+  getTokens(issuer: string, resource: string): Promise<StoredTokens | undefined> {
+    return this.readPart((d) => d.tokens[tokenKey(issuer, resource)]);
+  }
+  getServer(server: string): Promise<ServerBinding | undefined> {
+    return this.readPart((d) => d.servers[server]);
   }
   async setClient(info: ClientInformation) {
     assertStorable('client', info);
-    return this.update((d) => {
-      d.clients[info.issuer] = info;
-    });
-  }
-  deleteClient(issuer: string) {
-    return this.update((d) => {
-      delete d.clients[issuer];
-    });
-  }
-  getTokens(issuer: string, resource: string) {
-    return this.readPart((d) => d.tokens[tokenKey(issuer, resource)]);
+    return this.setEntry('clients', info.issuer, info);
   }
   async setTokens(tokens: StoredTokens) {
     assertStorable('tokens', tokens);
-    return this.update((d) => {
-      d.tokens[tokenKey(tokens.issuer, tokens.resource)] = tokens;
-    });
-  }
-  deleteTokens(issuer: string, resource: string) {
-    return this.update((d) => {
-      delete d.tokens[tokenKey(issuer, resource)];
-    });
-  }
-  getServer(server: string) {
-    return this.readPart((d) => d.servers[server]);
+    return this.setEntry('tokens', tokenKey(tokens.issuer, tokens.resource), tokens);
   }
   async setServer(binding: ServerBinding) {
     assertStorable('server', binding);
+    return this.setEntry('servers', binding.server, binding);
+  }
+  deleteClient(issuer: string): Promise<void> {
+    return this.deleteEntry('clients', issuer);
+  }
+  deleteTokens(issuer: string, resource: string): Promise<void> {
+    return this.deleteEntry('tokens', tokenKey(issuer, resource));
+  }
+  deleteServer(server: string): Promise<void> {
+    return this.deleteEntry('servers', server);
+  }
+  private setEntry<M extends EntryMap>(map: M, key: string, record: StoreData[M][string]): Promise<void> {
     return this.update((d) => {
-      d.servers[binding.server] = binding;
+      (d[map] as Record<string, StoreData[M][string]>)[key] = record;
     });
   }
-  deleteServer(server: string) {
+  private deleteEntry(map: EntryMap, key: string): Promise<void> {
     return this.update((d) => {
-      delete d.servers[server];
+      delete d[map][key];
     });
   }
   listServers() {

@@ -29,105 +29,132 @@ const TOKEN68CHAR = /[A-Za-z0-9\-._~+/]/;
  * and on a parameter repeated within one challenge (RFC 9110: each name occurs only once).
  */
 export function parseWwwAuthenticate(header: string): Challenge[] {
-  const s = header;
-  let i = 0;
-  const fail = (why: string): never => {
-    throw new WwwAuthenticateParseError(`invalid WWW-Authenticate header: ${why} at offset ${i}`);
-  };
-  const skipOws = () => {
-    while (i < s.length && (s[i] === ' ' || s[i] === '\t')) i++;
-  };
-  const readToken = (): string => {
-    const start = i;
-    while (i < s.length && TCHAR.test(s[i]!)) i++;
-    return s.slice(start, i);
-  };
-  const readQuoted = (): string => {
-    i++; // opening quote
+  const cursor = new ChallengeCursor(header);
+  const challenges: Challenge[] = [];
+  for (;;) {
+    cursor.skipSeparators();
+    if (cursor.done) break;
+    challenges.push(cursor.readChallenge());
+  }
+  return challenges;
+}
+
+/** A read position in one `WWW-Authenticate` field value, with the grammar's pieces read from it. */
+class ChallengeCursor {
+  private i = 0;
+  constructor(private readonly s: string) {}
+
+  get done(): boolean {
+    return this.i >= this.s.length;
+  }
+
+  private fail(why: string): never {
+    throw new WwwAuthenticateParseError(`invalid WWW-Authenticate header: ${why} at offset ${this.i}`);
+  }
+
+  private skipOws(): void {
+    while (this.i < this.s.length && (this.s[this.i] === ' ' || this.s[this.i] === '\t')) this.i++;
+  }
+
+  /** Commas and whitespace: between challenges, and between the auth-params of one. */
+  skipSeparators(): void {
+    while (this.i < this.s.length && (this.s[this.i] === ',' || this.s[this.i] === ' ' || this.s[this.i] === '\t')) this.i++;
+  }
+
+  private readToken(): string {
+    const start = this.i;
+    while (this.i < this.s.length && TCHAR.test(this.s[this.i]!)) this.i++;
+    return this.s.slice(start, this.i);
+  }
+
+  private readQuoted(): string {
+    const s = this.s;
+    this.i++; // opening quote
     let out = '';
-    while (i < s.length) {
-      const c = s[i]!;
+    while (this.i < s.length) {
+      const c = s[this.i]!;
       if (c === '\\') {
-        if (i + 1 >= s.length) fail('dangling escape');
-        out += s[i + 1];
-        i += 2;
+        if (this.i + 1 >= s.length) this.fail('dangling escape');
+        out += s[this.i + 1];
+        this.i += 2;
       } else if (c === '"') {
-        i++;
+        this.i++;
         return out;
       } else {
         out += c;
-        i++;
+        this.i++;
       }
     }
-    return fail('unterminated quoted-string');
-  };
-  /** Looks ahead: is there `token BWS "=" BWS value` at the cursor (an auth-param, not token68)? */
-  const atParam = (): boolean => {
-    const save = i;
-    const name = readToken();
-    skipOws();
-    let ok = false;
-    if (name && s[i] === '=') {
-      i++;
-      skipOws();
-      ok = i < s.length && s[i] !== ',' && s[i] !== '=';
-    }
-    i = save;
-    return ok;
-  };
+    return this.fail('unterminated quoted-string');
+  }
 
-  const challenges: Challenge[] = [];
-  for (;;) {
-    while (i < s.length && (s[i] === ',' || s[i] === ' ' || s[i] === '\t')) i++;
-    if (i >= s.length) break;
-    const scheme = readToken();
-    if (!scheme) fail('expected an auth-scheme');
+  /** Looks ahead: is there `token BWS "=" BWS value` at the cursor (an auth-param, not token68)? */
+  private atParam(): boolean {
+    const save = this.i;
+    const name = this.readToken();
+    this.skipOws();
+    let ok = false;
+    if (name && this.s[this.i] === '=') {
+      this.i++;
+      this.skipOws();
+      ok = this.i < this.s.length && this.s[this.i] !== ',' && this.s[this.i] !== '=';
+    }
+    this.i = save;
+    return ok;
+  }
+
+  /** One challenge: its scheme, then its auth-params, its token68, or nothing. */
+  readChallenge(): Challenge {
+    const scheme = this.readToken();
+    if (!scheme) this.fail('expected an auth-scheme');
     const challenge: Challenge = { scheme: scheme.toLowerCase(), params: {} };
-    challenges.push(challenge);
-    if (i < s.length && s[i] !== ' ' && s[i] !== '\t' && s[i] !== ',') fail('unexpected character after auth-scheme');
-    skipOws();
-    if (i >= s.length || s[i] === ',') {
-      continue;
-    }
-    if (!atParam()) {
-      // token68, or the next challenge's scheme when this one has no parameters.
-      const start = i;
-      while (i < s.length && TOKEN68CHAR.test(s[i]!)) i++;
-      while (i < s.length && s[i] === '=') i++;
-      const candidate = s.slice(start, i);
-      skipOws();
-      if (candidate && (i >= s.length || s[i] === ',')) {
-        challenge.token68 = candidate;
-        continue;
-      }
-      fail('expected token68 or auth-param');
-    }
-    // auth-param list
+    const next = this.s[this.i];
+    if (!this.done && next !== ' ' && next !== '\t' && next !== ',') this.fail('unexpected character after auth-scheme');
+    this.skipOws();
+    if (this.done || this.s[this.i] === ',') return challenge;
+    if (this.atParam()) this.readParams(challenge.params);
+    else challenge.token68 = this.readToken68();
+    return challenge;
+  }
+
+  /** token68, which must end the challenge (else this is the next challenge's scheme after one without parameters, which is malformed). */
+  private readToken68(): string {
+    const s = this.s;
+    const start = this.i;
+    while (this.i < s.length && TOKEN68CHAR.test(s[this.i]!)) this.i++;
+    while (this.i < s.length && s[this.i] === '=') this.i++;
+    const candidate = s.slice(start, this.i);
+    this.skipOws();
+    if (candidate && (this.done || s[this.i] === ',')) return candidate;
+    return this.fail('expected token68 or auth-param');
+  }
+
+  /** The auth-param list of one challenge, up to the end or the next challenge's scheme. */
+  private readParams(params: Record<string, string>): void {
+    const s = this.s;
     for (;;) {
-      const name = readToken().toLowerCase();
-      skipOws();
-      i++; // '='
-      skipOws();
+      const name = this.readToken().toLowerCase();
+      this.skipOws();
+      this.i++; // '='
+      this.skipOws();
       let value: string;
-      if (s[i] === '"') {
-        value = readQuoted();
+      if (s[this.i] === '"') {
+        value = this.readQuoted();
       } else {
-        const start = i;
-        while (i < s.length && s[i] !== ',' && s[i] !== ' ' && s[i] !== '\t') i++;
-        value = s.slice(start, i);
+        const start = this.i;
+        while (this.i < s.length && s[this.i] !== ',' && s[this.i] !== ' ' && s[this.i] !== '\t') this.i++;
+        value = s.slice(start, this.i);
       }
-      if (Object.hasOwn(challenge.params, name)) fail(`repeated parameter "${name}"`);
-      challenge.params[name] = value;
-      skipOws();
-      if (i >= s.length) break;
-      if (s[i] !== ',') fail('expected "," between auth-params');
+      if (Object.hasOwn(params, name)) this.fail(`repeated parameter "${name}"`);
+      params[name] = value;
+      this.skipOws();
+      if (this.done) return;
+      if (s[this.i] !== ',') this.fail('expected "," between auth-params');
       // Commas may separate params of this challenge or start the next challenge.
-      while (i < s.length && (s[i] === ',' || s[i] === ' ' || s[i] === '\t')) i++;
-      if (i >= s.length) break;
-      if (!atParam()) break;
+      this.skipSeparators();
+      if (this.done || !this.atParam()) return;
     }
   }
-  return challenges;
 }
 
 export interface ChallengeParams {

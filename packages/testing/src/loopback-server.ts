@@ -22,6 +22,9 @@ export interface LoopbackServerOptions {
   port?: number;
 }
 
+/** What {@link startLoopbackServer} assumes for an option not given. */
+const DEFAULTS = { port: 0 } as const;
+
 export async function startLoopbackServer(listener?: RequestListener, options: LoopbackServerOptions = {}): Promise<LoopbackServer> {
   let current: RequestListener | undefined = listener;
   const server = createServer((req, res) => {
@@ -30,7 +33,7 @@ export async function startLoopbackServer(listener?: RequestListener, options: L
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(options.port ?? 0, '127.0.0.1', resolve);
+    server.listen(options.port ?? DEFAULTS.port, '127.0.0.1', resolve);
   });
   const port = (server.address() as AddressInfo).port;
   let closed = false;

@@ -4,7 +4,7 @@
  * itself; when the server needed the 2025-era handshake first, `exchanges` lists it.
  */
 import { classifyStatelessAttempt } from './mcp-negotiation.js';
-import { initializeHandshake, statelessSession, type McpConnectionOptions } from './mcp-session.js';
+import { CONNECTION_DEFAULTS, initializeHandshake, statelessSession, type McpConnectionOptions } from './mcp-session.js';
 import { isStatelessWire, LEGACY_PROTOCOL_VERSIONS, MCP_PROTOCOL_VERSION, type McpExchange, type McpResponse } from './mcp-wire.js';
 
 export interface McpRequestOptions extends McpConnectionOptions {
@@ -20,7 +20,7 @@ export interface McpRequestOptions extends McpConnectionOptions {
  * as is, so the challenge assertions see it.
  */
 export async function mcpRequest(url: string, o: McpRequestOptions): Promise<McpResponse> {
-  const version = o.protocolVersion ?? 'auto';
+  const version = o.protocolVersion ?? CONNECTION_DEFAULTS.protocolVersion;
   const request = { method: o.method, ...(o.params && { params: o.params }) };
   let versions: readonly string[] = [version];
   const log: McpExchange[] = [];

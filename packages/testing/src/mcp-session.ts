@@ -70,6 +70,9 @@ export class McpHandshakeError extends Error {
   }
 }
 
+/** What {@link openMcpSession} and `mcpRequest` assume for a connection option not given. */
+export const CONNECTION_DEFAULTS = { protocolVersion: 'auto' } as const;
+
 const isSuccess = (status: number) => status >= 200 && status < 300;
 
 class Session implements McpSession {
@@ -174,7 +177,7 @@ export function statelessSession(url: string, options: McpConnectionOptions, pro
  * refused (401, 403) are tested with `mcpRequest` / `callTool` instead.
  */
 export async function openMcpSession(url: string, options: McpConnectionOptions = {}): Promise<McpSession> {
-  const version = options.protocolVersion ?? 'auto';
+  const version = options.protocolVersion ?? CONNECTION_DEFAULTS.protocolVersion;
   if (version !== 'auto' && isStatelessWire(version)) return statelessSession(url, options, version);
   const log: McpExchange[] = [];
   let versions: readonly string[] = [version];

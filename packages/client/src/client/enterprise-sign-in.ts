@@ -6,6 +6,7 @@ import { startLoopbackListener, type LoopbackListenerOptions } from '../loopback
 import { exchangeIdpCode, generateCodeVerifier, generateNonce, generateState, validateAuthorizationResponse } from '../oauth.js';
 import { assertAllowedUrl } from '../url.js';
 import { idpDeps } from './enterprise-managed.js';
+import { DEFAULTS } from '../config/defaults.js';
 
 /** Settings of {@link enterpriseSignIn}: the organization's IdP and this client's registration there. */
 export interface EnterpriseSignInOptions {
@@ -68,7 +69,7 @@ export async function enterpriseSignIn(options: EnterpriseSignInOptions): Promis
       response_type: 'code',
       client_id: options.idpClientId,
       redirect_uri: listener.redirectUri,
-      scope: options.scope ?? 'openid',
+      scope: options.scope ?? DEFAULTS.enterpriseSignIn.scope,
       code_challenge: pkceChallengeS256(verifier),
       code_challenge_method: 'S256',
       state,
@@ -77,7 +78,11 @@ export async function enterpriseSignIn(options: EnterpriseSignInOptions): Promis
       url.searchParams.set(k, v);
     }
     assertAllowedUrl(url, 'IdP authorization URL', deps);
-    const callback = listener.waitForCallback({ state, issuer: as.issuer, timeoutMs: options.authorizationTimeoutMs ?? 300_000 });
+    const callback = listener.waitForCallback({
+      state,
+      issuer: as.issuer,
+      timeoutMs: options.authorizationTimeoutMs ?? DEFAULTS.authorizationTimeoutMs,
+    });
     callback.catch(() => undefined);
     await options.openAuthorizationUrl(url);
     options.onWaiting?.(listener.redirectUri);

@@ -1,7 +1,6 @@
 import { discoverAuthorizationServer } from '../discovery.js';
 import { revokeToken } from '../oauth.js';
 import type { ServerBinding, StoredTokens } from '../store.js';
-import type { AuthFetchParts } from './auth-fetch.js';
 import type { ClientContext } from './context.js';
 import { clientFor, grantContext } from './credentials.js';
 import { DpopKeys } from './dpop-keys.js';
@@ -13,6 +12,12 @@ import { DpopKeys } from './dpop-keys.js';
  */
 export const MAX_LEFTOVER_REVOCATIONS = 4;
 
+/** What revoking a leftover grant needs of the client (a subset of auth-fetch.ts's parts). */
+interface RevocationParts {
+  readonly context: ClientContext;
+  readonly dpopKeys: DpopKeys;
+}
+
 /**
  * Logout's second half (review r46 F2): the token records kept under an authorization server the
  * MCP server no longer names (it switched AS) are revoked, best effort and bounded, and deleted
@@ -20,11 +25,7 @@ export const MAX_LEFTOVER_REVOCATIONS = 4;
  * to them. The registration at an issuer a logged-out server still names is kept, as before (a
  * new login reuses it). `everything`: every token record goes, bound to a server or not.
  */
-export async function forgetLeftovers(
-  parts: Pick<AuthFetchParts, 'context' | 'dpopKeys'>,
-  loggedOut: ServerBinding[],
-  everything: boolean,
-): Promise<void> {
+export async function forgetLeftovers(parts: RevocationParts, loggedOut: ServerBinding[], everything: boolean): Promise<void> {
   const { store } = parts.context;
   if (!store.listTokens) return;
   const remaining = await store.listServers();
@@ -59,7 +60,7 @@ export async function forgetLeftovers(
  * RFC 7009 at the issuer that granted `t`: its metadata fetched again (under the egress policy of
  * the server that named it) and the grant revoked with the client registered there.
  */
-async function revokeLeftover(parts: Pick<AuthFetchParts, 'context' | 'dpopKeys'>, via: ServerBinding, t: StoredTokens) {
+async function revokeLeftover(parts: RevocationParts, via: ServerBinding, t: StoredTokens) {
   const { context, dpopKeys } = parts;
   const as_metadata = await discoverAuthorizationServer(t.issuer, context.depsFor(via.server));
   const old: ServerBinding = { ...via, issuer: t.issuer, as_metadata };

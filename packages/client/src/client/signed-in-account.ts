@@ -1,6 +1,5 @@
 import { displaySafeText } from '@mcp-auth-kit/protocol';
 import * as oauth from 'oauth4webapi';
-import type { TokenEndpointResponse } from '../oauth.js';
 
 /**
  * Which account the authorization server signed in, as it said in the token response. A loopback
@@ -56,7 +55,7 @@ function jwtPayload(token: string): Record<string, unknown> | undefined {
  * The account of a token response: the ID Token's claims (validated by oauth4webapi during the
  * code exchange) when there is one, else the access token's when it is a JWT of this issuer.
  */
-export function signedInAccount(res: TokenEndpointResponse, issuer: string): SignedInAccount | undefined {
+export function signedInAccount(res: oauth.TokenEndpointResponse, issuer: string): SignedInAccount | undefined {
   const idToken = oauth.getValidatedIdTokenClaims(res);
   const fromIdToken = idToken && fromClaims(idToken as Record<string, unknown>, 'id_token');
   if (fromIdToken) return fromIdToken;

@@ -23,6 +23,12 @@ export const DEFAULTS = Object.freeze({
   fileStore: Object.freeze({ lockWaitMs: 60_000 }),
   /** The JWS algorithm of a `private_key_jwt` key given without `alg`. */
   privateKeyAlg: 'ES256' as const,
+  /** `createUrlElicitation`: the wait for a page's completion, and the retries of one request. */
+  urlElicitation: Object.freeze({ completionTimeoutMs: 300_000, maxRetries: 3 }),
+  /** `enterpriseSignIn`: the scope asked of the IdP (an ID Token is what it is for). */
+  enterpriseSignIn: Object.freeze({ scope: 'openid' }),
+  /** `checkDeployment`: the request budget of one run, its overall deadline, and each request's. */
+  doctor: Object.freeze({ maxRequests: 40, timeoutMs: 60_000, requestTimeoutMs: 10_000 }),
   /** `buildClientMetadataDocument`. */
   cimd: Object.freeze({ grantTypes: Object.freeze(['authorization_code', 'refresh_token']) as readonly string[] }),
 });

@@ -3,7 +3,7 @@
  * needs from it: the issuer it was told, PKCE S256, a way to register, RFC 9207, public clients.
  */
 import { authorizationServerMetadataUrls } from '@mcp-auth-kit/protocol';
-import { evidence, verdict, type DoctorContext } from './context.js';
+import { evidence, verdict, type DoctorContext, skipped } from './context.js';
 import type { Exchange } from './probe.js';
 
 const S_DISCOVERY = 'MCP Authorization §Authorization Server Metadata Discovery; RFC 8414 §3.1';
@@ -14,12 +14,7 @@ export async function checkAuthorizationServers(ctx: DoctorContext): Promise<voi
   const listed = ctx.found.resourceMetadata?.authorization_servers;
   const issuers = Array.isArray(listed) ? listed.filter((v): v is string => typeof v === 'string').slice(0, MAX_SERVERS) : [];
   if (issuers.length === 0) {
-    ctx.report({
-      id: 'as-metadata',
-      status: 'skip',
-      section: S_DISCOVERY,
-      title: 'no authorization server to check (see the PRM findings)',
-    });
+    ctx.report(skipped('as-metadata', S_DISCOVERY, 'no authorization server to check (see the PRM findings)'));
     return;
   }
   for (const issuer of issuers) await checkOne(ctx, issuer);

@@ -2,7 +2,7 @@
  * What browsers add: the server refuses a foreign Origin (Streamable HTTP §Security, DNS
  * rebinding) and lets its own browser clients read metadata and challenges (CORS).
  */
-import { evidence, INITIALIZE, mcpHeaders, verdict, type DoctorContext } from './context.js';
+import { evidence, INITIALIZE, mcpHeaders, verdict, type DoctorContext, skipped } from './context.js';
 
 /** `.invalid` never resolves (RFC 6761 §6.4): no real site can be this origin. */
 export const FOREIGN_ORIGIN = 'https://doctor-foreign-origin.invalid';
@@ -55,12 +55,7 @@ async function checkMetadataCors(ctx: DoctorContext): Promise<void> {
 async function checkPreflight(ctx: DoctorContext): Promise<void> {
   const origin = ctx.options.browserOrigin;
   if (!origin) {
-    ctx.report({
-      id: 'cors-preflight',
-      status: 'skip',
-      section: 'Fetch §CORS protocol',
-      title: 'no browser origin given: the CORS preflight is not checked',
-    });
+    ctx.report(skipped('cors-preflight', 'Fetch §CORS protocol', 'no browser origin given: the CORS preflight is not checked'));
     return;
   }
   const res = await ctx.probe.send(ctx.url, {

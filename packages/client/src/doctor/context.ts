@@ -36,6 +36,11 @@ export function reporter(findings: Finding[], group: FindingGroup): (finding: Om
   };
 }
 
+/** The finding of a check that did not run, and why (`title`). */
+export function skipped(id: string, section: string, title: string): Omit<Finding, 'group'> {
+  return { id, status: 'skip', section, title };
+}
+
 /** `pass` when `ok`, else `otherwise`. */
 export function verdict(ok: boolean, otherwise: FindingStatus = 'fail'): FindingStatus {
   return ok ? 'pass' : otherwise;

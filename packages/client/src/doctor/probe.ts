@@ -7,6 +7,7 @@
 import { ANY_ADDRESS, PUBLIC_ONLY, resolveEgress, urlHost, visibleText } from '@mcp-auth-kit/protocol';
 import { guardedGet, policyFetch, type FetchLike, type HttpDeps } from '../http.js';
 import type { CheckDeploymentOptions } from './types.js';
+import { DEFAULTS } from '../config/defaults.js';
 
 /** One request and its answer, as a finding shows them. */
 export interface Exchange {
@@ -54,8 +55,8 @@ export class Probe {
 
   constructor(options: CheckDeploymentOptions) {
     const allowPrivate = options.allowPrivate === true;
-    this.#max = options.maxRequests ?? 40;
-    this.#deadline = AbortSignal.timeout(options.timeoutMs ?? 60_000);
+    this.#max = options.maxRequests ?? DEFAULTS.doctor.maxRequests;
+    this.#deadline = AbortSignal.timeout(options.timeoutMs ?? DEFAULTS.doctor.timeoutMs);
     for (const s of [options.token, options.otherResourceToken, options.refresh?.refreshToken, options.refresh?.clientSecret]) {
       if (s) this.#secrets.add(s);
     }
@@ -63,7 +64,7 @@ export class Probe {
       fetch: this.#counted(options.fetch ?? fetch, allowPrivate),
       allowInsecureRequests: allowPrivate,
       egress: allowPrivate ? ANY_ADDRESS : PUBLIC_ONLY,
-      limits: { timeoutMs: options.requestTimeoutMs ?? 10_000, maxResponseBytes: 256 * 1024 },
+      limits: { timeoutMs: options.requestTimeoutMs ?? DEFAULTS.doctor.requestTimeoutMs, maxResponseBytes: 256 * 1024 },
     };
   }
 

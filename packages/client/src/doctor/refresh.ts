@@ -3,7 +3,7 @@
  * whose answer it lost (the same refresh token twice) must not lose the whole grant for it.
  */
 import { canonicalResource } from '@mcp-auth-kit/protocol';
-import { evidence, type DoctorContext } from './context.js';
+import { evidence, type DoctorContext, skipped } from './context.js';
 import type { Exchange } from './probe.js';
 import type { RefreshCredentials } from './types.js';
 
@@ -45,7 +45,7 @@ export async function checkRefresh(ctx: DoctorContext): Promise<void> {
   const credentials = ctx.options.refresh;
   const { endpoint, why } = credentials ? tokenEndpoint(ctx, credentials.issuer) : { why: 'no refresh token given' };
   if (!credentials || !endpoint) {
-    ctx.report({ id: 'refresh-rotation', status: 'skip', section: S_ROTATION, title: `${why}: refresh rotation is not checked` });
+    ctx.report(skipped('refresh-rotation', S_ROTATION, `${why}: refresh rotation is not checked`));
     return;
   }
   const first = await refreshRequest(ctx, endpoint, credentials, credentials.refreshToken);

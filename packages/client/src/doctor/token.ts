@@ -5,7 +5,7 @@
 import { canonicalResource } from '@mcp-auth-kit/protocol';
 import { decodeJwt } from 'jose';
 import { bearerChallengeOf } from './challenge.js';
-import { evidence, INITIALIZE, mcpHeaders, type DoctorContext } from './context.js';
+import { evidence, INITIALIZE, mcpHeaders, type DoctorContext, skipped } from './context.js';
 
 const S_AUDIENCE = 'MCP Authorization §Token Audience Binding and Validation; RFC 8707 §2';
 const refused = (status: number | undefined) => status === 401 || status === 403;
@@ -13,12 +13,7 @@ const refused = (status: number | undefined) => status === 401 || status === 403
 export async function checkToken(ctx: DoctorContext): Promise<void> {
   const token = ctx.options.token;
   if (!token) {
-    ctx.report({
-      id: 'token-accepted',
-      status: 'skip',
-      section: 'MCP Authorization §Access Token Usage',
-      title: 'no token given: the checks that need one did not run',
-    });
+    ctx.report(skipped('token-accepted', 'MCP Authorization §Access Token Usage', 'no token given: the checks that need one did not run'));
     return;
   }
   const res = await ctx.probe.send(ctx.url, { headers: mcpHeaders({ authorization: `Bearer ${token}` }), body: INITIALIZE });
@@ -45,12 +40,7 @@ function checkAudienceClaim(ctx: DoctorContext, token: string): void {
   try {
     aud = decodeJwt(token).aud;
   } catch {
-    ctx.report({
-      id: 'token-audience-claim',
-      status: 'skip',
-      section: S_AUDIENCE,
-      title: 'the token is opaque: its audience is not visible',
-    });
+    ctx.report(skipped('token-audience-claim', S_AUDIENCE, 'the token is opaque: its audience is not visible'));
     return;
   }
   const server = canonicalResource(ctx.url.href);
@@ -70,12 +60,7 @@ function checkAudienceClaim(ctx: DoctorContext, token: string): void {
 async function checkOtherResource(ctx: DoctorContext): Promise<void> {
   const other = ctx.options.otherResourceToken;
   if (!other) {
-    ctx.report({
-      id: 'token-other-resource',
-      status: 'skip',
-      section: S_AUDIENCE,
-      title: 'no token for another resource given: audience enforcement not tried',
-    });
+    ctx.report(skipped('token-other-resource', S_AUDIENCE, 'no token for another resource given: audience enforcement not tried'));
     return;
   }
   const res = await ctx.probe.send(ctx.url, { headers: mcpHeaders({ authorization: `Bearer ${other}` }), body: INITIALIZE });
@@ -114,12 +99,7 @@ async function checkInsufficientScope(ctx: DoctorContext, token: string): Promis
   const probe = ctx.options.scopeProbe;
   const section = 'MCP Authorization §Runtime Insufficient Scope Errors; RFC 6750 §3.1';
   if (!probe) {
-    ctx.report({
-      id: 'insufficient-scope',
-      status: 'skip',
-      section,
-      title: "no request beyond the token's scope given: the step-up challenge is not checked",
-    });
+    ctx.report(skipped('insufficient-scope', section, "no request beyond the token's scope given: the step-up challenge is not checked"));
     return;
   }
   const body = JSON.stringify({ jsonrpc: '2.0', id: 2, method: probe.method, ...(probe.params && { params: probe.params }) });

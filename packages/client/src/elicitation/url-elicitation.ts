@@ -1,5 +1,6 @@
 import { ERR, McpAuthError } from '../errors.js';
-import { CompletionWaiters } from './completion.js';
+import { DEFAULTS } from '../config/defaults.js';
+import { awaitCompletion, CompletionWaiters } from './completion.js';
 import { type UrlElicitationPrompt, urlElicitationPrompt, urlElicitationsOf } from './url-elicitation-request.js';
 
 /** The user's answer to a URL elicitation (MCP elicitation §Response Actions). */
@@ -112,8 +113,6 @@ export interface UrlElicitation {
   complete(elicitationId: unknown): void;
 }
 
-const DEFAULT_COMPLETION_TIMEOUT_MS = 300_000;
-const DEFAULT_MAX_RETRIES = 3;
 const INVALID_PARAMS = -32602;
 
 /**
@@ -124,104 +123,13 @@ const INVALID_PARAMS = -32602;
  * retried once the page is done.
  */
 export function createUrlElicitation(options: UrlElicitationOptions): UrlElicitation {
-  const waiters = new CompletionWaiters();
-  const completionTimeoutMs = options.completionTimeoutMs ?? DEFAULT_COMPLETION_TIMEOUT_MS;
-  const maxRetries = options.maxRetries ?? DEFAULT_MAX_RETRIES;
-
-  async function ask(prompt: UrlElicitationPrompt): Promise<UrlElicitationAction> {
-    const answer = await options.onUrlElicitation(prompt);
-    // Anything but an explicit choice is a dismissal: never an implicit accept.
-    const action: UrlElicitationAction = answer === 'accept' || answer === 'decline' ? answer : 'cancel';
-    if (action === 'accept') await options.openUrl?.(prompt.url);
-    return action;
-  }
-
-  /** Waits for the first of: the completion notification, the user's own signal, the time limit, an abort. */
-  async function awaitCompletion(prompt: UrlElicitationPrompt, notified: Promise<void> | undefined, outer?: AbortSignal): Promise<void> {
-    if (!notified && !options.waitForCompletion) return;
-    const ended = new AbortController();
-    const races: Promise<unknown>[] = [];
-    if (notified) races.push(notified);
-    if (options.waitForCompletion) {
-      const byUser = options.waitForCompletion(prompt, ended.signal);
-      byUser.catch(() => undefined); // settles after the race is decided: not an unhandled rejection
-      races.push(byUser);
-    }
-    races.push(
-      new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, completionTimeoutMs);
-        timer.unref?.();
-        ended.signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
-      }),
-    );
-    if (outer) {
-      races.push(
-        new Promise<never>((_, reject) => {
-          const onAbort = () => reject(outer.reason);
-          if (outer.aborted) onAbort();
-          outer.addEventListener('abort', onAbort, { once: true });
-          ended.signal.addEventListener('abort', () => outer.removeEventListener('abort', onAbort), { once: true });
-        }),
-      );
-    }
-    try {
-      await Promise.race(races);
-    } finally {
-      ended.abort();
-    }
-  }
-
-  async function handleRequest(
-    request: ElicitationHandlerRequest,
-    ctx?: ElicitationHandlerContext,
-  ): Promise<{ action: UrlElicitationAction }> {
-    const params = request?.params;
-    if (typeof params !== 'object' || params === null || (params as { mode?: unknown }).mode !== 'url') {
-      // A request without `mode` is form mode (§Elicitation Requests); that mode is not declared here.
-      throw Object.assign(new Error('this client answers URL-mode elicitation requests only'), { code: INVALID_PARAMS });
-    }
-    let prompt: UrlElicitationPrompt;
-    try {
-      prompt = urlElicitationPrompt(params);
-    } catch (err) {
-      if (!(err instanceof McpAuthError)) throw err;
-      options.onRefused?.(err);
-      return { action: 'decline' };
-    }
-    const action = await ask(prompt);
-    if (action === 'accept' && prompt.elicitationId === undefined) await awaitCompletion(prompt, undefined, ctx?.mcpReq?.signal);
-    return { action };
-  }
-
-  async function call<T>(request: () => Promise<T>): Promise<T> {
-    for (let retry = 0; ; retry++) {
-      let prompts: UrlElicitationPrompt[] | undefined;
-      try {
-        return await request();
-      } catch (err) {
-        prompts = urlElicitationsOf(err);
-        if (!prompts) throw err;
-        if (retry >= maxRetries) {
-          throw new McpAuthError(
-            ERR.ELICITATION_LIMIT,
-            `the MCP server still asks you to open a page after ${maxRetries} retries of the request: it was not retried again`,
-            { cause: err },
-          );
-        }
-      }
-      for (const prompt of prompts) {
-        const waiter = prompt.elicitationId === undefined ? undefined : waiters.expect(prompt.elicitationId);
-        try {
-          const action = await ask(prompt);
-          if (action !== 'accept') throw notAccepted(action, prompt);
-          await awaitCompletion(prompt, waiter?.done);
-        } finally {
-          waiter?.dispose();
-        }
-      }
-    }
-  }
-
+  const host: Host = {
+    options,
+    waiters: new CompletionWaiters(),
+    completionTimeoutMs: options.completionTimeoutMs ?? DEFAULTS.urlElicitation.completionTimeoutMs,
+    maxRetries: options.maxRetries ?? DEFAULTS.urlElicitation.maxRetries,
+  };
+  const handleRequest = (request: ElicitationHandlerRequest, ctx?: ElicitationHandlerContext) => answerRequest(host, request, ctx);
   return {
     capabilities: urlElicitationCapabilities(),
     attach(client) {
@@ -229,13 +137,90 @@ export function createUrlElicitation(options: UrlElicitationOptions): UrlElicita
       client.setRequestHandler('elicitation/create', handleRequest);
       client.setNotificationHandler('notifications/elicitation/complete', (notification) => {
         const params = notification?.params;
-        waiters.complete(typeof params === 'object' && params !== null ? (params as { elicitationId?: unknown }).elicitationId : undefined);
+        host.waiters.complete(
+          typeof params === 'object' && params !== null ? (params as { elicitationId?: unknown }).elicitationId : undefined,
+        );
       });
     },
-    call,
+    call: (request) => callRetrying(host, request),
     handleRequest,
-    complete: (elicitationId) => waiters.complete(elicitationId),
+    complete: (elicitationId) => host.waiters.complete(elicitationId),
   };
+}
+
+/** One {@link createUrlElicitation}'s options with their defaults, and its pending completion waits. */
+interface Host {
+  options: UrlElicitationOptions;
+  waiters: CompletionWaiters;
+  completionTimeoutMs: number;
+  maxRetries: number;
+}
+
+async function ask(host: Host, prompt: UrlElicitationPrompt): Promise<UrlElicitationAction> {
+  const answer = await host.options.onUrlElicitation(prompt);
+  // Anything but an explicit choice is a dismissal: never an implicit accept.
+  const action: UrlElicitationAction = answer === 'accept' || answer === 'decline' ? answer : 'cancel';
+  if (action === 'accept') await host.options.openUrl?.(prompt.url);
+  return action;
+}
+
+function waitForCompletion(host: Host, prompt: UrlElicitationPrompt, notified: Promise<void> | undefined, outer?: AbortSignal) {
+  const { waitForCompletion: byUser } = host.options;
+  return awaitCompletion(prompt, notified, { byUser, timeoutMs: host.completionTimeoutMs }, outer);
+}
+
+/** {@link UrlElicitation.handleRequest}. */
+async function answerRequest(
+  host: Host,
+  request: ElicitationHandlerRequest,
+  ctx?: ElicitationHandlerContext,
+): Promise<{ action: UrlElicitationAction }> {
+  const params = request?.params;
+  if (typeof params !== 'object' || params === null || (params as { mode?: unknown }).mode !== 'url') {
+    // A request without `mode` is form mode (§Elicitation Requests); that mode is not declared here.
+    throw Object.assign(new Error('this client answers URL-mode elicitation requests only'), { code: INVALID_PARAMS });
+  }
+  let prompt: UrlElicitationPrompt;
+  try {
+    prompt = urlElicitationPrompt(params);
+  } catch (err) {
+    if (!(err instanceof McpAuthError)) throw err;
+    host.options.onRefused?.(err);
+    return { action: 'decline' };
+  }
+  const action = await ask(host, prompt);
+  if (action === 'accept' && prompt.elicitationId === undefined) await waitForCompletion(host, prompt, undefined, ctx?.mcpReq?.signal);
+  return { action };
+}
+
+/** {@link UrlElicitation.call}. */
+async function callRetrying<T>(host: Host, request: () => Promise<T>): Promise<T> {
+  for (let retry = 0; ; retry++) {
+    let prompts: UrlElicitationPrompt[] | undefined;
+    try {
+      return await request();
+    } catch (err) {
+      prompts = urlElicitationsOf(err);
+      if (!prompts) throw err;
+      if (retry >= host.maxRetries) {
+        throw new McpAuthError(
+          ERR.ELICITATION_LIMIT,
+          `the MCP server still asks you to open a page after ${host.maxRetries} retries of the request: it was not retried again`,
+          { cause: err },
+        );
+      }
+    }
+    for (const prompt of prompts) {
+      const waiter = prompt.elicitationId === undefined ? undefined : host.waiters.expect(prompt.elicitationId);
+      try {
+        const action = await ask(host, prompt);
+        if (action !== 'accept') throw notAccepted(action, prompt);
+        await waitForCompletion(host, prompt, waiter?.done);
+      } finally {
+        waiter?.dispose();
+      }
+    }
+  }
 }
 
 function notAccepted(action: 'decline' | 'cancel', prompt: UrlElicitationPrompt): McpAuthError {

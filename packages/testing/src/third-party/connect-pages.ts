@@ -70,16 +70,28 @@ const hasPassword = (form: ParsedForm) => form.fieldNames.includes('password');
 const button = (form: ParsedForm, name: string, value?: string) =>
   form.submits.find((s) => s.name === name && (value === undefined || s.value === value));
 
+/** A page's forms, its visible text, and its sign-in form (the one with a password field), if any. */
+function readPage(page: BrowserPage): { forms: ParsedForm[]; text: string; signIn: ParsedForm | undefined } {
+  const forms = parseForms(page.body);
+  return { forms, text: pageText(page.body), signIn: forms.find(hasPassword) };
+}
+
+/** On a sign-in page: submit it, unless it came with another status than 200 (a refused sign-in, shown again). */
+function signInStep(
+  page: BrowserPage,
+  text: string,
+  refused: ConnectFlowErrorCode,
+  submit: Omit<NextStep & { kind: 'submit' }, 'kind'>,
+): NextStep {
+  if (page.status !== 200) return { kind: 'stop', code: refused, text };
+  return { kind: 'submit', ...submit };
+}
+
 /** What to do on a page of our authorization server. */
 export function nextOnAuthorizationServer(page: BrowserPage, credentials: Credentials): NextStep {
-  const forms = parseForms(page.body);
-  const text = pageText(page.body);
-  const login = forms.find(hasPassword);
+  const { forms, text, signIn } = readPage(page);
   // The login page answers a refused sign-in with 401 (429 when throttled, 403 when disabled).
-  if (login) {
-    if (page.status !== 200) return { kind: 'stop', code: 'login_failed', text };
-    return { kind: 'submit', form: login, fields: { ...credentials, ...AS_LOGIN_BUTTON }, login: 'as' };
-  }
+  if (signIn) return signInStep(page, text, 'login_failed', { form: signIn, fields: { ...credentials, ...AS_LOGIN_BUTTON }, login: 'as' });
   if (LINK_EXPIRED.test(heading(page.body))) return { kind: 'stop', code: 'link_expired', text };
   if (page.status === 403 && forms.some((f) => button(f, AS_SWITCH_BUTTON.name, AS_SWITCH_BUTTON.value))) {
     return { kind: 'stop', code: 'wrong_user', text };
@@ -95,12 +107,10 @@ export function nextOnAuthorizationServer(page: BrowserPage, credentials: Creden
 
 /** What to do on a page of the kit's provider: sign in, then allow. */
 export function nextOnProvider(page: BrowserPage, credentials: Credentials): NextStep {
-  const forms = parseForms(page.body);
-  const text = pageText(page.body);
-  const signIn = forms.find(hasPassword);
+  const { forms, text, signIn } = readPage(page);
   if (signIn) {
-    if (page.status !== 200) return { kind: 'stop', code: 'provider_login_failed', text };
-    return { kind: 'submit', form: signIn, fields: { ...credentials, [PROVIDER_FORM.button]: PROVIDER_FORM.signIn }, login: 'provider' };
+    const fields = { ...credentials, [PROVIDER_FORM.button]: PROVIDER_FORM.signIn };
+    return signInStep(page, text, 'provider_login_failed', { form: signIn, fields, login: 'provider' });
   }
   const consent = page.status === 200 ? forms.find((f) => button(f, PROVIDER_FORM.button, PROVIDER_FORM.approve)) : undefined;
   if (consent) return { kind: 'submit', form: consent, fields: { [PROVIDER_FORM.button]: PROVIDER_FORM.approve } };

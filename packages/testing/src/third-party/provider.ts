@@ -48,11 +48,21 @@ const pageHeaders = helmet({
   xFrameOptions: { action: 'deny' },
 });
 
+/** What {@link startThirdPartyProvider} assumes for an option not given. */
+const DEFAULTS = {
+  displayName: 'Drive',
+  scopes: [FILES_SCOPE],
+  hostname: '127.0.0.1',
+  accessTokenLifetime: 3600,
+  codeLifetime: 60,
+  responseIss: 'send',
+} as const;
+
 /** Starts the provider on 127.0.0.1 (port 0 unless `port` is given). */
 export async function startThirdPartyProvider(options: StartThirdPartyProviderOptions): Promise<ThirdPartyProvider> {
-  const service = options.displayName ?? 'Drive';
-  const scopes = [...(options.scopes ?? [FILES_SCOPE])];
-  const responseIss = options.responseIss ?? 'send';
+  const service = options.displayName ?? DEFAULTS.displayName;
+  const scopes = [...(options.scopes ?? DEFAULTS.scopes)];
+  const responseIss = options.responseIss ?? DEFAULTS.responseIss;
   const accounts = new Map<string, Account>();
   for (const entry of options.users) {
     const user = typeof entry === 'string' ? { username: entry } : entry;
@@ -66,41 +76,90 @@ export async function startThirdPartyProvider(options: StartThirdPartyProviderOp
   };
   for (const client of options.clients ?? []) registerClient(client);
   const findClient = (clientId: string) => clients.get(clientId);
-  const findUser = (username: string) => accounts.get(username);
 
   const server = await startLoopbackServer(undefined, { port: options.port });
-  const issuer = `http://${options.hostname ?? '127.0.0.1'}:${server.port}`;
-  const metadata: Record<string, unknown> = {
+  const issuer = `http://${options.hostname ?? DEFAULTS.hostname}:${server.port}`;
+  const metadata = providerMetadata(issuer, scopes, responseIss !== 'unadvertised');
+  const tokens = new ProviderTokens({
+    accessToken: options.accessTokenLifetime ?? DEFAULTS.accessTokenLifetime,
+    code: options.codeLifetime ?? DEFAULTS.codeLifetime,
+  });
+  const passwordOf = (username: string) => accounts.get(username)?.password;
+  const requests: RecordedRequest[] = [];
+  server.handle(
+    providerApp(metadata, requests, {
+      authorization: authorizationEndpoint({
+        issuer,
+        service,
+        scopes,
+        responseIss,
+        findClient,
+        passwordOf,
+        sessions: new ProviderSessions(),
+        tokens,
+      }),
+      token: tokenEndpoint(tokens, findClient),
+      revoke: revocationEndpoint(tokens, findClient),
+      api: providerApi(service, tokens, (username) => accounts.get(username)),
+    }),
+  );
+
+  return {
     issuer,
-    authorization_endpoint: `${issuer}/authorize`,
-    token_endpoint: `${issuer}/token`,
-    revocation_endpoint: `${issuer}/revoke`,
+    port: server.port,
+    metadata,
+    apiBase: `${issuer}/api`,
+    registerClient,
+    passwordOf,
+    grants: (username) => tokens.grants(username),
+    revokeGrants: (username) => tokens.revokeUser(username),
+    requests,
+    requestsContaining(value) {
+      if (value === '') return [];
+      // As sent, or percent-encoded in a query or form body.
+      const has = (text: string) => text.includes(value) || text.includes(encodeURIComponent(value));
+      return requests.filter((r) => has(r.url) || has(r.body) || Object.values(r.headers).some(has));
+    },
+    close: () => server.close(),
+  };
+}
+
+/** RFC 8414 metadata of the provider at `issuer`. */
+function providerMetadata(issuer: string, scopes: string[], advertiseIss: boolean): Record<string, unknown> {
+  const at = (path: string) => `${issuer}${path}`;
+  return {
+    issuer,
+    authorization_endpoint: at('/authorize'),
+    token_endpoint: at('/token'),
+    revocation_endpoint: at('/revoke'),
     response_types_supported: ['code'],
     grant_types_supported: ['authorization_code', 'refresh_token'],
     code_challenge_methods_supported: ['S256'],
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
     revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
     scopes_supported: scopes,
-    authorization_response_iss_parameter_supported: responseIss !== 'unadvertised',
+    authorization_response_iss_parameter_supported: advertiseIss,
   };
+}
 
-  const tokens = new ProviderTokens({ accessToken: options.accessTokenLifetime ?? 3600, code: options.codeLifetime ?? 60 });
-  const sessions = new ProviderSessions();
-  const authorization = authorizationEndpoint({
-    issuer,
-    service,
-    scopes,
-    responseIss,
-    findClient,
-    passwordOf: (username) => accounts.get(username)?.password,
-    sessions,
-    tokens,
-  });
-  const token = tokenEndpoint(tokens, findClient);
-  const revoke = revocationEndpoint(tokens, findClient);
-  const api = providerApi(service, tokens, findUser);
+/** The provider's endpoints, as built from its options. */
+interface Endpoints {
+  authorization: ReturnType<typeof authorizationEndpoint>;
+  token: ReturnType<typeof tokenEndpoint>;
+  revoke: ReturnType<typeof revocationEndpoint>;
+  api: ReturnType<typeof providerApi>;
+}
 
-  const requests: RecordedRequest[] = [];
+const noStore = (_req: Request, res: Response, next: NextFunction) => {
+  res.set('cache-control', 'no-store');
+  next();
+};
+
+const form = (req: Request) => new URLSearchParams(Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '');
+
+/** The provider's routes, each request recorded in `requests` first. */
+function providerApp(metadata: Record<string, unknown>, requests: RecordedRequest[], endpoints: Endpoints): express.Express {
+  const { authorization, token, revoke, api } = endpoints;
   const app = express();
   app.disable('x-powered-by');
   // Every body is read raw (and recorded as it arrived); forms are parsed from it.
@@ -111,13 +170,7 @@ export async function startThirdPartyProvider(options: StartThirdPartyProviderOp
     requests.push({ method: req.method, url: req.originalUrl, headers, body: Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '' });
     next();
   });
-  const form = (req: Request) => new URLSearchParams(Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '');
-  const noStore = (_req: Request, res: Response, next: NextFunction) => {
-    res.set('cache-control', 'no-store');
-    next();
-  };
   const pages = [pageHeaders, noStore];
-
   app.get('/.well-known/oauth-authorization-server', (_req, res) => void sendJson(res, 200, metadata));
   app.get('/authorize', ...pages, (req, res) => authorization.start(req, res));
   app.post(FORM_PATH, ...pages, (req, res) => authorization.submit(req, res, form(req)));
@@ -131,24 +184,5 @@ export async function startThirdPartyProvider(options: StartThirdPartyProviderOp
     if (!res.headersSent)
       sendOAuthError(res, status, status === 500 ? 'server_error' : 'invalid_request', 'the request could not be handled');
   });
-  server.handle(app);
-
-  return {
-    issuer,
-    port: server.port,
-    metadata,
-    apiBase: `${issuer}/api`,
-    registerClient,
-    passwordOf: (username) => accounts.get(username)?.password,
-    grants: (username) => tokens.grants(username),
-    revokeGrants: (username) => tokens.revokeUser(username),
-    requests,
-    requestsContaining(value) {
-      if (value === '') return [];
-      // As sent, or percent-encoded in a query or form body.
-      const has = (text: string) => text.includes(value) || text.includes(encodeURIComponent(value));
-      return requests.filter((r) => has(r.url) || has(r.body) || Object.values(r.headers).some(has));
-    },
-    close: () => server.close(),
-  };
+  return app;
 }

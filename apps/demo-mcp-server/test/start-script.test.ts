@@ -28,17 +28,31 @@ function tempDataDir(): string {
   return dir;
 }
 
+/** The three ports of one stack: authorization server, demo MCP server, demo drive. */
+async function freeStackPorts(): Promise<{ asPort: number; mcpPort: number; drivePort: number }> {
+  return { asPort: await freePort(), mcpPort: await freePort(), drivePort: await freePort() };
+}
+
+/** The environment of a stack on these ports with a fresh DATA_DIR. */
+function stackEnv(ports: { asPort: number; mcpPort: number; drivePort: number }, extra: Record<string, string> = {}) {
+  return cleanEnv({
+    AS_PORT: String(ports.asPort),
+    MCP_PORT: String(ports.mcpPort),
+    DEMO_DRIVE_PORT: String(ports.drivePort),
+    DATA_DIR: tempDataDir(),
+    ...extra,
+  });
+}
+
+/** Nothing listens on these ports any more. */
+async function expectClosed(...ports: number[]): Promise<void> {
+  for (const port of ports) expect(await isListening(port), `port ${port}`).toBe(false);
+}
+
 describe.skipIf(missing.length > 0)(`scripts/start.mjs${skipReason}`, () => {
   it('starts AS, MCP server and demo drive, waits for all, prints the URLs, stops all on SIGINT with exit code 0', async () => {
-    const asPort = await freePort();
-    const mcpPort = await freePort();
-    const drivePort = await freePort();
-    const proc = run(
-      process.execPath,
-      [script],
-      cleanEnv({ AS_PORT: String(asPort), MCP_PORT: String(mcpPort), DEMO_DRIVE_PORT: String(drivePort), DATA_DIR: tempDataDir() }),
-      root,
-    );
+    const { asPort, mcpPort, drivePort } = await freeStackPorts();
+    const proc = run(process.execPath, [script], stackEnv({ asPort, mcpPort, drivePort }), root);
     try {
       await proc.waitForOutput(/\[start\] ready/, 90_000);
       const issuer = `http://localhost:${asPort}`;
@@ -79,31 +93,19 @@ describe.skipIf(missing.length > 0)(`scripts/start.mjs${skipReason}`, () => {
     }
     const { code } = await proc.exited;
     expect(code).toBe(0);
-    expect(await isListening(asPort)).toBe(false);
-    expect(await isListening(mcpPort)).toBe(false);
-    expect(await isListening(drivePort)).toBe(false);
+    await expectClosed(asPort, mcpPort, drivePort);
   });
 
   it('Ctrl-C in a terminal (SIGINT to the whole process group) stops everything with exit code 0', async () => {
-    const asPort = await freePort();
-    const mcpPort = await freePort();
-    const drivePort = await freePort();
-    const proc = run(
-      process.execPath,
-      [script],
-      cleanEnv({ AS_PORT: String(asPort), MCP_PORT: String(mcpPort), DEMO_DRIVE_PORT: String(drivePort), DATA_DIR: tempDataDir() }),
-      root,
-      { detached: true },
-    );
+    const { asPort, mcpPort, drivePort } = await freeStackPorts();
+    const proc = run(process.execPath, [script], stackEnv({ asPort, mcpPort, drivePort }), root, { detached: true });
     try {
       await proc.waitForOutput(/\[start\] ready/, 90_000);
       process.kill(-proc.child.pid!, 'SIGINT');
       const { code } = await proc.exited;
       expect(code).toBe(0);
       expect(proc.output()).not.toMatch(/exited unexpectedly/);
-      expect(await isListening(asPort)).toBe(false);
-      expect(await isListening(mcpPort)).toBe(false);
-      expect(await isListening(drivePort)).toBe(false);
+      await expectClosed(asPort, mcpPort, drivePort);
     } finally {
       try {
         process.kill(-proc.child.pid!, 'SIGKILL');
@@ -114,41 +116,24 @@ describe.skipIf(missing.length > 0)(`scripts/start.mjs${skipReason}`, () => {
   });
 
   it('under npm, if its parent shell is killed (signal sent to npm only), it stops both by itself', async () => {
-    const asPort = await freePort();
-    const mcpPort = await freePort();
-    const drivePort = await freePort();
+    const { asPort, mcpPort, drivePort } = await freeStackPorts();
     // Like `npm start`: npm → sh -c → node scripts/start.mjs (`; true` keeps sh from exec'ing node).
     const proc = run(
       '/bin/sh',
       ['-c', `"${process.execPath}" "${script}"; true`],
-      cleanEnv({
-        AS_PORT: String(asPort),
-        MCP_PORT: String(mcpPort),
-        DEMO_DRIVE_PORT: String(drivePort),
-        DATA_DIR: tempDataDir(),
-        npm_lifecycle_event: 'start',
-      }),
+      stackEnv({ asPort, mcpPort, drivePort }, { npm_lifecycle_event: 'start' }),
       root,
     );
     await proc.waitForOutput(/\[start\] ready/, 90_000);
     proc.child.kill('SIGKILL');
     await proc.waitForOutput(/\[start\] stopped/, 30_000).catch(() => undefined);
     expect(proc.output()).toMatch(/parent process is gone/);
-    expect(await isListening(asPort)).toBe(false);
-    expect(await isListening(mcpPort)).toBe(false);
-    expect(await isListening(drivePort)).toBe(false);
+    await expectClosed(asPort, mcpPort, drivePort);
   });
 
   it('when a running child dies, stops the others and exits non-zero', async () => {
-    const asPort = await freePort();
-    const mcpPort = await freePort();
-    const drivePort = await freePort();
-    const proc = run(
-      process.execPath,
-      [script],
-      cleanEnv({ AS_PORT: String(asPort), MCP_PORT: String(mcpPort), DEMO_DRIVE_PORT: String(drivePort), DATA_DIR: tempDataDir() }),
-      root,
-    );
+    const { asPort, mcpPort, drivePort } = await freeStackPorts();
+    const proc = run(process.execPath, [script], stackEnv({ asPort, mcpPort, drivePort }), root);
     try {
       await proc.waitForOutput(/\[start\] ready/, 90_000);
       expect(await isListening(asPort)).toBe(true);
@@ -158,8 +143,7 @@ describe.skipIf(missing.length > 0)(`scripts/start.mjs${skipReason}`, () => {
       const { code } = await proc.exited;
       expect(code).not.toBe(0);
       expect(proc.output()).toMatch(/demo MCP server exited unexpectedly \(SIGKILL\)/);
-      expect(await isListening(asPort)).toBe(false);
-      expect(await isListening(drivePort)).toBe(false);
+      await expectClosed(asPort, drivePort);
     } finally {
       proc.child.kill('SIGKILL');
     }

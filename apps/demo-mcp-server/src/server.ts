@@ -112,6 +112,29 @@ async function listenAll(
   return port;
 }
 
+/**
+ * {@link listenAll}, picking a port anew (up to three tries) when `requestedPort` is 0 and
+ * another address has the port the first one picked taken.
+ */
+async function listenAllWithRetry(
+  hosts: string[],
+  requestedPort: number,
+  onRequest: (req: IncomingMessage, res: ServerResponse) => void,
+  servers: Server[],
+  listened: string[],
+): Promise<number> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await listenAll(hosts, requestedPort, onRequest, servers, listened);
+    } catch (error) {
+      await Promise.all(servers.splice(0).map((s) => closeServer(s)));
+      listened.length = 0;
+      const retry = requestedPort === 0 && attempt < 3 && (error as NodeJS.ErrnoException).code === 'EADDRINUSE';
+      if (!retry) throw error;
+    }
+  }
+}
+
 /** The app options that put notes, DPoP replay and revocation in the shared store. */
 function sharedAppOptions(shared: DemoSharedState, dpop: StartDemoServerOptions['dpop']): Partial<DemoAppOptions> {
   const replay = { replay: shared.replay };
@@ -139,20 +162,7 @@ export async function startDemoServer(options: StartDemoServerOptions): Promise<
     if (app) return app(req, res);
     res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' }).end('{"error":"starting"}');
   };
-  const requestedPort = options.port ?? DEMO_DEFAULTS.port;
-  let port = requestedPort;
-  // With port 0 the first address picks the port; should the others have it taken, pick anew.
-  for (let attempt = 1; ; attempt++) {
-    try {
-      port = await listenAll(hosts, requestedPort, onRequest, servers, listened);
-      break;
-    } catch (error) {
-      await Promise.all(servers.splice(0).map((s) => closeServer(s)));
-      listened.length = 0;
-      const retry = requestedPort === 0 && attempt < 3 && (error as NodeJS.ErrnoException).code === 'EADDRINUSE';
-      if (!retry) throw error;
-    }
-  }
+  const port = await listenAllWithRetry(hosts, options.port ?? DEMO_DEFAULTS.port, onRequest, servers, listened);
 
   const resource = options.resource ?? DEMO_DEFAULTS.resource(port);
   let demo: ReturnType<typeof createDemoApp>;

@@ -408,7 +408,7 @@ describe('inventory: every path that writes an account', () => {
       'admin service enable (revives no refresh token) and admin role, operator only, audited (admin-api.test.ts, console.attack.test.ts)',
     'packages/authorization-server/src/server.ts accounts.update(':
       "console.firstAdmin: the admin role for an operator-made account only, never a self-signed-up one (this file's first-admin test)",
-    'apps/auth-server/src/admin.ts accounts.update(':
+    'apps/auth-server/src/admin-users.ts accounts.update(':
       'admin set-password (--adopt for a non-operator account); user add, disable, enable and link/unlink go through the admin service (this file)',
   };
   it('each writing site has a row', () => {

@@ -6,20 +6,13 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError, isLoopbackHost } from '@mcp-auth-kit/protocol';
 import { parse as parseYaml } from 'yaml';
-import { DEFAULT_REVOCATION_PREFIX } from '@mcp-auth-kit/protocol';
 import { storageConfigFromEnv, type AuthorizationServerConfig, type StorageConfig } from '@mcp-auth-kit/authorization-server';
 import { behindProxy, DEFAULTS, devSwitchProblems, exposedListenHost, validateConfig } from '@mcp-auth-kit/authorization-server/ops';
+import { APP_DEFAULTS, resourcesOf } from './defaults.js';
 import { DEMO_USER_SWITCH, listenHostsOf } from './dev-switches.js';
 
-/** The demo MCP server of the runtime contract: the resource when none is configured. */
-export const DEFAULT_RESOURCE = 'http://localhost:3000/mcp';
 /** RFC 8693 §2.1. */
 const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
-/** The app's own defaults (runtime contract: AS_PORT, LOG_LEVEL, SHUTDOWN_TIMEOUT_MS); the server's are the package's DEFAULTS. */
-export const DEFAULT_PORT = 9000;
-export const DEFAULT_LOG_LEVEL = 'info';
-// Below npm start's 10 s stop timeout, so a hung connection never turns a clean stop into a kill.
-export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 5000;
 
 /**
  * Production mode on the demo resource. Not refused: it is not unsafe (no deployed MCP server
@@ -28,7 +21,7 @@ export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 5000;
  * a forgotten setting: every token would be useless.
  */
 export const DEFAULT_RESOURCE_WARNING =
-  `MCP_RESOURCE is not set, so tokens are issued for the demo resource ${DEFAULT_RESOURCE}, which no deployed MCP server is: ` +
+  `MCP_RESOURCE is not set, so tokens are issued for the demo resource ${APP_DEFAULTS.resource}, which no deployed MCP server is: ` +
   "set MCP_RESOURCE (or `resources` in AS_CONFIG_FILE) to your MCP server's public URL";
 
 /** Settings that start, but are probably wrong: printed by `--print-config`, logged at start. */
@@ -45,7 +38,7 @@ function demoUserSetting(config: LoadedConfig): boolean | string {
   if (exposed !== undefined) return `off (auto: listening on ${exposed}, which is reachable from outside)`;
   let loopback = false;
   try {
-    loopback = isLoopbackHost(new URL(config.issuer ?? `http://localhost:${config.port}`).hostname);
+    loopback = isLoopbackHost(new URL(config.issuer ?? APP_DEFAULTS.issuer(config.port)).hostname);
   } catch {
     // an invalid issuer is reported as a problem
   }
@@ -197,7 +190,7 @@ function fileAndSetting(env: NodeJS.ProcessEnv, problems: string[]) {
 
 /** The app's own scalar settings (port, URLs, flags, log level, shutdown), each checked. */
 function appSettings(setting: Setting, env: NodeJS.ProcessEnv, problems: string[]) {
-  const portText = setting('port') ?? String(DEFAULT_PORT);
+  const portText = setting('port') ?? String(APP_DEFAULTS.port);
   const port = Number(portText);
   if (!/^\d+$/.test(portText) || port < 0 || port > 65535) problems.push('AS_PORT must be a port number (0-65535)');
   let issuer = setting('issuer');
@@ -220,9 +213,9 @@ function appSettings(setting: Setting, env: NodeJS.ProcessEnv, problems: string[
   if (trustProxyText && trustProxyFromEnv(trustProxyText) === undefined) {
     problems.push('TRUST_PROXY must be 0, the number of proxies in front (e.g. 1), or their addresses/CIDRs (e.g. 10.0.0.0/8,::1)');
   }
-  const logLevel = (setting('logLevel') ?? DEFAULT_LOG_LEVEL).toLowerCase();
+  const logLevel = (setting('logLevel') ?? APP_DEFAULTS.logLevel).toLowerCase();
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
-  const shutdownText = setting('shutdownTimeoutMs') ?? String(DEFAULT_SHUTDOWN_TIMEOUT_MS);
+  const shutdownText = setting('shutdownTimeoutMs') ?? String(APP_DEFAULTS.shutdownTimeoutMs);
   const shutdownTimeoutMs = Number(shutdownText);
   if (!/^\d+$/.test(shutdownText) || shutdownTimeoutMs < 1) problems.push('SHUTDOWN_TIMEOUT_MS must be a positive number of milliseconds');
   return { port, issuer, resource, cimdFlag, demoFlag, logLevel: logLevel as LogLevel, shutdownTimeoutMs };
@@ -330,7 +323,7 @@ function withMcpClientEnv(as: AsOptions, env: NodeJS.ProcessEnv, problems: strin
   const client = {
     client_id: clientId,
     client_secret: clientSecret,
-    resource: env.MCP_RESOURCE?.trim() || DEFAULT_RESOURCE,
+    resource: env.MCP_RESOURCE?.trim() || APP_DEFAULTS.resource,
     grant_types: [TOKEN_EXCHANGE_GRANT],
     response_types: [],
     redirect_uris: [],
@@ -424,12 +417,12 @@ export function loadConfig(env: NodeJS.ProcessEnv): { config: LoadedConfig; prob
 
 /** What `startAuthServer` would give `createAuthorizationServer`, checked before listening. */
 function serverConfigProblems(config: LoadedConfig): string[] {
-  const issuer = config.issuer ?? `http://localhost:${config.port || DEFAULT_PORT}`;
+  const issuer = config.issuer ?? APP_DEFAULTS.issuer(config.port || APP_DEFAULTS.port);
   const probe: AuthorizationServerConfig = {
-    serviceName: 'MCP Auth Kit',
+    serviceName: APP_DEFAULTS.serviceName,
     ...config.authorizationServer,
     issuer,
-    resources: config.authorizationServer?.resources ?? [{ resource: config.resource ?? DEFAULT_RESOURCE, scopes: { 'notes:read': '-' } }],
+    resources: resourcesOf(config.authorizationServer, config.resource),
     storage: config.storage ?? { kind: 'sqlite', file: 'unused' },
     devAutoLogin: config.devAutoLogin ?? config.authorizationServer?.devAutoLogin,
     cimd: {
@@ -497,11 +490,11 @@ export function printableConfig(config: LoadedConfig): Record<string, unknown> {
     configFile: config.configFile ?? null,
     production: config.production,
     port: config.port,
-    host: config.host ?? '127.0.0.1 and ::1 (loopback)',
-    issuer: config.issuer ?? `http://localhost:${config.port}`,
-    resource: config.resource ?? DEFAULT_RESOURCE,
+    host: config.host ?? `${APP_DEFAULTS.listenHosts.join(' and ')} (loopback)`,
+    issuer: config.issuer ?? APP_DEFAULTS.issuer(config.port),
+    resource: config.resource ?? APP_DEFAULTS.resource,
     storage,
-    revocationSignal: config.redisUrl ? { redis: maskUrl(config.redisUrl), prefix: config.redisPrefix ?? DEFAULT_REVOCATION_PREFIX } : null,
+    revocationSignal: config.redisUrl ? { redis: maskUrl(config.redisUrl), prefix: config.redisPrefix ?? APP_DEFAULTS.redisPrefix } : null,
     devAutoLogin: config.devAutoLogin ?? null,
     cimdAllowPrivateNetwork: config.cimdAllowPrivateNetwork,
     demoUser: demoUserSetting(config),

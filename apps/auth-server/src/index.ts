@@ -19,24 +19,14 @@ import {
 } from '@mcp-auth-kit/authorization-server';
 import { behindProxy, devSwitchProblems, exposedListenHost, storageProblems } from '@mcp-auth-kit/authorization-server/ops';
 import { ConfigError, isLoopbackHost } from '@mcp-auth-kit/protocol';
-import {
-  DEFAULT_LOG_LEVEL,
-  DEFAULT_PORT,
-  DEFAULT_RESOURCE,
-  DEFAULT_RESOURCE_WARNING,
-  DEFAULT_SHUTDOWN_TIMEOUT_MS,
-  loadConfig,
-  type LogLevel,
-} from './config.js';
+import { DEFAULT_RESOURCE_WARNING, loadConfig, type LogLevel } from './config.js';
+import { APP_DEFAULTS, resourcesOf } from './defaults.js';
 import { DEMO_USER, demoAccountProblems } from './demo-user.js';
 import { APP_DEV_SWITCHES, listenHostsOf } from './dev-switches.js';
 import { connectRevocationSignal, longestAccessTokenTtl, type RevocationSignal } from './revocation-signal.js';
 
-export { DEMO_USER, DEFAULT_RESOURCE };
-export const DEMO_SCOPES = {
-  'notes:read': 'Read your notes',
-  'notes:write': 'Create and change your notes',
-};
+export { DEMO_USER };
+export { DEFAULT_RESOURCE, DEMO_SCOPES } from './defaults.js';
 
 export interface StartAuthServerOptions {
   /** Port to listen on (0 = any free port). Default 9000. */
@@ -162,18 +152,19 @@ function listeners() {
 }
 
 /** Listens on `host`, or on both loopback addresses; returns the port (port 0 resolved). */
-async function listenAll(options: StartAuthServerOptions, l: ReturnType<typeof listeners>, logger: Logger): Promise<number> {
-  let port = options.port ?? DEFAULT_PORT;
+async function listenAll(options: StartOptions, l: ReturnType<typeof listeners>, logger: Logger): Promise<number> {
+  let port = options.port;
+  const [v4Host, v6Host] = APP_DEFAULTS.listenHosts;
   if (options.host) {
     const s = l.make();
     await listen(s, port, options.host);
     return (s.address() as AddressInfo).port;
   }
   const v4 = l.make();
-  await listen(v4, port, '127.0.0.1');
+  await listen(v4, port, v4Host);
   port = (v4.address() as AddressInfo).port;
   try {
-    await listen(l.make(), port, '::1');
+    await listen(l.make(), port, v6Host);
   } catch {
     l.servers.pop();
     logger.info('IPv6 loopback (::1) unavailable; listening on 127.0.0.1 only');
@@ -181,8 +172,8 @@ async function listenAll(options: StartAuthServerOptions, l: ReturnType<typeof l
   return port;
 }
 
-function devSettingsOf(options: StartAuthServerOptions) {
-  const extra = options.authorizationServer ?? {};
+function devSettingsOf(options: StartOptions) {
+  const extra = options.authorizationServer;
   return {
     devAutoLogin: options.devAutoLogin || extra.devAutoLogin || undefined,
     cimd: { ...extra.cimd, allowPrivateNetwork: !!options.cimdAllowPrivateNetwork || !!extra.cimd?.allowPrivateNetwork },
@@ -195,11 +186,11 @@ function devSettingsOf(options: StartAuthServerOptions) {
  * connect is decided by the listen address, not the issuer; checked again on the addresses
  * actually bound) and the store (every problem of it, found before it is opened).
  */
-function problemsBeforeListening(options: StartAuthServerOptions, production: boolean | undefined): string[] {
+function problemsBeforeListening(options: StartOptions, production: boolean | undefined): string[] {
   const problems = devSwitchProblems(APP_DEV_SWITCHES, devSettingsOf(options), {
     production,
     listenHosts: listenHostsOf(options.host),
-    behindProxy: behindProxy(options.authorizationServer?.trustProxy),
+    behindProxy: behindProxy(options.authorizationServer.trustProxy),
   });
   try {
     problems.push(...storageProblems(storageFor(options)));
@@ -221,23 +212,19 @@ interface Bound {
 }
 
 /** What the app gives `createAuthorizationServer`: the demo resource and the caller's options. */
-function serverConfig(options: StartAuthServerOptions, bound: Bound, store: Store, logger: Logger): AuthorizationServerConfig {
-  const extra = options.authorizationServer ?? {};
+function serverConfig(options: StartOptions, bound: Bound, store: Store, logger: Logger): AuthorizationServerConfig {
+  const extra = options.authorizationServer;
   const devSettings = devSettingsOf(options);
-  const resource = options.resource ?? DEFAULT_RESOURCE;
   return {
-    serviceName: 'MCP Auth Kit',
+    serviceName: APP_DEFAULTS.serviceName,
     ...extra,
     issuer: bound.issuer,
-    // `name`: the demo MCP server's PRM resource_name, shown on the consent page.
-    resources: extra.resources ?? [{ resource, name: 'Demo notes', scopes: DEMO_SCOPES, defaultScopes: ['notes:read'] }],
+    resources: resourcesOf(extra, options.resource),
     storage: store,
     users: [...(bound.seedDemoUser ? [{ ...DEMO_USER, source: 'demo' as const }] : []), ...(extra.users ?? [])],
     production: bound.production,
     listenHosts: bound.listenHosts,
-    // On a local dev server every client shares one address: keep the DCR brake loose there
-    // (not where others can connect: they would get the loose brake too).
-    registration: extra.registration ?? (bound.local ? { rateLimit: { max: 1000, windowSeconds: 3600 } } : undefined),
+    registration: extra.registration ?? (bound.local ? APP_DEFAULTS.localRegistration() : undefined),
     devAutoLogin: devSettings.devAutoLogin,
     cimd: devSettings.cimd,
     logger,
@@ -258,9 +245,9 @@ async function demoAccountRefusal(store: Store, bound: Bound, exposedHost: strin
   return demoAccountProblems(store, where);
 }
 
-function printBanner(options: StartAuthServerOptions, url: string, bound: Bound, store: Store, signal: RevocationSignal | undefined) {
+function printBanner(options: StartOptions, url: string, bound: Bound, store: Store, signal: RevocationSignal | undefined) {
   const { issuer } = bound;
-  const resources = options.authorizationServer?.resources ?? [{ resource: options.resource ?? DEFAULT_RESOURCE, scopes: DEMO_SCOPES }];
+  const resources = resourcesOf(options.authorizationServer, options.resource);
   const lines = [
     `authorization server listening on ${url}`,
     `  issuer      ${issuer}`,
@@ -275,13 +262,13 @@ function printBanner(options: StartAuthServerOptions, url: string, bound: Bound,
 }
 
 /** The bound addresses decide what is local; the dev switches are judged again on them. */
-function bind(options: StartAuthServerOptions, servers: Server[], port: number): Bound & { exposedHost: string | undefined } {
-  const production = options.production ?? options.authorizationServer?.production;
-  const issuer = options.issuer ?? `http://localhost:${port}`;
+function bind(options: StartOptions, servers: Server[], port: number): Bound & { exposedHost: string | undefined } {
+  const production = options.production ?? options.authorizationServer.production;
+  const issuer = options.issuer ?? APP_DEFAULTS.issuer(port);
   // The addresses the sockets are bound to (a name such as `localhost` resolved by the system).
   const listenHosts = servers.map((s) => (s.address() as AddressInfo).address);
   const exposedHost = exposedListenHost(listenHosts);
-  const proxied = behindProxy(options.authorizationServer?.trustProxy);
+  const proxied = behindProxy(options.authorizationServer.trustProxy);
   const refused = devSwitchProblems(APP_DEV_SWITCHES, devSettingsOf(options), { production, issuer, listenHosts, behindProxy: proxied });
   if (refused.length) throw new ConfigError(refused);
   // An issuer that is no URL is not local; createAuthorizationServer reports it with the rest (a ConfigError, not a TypeError).
@@ -291,16 +278,31 @@ function bind(options: StartAuthServerOptions, servers: Server[], port: number):
   return { issuer, listenHosts, production, local, seedDemoUser, exposedHost };
 }
 
-export async function startAuthServer(options: StartAuthServerOptions = {}): Promise<RunningAuthServer> {
-  const logger = options.logger ?? pinoLogger({ level: options.logLevel ?? DEFAULT_LOG_LEVEL, name: 'auth-server' });
-  const extra = options.authorizationServer ?? {};
+/** The options with the app's defaults (defaults.ts) filled in: what the start reads. */
+type StartOptions = StartAuthServerOptions &
+  Required<Pick<StartAuthServerOptions, 'port' | 'logLevel' | 'shutdownTimeoutMs' | 'authorizationServer'>>;
+
+function withAppDefaults(options: StartAuthServerOptions): StartOptions {
+  return {
+    ...options,
+    port: options.port ?? APP_DEFAULTS.port,
+    logLevel: options.logLevel ?? APP_DEFAULTS.logLevel,
+    shutdownTimeoutMs: options.shutdownTimeoutMs ?? APP_DEFAULTS.shutdownTimeoutMs,
+    authorizationServer: options.authorizationServer ?? {},
+  };
+}
+
+export async function startAuthServer(given: StartAuthServerOptions = {}): Promise<RunningAuthServer> {
+  const options = withAppDefaults(given);
+  const logger = options.logger ?? pinoLogger({ level: options.logLevel, name: 'auth-server' });
+  const extra = options.authorizationServer;
   const early = problemsBeforeListening(options, options.production ?? extra.production);
   if (early.length) throw new ConfigError(early);
 
   // Listen first so that port 0 is resolved before the issuer is built.
   const l = listeners();
   const port = await listenAll(options, l, logger);
-  const listenHost = options.host ?? '127.0.0.1';
+  const listenHost = options.host ?? APP_DEFAULTS.listenHosts[0];
   const url = `http://${listenHost.includes(':') ? `[${listenHost}]` : listenHost}:${port}`;
 
   let store: Store | undefined;
@@ -341,7 +343,7 @@ export async function startAuthServer(options: StartAuthServerOptions = {}): Pro
     close() {
       closing ??= (async () => {
         server.drain();
-        await l.close(options.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS);
+        await l.close(options.shutdownTimeoutMs);
         await server.close();
         await store!.close();
         await signal?.close();

@@ -1,6 +1,7 @@
 import { DEFAULT_ACCESS_TOKEN_TTL, type AuthorizationServerConfig, type Logger, type Store } from '@mcp-auth-kit/authorization-server';
 import { createRedisRevocationSignal } from '@mcp-auth-kit/authorization-server/redis';
 import { createClient } from 'redis';
+import { APP_DEFAULTS } from './defaults.js';
 
 /** The revocation signal of one process: what `openStore` is given, and how to stop it. */
 export interface RevocationSignal {
@@ -75,7 +76,7 @@ export async function connectRevocationSignal(
       // records left by an earlier run, another instance or the admin tool
       signal.republish().catch(() => {});
     },
-    async close(timeoutMs = 2_000) {
+    async close(timeoutMs = APP_DEFAULTS.revocationCloseTimeoutMs) {
       if (signal.pending > 0 && !(await signal.settled(timeoutMs))) {
         logger.warn('revocations not published to Redis before exit (the store keeps them: the next start republishes)', {
           pending: signal.pending,

@@ -40,17 +40,23 @@ async function refused(port: number): Promise<boolean> {
   }
 }
 
+/** A loopback server on a memory store with one token request in flight. */
+async function serverWithSlowRequest(shutdownTimeoutMs: number) {
+  const running = await startAuthServer({
+    port: 0,
+    host: '127.0.0.1',
+    storage: { kind: 'memory' },
+    logger: silentLogger,
+    shutdownTimeoutMs,
+  });
+  const slow = slowTokenRequest(running.port);
+  await slow.started;
+  return { running, slow };
+}
+
 describe('graceful shutdown', () => {
   it('stops accepting, lets the in-flight request finish, then closes the store', async () => {
-    const running = await startAuthServer({
-      port: 0,
-      host: '127.0.0.1',
-      storage: { kind: 'memory' },
-      logger: silentLogger,
-      shutdownTimeoutMs: 10_000,
-    });
-    const slow = slowTokenRequest(running.port);
-    await slow.started;
+    const { running, slow } = await serverWithSlowRequest(10_000);
     let closed = false;
     const closing = running.close().then(() => (closed = true));
     await new Promise((r) => setTimeout(r, 50));
@@ -64,15 +70,7 @@ describe('graceful shutdown', () => {
   });
 
   it('cuts requests still running after shutdownTimeoutMs', async () => {
-    const running = await startAuthServer({
-      port: 0,
-      host: '127.0.0.1',
-      storage: { kind: 'memory' },
-      logger: silentLogger,
-      shutdownTimeoutMs: 200,
-    });
-    const slow = slowTokenRequest(running.port);
-    await slow.started;
+    const { running, slow } = await serverWithSlowRequest(200);
     await running.close();
     expect(await slow.response).toEqual({ error: 'ECONNRESET' });
   });

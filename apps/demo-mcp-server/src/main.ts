@@ -9,6 +9,7 @@
 // MCP_STATE_SECRET (≥ 32 characters, the same on every replica: key of the list_notes cursors).
 import { ConfigError } from '@mcp-auth-kit/protocol';
 import type { ResourceServerLogger } from '@mcp-auth-kit/resource-server';
+import { DEMO_DEFAULTS, PROCESS_DEFAULTS } from './defaults.js';
 import { startDemoServer } from './server.js';
 
 /** Refusal reasons to stderr, one bounded line each (the middleware never passes tokens). */
@@ -32,11 +33,11 @@ function list(value: string | undefined): string[] | undefined {
 
 // Each records its problem and returns the default, so one ConfigError lists every bad variable.
 function port(problems: string[], value: string | undefined): number {
-  if (value === undefined || value === '') return 3000;
+  if (value === undefined || value === '') return DEMO_DEFAULTS.port;
   const parsed = Number(value);
   if (Number.isInteger(parsed) && parsed >= 0 && parsed <= 65535) return parsed;
   problems.push('MCP_PORT must be a port number (0-65535)');
-  return 3000;
+  return DEMO_DEFAULTS.port;
 }
 
 function milliseconds(problems: string[], value: string | undefined, fallback: number): number {
@@ -70,8 +71,9 @@ async function main(): Promise<void> {
   const allowedOrigins = list(env.MCP_ALLOWED_ORIGINS);
   const problems: string[] = [];
   const listenPort = port(problems, env.MCP_PORT);
-  const shutdownTimeoutMs = milliseconds(problems, env.SHUTDOWN_TIMEOUT_MS, 3000);
+  const shutdownTimeoutMs = milliseconds(problems, env.SHUTDOWN_TIMEOUT_MS, PROCESS_DEFAULTS.shutdownTimeoutMs);
   const drive = driveFromEnv(problems, env);
+  const issuer = env.AS_ISSUER || PROCESS_DEFAULTS.issuer;
   if (problems.length > 0) throw new ConfigError(problems);
   const server = await startDemoServer({
     ...(drive && { drive }),
@@ -82,7 +84,7 @@ async function main(): Promise<void> {
     port: listenPort,
     ...(hosts && { hosts }),
     ...(env.MCP_RESOURCE && { resource: env.MCP_RESOURCE }),
-    issuer: env.AS_ISSUER || 'http://localhost:9000',
+    issuer,
     ...(allowedOrigins && { allowedOrigins }),
     // RFC 9449: DPoP and Bearer accepted; MCP_DPOP_REQUIRED=1 refuses Bearer tokens
     dpop: env.MCP_DPOP_REQUIRED === '1' || env.MCP_DPOP_REQUIRED === 'true' ? { required: true } : true,
@@ -96,7 +98,7 @@ async function main(): Promise<void> {
   process.stdout.write(
     `demo MCP server listening on ${server.hosts.map((h) => (h.includes(':') ? `[${h}]` : h)).join(', ')} port ${server.port}\n` +
       `  MCP endpoint (resource): ${server.resource}\n` +
-      `  accepts tokens from:     ${env.AS_ISSUER || 'http://localhost:9000'}\n` +
+      `  accepts tokens from:     ${issuer}\n` +
       `  shared state:            ${server.sharedState === 'redis' ? 'Redis (REDIS_URL)' : 'this process (memory)'}\n`,
   );
 

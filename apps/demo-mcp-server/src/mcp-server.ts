@@ -3,6 +3,7 @@ import { advertiseAuthExtensions, type AuthExtensionsOptions, type StateBinding 
 import type { McpAuthInfo } from '@mcp-auth-kit/resource-server';
 import * as z from 'zod';
 import { callerFrom, type Caller } from './caller.js';
+import { DEMO_DEFAULTS } from './defaults.js';
 import { registerDriveTool } from './drive-tool.js';
 import type { NotesRepository } from './notes-store.js';
 import { NOTES_READ, NOTES_WRITE, scopesForTool } from './scopes.js';
@@ -33,30 +34,9 @@ function withCaller(
 
 const noteSchema = z.object({ id: z.string(), text: z.string(), createdAt: z.string() });
 
-/**
- * Builds one MCP server instance with the demo tools. The SDK calls this once per HTTP request
- * (both the 2026-07-28 stateless wire and the stateless 2025-11-25 fallback), so all state
- * lives in the shared `store`. Tools are registered in a fixed (alphabetical) order so
- * `tools/list` is deterministic (MCP 2026-07-28 changelog, minor change 3).
- */
-/** What the demo advertises unless told otherwise: our AS always has the client credentials extension. */
-export const DEFAULT_AUTH_EXTENSIONS: AuthExtensionsOptions = Object.freeze({ clientCredentials: true });
+type NotesServerOptions = { driveApi?: string; authExtensions?: AuthExtensionsOptions; state?: StateBinding };
 
-export function createNotesMcpServer(
-  store: NotesRepository,
-  options: { driveApi?: string; authExtensions?: AuthExtensionsOptions; state?: StateBinding } = {},
-): McpServer {
-  const server = new McpServer(
-    { ...SERVER_INFO },
-    {
-      // The tool set is fixed: promising list-changed notifications would be untrue.
-      capabilities: { tools: { listChanged: false } },
-      instructions: 'Demo notes server: whoami, list_notes (notes:read), add_note (notes:write).',
-      // The tool list never varies per caller or over time, but it sits behind auth: private.
-      cacheHints: { 'tools/list': { ttlMs: 300_000, cacheScope: 'private' } },
-    },
-  );
-
+function registerAddNote(server: McpServer, store: NotesRepository): void {
   server.registerTool(
     'add_note',
     {
@@ -69,13 +49,9 @@ export function createNotesMcpServer(
     },
     ({ text }, ctx) => withCaller(ctx.http?.authInfo, async (caller) => jsonResult({ note: await store.add(caller.subject, text) })),
   );
+}
 
-  // spec/extensions: the authorization extensions of our AS, in server/discover's capabilities.
-  advertiseAuthExtensions(server, options.authExtensions ?? DEFAULT_AUTH_EXTENSIONS);
-
-  // Third-party authorization (issue 41): only when the demo drive is configured.
-  if (options.driveApi !== undefined) registerDriveTool(server, options.driveApi);
-
+function registerListNotes(server: McpServer, store: NotesRepository, state: StateBinding | undefined): void {
   server.registerTool(
     'list_notes',
     {
@@ -90,19 +66,21 @@ export function createNotesMcpServer(
       withCaller(ctx.http?.authInfo, async (caller) => {
         // The cursor is a state handle bound to the caller (security best practices, state handle
         // hijacking): one minted for another user, or altered, is no cursor at all.
-        const start = cursor === undefined ? 0 : Number(options.state?.open(ctx.http?.authInfo as McpAuthInfo, cursor));
+        const start = cursor === undefined ? 0 : Number(state?.open(ctx.http?.authInfo as McpAuthInfo, cursor));
         if (!Number.isSafeInteger(start) || start < 0)
           return { isError: true, content: [{ type: 'text', text: 'Unknown cursor: list again without one.' }] };
         const all = await store.list(caller.subject);
         const page = all.slice(start, start + NOTES_PAGE);
-        const more = start + NOTES_PAGE < all.length && options.state;
+        const more = start + NOTES_PAGE < all.length && state;
         return jsonResult({
           notes: [...page],
           ...(more && { next: more.mint(ctx.http?.authInfo as McpAuthInfo, String(start + NOTES_PAGE)) }),
         });
       }),
   );
+}
 
+function registerWhoami(server: McpServer): void {
   server.registerTool(
     'whoami',
     {
@@ -131,6 +109,31 @@ export function createNotesMcpServer(
         }),
       ),
   );
+}
 
+/**
+ * Builds one MCP server instance with the demo tools. The SDK calls this once per HTTP request
+ * (both the 2026-07-28 stateless wire and the stateless 2025-11-25 fallback), so all state
+ * lives in the shared `store`. Tools are registered in a fixed (alphabetical) order so
+ * `tools/list` is deterministic (MCP 2026-07-28 changelog, minor change 3).
+ */
+export function createNotesMcpServer(store: NotesRepository, options: NotesServerOptions = {}): McpServer {
+  const server = new McpServer(
+    { ...SERVER_INFO },
+    {
+      // The tool set is fixed: promising list-changed notifications would be untrue.
+      capabilities: { tools: { listChanged: false } },
+      instructions: 'Demo notes server: whoami, list_notes (notes:read), add_note (notes:write).',
+      // The tool list never varies per caller or over time, but it sits behind auth: private.
+      cacheHints: { 'tools/list': { ttlMs: 300_000, cacheScope: 'private' } },
+    },
+  );
+  registerAddNote(server, store);
+  // spec/extensions: the authorization extensions of our AS, in server/discover's capabilities.
+  advertiseAuthExtensions(server, options.authExtensions ?? DEMO_DEFAULTS.authExtensions);
+  // Third-party authorization (issue 41): only when the demo drive is configured.
+  if (options.driveApi !== undefined) registerDriveTool(server, options.driveApi);
+  registerListNotes(server, store, options.state);
+  registerWhoami(server);
   return server;
 }

@@ -1,3 +1,5 @@
+import { DEMO_DEFAULTS } from './defaults.js';
+
 /** One note, owned by the subject (user or client) that wrote it. */
 export interface Note {
   id: string;
@@ -31,7 +33,7 @@ export class NotesStore implements NotesRepository {
   private readonly now: () => Date;
 
   constructor(options: NotesStoreOptions = {}) {
-    this.maxNotes = options.maxNotesPerSubject ?? 100;
+    this.maxNotes = options.maxNotesPerSubject ?? DEMO_DEFAULTS.maxNotesPerSubject;
     this.now = options.now ?? (() => new Date());
   }
 

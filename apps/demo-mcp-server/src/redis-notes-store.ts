@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { RedisCommandConnection } from '@mcp-auth-kit/resource-server/redis';
+import { DEMO_DEFAULTS } from './defaults.js';
 import type { Note, NotesRepository } from './notes-store.js';
 
 export interface RedisNotesStoreOptions {
@@ -24,8 +25,8 @@ export class RedisNotesStore implements NotesRepository {
   readonly #now: () => Date;
   constructor(options: RedisNotesStoreOptions) {
     this.#client = options.client;
-    this.#prefix = `${options.prefix ?? 'mcp-auth-kit:'}notes:`;
-    this.#max = options.maxNotesPerSubject ?? 100;
+    this.#prefix = `${options.prefix ?? DEMO_DEFAULTS.redisPrefix}notes:`;
+    this.#max = options.maxNotesPerSubject ?? DEMO_DEFAULTS.maxNotesPerSubject;
     this.#now = options.now ?? (() => new Date());
   }
 

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { ConfigError, isLoopbackHost } from '@mcp-auth-kit/protocol';
 import { CONFIG_SUBJECT, createDemoApp, type DemoAppOptions } from './app.js';
+import { DEMO_DEFAULTS } from './defaults.js';
 import type { NotesRepository } from './notes-store.js';
 import { connectSharedState, type DemoSharedState } from './shared-state.js';
 
@@ -41,8 +42,6 @@ export interface DemoServer {
   sharedState: 'memory' | 'redis';
   close(): Promise<void>;
 }
-
-const DEFAULT_HOSTS = ['127.0.0.1', '::1'];
 
 function listen(server: Server, port: number, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -113,6 +112,29 @@ async function listenAll(
   return port;
 }
 
+/**
+ * {@link listenAll}, picking a port anew (up to three tries) when `requestedPort` is 0 and
+ * another address has the port the first one picked taken.
+ */
+async function listenAllWithRetry(
+  hosts: string[],
+  requestedPort: number,
+  onRequest: (req: IncomingMessage, res: ServerResponse) => void,
+  servers: Server[],
+  listened: string[],
+): Promise<number> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await listenAll(hosts, requestedPort, onRequest, servers, listened);
+    } catch (error) {
+      await Promise.all(servers.splice(0).map((s) => closeServer(s)));
+      listened.length = 0;
+      const retry = requestedPort === 0 && attempt < 3 && (error as NodeJS.ErrnoException).code === 'EADDRINUSE';
+      if (!retry) throw error;
+    }
+  }
+}
+
 /** The app options that put notes, DPoP replay and revocation in the shared store. */
 function sharedAppOptions(shared: DemoSharedState, dpop: StartDemoServerOptions['dpop']): Partial<DemoAppOptions> {
   const replay = { replay: shared.replay };
@@ -129,7 +151,7 @@ function sharedAppOptions(shared: DemoSharedState, dpop: StartDemoServerOptions[
  * port actually bound, so `port: 0` works. Resolves once every address is listening.
  */
 export async function startDemoServer(options: StartDemoServerOptions): Promise<DemoServer> {
-  const hosts = options.hosts ?? (options.host !== undefined ? [options.host] : DEFAULT_HOSTS);
+  const hosts = options.hosts ?? (options.host !== undefined ? [options.host] : [...DEMO_DEFAULTS.hosts]);
   if (hosts.length === 0) throw new ConfigError(['hosts must name at least one address'], CONFIG_SUBJECT);
   const servers: Server[] = [];
   const listened: string[] = [];
@@ -140,22 +162,9 @@ export async function startDemoServer(options: StartDemoServerOptions): Promise<
     if (app) return app(req, res);
     res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' }).end('{"error":"starting"}');
   };
-  const requestedPort = options.port ?? 3000;
-  let port = requestedPort;
-  // With port 0 the first address picks the port; should the others have it taken, pick anew.
-  for (let attempt = 1; ; attempt++) {
-    try {
-      port = await listenAll(hosts, requestedPort, onRequest, servers, listened);
-      break;
-    } catch (error) {
-      await Promise.all(servers.splice(0).map((s) => closeServer(s)));
-      listened.length = 0;
-      const retry = requestedPort === 0 && attempt < 3 && (error as NodeJS.ErrnoException).code === 'EADDRINUSE';
-      if (!retry) throw error;
-    }
-  }
+  const port = await listenAllWithRetry(hosts, options.port ?? DEMO_DEFAULTS.port, onRequest, servers, listened);
 
-  const resource = options.resource ?? `http://localhost:${port}/mcp`;
+  const resource = options.resource ?? DEMO_DEFAULTS.resource(port);
   let demo: ReturnType<typeof createDemoApp>;
   let shared: DemoSharedState | undefined;
   try {
@@ -200,7 +209,7 @@ export async function startDemoServer(options: StartDemoServerOptions): Promise<
     close() {
       closing ??= (async () => {
         demo.drain();
-        await Promise.all(servers.map((s) => closeServer(s, options.shutdownTimeoutMs ?? 0)));
+        await Promise.all(servers.map((s) => closeServer(s, options.shutdownTimeoutMs ?? DEMO_DEFAULTS.shutdownTimeoutMs)));
         await demo.close();
         await shared?.close();
       })();

@@ -1,6 +1,6 @@
-import { DEFAULT_REVOCATION_PREFIX } from '@mcp-auth-kit/protocol';
 import { createRedisRevocationList, RedisDpopReplayStore, type RedisRevocationList } from '@mcp-auth-kit/resource-server/redis';
 import { createClient } from 'redis';
+import { DEMO_DEFAULTS } from './defaults.js';
 import { RedisNotesStore } from './redis-notes-store.js';
 
 /** Everything several demo replicas share through one Redis. */
@@ -21,7 +21,7 @@ export async function connectSharedState(
   url: string,
   options: { prefix?: string; onError?: (error: Error) => void } = {},
 ): Promise<DemoSharedState> {
-  const prefix = options.prefix ?? DEFAULT_REVOCATION_PREFIX;
+  const prefix = options.prefix ?? DEMO_DEFAULTS.redisPrefix;
   const onError = options.onError ?? (() => {});
   // a Redis that never answers fails the start (after about 3 s) instead of hanging it; once
   // connected, the client reconnects for as long as it takes

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeAuthorizationServer, type FakeAuthorizationServer } from './helpers/fake-as.js';
+import { describe, expect, it } from 'vitest';
+import { useFakeAuthorizationServer } from './helpers/fake-as.js';
 import { freePort } from '@mcp-auth-kit/test-utils';
 import { cleanEnv, run } from './helpers/process.js';
 
@@ -9,15 +9,11 @@ const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 
 // RFC 9449 at the demo: DPoP and Bearer by default; MCP_DPOP_REQUIRED=1 refuses Bearer.
 describe.skipIf(!existsSync(main))('dist/main.js: DPoP', () => {
-  let as: FakeAuthorizationServer;
-  beforeAll(async () => {
-    as = await startFakeAuthorizationServer();
-  });
-  afterAll(async () => as?.close());
+  const as = useFakeAuthorizationServer();
 
   async function withServer(env: Record<string, string>, fn: (port: number) => Promise<void>) {
     const port = await freePort();
-    const proc = run(process.execPath, [main], cleanEnv({ MCP_PORT: String(port), AS_ISSUER: as.issuer, ...env }));
+    const proc = run(process.execPath, [main], cleanEnv({ MCP_PORT: String(port), AS_ISSUER: as().issuer, ...env }));
     try {
       await proc.waitForOutput(/MCP endpoint/);
       await fn(port);
@@ -52,7 +48,7 @@ describe.skipIf(!existsSync(main))('dist/main.js: DPoP', () => {
     await withServer({ MCP_DPOP_REQUIRED: '1' }, async (port) => {
       const prm = (await (await fetch(`http://localhost:${port}/.well-known/oauth-protected-resource/mcp`)).json()) as Record<string, any>;
       expect(prm.dpop_bound_access_tokens_required).toBe(true);
-      const token = await as.sign({ aud: `http://localhost:${port}/mcp` });
+      const token = await as().sign({ aud: `http://localhost:${port}/mcp` });
       const res = await post(port, `Bearer ${token}`);
       expect(res.status).toBe(401);
       expect(res.headers.get('www-authenticate')).toMatch(/^DPoP error="invalid_token"/);

@@ -31,6 +31,36 @@ function token(claims: Parameters<FakeAuthorizationServer['sign']>[0] = {}): Pro
   return as.sign({ aud: demo.resource, ...claims });
 }
 
+/** A plain `tools/list` request (no `_meta` envelope). */
+const TOOLS_LIST = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} };
+
+/** `tools/list` in the 2026-07-28 `_meta` envelope that names `version`. */
+function modernToolsList(version: string, id = 1) {
+  const meta = { 'io.modelcontextprotocol/protocolVersion': version, 'io.modelcontextprotocol/clientCapabilities': {} };
+  return { jsonrpc: '2.0', id, method: 'tools/list', params: { _meta: meta } };
+}
+
+type WireClient = ReturnType<typeof legacyClient> | ReturnType<typeof modernClient>;
+
+/** MCP Scope Challenge Handling: add_note with only notes:read → 403 insufficient_scope naming notes:write. */
+async function expectWriteScopeChallenge(client: WireClient): Promise<void> {
+  const res = await client.callTool('add_note', { text: 'nope' });
+  expect(res.status).toBe(403);
+  const challenge = res.headers.get('www-authenticate') ?? '';
+  expect(challenge).toMatch(/error="insufficient_scope"/);
+  expect(challenge).toMatch(/scope="[^"]*notes:write[^"]*"/);
+  expect(challenge).toContain(`resource_metadata="${prmUrl}"`);
+}
+
+/** add_note with `text` succeeds; returns the texts list_notes shows then. */
+async function addThenList(client: WireClient, text: string): Promise<string[]> {
+  const added = await client.callTool('add_note', { text });
+  expect(added.status).toBe(200);
+  expect(added.body.result.structuredContent.note.text).toBe(text);
+  const listed = await client.callTool('list_notes');
+  return listed.body.result.structuredContent.notes.map((n: { text: string }) => n.text);
+}
+
 function rawRequest(
   url: string,
   options: { method?: string; headers?: Record<string, string>; body?: string },
@@ -49,7 +79,7 @@ function rawRequest(
 
 describe('protected resource', () => {
   it('RFC 9728 §5.1 / RFC 6750 §3.1: unauthenticated POST /mcp → 401 with resource_metadata and no error code', async () => {
-    const res = await post(demo.url, { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
+    const res = await post(demo.url, TOOLS_LIST);
     expect(res.status).toBe(401);
     const challenge = res.headers.get('www-authenticate') ?? '';
     expect(challenge).toMatch(/^Bearer /);
@@ -58,7 +88,7 @@ describe('protected resource', () => {
   });
 
   it('MCP Scope Selection Strategy: the 401 challenge names the basic scope notes:read', async () => {
-    const res = await post(demo.url, { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
+    const res = await post(demo.url, TOOLS_LIST);
     expect(res.headers.get('www-authenticate')).toMatch(/scope="notes:read"/);
   });
 
@@ -85,29 +115,25 @@ describe('protected resource', () => {
 
   it('RFC 8707 audience binding: a token for another resource → 401 invalid_token', async () => {
     const other = await as.sign({ aud: 'http://localhost:1/other' });
-    const res = await post(demo.url, { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }, bearer(other));
+    const res = await post(demo.url, TOOLS_LIST, bearer(other));
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toMatch(/error="invalid_token"/);
   });
 
   it('RFC 6750 §3.1: an expired token → 401 invalid_token', async () => {
     const expired = await token({ expiresIn: -120 });
-    const res = await post(demo.url, { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }, bearer(expired));
+    const res = await post(demo.url, TOOLS_LIST, bearer(expired));
     expect(res.status).toBe(401);
     expect(res.headers.get('www-authenticate')).toMatch(/error="invalid_token"/);
   });
 
   it('Streamable HTTP §Security: a foreign Origin → 403 (DNS rebinding)', async () => {
-    const res = await post(
-      demo.url,
-      { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} },
-      { ...bearer(await token()), origin: 'http://evil.example' },
-    );
+    const res = await post(demo.url, TOOLS_LIST, { ...bearer(await token()), origin: 'http://evil.example' });
     expect(res.status).toBe(403);
   });
 
   it('Streamable HTTP §Security: the same loopback server under another name is an allowed Origin, another port is not', async () => {
-    const body = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} };
+    const body = TOOLS_LIST;
     const headers = { ...bearer(await token()), 'mcp-protocol-version': LEGACY_VERSION };
     for (const origin of [`http://localhost:${demo.port}`, `http://127.0.0.1:${demo.port}`, `http://[::1]:${demo.port}`]) {
       expect((await post(demo.url, body, { ...headers, origin })).status).toBe(200);
@@ -125,7 +151,7 @@ describe('protected resource', () => {
         accept: 'application/json, text/event-stream',
         authorization: `Bearer ${await token()}`,
       },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+      body: JSON.stringify(TOOLS_LIST),
     });
     expect(res.status).toBe(403);
     expect(res.body).not.toContain('notes');
@@ -186,22 +212,12 @@ describe('2025-11-25 wire (initialize handshake, stateless: no Mcp-Session-Id)',
   });
 
   it('MCP Scope Challenge Handling: add_note with only notes:read → 403 insufficient_scope naming notes:write', async () => {
-    const client = legacyClient(demo.url, await token({ scope: 'notes:read' }));
-    const res = await client.callTool('add_note', { text: 'nope' });
-    expect(res.status).toBe(403);
-    const challenge = res.headers.get('www-authenticate') ?? '';
-    expect(challenge).toMatch(/error="insufficient_scope"/);
-    expect(challenge).toMatch(/scope="[^"]*notes:write[^"]*"/);
-    expect(challenge).toContain(`resource_metadata="${prmUrl}"`);
+    await expectWriteScopeChallenge(legacyClient(demo.url, await token({ scope: 'notes:read' })));
   });
 
   it('with notes:write, add_note works and list_notes shows the note', async () => {
     const client = legacyClient(demo.url, await token({ sub: 'bob', scope: 'notes:read notes:write' }));
-    const added = await client.callTool('add_note', { text: 'legacy wire note' });
-    expect(added.status).toBe(200);
-    expect(added.body.result.structuredContent.note.text).toBe('legacy wire note');
-    const listed = await client.callTool('list_notes');
-    expect(listed.body.result.structuredContent.notes.map((n: { text: string }) => n.text)).toContain('legacy wire note');
+    expect(await addThenList(client, 'legacy wire note')).toContain('legacy wire note');
   });
 });
 
@@ -248,22 +264,12 @@ describe('2026-07-28 wire (stateless: _meta envelope, Mcp-Method / Mcp-Name head
   });
 
   it('MCP Scope Challenge Handling: add_note with only notes:read → 403 insufficient_scope naming notes:write', async () => {
-    const client = modernClient(demo.url, await token({ scope: 'notes:read' }));
-    const res = await client.callTool('add_note', { text: 'nope' });
-    expect(res.status).toBe(403);
-    const challenge = res.headers.get('www-authenticate') ?? '';
-    expect(challenge).toMatch(/error="insufficient_scope"/);
-    expect(challenge).toMatch(/scope="[^"]*notes:write[^"]*"/);
-    expect(challenge).toContain(`resource_metadata="${prmUrl}"`);
+    await expectWriteScopeChallenge(modernClient(demo.url, await token({ scope: 'notes:read' })));
   });
 
   it('with notes:write, add_note works and list_notes shows the note', async () => {
     const client = modernClient(demo.url, await token({ sub: 'dave', scope: 'notes:read notes:write' }));
-    const added = await client.callTool('add_note', { text: 'modern wire note' });
-    expect(added.status).toBe(200);
-    expect(added.body.result.structuredContent.note.text).toBe('modern wire note');
-    const listed = await client.callTool('list_notes');
-    expect(listed.body.result.structuredContent.notes.map((n: { text: string }) => n.text)).toEqual(['modern wire note']);
+    expect(await addThenList(client, 'modern wire note')).toEqual(['modern wire note']);
   });
 
   it("notes are per subject: another user's list_notes does not show them", async () => {
@@ -291,63 +297,36 @@ describe('2026-07-28 wire (stateless: _meta envelope, Mcp-Method / Mcp-Name head
   });
 
   it('Streamable HTTP §Protocol Version Header: an unsupported version → 400 UnsupportedProtocolVersion (-32022) listing 2026-07-28', async () => {
-    const res = await post(
-      demo.url,
-      {
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/list',
-        params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2099-01-01', 'io.modelcontextprotocol/clientCapabilities': {} } },
-      },
-      { ...bearer(await token()), 'mcp-protocol-version': '2099-01-01', 'mcp-method': 'tools/list' },
-    );
+    const res = await post(demo.url, modernToolsList('2099-01-01'), {
+      ...bearer(await token()),
+      'mcp-protocol-version': '2099-01-01',
+      'mcp-method': 'tools/list',
+    });
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe(-32022);
     expect(JSON.stringify(res.body.error.data)).toContain(MODERN_VERSION);
   });
 
-  it('Streamable HTTP §Server Validation: MCP-Protocol-Version header disagreeing with _meta → 400 -32020', async () => {
-    const res = await post(
-      demo.url,
-      {
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/list',
-        params: { _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN_VERSION, 'io.modelcontextprotocol/clientCapabilities': {} } },
-      },
-      { ...bearer(await token()), 'mcp-protocol-version': LEGACY_VERSION, 'mcp-method': 'tools/list' },
-    );
-    expect(res.status).toBe(400);
-    expect(res.body.error.code).toBe(-32020);
-  });
-
-  it('Streamable HTTP §Standard Request Headers: a missing Mcp-Method → 400 -32020', async () => {
-    const res = await post(
-      demo.url,
-      {
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'tools/list',
-        params: { _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN_VERSION, 'io.modelcontextprotocol/clientCapabilities': {} } },
-      },
-      { ...bearer(await token()), 'mcp-protocol-version': MODERN_VERSION },
-    );
+  it.each([
+    [
+      'Streamable HTTP §Server Validation: MCP-Protocol-Version header disagreeing with _meta → 400 -32020',
+      { 'mcp-protocol-version': LEGACY_VERSION, 'mcp-method': 'tools/list' },
+    ],
+    ['Streamable HTTP §Standard Request Headers: a missing Mcp-Method → 400 -32020', { 'mcp-protocol-version': MODERN_VERSION }],
+  ])('%s', async (_name, headers) => {
+    const res = await post(demo.url, modernToolsList(MODERN_VERSION), { ...bearer(await token()), ...headers });
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe(-32020);
   });
 
   it('2026-07-28 Backward Compatibility: a client-sent Mcp-Session-Id is ignored, none is minted', async () => {
     const client = modernClient(demo.url, await token());
-    const res = await post(
-      demo.url,
-      {
-        jsonrpc: '2.0',
-        id: 9,
-        method: 'tools/list',
-        params: { _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN_VERSION, 'io.modelcontextprotocol/clientCapabilities': {} } },
-      },
-      { ...bearer(await token()), 'mcp-protocol-version': MODERN_VERSION, 'mcp-method': 'tools/list', 'mcp-session-id': 'stale-session' },
-    );
+    const res = await post(demo.url, modernToolsList(MODERN_VERSION, 9), {
+      ...bearer(await token()),
+      'mcp-protocol-version': MODERN_VERSION,
+      'mcp-method': 'tools/list',
+      'mcp-session-id': 'stale-session',
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('mcp-session-id')).toBeNull();
     expect((await client.request('tools/list')).status).toBe(200);
@@ -362,7 +341,7 @@ describe('2026-07-28 wire (stateless: _meta envelope, Mcp-Method / Mcp-Name head
 describe('bearer token handling at the demo endpoint', () => {
   it('MCP Token Requirements: a token in the query string is refused, never accepted', async () => {
     const url = `${demo.url}?access_token=${encodeURIComponent(await token())}`;
-    const res = await post(url, { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }, { 'mcp-protocol-version': LEGACY_VERSION });
+    const res = await post(url, TOOLS_LIST, { 'mcp-protocol-version': LEGACY_VERSION });
     expect([400, 401]).toContain(res.status);
     expect(JSON.stringify(res.body ?? {})).not.toContain('tools');
   });
@@ -371,7 +350,7 @@ describe('bearer token handling at the demo endpoint', () => {
     const stranger = await startFakeAuthorizationServer();
     try {
       const forged = await stranger.sign({ aud: demo.resource, iss: as.issuer });
-      const res = await post(demo.url, { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }, bearer(forged));
+      const res = await post(demo.url, TOOLS_LIST, bearer(forged));
       expect(res.status).toBe(401);
       expect(res.headers.get('www-authenticate')).toMatch(/error="invalid_token"/);
     } finally {
@@ -380,11 +359,7 @@ describe('bearer token handling at the demo endpoint', () => {
   });
 
   it('2025-11-25 Protocol Version Header: an unsupported MCP-Protocol-Version on the legacy wire → 400', async () => {
-    const res = await post(
-      demo.url,
-      { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} },
-      { ...bearer(await token()), 'mcp-protocol-version': '1999-01-01' },
-    );
+    const res = await post(demo.url, TOOLS_LIST, { ...bearer(await token()), 'mcp-protocol-version': '1999-01-01' });
     expect(res.status).toBe(400);
   });
 });

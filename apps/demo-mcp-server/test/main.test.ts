@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeAuthorizationServer, type FakeAuthorizationServer } from './helpers/fake-as.js';
+import { describe, expect, it } from 'vitest';
+import { useFakeAuthorizationServer } from './helpers/fake-as.js';
 import { freePort, isListening } from '@mcp-auth-kit/test-utils';
 import { cleanEnv, run } from './helpers/process.js';
 
@@ -9,20 +9,16 @@ import { cleanEnv, run } from './helpers/process.js';
 const main = fileURLToPath(new URL('../dist/main.js', import.meta.url));
 
 describe.skipIf(!existsSync(main))('dist/main.js', () => {
-  let as: FakeAuthorizationServer;
-  beforeAll(async () => {
-    as = await startFakeAuthorizationServer();
-  });
-  afterAll(async () => as?.close());
+  const as = useFakeAuthorizationServer();
 
   it('serves PRM for http://localhost:<MCP_PORT>/mcp on loopback, answers /healthz, exits 0 on SIGINT', async () => {
     const port = await freePort();
-    const proc = run(process.execPath, [main], cleanEnv({ MCP_PORT: String(port), AS_ISSUER: as.issuer }));
+    const proc = run(process.execPath, [main], cleanEnv({ MCP_PORT: String(port), AS_ISSUER: as().issuer }));
     try {
       await proc.waitForOutput(/MCP endpoint/);
       const prm = (await (await fetch(`http://localhost:${port}/.well-known/oauth-protected-resource/mcp`)).json()) as Record<string, any>;
       expect(prm.resource).toBe(`http://localhost:${port}/mcp`);
-      expect(prm.authorization_servers).toEqual([as.issuer]);
+      expect(prm.authorization_servers).toEqual([as().issuer]);
       expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
       expect(proc.output()).toContain('127.0.0.1');
     } finally {
@@ -35,8 +31,8 @@ describe.skipIf(!existsSync(main))('dist/main.js', () => {
 
   it('logs client rejections by kind only: no token and no client-supplied header value in the output', async () => {
     const port = await freePort();
-    const proc = run(process.execPath, [main], cleanEnv({ MCP_PORT: String(port), AS_ISSUER: as.issuer }));
-    const token = await as.sign({ aud: `http://localhost:${port}/mcp` });
+    const proc = run(process.execPath, [main], cleanEnv({ MCP_PORT: String(port), AS_ISSUER: as().issuer }));
+    const token = await as().sign({ aud: `http://localhost:${port}/mcp` });
     try {
       await proc.waitForOutput(/MCP endpoint/);
       const res = await fetch(`http://127.0.0.1:${port}/mcp`, {
@@ -76,7 +72,7 @@ describe.skipIf(!existsSync(main))('dist/main.js', () => {
     const proc = run(
       process.execPath,
       [main],
-      cleanEnv({ MCP_PORT: String(port), AS_ISSUER: as.issuer, MCP_RESOURCE: resource, MCP_HOST: '127.0.0.1' }),
+      cleanEnv({ MCP_PORT: String(port), AS_ISSUER: as().issuer, MCP_RESOURCE: resource, MCP_HOST: '127.0.0.1' }),
     );
     try {
       await proc.waitForOutput(/MCP endpoint/);
@@ -92,9 +88,9 @@ describe.skipIf(!existsSync(main))('dist/main.js', () => {
 
   it('a port already in use → exits non-zero with a message, no stack', async () => {
     const port = await freePort();
-    const first = run(process.execPath, [main], cleanEnv({ MCP_PORT: String(port), AS_ISSUER: as.issuer }));
+    const first = run(process.execPath, [main], cleanEnv({ MCP_PORT: String(port), AS_ISSUER: as().issuer }));
     await first.waitForOutput(/MCP endpoint/);
-    const second = run(process.execPath, [main], cleanEnv({ MCP_PORT: String(port), AS_ISSUER: as.issuer }));
+    const second = run(process.execPath, [main], cleanEnv({ MCP_PORT: String(port), AS_ISSUER: as().issuer }));
     const { code } = await second.exited;
     first.child.kill('SIGINT');
     await first.exited;
@@ -104,13 +100,13 @@ describe.skipIf(!existsSync(main))('dist/main.js', () => {
   });
 
   it('an invalid MCP_PORT → exits non-zero with a message', async () => {
-    const proc = run(process.execPath, [main], cleanEnv({ MCP_PORT: 'eighty', AS_ISSUER: as.issuer }));
+    const proc = run(process.execPath, [main], cleanEnv({ MCP_PORT: 'eighty', AS_ISSUER: as().issuer }));
     expect((await proc.exited).code).not.toBe(0);
     expect(proc.output()).toMatch(/MCP_PORT/);
   });
 
   it('every bad variable is listed at once (MCP_PORT and SHUTDOWN_TIMEOUT_MS)', async () => {
-    const proc = run(process.execPath, [main], cleanEnv({ MCP_PORT: 'eighty', SHUTDOWN_TIMEOUT_MS: 'soon', AS_ISSUER: as.issuer }));
+    const proc = run(process.execPath, [main], cleanEnv({ MCP_PORT: 'eighty', SHUTDOWN_TIMEOUT_MS: 'soon', AS_ISSUER: as().issuer }));
     expect((await proc.exited).code).not.toBe(0);
     expect(proc.output()).toMatch(
       /Invalid configuration:\n {2}- MCP_PORT must be a port number \(0-65535\)\n {2}- SHUTDOWN_TIMEOUT_MS must be a number of milliseconds/,

@@ -32,6 +32,20 @@ function structured(result: unknown): any {
   return (result as { structuredContent?: unknown }).structuredContent;
 }
 
+/** A static bearer token in every request's headers. */
+const bearerHeaders = (token: string) => ({ requestInit: { headers: { authorization: `Bearer ${token}` } } });
+
+/** An SDK v2 client connected to the demo endpoint. */
+async function connectV2(
+  name: string,
+  transport: ConstructorParameters<typeof TransportV2>[1],
+  options?: ConstructorParameters<typeof ClientV2>[1],
+): Promise<{ client: ToolClient; era: () => string | undefined }> {
+  const client = new ClientV2({ name, version: '1.0.0' }, options);
+  await client.connect(new TransportV2(new URL(demo.url), transport));
+  return { client: client as unknown as ToolClient, era: () => client.getProtocolEra() };
+}
+
 const clients: Array<{
   name: string;
   sdk: 'v1' | 'v2';
@@ -42,31 +56,24 @@ const clients: Array<{
     name: 'SDK v2 client, 2025-11-25 wire (initialize)',
     sdk: 'v2',
     era: 'legacy',
-    async connect(token) {
-      const client = new ClientV2({ name: 'interop-v2-legacy', version: '1.0.0' });
-      await client.connect(new TransportV2(new URL(demo.url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
-      return { client: client as unknown as ToolClient, era: () => client.getProtocolEra() };
-    },
+    connect: (token) => connectV2('interop-v2-legacy', bearerHeaders(token)),
   },
   {
     name: 'SDK v2 client, 2026-07-28 wire (stateless, pinned)',
     sdk: 'v2',
     era: 'modern',
-    async connect(token) {
-      const client = new ClientV2({ name: 'interop-v2-modern', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
-      await client.connect(new TransportV2(new URL(demo.url), { authProvider: { token: async () => token } }));
-      return { client: client as unknown as ToolClient, era: () => client.getProtocolEra() };
-    },
+    connect: (token) =>
+      connectV2(
+        'interop-v2-modern',
+        { authProvider: { token: async () => token } },
+        { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+      ),
   },
   {
     name: 'SDK v2 client, auto negotiation picks 2026-07-28',
     sdk: 'v2',
     era: 'modern',
-    async connect(token) {
-      const client = new ClientV2({ name: 'interop-v2-auto', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
-      await client.connect(new TransportV2(new URL(demo.url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
-      return { client: client as unknown as ToolClient, era: () => client.getProtocolEra() };
-    },
+    connect: (token) => connectV2('interop-v2-auto', bearerHeaders(token), { versionNegotiation: { mode: 'auto' } }),
   },
   {
     name: 'SDK v1 client, 2025-11-25 wire (initialize)',
@@ -74,7 +81,7 @@ const clients: Array<{
     era: 'legacy',
     async connect(token) {
       const client = new ClientV1({ name: 'interop-v1', version: '1.0.0' });
-      await client.connect(new TransportV1(new URL(demo.url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+      await client.connect(new TransportV1(new URL(demo.url), bearerHeaders(token)));
       return {
         client: client as unknown as ToolClient,
         era: () => (client.getServerVersion() ? 'legacy' : undefined),

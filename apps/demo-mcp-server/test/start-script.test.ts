@@ -28,17 +28,31 @@ function tempDataDir(): string {
   return dir;
 }
 
+/** The three ports of one stack: authorization server, demo MCP server, demo drive. */
+async function freeStackPorts(): Promise<{ asPort: number; mcpPort: number; drivePort: number }> {
+  return { asPort: await freePort(), mcpPort: await freePort(), drivePort: await freePort() };
+}
+
+/** The environment of a stack on these ports with a fresh DATA_DIR. */
+function stackEnv(ports: { asPort: number; mcpPort: number; drivePort: number }, extra: Record<string, string> = {}) {
+  return cleanEnv({
+    AS_PORT: String(ports.asPort),
+    MCP_PORT: String(ports.mcpPort),
+    DEMO_DRIVE_PORT: String(ports.drivePort),
+    DATA_DIR: tempDataDir(),
+    ...extra,
+  });
+}
+
+/** Nothing listens on these ports any more. */
+async function expectClosed(...ports: number[]): Promise<void> {
+  for (const port of ports) expect(await isListening(port), `port ${port}`).toBe(false);
+}
+
 describe.skipIf(missing.length > 0)(`scripts/start.mjs${skipReason}`, () => {
   it('starts AS, MCP server and demo drive, waits for all, prints the URLs, stops all on SIGINT with exit code 0', async () => {
-    const asPort = await freePort();
-    const mcpPort = await freePort();
-    const drivePort = await freePort();
-    const proc = run(
-      process.execPath,
-      [script],
-      cleanEnv({ AS_PORT: String(asPort), MCP_PORT: String(mcpPort), DEMO_DRIVE_PORT: String(drivePort), DATA_DIR: tempDataDir() }),
-      root,
-    );
+    const { asPort, mcpPort, drivePort } = await freeStackPorts();
+    const proc = run(process.execPath, [script], stackEnv({ asPort, mcpPort, drivePort }), root);
     try {
       await proc.waitForOutput(/\[start\] ready/, 90_000);
       const issuer = `http://localhost:${asPort}`;
@@ -79,31 +93,19 @@ describe.skipIf(missing.length > 0)(`scripts/start.mjs${skipReason}`, () => {
     }
     const { code } = await proc.exited;
     expect(code).toBe(0);
-    expect(await isListening(asPort)).toBe(false);
-    expect(await isListening(mcpPort)).toBe(false);
-    expect(await isListening(drivePort)).toBe(false);
+    await expectClosed(asPort, mcpPort, drivePort);
   });
 
   it('Ctrl-C in a terminal (SIGINT to the whole process group) stops everything with exit code 0', async () => {
-    const asPort = await freePort();
-    const mcpPort = await freePort();
-    const drivePort = await freePort();
-    const proc = run(
-      process.execPath,
-      [script],
-      cleanEnv({ AS_PORT: String(asPort), MCP_PORT: String(mcpPort), DEMO_DRIVE_PORT: String(drivePort), DATA_DIR: tempDataDir() }),
-      root,
-      { detached: true },
-    );
+    const { asPort, mcpPort, drivePort } = await freeStackPorts();
+    const proc = run(process.execPath, [script], stackEnv({ asPort, mcpPort, drivePort }), root, { detached: true });
     try {
       await proc.waitForOutput(/\[start\] ready/, 90_000);
       process.kill(-proc.child.pid!, 'SIGINT');
       const { code } = await proc.exited;
       expect(code).toBe(0);
       expect(proc.output()).not.toMatch(/exited unexpectedly/);
-      expect(await isListening(asPort)).toBe(false);
-      expect(await isListening(mcpPort)).toBe(false);
-      expect(await isListening(drivePort)).toBe(false);
+      await expectClosed(asPort, mcpPort, drivePort);
     } finally {
       try {
         process.kill(-proc.child.pid!, 'SIGKILL');
@@ -114,41 +116,24 @@ describe.skipIf(missing.length > 0)(`scripts/start.mjs${skipReason}`, () => {
   });
 
   it('under npm, if its parent shell is killed (signal sent to npm only), it stops both by itself', async () => {
-    const asPort = await freePort();
-    const mcpPort = await freePort();
-    const drivePort = await freePort();
+    const { asPort, mcpPort, drivePort } = await freeStackPorts();
     // Like `npm start`: npm → sh -c → node scripts/start.mjs (`; true` keeps sh from exec'ing node).
     const proc = run(
       '/bin/sh',
       ['-c', `"${process.execPath}" "${script}"; true`],
-      cleanEnv({
-        AS_PORT: String(asPort),
-        MCP_PORT: String(mcpPort),
-        DEMO_DRIVE_PORT: String(drivePort),
-        DATA_DIR: tempDataDir(),
-        npm_lifecycle_event: 'start',
-      }),
+      stackEnv({ asPort, mcpPort, drivePort }, { npm_lifecycle_event: 'start' }),
       root,
     );
     await proc.waitForOutput(/\[start\] ready/, 90_000);
     proc.child.kill('SIGKILL');
     await proc.waitForOutput(/\[start\] stopped/, 30_000).catch(() => undefined);
     expect(proc.output()).toMatch(/parent process is gone/);
-    expect(await isListening(asPort)).toBe(false);
-    expect(await isListening(mcpPort)).toBe(false);
-    expect(await isListening(drivePort)).toBe(false);
+    await expectClosed(asPort, mcpPort, drivePort);
   });
 
   it('when a running child dies, stops the others and exits non-zero', async () => {
-    const asPort = await freePort();
-    const mcpPort = await freePort();
-    const drivePort = await freePort();
-    const proc = run(
-      process.execPath,
-      [script],
-      cleanEnv({ AS_PORT: String(asPort), MCP_PORT: String(mcpPort), DEMO_DRIVE_PORT: String(drivePort), DATA_DIR: tempDataDir() }),
-      root,
-    );
+    const { asPort, mcpPort, drivePort } = await freeStackPorts();
+    const proc = run(process.execPath, [script], stackEnv({ asPort, mcpPort, drivePort }), root);
     try {
       await proc.waitForOutput(/\[start\] ready/, 90_000);
       expect(await isListening(asPort)).toBe(true);
@@ -158,8 +143,7 @@ describe.skipIf(missing.length > 0)(`scripts/start.mjs${skipReason}`, () => {
       const { code } = await proc.exited;
       expect(code).not.toBe(0);
       expect(proc.output()).toMatch(/demo MCP server exited unexpectedly \(SIGKILL\)/);
-      expect(await isListening(asPort)).toBe(false);
-      expect(await isListening(drivePort)).toBe(false);
+      await expectClosed(asPort, drivePort);
     } finally {
       proc.child.kill('SIGKILL');
     }
@@ -172,6 +156,16 @@ describe.skipIf(missing.length > 0)(`scripts/start.mjs${skipReason}`, () => {
     return holder;
   }
   const release = (holder: Server) => new Promise<void>((resolve) => holder.close(() => resolve()));
+
+  /** Runs `fn` while something else owns `port` (see holdPort). */
+  async function whileHeld(port: number, handler: RequestListener | undefined, fn: () => Promise<void>): Promise<void> {
+    const holder = await holdPort(port, handler);
+    try {
+      await fn();
+    } finally {
+      await release(holder);
+    }
+  }
 
   async function startWith(env: Record<string, string>) {
     const proc = run(
@@ -188,14 +182,19 @@ describe.skipIf(missing.length > 0)(`scripts/start.mjs${skipReason}`, () => {
     return { code, lines, output: proc.output() };
   }
 
+  /** Starts with `env`, which is refused before anything starts: exit 1 with exactly these `[start]` lines. */
+  async function refusedStart(env: Record<string, string>, lines: string[]) {
+    const r = await startWith(env);
+    expect(r.code).toBe(1);
+    expect(r.lines).toEqual(lines);
+    return r;
+  }
+
   it('a taken MCP port is named with its setting before anything starts: no "ready", exit 1', async () => {
     const asPort = await freePort();
     const mcpPort = await freePort();
-    const holder = await holdPort(mcpPort);
-    try {
-      const r = await startWith({ AS_PORT: String(asPort), MCP_PORT: String(mcpPort) });
-      expect(r.code).toBe(1);
-      expect(r.lines).toEqual([
+    await whileHeld(mcpPort, undefined, async () => {
+      const r = await refusedStart({ AS_PORT: String(asPort), MCP_PORT: String(mcpPort) }, [
         `[start] port ${mcpPort} (MCP_PORT, the demo MCP server) is already in use on 127.0.0.1`,
         '[start]   another program holds it: stop that program',
         '[start]   or start on another port: MCP_PORT=<port> npm start (MCP_RESOURCE follows: http://localhost:<port>/mcp)',
@@ -203,9 +202,7 @@ describe.skipIf(missing.length > 0)(`scripts/start.mjs${skipReason}`, () => {
       ]);
       expect(r.output).not.toMatch(/\[start\] ready|started the/);
       expect(await isListening(asPort)).toBe(false);
-    } finally {
-      await release(holder);
-    }
+    });
   });
 
   it('a taken AS port held by an earlier stack: says what answers there and how to stop it or move (explicit AS_ISSUER named)', async () => {
@@ -213,58 +210,53 @@ describe.skipIf(missing.length > 0)(`scripts/start.mjs${skipReason}`, () => {
     const mcpPort = await freePort();
     const issuer = `http://localhost:${asPort}`;
     // Stands in for an earlier `npm start`'s authorization server (RFC 8414 metadata).
-    const holder = await holdPort(asPort, (req, res) => {
-      if (req.url === '/.well-known/oauth-authorization-server') {
-        res.setHeader('content-type', 'application/json');
-        res.end(JSON.stringify({ issuer }));
-      } else {
-        res.statusCode = 404;
-        res.end();
-      }
-    });
-    try {
-      const r = await startWith({ AS_PORT: String(asPort), MCP_PORT: String(mcpPort), AS_ISSUER: issuer });
-      expect(r.code).toBe(1);
-      expect(r.lines).toEqual([
-        `[start] port ${asPort} (AS_PORT, the authorization server) is already in use on 127.0.0.1`,
-        `[start]   an authorization server answers there (issuer ${issuer}): is an earlier \`npm start\` still running? Stop it (Ctrl-C in its terminal)`,
-        `[start]   or start on another port: AS_PORT=<port> npm start (AS_ISSUER is set (${issuer}): change its port too)`,
-        '[start] nothing was started',
-      ]);
-      expect(r.output).not.toMatch(/\[start\] ready|started the/);
-      expect(await isListening(mcpPort)).toBe(false);
-    } finally {
-      await release(holder);
-    }
+    await whileHeld(
+      asPort,
+      (req, res) => {
+        if (req.url === '/.well-known/oauth-authorization-server') {
+          res.setHeader('content-type', 'application/json');
+          res.end(JSON.stringify({ issuer }));
+        } else {
+          res.statusCode = 404;
+          res.end();
+        }
+      },
+      async () => {
+        const r = await refusedStart({ AS_PORT: String(asPort), MCP_PORT: String(mcpPort), AS_ISSUER: issuer }, [
+          `[start] port ${asPort} (AS_PORT, the authorization server) is already in use on 127.0.0.1`,
+          `[start]   an authorization server answers there (issuer ${issuer}): is an earlier \`npm start\` still running? Stop it (Ctrl-C in its terminal)`,
+          `[start]   or start on another port: AS_PORT=<port> npm start (AS_ISSUER is set (${issuer}): change its port too)`,
+          '[start] nothing was started',
+        ]);
+        expect(r.output).not.toMatch(/\[start\] ready|started the/);
+        expect(await isListening(mcpPort)).toBe(false);
+      },
+    );
   });
 
   it('a taken DEMO_DRIVE_PORT (the demo drive, on 127.0.0.1) is named before anything starts', async () => {
     const drivePort = await freePort();
-    const holder = await holdPort(drivePort);
-    try {
-      const r = await startWith({
-        AS_PORT: String(await freePort()),
-        MCP_PORT: String(await freePort()),
-        DEMO_DRIVE_PORT: String(drivePort),
-      });
-      expect(r.code).toBe(1);
-      expect(r.lines).toEqual([
-        `[start] port ${drivePort} (DEMO_DRIVE_PORT, the demo drive) is already in use on 127.0.0.1`,
-        '[start]   another program holds it: stop that program',
-        '[start]   or start on another port: DEMO_DRIVE_PORT=<port> npm start',
-        '[start] nothing was started',
-      ]);
+    await whileHeld(drivePort, undefined, async () => {
+      const r = await refusedStart(
+        {
+          AS_PORT: String(await freePort()),
+          MCP_PORT: String(await freePort()),
+          DEMO_DRIVE_PORT: String(drivePort),
+        },
+        [
+          `[start] port ${drivePort} (DEMO_DRIVE_PORT, the demo drive) is already in use on 127.0.0.1`,
+          '[start]   another program holds it: stop that program',
+          '[start]   or start on another port: DEMO_DRIVE_PORT=<port> npm start',
+          '[start] nothing was started',
+        ],
+      );
       expect(r.output).not.toMatch(/\[start\] ready|started the/);
-    } finally {
-      await release(holder);
-    }
+    });
   });
 
   it('the demo drive on the AS port is refused before anything starts', async () => {
     const port = await freePort();
-    const r = await startWith({ AS_PORT: String(port), MCP_PORT: String(await freePort()), DEMO_DRIVE_PORT: String(port) });
-    expect(r.code).toBe(1);
-    expect(r.lines).toEqual([
+    await refusedStart({ AS_PORT: String(port), MCP_PORT: String(await freePort()), DEMO_DRIVE_PORT: String(port) }, [
       `[start] AS_PORT and DEMO_DRIVE_PORT are both ${port}: the authorization server and the demo drive need a port each`,
       '[start]   (defaults: AS_PORT=9000, DEMO_DRIVE_PORT=9010)',
       '[start] nothing was started',
@@ -273,9 +265,7 @@ describe.skipIf(missing.length > 0)(`scripts/start.mjs${skipReason}`, () => {
 
   it('the same port for both servers is refused before anything starts', async () => {
     const port = await freePort();
-    const r = await startWith({ AS_PORT: String(port), MCP_PORT: String(port) });
-    expect(r.code).toBe(1);
-    expect(r.lines).toEqual([
+    await refusedStart({ AS_PORT: String(port), MCP_PORT: String(port) }, [
       `[start] AS_PORT and MCP_PORT are both ${port}: the authorization server and the demo MCP server need a port each`,
       '[start]   (defaults: AS_PORT=9000, MCP_PORT=3000)',
       '[start] nothing was started',

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { SignJWT, exportJWK, generateKeyPair, type JWK } from 'jose';
+import { afterAll, beforeAll } from 'vitest';
 
 /**
  * A stand-in for the authorization server (outside this app): RFC 8414 metadata and a JWKS on
@@ -79,5 +80,18 @@ export async function startFakeAuthorizationServer(options: { audience?: string 
         server.closeAllConnections();
       });
     },
+  };
+}
+
+/** A fake AS for the enclosing suite: started before its tests, closed after them. */
+export function useFakeAuthorizationServer(): () => FakeAuthorizationServer {
+  let as: FakeAuthorizationServer | undefined;
+  beforeAll(async () => {
+    as = await startFakeAuthorizationServer();
+  });
+  afterAll(async () => as?.close());
+  return () => {
+    if (!as) throw new Error('the fake authorization server is not started yet');
+    return as;
   };
 }

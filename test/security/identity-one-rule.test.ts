@@ -36,6 +36,7 @@ const ACCOUNT_PATHS = [
   'packages/authorization-server/src/accounts/account-names.ts',
   'packages/authorization-server/src/accounts/account-origin.ts',
   'apps/auth-server/src/admin.ts',
+  'apps/auth-server/src/admin-users.ts',
   'packages/testing/src/test-accounts.ts',
 ];
 
@@ -75,7 +76,7 @@ describe('one rule, one place: account names are folded by @mcp-auth-kit/protoco
       'packages/authorization-server/src/grants/jwt-bearer/accounts.ts',
       'packages/authorization-server/src/upstream/login.ts',
       'packages/authorization-server/src/accounts/account-names.ts',
-      'apps/auth-server/src/admin.ts',
+      'apps/auth-server/src/admin-users.ts',
       'packages/testing/src/test-accounts.ts',
     ]) {
       expect(files.find((f) => f.path === path)!.text, path).toMatch(/from '@mcp-auth-kit\/protocol'/);

@@ -4,6 +4,7 @@ import { ERR, McpAuthClient, MemoryStore, type McpAuthClientOptions } from '../s
 import { startFakeAs, startFakeRs } from './helpers/fake-servers.js';
 import { headlessBrowser } from './helpers/harness.js';
 import { fakePairs } from './helpers/fake-pair.js';
+import { startIdJagEndpoint } from './helpers/fake-idp.js';
 
 const { pair, cleanups } = fakePairs();
 const client = (o: Partial<McpAuthClientOptions> = {}) =>
@@ -261,21 +262,8 @@ describe('JWT bearer grant (RFC 7523) and enterprise-managed authorization (ID-J
 
   it('enterprise-managed: ID Token → ID-JAG at the IdP (audience = AS issuer, resource = MCP server), then jwt-bearer at the AS', async () => {
     const [as, rs] = await pair();
-    const { createServer } = await import('node:http');
-    const { listen, close } = await import('./helpers/harness.js');
-    const idpRequests: URLSearchParams[] = [];
-    const idp = createServer(async (req, res) => {
-      let body = '';
-      for await (const chunk of req) body += chunk;
-      idpRequests.push(new URLSearchParams(body));
-      res
-        .writeHead(200, { 'content-type': 'application/json' })
-        .end(
-          JSON.stringify({ access_token: 'id-jag.jwt', issued_token_type: 'urn:ietf:params:oauth:token-type:id-jag', token_type: 'N_A' }),
-        );
-    });
-    const idpUrl = await listen(idp);
-    cleanups.push({ close: () => close(idp) });
+    const idp = await startIdJagEndpoint();
+    cleanups.push(idp);
     const { enterpriseManagedAssertion } = await import('../src/index.js');
     const c = new McpAuthClient({
       clientName: 'ema',
@@ -283,11 +271,15 @@ describe('JWT bearer grant (RFC 7523) and enterprise-managed authorization (ID-J
         client_id: 'mcp-client',
         client_secret: 'mcp-secret',
         issuer: as.issuer,
-        assertion: enterpriseManagedAssertion({ idpTokenEndpoint: `${idpUrl}/token`, idpClientId: 'idp-client', idToken: 'user.id.token' }),
+        assertion: enterpriseManagedAssertion({
+          idpTokenEndpoint: `${idp.url}/token`,
+          idpClientId: 'idp-client',
+          idToken: 'user.id.token',
+        }),
       },
     });
     expect((await c.fetch(rs.mcpUrl)).status).toBe(200);
-    const x = idpRequests[0]!;
+    const x = idp.requests[0]!;
     expect(x.get('grant_type')).toBe('urn:ietf:params:oauth:grant-type:token-exchange');
     expect(x.get('requested_token_type')).toBe('urn:ietf:params:oauth:token-type:id-jag');
     expect(x.get('subject_token_type')).toBe('urn:ietf:params:oauth:token-type:id_token');

@@ -18,7 +18,7 @@ import { startIdJagEndpoint } from './helpers/fake-idp.js';
 import { headlessBrowser } from './helpers/harness.js';
 import { startRecordingMcpServer } from './helpers/recording-mcp-server.js';
 
-const { cleanups } = fakePairs();
+const { cleanups, closeAfter } = fakePairs();
 type Wire = '2025-11-25' | '2026-07-28';
 
 /** Lists and calls the tools with the SDK v2 client over our fetch; returns the JSON-RPC requests the server received. */
@@ -82,8 +82,7 @@ describe('client credentials extension: declared on the 2026-07-28 wire (oauth-c
 
 describe('enterprise-managed authorization: declared on the 2026-07-28 wire (enterprise-managed §For MCP clients 1)', () => {
   it('a client whose JWT bearer assertion is an ID-JAG declares io.modelcontextprotocol/enterprise-managed-authorization only', async () => {
-    const idp = await startIdJagEndpoint();
-    cleanups.push(idp);
+    const idp = closeAfter(await startIdJagEndpoint());
     const { requests } = await session('2026-07-28', (issuer) => ({
       jwtBearer: {
         client_id: 'mcp-client',

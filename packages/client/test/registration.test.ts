@@ -1,12 +1,12 @@
 import { generateKeyPair, exportPKCS8, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { ERR, McpAuthClient, MemoryStore, type McpAuthClientOptions } from '../src/index.js';
-import { startFakeAs, startFakeRs } from './helpers/fake-servers.js';
+import { startFakeAs } from './helpers/fake-servers.js';
 import { headlessBrowser } from './helpers/harness.js';
 import { fakePairs } from './helpers/fake-pair.js';
 import { startIdJagEndpoint } from './helpers/fake-idp.js';
 
-const { pair, cleanups } = fakePairs();
+const { pair, closeAfter } = fakePairs();
 const client = (o: Partial<McpAuthClientOptions> = {}) =>
   new McpAuthClient({ clientName: 'reg test', store: new MemoryStore(), openAuthorizationUrl: headlessBrowser, ...o });
 
@@ -106,8 +106,7 @@ describe('MCP Authorization Server Binding', () => {
 
   it('PRM names another AS → re-register with it; the first AS client_id and tokens are never sent to the second', async () => {
     const [as1, rs] = await pair();
-    const as2 = await startFakeAs();
-    cleanups.push(as2);
+    const as2 = closeAfter(await startFakeAs());
     const store = new MemoryStore();
     const c = client({ store });
     expect((await c.fetch(rs.mcpUrl)).status).toBe(200);
@@ -240,9 +239,7 @@ describe('JWT bearer grant (RFC 7523) and enterprise-managed authorization (ID-J
   });
 
   it('a refused jwt-bearer grant is surfaced once: no retry, no switch to another grant', async () => {
-    const as = await startFakeAs();
-    const rs = await startFakeRs(as);
-    cleanups.push(as, rs);
+    const [as, rs] = await pair();
     const c = new McpAuthClient({
       clientName: 'wif',
       jwtBearer: { client_id: 'workload', issuer: as.issuer, assertion: async () => 'x' },
@@ -262,8 +259,7 @@ describe('JWT bearer grant (RFC 7523) and enterprise-managed authorization (ID-J
 
   it('enterprise-managed: ID Token → ID-JAG at the IdP (audience = AS issuer, resource = MCP server), then jwt-bearer at the AS', async () => {
     const [as, rs] = await pair();
-    const idp = await startIdJagEndpoint();
-    cleanups.push(idp);
+    const idp = closeAfter(await startIdJagEndpoint());
     const { enterpriseManagedAssertion } = await import('../src/index.js');
     const c = new McpAuthClient({
       clientName: 'ema',

@@ -16,4 +16,3 @@ export { respeltSignature } from './jws.js';
 export { isTypeScriptSource, walkSources, type WalkSourcesOptions } from './repo-sources.js';
 export { expectOAuthError, type ErrorResponse } from './oauth-error-response.js';
 export { configProblemsOf, thrownBy } from './thrown.js';
-export { MALFORMED_WWW_AUTHENTICATE } from './www-authenticate.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MALFORMED_WWW_AUTHENTICATE } from '@mcp-auth-kit/test-utils';
+import { MALFORMED_WWW_AUTHENTICATE } from '../../protocol/test/helpers/www-authenticate.js';
 import { bearerChallenge, parseWwwAuthenticate } from '../src/core.js';
 import { ERR } from '../src/index.js';
 

@@ -1,7 +1,7 @@
 import { validateHeaderValue } from 'node:http';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MALFORMED_WWW_AUTHENTICATE } from '@mcp-auth-kit/test-utils';
+import { MALFORMED_WWW_AUTHENTICATE } from './helpers/www-authenticate.js';
 import { buildChallenge, parseWwwAuthenticate, quoteValue, WwwAuthenticateParseError, type Challenge } from '../src/www-authenticate.js';
 
 // RFC 9110 §11.6.1 vectors: [header, expected challenges]

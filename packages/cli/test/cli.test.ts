@@ -18,8 +18,12 @@ const stack = notesStack('mak-cli-', () => {
   return server;
 });
 
+const signIn = async (url: URL) => {
+  await headlessBrowser(url);
+  return true;
+};
 const io = (extra: Partial<CliIo> = {}, env: NodeJS.ProcessEnv = {}) =>
-  recordingIo({ MCP_AUTH_KIT_HOME: stack.home, ...env }, { open: async (u) => (await headlessBrowser(u), true), ...extra });
+  recordingIo({ MCP_AUTH_KIT_HOME: stack.home, ...env }, { open: signIn, ...extra });
 
 describe('mcp-auth-kit CLI', () => {
   it('login opens the browser, shows progress, stores tokens in a 0600 file under $MCP_AUTH_KIT_HOME', async () => {

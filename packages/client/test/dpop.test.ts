@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, type JWK } from 'jose';
 import { ERR, McpAuthClient, McpAuthError, MemoryStore, type AuthStore, type McpAuthClientOptions } from '../src/index.js';
-import { headlessBrowser, startOidcProvider, startResourceServer, type TestAs, type TestRs } from './helpers/harness.js';
+import { headlessBrowser, startNotesPair, startOidcProvider, startResourceServer, type TestAs, type TestRs } from './helpers/harness.js';
 
 const cleanups: { close(): Promise<void> }[] = [];
 afterEach(async () => {
@@ -9,9 +9,10 @@ afterEach(async () => {
 });
 
 async function stack(dpop?: { nonce?: string }, asOpts: { dpopNonce?: boolean } = {}): Promise<[TestAs, TestRs]> {
-  let as: TestAs | undefined;
-  const rs = await startResourceServer(() => as!.issuer, { basicScope: 'notes:read', writeScope: 'notes:write', ...(dpop && { dpop }) });
-  as = await startOidcProvider({ [rs.mcpUrl]: ['notes:read', 'notes:write'] }, asOpts);
+  const [as, rs] = await startNotesPair(
+    (issuerOf) => startResourceServer(issuerOf, { basicScope: 'notes:read', writeScope: 'notes:write', ...(dpop && { dpop }) }),
+    asOpts,
+  );
   cleanups.push(rs, as);
   return [as, rs];
 }

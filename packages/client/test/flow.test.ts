@@ -3,14 +3,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAuthFetch, FileStore, McpAuthClient, MemoryStore, type AuthStore, type McpAuthEvent } from '../src/index.js';
-import { headlessBrowser, startOidcProvider, startResourceServer, type TestAs, type TestRs } from './helpers/harness.js';
+import { headlessBrowser, startNotesPair, type TestAs, type TestRs } from './helpers/harness.js';
 
 let as: TestAs;
 let rs: TestRs;
 
 beforeAll(async () => {
-  rs = await startResourceServer(() => as.issuer, { basicScope: 'notes:read', writeScope: 'notes:write' });
-  as = await startOidcProvider({ [rs.mcpUrl]: ['notes:read', 'notes:write'] });
+  [as, rs] = await startNotesPair();
 });
 afterAll(async () => {
   await rs?.close();

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { afterAll, beforeAll } from 'vitest';
-import { startOidcProvider, type TestAs, type TestRs } from '../../../client/test/helpers/harness.js';
+import { startNotesPair, type TestAs, type TestRs } from '../../../client/test/helpers/harness.js';
 import { startMcpResourceServer } from '../../../client/test/helpers/mcp-resource-server.js';
 
 export interface NotesStack {
@@ -23,8 +23,7 @@ export function notesStack(homePrefix: string, mcpServer: () => McpServer): Note
   const stack = {} as NotesStack;
   beforeAll(async () => {
     stack.home = mkdtempSync(join(tmpdir(), homePrefix));
-    stack.rs = await startMcpResourceServer(() => stack.as.issuer, mcpServer);
-    stack.as = await startOidcProvider({ [stack.rs.mcpUrl]: ['notes:read', 'notes:write'] });
+    [stack.as, stack.rs] = await startNotesPair((issuerOf) => startMcpResourceServer(issuerOf, mcpServer));
   });
   afterAll(async () => {
     await stack.rs?.close();

@@ -1,11 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readdirSync } from 'node:fs';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { run, type CliIo } from '../src/program.js';
-import { headlessBrowser, startOidcProvider, type TestAs, type TestRs } from '../../client/test/helpers/harness.js';
-import { startMcpResourceServer } from '../../client/test/helpers/mcp-resource-server.js';
+import { headlessBrowser } from '../../client/test/helpers/harness.js';
 import { DOCTOR_EXIT } from '../src/doctor/command.js';
 import {
   HOSTILE,
@@ -13,19 +10,16 @@ import {
   type Breakage,
   type HandmadeDeployment,
 } from '../../testing/test/helpers/handmade-deployment.js';
+import { recordingIo } from './helpers/io.js';
+import { notesStack } from './helpers/notes-stack.js';
 
 async function cli(args: string[], options: { env?: NodeJS.ProcessEnv; colour?: boolean; open?: CliIo['open'] } = {}) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const io: CliIo = {
-    stdout: (t) => void out.push(t),
-    stderr: (t) => void err.push(t),
-    env: options.env ?? {},
+  const { io, out, err } = recordingIo(options.env ?? {}, {
     ...(options.colour !== undefined && { colour: options.colour }),
     ...(options.open && { open: options.open }),
-  };
+  });
   const code = await run(args, io);
-  return { code, out: out.join(''), err: err.join('') };
+  return { code, out: out(), err: err() };
 }
 
 const deployments: HandmadeDeployment[] = [];
@@ -145,31 +139,19 @@ describe('mcp-auth-kit doctor (issue 45)', () => {
 });
 
 describe('mcp-auth-kit doctor --login (the CLI login, against oidc-provider)', () => {
-  let as: TestAs;
-  let rs: TestRs;
-  let home: string;
-  beforeAll(async () => {
-    home = mkdtempSync(join(tmpdir(), 'mak-doctor-'));
-    rs = await startMcpResourceServer(
-      () => as.issuer,
-      () => new McpServer({ name: 'notes', version: '1.0.0' }),
-    );
-    as = await startOidcProvider({ [rs.mcpUrl]: ['notes:read', 'notes:write'] });
-  });
-  afterAll(async () => {
-    await rs?.close();
-    await as?.close();
-    rmSync(home, { recursive: true, force: true });
-  });
+  const stack = notesStack('mak-doctor-', () => new McpServer({ name: 'notes', version: '1.0.0' }));
 
   it("logs in into a throwaway store, runs the token and refresh checks, and leaves the user's store untouched", async () => {
-    const { code, out, err } = await cli(['doctor', rs.mcpUrl, '--allow-private', '--login', '--json', '--scope-probe-tool', 'write'], {
-      env: { MCP_AUTH_KIT_HOME: home, CI: '' },
-      open: async (u) => {
-        await headlessBrowser(u);
-        return true;
+    const { code, out, err } = await cli(
+      ['doctor', stack.rs.mcpUrl, '--allow-private', '--login', '--json', '--scope-probe-tool', 'write'],
+      {
+        env: { MCP_AUTH_KIT_HOME: stack.home, CI: '' },
+        open: async (u) => {
+          await headlessBrowser(u);
+          return true;
+        },
       },
-    });
+    );
     const report = JSON.parse(out) as { findings: Array<{ id: string; status: string }> };
     const status = (id: string) => report.findings.find((f) => f.id === id)?.status;
     expect(status('token-accepted')).toBe('pass');
@@ -178,11 +160,11 @@ describe('mcp-auth-kit doctor --login (the CLI login, against oidc-provider)', (
     expect(err).toMatch(/Logged in via .* for the checks \(a throwaway store, deleted afterwards\)/);
     // the tiny RS does not check Origin: a real failure, reported
     expect(code).toBe(DOCTOR_EXIT.failed);
-    expect(readdirSync(home)).toEqual([]);
+    expect(readdirSync(stack.home)).toEqual([]);
   });
 
   it('--login with the global --client-credentials: the CLI machine login (RFC 6749 §4.4) gives the token', async () => {
-    const registration = await fetch(new URL('/reg', as.issuer), {
+    const registration = await fetch(new URL('/reg', stack.as.issuer), {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({
@@ -193,13 +175,13 @@ describe('mcp-auth-kit doctor --login (the CLI login, against oidc-provider)', (
       }),
     });
     const client = (await registration.json()) as { client_id: string; client_secret: string };
-    const args = ['--client-credentials', '--client-id', client.client_id, '--issuer', as.issuer];
-    const { out } = await cli([...args, 'doctor', rs.mcpUrl, '--allow-private', '--login', '--json'], {
-      env: { MCP_AUTH_KIT_HOME: home, MCP_AUTH_KIT_CLIENT_SECRET: client.client_secret },
+    const args = ['--client-credentials', '--client-id', client.client_id, '--issuer', stack.as.issuer];
+    const { out } = await cli([...args, 'doctor', stack.rs.mcpUrl, '--allow-private', '--login', '--json'], {
+      env: { MCP_AUTH_KIT_HOME: stack.home, MCP_AUTH_KIT_CLIENT_SECRET: client.client_secret },
     });
     const report = JSON.parse(out) as { findings: Array<{ id: string; status: string }> };
     expect(report.findings.find((f) => f.id === 'token-accepted')?.status).toBe('pass');
     expect(out).not.toContain(client.client_secret);
-    expect(readdirSync(home)).toEqual([]);
+    expect(readdirSync(stack.home)).toEqual([]);
   });
 });

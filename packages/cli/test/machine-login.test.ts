@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { decodeJwt, jwtVerify } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OAUTH_CLIENT_CREDENTIALS_EXTENSION, CLIENT_CAPABILITIES_META_KEY } from '@mcp-auth-kit/protocol';
-import { run, type CliIo } from '../src/program.js';
+import { run } from '../src/program.js';
+import { recordingIo } from './helpers/io.js';
 import { startFakeAs, startFakeRs, type FakeAs, type FakeRs } from '../../client/test/helpers/fake-servers.js';
 import { IDP_CLIENT_ID, IDP_CLIENT_SECRET, startFakeIdp, type FakeIdp } from '../../client/test/helpers/fake-idp.js';
 import { startRecordingMcpServer } from '../../client/test/helpers/recording-mcp-server.js';
@@ -30,20 +31,11 @@ async function servers(): Promise<[FakeAs, FakeRs]> {
 
 function cli(env: NodeJS.ProcessEnv = {}) {
   const dir = tmp();
-  const out: string[] = [];
-  const err: string[] = [];
-  const opened: URL[] = [];
-  const io: CliIo = {
-    stdout: (t) => void out.push(t),
-    stderr: (t) => void err.push(t),
-    env: { MCP_AUTH_KIT_HOME: dir, ...env },
-    open: async (url) => {
-      opened.push(url);
-      await fetch(url);
-      return true;
-    },
+  const open = async (url: URL) => {
+    await fetch(url);
+    return true;
   };
-  return { io, dir, opened, out: () => out.join(''), err: () => err.join('') };
+  return { dir, ...recordingIo({ MCP_AUTH_KIT_HOME: dir, ...env }, { open }) };
 }
 
 /** A file with the given mode in a scratch directory. */
@@ -55,6 +47,15 @@ function file(dir: string, name: string, text: string, mode = 0o600): string {
 }
 
 const machine = (as: FakeAs, ...more: string[]) => ['login', '--client-credentials', '--client-id', 'svc', '--issuer', as.issuer, ...more];
+
+/** The CLI's stderr for the login `args(as, home)` to a fresh pair, which it must refuse before any token request. */
+async function refusedLogin(args: (as: FakeAs, home: string) => string[]): Promise<string> {
+  const [as, rs] = await servers();
+  const c = cli();
+  expect(await run([...args(as, c.dir), rs.mcpUrl], c.io)).toBe(1);
+  expect(as.tokenRequests).toHaveLength(0);
+  return c.err();
+}
 
 describe('login --client-credentials with a secret (client credentials extension, RFC 6749 §4.4)', () => {
   it('takes the secret from $MCP_AUTH_KIT_CLIENT_SECRET: no browser, client_credentials with Basic auth, "Logged in"', async () => {
@@ -78,36 +79,27 @@ describe('login --client-credentials with a secret (client credentials extension
   });
 
   it('refuses a secret file other users can read, before any request', async () => {
-    const [as, rs] = await servers();
-    const c = cli();
-    const secret = file(c.dir, 'secret', 'file-s3cret', 0o644);
-    expect(await run([...machine(as, '--client-secret-file', secret), rs.mcpUrl], c.io)).toBe(1);
-    expect(c.err()).toContain(`can be read by other users; make it private first (chmod 600 ${secret})`);
-    expect(c.err()).toContain('[MCP_AUTH_INVALID_ARGUMENT]');
-    expect(c.err()).not.toContain('file-s3cret');
-    expect(as.tokenRequests).toHaveLength(0);
+    let secret = '';
+    const err = await refusedLogin((as, home) => {
+      secret = file(home, 'secret', 'file-s3cret', 0o644);
+      return machine(as, '--client-secret-file', secret);
+    });
+    expect(err).toContain(`can be read by other users; make it private first (chmod 600 ${secret})`);
+    expect(err).toContain('[MCP_AUTH_INVALID_ARGUMENT]');
+    expect(err).not.toContain('file-s3cret');
   });
 
   it('refuses a secret on the command line (visible to other users in ps), without echoing it', async () => {
-    const [as, rs] = await servers();
-    const c = cli();
-    expect(await run([...machine(as, '--client-secret', 'argv-s3cret'), rs.mcpUrl], c.io)).toBe(1);
-    expect(c.err()).toContain('never from the command line');
-    expect(c.err()).not.toContain('argv-s3cret');
-    expect(as.tokenRequests).toHaveLength(0);
+    const err = await refusedLogin((as) => machine(as, '--client-secret', 'argv-s3cret'));
+    expect(err).toContain('never from the command line');
+    expect(err).not.toContain('argv-s3cret');
   });
 
   it('refuses a missing secret or an unknown secret file, before any request', async () => {
-    const [as, rs] = await servers();
-    const none = cli();
-    expect(await run([...machine(as), rs.mcpUrl], none.io)).toBe(1);
-    expect(none.err()).toContain(
+    expect(await refusedLogin((as) => machine(as))).toContain(
       '--client-credentials needs a client secret ($MCP_AUTH_KIT_CLIENT_SECRET or --client-secret-file) or --private-key',
     );
-    const missing = cli();
-    expect(await run([...machine(as, '--client-secret-file', join(missing.dir, 'nope')), rs.mcpUrl], missing.io)).toBe(1);
-    expect(missing.err()).toContain('cannot read');
-    expect(as.tokenRequests).toHaveLength(0);
+    expect(await refusedLogin((as, home) => machine(as, '--client-secret-file', join(home, 'nope')))).toContain('cannot read');
   });
 
   it("a refused grant reads as the interactive login's refusals do: the AS error code and the library code", async () => {

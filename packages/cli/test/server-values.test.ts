@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { FileStore } from '@mcp-auth-kit/client';
-import { run, type CliIo } from '../src/program.js';
+import { run } from '../src/program.js';
+import { recordingIo } from './helpers/io.js';
 import { oauthServer, startHostileServer, type Behaviour } from '../../client/test/helpers/hostile-server.js';
 import { closeAfterEach, scratch } from '../../client/test/helpers/scratch.js';
 
@@ -15,17 +16,7 @@ import { closeAfterEach, scratch } from '../../client/test/helpers/scratch.js';
  */
 const hostile = closeAfterEach(startHostileServer);
 const home = scratch('mak-values-').tmp;
-function cli(dir: string) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const io: CliIo = {
-    stdout: (t) => void out.push(t),
-    stderr: (t) => void err.push(t),
-    env: { MCP_AUTH_KIT_HOME: dir, MCP_AUTH_KIT_CLIENT_SECRET: 's3cret' },
-    open: async () => false,
-  };
-  return { io, out: () => out.join(''), err: () => err.join('') };
-}
+const cli = (dir: string) => recordingIo({ MCP_AUTH_KIT_HOME: dir, MCP_AUTH_KIT_CLIENT_SECRET: 's3cret' }, { open: async () => false });
 const machineLogin = (base: string) => ['--client-credentials', '--client-id', 'm2m', '--issuer', base, 'login', `${base}/mcp`];
 const tokenAnswer = (extra: Record<string, unknown> = {}): Behaviour => ({
   json: { access_token: 'at', token_type: 'Bearer', expires_in: 3600, ...extra },

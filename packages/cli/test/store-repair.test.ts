@@ -2,7 +2,8 @@ import { chmodSync, lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FileStore } from '@mcp-auth-kit/client';
-import { run, type CliIo } from '../src/program.js';
+import { run } from '../src/program.js';
+import { recordingIo } from './helpers/io.js';
 import { scratch } from '../../client/test/helpers/scratch.js';
 
 /**
@@ -25,19 +26,12 @@ describe('the CLI on a store readable by others (review r46 F6)', () => {
     });
     chmodSync(dir, 0o755);
     chmodSync(path, 0o644);
-    const out: string[] = [];
-    const err: string[] = [];
-    const io: CliIo = {
-      stdout: (t) => void out.push(t),
-      stderr: (t) => void err.push(t),
-      env: { MCP_AUTH_KIT_HOME: dir },
-      open: async () => false,
-    };
+    const { io, out, err } = recordingIo({ MCP_AUTH_KIT_HOME: dir }, { open: async () => false });
     expect(await run(['status'], io)).toBe(0);
-    expect(err.join('')).toContain(`the token store directory ${dir} was readable by its group (mode 755); changed it to 700\n`);
-    expect(err.join('')).toContain(`the token store file ${path} was readable by its group (mode 644); changed it to 600\n`);
+    expect(err()).toContain(`the token store directory ${dir} was readable by its group (mode 755); changed it to 700\n`);
+    expect(err()).toContain(`the token store file ${path} was readable by its group (mode 644); changed it to 600\n`);
     expect(lstatSync(dir).mode & 0o777).toBe(0o700);
     expect(lstatSync(path).mode & 0o777).toBe(0o600);
-    expect(out.join('') + err.join('')).not.toContain('secret');
+    expect(out() + err()).not.toContain('secret');
   });
 });

@@ -1,21 +1,17 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { McpAuthClient, MemoryStore } from '../src/index.js';
-import { startFakeAs, startFakeRs, type FakeRs } from './helpers/fake-servers.js';
+import { fakePairs } from './helpers/fake-pair.js';
+import type { FakeRs } from './helpers/fake-servers.js';
 import { headlessBrowser } from './helpers/harness.js';
 
 // The client sends a call's body once without a token, then again after authorization (MCP
 // Authorization §Authorization Flow Steps: the request is retried with the access token). Each
 // attempt must carry exactly the bytes and content type that fetch(url, init) would send.
 
-const cleanups: { close(): Promise<void> }[] = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!.close();
-});
+const { pair } = fakePairs();
 
 async function freshServer(): Promise<FakeRs> {
-  const as = await startFakeAs();
-  const rs = await startFakeRs(as);
-  cleanups.push(as, rs);
+  const [, rs] = await pair();
   return rs;
 }
 

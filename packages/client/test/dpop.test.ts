@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, type JWK } from 'jose';
 import { ERR, McpAuthClient, McpAuthError, MemoryStore, type AuthStore, type McpAuthClientOptions } from '../src/index.js';
-import { headlessBrowser, startOidcProvider, startResourceServer, type TestAs, type TestRs } from './helpers/harness.js';
+import { headlessBrowser, startNotesPair, startOidcProvider, startResourceServer, type TestAs, type TestRs } from './helpers/harness.js';
 
 const cleanups: { close(): Promise<void> }[] = [];
 afterEach(async () => {
@@ -9,9 +9,10 @@ afterEach(async () => {
 });
 
 async function stack(dpop?: { nonce?: string }, asOpts: { dpopNonce?: boolean } = {}): Promise<[TestAs, TestRs]> {
-  let as: TestAs | undefined;
-  const rs = await startResourceServer(() => as!.issuer, { basicScope: 'notes:read', writeScope: 'notes:write', ...(dpop && { dpop }) });
-  as = await startOidcProvider({ [rs.mcpUrl]: ['notes:read', 'notes:write'] }, asOpts);
+  const [as, rs] = await startNotesPair(
+    (issuerOf) => startResourceServer(issuerOf, { basicScope: 'notes:read', writeScope: 'notes:write', ...(dpop && { dpop }) }),
+    asOpts,
+  );
   cleanups.push(rs, as);
   return [as, rs];
 }
@@ -26,6 +27,21 @@ async function expectTwoProofsWithKey(rs: { requests: Array<{ authorization?: st
   for (const p of proofs) expect(await proofJkt(p)).toBe(jkt);
 }
 const body = { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' };
+
+/**
+ * One client calls two (issuer, resource) pairs in turn, twice each; returns it with each pair's
+ * tokens, after checking both are DPoP-bound to different keys (RFC 9449 §10 / SEP-1932).
+ */
+async function callBothPairs(store: AuthStore, first: [issuer: string, rs: TestRs], second: [issuer: string, rs: TestRs]) {
+  const c = client({ store });
+  for (const [, rs] of [first, second, first, second]) expect((await c.fetch(rs.mcpUrl, body)).status).toBe(200);
+  const t1 = (await store.getTokens(first[0], first[1].mcpUrl))!;
+  const t2 = (await store.getTokens(second[0], second[1].mcpUrl))!;
+  expect(t1.dpop_jkt).toBeTruthy();
+  expect(t2.dpop_jkt).toBeTruthy();
+  expect(t1.dpop_jkt).not.toBe(t2.dpop_jkt);
+  return { c, t1, t2 };
+}
 
 describe('RFC 9449 DPoP (extension SEP-1932)', () => {
   it('AS and PRM announce DPoP: token bound to the key, DPoP scheme, fresh proof with ath per request', async () => {
@@ -131,13 +147,7 @@ describe('RFC 9449 DPoP (extension SEP-1932)', () => {
     as = await startOidcProvider({ [rs1.mcpUrl]: ['notes:read', 'notes:write'], [rs2.mcpUrl]: ['notes:read', 'notes:write'] });
     cleanups.push(rs1, rs2, as);
     const store = new MemoryStore();
-    const c = client({ store });
-    for (const rs of [rs1, rs2, rs1, rs2]) expect((await c.fetch(rs.mcpUrl, body)).status).toBe(200);
-    const t1 = (await store.getTokens(as.issuer, rs1.mcpUrl))!;
-    const t2 = (await store.getTokens(as.issuer, rs2.mcpUrl))!;
-    expect(t1.dpop_jkt).toBeTruthy();
-    expect(t2.dpop_jkt).toBeTruthy();
-    expect(t1.dpop_jkt).not.toBe(t2.dpop_jkt);
+    const { c, t1, t2 } = await callBothPairs(store, [as.issuer, rs1], [as.issuer, rs2]);
     // One registration at the issuer serves both resources; only the keys differ.
     expect(t1.client_id).toBe(t2.client_id);
     expect(as.registrations).toHaveLength(1);
@@ -171,14 +181,7 @@ describe('RFC 9449 DPoP (extension SEP-1932)', () => {
     const [as1, rs1] = await stack({});
     const [as2, rs2] = await stack({});
     expect(as1.issuer).not.toBe(as2.issuer);
-    const store = new MemoryStore();
-    const c = client({ store });
-    for (const rs of [rs1, rs2, rs1, rs2]) expect((await c.fetch(rs.mcpUrl, body)).status).toBe(200);
-    const t1 = (await store.getTokens(as1.issuer, rs1.mcpUrl))!;
-    const t2 = (await store.getTokens(as2.issuer, rs2.mcpUrl))!;
-    expect(t1.dpop_jkt).toBeTruthy();
-    expect(t2.dpop_jkt).toBeTruthy();
-    expect(t1.dpop_jkt).not.toBe(t2.dpop_jkt);
+    const { t1, t2 } = await callBothPairs(new MemoryStore(), [as1.issuer, rs1], [as2.issuer, rs2]);
     for (const [as, rs, t] of [
       [as1, rs1, t1],
       [as2, rs2, t2],

@@ -1,20 +1,17 @@
 // What a URL-mode elicitation may ask the user to open, and what is shown as its host (MCP
 // 2025-11-25 client/elicitation §Safe URL Handling; §URL Elicitation Required Error), as pure
 // functions. The flows are in url-elicitation.test.ts, the attacks in test/security.
+import { thrownBy } from '@mcp-auth-kit/test-utils';
 import { describe, expect, it } from 'vitest';
 import { ERR, McpAuthError } from '../src/index.js';
 import { checkElicitationUrl, urlElicitationPrompt, urlElicitationsOf } from '../src/core.js';
 import { MAX_ELICITATION_URL_LENGTH } from '../src/elicitation/elicitation-url.js';
 
 function refusedFor(input: unknown): McpAuthError {
-  try {
-    checkElicitationUrl(input);
-  } catch (err) {
-    expect(err).toBeInstanceOf(McpAuthError);
-    expect((err as McpAuthError).code).toBe(ERR.ELICITATION_REFUSED);
-    return err as McpAuthError;
-  }
-  throw new Error(`accepted: ${String(input)}`);
+  const err = thrownBy(() => checkElicitationUrl(input));
+  expect(err).toBeInstanceOf(McpAuthError);
+  expect((err as McpAuthError).code).toBe(ERR.ELICITATION_REFUSED);
+  return err as McpAuthError;
 }
 
 describe('checkElicitationUrl', () => {
@@ -53,10 +50,9 @@ describe('checkElicitationUrl', () => {
     'http://169.254.169.254/latest/meta-data',
     'not a url',
     '/connect/relative',
-  ])('refuses %s (https, or http to a loopback host, only)', (input) => {
-    const err = refusedFor(input);
-    expect(err.message).toMatch(/^the MCP server asked to open a page, which was refused without asking you: /);
-  });
+  ])('refuses %s (https, or http to a loopback host, only)', (input) =>
+    expect(refusedFor(input).message).toMatch(/^the MCP server asked to open a page, which was refused without asking you: /),
+  );
 
   it.each([
     'https://user:password@drive.example/connect',

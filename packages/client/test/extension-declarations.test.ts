@@ -3,7 +3,6 @@
 // `_meta["io.modelcontextprotocol/clientCapabilities"].extensions`, on the 2026-07-28 wire only.
 // Checked through the MCP SDK v2 client and our fetch, against a real SDK v2 server on loopback
 // that records what arrives.
-import { createServer } from 'node:http';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import {
   CLIENT_CAPABILITIES_META_KEY,
@@ -15,10 +14,11 @@ import { createAuthFetch, enterpriseManagedAssertion, McpAuthClient, type McpAut
 import { declareExtensions } from '../src/client/extension-declarations.js';
 import { startFakeAs } from './helpers/fake-servers.js';
 import { fakePairs } from './helpers/fake-pair.js';
-import { close, headlessBrowser, listen } from './helpers/harness.js';
+import { startIdJagEndpoint } from './helpers/fake-idp.js';
+import { headlessBrowser } from './helpers/harness.js';
 import { startRecordingMcpServer } from './helpers/recording-mcp-server.js';
 
-const { cleanups } = fakePairs();
+const { cleanups, closeAfter } = fakePairs();
 type Wire = '2025-11-25' | '2026-07-28';
 
 /** Lists and calls the tools with the SDK v2 client over our fetch; returns the JSON-RPC requests the server received. */
@@ -82,20 +82,12 @@ describe('client credentials extension: declared on the 2026-07-28 wire (oauth-c
 
 describe('enterprise-managed authorization: declared on the 2026-07-28 wire (enterprise-managed §For MCP clients 1)', () => {
   it('a client whose JWT bearer assertion is an ID-JAG declares io.modelcontextprotocol/enterprise-managed-authorization only', async () => {
-    const idp = createServer((_req, res) => {
-      res
-        .writeHead(200, { 'content-type': 'application/json' })
-        .end(
-          JSON.stringify({ access_token: 'id-jag.jwt', issued_token_type: 'urn:ietf:params:oauth:token-type:id-jag', token_type: 'N_A' }),
-        );
-    });
-    const idpUrl = await listen(idp);
-    cleanups.push({ close: () => close(idp) });
+    const idp = closeAfter(await startIdJagEndpoint());
     const { requests } = await session('2026-07-28', (issuer) => ({
       jwtBearer: {
         client_id: 'mcp-client',
         issuer,
-        assertion: enterpriseManagedAssertion({ idpTokenEndpoint: `${idpUrl}/token`, idpClientId: 'idp', idToken: 'id.token' }),
+        assertion: enterpriseManagedAssertion({ idpTokenEndpoint: `${idp.url}/token`, idpClientId: 'idp', idToken: 'id.token' }),
       },
     }));
     for (const r of requests) expect(declared(r)).toEqual([ENTERPRISE_MANAGED_AUTHORIZATION_EXTENSION]);

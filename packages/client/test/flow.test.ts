@@ -2,15 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createAuthFetch, FileStore, McpAuthClient, MemoryStore, type McpAuthEvent } from '../src/index.js';
-import { headlessBrowser, startOidcProvider, startResourceServer, type TestAs, type TestRs } from './helpers/harness.js';
+import { createAuthFetch, FileStore, McpAuthClient, MemoryStore, type AuthStore, type McpAuthEvent } from '../src/index.js';
+import { headlessBrowser, startNotesPair, type TestAs, type TestRs } from './helpers/harness.js';
 
 let as: TestAs;
 let rs: TestRs;
 
 beforeAll(async () => {
-  rs = await startResourceServer(() => as.issuer, { basicScope: 'notes:read', writeScope: 'notes:write' });
-  as = await startOidcProvider({ [rs.mcpUrl]: ['notes:read', 'notes:write'] });
+  [as, rs] = await startNotesPair();
 });
 afterAll(async () => {
   await rs?.close();
@@ -31,6 +30,13 @@ const call = (tool: string) => ({
   headers: { 'content-type': 'application/json' },
   body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: tool } }),
 });
+
+/** A first call through `send` signs in; returns where `store` bound the server and the tokens it holds. */
+async function signIn(send: (url: string, init: RequestInit) => Promise<Response>, store: AuthStore) {
+  expect((await send(rs.mcpUrl, call('read'))).status).toBe(200);
+  const binding = (await store.getServer(rs.mcpUrl))!;
+  return { binding, tokens: (await store.getTokens(binding.issuer, binding.resource))! };
+}
 
 describe('end-to-end against oidc-provider', () => {
   it('401 → PRM → AS metadata → DCR (native) → PKCE authorization with resource + iss → token → retried request', async () => {
@@ -60,9 +66,7 @@ describe('end-to-end against oidc-provider', () => {
   it('refresh: rotation is persisted and RFC 8707 resource is sent on the refresh request', async () => {
     const store = new MemoryStore();
     const client = new McpAuthClient({ clientName: 'refresh test', store, openAuthorizationUrl: headlessBrowser });
-    expect((await client.fetch(rs.mcpUrl, call('read'))).status).toBe(200);
-    const binding = (await store.getServer(rs.mcpUrl))!;
-    const before = (await store.getTokens(binding.issuer, binding.resource))!;
+    const { binding, tokens: before } = await signIn((url, init) => client.fetch(url, init), store);
     expect(before.refresh_token).toBeTruthy();
     // Expire the access token locally: the next call must refresh first.
     await store.setTokens({ ...before, expires_at: Math.floor(Date.now() / 1000) - 1 });
@@ -80,9 +84,7 @@ describe('end-to-end against oidc-provider', () => {
   it('single-flight refresh: concurrent callers share one refresh request (a rotated refresh token is redeemed once)', async () => {
     const store = new MemoryStore();
     const client = new McpAuthClient({ clientName: 'sf test', store, openAuthorizationUrl: headlessBrowser });
-    expect((await client.fetch(rs.mcpUrl, call('read'))).status).toBe(200);
-    const binding = (await store.getServer(rs.mcpUrl))!;
-    const t = (await store.getTokens(binding.issuer, binding.resource))!;
+    const { tokens: t } = await signIn((url, init) => client.fetch(url, init), store);
     await store.setTokens({ ...t, expires_at: 0 });
     const n = as.tokenRequests.length;
     const results = await Promise.all(Array.from({ length: 5 }, () => client.fetch(rs.mcpUrl, call('read'))));
@@ -115,9 +117,7 @@ describe('end-to-end against oidc-provider', () => {
       },
     });
     const authFetch = createAuthFetch(client);
-    expect((await authFetch(rs.mcpUrl, call('read'))).status).toBe(200);
-    const binding = (await store.getServer(rs.mcpUrl))!;
-    const old = (await store.getTokens(binding.issuer, binding.resource))!;
+    const { binding, tokens: old } = await signIn(authFetch, store);
     expect(old.refresh_token).toBeTruthy();
     // The access token is not locally expired: only the resource server's 401 can trigger the refresh.
     expect(old.expires_at! - 30).toBeGreaterThan(Math.floor(Date.now() / 1000));
@@ -182,9 +182,7 @@ describe('end-to-end against oidc-provider', () => {
         return res;
       },
     });
-    expect((await client.fetch(rs.mcpUrl, call('read'))).status).toBe(200);
-    const binding = (await store.getServer(rs.mcpUrl))!;
-    const old = (await store.getTokens(binding.issuer, binding.resource))!;
+    const { binding, tokens: old } = await signIn((url, init) => client.fetch(url, init), store);
     rs.revoked.add(old.access_token);
     const other = new McpAuthClient({ clientName: 'other process', store, openAuthorizationUrl: headlessBrowser });
     onUnauthorized = () => {
@@ -235,9 +233,7 @@ describe('end-to-end against oidc-provider', () => {
       openAuthorizationUrl: headlessBrowser,
       onEvent: (e) => events.push(e),
     });
-    expect((await client.fetch(rs.mcpUrl, call('read'))).status).toBe(200);
-    const binding = (await store.getServer(rs.mcpUrl))!;
-    const t = (await store.getTokens(binding.issuer, binding.resource))!;
+    const { tokens: t } = await signIn((url, init) => client.fetch(url, init), store);
     rs.revoked.add(t.access_token);
     events.length = 0;
     expect((await client.fetch(rs.mcpUrl, call('read'))).status).toBe(200);
@@ -278,9 +274,7 @@ describe('end-to-end against oidc-provider', () => {
   it('RFC 7009: logout revokes the refresh token at the AS, which then refuses it', async () => {
     const store = new MemoryStore();
     const client = new McpAuthClient({ clientName: 'logout', store, openAuthorizationUrl: headlessBrowser });
-    expect((await client.fetch(rs.mcpUrl, call('read'))).status).toBe(200);
-    const binding = (await store.getServer(rs.mcpUrl))!;
-    const t = (await store.getTokens(binding.issuer, binding.resource))!;
+    const { binding, tokens: t } = await signIn((url, init) => client.fetch(url, init), store);
     await client.logout(rs.mcpUrl);
     expect(await store.getTokens(binding.issuer, binding.resource)).toBeUndefined();
     const registration = (await store.getClient(binding.issuer))!;

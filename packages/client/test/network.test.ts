@@ -1,14 +1,11 @@
 import { lookup } from 'node:dns/promises';
 import { hostname } from 'node:os';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { assertPublicHost, isPrivateAddress } from '../src/core.js';
 import { ERR, McpAuthClient } from '../src/index.js';
-import { startFakeAs, startFakeRs } from './helpers/fake-servers.js';
+import { fakePairs } from './helpers/fake-pair.js';
 
-const cleanups: { close(): Promise<void> }[] = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!.close();
-});
+const { pair } = fakePairs();
 
 describe('SSRF protection (Security Best Practices: block private IP ranges, RFC 9728 §7.7)', () => {
   const PRIVATE = [
@@ -58,9 +55,7 @@ describe('SSRF protection (Security Best Practices: block private IP ranges, RFC
   });
 
   it('blockPrivateNetworks: discovery URLs on a private host are refused before any OAuth request', async () => {
-    const as = await startFakeAs();
-    const rs = await startFakeRs(as);
-    cleanups.push(as, rs);
+    const [as, rs] = await pair();
     const c = new McpAuthClient({
       clientName: 'server-side',
       blockPrivateNetworks: true,
@@ -76,9 +71,7 @@ describe('SSRF protection (Security Best Practices: block private IP ranges, RFC
     const name = hostname();
     const answers = await lookup(name, { all: true }).catch(() => []);
     if (/localhost\.?$/i.test(name) || answers.length === 0 || !answers.every((a) => a.address.startsWith('127.'))) ctx.skip();
-    const as = await startFakeAs();
-    const rs = await startFakeRs(as);
-    cleanups.push(as, rs);
+    const [as, rs] = await pair();
     const viaName = rs.mcpUrl.replace('127.0.0.1', name);
     const never = async () => expect.unreachable();
     const auto = new McpAuthClient({ clientName: 'auto', allowInsecureRequests: true, openAuthorizationUrl: never });

@@ -1,11 +1,12 @@
 import { generateKeyPair, exportPKCS8, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { ERR, McpAuthClient, MemoryStore, type McpAuthClientOptions } from '../src/index.js';
-import { startFakeAs, startFakeRs } from './helpers/fake-servers.js';
+import { startFakeAs } from './helpers/fake-servers.js';
 import { headlessBrowser } from './helpers/harness.js';
 import { fakePairs } from './helpers/fake-pair.js';
+import { startIdJagEndpoint } from './helpers/fake-idp.js';
 
-const { pair, cleanups } = fakePairs();
+const { pair, closeAfter } = fakePairs();
 const client = (o: Partial<McpAuthClientOptions> = {}) =>
   new McpAuthClient({ clientName: 'reg test', store: new MemoryStore(), openAuthorizationUrl: headlessBrowser, ...o });
 
@@ -105,8 +106,7 @@ describe('MCP Authorization Server Binding', () => {
 
   it('PRM names another AS → re-register with it; the first AS client_id and tokens are never sent to the second', async () => {
     const [as1, rs] = await pair();
-    const as2 = await startFakeAs();
-    cleanups.push(as2);
+    const as2 = closeAfter(await startFakeAs());
     const store = new MemoryStore();
     const c = client({ store });
     expect((await c.fetch(rs.mcpUrl)).status).toBe(200);
@@ -239,9 +239,7 @@ describe('JWT bearer grant (RFC 7523) and enterprise-managed authorization (ID-J
   });
 
   it('a refused jwt-bearer grant is surfaced once: no retry, no switch to another grant', async () => {
-    const as = await startFakeAs();
-    const rs = await startFakeRs(as);
-    cleanups.push(as, rs);
+    const [as, rs] = await pair();
     const c = new McpAuthClient({
       clientName: 'wif',
       jwtBearer: { client_id: 'workload', issuer: as.issuer, assertion: async () => 'x' },
@@ -261,21 +259,7 @@ describe('JWT bearer grant (RFC 7523) and enterprise-managed authorization (ID-J
 
   it('enterprise-managed: ID Token → ID-JAG at the IdP (audience = AS issuer, resource = MCP server), then jwt-bearer at the AS', async () => {
     const [as, rs] = await pair();
-    const { createServer } = await import('node:http');
-    const { listen, close } = await import('./helpers/harness.js');
-    const idpRequests: URLSearchParams[] = [];
-    const idp = createServer(async (req, res) => {
-      let body = '';
-      for await (const chunk of req) body += chunk;
-      idpRequests.push(new URLSearchParams(body));
-      res
-        .writeHead(200, { 'content-type': 'application/json' })
-        .end(
-          JSON.stringify({ access_token: 'id-jag.jwt', issued_token_type: 'urn:ietf:params:oauth:token-type:id-jag', token_type: 'N_A' }),
-        );
-    });
-    const idpUrl = await listen(idp);
-    cleanups.push({ close: () => close(idp) });
+    const idp = closeAfter(await startIdJagEndpoint());
     const { enterpriseManagedAssertion } = await import('../src/index.js');
     const c = new McpAuthClient({
       clientName: 'ema',
@@ -283,11 +267,15 @@ describe('JWT bearer grant (RFC 7523) and enterprise-managed authorization (ID-J
         client_id: 'mcp-client',
         client_secret: 'mcp-secret',
         issuer: as.issuer,
-        assertion: enterpriseManagedAssertion({ idpTokenEndpoint: `${idpUrl}/token`, idpClientId: 'idp-client', idToken: 'user.id.token' }),
+        assertion: enterpriseManagedAssertion({
+          idpTokenEndpoint: `${idp.url}/token`,
+          idpClientId: 'idp-client',
+          idToken: 'user.id.token',
+        }),
       },
     });
     expect((await c.fetch(rs.mcpUrl)).status).toBe(200);
-    const x = idpRequests[0]!;
+    const x = idp.requests[0]!;
     expect(x.get('grant_type')).toBe('urn:ietf:params:oauth:grant-type:token-exchange');
     expect(x.get('requested_token_type')).toBe('urn:ietf:params:oauth:token-type:id-jag');
     expect(x.get('subject_token_type')).toBe('urn:ietf:params:oauth:token-type:id_token');

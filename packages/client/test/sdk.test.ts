@@ -6,7 +6,7 @@ import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { createAuthFetch, createSdkAuthProvider, McpAuthClient, MemoryStore } from '../src/index.js';
-import { headlessBrowser, startOidcProvider, type TestAs, type TestRs } from './helpers/harness.js';
+import { headlessBrowser, startNotesPair, type TestAs, type TestRs } from './helpers/harness.js';
 import { startMcpResourceServer } from './helpers/mcp-resource-server.js';
 
 let as: TestAs;
@@ -22,8 +22,7 @@ function mcpServer() {
 }
 
 beforeAll(async () => {
-  rs = await startMcpResourceServer(() => as.issuer, mcpServer);
-  as = await startOidcProvider({ [rs.mcpUrl]: ['notes:read', 'notes:write'] });
+  [as, rs] = await startNotesPair((issuerOf) => startMcpResourceServer(issuerOf, mcpServer));
 });
 afterAll(async () => {
   await rs?.close();

@@ -1,13 +1,11 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FileStore, McpAuthClient } from '../src/index.js';
 import { GUARD_STALE_MS, ownHolder, takeLock } from '../src/store-lock.js';
-import { close, listen } from './helpers/harness.js';
-import { scratch } from './helpers/scratch.js';
+import { fileStoreClient, startRotatingAs } from './helpers/rotating-as.js';
+import { closeAfterEach, scratch } from './helpers/scratch.js';
 
 /**
  * Review r46 F3 (issue 46, OAuth 2.1 §4.3.1 / RFC 9700 §4.14.2: a rotated refresh token is redeemed
@@ -17,6 +15,7 @@ import { scratch } from './helpers/scratch.js';
  */
 const dist = new URL('../dist/index.js', import.meta.url).href;
 const { tmp, children } = scratch('mak-lockrace-');
+const rotatingAs = closeAfterEach((delayMs: number) => startRotatingAs(delayMs));
 let gone: number | undefined;
 const deadPid = () => (gone ??= spawnSync(process.execPath, ['-e', '']).pid!);
 const lockFile = (path: string, key?: string) =>
@@ -120,70 +119,33 @@ await store.withLock(async () => {
   }, 120_000);
 });
 
-/** A token endpoint that rotates refresh tokens and records each redemption (answers after `delayMs`). */
-async function rotatingAs(delayMs: number) {
-  const server = createServer();
-  const base = await listen(server);
-  let n = 0;
-  const redeemed: string[] = [];
-  server.on('request', async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const path = new URL(req.url!, base).pathname;
-    const json = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-    if (path === '/.well-known/oauth-protected-resource/mcp') return json(200, { resource: `${base}/mcp`, authorization_servers: [base] });
-    if (path === '/.well-known/oauth-authorization-server')
-      return json(200, { issuer: base, token_endpoint: `${base}/token`, code_challenge_methods_supported: ['S256'] });
-    if (path !== '/token') return json(404, {});
-    const body = new URLSearchParams(Buffer.concat(chunks).toString());
-    if (body.get('grant_type') === 'refresh_token') {
-      redeemed.push(body.get('refresh_token')!);
-      await new Promise((r) => setTimeout(r, delayMs));
-    }
-    n++;
-    return json(200, { access_token: `at-${n}`, token_type: 'Bearer', expires_in: 3600, refresh_token: `rt-${n}` });
-  });
-  return { base, redeemed, close: () => close(server) };
-}
-
 describe('refresh with an abandoned refresh lock: one redemption across processes (r46 F3, OAuth 2.1 §4.3.1)', () => {
   it('clients on separate store instances (as processes), 20 rounds with an abandoned refresh lock: one redemption each round', async () => {
     const as = await rotatingAs(20);
-    try {
-      const dir = tmp();
-      const resource = `${as.base}/mcp`;
-      const client = (path: string) =>
-        new McpAuthClient({
-          clientName: 'lock test',
-          store: new FileStore(path),
-          clientCredentials: { client_id: 'm2m', client_secret: 's', issuer: as.base },
-          expirySkewSeconds: 7200,
-        });
-      const twice: string[] = [];
-      for (let round = 0; round < 20; round++) {
-        const path = join(dir, `store-${round}.json`);
-        await client(path).authorize(resource);
-        plantAbandoned(lockFile(path, `refresh ${JSON.stringify([as.base, resource])}`));
-        const before = as.redeemed.length;
-        const got = await Promise.all(Array.from({ length: 4 }, () => client(path).getTokens(resource)));
-        const mine = as.redeemed.slice(before);
-        if (mine.length !== 1) twice.push(`round ${round}: ${mine.join(',')}`);
-        expect(new Set(got.map((t) => t?.access_token)).size).toBeLessThanOrEqual(mine.length);
-      }
-      expect(twice).toEqual([]);
-    } finally {
-      await as.close();
+    const dir = tmp();
+    const resource = `${as.base}/mcp`;
+    const client = (path: string) => fileStoreClient(as.base, path, { expirySkewSeconds: 7200 });
+    const twice: string[] = [];
+    for (let round = 0; round < 20; round++) {
+      const path = join(dir, `store-${round}.json`);
+      await client(path).authorize(resource);
+      plantAbandoned(lockFile(path, `refresh ${JSON.stringify([as.base, resource])}`));
+      const before = as.redeemed.length;
+      const got = await Promise.all(Array.from({ length: 4 }, () => client(path).getTokens(resource)));
+      const mine = as.redeemed.slice(before);
+      if (mine.length !== 1) twice.push(`round ${round}: ${mine.join(',')}`);
+      expect(new Set(got.map((t) => t?.access_token)).size).toBeLessThanOrEqual(mine.length);
     }
+    expect(twice).toEqual([]);
   });
 
   it('5 trials × 3 real processes with an abandoned refresh lock planted: no refresh token is redeemed twice', async () => {
     const as = await rotatingAs(300);
-    try {
-      const dir = tmp();
-      const script = join(dir, 'refresh.mjs');
-      writeFileSync(
-        script,
-        `import { FileStore, McpAuthClient } from ${JSON.stringify(dist)};
+    const dir = tmp();
+    const script = join(dir, 'refresh.mjs');
+    writeFileSync(
+      script,
+      `import { FileStore, McpAuthClient } from ${JSON.stringify(dist)};
 const [path, base, startAt] = process.argv.slice(2);
 const c = new McpAuthClient({ clientName: 'p', store: new FileStore(path), expirySkewSeconds: 7200,
   clientCredentials: { client_id: 'm2m', client_secret: 's', issuer: base } });
@@ -191,29 +153,22 @@ while (Date.now() < Number(startAt)) {}
 const t = await c.getTokens(base + '/mcp');
 if (!t) process.exit(3);
 `,
-      );
-      const resource = `${as.base}/mcp`;
-      const twice: string[] = [];
-      for (let trial = 0; trial < 5; trial++) {
-        const path = join(dir, `store-${trial}.json`);
-        await new McpAuthClient({
-          clientName: 'lock test',
-          store: new FileStore(path),
-          clientCredentials: { client_id: 'm2m', client_secret: 's', issuer: as.base },
-        }).authorize(resource);
-        // the key the client refreshes under (client/tokens.ts): its lock, left by a process that died
-        plantAbandoned(lockFile(path, `refresh ${JSON.stringify([as.base, resource])}`));
-        const before = as.redeemed.length;
-        const startAt = String(Date.now() + 400);
-        const codes = await Promise.all(Array.from({ length: 3 }, () => run([script, path, as.base, startAt])));
-        expect(codes).toEqual([0, 0, 0]);
-        const mine = as.redeemed.slice(before);
-        expect(mine.length).toBeGreaterThan(0);
-        if (new Set(mine).size !== mine.length) twice.push(`trial ${trial}: ${mine.join(',')}`);
-      }
-      expect(twice).toEqual([]);
-    } finally {
-      await as.close();
+    );
+    const resource = `${as.base}/mcp`;
+    const twice: string[] = [];
+    for (let trial = 0; trial < 5; trial++) {
+      const path = join(dir, `store-${trial}.json`);
+      await fileStoreClient(as.base, path).authorize(resource);
+      // the key the client refreshes under (client/tokens.ts): its lock, left by a process that died
+      plantAbandoned(lockFile(path, `refresh ${JSON.stringify([as.base, resource])}`));
+      const before = as.redeemed.length;
+      const startAt = String(Date.now() + 400);
+      const codes = await Promise.all(Array.from({ length: 3 }, () => run([script, path, as.base, startAt])));
+      expect(codes).toEqual([0, 0, 0]);
+      const mine = as.redeemed.slice(before);
+      expect(mine.length).toBeGreaterThan(0);
+      if (new Set(mine).size !== mine.length) twice.push(`trial ${trial}: ${mine.join(',')}`);
     }
+    expect(twice).toEqual([]);
   }, 120_000);
 });

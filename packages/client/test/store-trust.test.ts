@@ -1,14 +1,13 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ERR, FileStore, McpAuthClient, McpAuthError, type StoredTokens } from '../src/index.js';
+import { ERR, FileStore, McpAuthError, type StoredTokens } from '../src/index.js';
 import { lockState, ownHolder, parseHolder, pidStartedAt, SILENT_HOLDER_MS, type LockHolder } from '../src/store-lock.js';
 import { distrustReason, privateMode } from '../src/store-trust.js';
-import { close, listen } from './helpers/harness.js';
-import { scratch } from './helpers/scratch.js';
+import { fileStoreClient, startRotatingAs } from './helpers/rotating-as.js';
+import { closeAfterEach, scratch } from './helpers/scratch.js';
 
 /**
  * Issue 46 items 4 and 9 (client part): the file store trusts only what its user owns (OAuth 2.1
@@ -17,6 +16,7 @@ import { scratch } from './helpers/scratch.js';
  */
 const OTHER_UID = 12_345;
 const { tmp, children } = scratch('mak-trust-');
+const rotatingAs = closeAfterEach((delayMs: number) => startRotatingAs(delayMs, { refuseReuse: true }));
 const tokens = (resource: string, at: string): StoredTokens => ({
   issuer: 'https://as',
   resource,
@@ -272,118 +272,67 @@ describe('the store lock knows whether its holder is alive (issue 46 item 4)', (
   });
 });
 
-/** An AS whose token endpoint rotates refresh tokens, refuses a reused one, and answers refreshes after `delayMs`. */
-async function rotatingAs(delayMs: number) {
-  const server = createServer();
-  const base = await listen(server);
-  let n = 0;
-  const redeemed: string[] = [];
-  const live = new Set<string>();
-  server.on('request', async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const path = new URL(req.url!, base).pathname;
-    const json = (status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
-    if (path === '/.well-known/oauth-protected-resource/mcp') {
-      return json(200, { resource: `${base}/mcp`, authorization_servers: [base] });
-    }
-    if (path === '/.well-known/oauth-authorization-server') {
-      return json(200, { issuer: base, token_endpoint: `${base}/token`, code_challenge_methods_supported: ['S256'] });
-    }
-    if (path !== '/token') return json(404, {});
-    const body = new URLSearchParams(Buffer.concat(chunks).toString());
-    if (body.get('grant_type') === 'refresh_token') {
-      const rt = body.get('refresh_token')!;
-      redeemed.push(rt);
-      await new Promise((r) => setTimeout(r, delayMs));
-      if (!live.delete(rt)) return json(400, { error: 'invalid_grant' });
-    }
-    n++;
-    live.add(`rt-${n}`);
-    return json(200, { access_token: `at-${n}`, token_type: 'Bearer', expires_in: 3600, refresh_token: `rt-${n}` });
-  });
-  return { base, redeemed, close: () => close(server) };
-}
-
 describe('refresh under the lock: once across processes, and nothing else waits for it (issue 46 item 4)', () => {
-  const client = (base: string, path: string) =>
-    new McpAuthClient({
-      clientName: 'lock test',
-      store: new FileStore(path),
-      clientCredentials: { client_id: 'm2m', client_secret: 's', issuer: base },
-      // every stored token counts as expired: each getTokens refreshes
-      expirySkewSeconds: 7200,
-    });
+  // every stored token counts as expired: each getTokens refreshes
+  const client = (base: string, path: string) => fileStoreClient(base, path, { expirySkewSeconds: 7200 });
 
   it('two clients on one store file (two processes) refreshing at once redeem the refresh token once', async () => {
     const as = await rotatingAs(300);
-    try {
-      const path = join(tmp(), 'store.json');
-      await client(as.base, path).authorize(`${as.base}/mcp`);
-      const [a, b] = await Promise.all([
-        client(as.base, path).getTokens(`${as.base}/mcp`),
-        client(as.base, path).getTokens(`${as.base}/mcp`),
-      ]);
-      expect(as.redeemed).toEqual(['rt-1']);
-      expect(a!.access_token).toBe('at-2');
-      expect(b!.access_token).toBe('at-2');
-    } finally {
-      await as.close();
-    }
+    const path = join(tmp(), 'store.json');
+    await client(as.base, path).authorize(`${as.base}/mcp`);
+    const [a, b] = await Promise.all([
+      client(as.base, path).getTokens(`${as.base}/mcp`),
+      client(as.base, path).getTokens(`${as.base}/mcp`),
+    ]);
+    expect(as.redeemed).toEqual(['rt-1']);
+    expect(a!.access_token).toBe('at-2');
+    expect(b!.access_token).toBe('at-2');
   });
 
   it('two real processes refreshing at once redeem the refresh token once (needs npm run build)', async () => {
     const as = await rotatingAs(1_500);
-    try {
-      const dir = tmp();
-      const path = join(dir, 'store.json');
-      await client(as.base, path).authorize(`${as.base}/mcp`);
-      const script = join(dir, 'refresh.mjs');
-      const dist = new URL('../dist/index.js', import.meta.url).href;
-      writeFileSync(
-        script,
-        `import { FileStore, McpAuthClient } from ${JSON.stringify(dist)};
+    const dir = tmp();
+    const path = join(dir, 'store.json');
+    await client(as.base, path).authorize(`${as.base}/mcp`);
+    const script = join(dir, 'refresh.mjs');
+    const dist = new URL('../dist/index.js', import.meta.url).href;
+    writeFileSync(
+      script,
+      `import { FileStore, McpAuthClient } from ${JSON.stringify(dist)};
 const [path, base] = process.argv.slice(2);
 const c = new McpAuthClient({ clientName: 'p', store: new FileStore(path), expirySkewSeconds: 7200,
   clientCredentials: { client_id: 'm2m', client_secret: 's', issuer: base } });
 const t = await c.getTokens(base + '/mcp');
 process.stdout.write(t ? t.access_token : 'none');
 `,
-      );
-      const refresh = () =>
-        new Promise<string>((resolve, reject) => {
-          const child = spawn(process.execPath, [script, path, as.base], { stdio: ['ignore', 'pipe', 'inherit'] });
-          children.push(child);
-          let out = '';
-          child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-          child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`exit ${code}`))));
-        });
-      const got = await Promise.all([refresh(), refresh()]);
-      // Overlapping (the usual case), both use the one refresh: ['at-2', 'at-2']. A loaded machine may
-      // start the second process after the first is done; it then refreshes the rotated token. Either
-      // way no refresh token is redeemed twice and neither process is refused (invalid_grant → 'none').
-      expect(as.redeemed[0]).toBe('rt-1');
-      expect(new Set(as.redeemed).size).toBe(as.redeemed.length);
-      expect(got.every((t) => /^at-\d+$/.test(t))).toBe(true);
-    } finally {
-      await as.close();
-    }
+    );
+    const refresh = () =>
+      new Promise<string>((resolve, reject) => {
+        const child = spawn(process.execPath, [script, path, as.base], { stdio: ['ignore', 'pipe', 'inherit'] });
+        children.push(child);
+        let out = '';
+        child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+        child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`exit ${code}`))));
+      });
+    const got = await Promise.all([refresh(), refresh()]);
+    // Overlapping (the usual case), both use the one refresh: ['at-2', 'at-2']. A loaded machine may
+    // start the second process after the first is done; it then refreshes the rotated token. Either
+    // way no refresh token is redeemed twice and neither process is refused (invalid_grant → 'none').
+    expect(as.redeemed[0]).toBe('rt-1');
+    expect(new Set(as.redeemed).size).toBe(as.redeemed.length);
+    expect(got.every((t) => /^at-\d+$/.test(t))).toBe(true);
   });
 
   it('a slow refresh holds up no store write of another server (a login elsewhere goes on)', async () => {
     const as = await rotatingAs(3_000);
-    try {
-      const path = join(tmp(), 'store.json');
-      await client(as.base, path).authorize(`${as.base}/mcp`);
-      const refreshing = client(as.base, path).getTokens(`${as.base}/mcp`);
-      await new Promise((r) => setTimeout(r, 200));
-      const started = Date.now();
-      await new FileStore(path).setTokens(tokens('https://elsewhere/mcp', 'unrelated'));
-      // well before the refresh ends (about 2.8 s from here), which is when a shared lock would let it in
-      expect(Date.now() - started).toBeLessThan(1_500);
-      expect((await refreshing)!.access_token).toBe('at-2');
-    } finally {
-      await as.close();
-    }
+    const path = join(tmp(), 'store.json');
+    await client(as.base, path).authorize(`${as.base}/mcp`);
+    const refreshing = client(as.base, path).getTokens(`${as.base}/mcp`);
+    await new Promise((r) => setTimeout(r, 200));
+    const started = Date.now();
+    await new FileStore(path).setTokens(tokens('https://elsewhere/mcp', 'unrelated'));
+    // well before the refresh ends (about 2.8 s from here), which is when a shared lock would let it in
+    expect(Date.now() - started).toBeLessThan(1_500);
+    expect((await refreshing)!.access_token).toBe('at-2');
   });
 });

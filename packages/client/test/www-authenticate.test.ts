@@ -1,15 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { MALFORMED_WWW_AUTHENTICATE } from '../../protocol/test/helpers/www-authenticate.js';
 import { bearerChallenge, parseWwwAuthenticate } from '../src/core.js';
 import { ERR } from '../src/index.js';
-
-const INVALID = [
-  'Bearer realm="unterminated',
-  'Bearer scope="a", scope="b"',
-  '=x',
-  'Bearer realm="x" junk',
-  'Bearer "quoted"',
-  'Bearer realm="a\\',
-];
 
 describe('parseWwwAuthenticate of the client (the shared RFC 9110 parser with a coded error)', () => {
   it('parses through the shared parser', () => {
@@ -17,7 +9,7 @@ describe('parseWwwAuthenticate of the client (the shared RFC 9110 parser with a 
       { scheme: 'bearer', params: { scope: 'a b', resource_metadata: 'https://h.example/x' } },
     ]);
   });
-  for (const header of INVALID) {
+  for (const header of MALFORMED_WWW_AUTHENTICATE) {
     it(`rejects ${JSON.stringify(header)} with a coded error`, () => {
       expect(() => parseWwwAuthenticate(header)).toThrowError(expect.objectContaining({ code: ERR.WWW_AUTHENTICATE_PARSE }));
     });

@@ -62,6 +62,12 @@ describe('isLoopbackHost (RFC 8252 §7.3, RFC 6761 §6.3)', () => {
 });
 
 describe('classifyIpAddress (IANA special-purpose registries)', () => {
+  /** `text`'s class (undefined: no IP literal); isSpecialUseAddress agrees: loopback is special-use too. */
+  const expectClass = (text: string, expected: ReturnType<typeof classifyIpAddress>) => {
+    expect(classifyIpAddress(text)).toBe(expected);
+    expect(isSpecialUseAddress(text)).toBe(expected === 'special-use' || expected === 'loopback');
+  };
+
   it.each([
     '0.0.0.0',
     '0.1.2.3',
@@ -109,10 +115,7 @@ describe('classifyIpAddress (IANA special-purpose registries)', () => {
     '[fe80::1]',
     '4000::1',
     'e000::1',
-  ])('%s is special-use', (address) => {
-    expect(classifyIpAddress(address)).toBe('special-use');
-    expect(isSpecialUseAddress(address)).toBe(true);
-  });
+  ])('%s is special-use', (address) => expectClass(address, 'special-use'));
 
   it.each([
     '8.8.8.8',
@@ -133,15 +136,11 @@ describe('classifyIpAddress (IANA special-purpose registries)', () => {
     '2001:200::1',
     '3fff:1000::1',
     '[2001:4860:4860::8888]',
-  ])('%s is public', (address) => {
-    expect(classifyIpAddress(address)).toBe('public');
-    expect(isSpecialUseAddress(address)).toBe(false);
-  });
+  ])('%s is public', (address) => expectClass(address, 'public'));
 
-  it.each(['127.0.0.1', '127.9.9.9', '::1', '::ffff:127.0.0.1', '::ffff:7f00:1'])('%s is loopback', (address) => {
-    expect(classifyIpAddress(address)).toBe('loopback');
-    expect(isSpecialUseAddress(address)).toBe(true);
-  });
+  it.each(['127.0.0.1', '127.9.9.9', '::1', '::ffff:127.0.0.1', '::ffff:7f00:1'])('%s is loopback', (address) =>
+    expectClass(address, 'loopback'),
+  );
 
   it.each([
     '',
@@ -166,10 +165,7 @@ describe('classifyIpAddress (IANA special-purpose registries)', () => {
     '1.2.3.4::',
     '::1.2.3',
     '::1.2.3.4.5',
-  ])('%j is not an IP literal', (text) => {
-    expect(classifyIpAddress(text)).toBeUndefined();
-    expect(isSpecialUseAddress(text)).toBe(false);
-  });
+  ])('%j is not an IP literal', (text) => expectClass(text, undefined));
 
   it('parses the forms RFC 4291 §2.2 allows', () => {
     expect(parseIPv6('::')).toEqual([0, 0, 0, 0, 0, 0, 0, 0]);

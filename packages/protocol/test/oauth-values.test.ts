@@ -1,14 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  MALFORMED_ERROR_CODE,
-  MAX_TOKEN_LIFETIME_SECONDS,
-  isAccessTokenSyntax,
-  isCanonicalIssuer,
-  issuerProblem,
-  oauthErrorCode,
-  oauthErrorDescription,
-  tokenLifetime,
-} from '../src/oauth-values.js';
+import * as oauth from '../src/oauth-values.js';
 
 describe('issuer identifiers in canonical form (RFC 8414 §2, §3.3)', () => {
   it.each([
@@ -17,7 +8,7 @@ describe('issuer identifiers in canonical form (RFC 8414 §2, §3.3)', () => {
     'https://as.example/tenant/one',
     'http://127.0.0.1:4000',
     'http://localhost:4000/oidc',
-  ])('%s is accepted', (issuer) => expect(issuerProblem(issuer)).toBeUndefined());
+  ])('%s is accepted', (issuer) => expect(oauth.issuerProblem(issuer)).toBeUndefined());
 
   it.each([
     ['TAB in the path (dropped by the URL parser)', 'https://as.example/\tx'],
@@ -39,14 +30,15 @@ describe('issuer identifiers in canonical form (RFC 8414 §2, §3.3)', () => {
     ['too long', `https://as.example/${'a'.repeat(2100)}`],
     ['not a string', 42],
   ])('%s is refused', (_why, issuer) => {
-    expect(issuerProblem(issuer)).toEqual(expect.any(String));
-    expect(isCanonicalIssuer(issuer)).toBe(false);
+    expect(oauth.issuerProblem(issuer)).toEqual(expect.any(String));
+    expect(oauth.isCanonicalIssuer(issuer)).toBe(false);
   });
 });
 
 describe('AS error codes (RFC 6749 §5.2 charset %x20-21 / %x23-5B / %x5D-7E)', () => {
   it('registered and extension codes are kept', () => {
-    for (const code of ['invalid_grant', 'access_denied', 'use_dpop_nonce', 'x-vendor.error']) expect(oauthErrorCode(code)).toBe(code);
+    for (const code of ['invalid_grant', 'access_denied', 'use_dpop_nonce', 'x-vendor.error'])
+      expect(oauth.oauthErrorCode(code)).toBe(code);
   });
 
   it.each([
@@ -59,28 +51,28 @@ describe('AS error codes (RFC 6749 §5.2 charset %x20-21 / %x23-5B / %x5D-7E)', 
     ['empty', ''],
     ['too long', 'a'.repeat(101)],
     ['not a string', { error: 'x' }],
-  ])('%s is replaced by the placeholder', (_why, code) => expect(oauthErrorCode(code)).toBe(MALFORMED_ERROR_CODE));
+  ])('%s is replaced by the placeholder', (_why, code) => expect(oauth.oauthErrorCode(code)).toBe(oauth.MALFORMED_ERROR_CODE));
 
   it('the placeholder is itself in the charset, and descriptions are cut', () => {
-    expect(oauthErrorCode(MALFORMED_ERROR_CODE)).toBe(MALFORMED_ERROR_CODE);
-    expect(oauthErrorDescription('a'.repeat(400))).toHaveLength(301);
-    expect(oauthErrorDescription(7)).toBeUndefined();
+    expect(oauth.oauthErrorCode(oauth.MALFORMED_ERROR_CODE)).toBe(oauth.MALFORMED_ERROR_CODE);
+    expect(oauth.oauthErrorDescription('a'.repeat(400))).toHaveLength(301);
+    expect(oauth.oauthErrorDescription(7)).toBeUndefined();
   });
 });
 
 describe('access token syntax (RFC 6750 §2.1 b64token)', () => {
   it('accepts JWTs and opaque tokens, refuses CR/LF and spaces', () => {
-    expect(isAccessTokenSyntax('eyJhbGciOi.eyJzdWIi.sig-_~+/==')).toBe(true);
-    for (const bad of ['abc\r\nX-Injected: 1', 'a b', '', 'a=b', 'tok\u200b']) expect(isAccessTokenSyntax(bad)).toBe(false);
+    expect(oauth.isAccessTokenSyntax('eyJhbGciOi.eyJzdWIi.sig-_~+/==')).toBe(true);
+    for (const bad of ['abc\r\nX-Injected: 1', 'a b', '', 'a=b', 'tok\u200b']) expect(oauth.isAccessTokenSyntax(bad)).toBe(false);
   });
 });
 
 describe('token lifetimes (RFC 6749 §5.1 expires_in) in range', () => {
   it('whole seconds, capped at one year; not a finite non-negative number: none said', () => {
-    expect(tokenLifetime(3600)).toBe(3600);
-    expect(tokenLifetime(59.9)).toBe(59);
-    expect(tokenLifetime(0)).toBe(0);
-    expect(tokenLifetime(1e300)).toBe(MAX_TOKEN_LIFETIME_SECONDS);
-    for (const bad of [-1, Number.NaN, Number.POSITIVE_INFINITY, '3600', undefined]) expect(tokenLifetime(bad)).toBeUndefined();
+    expect(oauth.tokenLifetime(3600)).toBe(3600);
+    expect(oauth.tokenLifetime(59.9)).toBe(59);
+    expect(oauth.tokenLifetime(0)).toBe(0);
+    expect(oauth.tokenLifetime(1e300)).toBe(oauth.MAX_TOKEN_LIFETIME_SECONDS);
+    for (const bad of [-1, Number.NaN, Number.POSITIVE_INFINITY, '3600', undefined]) expect(oauth.tokenLifetime(bad)).toBeUndefined();
   });
 });

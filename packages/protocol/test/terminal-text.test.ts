@@ -21,6 +21,12 @@ import {
 const RAW =
   /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u00ad\u061c\u115f\u1160\u200b-\u200f\u2028-\u202e\u2060-\u2069\u3164\ufeff\uffa0]|\ufe00|\ufe0e|\ufe0f|\udb40[\udc00-\uddef]/;
 
+/** Visible text is kept as it is, and isVisibleText agrees. */
+function expectKept(text: string) {
+  expect(visibleText(text)).toBe(text);
+  expect(isVisibleText(text)).toBe(true);
+}
+
 describe('visibleText: every invisible class is shown as an escape, never dropped', () => {
   it.each([
     ['ZWSP', '\u200b', '\\u200b'],
@@ -59,9 +65,7 @@ describe('visibleText: every invisible class is shown as an escape, never droppe
   });
 
   it('keeps visible text as it is', () => {
-    const text = 'déjà vu — ✓ 日本語 🙂 a\u00a0b "quoted" \\backslash';
-    expect(visibleText(text)).toBe(text);
-    expect(isVisibleText(text)).toBe(true);
+    expectKept('déjà vu — ✓ 日本語 🙂 a\u00a0b "quoted" \\backslash');
   });
 
   it('every code point below U+00A0 but printable ASCII is escaped', () => {
@@ -160,10 +164,7 @@ describe('visibleText: at most MAX_COMBINING_MARKS combining marks per base char
     ['pointed Hebrew with cantillation (three marks)', 'בְּ\u0591'],
     ['precomposed accents', 'déjà vu'],
     ['Mc spacing marks are columns of their own', 'हिन्दी'],
-  ])('natural text is kept: %s', (_name, text) => {
-    expect(visibleText(text)).toBe(text);
-    expect(isVisibleText(text)).toBe(true);
-  });
+  ])('natural text is kept: %s', (_name, text) => expectKept(text));
 
   it('the program writer and JSON apply the same bound (JSON still parses back)', () => {
     const value = `Z${stroke.repeat(8)}`;

@@ -6,27 +6,27 @@ import {
   callTool,
   startLoopbackServer,
   startTestAuthorizationServer,
-  type LoopbackServer,
   type TestAuthorizationServer,
 } from '@mcp-auth-kit/testing';
-import { createProtectedMcpServer, type ProtectedMcpServer } from '../../../examples/protected-mcp-server/src/server.js';
+import { createProtectedMcpServer } from '../../../examples/protected-mcp-server/src/server.js';
 
-let listener: LoopbackServer;
 let as: TestAuthorizationServer;
-let server: ProtectedMcpServer;
 let resource: string;
+/** What beforeAll started, closed last first. */
+const running: { close(): Promise<void> }[] = [];
 
 beforeAll(async () => {
-  listener = await startLoopbackServer();
+  const listener = await startLoopbackServer();
+  running.push(listener);
   resource = `${listener.origin}/mcp`;
   as = await startTestAuthorizationServer({ resources: { [resource]: ['notes:read'] }, cimd: false });
-  server = createProtectedMcpServer({ issuer: as.issuer, resource });
+  running.push(as);
+  const server = createProtectedMcpServer({ issuer: as.issuer, resource });
+  running.push(server);
   listener.handle(server.app);
 });
 afterAll(async () => {
-  await server?.close();
-  await listener?.close();
-  await as?.close();
+  while (running.length) await running.pop()!.close();
 });
 
 it('RFC 7517 key rotation: tokens signed before and after rotateKeys are both accepted by a running server', async () => {

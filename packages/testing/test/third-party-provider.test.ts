@@ -13,6 +13,7 @@ import {
   postAs,
   redeemCode,
   redirect,
+  registerClientUnderTest,
   signInAndDecide,
   startAuthorization,
   type ClientUnderTest,
@@ -45,10 +46,8 @@ describe('startThirdPartyProvider', () => {
       ],
       scopes: ['files.read', 'profile'],
     });
-    const registered = provider.registerClient({ clientId: 'vault', name: 'Our <AS>', redirectUris: [REDIRECT] });
-    client = { clientId: registered.clientId, clientSecret: registered.clientSecret, redirectUri: REDIRECT };
-    const second = provider.registerClient({ clientId: 'other', clientSecret: 'other-secret', redirectUris: ['http://127.0.0.1:2/cb'] });
-    other = { clientId: second.clientId, clientSecret: second.clientSecret, redirectUri: 'http://127.0.0.1:2/cb' };
+    client = registerClientUnderTest(provider, 'vault', REDIRECT, { name: 'Our <AS>' });
+    other = registerClientUnderTest(provider, 'other', 'http://127.0.0.1:2/cb', { clientSecret: 'other-secret' });
   });
   afterAll(() => provider?.close());
 
@@ -480,8 +479,7 @@ describe('startThirdPartyProvider options', () => {
   ) {
     const provider = await startThirdPartyProvider(options);
     try {
-      const registered = provider.registerClient({ clientId: 'vault', redirectUris: [REDIRECT] });
-      await run(provider, { clientId: 'vault', clientSecret: registered.clientSecret, redirectUri: REDIRECT });
+      await run(provider, registerClientUnderTest(provider, 'vault', REDIRECT));
     } finally {
       await provider.close();
     }

@@ -11,10 +11,7 @@ import { nextOnAuthorizationServer, nextOnProvider } from '../src/third-party/co
 import { RESOURCE, startVaultStack, type VaultStack } from './helpers/vault-stack.js';
 
 async function failure(run: Promise<unknown>): Promise<ConnectFlowError> {
-  const err = await run.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
+  const err = await run.catch((e: unknown) => e);
   expect(err).toBeInstanceOf(ConnectFlowError);
   return err as ConnectFlowError;
 }

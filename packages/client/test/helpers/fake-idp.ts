@@ -123,3 +123,20 @@ export async function startFakeIdp(
   });
   return idp;
 }
+
+/**
+ * Only an IdP's token endpoint, at `${url}/token`: answers every request with the same ID-JAG
+ * (`id-jag.jwt`) and records each request's form, for tests of what the client sends and declares.
+ */
+export async function startIdJagEndpoint(): Promise<{ url: string; requests: URLSearchParams[]; close(): Promise<void> }> {
+  const requests: URLSearchParams[] = [];
+  const server = createServer(async (req, res) => {
+    let body = '';
+    for await (const chunk of req) body += chunk;
+    requests.push(new URLSearchParams(body));
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ access_token: 'id-jag.jwt', issued_token_type: 'urn:ietf:params:oauth:token-type:id-jag', token_type: 'N_A' }));
+  });
+  return { url: await listen(server), requests, close: () => close(server) };
+}

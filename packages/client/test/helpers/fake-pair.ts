@@ -19,5 +19,10 @@ export function fakePairs() {
     cleanups.push(as, rs);
     return [as, rs];
   }
-  return { pair, cleanups };
+  /** `closable`, to be closed after the test like the pair. */
+  function closeAfter<T extends { close(): Promise<void> }>(closable: T): T {
+    cleanups.push(closable);
+    return closable;
+  }
+  return { pair, closeAfter, cleanups };
 }

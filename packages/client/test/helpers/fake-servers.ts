@@ -1,5 +1,5 @@
 // A programmable fake AS + RS pair on loopback for registration, binding and security tests.
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { close, listen } from './harness.js';
 
 export interface FakeAsOptions {
@@ -101,18 +101,12 @@ export async function startFakeRs(
   const seenRequests: FakeRs['seenRequests'] = [];
   const prm = `${base}/.well-known/oauth-protected-resource/mcp`;
   server.on('request', async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const url = new URL(req.url!, base);
-    if (url.href === prm) {
-      return res
-        .writeHead(200, { 'content-type': 'application/json' })
-        .end(JSON.stringify({ resource: `${base}/mcp`, authorization_servers: [current.issuer], scopes_supported: ['basic'] }));
-    }
+    const body = await readOrServePrm(req, res, base, current.issuer);
+    if (body === undefined) return undefined;
     const auth = req.headers.authorization;
     const token = auth?.startsWith('Bearer ') ? auth.slice(7) : undefined;
     seenTokens.push(token);
-    seenRequests.push({ method: req.method!, contentType: req.headers['content-type'], body: Buffer.concat(chunks) });
+    seenRequests.push({ method: req.method!, contentType: req.headers['content-type'], body });
     if (!token || !current.tokens.has(token) || state.rejectAll) {
       return res
         .writeHead(401, {
@@ -138,4 +132,21 @@ export async function startFakeRs(
     close: () => close(server),
   };
   return state;
+}
+
+/**
+ * The front of a fake MCP server at `${base}/mcp`: reads the request's body and answers the
+ * protected resource metadata (naming `issuer` as its AS) itself. Returns the body, or undefined
+ * when the request was the metadata's and has been answered.
+ */
+export async function readOrServePrm(req: IncomingMessage, res: ServerResponse, base: string, issuer: string): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  if (new URL(req.url!, base).href === `${base}/.well-known/oauth-protected-resource/mcp`) {
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ resource: `${base}/mcp`, authorization_servers: [issuer], scopes_supported: ['basic'] }));
+    return undefined;
+  }
+  return Buffer.concat(chunks);
 }

@@ -180,6 +180,27 @@ export async function startOidcProvider(
  * Follows the authorization URL like a browser with no user (the AS logs in and consents by
  * itself), until the redirect reaches the loopback callback, which it then requests.
  */
+/**
+ * oidc-provider granting notes:read and notes:write to the resource server `startRs` makes (told
+ * the AS's issuer once it is known): by default the fixed-answer one of `startResourceServer`. The
+ * resource server is closed again when the AS fails to start.
+ */
+export async function startNotesPair(
+  startRs: (issuerOf: () => string) => Promise<TestRs> = (issuerOf) =>
+    startResourceServer(issuerOf, { basicScope: 'notes:read', writeScope: 'notes:write' }),
+  asOpts: Parameters<typeof startOidcProvider>[1] = {},
+): Promise<[TestAs, TestRs]> {
+  let as: TestAs | undefined;
+  const rs = await startRs(() => as!.issuer);
+  try {
+    as = await startOidcProvider({ [rs.mcpUrl]: ['notes:read', 'notes:write'] }, asOpts);
+  } catch (err) {
+    await rs.close();
+    throw err;
+  }
+  return [as, rs];
+}
+
 export async function headlessBrowser(url: URL): Promise<void> {
   await new HeadlessBrowser().followToCallback(url, (target) => target.pathname === '/callback', { deliver: true });
 }

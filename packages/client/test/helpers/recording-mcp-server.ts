@@ -7,7 +7,7 @@ import { toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
 import { McpServer as McpServerV1 } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { FakeAs } from './fake-servers.js';
+import { type FakeAs, readOrServePrm } from './fake-servers.js';
 import { close, listen } from './harness.js';
 
 export interface RecordingMcpServer {
@@ -41,19 +41,13 @@ export async function startRecordingMcpServer(as: FakeAs, wires: Wires = 'both')
       : toNodeHandler(createMcpHandler(newServer, { legacy: wires === 'both' ? 'stateless' : 'reject' }));
   const statuses: number[] = [];
   http.on('request', async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const url = new URL(req.url!, base);
-    if (url.href === prm) {
-      return res
-        .writeHead(200, { 'content-type': 'application/json' })
-        .end(JSON.stringify({ resource: `${base}/mcp`, authorization_servers: [as.issuer], scopes_supported: ['basic'] }));
-    }
+    const body = await readOrServePrm(req, res, base, as.issuer);
+    if (body === undefined) return undefined;
     const auth = req.headers.authorization;
     if (!auth?.startsWith('Bearer ') || !as.tokens.has(auth.slice(7))) {
       return res.writeHead(401, { 'www-authenticate': `Bearer resource_metadata="${prm}"` }).end();
     }
-    const raw = Buffer.concat(chunks).toString();
+    const raw = body.toString();
     const parsed = raw ? (JSON.parse(raw) as unknown) : undefined;
     if (req.method === 'POST') {
       received.push(parsed);

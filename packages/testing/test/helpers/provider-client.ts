@@ -12,6 +12,17 @@ export interface ClientUnderTest {
   redirectUri: string;
 }
 
+/** Registers `clientId` with the one redirect URI `redirectUri` (and a `name` or a given secret) at `provider`. */
+export function registerClientUnderTest(
+  provider: ThirdPartyProvider,
+  clientId: string,
+  redirectUri: string,
+  more: { name?: string; clientSecret?: string } = {},
+): ClientUnderTest {
+  const { clientSecret } = provider.registerClient({ clientId, ...more, redirectUris: [redirectUri] });
+  return { clientId, clientSecret, redirectUri };
+}
+
 export interface AuthorizationAttempt {
   browser: HeadlessBrowser;
   verifier: string;

@@ -19,6 +19,16 @@ import {
 export const RESOURCE = 'http://127.0.0.1:1/mcp';
 export const MCP_CLIENT = { id: 'files-mcp-server', secret: randomBytes(18).toString('base64url') };
 
+/** The MCP server's confidential client at our AS: it may only exchange its users' tokens (RFC 8693). */
+const mcpServerClient = {
+  client_id: MCP_CLIENT.id,
+  client_secret: MCP_CLIENT.secret,
+  resource: RESOURCE,
+  grant_types: [TOKEN_EXCHANGE_GRANT_TYPE],
+  response_types: [],
+  redirect_uris: [],
+};
+
 export interface VaultStack {
   as: TestAuthorizationServer;
   drive: ThirdPartyProvider;
@@ -34,16 +44,7 @@ export async function startVaultStack(users: TestUser[], drive: StartThirdPartyP
     resources: { [RESOURCE]: ['files:read'] },
     users,
     autoLogin: false,
-    clients: [
-      {
-        client_id: MCP_CLIENT.id,
-        client_secret: MCP_CLIENT.secret,
-        resource: RESOURCE,
-        grant_types: [TOKEN_EXCHANGE_GRANT_TYPE],
-        response_types: [],
-        redirect_uris: [],
-      },
-    ],
+    clients: [mcpServerClient],
     config: {
       thirdParty: {
         encryptionKey: randomBytes(32).toString('base64url'),

@@ -13,10 +13,9 @@ function cimdHost(clientId: string): string {
   return host;
 }
 
-export function cimdOperations({
-  store,
-  record,
-}: AdminContext): Pick<AdminService, 'cimdPolicy' | 'setCimdPolicy' | 'listCimdClients' | 'decideCimdClient'> {
+type CimdOperations = Pick<AdminService, 'cimdPolicy' | 'setCimdPolicy' | 'listCimdClients' | 'decideCimdClient'>;
+
+export function cimdOperations({ store, record }: AdminContext): CimdOperations {
   return {
     cimdPolicy: () => store.cimdTrust.policy(),
     async setCimdPolicy(actor, policy) {

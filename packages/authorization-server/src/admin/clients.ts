@@ -77,11 +77,9 @@ export async function listClientViews(store: Store, configured: readonly ClientM
   return out;
 }
 
-export function clientOperations({
-  store,
-  configured,
-  record,
-}: AdminContext): Pick<AdminService, 'listClients' | 'getClient' | 'setClientDisabled' | 'deleteClient'> {
+type ClientOperations = Pick<AdminService, 'listClients' | 'getClient' | 'setClientDisabled' | 'deleteClient'>;
+
+export function clientOperations({ store, configured, record }: AdminContext): ClientOperations {
   const getClient = async (clientId: string): Promise<ClientView | undefined> => {
     const cimd = await store.cimdTrust.get(clientId);
     if (cimd) return cimdClientView(store, cimd);

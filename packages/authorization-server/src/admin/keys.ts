@@ -31,11 +31,9 @@ export function retireAfter(requested: number | undefined, longestTokenLifetime:
   return requested;
 }
 
-export function keyOperations({
-  store,
-  longestTokenLifetime,
-  record,
-}: AdminContext): Pick<AdminService, 'listSigningKeys' | 'rotateSigningKeys' | 'cookieKeys' | 'rotateCookieKeys'> {
+type KeyOperations = Pick<AdminService, 'listSigningKeys' | 'rotateSigningKeys' | 'cookieKeys' | 'rotateCookieKeys'>;
+
+export function keyOperations({ store, longestTokenLifetime, record }: AdminContext): KeyOperations {
   return {
     listSigningKeys: async () => (await store.keys.signingKeys()).map(signingKeyView),
     async rotateSigningKeys(actor, retireAfterSeconds) {

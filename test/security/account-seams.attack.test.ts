@@ -403,9 +403,7 @@ describe('inventory: every path that writes an account', () => {
     'packages/authorization-server/src/admin/users.ts accounts.create(':
       'admin service user create (console, JSON API, admin tool): any existing name refused (admin-service.test.ts)',
     'packages/authorization-server/src/admin/users.ts accounts.update(':
-      'admin service disable (revokes grants, ends sessions), link/unlink identities (admin-service.test.ts)',
-    'packages/authorization-server/src/admin/service.ts accounts.update(':
-      'admin service enable (revives no refresh token) and admin role, operator only, audited (admin-api.test.ts, console.attack.test.ts)',
+      'admin service disable (revokes grants, ends sessions), link/unlink identities (admin-service.test.ts); enable (revives no refresh token) and admin role, operator only, audited (admin-api.test.ts, console.attack.test.ts)',
     'packages/authorization-server/src/server.ts accounts.update(':
       "console.firstAdmin: the admin role for an operator-made account only, never a self-signed-up one (this file's first-admin test)",
     'apps/auth-server/src/admin-users.ts accounts.update(':

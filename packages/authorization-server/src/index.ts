@@ -59,23 +59,7 @@ export {
   type IdJagAccountMatch,
 } from './grants/jwt-bearer/config.js';
 // the operator console's service (issue 44): one set of operations for the JSON admin API and the admin tool
-export {
-  type Actor,
-  type AdminService,
-  AdminServiceError,
-  type AdminServiceOptions,
-  type ClientOrigin,
-  type ClientView,
-  type ConnectionView,
-  type CookieKeysView,
-  createAdminService,
-  type DisableUserResult,
-  type GrantQuery,
-  type GrantView,
-  type NewUser,
-  type SigningKeyView,
-  type UserView,
-} from './admin/index.js';
+export * from './admin/index.js';
 export type {
   AuditQuery,
   AuditRecord,

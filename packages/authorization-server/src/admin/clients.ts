@@ -3,11 +3,13 @@
  * `Client` rows) and CIMD clients (the approval queue, with the cached document's name and
  * redirect URIs when the document is still cached). Never a secret: only the listed members.
  */
-import { cachedCimdDocument } from '../clients/cimd.js';
+import { cachedCimdDocument, forgetCimdDocument } from '../clients/cimd.js';
 import type { ClientMetadata } from '../config/types.js';
 import type { CimdClientRecord, Store } from '../storage/types.js';
-import { isClientDisabled } from './client-disabled.js';
-import type { ClientView } from './types.js';
+import { isClientDisabled, markClientDisabled } from './client-disabled.js';
+import type { AdminContext } from './context.js';
+import { revokeClientGrants } from './grants.js';
+import { type AdminService, AdminServiceError, type ClientView } from './types.js';
 
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
 const optional = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
@@ -73,4 +75,45 @@ export async function listClientViews(store: Store, configured: readonly ClientM
   }
   for (const record of await store.cimdTrust.list()) out.push(await cimdClientView(store, record));
   return out;
+}
+
+type ClientOperations = Pick<AdminService, 'listClients' | 'getClient' | 'setClientDisabled' | 'deleteClient'>;
+
+export function clientOperations({ store, configured, record }: AdminContext): ClientOperations {
+  const getClient = async (clientId: string): Promise<ClientView | undefined> => {
+    const cimd = await store.cimdTrust.get(clientId);
+    if (cimd) return cimdClientView(store, cimd);
+    const isConfigured = configured.some((c) => c.client_id === clientId);
+    if (!isConfigured && !(await store.adapter('Client').find(clientId))) return undefined;
+    return (await listClientViews(store, configured)).find((c) => c.clientId === clientId);
+  };
+  const requireClient = async (clientId: string) => {
+    const client = await getClient(clientId);
+    if (!client) throw new AdminServiceError('no such client', 'not_found');
+    return client;
+  };
+  return {
+    listClients: () => listClientViews(store, configured),
+    getClient,
+    async setClientDisabled(actor, clientId, disabled) {
+      await requireClient(clientId);
+      await markClientDisabled(store.kv, clientId, disabled, actor.sub);
+      const revoked = disabled ? await revokeClientGrants(store, clientId) : [];
+      await record(actor, 'client.updated', { client_id: clientId, disabled, revoked_grants: revoked.length });
+      return requireClient(clientId);
+    },
+    async deleteClient(actor, clientId) {
+      const client = await requireClient(clientId);
+      if (client.origin === 'configured')
+        throw new AdminServiceError('a configured client is removed from the configuration, not here', 'invalid_request');
+      const revoked = await revokeClientGrants(store, clientId);
+      if (client.origin === 'dcr') await store.adapter('Client').destroy(clientId);
+      else {
+        await store.cimdTrust.delete(clientId);
+        await forgetCimdDocument(store.kv, clientId);
+      }
+      await markClientDisabled(store.kv, clientId, false, actor.sub);
+      await record(actor, 'client.deleted', { client_id: clientId, origin: client.origin, revoked_grants: revoked.length });
+    },
+  };
 }

@@ -1,6 +1,7 @@
 /** Signing and cookie keys for the console: kid, algorithm, status and times; never key material. */
 import type { StoredSigningKey } from '../storage/types.js';
-import { AdminServiceError, type SigningKeyView } from './types.js';
+import type { AdminContext } from './context.js';
+import { type AdminService, AdminServiceError, type SigningKeyView } from './types.js';
 
 export const DEFAULT_RETIRE_AFTER_SECONDS = 86400;
 
@@ -28,4 +29,24 @@ export function retireAfter(requested: number | undefined, longestTokenLifetime:
       'invalid_request',
     );
   return requested;
+}
+
+type KeyOperations = Pick<AdminService, 'listSigningKeys' | 'rotateSigningKeys' | 'cookieKeys' | 'rotateCookieKeys'>;
+
+export function keyOperations({ store, longestTokenLifetime, record }: AdminContext): KeyOperations {
+  return {
+    listSigningKeys: async () => (await store.keys.signingKeys()).map(signingKeyView),
+    async rotateSigningKeys(actor, retireAfterSeconds) {
+      const keys = await store.keys.rotateSigningKeys(retireAfter(retireAfterSeconds, longestTokenLifetime));
+      const views = keys.map(signingKeyView);
+      await record(actor, 'keys.rotated', { kind: 'signing', current: views.find((k) => k.status === 'current')?.kid });
+      return views;
+    },
+    cookieKeys: async () => ({ count: (await store.keys.cookieKeys()).length }),
+    async rotateCookieKeys(actor) {
+      const keys = await store.keys.rotateCookieKeys();
+      await record(actor, 'keys.rotated', { kind: 'cookie', kept: keys.length });
+      return { count: keys.length };
+    },
+  };
 }

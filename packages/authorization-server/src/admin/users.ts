@@ -4,7 +4,8 @@ import { displaySafeText, usernameProblem } from '@mcp-auth-kit/protocol';
 import { revokeAccountGrants } from '../interactions/remembered-grants.js';
 import { hashPassword } from '../accounts/passwords.js';
 import type { AccountRecord, Store } from '../storage/types.js';
-import { AdminServiceError, type NewUser, type UserView } from './types.js';
+import type { AdminContext } from './context.js';
+import { type AdminService, AdminServiceError, type NewUser, type UserView } from './types.js';
 
 export const MIN_PASSWORD_LENGTH = 8;
 
@@ -93,4 +94,69 @@ export async function changeIdentity(
   if (owner && owner.id !== account.id)
     throw new AdminServiceError(`that identity is already linked to "${owner.username}"; nothing changed`, 'conflict');
   return current.includes(identity) ? account : store.accounts.update(account.id, { upstreamIdentities: [...current, identity] });
+}
+
+type UserOperations = Pick<
+  AdminService,
+  'listUsers' | 'getUser' | 'createUser' | 'setUserDisabled' | 'setUserAdmin' | 'linkIdentity' | 'unlinkIdentity' | 'userConnections'
+>;
+
+export function userOperations({ store, record }: AdminContext): UserOperations {
+  const requireUser = (accountId: string) => requireAccount(store, accountId);
+  return {
+    async listUsers(search) {
+      return (await store.accounts.list()).filter((a) => search === undefined || matchesSearch(a, search)).map(userView);
+    },
+    async getUser(idOrUsername) {
+      const account = await findAccount(store, idOrUsername);
+      return account && userView(account);
+    },
+    async createUser(actor, user) {
+      const account = await createAccount(store, user);
+      await record(actor, 'account.created', { account_id: account.id, username: account.username, admin: Boolean(account.admin) });
+      return userView(account);
+    },
+    async setUserDisabled(actor, accountId, disabled) {
+      const account = await requireUser(accountId);
+      if (!disabled) {
+        const enabled = await store.accounts.update(account.id, { disabled: false });
+        await record(actor, 'account.updated', { account_id: account.id, disabled: false });
+        return { user: userView(enabled), revokedGrants: [], deletedConnections: 0 };
+      }
+      const done = await disableAccount(store, account);
+      await record(actor, 'account.disabled', {
+        account_id: account.id,
+        revoked_grants: done.revoked.length,
+        deleted_connections: done.disconnected,
+      });
+      return { user: userView(done.account), revokedGrants: done.revoked, deletedConnections: done.disconnected };
+    },
+    async setUserAdmin(actor, accountId, admin) {
+      const account = await requireUser(accountId);
+      const updated = await store.accounts.update(account.id, { admin });
+      await record(actor, 'account.updated', { account_id: account.id, admin });
+      return userView(updated);
+    },
+    async linkIdentity(actor, accountId, issuer, subject) {
+      const updated = await changeIdentity(store, await requireUser(accountId), issuer, subject, true);
+      await record(actor, 'account.updated', { account_id: accountId, linked: `${issuer} ${subject}` });
+      return userView(updated);
+    },
+    async unlinkIdentity(actor, accountId, issuer, subject) {
+      const updated = await changeIdentity(store, await requireUser(accountId), issuer, subject, false);
+      await record(actor, 'account.updated', { account_id: accountId, unlinked: `${issuer} ${subject}` });
+      return userView(updated);
+    },
+    async userConnections(accountId) {
+      await requireUser(accountId);
+      return (await store.connections.list(accountId)).map(({ provider, scopes, providerSubject, expiresAt, createdAt, updatedAt }) => ({
+        provider,
+        scopes,
+        ...(providerSubject !== undefined && { providerSubject }),
+        ...(expiresAt !== undefined && { expiresAt }),
+        createdAt,
+        updatedAt,
+      }));
+    },
+  };
 }

@@ -99,6 +99,33 @@ export function restrictUserlessGrants(provider: Provider, operatorClientIds: Re
   };
 }
 
+/** MCP client-registration §CIMD: the document MUST carry client_id, client_name, redirect_uris. */
+function checkCimdDocument(metadata: Metadata, redirectUris: unknown[]): void {
+  if (typeof metadata.client_name !== 'string' || !metadata.client_name.trim()) {
+    invalid('client_id metadata document must include client_name');
+  }
+  if (redirectUris.length === 0) invalid('client_id metadata document must include redirect_uris');
+  const url = parseUrl(metadata.client_id!);
+  if (!url || url.pathname === '/' || url.pathname === '') invalid('client_id URL must contain a path');
+}
+
+/**
+ * oidc-provider treats the registered scope of a client as an allowlist: resource scopes are not
+ * an allowlist for user-delegated flows (MCP step-up); they are split off. Only an operator client
+ * keeps them, as the limit of its client_credentials tokens (no other source may hold that grant).
+ */
+function splitResourceScopes(metadata: Metadata, resources: ResourceRegistry, source: MetadataSource): void {
+  if (typeof metadata.scope !== 'string') return;
+  const requested = metadata.scope.split(' ').filter(Boolean);
+  const resourceScopes = requested.filter((s) => resources.allScopes.has(s));
+  const rest = requested.filter((s) => !resources.allScopes.has(s));
+  if (resourceScopes.length) {
+    if (source === 'operator') metadata[RESOURCE_SCOPE_PROPERTY] = resourceScopes.join(' ');
+    if (rest.length) metadata.scope = rest.join(' ');
+    else delete metadata.scope;
+  }
+}
+
 export function createClientPolicy(options: ClientPolicyOptions) {
   const { resources } = options;
   return function clientPolicy(ctx: Ctx | undefined, key: string, _value: unknown, metadata: Metadata): void {
@@ -112,15 +139,7 @@ export function createClientPolicy(options: ClientPolicyOptions) {
     const cimd = source === 'cimd';
     const redirectUris = Array.isArray(metadata.redirect_uris) ? metadata.redirect_uris : [];
 
-    // MCP client-registration §CIMD: the document MUST carry client_id, client_name, redirect_uris.
-    if (cimd) {
-      if (typeof metadata.client_name !== 'string' || !metadata.client_name.trim()) {
-        invalid('client_id metadata document must include client_name');
-      }
-      if (redirectUris.length === 0) invalid('client_id metadata document must include redirect_uris');
-      const url = parseUrl(metadata.client_id!);
-      if (!url || url.pathname === '/' || url.pathname === '') invalid('client_id URL must contain a path');
-    }
+    if (cimd) checkCimdDocument(metadata, redirectUris);
 
     // OAuth 2.1 §7.12.2 / MCP security §Open redirection, RFC 8252 §7.1, §7.3: a scheme allowlist
     // (https, loopback http, reverse-domain private-use schemes), so an OS protocol handler nobody
@@ -151,19 +170,7 @@ export function createClientPolicy(options: ClientPolicyOptions) {
       }
     }
 
-    // oidc-provider treats the registered scope of a client as an allowlist: resource scopes are not an allowlist for user-delegated flows (MCP step-up);
-    // they are split off. Only an operator client keeps them, as the limit of its
-    // client_credentials tokens (no other source may hold that grant).
-    if (typeof metadata.scope === 'string') {
-      const requested = metadata.scope.split(' ').filter(Boolean);
-      const resourceScopes = requested.filter((s) => resources.allScopes.has(s));
-      const rest = requested.filter((s) => !resources.allScopes.has(s));
-      if (resourceScopes.length) {
-        if (source === 'operator') metadata[RESOURCE_SCOPE_PROPERTY] = resourceScopes.join(' ');
-        if (rest.length) metadata.scope = rest.join(' ');
-        else delete metadata.scope;
-      }
-    }
+    splitResourceScopes(metadata, resources, source);
 
     if (registering) {
       // RFC 7591 §3.2.1: confidential DCR clients get secrets that expire, including a secret

@@ -76,6 +76,13 @@ export function field(source: Request['query'] | Record<string, unknown> | undef
   return typeof v === 'string' ? v.trim().slice(0, max) : '';
 }
 
+/** Several query fields at once, each bounded to its own length, in the order given. */
+export function fields<K extends string>(source: Request['query'], limits: Record<K, number>): Record<K, string> {
+  const out = {} as Record<K, string>;
+  for (const name of Object.keys(limits) as K[]) out[name] = field(source, name, limits[name]);
+  return out;
+}
+
 export function message(title: string, text: string): string {
   return `<h1>${escapeHtml(title)}</h1><p class="error" role="alert">${escapeHtml(text)}</p>`;
 }

@@ -138,3 +138,10 @@ export function badge(text: string, tone: '' | 'ok' | 'warn' | 'bad' = ''): stri
 export function notice(text: string | undefined): string {
   return text ? `<p class="notice" role="status">${escapeHtml(text)}</p>` : '';
 }
+
+/** A list page's search form (GET): its controls, one per line, then one submit button. */
+export function filterForm(f: Pick<ConsoleFrame, 'base'>, path: string, controls: string[], button: string): string {
+  return `<form class="card filters" method="get" action="${escapeHtml(`${f.base}${path}`)}" role="search">
+${controls.join('\n')}
+<div><button type="submit">${button}</button></div></form>`;
+}

@@ -24,11 +24,20 @@ import { mountAudit } from './sections/audit.js';
 
 export type { ConsoleOptions } from './context.js';
 
+/** What the console's guard, sign-out and error answers share. */
+interface Console {
+  o: ConsoleOptions;
+  base: string;
+  bare(res: Response, status: number, title: string, body: string): void;
+  signInLink: string;
+}
+
 export function createConsoleRouter(o: ConsoleOptions): Router {
   const router = express.Router();
   const base = o.consolePath;
   const bare = (res: Response, status: number, title: string, body: string) => sendBare(res, o, base, status, title, body);
   const signInLink = `<p><a class="button" href="${escapeHtml(`${base}/sign-in`)}">Sign in</a></p>`;
+  const c: Console = { o, base, bare, signInLink };
 
   // The JSON admin API shares the path; it has its own authentication.
   router.use('/api', (_req, _res, next) => next('router'));
@@ -46,8 +55,27 @@ export function createConsoleRouter(o: ConsoleOptions): Router {
 
   // `<console>/sign-in` and `/signed-in` are admin/mount.ts's (the sign-in through the login page).
 
-  /** The guard: an operator's session, and for a change a fresh sign-in and an unspent form token. */
-  router.use(async (req, res, next) => {
+  router.use(operatorGuard(c));
+
+  router.post('/sign-out', async (_req, res, next) => {
+    try {
+      await locals(res).operator.endSession();
+      bare(res, 200, 'Signed out', `<h1>Signed out</h1><div class="card"><p>You are signed out.</p>${signInLink}</div>`);
+    } catch (err) {
+      next(err);
+    }
+  });
+
+  for (const mount of [mountOverview, mountClients, mountCimd, mountUsers, mountGrants, mountKeys, mountAudit]) mount(router, o);
+
+  router.use(consoleErrors(c));
+
+  return router;
+}
+
+/** The guard: an operator's session, and for a change a fresh sign-in and an unspent form token. */
+function operatorGuard({ o, base, bare, signInLink }: Console) {
+  return async (req: Request, res: Response, next: NextFunction) => {
     try {
       const found = await lookUpOperator(o.provider, o.store, o, req, res);
       if (found.kind === 'none') {
@@ -90,20 +118,11 @@ export function createConsoleRouter(o: ConsoleOptions): Router {
     } catch (err) {
       next(err);
     }
-  });
+  };
+}
 
-  router.post('/sign-out', async (_req, res, next) => {
-    try {
-      await locals(res).operator.endSession();
-      bare(res, 200, 'Signed out', `<h1>Signed out</h1><div class="card"><p>You are signed out.</p>${signInLink}</div>`);
-    } catch (err) {
-      next(err);
-    }
-  });
-
-  for (const mount of [mountOverview, mountClients, mountCimd, mountUsers, mountGrants, mountKeys, mountAudit]) mount(router, o);
-
-  router.use((err: Error & { status?: number }, _req: Request, res: Response, _next: NextFunction) => {
+function consoleErrors({ o, bare }: Console) {
+  return (err: Error & { status?: number }, _req: Request, res: Response, _next: NextFunction) => {
     if (res.headersSent) return;
     if (err instanceof AdminServiceError) {
       const status = err.error === 'not_found' ? 404 : err.error === 'conflict' ? 409 : 400;
@@ -120,7 +139,5 @@ export function createConsoleRouter(o: ConsoleOptions): Router {
       'Error',
       message('Something went wrong', status === 500 ? 'The request could not be completed.' : 'The request is not valid.'),
     );
-  });
-
-  return router;
+  };
 }

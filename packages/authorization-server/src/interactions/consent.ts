@@ -77,40 +77,41 @@ export function createConsentStep(ctx: InteractionContext): ConsentStep {
         switchAccount: !details.lastSubmission?.login,
         reconfirm,
         resources: reconfirm
-          ? alreadyRequested(details, grant)
+          ? alreadyRequested(o.scopeText, details, grant)
           : Object.entries(left.missingResourceScopes ?? {}).map(([resource, scopes]) =>
-              shown(resource, scopes, grant ? grant.getResourceScope(resource).split(' ').filter(Boolean) : []),
+              shown(o.scopeText, resource, scopes, grant ? grant.getResourceScope(resource).split(' ').filter(Boolean) : []),
             ),
         oidcScopes: (left.missingOIDCScope ?? []).map((scope) => o.scopeText.describe(scope)),
       }),
     );
   }
 
-  /** Nothing new is asked: the requested resources and scopes, all granted before. */
-  function alreadyRequested(details: Details, grant: Grant | undefined) {
-    const asked = new Set(String(details.params.scope ?? '').split(' '));
-    const param = details.params.resource;
-    const list = typeof param === 'string' ? [param] : Array.isArray(param) ? param.map(String) : Object.keys(grant?.resources ?? {});
-    return list.map((resource) => {
-      const granted = grant
-        ? grant
-            .getResourceScope(resource)
-            .split(' ')
-            .filter((s) => asked.has(s))
-        : [];
-      return shown(resource, granted, []);
-    });
-  }
-
-  function shown(resource: string, scopes: string[], alreadyGranted: string[]): ConsentResource {
-    const { scopeText } = o;
-    return {
-      resource,
-      name: scopeText.resourceName(resource),
-      scopes: scopes.map((scope) => scopeText.describe(scope, resource)),
-      alreadyGranted: alreadyGranted.map((scope) => scopeText.describe(scope, resource)),
-    };
-  }
-
   return { baseGrant, approve, render };
+}
+
+type ScopeText = InteractionContext['o']['scopeText'];
+
+/** Nothing new is asked: the requested resources and scopes, all granted before. */
+function alreadyRequested(scopeText: ScopeText, details: Details, grant: Grant | undefined) {
+  const asked = new Set(String(details.params.scope ?? '').split(' '));
+  const param = details.params.resource;
+  const list = typeof param === 'string' ? [param] : Array.isArray(param) ? param.map(String) : Object.keys(grant?.resources ?? {});
+  return list.map((resource) => {
+    const granted = grant
+      ? grant
+          .getResourceScope(resource)
+          .split(' ')
+          .filter((s) => asked.has(s))
+      : [];
+    return shown(scopeText, resource, granted, []);
+  });
+}
+
+function shown(scopeText: ScopeText, resource: string, scopes: string[], alreadyGranted: string[]): ConsentResource {
+  return {
+    resource,
+    name: scopeText.resourceName(resource),
+    scopes: scopes.map((scope) => scopeText.describe(scope, resource)),
+    alreadyGranted: alreadyGranted.map((scope) => scopeText.describe(scope, resource)),
+  };
 }

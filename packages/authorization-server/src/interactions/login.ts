@@ -50,6 +50,8 @@ export function createLoginStep(ctx: InteractionContext): LoginStep {
     const username = typeof req.body?.username === 'string' ? req.body.username.trim().slice(0, 200) : '';
     const password = typeof req.body?.password === 'string' ? req.body.password : '';
     const address = clientAddress(req);
+    const failed = (reason: string) =>
+      audit(o.logger, 'login.failed', { method: 'password', username, ip: address, reason, client_id: String(details.params.client_id) });
     // Counted before the password is checked (see throttle.ts): parallel guesses cannot all pass.
     const brake = await throttle.attempt(address, username);
     if (brake) {
@@ -63,13 +65,7 @@ export function createLoginStep(ctx: InteractionContext): LoginStep {
     // Unknown users cost one scrypt too, so timing does not reveal which usernames exist.
     const ok = await verifyPassword(password, account?.passwordHash ?? (await dummyHash()));
     if (!account || !ok || account.disabled) {
-      audit(o.logger, 'login.failed', {
-        method: 'password',
-        username,
-        ip: address,
-        reason: !account ? 'unknown-user' : !ok ? 'wrong-password' : 'disabled',
-        client_id: String(details.params.client_id),
-      });
+      failed(!account ? 'unknown-user' : !ok ? 'wrong-password' : 'disabled');
       // The password was right: saying the account is disabled reveals nothing to its owner.
       if (account && ok) await render(res, details, 'This account is disabled.', username, 403);
       else await render(res, details, 'Invalid username or password.', username);
@@ -77,13 +73,7 @@ export function createLoginStep(ctx: InteractionContext): LoginStep {
     }
     const refusal = signInRefusal(account, o);
     if (refusal) {
-      audit(o.logger, 'login.failed', {
-        method: 'password',
-        username,
-        ip: address,
-        reason: refusal,
-        client_id: String(details.params.client_id),
-      });
+      failed(refusal);
       await render(res, details, 'The demo account cannot sign in on this server.', username, 403);
       return;
     }

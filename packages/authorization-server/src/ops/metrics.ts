@@ -40,46 +40,24 @@ export function createAsMetrics(config: MetricsConfig = {}): AsMetrics {
   const prefix = 'mcp_auth_';
   if (config.collectDefaultMetrics) collectDefaultMetrics({ register: registry, prefix });
 
-  const authorizations = new Counter({
-    name: `${prefix}authorizations_total`,
-    help: 'Authorization requests that ended with a response to the client, by outcome',
-    labelNames: ['outcome'] as const,
-    registers: [registry],
-  });
-  const tokens = new Counter({
-    name: `${prefix}tokens_issued_total`,
-    help: 'Successful token endpoint responses, by grant type',
-    labelNames: ['grant_type'] as const,
-    registers: [registry],
-  });
-  const errors = new Counter({
-    name: `${prefix}oauth_errors_total`,
-    help: 'Refused or failed OAuth requests, by endpoint and OAuth error code',
-    labelNames: ['endpoint', 'error'] as const,
-    registers: [registry],
-  });
-  const cimd = new Counter({
-    name: `${prefix}cimd_fetches_total`,
-    help: 'Client ID Metadata Document look-ups: hit (shared cache), miss (fetched), fail, refused (policy)',
-    labelNames: ['outcome'] as const,
-    registers: [registry],
-  });
-  const rateLimited = new Counter({
-    name: `${prefix}registration_rate_limited_total`,
-    help: 'Dynamic Client Registration requests refused by the per-address rate limit',
-    registers: [registry],
-  });
-  const logins = new Counter({
-    name: `${prefix}logins_total`,
-    help: 'Login form submissions, by outcome (success, failure, throttled)',
-    labelNames: ['outcome'] as const,
-    registers: [registry],
-  });
-  const loginFailures = new Counter({
-    name: `${prefix}login_failures_total`,
-    help: 'Failed logins (unknown user or wrong password)',
-    registers: [registry],
-  });
+  const counter = <L extends string = never>(name: string, help: string, labelNames: readonly L[] = []) =>
+    new Counter<L>({ name: `${prefix}${name}`, help, labelNames, registers: [registry] });
+  const authorizations = counter('authorizations_total', 'Authorization requests that ended with a response to the client, by outcome', [
+    'outcome',
+  ]);
+  const tokens = counter('tokens_issued_total', 'Successful token endpoint responses, by grant type', ['grant_type']);
+  const errors = counter('oauth_errors_total', 'Refused or failed OAuth requests, by endpoint and OAuth error code', ['endpoint', 'error']);
+  const cimd = counter(
+    'cimd_fetches_total',
+    'Client ID Metadata Document look-ups: hit (shared cache), miss (fetched), fail, refused (policy)',
+    ['outcome'],
+  );
+  const rateLimited = counter(
+    'registration_rate_limited_total',
+    'Dynamic Client Registration requests refused by the per-address rate limit',
+  );
+  const logins = counter('logins_total', 'Login form submissions, by outcome (success, failure, throttled)', ['outcome']);
+  const loginFailures = counter('login_failures_total', 'Failed logins (unknown user or wrong password)');
   const duration = new Histogram({
     name: `${prefix}http_request_duration_seconds`,
     help: 'HTTP request latency by route',

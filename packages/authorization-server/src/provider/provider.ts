@@ -346,39 +346,16 @@ function installRules(provider: Provider, config: ResolvedConfig, p: RuleParts):
   auditProviderEvents(provider, logger, metrics);
 }
 
-/** @internal */
-export async function buildProvider(
+/** oidc-provider's options: storage, clients, keys, cookies, scopes, PKCE, interactions, features, fetchers. */
+function providerConfiguration(
   config: ResolvedConfig,
-  store: Store,
-  logger: Logger,
-  metrics?: AsMetrics,
-  thirdParty?: ThirdParty,
-): Promise<ProviderParts> {
-  const resources = new ResourceRegistry(config.resources);
-  const issuerUrl = new URL(config.issuer);
-  const mountPath = issuerUrl.pathname === '/' ? '' : issuerUrl.pathname.replace(/\/$/, '');
-  const { ordered, signing, cookieKeys } = await loadKeys(store);
+  p: RuleParts,
+  more: { mountPath: string; cookieKeys: string[]; clientPolicy: ReturnType<typeof createClientPolicy> },
+): Configuration {
+  const { store, resources, logger, metrics, signing, ordered, dpop, introspectionAllowed, jwksUriFetch } = p;
+  const { mountPath, cookieKeys, clientPolicy } = more;
   const { cimd } = config;
-  const dpop = dpopProviderOptions(config.dpop, cookieKeys);
-
-  const operatorClientIds = new Set(config.clients.map((c) => c.client_id));
-  // One fetcher of clients' jwks_uri: oidc-provider's private_key_jwt and the client-assertion grant.
-  const jwksUriFetch = createJwksUriFetch(cimd, logger);
-  // the same rule as findAccount: a disabled or deleted account has no live tokens
-  const introspectionAllowed = createIntrospectionPolicy(
-    resources,
-    operatorClientIds,
-    async (accountId) => (await usableAccount(store, accountId, config)) !== undefined,
-  );
-  const clientPolicy = createClientPolicy({
-    resources,
-    clientSecretTTL: config.registration.clientSecretTTL,
-    operatorClientIds,
-    redirectUris: config.redirectUris,
-    metadataPolicy: { jwtBearerSources: idJagSources(config.idJag) },
-  });
-
-  const configuration: Configuration = {
+  return {
     adapter: ((name: string) => store.adapter(name)) as unknown as Configuration['adapter'],
     ...clientOptions(config, clientPolicy, signing.alg),
     jwks: { keys: ordered.map((k) => k.jwk) } as Configuration['jwks'],
@@ -416,12 +393,41 @@ export async function buildProvider(
     ) as unknown as Configuration['fetch'],
     renderError: renderError(mountPath),
   } as Configuration;
+}
 
-  const provider = new Provider(config.issuer, configuration);
-  provider.proxy = trustProxySetting(config.trustProxy) !== false;
-  // koa reads X-Forwarded-For from the right, as many entries as there are trusted hops.
-  provider.maxIpsCount = forwardedHops(config.trustProxy);
-  installRules(provider, config, {
+/** @internal */
+export async function buildProvider(
+  config: ResolvedConfig,
+  store: Store,
+  logger: Logger,
+  metrics?: AsMetrics,
+  thirdParty?: ThirdParty,
+): Promise<ProviderParts> {
+  const resources = new ResourceRegistry(config.resources);
+  const issuerUrl = new URL(config.issuer);
+  const mountPath = issuerUrl.pathname === '/' ? '' : issuerUrl.pathname.replace(/\/$/, '');
+  const { ordered, signing, cookieKeys } = await loadKeys(store);
+  const { cimd } = config;
+  const dpop = dpopProviderOptions(config.dpop, cookieKeys);
+
+  const operatorClientIds = new Set(config.clients.map((c) => c.client_id));
+  // One fetcher of clients' jwks_uri: oidc-provider's private_key_jwt and the client-assertion grant.
+  const jwksUriFetch = createJwksUriFetch(cimd, logger);
+  // the same rule as findAccount: a disabled or deleted account has no live tokens
+  const introspectionAllowed = createIntrospectionPolicy(
+    resources,
+    operatorClientIds,
+    async (accountId) => (await usableAccount(store, accountId, config)) !== undefined,
+  );
+  const clientPolicy = createClientPolicy({
+    resources,
+    clientSecretTTL: config.registration.clientSecretTTL,
+    operatorClientIds,
+    redirectUris: config.redirectUris,
+    metadataPolicy: { jwtBearerSources: idJagSources(config.idJag) },
+  });
+
+  const parts: RuleParts = {
     store,
     resources,
     logger,
@@ -434,7 +440,12 @@ export async function buildProvider(
     issuerUrl,
     thirdParty,
     jwksUriFetch,
-  });
+  };
+  const provider = new Provider(config.issuer, providerConfiguration(config, parts, { mountPath, cookieKeys, clientPolicy }));
+  provider.proxy = trustProxySetting(config.trustProxy) !== false;
+  // koa reads X-Forwarded-For from the right, as many entries as there are trusted hops.
+  provider.maxIpsCount = forwardedHops(config.trustProxy);
+  installRules(provider, config, parts);
 
   return { provider, resources, mountPath };
 }

@@ -1,27 +1,4 @@
-export type {
-  AccountPatch,
-  AccountRecord,
-  AccountSource,
-  AccountStore,
-  AuditQuery,
-  AuditRecord,
-  AuditStore,
-  CimdClientRecord,
-  CimdClientStatus,
-  CimdTrustPolicy,
-  CimdTrustStore,
-  ConnectionInput,
-  ConnectionRecord,
-  ConnectionStore,
-  KeyStore,
-  KeyValueEntry,
-  KeyValueStore,
-  NewAccount,
-  NewAuditRecord,
-  StorageConfig,
-  Store,
-  StoredSigningKey,
-} from './types.js';
+export type * from './types.js';
 export { openStore } from './open.js';
 export type { OpenStoreOptions } from './assemble.js';
 export { DEFAULT_CLEANUP_INTERVAL_SECONDS } from './assemble.js';

@@ -40,48 +40,78 @@ export interface ConnectRouterOptions extends AccountPageOptions {
   issuer: string;
 }
 
-export function createConnectRouter(o: ConnectRouterOptions): Router {
-  const router = express.Router();
-  const { thirdParty, logger } = o;
+/** What every connect route shares: the options, this router's paths and cookie, and its answers. */
+interface Connect {
+  o: ConnectRouterOptions;
+  base: string;
+  stylesheet: string;
+  cookie: { path: string; httpOnly: true; secure: boolean; sameSite: 'lax' };
+  notice(res: Response, status: number, title: string, message: string): void;
+  expired(res: Response): void;
+  refused(req: Request, reason: string, fields?: Record<string, unknown>): void;
+}
+
+function connectContext(o: ConnectRouterOptions): Connect {
   const base = `${o.mountPath}/connect`;
   const stylesheet = `${o.mountPath}/interaction/assets/style.css`;
-  const cookie = { path: base, httpOnly: true, secure: o.secureCookies, sameSite: 'lax' as const };
   const notice = (res: Response, status: number, title: string, message: string): void => {
     res
       .status(status)
       .type('html')
       .send(noticePage(title, message, stylesheet));
   };
-  const expired = (res: Response): void =>
-    notice(res, 400, 'Link expired', 'This link has expired or was already used. Nothing was connected.');
-  const refused = (req: Request, reason: string, fields: Record<string, unknown> = {}) =>
-    audit(logger, 'third_party.refused', { reason, ip: clientAddress(req), ...fields });
+  return {
+    o,
+    base,
+    stylesheet,
+    cookie: { path: base, httpOnly: true, secure: o.secureCookies, sameSite: 'lax' as const },
+    notice,
+    expired: (res) => notice(res, 400, 'Link expired', 'This link has expired or was already used. Nothing was connected.'),
+    refused: (req, reason, fields = {}) => audit(o.logger, 'third_party.refused', { reason, ip: clientAddress(req), ...fields }),
+  };
+}
 
+// A flat list of route registrations; each step's checks live in the handler it names.
+export function createConnectRouter(o: ConnectRouterOptions): Router {
+  const c = connectContext(o);
+  const router = express.Router();
   router.use((_req, res, next) => {
     res.set('Cache-Control', 'no-store');
     next();
   });
   router.use(express.urlencoded({ extended: false, limit: '4kb' }));
   const pageSecurity = pageSecurityHeaders(true);
+  router.get('/signed-in', pageSecurityHeaders(false), signedInRoute(c));
+  router.get('/callback', pageSecurityHeaders(false), callbackRoute(c));
+  router.get('/:ticket', formTargets(c), pageSecurity, confirmRoute(c));
+  router.post('/:ticket', formTargets(c), pageSecurity, connectRoute(c));
+  router.use(connectErrors(c));
+  return router;
+}
 
-  /** Sends the browser to the login page; the ticket is kept in a cookie of this path only. */
-  function signIn(res: Response, ticket: string): void {
-    res.cookie(RETURN_COOKIE, ticket, { ...cookie, maxAge: thirdParty.config.connectTicketTTL * 1000 });
-    res.redirect(303, signInUrl(o.issuer));
-  }
+/** Sends the browser to the login page; the ticket is kept in a cookie of this path only. */
+function signIn(c: Connect, res: Response, ticket: string): void {
+  res.cookie(RETURN_COOKIE, ticket, { ...c.cookie, maxAge: c.o.thirdParty.config.connectTicketTTL * 1000 });
+  res.redirect(303, signInUrl(c.o.issuer));
+}
 
-  router.get('/signed-in', pageSecurityHeaders(false), (req, res) => {
+function signedInRoute(c: Connect) {
+  return (req: Request, res: Response) => {
     const ticket = readCookie(req, RETURN_COOKIE);
-    res.clearCookie(RETURN_COOKIE, cookie);
+    res.clearCookie(RETURN_COOKIE, c.cookie);
     // An error response of the sign-in request (the user cancelled on the login page).
     if (typeof req.query.error === 'string' || !isHandle(ticket))
-      return notice(res, 400, 'Not signed in', 'Sign-in did not complete, so nothing was connected.');
-    res.redirect(303, `${base}/${ticket}`);
-  });
+      return c.notice(res, 400, 'Not signed in', 'Sign-in did not complete, so nothing was connected.');
+    res.redirect(303, `${c.base}/${ticket}`);
+  };
+}
 
-  router.get('/callback', pageSecurityHeaders(false), async (req, res, next) => {
+function callbackRoute(c: Connect) {
+  const { o, notice, refused } = c;
+  const { thirdParty, logger } = o;
+  return async (req: Request, res: Response, next: NextFunction) => {
     try {
-      res.clearCookie(FLOW_COOKIE, cookie);
+      res.clearCookie(FLOW_COOKIE, c.cookie);
       const flow = await thirdParty.records.takeFlow(readCookie(req, FLOW_COOKIE));
       if (!flow) {
         refused(req, 'unknown_flow');
@@ -128,44 +158,52 @@ export function createConnectRouter(o: ConnectRouterOptions): Router {
         client_id: flow.clientId,
         scope: tokens.scopes.join(' '),
       });
-      res.type('html').send(connectedPage(o.serviceName, p.displayName, stylesheet));
+      res.type('html').send(connectedPage(o.serviceName, p.displayName, c.stylesheet));
     } catch (err) {
       next(err);
     }
-  });
+  };
+}
 
-  /** The ticket, its provider, and the signed-in user — or the page that says why not. */
-  async function load(req: Request, res: Response): Promise<{ ticket: Ticket; p: ResolvedProvider; user?: SignedIn } | undefined> {
-    const bound = await thirdParty.records.peekTicket(String(req.params.ticket));
-    const p = bound ? thirdParty.providers.get(bound.provider) : undefined;
-    if (!bound || !p) {
-      refused(req, 'unknown_ticket');
-      expired(res);
-      return undefined;
-    }
-    return { ticket: bound, p, user: await signedIn(o.provider, o.store, o, req, res) };
+/** The ticket, its provider, and the signed-in user — or the page that says why not. */
+async function load(
+  c: Connect,
+  req: Request,
+  res: Response,
+): Promise<{ ticket: Ticket; p: ResolvedProvider; user?: SignedIn } | undefined> {
+  const { thirdParty } = c.o;
+  const bound = await thirdParty.records.peekTicket(String(req.params.ticket));
+  const p = bound ? thirdParty.providers.get(bound.provider) : undefined;
+  if (!bound || !p) {
+    c.refused(req, 'unknown_ticket');
+    c.expired(res);
+    return undefined;
   }
+  return { ticket: bound, p, user: await signedIn(c.o.provider, c.o.store, c.o, req, res) };
+}
 
-  /** Signed in as another account than the ticket's: refused, nothing linked, switching offered. */
-  function otherAccount(req: Request, res: Response, p: ResolvedProvider, user: SignedIn): void {
-    refused(req, 'other_account', { provider: p.name, account: user.account.id });
-    const csrf = issueCsrfToken(res, `${base}/${String(req.params.ticket)}`, o.secureCookies);
-    res
-      .status(403)
-      .type('html')
-      .send(
-        otherAccountPage({
-          serviceName: o.serviceName,
-          action: `${base}/${String(req.params.ticket)}`,
-          csrf,
-          stylesheet,
-          provider: p.displayName,
-          account: shownAccountName(user.account),
-        }),
-      );
-  }
+/** Signed in as another account than the ticket's: refused, nothing linked, switching offered. */
+function otherAccount(c: Connect, req: Request, res: Response, p: ResolvedProvider, user: SignedIn): void {
+  c.refused(req, 'other_account', { provider: p.name, account: user.account.id });
+  const csrf = issueCsrfToken(res, `${c.base}/${String(req.params.ticket)}`, c.o.secureCookies);
+  res
+    .status(403)
+    .type('html')
+    .send(
+      otherAccountPage({
+        serviceName: c.o.serviceName,
+        action: `${c.base}/${String(req.params.ticket)}`,
+        csrf,
+        stylesheet: c.stylesheet,
+        provider: p.displayName,
+        account: shownAccountName(user.account),
+      }),
+    );
+}
 
-  async function formTargets(req: Request, res: Response, next: NextFunction) {
+function formTargets(c: Connect) {
+  const { thirdParty } = c.o;
+  return async (req: Request, res: Response, next: NextFunction) => {
     // The confirmation's POST ends in a redirect to the provider: its origin is a form-action target.
     try {
       const bound = await thirdParty.records.peekTicket(String(req.params.ticket));
@@ -175,24 +213,28 @@ export function createConnectRouter(o: ConnectRouterOptions): Router {
       res.locals.formTargets = [];
     }
     next();
-  }
+  };
+}
 
-  router.get('/:ticket', formTargets, pageSecurity, async (req, res, next) => {
+/** GET /connect/:ticket: the confirmation page, for the ticket's own account only. */
+function confirmRoute(c: Connect) {
+  const { o } = c;
+  return async (req: Request, res: Response, next: NextFunction) => {
     try {
-      const loaded = await load(req, res);
+      const loaded = await load(c, req, res);
       if (!loaded) return;
       const { ticket, p, user } = loaded;
-      if (!user) return signIn(res, String(req.params.ticket));
-      if (user.account.id !== ticket.sub) return otherAccount(req, res, p, user);
+      if (!user) return signIn(c, res, String(req.params.ticket));
+      if (user.account.id !== ticket.sub) return otherAccount(c, req, res, p, user);
       if (!(res.locals.formTargets as string[]).length)
-        return notice(res, 502, 'Not available', `${p.displayName} cannot be reached right now. Try again later.`);
-      const action = `${base}/${String(req.params.ticket)}`;
+        return c.notice(res, 502, 'Not available', `${p.displayName} cannot be reached right now. Try again later.`);
+      const action = `${c.base}/${String(req.params.ticket)}`;
       res.type('html').send(
         confirmPage({
           serviceName: o.serviceName,
           action,
           csrf: issueCsrfToken(res, action, o.secureCookies),
-          stylesheet,
+          stylesheet: c.stylesheet,
           provider: p.displayName,
           resourceName: o.scopeText.resourceName(ticket.resource),
           resource: ticket.resource,
@@ -203,15 +245,20 @@ export function createConnectRouter(o: ConnectRouterOptions): Router {
     } catch (err) {
       next(err);
     }
-  });
+  };
+}
 
-  router.post('/:ticket', formTargets, pageSecurity, async (req, res, next) => {
+/** POST /connect/:ticket: CSRF first, then switch account, or connect / cancel for the ticket's account. */
+function connectRoute(c: Connect) {
+  const { o, notice, refused } = c;
+  const { thirdParty, logger } = o;
+  return async (req: Request, res: Response, next: NextFunction) => {
     try {
       if (!checkCsrfToken(req)) {
         refused(req, 'csrf');
         return notice(res, 403, 'Form expired', 'The form expired. Go back, reload the page and try again.');
       }
-      const loaded = await load(req, res);
+      const loaded = await load(c, req, res);
       if (!loaded) return;
       const { ticket, p, user } = loaded;
       const action = req.body?.action;
@@ -219,10 +266,10 @@ export function createConnectRouter(o: ConnectRouterOptions): Router {
         // Signed out here first: the login page then signs in afresh (no session to fall back to).
         await user?.destroy();
         if (user) audit(logger, 'session.ended', { account_id: user.account.id, reason: 'switch-account', ip: clientAddress(req) });
-        return signIn(res, String(req.params.ticket));
+        return signIn(c, res, String(req.params.ticket));
       }
-      if (!user) return signIn(res, String(req.params.ticket));
-      if (user.account.id !== ticket.sub) return otherAccount(req, res, p, user);
+      if (!user) return signIn(c, res, String(req.params.ticket));
+      if (user.account.id !== ticket.sub) return otherAccount(c, req, res, p, user);
       if (action !== 'connect' && action !== 'cancel') return notice(res, 400, 'Not connected', 'Unsupported action.');
       // MCP security best practices §OAuth State Parameter Validation: state made and stored only
       // now (after the confirmation), tied to this browser (cookie) and session, used once.
@@ -240,27 +287,28 @@ export function createConnectRouter(o: ConnectRouterOptions): Router {
       // The ticket is used now, once: a replayed link or a second submission finds nothing.
       if (!(await thirdParty.records.takeTicket(String(req.params.ticket)))) {
         refused(req, 'ticket_taken', { provider: p.name, account: user.account.id });
-        return expired(res);
+        return c.expired(res);
       }
       if (!url) {
         refused(req, 'cancelled', { provider: p.name, account: user.account.id });
         return notice(res, 200, 'Not connected', `Nothing was connected. Your application will ask again when it needs ${p.displayName}.`);
       }
       const handle = await thirdParty.records.startFlow({ ...ticket, sessionUid: user.sessionUid, state, codeVerifier });
-      res.cookie(FLOW_COOKIE, handle, { ...cookie, maxAge: FLOW_TTL * 1000 });
+      res.cookie(FLOW_COOKIE, handle, { ...c.cookie, maxAge: FLOW_TTL * 1000 });
       res.redirect(303, url.href);
     } catch (err) {
       next(err);
     }
-  });
+  };
+}
 
-  router.use((err: Error & { status?: number }, _req: Request, res: Response, _next: NextFunction) => {
+function connectErrors(c: Connect) {
+  const { logger } = c.o;
+  return (err: Error & { status?: number }, _req: Request, res: Response, _next: NextFunction) => {
     // Client errors raised by express/body-parser keep their 4xx status (see the interaction router).
     const status = typeof err.status === 'number' && err.status >= 400 && err.status < 500 ? err.status : 500;
     (status === 500 ? logger.error : logger.warn)('connect page failed', { error: err.name, detail: err.message, status });
     if (!res.headersSent)
-      notice(res, status, 'Not connected', status === 500 ? 'The request could not be completed.' : 'The request is not valid.');
-  });
-
-  return router;
+      c.notice(res, status, 'Not connected', status === 500 ? 'The request could not be completed.' : 'The request is not valid.');
+  };
 }

@@ -6,8 +6,8 @@
 import type { Router } from 'express';
 import type { AuditQuery, AuditRecord } from '../../admin/types.js';
 import { escapeHtml } from '../../http/html.js';
-import { type ConsoleOptions, field, locals, send } from '../context.js';
-import { badge, table } from '../layout.js';
+import { type ConsoleOptions, field, fields, locals, send } from '../context.js';
+import { badge, filterForm, table } from '../layout.js';
 
 const PAGE = 50;
 /** Fields already shown in their own column. */
@@ -53,14 +53,7 @@ function row(base: string, r: AuditRecord, names: Names): string[] {
 export function mountAudit(router: Router, o: ConsoleOptions): void {
   router.get('/audit', async (req, res) => {
     const f = locals(res).frame;
-    const q = {
-      user: field(req.query, 'user', 200),
-      client: field(req.query, 'client', 2000),
-      event: field(req.query, 'event', 100),
-      actor: field(req.query, 'actor', 200),
-      from: field(req.query, 'from', 16),
-      to: field(req.query, 'to', 16),
-    };
+    const q = fields(req.query, { user: 200, client: 2000, event: 100, actor: 200, from: 16, to: 16 });
     const before = field(req.query, 'before', 40);
     // A user may be searched by username or by account id (`sub`).
     const user = q.user ? await o.admin.getUser(q.user) : undefined;
@@ -90,10 +83,15 @@ export function mountAudit(router: Router, o: ConsoleOptions): void {
       '/audit',
       'Audit log',
       `<h1>Audit log</h1>
-<form class="card filters" method="get" action="${escapeHtml(`${f.base}/audit`)}" role="search">
-${input('a-user', 'user', 'User (username or sub)')}${input('a-client', 'client', 'Client ID')}${input('a-event', 'event', 'Event (e.g. grant.revoked)')}
-${input('a-actor', 'actor', 'Operator (sub)')}${input('a-from', 'from', 'From (UTC)', 'datetime-local')}${input('a-to', 'to', 'Until (UTC)', 'datetime-local')}
-<div><button type="submit">Search</button></div></form>
+${filterForm(
+  f,
+  '/audit',
+  [
+    `${input('a-user', 'user', 'User (username or sub)')}${input('a-client', 'client', 'Client ID')}${input('a-event', 'event', 'Event (e.g. grant.revoked)')}`,
+    `${input('a-actor', 'actor', 'Operator (sub)')}${input('a-from', 'from', 'From (UTC)', 'datetime-local')}${input('a-to', 'to', 'Until (UTC)', 'datetime-local')}`,
+  ],
+  'Search',
+)}
 ${table(
   'Audit events',
   ['Time', 'Event', 'Operator', 'User', 'Client', 'Details'],

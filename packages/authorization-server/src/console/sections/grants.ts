@@ -5,8 +5,8 @@
  */
 import type { Router } from 'express';
 import { escapeHtml } from '../../http/html.js';
-import { actor, type ConsoleOptions, done, field, locals, send } from '../context.js';
-import { notice } from '../layout.js';
+import { actor, type ConsoleOptions, done, field, fields, locals, send } from '../context.js';
+import { filterForm, notice } from '../layout.js';
 import { grantsTable } from './grants-table.js';
 
 const NOTICES: Record<string, string> = { revoked: 'Grant revoked: its tokens no longer work.' };
@@ -19,11 +19,7 @@ export function backPath(value: string): string {
 export function mountGrants(router: Router, o: ConsoleOptions): void {
   router.get('/grants', async (req, res) => {
     const f = locals(res).frame;
-    const filter = {
-      user: field(req.query, 'user', 200),
-      client: field(req.query, 'client', 2000),
-      resource: field(req.query, 'resource', 2000),
-    };
+    const filter = fields(req.query, { user: 200, client: 2000, resource: 2000 });
     // A user filter may be a username or an account id.
     const user = filter.user ? await o.admin.getUser(filter.user) : undefined;
     const grants =
@@ -38,11 +34,16 @@ export function mountGrants(router: Router, o: ConsoleOptions): void {
       '/grants',
       'Grants',
       `<h1>Grants</h1>${notice(NOTICES[field(req.query, 'done')])}
-<form class="card filters" method="get" action="${escapeHtml(`${f.base}/grants`)}" role="search">
-<div><label for="g-user">User</label><input id="g-user" type="search" name="user" value="${escapeHtml(filter.user)}"></div>
-<div><label for="g-client">Client ID</label><input id="g-client" type="search" name="client" value="${escapeHtml(filter.client)}"></div>
-<div><label for="g-resource">Resource</label><select id="g-resource" name="resource">${resourceOptions}</select></div>
-<div><button type="submit">Filter</button></div></form>
+${filterForm(
+  f,
+  '/grants',
+  [
+    `<div><label for="g-user">User</label><input id="g-user" type="search" name="user" value="${escapeHtml(filter.user)}"></div>`,
+    `<div><label for="g-client">Client ID</label><input id="g-client" type="search" name="client" value="${escapeHtml(filter.client)}"></div>`,
+    `<div><label for="g-resource">Resource</label><select id="g-resource" name="resource">${resourceOptions}</select></div>`,
+  ],
+  'Filter',
+)}
 ${await grantsTable(o.admin, f, grants, '/grants')}`,
     );
   });

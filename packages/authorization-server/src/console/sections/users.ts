@@ -8,7 +8,7 @@ import type { Router } from 'express';
 import type { UserView } from '../../admin/types.js';
 import { escapeHtml } from '../../http/html.js';
 import { actor, type ConsoleOptions, done, field, locals, send } from '../context.js';
-import { badge, notice, orDash, postButton, table, when } from '../layout.js';
+import { badge, filterForm, notice, orDash, postButton, table, when } from '../layout.js';
 import { grantsTable } from './grants-table.js';
 
 const NOTICES: Record<string, string> = {
@@ -52,9 +52,7 @@ export function mountUsers(router: Router, o: ConsoleOptions): void {
       '/users',
       'Users',
       `<h1>Users</h1>${notice(NOTICES[field(req.query, 'done')])}
-<form class="card filters" method="get" action="${escapeHtml(`${f.base}/users`)}" role="search">
-<div><label for="q">Search by username or name</label><input id="q" type="search" name="q" value="${escapeHtml(q)}"></div>
-<div><button type="submit">Search</button></div></form>
+${filterForm(f, '/users', [`<div><label for="q">Search by username or name</label><input id="q" type="search" name="q" value="${escapeHtml(q)}"></div>`], 'Search')}
 ${table('Users', ['User', 'Status', 'Source', 'Linked identities', 'Created'], rows, q ? 'No user matches.' : 'No user yet.')}
 ${createForm(f)}`,
     );

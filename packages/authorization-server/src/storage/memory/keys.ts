@@ -12,17 +12,19 @@ export class MemoryKeys implements KeyBackend {
     return copy(this.signing);
   }
   async mutateSigningKeys(change: (rows: StoredSigningKey[]) => StoredSigningKey[] | undefined) {
-    const next = change(copy(this.signing));
-    if (next) this.signing = copy(next);
-    return copy(this.signing);
+    return this.mutate('signing', change);
   }
   async readCookieKeys() {
     return copy(this.cookie);
   }
   async mutateCookieKeys(change: (rows: CookieKeyRecord[]) => CookieKeyRecord[] | undefined) {
-    const next = change(copy(this.cookie));
-    if (next) this.cookie = copy(next);
-    return copy(this.cookie);
+    return this.mutate('cookie', change);
+  }
+
+  private mutate<K extends 'signing' | 'cookie'>(kind: K, change: (rows: this[K]) => this[K] | undefined): this[K] {
+    const next = change(copy(this[kind]));
+    if (next) this[kind] = copy(next);
+    return copy(this[kind]);
   }
 
   /** Drops retired keys past `retireAfter`; returns how many. */

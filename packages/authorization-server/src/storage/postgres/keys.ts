@@ -28,20 +28,13 @@ export class PgKeys implements KeyBackend {
   }
 
   mutateSigningKeys(change: (rows: StoredSigningKey[]) => StoredSigningKey[] | undefined) {
+    const insert = `INSERT INTO ${this.q}.signing_keys (kid, jwk, status, created_at, retire_after) VALUES ($1, $2, $3, $4, $5)`;
     return this.mutate(
       'signing',
       (c) => this.signing(c),
       change,
-      (client, next) =>
-        next.map((k) =>
-          client.query(`INSERT INTO ${this.q}.signing_keys (kid, jwk, status, created_at, retire_after) VALUES ($1, $2, $3, $4, $5)`, [
-            k.jwk.kid,
-            JSON.stringify(k.jwk),
-            k.status,
-            k.createdAt,
-            k.retireAfter ?? null,
-          ]),
-        ),
+      insert,
+      (k) => [k.jwk.kid, JSON.stringify(k.jwk), k.status, k.createdAt, k.retireAfter ?? null],
     );
   }
 
@@ -50,33 +43,33 @@ export class PgKeys implements KeyBackend {
   }
 
   mutateCookieKeys(change: (rows: CookieKeyRecord[]) => CookieKeyRecord[] | undefined) {
+    const insert = `INSERT INTO ${this.q}.cookie_keys (position, key, created_at) VALUES ($1, $2, $3)`;
     return this.mutate(
       'cookie',
       (c) => this.cookie(c),
       change,
-      (client, next) =>
-        next.map((k, i) =>
-          client.query(`INSERT INTO ${this.q}.cookie_keys (position, key, created_at) VALUES ($1, $2, $3)`, [i, k.key, k.createdAt]),
-        ),
+      insert,
+      (k, i) => [i, k.key, k.createdAt],
     );
   }
 
   /**
    * One change of a key table under its advisory lock: read, let `change` decide, replace every
-   * row when it returns a new list, read back what the table now holds.
+   * row (one `insert` per row) when it returns a new list, read back what the table now holds.
    */
   private mutate<T>(
     kind: 'signing' | 'cookie',
     read: (client: PoolClient) => Promise<T[]>,
     change: (rows: T[]) => T[] | undefined,
-    inserts: (client: PoolClient, next: T[]) => Array<Promise<unknown>>,
+    insert: string,
+    params: (row: T, position: number) => unknown[],
   ): Promise<T[]> {
     return inTransaction(this.pool, `${this.lock}:${kind}`, async (client) => {
       const next = change(await read(client));
       if (next) {
         await client.query(`DELETE FROM ${this.q}.${kind}_keys`);
         // One connection runs its queries in order: queued together, awaited together.
-        await Promise.all(inserts(client, next));
+        await Promise.all(next.map((row, i) => client.query(insert, params(row, i))));
       }
       return read(client);
     });

@@ -1,14 +1,5 @@
 /** Local accounts and their upstream identities. */
-import {
-  type AccountRow,
-  accountFromRow,
-  conflict,
-  newAccount,
-  notFound,
-  patchAccount,
-  upstreamIdentityKey,
-  usernameKey,
-} from '../accounts.js';
+import * as shared from '../accounts.js';
 import { type Clock, epochSeconds } from '../clock.js';
 import type { AccountPatch, AccountRecord, AccountStore, NewAccount } from '../types.js';
 import { type Db, prepared } from './statements.js';
@@ -19,12 +10,12 @@ export class SqliteAccounts implements AccountStore {
     private readonly clock: Clock,
   ) {}
 
-  private load(row: AccountRow | undefined): AccountRecord | undefined {
+  private load(row: shared.AccountRow | undefined): AccountRecord | undefined {
     if (!row) return undefined;
     const ids = prepared(this.db, 'SELECT identity FROM account_identities WHERE account_id = ? ORDER BY position').all(row.id) as {
       identity: string;
     }[];
-    return accountFromRow(
+    return shared.accountFromRow(
       row,
       ids.map((r) => r.identity),
     );
@@ -34,7 +25,7 @@ export class SqliteAccounts implements AccountStore {
     const params = {
       id: record.id,
       username: record.username,
-      usernameKey: usernameKey(record.username),
+      usernameKey: shared.usernameKey(record.username),
       passwordHash: record.passwordHash,
       displayName: record.displayName ?? null,
       disabled: record.disabled ? 1 : 0,
@@ -65,43 +56,43 @@ export class SqliteAccounts implements AccountStore {
         for (const [i, identity] of (record.upstreamIdentities ?? []).entries()) add.run(identity, record.id, i);
       }, 'immediate');
     } catch (error) {
-      if (this.db.isUniqueViolation(error)) throw conflict('account (id, username or upstream identity)', error);
+      if (this.db.isUniqueViolation(error)) throw shared.conflict('account (id, username or upstream identity)', error);
       throw error;
     }
   }
 
   async create(account: NewAccount) {
-    const record = newAccount(account, epochSeconds(this.clock()));
+    const record = shared.newAccount(account, epochSeconds(this.clock()));
     this.write(record, true);
     return record;
   }
 
   async findById(id: string) {
-    return this.load(prepared(this.db, 'SELECT * FROM accounts WHERE id = ?').get(id) as AccountRow | undefined);
+    return this.load(prepared(this.db, 'SELECT * FROM accounts WHERE id = ?').get(id) as shared.AccountRow | undefined);
   }
 
   async findByUsername(username: string) {
     return this.load(
-      prepared(this.db, 'SELECT * FROM accounts WHERE username_key = ?').get(usernameKey(username)) as AccountRow | undefined,
+      prepared(this.db, 'SELECT * FROM accounts WHERE username_key = ?').get(shared.usernameKey(username)) as shared.AccountRow | undefined,
     );
   }
 
   async findByUpstreamIdentity(issuer: string, subject: string) {
     const row = prepared(this.db, 'SELECT a.* FROM accounts a JOIN account_identities i ON i.account_id = a.id WHERE i.identity = ?').get(
-      upstreamIdentityKey(issuer, subject),
-    ) as AccountRow | undefined;
+      shared.upstreamIdentityKey(issuer, subject),
+    ) as shared.AccountRow | undefined;
     return this.load(row);
   }
 
   async list() {
-    const rows = prepared(this.db, 'SELECT * FROM accounts ORDER BY created_at, id').all() as AccountRow[];
+    const rows = prepared(this.db, 'SELECT * FROM accounts ORDER BY created_at, id').all() as shared.AccountRow[];
     return rows.map((r) => this.load(r)!);
   }
 
   async update(id: string, patch: AccountPatch) {
     const existing = await this.findById(id);
-    if (!existing) throw notFound();
-    const record = patchAccount(existing, patch, epochSeconds(this.clock()));
+    if (!existing) throw shared.notFound();
+    const record = shared.patchAccount(existing, patch, epochSeconds(this.clock()));
     this.write(record, false);
     return record;
   }

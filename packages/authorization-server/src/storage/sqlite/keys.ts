@@ -3,8 +3,30 @@ import { signingFromRow, type CookieKeyRecord, type KeyBackend, type SigningRow 
 import type { StoredSigningKey } from '../types.js';
 import { type Db, prepared } from './statements.js';
 
+/** One key table: how its rows are read back and written. */
+interface KeyTable<T> {
+  name: string;
+  read: () => T[];
+  insert: string;
+  params: (row: T, position: number) => unknown[];
+}
+
 export class SqliteKeys implements KeyBackend {
   constructor(private readonly db: Db) {}
+
+  private readonly signingTable: KeyTable<StoredSigningKey> = {
+    name: 'signing_keys',
+    read: () => this.signing(),
+    insert: 'INSERT INTO signing_keys (kid, jwk, status, created_at, retire_after) VALUES (?, ?, ?, ?, ?)',
+    params: (k) => [k.jwk.kid, JSON.stringify(k.jwk), k.status, k.createdAt, k.retireAfter ?? null],
+  };
+
+  private readonly cookieTable: KeyTable<CookieKeyRecord> = {
+    name: 'cookie_keys',
+    read: () => this.cookie(),
+    insert: 'INSERT INTO cookie_keys (position, key, created_at) VALUES (?, ?, ?)',
+    params: (k, i) => [i, k.key, k.createdAt],
+  };
 
   private signing(): StoredSigningKey[] {
     return (
@@ -26,15 +48,7 @@ export class SqliteKeys implements KeyBackend {
   }
 
   async mutateSigningKeys(change: (rows: StoredSigningKey[]) => StoredSigningKey[] | undefined) {
-    return this.db.transaction(() => {
-      const next = change(this.signing());
-      if (next) {
-        prepared(this.db, 'DELETE FROM signing_keys').run();
-        const insert = prepared(this.db, 'INSERT INTO signing_keys (kid, jwk, status, created_at, retire_after) VALUES (?, ?, ?, ?, ?)');
-        for (const k of next) insert.run(k.jwk.kid, JSON.stringify(k.jwk), k.status, k.createdAt, k.retireAfter ?? null);
-      }
-      return this.signing();
-    }, 'immediate');
+    return this.mutate(this.signingTable, change);
   }
 
   async readCookieKeys() {
@@ -42,14 +56,19 @@ export class SqliteKeys implements KeyBackend {
   }
 
   async mutateCookieKeys(change: (rows: CookieKeyRecord[]) => CookieKeyRecord[] | undefined) {
+    return this.mutate(this.cookieTable, change);
+  }
+
+  /** One change of a key table: read, let `change` decide, replace every row when it returns a new list, read back. */
+  private mutate<T>(table: KeyTable<T>, change: (rows: T[]) => T[] | undefined): T[] {
     return this.db.transaction(() => {
-      const next = change(this.cookie());
+      const next = change(table.read());
       if (next) {
-        prepared(this.db, 'DELETE FROM cookie_keys').run();
-        const insert = prepared(this.db, 'INSERT INTO cookie_keys (position, key, created_at) VALUES (?, ?, ?)');
-        for (const [i, k] of next.entries()) insert.run(i, k.key, k.createdAt);
+        prepared(this.db, `DELETE FROM ${table.name}`).run();
+        const statement = prepared(this.db, table.insert);
+        for (const [i, row] of next.entries()) statement.run(...table.params(row, i));
       }
-      return this.cookie();
+      return table.read();
     }, 'immediate');
   }
 }

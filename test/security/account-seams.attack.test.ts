@@ -17,7 +17,6 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CookieJar } from 'tough-cookie';
 import { createClient } from 'redis';
 import { createRedisRevocationList, type RedisRevocationList } from '@mcp-auth-kit/resource-server/redis';
 import { runAdmin, startAuthServer, type AdminIo, type RunningAuthServer } from '@mcp-auth-kit/auth-server';
@@ -34,11 +33,10 @@ import { openPgScope, shouldRunPgTests, type PgScope } from '../faults/helpers/p
 import {
   NATIVE_REDIRECT,
   authorizationUrl,
-  frontChannel,
   fullFlow,
   pkcePair,
-  postJson,
   refresh,
+  passwordLogin,
   registerClient,
   startAttackStack,
   type AttackStack,
@@ -93,37 +91,7 @@ const start = (file: string, extra: Record<string, unknown> = {}) =>
   startAuthServer({ port: 0, host: '127.0.0.1', storage: { kind: 'sqlite', file }, logger: silentLogger, demoUser: false, ...extra });
 
 /** A password login on the running server: 303 (signed in) or the login page's status. */
-async function login(server: RunningAuthServer, username: string, password: string): Promise<number> {
-  const reg = await postJson(`${server.url}/reg`, {
-    client_name: 'seams',
-    redirect_uris: [NATIVE_REDIRECT],
-    token_endpoint_auth_method: 'none',
-  });
-  const authorize = new URL(`${server.issuer}/auth`);
-  const params = {
-    response_type: 'code',
-    client_id: reg.body.client_id as string,
-    redirect_uri: NATIVE_REDIRECT,
-    scope: 'notes:read',
-    resource: 'http://localhost:3000/mcp',
-    code_challenge: pkcePair().challenge,
-    code_challenge_method: 'S256',
-    state: 's',
-  };
-  for (const [k, v] of Object.entries(params)) authorize.searchParams.set(k, v);
-  const jar = new CookieJar();
-  const page = await frontChannel(server.issuer, authorize, jar);
-  if (page.kind !== 'stopped' || page.status !== 200) throw new Error('expected the login page');
-  const action = new URL(/<form method="post" action="([^"]+)"/.exec(page.body)![1]!.replace(/&amp;/g, '&'), server.issuer).href;
-  const res = await fetch(action, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: await jar.getCookieString(action) },
-    body: new URLSearchParams({ csrf: /name="csrf" value="([^"]+)"/.exec(page.body)![1]!, action: 'login', username, password }).toString(),
-  });
-  await res.arrayBuffer();
-  return res.status;
-}
+const login = (server: RunningAuthServer, username: string, password: string) => passwordLogin(server, username, password, 'seams');
 
 const TAKEN_BY_UPSTREAM =
   /users \(configuration\): the username "alice" is taken by an account made by a self sign-up through the upstream provider http:\/\/127\.0\.0\.1:\d+.*user set-password alice --adopt/s;

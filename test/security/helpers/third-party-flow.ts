@@ -5,7 +5,7 @@
  */
 import { HeadlessBrowser, isUrl, pkcePair, type BrowserPage } from '@mcp-auth-kit/test-utils';
 import { PROVIDER_CLIENT_ID, type FakeProvider } from './third-party-provider.js';
-import { postForm, type JsonResponse } from './support.js';
+import { loginPageUrl, postForm, type JsonResponse } from './support.js';
 
 export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
@@ -72,19 +72,7 @@ export async function mcpAccessToken(
   });
   const clientId = ((await reg.json()) as { client_id: string }).client_id;
   const { verifier, challenge } = pkcePair();
-  const auth = new URL(`${issuer}/auth`);
-  for (const [k, v] of Object.entries({
-    response_type: 'code',
-    client_id: clientId,
-    redirect_uri: NATIVE_REDIRECT,
-    scope: 'notes:read',
-    resource,
-    state: 's',
-    code_challenge: challenge,
-    code_challenge_method: 'S256',
-    prompt: 'login',
-  }))
-    auth.searchParams.set(k, v);
+  const auth = loginPageUrl(issuer, clientId, { resource, code_challenge: challenge, prompt: 'login' });
   const stop = (url: URL) => url.href.startsWith(NATIVE_REDIRECT);
   let end = await ua.follow(auth, stop);
   if (!isUrl(end) && /name="password"/.test(end.body))

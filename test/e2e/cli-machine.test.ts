@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli-process.js';
 import { inspectAccessToken } from '../helpers/jwt.js';
 import { startDemoStack, type DemoStack } from '../helpers/stack.js';
+import { machineClient } from '../helpers/clients.js';
 
 /**
  * The CLI's machine logins against our AS and the demo (issue 42, client credentials extension):
@@ -16,13 +17,6 @@ import { startDemoStack, type DemoStack } from '../helpers/stack.js';
  */
 const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 const SECRET = 'cli-machine-secret-0123456789abcdef';
-const machine = (client_id: string, extra: Record<string, unknown>) => ({
-  client_id,
-  response_types: [],
-  redirect_uris: [],
-  scope: 'notes:read',
-  ...extra,
-});
 
 let stack: DemoStack;
 let dir: string;
@@ -43,12 +37,12 @@ beforeAll(async () => {
   stack = await startDemoStack({
     asConfig: () => ({
       clients: [
-        machine('cli-secret', {
+        machineClient('cli-secret', {
           client_secret: SECRET,
           grant_types: ['client_credentials'],
           token_endpoint_auth_method: 'client_secret_basic',
         }),
-        machine('cli-signer', { grant_types: [JWT_BEARER], token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [jwk] } }),
+        machineClient('cli-signer', { grant_types: [JWT_BEARER], token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [jwk] } }),
       ],
     }),
   });

@@ -93,6 +93,18 @@ const start = (file: string, extra: Record<string, unknown> = {}) =>
 /** A password login on the running server: 303 (signed in) or the login page's status. */
 const login = (server: RunningAuthServer, username: string, password: string) => passwordLogin(server, username, password, 'seams');
 
+/** Puts the public demo account straight into a running server's store, then signs in with it. */
+async function plantedDemoSignIn(server: RunningAuthServer): Promise<number> {
+  await server.server.store.accounts.create({
+    id: randomUUID(),
+    username: 'demo',
+    passwordHash: await hashPassword('demo-password'),
+    disabled: false,
+    source: 'demo',
+  });
+  return login(server, 'demo', 'demo-password');
+}
+
 const TAKEN_BY_UPSTREAM =
   /users \(configuration\): the username "alice" is taken by an account made by a self sign-up through the upstream provider http:\/\/127\.0\.0\.1:\d+.*user set-password alice --adopt/s;
 const TAKEN =
@@ -237,14 +249,7 @@ describe('attack: the demo account reaches a production server through a shared 
     const prod = await start(file, { production: true });
     try {
       // What a development build without the marker check leaves in the shared store.
-      await prod.server.store.accounts.create({
-        id: randomUUID(),
-        username: 'demo',
-        passwordHash: await hashPassword('demo-password'),
-        disabled: false,
-        source: 'demo',
-      });
-      expect(await login(prod, 'demo', 'demo-password')).toBe(403);
+      expect(await plantedDemoSignIn(prod)).toBe(403);
     } finally {
       await prod.close();
     }
@@ -276,14 +281,7 @@ describe.runIf(await shouldRunPgTests())('attack: the demo account through a sha
         /is not seeded: this store is used by the production server/,
       );
       expect(await prod.server.store.accounts.findByUsername('demo')).toBeUndefined();
-      await prod.server.store.accounts.create({
-        id: randomUUID(),
-        username: 'demo',
-        passwordHash: await hashPassword('demo-password'),
-        disabled: false,
-        source: 'demo',
-      });
-      expect(await login(prod, 'demo', 'demo-password')).toBe(403);
+      expect(await plantedDemoSignIn(prod)).toBe(403);
     } finally {
       await prod.close();
     }

@@ -26,6 +26,7 @@ import {
   REGISTERED_GRANT_SOURCES,
 } from './helpers/grant-types.js';
 import { startFakeProvider, type FakeProvider } from './helpers/third-party-provider.js';
+import { secretClient } from '../helpers/clients.js';
 import { completeConnect, exchange, TOKEN_EXCHANGE, VAULT_CLIENT, VAULT_MCP, vaultStackOptions } from './helpers/third-party-flow.js';
 
 /**
@@ -95,34 +96,10 @@ describe('attack: a grant the user and the operator cannot see or end (issue 40 
       authorizationServer: {
         thirdParty: vault.thirdParty,
         clients: [
-          {
-            client_id: AGENT,
-            client_secret: SECRET,
-            grant_types: [JWT_BEARER, 'refresh_token'],
-            response_types: [],
-            redirect_uris: [],
-            token_endpoint_auth_method: 'client_secret_basic',
-          },
-          {
-            client_id: MACHINE,
-            client_secret: SECRET,
-            grant_types: ['client_credentials'],
-            response_types: [],
-            redirect_uris: [],
-            token_endpoint_auth_method: 'client_secret_basic',
-            scope: 'notes:read',
-          },
-          {
-            // signs its own assertions (RFC 7523 §2.1, MCP client credentials) and authenticates besides
-            client_id: ASSERTING,
-            client_secret: SECRET,
-            grant_types: [JWT_BEARER],
-            response_types: [],
-            redirect_uris: [],
-            token_endpoint_auth_method: 'client_secret_basic',
-            jwks: { keys: [assertingJwk] },
-            scope: 'notes:read',
-          },
+          secretClient(AGENT, SECRET, [JWT_BEARER, 'refresh_token']),
+          secretClient(MACHINE, SECRET, ['client_credentials'], { scope: 'notes:read' }),
+          // signs its own assertions (RFC 7523 §2.1, MCP client credentials) and authenticates besides
+          secretClient(ASSERTING, SECRET, [JWT_BEARER], { jwks: { keys: [assertingJwk] }, scope: 'notes:read' }),
           ...vault.clients,
         ],
         idJag: {

@@ -13,6 +13,7 @@ import {
   type AttackStack,
   type JsonResponse,
 } from './helpers/support.js';
+import { secretClient } from '../helpers/clients.js';
 
 /**
  * The ID-JAG grant of MCP enterprise-managed authorization at our AS (RFC 7523 §2.1,
@@ -23,15 +24,7 @@ import {
 const GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 const SECRET = 'agent-secret-0123456789abcdef';
 
-const confidential = (client_id: string, extra: Record<string, unknown> = {}) => ({
-  client_id,
-  client_secret: SECRET,
-  grant_types: [GRANT],
-  response_types: [],
-  redirect_uris: [],
-  token_endpoint_auth_method: 'client_secret_basic',
-  ...extra,
-});
+const confidential = (client_id: string, extra: Record<string, unknown> = {}) => secretClient(client_id, SECRET, [GRANT], extra);
 
 describe('ID-JAG grant (RFC 7523 §2.1, draft-ietf-oauth-identity-assertion-authz-grant §4.4.1): every check refuses its attack', () => {
   let idp: TestIdp;

@@ -20,6 +20,7 @@ import {
 } from './helpers/grant-types.js';
 import type { AttackStack, DpopKey, JsonResponse } from './helpers/support.js';
 import { startFakeProvider, type FakeProvider } from './helpers/third-party-provider.js';
+import { secretClient } from '../helpers/clients.js';
 import { completeConnect, exchange, TOKEN_EXCHANGE, VAULT_CLIENT, VAULT_MCP, vaultStackOptions } from './helpers/third-party-flow.js';
 import { HeadlessBrowser } from '@mcp-auth-kit/test-utils';
 import { ConfigError } from '@mcp-auth-kit/protocol';
@@ -50,15 +51,8 @@ import { validateConfig } from '@mcp-auth-kit/authorization-server/ops';
 const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 const SECRET = 'sender-constraint-secret-0123456789';
 
-const confidential = (client_id: string, grant_types: string[], extra: Record<string, unknown> = {}) => ({
-  client_id,
-  client_secret: SECRET,
-  grant_types,
-  response_types: [],
-  redirect_uris: [],
-  token_endpoint_auth_method: 'client_secret_basic',
-  ...extra,
-});
+const confidential = (client_id: string, grant_types: string[], extra: Record<string, unknown> = {}) =>
+  secretClient(client_id, SECRET, grant_types, extra);
 
 let machineKey: Awaited<ReturnType<typeof generateKeyPair>>;
 let machineJwk: JWK;

@@ -25,6 +25,7 @@ export function sharedForSuite<T extends { close(): unknown }>(start: () => Prom
       // Methods keep their own receiver (private fields, bound state), not the proxy.
       return typeof field === 'function' ? field.bind(started()) : field;
     },
+    set: (_target, key, field) => Reflect.set(started(), key, field),
     has: (_target, key) => Reflect.has(started(), key),
   });
 }

@@ -21,10 +21,10 @@ import {
   pkcePair,
   postForm,
   registerClient,
-  startAttackStack,
-  type AttackStack,
+  useAttackStack,
   type JsonResponse,
 } from './helpers/support.js';
+import { secretClient } from '../helpers/clients.js';
 
 /**
  * Account linking trusts only what the operator trusts (issue 40 item 1: account pre-hijack;
@@ -37,14 +37,7 @@ import {
  */
 const GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 const SECRET = 'agent-secret-0123456789abcdef';
-const agent = {
-  client_id: 'agent',
-  client_secret: SECRET,
-  grant_types: [GRANT],
-  response_types: [],
-  redirect_uris: [],
-  token_endpoint_auth_method: 'client_secret_basic',
-};
+const agent = secretClient('agent', SECRET, [GRANT]);
 
 describe('attack: account pre-hijack through e-mail linking, and the linking matrix', () => {
   let upstream: UpstreamIdp;
@@ -52,7 +45,6 @@ describe('attack: account pre-hijack through e-mail linking, and the linking mat
   let other: TestIdp;
   let subjectOnly: TestIdp;
   let closed: TestIdp;
-  let stack: AttackStack;
   let clientId: string;
 
   beforeAll(async () => {
@@ -63,44 +55,45 @@ describe('attack: account pre-hijack through e-mail linking, and the linking mat
       startTestIdp(),
       startTestIdp(),
     ]);
-    const trusted = (name: string, idp: TestIdp, extra: Record<string, unknown> = {}) => ({
-      name,
-      issuer: idp.issuer,
-      jwksUri: idp.jwksUri,
-      clients: ['agent'],
-      accountMatch: 'email' as const,
-      ...extra,
-    });
-    stack = await startAttackStack({
-      devAutoLogin: undefined,
-      authorizationServer: {
-        clients: [agent],
-        users: [{ username: 'operator-made@acme.example', password: 'operator-password-1' }],
-        upstream: [
-          {
-            name: 'Open IdP',
-            issuer: upstream.issuer,
-            clientId: UPSTREAM_CLIENT_ID,
-            clientSecret: UPSTREAM_CLIENT_SECRET,
-            allowSignup: true,
-          },
-        ],
-        idJag: {
-          trustedIdps: [
-            trusted('Acme IdP', acme),
-            trusted('Other IdP', other),
-            trusted('Subject IdP', subjectOnly, { accountMatch: 'subject' }),
-            trusted('Closed IdP', closed, { createAccounts: false }),
-          ],
-        },
-      },
-    });
-    await upstream.configure(`${stack.issuer}/interaction/upstream/callback`);
-    clientId = await registerClient(stack);
   });
   afterAll(async () => {
-    await stack?.close();
     await Promise.all([upstream?.close(), acme?.close(), other?.close(), subjectOnly?.close(), closed?.close()]);
+  });
+  const trusted = (name: string, idp: TestIdp, extra: Record<string, unknown> = {}) => ({
+    name,
+    issuer: idp.issuer,
+    jwksUri: idp.jwksUri,
+    clients: ['agent'],
+    accountMatch: 'email' as const,
+    ...extra,
+  });
+  const stack = useAttackStack(() => ({
+    devAutoLogin: undefined,
+    authorizationServer: {
+      clients: [agent],
+      users: [{ username: 'operator-made@acme.example', password: 'operator-password-1' }],
+      upstream: [
+        {
+          name: 'Open IdP',
+          issuer: upstream.issuer,
+          clientId: UPSTREAM_CLIENT_ID,
+          clientSecret: UPSTREAM_CLIENT_SECRET,
+          allowSignup: true,
+        },
+      ],
+      idJag: {
+        trustedIdps: [
+          trusted('Acme IdP', acme),
+          trusted('Other IdP', other),
+          trusted('Subject IdP', subjectOnly, { accountMatch: 'subject' }),
+          trusted('Closed IdP', closed, { createAccounts: false }),
+        ],
+      },
+    },
+  }));
+  beforeAll(async () => {
+    await upstream.configure(`${stack.issuer}/interaction/upstream/callback`);
+    clientId = await registerClient(stack);
   });
 
   const accounts = () => stack.as.server.store.accounts;

@@ -15,15 +15,8 @@ import {
   UPSTREAM_CLIENT_SECRET,
   type UpstreamIdp,
 } from '../../packages/authorization-server/test/helpers/upstream-idp.js';
-import {
-  authorizationUrl,
-  NATIVE_REDIRECT,
-  pkcePair,
-  postForm,
-  registerClient,
-  useAttackStack,
-  type JsonResponse,
-} from './helpers/support.js';
+import { authorizationUrl, NATIVE_REDIRECT, pkcePair, postForm, registerClient, useAttackStack } from './helpers/support.js';
+import type { JsonResponse } from './helpers/support.js';
 import { secretClient } from '../helpers/clients.js';
 
 /**

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdmin, type AdminIo } from '@mcp-auth-kit/auth-server';
 import { listAccountGrants, revokeRememberedGrant } from '@mcp-auth-kit/authorization-server';
 import { HeadlessBrowser } from '@mcp-auth-kit/test-utils';
-import { startTestIdp, type TestIdp } from '@mcp-auth-kit/testing';
+import { startTestIdp } from '@mcp-auth-kit/testing';
 import { SignJWT, decodeJwt, exportJWK, generateKeyPair, type JWK } from 'jose';
 import { CookieJar } from 'tough-cookie';
 import {
@@ -15,18 +15,13 @@ import {
   pkcePair,
   postForm,
   registerClient,
-  startAttackStack,
-  type AttackStack,
+  useAttackStack,
   type JsonResponse,
 } from './helpers/support.js';
-import {
-  advertisedGrantTypes,
-  authorizationServerSources,
-  grantRegisteringSources,
-  REGISTERED_GRANT_SOURCES,
-} from './helpers/grant-types.js';
-import { startFakeProvider, type FakeProvider } from './helpers/third-party-provider.js';
-import { secretClient } from '../helpers/clients.js';
+import { sharedForSuite } from '../helpers/suite.js';
+import { advertisedGrantInventory, sourcesWithListedGrants } from './helpers/grant-types.js';
+import { startFakeProvider } from './helpers/third-party-provider.js';
+import { JWT_BEARER, secretClient } from '../helpers/clients.js';
 import { completeConnect, exchange, TOKEN_EXCHANGE, VAULT_CLIENT, VAULT_MCP, vaultStackOptions } from './helpers/third-party-flow.js';
 
 /**
@@ -43,7 +38,6 @@ import { completeConnect, exchange, TOKEN_EXCHANGE, VAULT_CLIENT, VAULT_MCP, vau
  * `none` rows prove the grant type creates no Grant of its own. A grant type added later fails
  * the guard until it has a row here.
  */
-const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 const SECRET = 'grant-index-secret-0123456789';
 const AGENT = 'grant-index-agent';
 const MACHINE = 'grant-index-machine';
@@ -79,18 +73,18 @@ function adminIo() {
 describe('attack: a grant the user and the operator cannot see or end (issue 40 finding 4: ID-JAG grants outside the account index)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'grant-index-'));
   const env = { DATABASE_URL: `sqlite:${join(dir, 'as.sqlite')}` };
-  let idp: TestIdp;
-  let stack: AttackStack;
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const idp = sharedForSuite(startTestIdp);
+  const provider = sharedForSuite(() => startFakeProvider([{ username: 'demo-drive', password: 'drive-pass', files: [] }]));
   let demoId: string;
-  let provider: FakeProvider;
 
   beforeAll(async () => {
     assertingKey = await generateKeyPair('ES256');
     assertingJwk = { ...(await exportJWK(assertingKey.publicKey)), kid: 'asserting', alg: 'ES256' };
-    idp = await startTestIdp();
-    provider = await startFakeProvider([{ username: 'demo-drive', password: 'drive-pass', files: [] }]);
+  });
+  const stack = useAttackStack(() => {
     const vault = vaultStackOptions(provider);
-    stack = await startAttackStack({
+    return {
       storage: { kind: 'sqlite', file: join(dir, 'as.sqlite') },
       extraResources: vault.extraResources,
       authorizationServer: {
@@ -107,7 +101,9 @@ describe('attack: a grant the user and the operator cannot see or end (issue 40 
           trustedIdps: [{ name: 'Acme IdP', issuer: idp.issuer, jwksUri: idp.jwksUri, clients: [AGENT] }],
         },
       },
-    });
+    };
+  });
+  beforeAll(async () => {
     provider.redirectUri = `${stack.issuer}/connect/callback`;
     const demo = await stack.as.server.store.accounts.findByUsername('demo');
     if (!demo) throw new Error('the demo account is missing');
@@ -115,12 +111,6 @@ describe('attack: a grant the user and the operator cannot see or end (issue 40 
     // The operator links the IdP's user to the account (admin tool), so ID-JAGs for SUB are demo's.
     const link = adminIo();
     expect(await runAdmin(['user', 'link', 'demo', idp.issuer, SUB], env, link.io), link.err.join('\n')).toBe(0);
-  });
-  afterAll(async () => {
-    await stack?.close();
-    await idp?.close();
-    await provider?.close();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   const basic = (clientId: string) => `Basic ${Buffer.from(`${clientId}:${SECRET}`).toString('base64')}`;
@@ -376,16 +366,13 @@ describe('attack: a grant the user and the operator cannot see or end (issue 40 
   });
 
   it('enumeration guard: every grant type the AS advertises (RFC 8414 grant_types_supported) has a row', async () => {
-    const advertised = await advertisedGrantTypes(stack.issuer);
-    expect(advertised).toEqual(
-      expect.arrayContaining(['authorization_code', 'refresh_token', 'client_credentials', JWT_BEARER, TOKEN_EXCHANGE]),
-    );
+    const advertised = await advertisedGrantInventory(stack.issuer);
     expect(advertised.filter((g) => !TABLE.some((r) => r.grant === g))).toEqual([]);
     expect(TABLE.filter((r) => !advertised.includes(r.grant)).map((r) => r.grant)).toEqual([]);
   });
 
   it('enumeration guard: Grants are created only where they are remembered (new Grant(...) sites in the AS sources)', () => {
-    const sources = authorizationServerSources();
+    const sources = sourcesWithListedGrants();
     const creating = sources
       .filter((f) => /new\s+(?:[\w.]+\.)?Grant\s*\(/.test(f.text))
       .map((f) => f.path)
@@ -393,7 +380,6 @@ describe('attack: a grant the user and the operator cannot see or end (issue 40 
     // interactions/grant.ts builds consent's grant, which consent.ts remembers; the ID-JAG grant
     // remembers its own. A new site needs the same, and a row in TABLE above.
     expect(creating).toEqual(['grants/jwt-bearer/grant.ts', 'interactions/grant.ts']);
-    expect(grantRegisteringSources()).toEqual(REGISTERED_GRANT_SOURCES);
     const text = (path: string) => sources.find((f) => f.path === path)?.text ?? '';
     expect(text('grants/jwt-bearer/grant.ts')).toMatch(/\.remember\(/);
     expect(text('interactions/consent.ts')).toMatch(/\.remember\(/);

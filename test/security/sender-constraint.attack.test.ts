@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestIdp, type TestIdp } from '@mcp-auth-kit/testing';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { startTestIdp } from '@mcp-auth-kit/testing';
 import { SignJWT, decodeJwt, exportJWK, generateKeyPair, type JWK } from 'jose';
 import {
   NATIVE_REDIRECT,
@@ -10,17 +10,13 @@ import {
   postForm,
   postJson,
   registerClient,
-  startAttackStack,
+  useAttackStack,
 } from './helpers/support.js';
-import {
-  advertisedGrantTypes,
-  authorizationServerSources,
-  grantRegisteringSources,
-  REGISTERED_GRANT_SOURCES,
-} from './helpers/grant-types.js';
-import type { AttackStack, DpopKey, JsonResponse } from './helpers/support.js';
-import { startFakeProvider, type FakeProvider } from './helpers/third-party-provider.js';
-import { secretClient } from '../helpers/clients.js';
+import { sharedForSuite } from '../helpers/suite.js';
+import { advertisedGrantInventory, sourcesWithListedGrants } from './helpers/grant-types.js';
+import type { DpopKey, JsonResponse } from './helpers/support.js';
+import { startFakeProvider } from './helpers/third-party-provider.js';
+import { JWT_BEARER, secretClient } from '../helpers/clients.js';
 import { completeConnect, exchange, TOKEN_EXCHANGE, VAULT_CLIENT, VAULT_MCP, vaultStackOptions } from './helpers/third-party-flow.js';
 import { HeadlessBrowser } from '@mcp-auth-kit/test-utils';
 import { ConfigError } from '@mcp-auth-kit/protocol';
@@ -48,7 +44,6 @@ import { validateConfig } from '@mcp-auth-kit/authorization-server/ops';
  * The enumeration guard at the end fails when the AS advertises a grant type without both kinds
  * of row: a grant added later cannot ship without its sender-constraint tests.
  */
-const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 const SECRET = 'sender-constraint-secret-0123456789';
 
 const confidential = (client_id: string, grant_types: string[], extra: Record<string, unknown> = {}) =>
@@ -76,17 +71,16 @@ interface Row {
 }
 
 describe('attack: a sender-constrained (DPoP) token loses its binding through a grant (RFC 9449 §5, §5.2)', () => {
-  let idp: TestIdp;
-  let stack: AttackStack;
-  let provider: FakeProvider;
+  const idp = sharedForSuite(startTestIdp);
+  const provider = sharedForSuite(() => startFakeProvider([{ username: 'demo-drive', password: 'drive-pass', files: ['a.txt'] }]));
 
   beforeAll(async () => {
     machineKey = await generateKeyPair('ES256');
     machineJwk = { ...(await exportJWK(machineKey.publicKey)), kid: 'machine-key', alg: 'ES256' };
-    idp = await startTestIdp();
-    provider = await startFakeProvider([{ username: 'demo-drive', password: 'drive-pass', files: ['a.txt'] }]);
+  });
+  const stack = useAttackStack(() => {
     const vault = vaultStackOptions(provider);
-    stack = await startAttackStack({
+    return {
       extraResources: vault.extraResources,
       authorizationServer: {
         clients: [
@@ -106,13 +100,10 @@ describe('attack: a sender-constrained (DPoP) token loses its binding through a 
         },
         thirdParty: vault.thirdParty,
       },
-    });
-    provider.redirectUri = `${stack.issuer}/connect/callback`;
+    };
   });
-  afterAll(async () => {
-    await stack?.close();
-    await idp?.close();
-    await provider?.close();
+  beforeAll(() => {
+    provider.redirectUri = `${stack.issuer}/connect/callback`;
   });
 
   const proof = (key: DpopKey) => dpopPostProof(key, stack.metadata.token_endpoint);
@@ -464,11 +455,8 @@ describe('attack: a sender-constrained (DPoP) token loses its binding through a 
   });
 
   it('enumeration guard: every grant type the AS advertises (RFC 8414 grant_types_supported) has a carry row and an enforce row', async () => {
-    const advertised = await advertisedGrantTypes(stack.issuer);
     // Every grant the kit has is on here (ID-JAG too): the list is the whole inventory.
-    expect(advertised).toEqual(
-      expect.arrayContaining(['authorization_code', 'refresh_token', 'client_credentials', JWT_BEARER, TOKEN_EXCHANGE]),
-    );
+    const advertised = await advertisedGrantInventory(stack.issuer);
     const missing = advertised.flatMap((grant) =>
       (['carry', 'enforce'] as const)
         .filter((kind) => !TABLE.some((r) => r.grant === grant && r.kind === kind))
@@ -480,12 +468,11 @@ describe('attack: a sender-constrained (DPoP) token loses its binding through a 
   });
 
   it('enumeration guard: no grant is added in the AS sources that this stack would not turn on (registerGrantType, oidc-provider grant features)', () => {
-    const sources = authorizationServerSources();
-    expect(sources.some((f) => f.path === 'provider.ts')).toBe(true);
     // A grant registered elsewhere, or one of oidc-provider's optional grants switched on, may be
     // off in this test's configuration and so missing from the discovery list above: give it its
-    // rows, turn it on in the stack of this file, then list it here.
-    expect(grantRegisteringSources()).toEqual(REGISTERED_GRANT_SOURCES);
+    // rows, turn it on in the stack of this file, then list it in REGISTERED_GRANT_SOURCES.
+    const sources = sourcesWithListedGrants();
+    expect(sources.some((f) => f.path === 'provider.ts')).toBe(true);
     const optionalGrants = sources.filter((f) => /\b(?:deviceFlow|ciba|openid4vci)\s*:/.test(f.text)).map((f) => f.path);
     expect(optionalGrants).toEqual([]);
   });

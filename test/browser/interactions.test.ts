@@ -79,6 +79,15 @@ describe('browser: login and consent pages (Chromium)', () => {
   }
 
   const atCallback = (page: Page) => page.waitForURL((url) => url.href.startsWith(listener.redirectUri));
+  /** On the consent page, which says `says`: a screenshot, Approve, and a code at the callback. */
+  const approveAtConsent = async (page: Page, says: string, shot: string) => {
+    await page.getByRole('heading', { name: 'Authorize access' }).waitFor();
+    expect(await page.locator('main').innerText()).toContain(says);
+    await screenshot(page, shot);
+    await page.getByRole('button', { name: 'Approve' }).click();
+    await atCallback(page);
+    expect(new URL(page.url()).searchParams.get('code')).toBeTruthy();
+  };
 
   it('full authorization through the real pages: login, consent (unverified name, redirect host, localhost warning, scopes), approve → code → token', async () => {
     const { context, page, verifier, cspViolations } = await openLogin();
@@ -202,12 +211,7 @@ describe('browser: login and consent pages (Chromium)', () => {
     await page.getByLabel('Upstream login').fill('eve');
     await screenshot(page, 'upstream-idp');
     await page.getByRole('button', { name: 'Sign in at the upstream IdP' }).click();
-    await page.getByRole('heading', { name: 'Authorize access' }).waitFor();
-    expect(await page.locator('main').innerText()).toContain('Upstream eve');
-    await screenshot(page, 'upstream-consent');
-    await page.getByRole('button', { name: 'Approve' }).click();
-    await atCallback(page);
-    expect(new URL(page.url()).searchParams.get('code')).toBeTruthy();
+    await approveAtConsent(page, 'Upstream eve', 'upstream-consent');
     const account = await as.server.store.accounts.findByUpstreamIdentity(idp.issuer, 'eve');
     expect(account?.username).toBe('eve');
     expect(cspViolations).toEqual([]);
@@ -218,12 +222,7 @@ describe('browser: login and consent pages (Chromium)', () => {
     await signIn(page);
     // Approved in the first test, but a loopback-only client can be impersonated by any local
     // program (MCP security §Localhost Redirect URI Risks): the page is shown again.
-    await page.getByRole('heading', { name: 'Authorize access' }).waitFor();
-    expect(await page.locator('main').innerText()).toContain('You allowed this access before');
-    await screenshot(page, 'consent-reconfirm');
-    await page.getByRole('button', { name: 'Approve' }).click();
-    await atCallback(page);
-    expect(new URL(page.url()).searchParams.get('code')).toBeTruthy();
+    await approveAtConsent(page, 'You allowed this access before', 'consent-reconfirm');
 
     await page.goto(`${as.issuer}/account`);
     await page.getByRole('heading', { name: 'Connected apps' }).waitFor();

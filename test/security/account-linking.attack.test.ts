@@ -8,15 +8,13 @@ import { runAdmin, type AdminIo } from '@mcp-auth-kit/auth-server';
 import { openStore, storageConfigFromEnv, type AccountRecord } from '@mcp-auth-kit/authorization-server';
 import { usernameProblem } from '@mcp-auth-kit/protocol';
 import { startTestIdp, type TestIdp } from '@mcp-auth-kit/testing';
-import { HeadlessBrowser, isUrl } from '@mcp-auth-kit/test-utils';
 import {
   startUpstreamIdp,
   UPSTREAM_CLIENT_ID,
   UPSTREAM_CLIENT_SECRET,
   type UpstreamIdp,
 } from '../../packages/authorization-server/test/helpers/upstream-idp.js';
-import { authorizationUrl, NATIVE_REDIRECT, pkcePair, postForm, registerClient, useAttackStack } from './helpers/support.js';
-import type { JsonResponse } from './helpers/support.js';
+import { postForm, registerClient, upstreamSignInToConsent, useAttackStack, type JsonResponse } from './helpers/support.js';
 import { secretClient } from '../helpers/clients.js';
 
 /**
@@ -93,13 +91,7 @@ describe('attack: account pre-hijack through e-mail linking, and the linking mat
 
   /** Signs up at the AS through the upstream provider with `login` as upstream login name (= its `sub`). */
   async function upstreamSignUp(login: string): Promise<AccountRecord> {
-    const ua = new HeadlessBrowser();
-    const page = await ua.follow(authorizationUrl(stack, { clientId, challenge: pkcePair().challenge }), NATIVE_REDIRECT);
-    if (isUrl(page)) throw new Error('expected the login page');
-    const idpPage = await ua.submit(page, { upstream: '0' }, NATIVE_REDIRECT);
-    if (isUrl(idpPage)) throw new Error('expected the upstream login page');
-    const consent = await ua.submit(idpPage, { login }, NATIVE_REDIRECT);
-    if (isUrl(consent) || !consent.body.includes('Authorize access')) throw new Error('expected the consent page after sign-up');
+    await upstreamSignInToConsent(stack, clientId, login);
     const account = await accounts().findByUpstreamIdentity(upstream.issuer, login);
     if (!account) throw new Error('the upstream sign-up made no account');
     return account;

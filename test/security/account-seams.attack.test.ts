@@ -21,7 +21,6 @@ import { createClient } from 'redis';
 import { createRedisRevocationList, type RedisRevocationList } from '@mcp-auth-kit/resource-server/redis';
 import { runAdmin, startAuthServer, type AdminIo, type RunningAuthServer } from '@mcp-auth-kit/auth-server';
 import { hashPassword, openStore, silentLogger, type AccountRecord } from '@mcp-auth-kit/authorization-server';
-import { HeadlessBrowser, isUrl } from '@mcp-auth-kit/test-utils';
 import {
   startUpstreamIdp,
   UPSTREAM_CLIENT_ID,
@@ -31,14 +30,12 @@ import { listenProtectedEndpoint, post, type ProtectedEndpoint } from '../faults
 import { REDIS_URL, redisPrefix, shouldRunRedisTests } from '../helpers/redis.js';
 import { openPgScope, shouldRunPgTests, type PgScope } from '../faults/helpers/postgres.js';
 import {
-  NATIVE_REDIRECT,
-  authorizationUrl,
   fullFlow,
-  pkcePair,
-  refresh,
   passwordLogin,
+  refresh,
   registerClient,
   startAttackStack,
+  upstreamSignInToConsent,
   type AttackStack,
 } from './helpers/support.js';
 
@@ -195,14 +192,7 @@ describe('reproduction through a real upstream sign-up (finding 2, seed-prehijac
     };
     /** Signs in at the AS through the upstream provider as `login` (its `sub` and preferred_username). */
     const upstreamSignIn = async (stack: AttackStack, login: string) => {
-      const ua = new HeadlessBrowser();
-      const clientId = await registerClient(stack);
-      const page = await ua.follow(authorizationUrl(stack, { clientId, challenge: pkcePair().challenge }), NATIVE_REDIRECT);
-      if (isUrl(page)) throw new Error('expected the login page');
-      const idpPage = await ua.submit(page, { upstream: '0' }, NATIVE_REDIRECT);
-      if (isUrl(idpPage)) throw new Error('expected the upstream login page');
-      const consent = await ua.submit(idpPage, { login }, NATIVE_REDIRECT);
-      if (isUrl(consent) || !consent.body.includes('Authorize access')) throw new Error('expected the consent page');
+      await upstreamSignInToConsent(stack, await registerClient(stack), login);
       return stack.as.server.store.accounts.findByUpstreamIdentity(upstream.issuer, login);
     };
     try {

@@ -445,3 +445,17 @@ export async function passwordLogin(server: RunningAuthServer, username: string,
   await res.arrayBuffer();
   return res.status;
 }
+
+/**
+ * Signs up or in at the AS through its first upstream provider as `login` (the upstream login
+ * name, which the test upstream IdP also makes the `sub`), up to our consent page.
+ */
+export async function upstreamSignInToConsent(stack: AttackStack, clientId: string, login: string): Promise<void> {
+  const ua = new HeadlessBrowser();
+  const page = await ua.follow(authorizationUrl(stack, { clientId, challenge: pkcePair().challenge }), NATIVE_REDIRECT);
+  if (isUrl(page)) throw new Error('expected the login page');
+  const idpPage = await ua.submit(page, { upstream: '0' }, NATIVE_REDIRECT);
+  if (isUrl(idpPage)) throw new Error('expected the upstream login page');
+  const consent = await ua.submit(idpPage, { login }, NATIVE_REDIRECT);
+  if (isUrl(consent) || !consent.body.includes('Authorize access')) throw new Error('expected the consent page');
+}

@@ -20,9 +20,8 @@ import {
 } from './helpers/support.js';
 import { sharedForSuite } from '../helpers/suite.js';
 import { advertisedGrantInventory, sourcesWithListedGrants } from './helpers/grant-types.js';
-import { startFakeProvider } from './helpers/third-party-provider.js';
 import { JWT_BEARER, secretClient } from '../helpers/clients.js';
-import { completeConnect, exchange, TOKEN_EXCHANGE, VAULT_CLIENT, VAULT_MCP, vaultStackOptions } from './helpers/third-party-flow.js';
+import { completeConnect, exchange, TOKEN_EXCHANGE, useDemoDrive, VAULT_CLIENT, VAULT_MCP, withVault } from './helpers/third-party-flow.js';
 
 /**
  * Every grant the AS creates is the user's to see and end (issue 40, finding 4). Whatever grant
@@ -75,34 +74,30 @@ describe('attack: a grant the user and the operator cannot see or end (issue 40 
   const env = { DATABASE_URL: `sqlite:${join(dir, 'as.sqlite')}` };
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   const idp = sharedForSuite(startTestIdp);
-  const provider = sharedForSuite(() => startFakeProvider([{ username: 'demo-drive', password: 'drive-pass', files: [] }]));
+  const provider = useDemoDrive([]);
   let demoId: string;
 
   beforeAll(async () => {
     assertingKey = await generateKeyPair('ES256');
     assertingJwk = { ...(await exportJWK(assertingKey.publicKey)), kid: 'asserting', alg: 'ES256' };
   });
-  const stack = useAttackStack(() => {
-    const vault = vaultStackOptions(provider);
-    return {
+  const stack = useAttackStack(() =>
+    withVault(provider, {
       storage: { kind: 'sqlite', file: join(dir, 'as.sqlite') },
-      extraResources: vault.extraResources,
       authorizationServer: {
-        thirdParty: vault.thirdParty,
         clients: [
           secretClient(AGENT, SECRET, [JWT_BEARER, 'refresh_token']),
           secretClient(MACHINE, SECRET, ['client_credentials'], { scope: 'notes:read' }),
           // signs its own assertions (RFC 7523 §2.1, MCP client credentials) and authenticates besides
           secretClient(ASSERTING, SECRET, [JWT_BEARER], { jwks: { keys: [assertingJwk] }, scope: 'notes:read' }),
-          ...vault.clients,
         ],
         idJag: {
           refreshTokens: true,
           trustedIdps: [{ name: 'Acme IdP', issuer: idp.issuer, jwksUri: idp.jwksUri, clients: [AGENT] }],
         },
       },
-    };
-  });
+    }),
+  );
   beforeAll(async () => {
     provider.redirectUri = `${stack.issuer}/connect/callback`;
     const demo = await stack.as.server.store.accounts.findByUsername('demo');

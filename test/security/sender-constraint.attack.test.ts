@@ -15,9 +15,17 @@ import {
 import { sharedForSuite } from '../helpers/suite.js';
 import { advertisedGrantInventory, sourcesWithListedGrants } from './helpers/grant-types.js';
 import type { DpopKey, JsonResponse } from './helpers/support.js';
-import { startFakeProvider } from './helpers/third-party-provider.js';
 import { JWT_BEARER, secretClient } from '../helpers/clients.js';
-import { completeConnect, exchange, TOKEN_EXCHANGE, VAULT_CLIENT, VAULT_MCP, vaultStackOptions } from './helpers/third-party-flow.js';
+import {
+  completeConnect,
+  exchange,
+  TOKEN_EXCHANGE,
+  useDemoDrive,
+  VAULT_CLIENT,
+  VAULT_MCP,
+  vaultStackOptions,
+  withVault,
+} from './helpers/third-party-flow.js';
 import { HeadlessBrowser } from '@mcp-auth-kit/test-utils';
 import { ConfigError } from '@mcp-auth-kit/protocol';
 import { validateConfig } from '@mcp-auth-kit/authorization-server/ops';
@@ -72,16 +80,14 @@ interface Row {
 
 describe('attack: a sender-constrained (DPoP) token loses its binding through a grant (RFC 9449 §5, §5.2)', () => {
   const idp = sharedForSuite(startTestIdp);
-  const provider = sharedForSuite(() => startFakeProvider([{ username: 'demo-drive', password: 'drive-pass', files: ['a.txt'] }]));
+  const provider = useDemoDrive(['a.txt']);
 
   beforeAll(async () => {
     machineKey = await generateKeyPair('ES256');
     machineJwk = { ...(await exportJWK(machineKey.publicKey)), kid: 'machine-key', alg: 'ES256' };
   });
-  const stack = useAttackStack(() => {
-    const vault = vaultStackOptions(provider);
-    return {
-      extraResources: vault.extraResources,
+  const stack = useAttackStack(() =>
+    withVault(provider, {
       authorizationServer: {
         clients: [
           confidential('agent', [JWT_BEARER, 'refresh_token']),
@@ -92,16 +98,14 @@ describe('attack: a sender-constrained (DPoP) token loses its binding through a 
           // the client's own assertion (RFC 7523 §2.1, MCP client credentials), authenticated by it
           keyedMachine('asserting-machine'),
           keyedMachine('bound-asserting-machine', { dpop_bound_access_tokens: true }),
-          ...vault.clients,
         ],
         idJag: {
           refreshTokens: true,
           trustedIdps: [{ name: 'Acme IdP', issuer: idp.issuer, jwksUri: idp.jwksUri, clients: ['agent', 'bound-agent'] }],
         },
-        thirdParty: vault.thirdParty,
       },
-    };
-  });
+    }),
+  );
   beforeAll(() => {
     provider.redirectUri = `${stack.issuer}/connect/callback`;
   });

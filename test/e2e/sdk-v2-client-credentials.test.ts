@@ -10,7 +10,7 @@ import {
 import { SignJWT, exportJWK, exportPKCS8, generateKeyPair, type CryptoKey, type JWK } from 'jose';
 import { startDemoStack, type DemoStack } from '../helpers/stack.js';
 import { inspectAccessToken } from '../helpers/jwt.js';
-import { machineClient } from '../helpers/clients.js';
+import { JWT_BEARER, machineClient, secretClient } from '../helpers/clients.js';
 
 /**
  * The MCP client credentials extension (spec/extensions/auth-oauth-client-credentials.mdx), driven
@@ -24,7 +24,6 @@ import { machineClient } from '../helpers/clients.js';
  *   assertion alone), which the SDK has no provider for: an `OAuthClientProvider` of a few lines
  *   on the SDK's `prepareTokenRequest` hook, with an assertion signed by hand.
  */
-const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 const SECRET = 'sdk-machine-secret-0123456789abcdef';
 
 const wires = [
@@ -90,11 +89,7 @@ describe.each(wires)('e2e: the MCP SDK v2 client with client credentials, $name 
     stack = await startDemoStack({
       asConfig: () => ({
         clients: [
-          machineClient('sdk-secret', {
-            client_secret: SECRET,
-            grant_types: ['client_credentials'],
-            token_endpoint_auth_method: 'client_secret_basic',
-          }),
+          secretClient('sdk-secret', SECRET, ['client_credentials'], { scope: 'notes:read' }),
           machineClient('sdk-private-key', {
             grant_types: ['client_credentials'],
             token_endpoint_auth_method: 'private_key_jwt',

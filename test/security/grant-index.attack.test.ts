@@ -19,7 +19,7 @@ import {
   type JsonResponse,
 } from './helpers/support.js';
 import { sharedForSuite } from '../helpers/suite.js';
-import { advertisedGrantInventory, sourcesWithListedGrants } from './helpers/grant-types.js';
+import { advertisedGrantInventory, authorizationServerSources, expectListedGrantRegistrations } from './helpers/grant-types.js';
 import { JWT_BEARER, secretClient } from '../helpers/clients.js';
 import { completeConnect, exchange, TOKEN_EXCHANGE, useDemoDrive, VAULT_CLIENT, VAULT_MCP, withVault } from './helpers/third-party-flow.js';
 
@@ -367,7 +367,7 @@ describe('attack: a grant the user and the operator cannot see or end (issue 40 
   });
 
   it('enumeration guard: Grants are created only where they are remembered (new Grant(...) sites in the AS sources)', () => {
-    const sources = sourcesWithListedGrants();
+    const sources = authorizationServerSources();
     const creating = sources
       .filter((f) => /new\s+(?:[\w.]+\.)?Grant\s*\(/.test(f.text))
       .map((f) => f.path)
@@ -375,6 +375,7 @@ describe('attack: a grant the user and the operator cannot see or end (issue 40 
     // interactions/grant.ts builds consent's grant, which consent.ts remembers; the ID-JAG grant
     // remembers its own. A new site needs the same, and a row in TABLE above.
     expect(creating).toEqual(['grants/jwt-bearer/grant.ts', 'interactions/grant.ts']);
+    expectListedGrantRegistrations();
     const text = (path: string) => sources.find((f) => f.path === path)?.text ?? '';
     expect(text('grants/jwt-bearer/grant.ts')).toMatch(/\.remember\(/);
     expect(text('interactions/consent.ts')).toMatch(/\.remember\(/);

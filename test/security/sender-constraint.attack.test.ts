@@ -13,7 +13,7 @@ import {
   useAttackStack,
 } from './helpers/support.js';
 import { sharedForSuite } from '../helpers/suite.js';
-import { advertisedGrantInventory, sourcesWithListedGrants } from './helpers/grant-types.js';
+import { advertisedGrantInventory, authorizationServerSources, expectListedGrantRegistrations } from './helpers/grant-types.js';
 import type { DpopKey, JsonResponse } from './helpers/support.js';
 import { JWT_BEARER, secretClient } from '../helpers/clients.js';
 import {
@@ -472,11 +472,12 @@ describe('attack: a sender-constrained (DPoP) token loses its binding through a 
   });
 
   it('enumeration guard: no grant is added in the AS sources that this stack would not turn on (registerGrantType, oidc-provider grant features)', () => {
+    const sources = authorizationServerSources();
+    expect(sources.some((f) => f.path === 'provider.ts')).toBe(true);
     // A grant registered elsewhere, or one of oidc-provider's optional grants switched on, may be
     // off in this test's configuration and so missing from the discovery list above: give it its
-    // rows, turn it on in the stack of this file, then list it in REGISTERED_GRANT_SOURCES.
-    const sources = sourcesWithListedGrants();
-    expect(sources.some((f) => f.path === 'provider.ts')).toBe(true);
+    // rows, turn it on in the stack of this file, then list it here.
+    expectListedGrantRegistrations();
     const optionalGrants = sources.filter((f) => /\b(?:deviceFlow|ciba|openid4vci)\s*:/.test(f.text)).map((f) => f.path);
     expect(optionalGrants).toEqual([]);
   });

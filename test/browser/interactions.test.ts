@@ -4,41 +4,26 @@
  * the redirect host on the consent page, a form without its CSRF token, and sign-in through an
  * upstream OpenID Connect provider. Each test leaves a screenshot in test-results/browser/.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
-import type { RunningAuthServer } from '@mcp-auth-kit/auth-server';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
 import { pkcePair } from '@mcp-auth-kit/test-utils';
-import {
-  launchChromium,
-  loopbackContext,
-  PHONE,
-  screenshot,
-  startPagesAuthServer,
-  startRedirectListener,
-  type RedirectListener,
-} from './harness.js';
+import { launchChromium, loopbackContext, PHONE, screenshot, startPagesAuthServer, startRedirectListener } from './harness.js';
 import { registerPublicClient } from '../helpers/registration.js';
+import { sharedForSuite } from '../helpers/suite.js';
 import {
   startUpstreamIdp,
   UPSTREAM_CLIENT_ID,
   UPSTREAM_CLIENT_SECRET,
-  type UpstreamIdp,
 } from '../../packages/authorization-server/test/helpers/upstream-idp.js';
 
 const RESOURCE = 'http://127.0.0.1:3999/mcp';
 const PASSWORD = 'alice-browser-password';
 
 describe('browser: login and consent pages (Chromium)', () => {
-  let browser: Browser;
-  let as: RunningAuthServer;
-  let listener: RedirectListener;
-  let idp: UpstreamIdp;
-  let clientId: string;
-
-  beforeAll(async () => {
-    listener = await startRedirectListener();
-    idp = await startUpstreamIdp();
-    as = await startPagesAuthServer(RESOURCE, {
+  const listener = sharedForSuite(startRedirectListener);
+  const idp = sharedForSuite(startUpstreamIdp);
+  const as = sharedForSuite(() =>
+    startPagesAuthServer(RESOURCE, {
       users: [{ username: 'alice', password: PASSWORD, displayName: 'Alice Example' }],
       upstream: [
         {
@@ -49,22 +34,19 @@ describe('browser: login and consent pages (Chromium)', () => {
           allowSignup: true,
         },
       ],
-    });
+    }),
+  );
+  const browser = sharedForSuite(launchChromium);
+  let clientId: string;
+
+  beforeAll(async () => {
     await idp.configure(`${as.issuer}/interaction/upstream/callback`);
     clientId = await registerPublicClient(`${as.url}/reg`, {
       client_name: 'Browser Test Client',
       redirect_uris: [listener.redirectUri],
       grant_types: ['authorization_code', 'refresh_token'],
     });
-    browser = await launchChromium();
   }, 60_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await as?.close();
-    await idp?.close();
-    await listener?.close();
-  });
 
   function authorizeUrl(challenge: string, scope = 'notes:read notes:write') {
     const url = new URL(`${as.issuer}/auth`);
@@ -97,6 +79,15 @@ describe('browser: login and consent pages (Chromium)', () => {
   }
 
   const atCallback = (page: Page) => page.waitForURL((url) => url.href.startsWith(listener.redirectUri));
+  /** On the consent page, which says `says`: a screenshot, Approve, and a code at the callback. */
+  const approveAtConsent = async (page: Page, says: string, shot: string) => {
+    await page.getByRole('heading', { name: 'Authorize access' }).waitFor();
+    expect(await page.locator('main').innerText()).toContain(says);
+    await screenshot(page, shot);
+    await page.getByRole('button', { name: 'Approve' }).click();
+    await atCallback(page);
+    expect(new URL(page.url()).searchParams.get('code')).toBeTruthy();
+  };
 
   it('full authorization through the real pages: login, consent (unverified name, redirect host, localhost warning, scopes), approve → code → token', async () => {
     const { context, page, verifier, cspViolations } = await openLogin();
@@ -220,12 +211,7 @@ describe('browser: login and consent pages (Chromium)', () => {
     await page.getByLabel('Upstream login').fill('eve');
     await screenshot(page, 'upstream-idp');
     await page.getByRole('button', { name: 'Sign in at the upstream IdP' }).click();
-    await page.getByRole('heading', { name: 'Authorize access' }).waitFor();
-    expect(await page.locator('main').innerText()).toContain('Upstream eve');
-    await screenshot(page, 'upstream-consent');
-    await page.getByRole('button', { name: 'Approve' }).click();
-    await atCallback(page);
-    expect(new URL(page.url()).searchParams.get('code')).toBeTruthy();
+    await approveAtConsent(page, 'Upstream eve', 'upstream-consent');
     const account = await as.server.store.accounts.findByUpstreamIdentity(idp.issuer, 'eve');
     expect(account?.username).toBe('eve');
     expect(cspViolations).toEqual([]);
@@ -236,12 +222,7 @@ describe('browser: login and consent pages (Chromium)', () => {
     await signIn(page);
     // Approved in the first test, but a loopback-only client can be impersonated by any local
     // program (MCP security §Localhost Redirect URI Risks): the page is shown again.
-    await page.getByRole('heading', { name: 'Authorize access' }).waitFor();
-    expect(await page.locator('main').innerText()).toContain('You allowed this access before');
-    await screenshot(page, 'consent-reconfirm');
-    await page.getByRole('button', { name: 'Approve' }).click();
-    await atCallback(page);
-    expect(new URL(page.url()).searchParams.get('code')).toBeTruthy();
+    await approveAtConsent(page, 'You allowed this access before', 'consent-reconfirm');
 
     await page.goto(`${as.issuer}/account`);
     await page.getByRole('heading', { name: 'Connected apps' }).waitFor();

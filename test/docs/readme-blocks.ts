@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
@@ -98,4 +98,24 @@ export function runShell(
       resolve({ code, output });
     });
   });
+}
+
+/** Makes `bin` with an `xdg-open` that is the fake browser (fake-browser.mjs), for the CLI to open URLs in. */
+export function fakeBrowserBin(root: string, bin: string): void {
+  mkdirSync(bin);
+  writeFileSync(join(bin, 'xdg-open'), `#!/bin/sh\nexec "${process.execPath}" "${join(root, 'test/docs/fake-browser.mjs')}" "$@"\n`);
+  chmodSync(join(bin, 'xdg-open'), 0o755);
+}
+
+/** A user's terminal: the fake browser of `bin` first on PATH, the CLI's files in `home`, not CI (so the CLI opens the browser). */
+export function userTerminalEnv(bin: string, home: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PATH: `${bin}:${process.env.PATH ?? ''}`,
+    MCP_AUTH_KIT_HOME: home,
+    XDG_CONFIG_HOME: home,
+    FAKE_BROWSER_LOG: join(home, 'browser.log'),
+  };
+  delete env.CI;
+  return env;
 }

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,7 +7,16 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { cliPath } from '../helpers/cli.js';
 import { startDemoStack, type DemoStack } from '../helpers/stack.js';
 import { HeadlessBrowser } from '@mcp-auth-kit/test-utils';
-import { fencedBlocks, markedBlocks, readmeFiles, runShell, shellCommands, type MarkedBlock } from './readme-blocks.js';
+import {
+  fakeBrowserBin,
+  fencedBlocks,
+  markedBlocks,
+  readmeFiles,
+  runShell,
+  shellCommands,
+  userTerminalEnv,
+  type MarkedBlock,
+} from './readme-blocks.js';
 
 /**
  * "Every command in every README runs as written against `npm start`": the README blocks marked
@@ -80,23 +89,14 @@ describe('README blocks against the demo stack', () => {
   beforeAll(async () => {
     stack = await startDemoStack({ devAutoLogin: 'demo' });
     bin = join(scratch, 'bin');
-    mkdirSync(bin);
-    writeFileSync(join(bin, 'xdg-open'), `#!/bin/sh\nexec "${process.execPath}" "${join(root, 'test/docs/fake-browser.mjs')}" "$@"\n`);
-    chmodSync(join(bin, 'xdg-open'), 0o755);
+    fakeBrowserBin(root, bin);
   });
   afterAll(async () => stack?.close());
 
   for (const block of blocks.filter((b) => b.kind === 'demo' && ['sh', 'bash', 'shell'].includes(b.lang))) {
     it(`${label(block)}: every command exits 0`, { timeout: 180_000 }, async () => {
       const home = mkdtempSync(join(scratch, 'home-'));
-      const env: NodeJS.ProcessEnv = {
-        ...process.env,
-        PATH: `${bin}:${process.env.PATH ?? ''}`,
-        MCP_AUTH_KIT_HOME: home,
-        XDG_CONFIG_HOME: home,
-        FAKE_BROWSER_LOG: join(home, 'browser.log'),
-      };
-      delete env.CI; // a user's terminal: the CLI opens the browser
+      const env = userTerminalEnv(bin, home);
       for (const written of shellCommands(block.code)) {
         const command = withPorts(written, stack).replace(/^npx mcp-auth-kit(?=\s)/, `"${process.execPath}" "${cliPath}"`);
         const r = await sh(command, env);

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '@mcp-auth-kit/test-utils';
 import { cliPath } from '../helpers/cli.js';
 import { startFakeIdp, type FakeIdp } from '../../packages/client/test/helpers/fake-idp.js';
-import { markedBlocks, runShell, shellCommands } from './readme-blocks.js';
+import { fakeBrowserBin, markedBlocks, runShell, shellCommands, userTerminalEnv } from './readme-blocks.js';
 
 /**
  * The root README's "Machine clients and an enterprise IdP" section, run as written (issue 42):
@@ -107,17 +107,10 @@ describe('README: machine clients and an enterprise IdP with npm start', () => {
   it('every CLI command runs as written and exits 0; the enterprise login went through the IdP', { timeout: 180_000 }, async () => {
     const home = mkdtempSync(join(scratch, 'home-'));
     const bin = join(home, 'bin');
-    mkdirSync(bin);
-    writeFileSync(join(bin, 'xdg-open'), `#!/bin/sh\nexec "${process.execPath}" "${join(root, 'test/docs/fake-browser.mjs')}" "$@"\n`);
-    chmodSync(join(bin, 'xdg-open'), 0o755);
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      PATH: `${bin}:${process.env.PATH ?? ''}`,
-      MCP_AUTH_KIT_HOME: home,
-      XDG_CONFIG_HOME: home,
-      FAKE_BROWSER_LOG: join(home, 'browser.log'),
-    };
-    for (const key of ['CI', 'MCP_AUTH_KIT_CLIENT_SECRET', 'MCP_AUTH_KIT_IDP_CLIENT_SECRET']) delete env[key];
+    fakeBrowserBin(root, bin);
+    const env = userTerminalEnv(bin, home);
+    // the block exports these secrets itself: a value left in the caller's environment must not stand in
+    for (const key of ['MCP_AUTH_KIT_CLIENT_SECRET', 'MCP_AUTH_KIT_IDP_CLIENT_SECRET']) delete env[key];
     const script = shellCommands(cliBlock!.code)
       .map((c) => withPorts(c).replace(/^npx mcp-auth-kit(?=\s)/, `"${process.execPath}" "${cliPath}"`))
       .join('\n');

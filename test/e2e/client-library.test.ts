@@ -1,24 +1,22 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { McpAuthClient, MemoryStore, createAuthFetch } from '@mcp-auth-kit/client';
-import { startDemoStack, type DemoStack } from '../helpers/stack.js';
+import { useDemoStack } from '../helpers/stack.js';
 import { HeadlessBrowser } from '@mcp-auth-kit/test-utils';
 import { inspectAccessToken } from '../helpers/jwt.js';
-
-const isLoopbackCallback = (url: URL) => url.hostname === '127.0.0.1' && url.pathname === '/callback';
+import { isLoopbackCallback } from '../helpers/loopback.js';
 
 // The foundation flow driven by our own client library against our AS and the demo server:
 // the library does discovery, DCR, PKCE, state/iss checks, token, step-up; the headless user
 // agent only plays the browser and delivers the callback to the library's loopback listener.
 describe('e2e: @mcp-auth-kit/client', () => {
-  let stack: DemoStack;
+  const stack = useDemoStack();
   let store: MemoryStore;
   let auth: McpAuthClient;
   const opened: URL[] = [];
   const callbacks: URL[] = [];
 
-  beforeAll(async () => {
-    stack = await startDemoStack();
+  beforeAll(() => {
     store = new MemoryStore();
     const ua = new HeadlessBrowser();
     auth = new McpAuthClient({
@@ -30,7 +28,6 @@ describe('e2e: @mcp-auth-kit/client', () => {
       },
     });
   });
-  afterAll(async () => stack?.close());
 
   const connect = async (options: object = {}) => {
     const client = new Client({ name: 'e2e-kit', version: '1.0.0' }, options as never);

@@ -1,30 +1,29 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { fetchAsEndpoints, runCodeFlow, type AsEndpoints } from '@mcp-auth-kit/testing';
 import { checkDeployment, type DeploymentReport } from '@mcp-auth-kit/testing/doctor';
 import { DEMO_SCOPES } from '@mcp-auth-kit/auth-server';
 import { registerPublicClient } from '../helpers/registration.js';
-import { startDemoStack, type DemoStack } from '../helpers/stack.js';
+import { useDemoStack } from '../helpers/stack.js';
 
 const REDIRECT = 'http://127.0.0.1:9/callback';
 const OTHER_RESOURCE = 'http://localhost:1/other-mcp';
 
 /** Issue 45 "done when": doctor against our `npm start` stack (all pass), with every check that needs a token. */
 describe('doctor against the demo stack (issue 45)', () => {
-  let stack: DemoStack;
+  const stack = useDemoStack({
+    asConfig: (resource) => ({
+      resources: [
+        { resource, name: 'Demo notes', scopes: DEMO_SCOPES, defaultScopes: ['notes:read'] },
+        { resource: OTHER_RESOURCE, name: 'Another server', scopes: { 'notes:read': '-' }, defaultScopes: ['notes:read'] },
+      ],
+    }),
+  });
   let endpoints: AsEndpoints;
   let clientId: string;
   const tokens = async (resource: string) =>
     runCodeFlow({ endpoints, clientId, redirectUri: REDIRECT, scope: 'notes:read', resource, loginHint: 'demo' });
 
   beforeAll(async () => {
-    stack = await startDemoStack({
-      asConfig: (resource) => ({
-        resources: [
-          { resource, name: 'Demo notes', scopes: DEMO_SCOPES, defaultScopes: ['notes:read'] },
-          { resource: OTHER_RESOURCE, name: 'Another server', scopes: { 'notes:read': '-' }, defaultScopes: ['notes:read'] },
-        ],
-      }),
-    });
     endpoints = await fetchAsEndpoints(stack.issuer);
     clientId = await registerPublicClient(endpoints.registration_endpoint!, {
       client_name: 'doctor e2e',
@@ -34,7 +33,6 @@ describe('doctor against the demo stack (issue 45)', () => {
       application_type: 'native',
     });
   });
-  afterAll(async () => stack?.close());
 
   const statuses = (report: DeploymentReport) => Object.fromEntries(report.findings.map((f) => [f.id, f.status]));
 

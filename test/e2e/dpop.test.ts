@@ -1,20 +1,18 @@
 // RFC 9449 end to end: our client library (dpop: 'auto') against our AS and the demo MCP server,
 // which advertises DPoP in its Protected Resource Metadata. The headless user agent plays the browser.
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { McpAuthClient, MemoryStore, createAuthFetch } from '@mcp-auth-kit/client';
 import { calculateJwkThumbprint, decodeProtectedHeader, type JWK } from 'jose';
-import { cliLogin, cliPath } from '../helpers/cli.js';
-import { startDemoStack, type DemoStack } from '../helpers/stack.js';
+import { cliLogin, cliPath, useCliHome } from '../helpers/cli.js';
+import { useDemoStack, type DemoStack } from '../helpers/stack.js';
 import { HeadlessBrowser } from '@mcp-auth-kit/test-utils';
 import { inspectAccessToken } from '../helpers/jwt.js';
-
-const isLoopbackCallback = (url: URL) => url.hostname === '127.0.0.1' && url.pathname === '/callback';
+import { isLoopbackCallback } from '../helpers/loopback.js';
 
 interface Seen {
   url: string;
@@ -76,16 +74,10 @@ function replay(stack: DemoStack, original: Seen, headers: Record<string, string
 }
 
 describe('e2e: DPoP-bound tokens (AS nonces required, demo server accepting DPoP and Bearer)', () => {
-  let stack: DemoStack;
+  const stack = useDemoStack({ asDpop: { requireNonce: true } });
   const seen: Seen[] = [];
   const opened: URL[] = [];
-  let auth: McpAuthClient;
-
-  beforeAll(async () => {
-    stack = await startDemoStack({ asDpop: { requireNonce: true } });
-    auth = recordingClient(seen, opened);
-  });
-  afterAll(async () => stack?.close());
+  const auth = recordingClient(seen, opened);
 
   const mcpCalls = () => seen.filter((s) => s.url === stack.mcpUrl);
 
@@ -192,14 +184,9 @@ describe('e2e: DPoP-bound tokens (AS nonces required, demo server accepting DPoP
 });
 
 describe('e2e: DPoP required at the MCP server, with resource-server nonces (MCP_DPOP_REQUIRED)', () => {
-  let stack: DemoStack;
+  const stack = useDemoStack({ mcpDpop: { required: true, nonce: true } });
   const seen: Seen[] = [];
   const opened: URL[] = [];
-
-  beforeAll(async () => {
-    stack = await startDemoStack({ mcpDpop: { required: true, nonce: true } });
-  });
-  afterAll(async () => stack?.close());
 
   it('RFC 9728 §2 / RFC 9449 §9: the client follows dpop_bound_access_tokens_required and the use_dpop_nonce challenge', async () => {
     const auth = recordingClient(seen, opened);
@@ -240,34 +227,23 @@ describe('e2e: DPoP required at the MCP server, with resource-server nonces (MCP
 });
 
 describe('e2e: the mcp-auth-kit CLI uses DPoP when the AS and the MCP server support it', () => {
-  let stack: DemoStack;
-  let home: string;
-  let env: NodeJS.ProcessEnv;
-
-  beforeAll(async () => {
-    // Bearer refused at the MCP server: a call can only succeed with DPoP
-    stack = await startDemoStack({ mcpDpop: { required: true } });
-    home = await mkdtemp(join(tmpdir(), 'mcp-auth-kit-cli-dpop-'));
-    env = { ...process.env, MCP_AUTH_KIT_HOME: home, CI: 'true' };
-  });
-  afterAll(async () => {
-    await stack?.close();
-    if (home) await rm(home, { recursive: true, force: true });
-  });
+  // Bearer refused at the MCP server: a call can only succeed with DPoP
+  const stack = useDemoStack({ mcpDpop: { required: true } });
+  const cli = useCliHome('mcp-auth-kit-cli-dpop-');
 
   it('login binds the code and tokens to a DPoP key; a later `call` process reuses key and tokens', async () => {
-    const { authorizationUrl, exitCode, stderr } = await cliLogin(stack.mcpUrl, env);
+    const { authorizationUrl, exitCode, stderr } = await cliLogin(stack.mcpUrl, cli.env);
     const jkt = authorizationUrl.searchParams.get('dpop_jkt');
     expect(jkt).toBeTruthy();
     expect(exitCode, stderr).toBe(0);
 
-    const whoami = await promisify(execFile)(process.execPath, [cliPath, 'call', stack.mcpUrl, 'whoami'], { env });
+    const whoami = await promisify(execFile)(process.execPath, [cliPath, 'call', stack.mcpUrl, 'whoami'], { env: cli.env });
     expect(whoami.stdout).toContain('notes:read');
 
     // the store file holds DPoP-bound tokens and the key they are bound to (one authorization only)
-    const files = await import('node:fs/promises').then((fs) => fs.readdir(home, { recursive: true }));
+    const files = await import('node:fs/promises').then((fs) => fs.readdir(cli.home, { recursive: true }));
     const storeFile = files.map(String).find((f) => f.endsWith('.json'));
-    const data = JSON.parse(await readFile(join(home, storeFile!), 'utf8')) as {
+    const data = JSON.parse(await readFile(join(cli.home, storeFile!), 'utf8')) as {
       tokens: Record<string, { token_type: string; dpop_jkt?: string; access_token: string }>;
       dpop_keys?: Record<string, { jkt: string }>;
     };

@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { McpAuthClient, MemoryStore, createAuthFetch, enterpriseManagedAssertion, type McpAuthEvent } from '@mcp-auth-kit/client';
-import { startTestIdp, type TestIdp } from '@mcp-auth-kit/testing';
-import { startDemoStack, type DemoStack } from '../helpers/stack.js';
+import { startTestIdp } from '@mcp-auth-kit/testing';
+import { useDemoStack } from '../helpers/stack.js';
+import { sharedForSuite } from '../helpers/suite.js';
 
 const GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 const AGENT_SECRET = 'agent-secret-0123456789abcdef';
@@ -16,28 +17,26 @@ const AGENT_SECRET = 'agent-secret-0123456789abcdef';
  * refuses, and the client reports that refusal (step-up happens at the IdP, not at our AS).
  */
 describe('e2e: enterprise-managed authorization (ID Token → ID-JAG → access token → MCP)', () => {
-  let idp: TestIdp;
-  let stack: DemoStack;
+  const idp = sharedForSuite(() => startTestIdp({ clients: { 'mcp-host': { secret: 'idp-secret-0123456789', clientIdAt: {} } } }));
+  const stack = useDemoStack(() => ({
+    asConfig: () => ({
+      clients: [
+        {
+          client_id: 'agent',
+          client_secret: AGENT_SECRET,
+          grant_types: [GRANT],
+          response_types: [],
+          redirect_uris: [],
+          token_endpoint_auth_method: 'client_secret_basic',
+        },
+      ],
+      idJag: { trustedIdps: [{ name: 'Acme', issuer: idp.issuer, jwksUri: idp.jwksUri, clients: ['agent'] }] },
+    }),
+  }));
   let auth: McpAuthClient;
   const events: McpAuthEvent[] = [];
 
   beforeAll(async () => {
-    idp = await startTestIdp({ clients: { 'mcp-host': { secret: 'idp-secret-0123456789', clientIdAt: {} } } });
-    stack = await startDemoStack({
-      asConfig: () => ({
-        clients: [
-          {
-            client_id: 'agent',
-            client_secret: AGENT_SECRET,
-            grant_types: [GRANT],
-            response_types: [],
-            redirect_uris: [],
-            token_endpoint_auth_method: 'client_secret_basic',
-          },
-        ],
-        idJag: { trustedIdps: [{ name: 'Acme', issuer: idp.issuer, jwksUri: idp.jwksUri, clients: ['agent'] }] },
-      }),
-    });
     // The IdP knows the host as `mcp-host`; our AS knows it as `agent` (draft §5).
     idp.clients['mcp-host']!.clientIdAt = { [stack.issuer]: 'agent' };
     idp.allow({ sub: 'alice', audience: stack.issuer, resource: stack.mcpUrl, scopes: ['notes:read'] });
@@ -58,10 +57,6 @@ describe('e2e: enterprise-managed authorization (ID Token → ID-JAG → access 
         }),
       },
     });
-  });
-  afterAll(async () => {
-    await stack?.close();
-    await idp?.close();
   });
 
   const connect = async () => {

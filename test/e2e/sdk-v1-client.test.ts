@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
-import { startDemoStack, type DemoStack } from '../helpers/stack.js';
+import { useDemoStack } from '../helpers/stack.js';
 import { HeadlessSdkOAuthProvider } from '../helpers/sdk-oauth-provider.js';
 import { inspectAccessToken } from '../helpers/jwt.js';
 
@@ -10,14 +10,8 @@ import { inspectAccessToken } from '../helpers/jwt.js';
 // (@modelcontextprotocol/sdk 1.32.2, 2025-11-25 wire). It checks neither `state` nor `iss`
 // (its finishAuth takes the code alone), so the test does, before handing the code over.
 describe('e2e: MCP SDK v1 client', () => {
-  let stack: DemoStack;
-  let provider: HeadlessSdkOAuthProvider;
-
-  beforeAll(async () => {
-    stack = await startDemoStack();
-    provider = new HeadlessSdkOAuthProvider('e2e SDK v1 client');
-  });
-  afterAll(async () => stack?.close());
+  const stack = useDemoStack();
+  const provider = new HeadlessSdkOAuthProvider('e2e SDK v1 client');
 
   it('401 → discovery → DCR → PKCE authorization → token with aud = resource → whoami', async () => {
     const transport = new StreamableHTTPClientTransport(new URL(stack.mcpUrl), { authProvider: provider as never });

@@ -10,6 +10,7 @@ import {
 import { SignJWT, exportJWK, exportPKCS8, generateKeyPair, type CryptoKey, type JWK } from 'jose';
 import { startDemoStack, type DemoStack } from '../helpers/stack.js';
 import { inspectAccessToken } from '../helpers/jwt.js';
+import { JWT_BEARER, machineClient, secretClient } from '../helpers/clients.js';
 
 /**
  * The MCP client credentials extension (spec/extensions/auth-oauth-client-credentials.mdx), driven
@@ -23,21 +24,12 @@ import { inspectAccessToken } from '../helpers/jwt.js';
  *   assertion alone), which the SDK has no provider for: an `OAuthClientProvider` of a few lines
  *   on the SDK's `prepareTokenRequest` hook, with an assertion signed by hand.
  */
-const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 const SECRET = 'sdk-machine-secret-0123456789abcdef';
 
 const wires = [
   { name: '2025-11-25 (initialize)', options: {} },
   { name: '2026-07-28 (stateless)', options: { versionNegotiation: { mode: { pin: '2026-07-28' } } } },
 ] as const;
-
-const machine = (client_id: string, extra: Record<string, unknown>) => ({
-  client_id,
-  response_types: [],
-  redirect_uris: [],
-  scope: 'notes:read',
-  ...extra,
-});
 
 /** An SDK auth provider for the §2.1 grant: each token request carries a fresh assertion, alone. */
 function jwtBearerProvider(clientId: string, issuer: string, key: CryptoKey, kid: string): OAuthClientProvider & { issued: number } {
@@ -97,17 +89,17 @@ describe.each(wires)('e2e: the MCP SDK v2 client with client credentials, $name 
     stack = await startDemoStack({
       asConfig: () => ({
         clients: [
-          machine('sdk-secret', {
-            client_secret: SECRET,
-            grant_types: ['client_credentials'],
-            token_endpoint_auth_method: 'client_secret_basic',
-          }),
-          machine('sdk-private-key', {
+          secretClient('sdk-secret', SECRET, ['client_credentials'], { scope: 'notes:read' }),
+          machineClient('sdk-private-key', {
             grant_types: ['client_credentials'],
             token_endpoint_auth_method: 'private_key_jwt',
             jwks: { keys: [rsaJwk] },
           }),
-          machine('sdk-assertion', { grant_types: [JWT_BEARER], token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [ecJwk] } }),
+          machineClient('sdk-assertion', {
+            grant_types: [JWT_BEARER],
+            token_endpoint_auth_method: 'private_key_jwt',
+            jwks: { keys: [ecJwk] },
+          }),
         ],
       }),
     });

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport, UnauthorizedError } from '@modelcontextprotocol/client';
-import { startDemoStack, type DemoStack } from '../helpers/stack.js';
+import { useDemoStack } from '../helpers/stack.js';
 import { HeadlessSdkOAuthProvider } from '../helpers/sdk-oauth-provider.js';
 import { inspectAccessToken } from '../helpers/jwt.js';
 
@@ -12,14 +12,8 @@ const wires = [
 ] as const;
 
 describe.each(wires)('e2e: MCP SDK v2 client, $name wire', ({ options }) => {
-  let stack: DemoStack;
-  let provider: HeadlessSdkOAuthProvider;
-
-  beforeAll(async () => {
-    stack = await startDemoStack();
-    provider = new HeadlessSdkOAuthProvider('e2e SDK v2 client');
-  });
-  afterAll(async () => stack?.close());
+  const stack = useDemoStack();
+  const provider = new HeadlessSdkOAuthProvider('e2e SDK v2 client');
 
   const connect = async () => {
     const client = new Client({ name: 'e2e-sdk-v2', version: '1.0.0' }, options as never);

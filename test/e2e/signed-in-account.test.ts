@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliLogin } from '../helpers/cli.js';
 import { runCli } from '../helpers/cli-process.js';
 import { startDemoStack, type DemoStack } from '../helpers/stack.js';
+import { isLoopbackCallback } from '../helpers/loopback.js';
 
 /**
  * Issue 46 item 3: a loopback redirect on a shared host can be raced by another local user who
@@ -19,8 +20,6 @@ import { startDemoStack, type DemoStack } from '../helpers/stack.js';
 describe('e2e: which account signed in', () => {
   let stack: DemoStack;
   const homes: string[] = [];
-  const isLoopbackCallback = (url: URL) => url.hostname === '127.0.0.1' && url.pathname === '/callback';
-
   beforeAll(async () => {
     stack = await startDemoStack();
   });

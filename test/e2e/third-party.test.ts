@@ -11,6 +11,7 @@ import { HeadlessBrowser } from '@mcp-auth-kit/test-utils';
 import { cliPath } from '../helpers/cli.js';
 import { AS_USER, DRIVE_USER, startDriveStack, type DriveStack } from '../helpers/drive-stack.js';
 import type { DemoStack } from '../helpers/stack.js';
+import { isLoopbackCallback } from '../helpers/loopback.js';
 
 /**
  * Issue 41 end to end: the demo MCP server's `drive_list_files` needs the user's token at a third
@@ -20,8 +21,6 @@ import type { DemoStack } from '../helpers/stack.js';
  * the user's drive files. Security best practices, "Token Passthrough": the drive never sees an
  * MCP access token.
  */
-const isLoopbackCallback = (url: URL) => url.hostname === '127.0.0.1' && url.pathname === '/callback';
-
 describe('e2e: third-party authorization (URL elicitation → connect → drive data)', () => {
   let drive: ThirdPartyProvider;
   let stack: DemoStack;

@@ -1,29 +1,24 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { decodeJwt } from 'jose';
-import { fullFlow, registerClient, startAttackStack, type AttackStack } from '../security/helpers/support.js';
-import { listenProtectedEndpoint, post, type ProtectedEndpoint } from './helpers/resource-server.js';
+import { fullFlow, registerClient, useAttackStack } from '../security/helpers/support.js';
+import { sharedForSuite } from '../helpers/suite.js';
+import { listenProtectedEndpoint, post } from './helpers/resource-server.js';
 
 /**
  * Clock skew at the resource server (RFC 9068 §4 / RFC 7519 §4.1.4: `exp` with a small leeway).
  * Real tokens from the running AS; the resource server's clock is moved with its `now` option.
  */
 describe('fault: resource server clock skew', () => {
-  let stack: AttackStack;
-  let endpoint: ProtectedEndpoint;
+  const endpoint = sharedForSuite(listenProtectedEndpoint);
+  const stack = useAttackStack(() => ({ extraResources: [endpoint.resource] }));
   let token: string;
   let exp: number;
   let iat: number;
 
   beforeAll(async () => {
-    endpoint = await listenProtectedEndpoint();
-    stack = await startAttackStack({ extraResources: [endpoint.resource] });
     const tokens = await fullFlow(stack, await registerClient(stack), { resource: endpoint.resource });
     token = tokens.access_token;
     ({ exp, iat } = decodeJwt(token) as { exp: number; iat: number });
-  });
-  afterAll(async () => {
-    await endpoint?.close();
-    await stack?.close();
   });
 
   const at = (seconds: number, clockTolerance?: number) => {

@@ -1,12 +1,14 @@
 import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { HeadlessBrowser } from '@mcp-auth-kit/test-utils';
+import { isLoopbackCallback } from './loopback.js';
+import { sharedForSuite } from './suite.js';
 
 /** The `mcp-auth-kit` command as npm links it (the checked-in bin shim). */
 export const cliPath = join(dirname(createRequire(import.meta.url).resolve('@mcp-auth-kit/cli/package.json')), 'bin/mcp-auth-kit.js');
-
-const isLoopbackCallback = (url: URL) => url.hostname === '127.0.0.1' && url.pathname === '/callback';
 
 /**
  * `mcp-auth-kit --no-browser login <mcpUrl>`: reads the authorization URL the CLI prints, plays
@@ -39,4 +41,24 @@ export async function cliLogin(
   const callback = await new HeadlessBrowser().followToCallback(authorizationUrl, isLoopbackCallback, { deliver: true });
   const exitCode = await exited;
   return { authorizationUrl, callback, exitCode, stderr, stdout };
+}
+
+/** A CLI home of a describe block: a fresh `MCP_AUTH_KIT_HOME` and the CLI's environment. */
+export interface CliHome {
+  home: string;
+  /** CI set: the CLI prints the authorization URL instead of opening a browser. */
+  env: NodeJS.ProcessEnv;
+  close(): Promise<void>;
+}
+
+/** A fresh CLI home (`prefix` names its temporary folder) made before a describe block's tests, removed after them. */
+export function useCliHome(prefix: string): CliHome {
+  return sharedForSuite(async () => {
+    const home = await mkdtemp(join(tmpdir(), prefix));
+    return {
+      home,
+      env: { ...process.env, MCP_AUTH_KIT_HOME: home, CI: 'true' },
+      close: () => rm(home, { recursive: true, force: true }),
+    };
+  });
 }

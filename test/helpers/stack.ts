@@ -3,6 +3,7 @@ import { startDemoServer } from '@mcp-auth-kit/demo-mcp-server';
 import type { AuthorizationServerConfig, DpopConfig } from '@mcp-auth-kit/authorization-server';
 import type { DpopOptions } from '@mcp-auth-kit/resource-server';
 import { freePort } from '@mcp-auth-kit/test-utils';
+import { sharedForSuite } from './suite.js';
 
 export interface DemoStack {
   issuer: string;
@@ -11,25 +12,25 @@ export interface DemoStack {
   close(): Promise<void>;
 }
 
+export interface DemoStackOptions {
+  devAutoLogin?: string;
+  /** RFC 9449 at the AS (`dpop` config: nonces, requireNonce). Default: the AS defaults. */
+  asDpop?: DpopConfig;
+  /** RFC 9449 at the demo MCP server. Default: the demo's (DPoP and Bearer accepted). */
+  mcpDpop?: boolean | DpopOptions;
+  /** More AS settings (e.g. `clients`, `idJag`); the resource is set by the stack. */
+  asConfig?: (resource: string) => Partial<Omit<AuthorizationServerConfig, 'issuer' | 'storage'>>;
+  /** The demo drive tool (issue 41): the drive's API and the MCP server's client at the AS. */
+  drive?: { api: string; clientId: string; clientSecret: string };
+  /** The authorization extensions the demo advertises in server/discover (default: the demo's). */
+  authExtensions?: { clientCredentials?: boolean; enterpriseManagedAuthorization?: boolean };
+}
+
 /**
  * The demo stack of the runtime contract on ephemeral loopback ports: our AS (memory
  * storage, DEV_AUTO_LOGIN) and the demo MCP server protected by our middleware.
  */
-export async function startDemoStack(
-  options: {
-    devAutoLogin?: string;
-    /** RFC 9449 at the AS (`dpop` config: nonces, requireNonce). Default: the AS defaults. */
-    asDpop?: DpopConfig;
-    /** RFC 9449 at the demo MCP server. Default: the demo's (DPoP and Bearer accepted). */
-    mcpDpop?: boolean | DpopOptions;
-    /** More AS settings (e.g. `clients`, `idJag`); the resource is set by the stack. */
-    asConfig?: (resource: string) => Partial<Omit<AuthorizationServerConfig, 'issuer' | 'storage'>>;
-    /** The demo drive tool (issue 41): the drive's API and the MCP server's client at the AS. */
-    drive?: { api: string; clientId: string; clientSecret: string };
-    /** The authorization extensions the demo advertises in server/discover (default: the demo's). */
-    authExtensions?: { clientCredentials?: boolean; enterpriseManagedAuthorization?: boolean };
-  } = {},
-): Promise<DemoStack> {
+export async function startDemoStack(options: DemoStackOptions = {}): Promise<DemoStack> {
   const mcpPort = await freePort();
   const resource = `http://localhost:${mcpPort}/mcp`;
   const as = await startAuthServer({
@@ -60,4 +61,12 @@ export async function startDemoStack(
       await as.close();
     },
   };
+}
+
+/**
+ * The demo stack of a describe block: started before its tests, closed after them. Options given
+ * as a function are read when it starts (for values an earlier `beforeAll` made).
+ */
+export function useDemoStack(options: DemoStackOptions | (() => DemoStackOptions) = {}): DemoStack {
+  return sharedForSuite(() => startDemoStack(typeof options === 'function' ? options() : options));
 }

@@ -20,8 +20,8 @@ import { inspectAccessToken } from '../helpers/jwt.js';
 import { REDIS_URL, redisPrefix, shouldRunRedisTests } from '../helpers/redis.js';
 import { HeadlessBrowser } from '@mcp-auth-kit/test-utils';
 import { TOPOLOGY } from './topology.js';
+import { isLoopbackCallback } from '../helpers/loopback.js';
 
-const isLoopbackCallback = (url: URL) => url.hostname === '127.0.0.1' && url.pathname === '/callback';
 const runs = (await shouldRunPgTests()) && (await shouldRunRedisTests());
 
 describe.runIf(runs)('scale-out: 2 AS on PostgreSQL + 2 MCP replicas on Redis, each pair behind a round-robin balancer', () => {

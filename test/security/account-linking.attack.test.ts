@@ -8,23 +8,14 @@ import { runAdmin, type AdminIo } from '@mcp-auth-kit/auth-server';
 import { openStore, storageConfigFromEnv, type AccountRecord } from '@mcp-auth-kit/authorization-server';
 import { usernameProblem } from '@mcp-auth-kit/protocol';
 import { startTestIdp, type TestIdp } from '@mcp-auth-kit/testing';
-import { HeadlessBrowser, isUrl } from '@mcp-auth-kit/test-utils';
 import {
   startUpstreamIdp,
   UPSTREAM_CLIENT_ID,
   UPSTREAM_CLIENT_SECRET,
   type UpstreamIdp,
 } from '../../packages/authorization-server/test/helpers/upstream-idp.js';
-import {
-  authorizationUrl,
-  NATIVE_REDIRECT,
-  pkcePair,
-  postForm,
-  registerClient,
-  startAttackStack,
-  type AttackStack,
-  type JsonResponse,
-} from './helpers/support.js';
+import { postForm, registerClient, upstreamSignInToConsent, useAttackStack, type JsonResponse } from './helpers/support.js';
+import { secretClient } from '../helpers/clients.js';
 
 /**
  * Account linking trusts only what the operator trusts (issue 40 item 1: account pre-hijack;
@@ -37,14 +28,7 @@ import {
  */
 const GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 const SECRET = 'agent-secret-0123456789abcdef';
-const agent = {
-  client_id: 'agent',
-  client_secret: SECRET,
-  grant_types: [GRANT],
-  response_types: [],
-  redirect_uris: [],
-  token_endpoint_auth_method: 'client_secret_basic',
-};
+const agent = secretClient('agent', SECRET, [GRANT]);
 
 describe('attack: account pre-hijack through e-mail linking, and the linking matrix', () => {
   let upstream: UpstreamIdp;
@@ -52,7 +36,6 @@ describe('attack: account pre-hijack through e-mail linking, and the linking mat
   let other: TestIdp;
   let subjectOnly: TestIdp;
   let closed: TestIdp;
-  let stack: AttackStack;
   let clientId: string;
 
   beforeAll(async () => {
@@ -63,57 +46,52 @@ describe('attack: account pre-hijack through e-mail linking, and the linking mat
       startTestIdp(),
       startTestIdp(),
     ]);
-    const trusted = (name: string, idp: TestIdp, extra: Record<string, unknown> = {}) => ({
-      name,
-      issuer: idp.issuer,
-      jwksUri: idp.jwksUri,
-      clients: ['agent'],
-      accountMatch: 'email' as const,
-      ...extra,
-    });
-    stack = await startAttackStack({
-      devAutoLogin: undefined,
-      authorizationServer: {
-        clients: [agent],
-        users: [{ username: 'operator-made@acme.example', password: 'operator-password-1' }],
-        upstream: [
-          {
-            name: 'Open IdP',
-            issuer: upstream.issuer,
-            clientId: UPSTREAM_CLIENT_ID,
-            clientSecret: UPSTREAM_CLIENT_SECRET,
-            allowSignup: true,
-          },
-        ],
-        idJag: {
-          trustedIdps: [
-            trusted('Acme IdP', acme),
-            trusted('Other IdP', other),
-            trusted('Subject IdP', subjectOnly, { accountMatch: 'subject' }),
-            trusted('Closed IdP', closed, { createAccounts: false }),
-          ],
-        },
-      },
-    });
-    await upstream.configure(`${stack.issuer}/interaction/upstream/callback`);
-    clientId = await registerClient(stack);
   });
   afterAll(async () => {
-    await stack?.close();
     await Promise.all([upstream?.close(), acme?.close(), other?.close(), subjectOnly?.close(), closed?.close()]);
+  });
+  const trusted = (name: string, idp: TestIdp, extra: Record<string, unknown> = {}) => ({
+    name,
+    issuer: idp.issuer,
+    jwksUri: idp.jwksUri,
+    clients: ['agent'],
+    accountMatch: 'email' as const,
+    ...extra,
+  });
+  const stack = useAttackStack(() => ({
+    devAutoLogin: undefined,
+    authorizationServer: {
+      clients: [agent],
+      users: [{ username: 'operator-made@acme.example', password: 'operator-password-1' }],
+      upstream: [
+        {
+          name: 'Open IdP',
+          issuer: upstream.issuer,
+          clientId: UPSTREAM_CLIENT_ID,
+          clientSecret: UPSTREAM_CLIENT_SECRET,
+          allowSignup: true,
+        },
+      ],
+      idJag: {
+        trustedIdps: [
+          trusted('Acme IdP', acme),
+          trusted('Other IdP', other),
+          trusted('Subject IdP', subjectOnly, { accountMatch: 'subject' }),
+          trusted('Closed IdP', closed, { createAccounts: false }),
+        ],
+      },
+    },
+  }));
+  beforeAll(async () => {
+    await upstream.configure(`${stack.issuer}/interaction/upstream/callback`);
+    clientId = await registerClient(stack);
   });
 
   const accounts = () => stack.as.server.store.accounts;
 
   /** Signs up at the AS through the upstream provider with `login` as upstream login name (= its `sub`). */
   async function upstreamSignUp(login: string): Promise<AccountRecord> {
-    const ua = new HeadlessBrowser();
-    const page = await ua.follow(authorizationUrl(stack, { clientId, challenge: pkcePair().challenge }), NATIVE_REDIRECT);
-    if (isUrl(page)) throw new Error('expected the login page');
-    const idpPage = await ua.submit(page, { upstream: '0' }, NATIVE_REDIRECT);
-    if (isUrl(idpPage)) throw new Error('expected the upstream login page');
-    const consent = await ua.submit(idpPage, { login }, NATIVE_REDIRECT);
-    if (isUrl(consent) || !consent.body.includes('Authorize access')) throw new Error('expected the consent page after sign-up');
+    await upstreamSignInToConsent(stack, clientId, login);
     const account = await accounts().findByUpstreamIdentity(upstream.issuer, login);
     if (!account) throw new Error('the upstream sign-up made no account');
     return account;

@@ -17,12 +17,10 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CookieJar } from 'tough-cookie';
 import { createClient } from 'redis';
 import { createRedisRevocationList, type RedisRevocationList } from '@mcp-auth-kit/resource-server/redis';
 import { runAdmin, startAuthServer, type AdminIo, type RunningAuthServer } from '@mcp-auth-kit/auth-server';
 import { hashPassword, openStore, silentLogger, type AccountRecord } from '@mcp-auth-kit/authorization-server';
-import { HeadlessBrowser, isUrl } from '@mcp-auth-kit/test-utils';
 import {
   startUpstreamIdp,
   UPSTREAM_CLIENT_ID,
@@ -32,15 +30,12 @@ import { listenProtectedEndpoint, post, type ProtectedEndpoint } from '../faults
 import { REDIS_URL, redisPrefix, shouldRunRedisTests } from '../helpers/redis.js';
 import { openPgScope, shouldRunPgTests, type PgScope } from '../faults/helpers/postgres.js';
 import {
-  NATIVE_REDIRECT,
-  authorizationUrl,
-  frontChannel,
   fullFlow,
-  pkcePair,
-  postJson,
+  passwordLogin,
   refresh,
   registerClient,
   startAttackStack,
+  upstreamSignInToConsent,
   type AttackStack,
 } from './helpers/support.js';
 
@@ -93,36 +88,18 @@ const start = (file: string, extra: Record<string, unknown> = {}) =>
   startAuthServer({ port: 0, host: '127.0.0.1', storage: { kind: 'sqlite', file }, logger: silentLogger, demoUser: false, ...extra });
 
 /** A password login on the running server: 303 (signed in) or the login page's status. */
-async function login(server: RunningAuthServer, username: string, password: string): Promise<number> {
-  const reg = await postJson(`${server.url}/reg`, {
-    client_name: 'seams',
-    redirect_uris: [NATIVE_REDIRECT],
-    token_endpoint_auth_method: 'none',
+const login = (server: RunningAuthServer, username: string, password: string) => passwordLogin(server, username, password, 'seams');
+
+/** Puts the public demo account straight into a running server's store, then signs in with it. */
+async function plantedDemoSignIn(server: RunningAuthServer): Promise<number> {
+  await server.server.store.accounts.create({
+    id: randomUUID(),
+    username: 'demo',
+    passwordHash: await hashPassword('demo-password'),
+    disabled: false,
+    source: 'demo',
   });
-  const authorize = new URL(`${server.issuer}/auth`);
-  const params = {
-    response_type: 'code',
-    client_id: reg.body.client_id as string,
-    redirect_uri: NATIVE_REDIRECT,
-    scope: 'notes:read',
-    resource: 'http://localhost:3000/mcp',
-    code_challenge: pkcePair().challenge,
-    code_challenge_method: 'S256',
-    state: 's',
-  };
-  for (const [k, v] of Object.entries(params)) authorize.searchParams.set(k, v);
-  const jar = new CookieJar();
-  const page = await frontChannel(server.issuer, authorize, jar);
-  if (page.kind !== 'stopped' || page.status !== 200) throw new Error('expected the login page');
-  const action = new URL(/<form method="post" action="([^"]+)"/.exec(page.body)![1]!.replace(/&amp;/g, '&'), server.issuer).href;
-  const res = await fetch(action, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: await jar.getCookieString(action) },
-    body: new URLSearchParams({ csrf: /name="csrf" value="([^"]+)"/.exec(page.body)![1]!, action: 'login', username, password }).toString(),
-  });
-  await res.arrayBuffer();
-  return res.status;
+  return login(server, 'demo', 'demo-password');
 }
 
 const TAKEN_BY_UPSTREAM =
@@ -215,14 +192,7 @@ describe('reproduction through a real upstream sign-up (finding 2, seed-prehijac
     };
     /** Signs in at the AS through the upstream provider as `login` (its `sub` and preferred_username). */
     const upstreamSignIn = async (stack: AttackStack, login: string) => {
-      const ua = new HeadlessBrowser();
-      const clientId = await registerClient(stack);
-      const page = await ua.follow(authorizationUrl(stack, { clientId, challenge: pkcePair().challenge }), NATIVE_REDIRECT);
-      if (isUrl(page)) throw new Error('expected the login page');
-      const idpPage = await ua.submit(page, { upstream: '0' }, NATIVE_REDIRECT);
-      if (isUrl(idpPage)) throw new Error('expected the upstream login page');
-      const consent = await ua.submit(idpPage, { login }, NATIVE_REDIRECT);
-      if (isUrl(consent) || !consent.body.includes('Authorize access')) throw new Error('expected the consent page');
+      await upstreamSignInToConsent(stack, await registerClient(stack), login);
       return stack.as.server.store.accounts.findByUpstreamIdentity(upstream.issuer, login);
     };
     try {
@@ -269,14 +239,7 @@ describe('attack: the demo account reaches a production server through a shared 
     const prod = await start(file, { production: true });
     try {
       // What a development build without the marker check leaves in the shared store.
-      await prod.server.store.accounts.create({
-        id: randomUUID(),
-        username: 'demo',
-        passwordHash: await hashPassword('demo-password'),
-        disabled: false,
-        source: 'demo',
-      });
-      expect(await login(prod, 'demo', 'demo-password')).toBe(403);
+      expect(await plantedDemoSignIn(prod)).toBe(403);
     } finally {
       await prod.close();
     }
@@ -308,14 +271,7 @@ describe.runIf(await shouldRunPgTests())('attack: the demo account through a sha
         /is not seeded: this store is used by the production server/,
       );
       expect(await prod.server.store.accounts.findByUsername('demo')).toBeUndefined();
-      await prod.server.store.accounts.create({
-        id: randomUUID(),
-        username: 'demo',
-        passwordHash: await hashPassword('demo-password'),
-        disabled: false,
-        source: 'demo',
-      });
-      expect(await login(prod, 'demo', 'demo-password')).toBe(403);
+      expect(await plantedDemoSignIn(prod)).toBe(403);
     } finally {
       await prod.close();
     }

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   NATIVE_REDIRECT,
   authorizationUrl,
@@ -13,7 +13,7 @@ import {
   refresh,
   registerClient,
   startAttackStack,
-  type AttackStack,
+  useAttackStack,
 } from './helpers/support.js';
 
 // Attacks on the authorization code grant, end to end against the running AS + demo MCP server.
@@ -21,17 +21,15 @@ const OTHER_RESOURCE = 'http://127.0.0.1:1/other-mcp';
 const WEB_REDIRECT = 'https://app.example.test/cb';
 
 describe('attack: authorization code grant (OAuth 2.1 §4.1, §7.5; RFC 7636; RFC 8252; RFC 8707)', () => {
-  let stack: AttackStack;
+  const stack = useAttackStack({ extraResources: [OTHER_RESOURCE] });
   let nativeClient: string;
   let webClient: string;
 
   beforeAll(async () => {
-    stack = await startAttackStack({ extraResources: [OTHER_RESOURCE] });
     nativeClient = await registerClient(stack);
     // A web client never gets contacted: the front channel stops when it leaves the AS.
     webClient = await registerClient(stack, { application_type: 'web', redirect_uris: [WEB_REDIRECT] });
   });
-  afterAll(async () => stack?.close());
 
   const exchange = (code: string, verifier: string | undefined, extra: Record<string, string> = {}) =>
     postForm(stack.metadata.token_endpoint, {

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLoopbackCertificate, type LoopbackCertificate } from '@mcp-auth-kit/testing';
-import { authorizationUrl, frontChannel, pkcePair, postForm, postJson, startAttackStack, type AttackStack } from './helpers/support.js';
+import { authorizationUrl, frontChannel, pkcePair, postForm, postJson, useAttackStack, type AttackStack } from './helpers/support.js';
 
 /**
  * A fetched document is used only for the purpose it was fetched for (issue 40 item 2).
@@ -99,18 +99,11 @@ describe('attack: CIMD cache poisoning through a client jwks_uri', () => {
   let cert: LoopbackCertificate;
   let victim: Host;
   let attacker: Host;
-  let stack: AttackStack;
 
   beforeAll(async () => {
     cert = await createLoopbackCertificate();
     victim = await startHost(cert, '127.0.0.1');
     attacker = await startHost(cert, 'localhost');
-    stack = await startAttackStack({
-      cimdAllowPrivateNetwork: true,
-      authorizationServer: {
-        cimd: { allowPrivateNetwork: true, extraCaCertificates: cert.cert, allowedHosts: ['127.0.0.1'] },
-      },
-    });
     // The victim's open redirect: any `to` (a common bug on real hosts, e.g. a login "next").
     victim.routes['/go'] = (res, url) => res.writeHead(302, { location: url.searchParams.get('to') ?? '/' }).end();
   });
@@ -119,8 +112,13 @@ describe('attack: CIMD cache poisoning through a client jwks_uri', () => {
       host?.server.closeAllConnections();
       host?.server.close();
     }
-    await stack?.close();
   });
+  const stack = useAttackStack(() => ({
+    cimdAllowPrivateNetwork: true,
+    authorizationServer: {
+      cimd: { allowPrivateNetwork: true, extraCaCertificates: cert.cert, allowedHosts: ['127.0.0.1'] },
+    },
+  }));
 
   it('baseline: the attacker document on its own host is no CIMD client here (cimd.allowedHosts)', async () => {
     attacker.routes['/own.json'] = (res, url) =>

@@ -17,6 +17,7 @@ import {
 } from '@mcp-auth-kit/client';
 import { cliPath } from '../helpers/cli.js';
 import { scriptedAsMetadata, startAttackStack, type AttackStack } from './helpers/support.js';
+import { secretClient } from '../helpers/clients.js';
 
 /**
  * Credentials sent to an authorization server a malicious MCP server names (MCP 2026-07-28
@@ -137,17 +138,7 @@ describe('attack: a malicious MCP server names its own authorization server to c
       // the real AS also serves the hostile MCP server's resource: a token it mints for it is harmless
       extraResources: [hostileMcpUrl],
       authorizationServer: {
-        clients: [
-          {
-            client_id: 'svc',
-            client_secret: SECRET,
-            grant_types: ['client_credentials'],
-            response_types: [],
-            redirect_uris: [],
-            token_endpoint_auth_method: 'client_secret_basic',
-            scope: 'notes:read',
-          },
-        ],
+        clients: [secretClient('svc', SECRET, ['client_credentials'], { scope: 'notes:read' })],
       },
     });
     home = await mkdtemp(join(tmpdir(), 'mak-cc-binding-'));

@@ -4,10 +4,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { CookieJar } from 'tough-cookie';
 import { runAdmin, startAuthServer, type AdminIo, type RunningAuthServer } from '@mcp-auth-kit/auth-server';
 import { silentLogger } from '@mcp-auth-kit/authorization-server';
-import { NATIVE_REDIRECT, frontChannel, loginPageUrl, postJson } from './helpers/support.js';
+import { passwordLogin } from './helpers/support.js';
 
 /**
  * The demo account carried into production. `demo` / `demo-password` is published (README,
@@ -32,26 +31,7 @@ const start = (dataDir: string, production: boolean) =>
   startAuthServer({ port: 0, host: '127.0.0.1', dataDir, production, logger: silentLogger });
 
 /** A password login as `username` on the running server: 303 (signed in) or the page's status. */
-async function login(server: RunningAuthServer, username: string, password: string): Promise<number> {
-  const reg = await postJson(`${server.url}/reg`, {
-    client_name: 'demo check',
-    redirect_uris: [NATIVE_REDIRECT],
-    token_endpoint_auth_method: 'none',
-  });
-  const authorize = loginPageUrl(server.issuer, reg.body.client_id as string);
-  const jar = new CookieJar();
-  const page = await frontChannel(server.issuer, authorize, jar);
-  if (page.kind !== 'stopped' || page.status !== 200) throw new Error('expected the login page');
-  const action = new URL(/<form method="post" action="([^"]+)"/.exec(page.body)![1]!.replace(/&amp;/g, '&'), server.issuer).href;
-  const res = await fetch(action, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: await jar.getCookieString(action) },
-    body: new URLSearchParams({ csrf: /name="csrf" value="([^"]+)"/.exec(page.body)![1]!, action: 'login', username, password }).toString(),
-  });
-  await res.arrayBuffer();
-  return res.status;
-}
+const login = (server: RunningAuthServer, username: string, password: string) => passwordLogin(server, username, password, 'demo check');
 
 describe('attack: the demo account of a development database, started in production', () => {
   const dirs: string[] = [];

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdmin, type AdminIo } from '@mcp-auth-kit/auth-server';
 import { listAccountGrants, revokeRememberedGrant } from '@mcp-auth-kit/authorization-server';
 import { HeadlessBrowser } from '@mcp-auth-kit/test-utils';
-import { startTestIdp, type TestIdp } from '@mcp-auth-kit/testing';
+import { startTestIdp } from '@mcp-auth-kit/testing';
 import { SignJWT, decodeJwt, exportJWK, generateKeyPair, type JWK } from 'jose';
 import { CookieJar } from 'tough-cookie';
 import {
@@ -15,18 +15,13 @@ import {
   pkcePair,
   postForm,
   registerClient,
-  startAttackStack,
-  type AttackStack,
+  useAttackStack,
   type JsonResponse,
 } from './helpers/support.js';
-import {
-  advertisedGrantTypes,
-  authorizationServerSources,
-  grantRegisteringSources,
-  REGISTERED_GRANT_SOURCES,
-} from './helpers/grant-types.js';
-import { startFakeProvider, type FakeProvider } from './helpers/third-party-provider.js';
-import { completeConnect, exchange, TOKEN_EXCHANGE, VAULT_CLIENT, VAULT_MCP, vaultStackOptions } from './helpers/third-party-flow.js';
+import { sharedForSuite } from '../helpers/suite.js';
+import { advertisedGrantInventory, authorizationServerSources, expectListedGrantRegistrations } from './helpers/grant-types.js';
+import { JWT_BEARER, secretClient } from '../helpers/clients.js';
+import { completeConnect, exchange, TOKEN_EXCHANGE, useDemoDrive, VAULT_CLIENT, VAULT_MCP, withVault } from './helpers/third-party-flow.js';
 
 /**
  * Every grant the AS creates is the user's to see and end (issue 40, finding 4). Whatever grant
@@ -42,7 +37,6 @@ import { completeConnect, exchange, TOKEN_EXCHANGE, VAULT_CLIENT, VAULT_MCP, vau
  * `none` rows prove the grant type creates no Grant of its own. A grant type added later fails
  * the guard until it has a row here.
  */
-const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 const SECRET = 'grant-index-secret-0123456789';
 const AGENT = 'grant-index-agent';
 const MACHINE = 'grant-index-machine';
@@ -78,59 +72,33 @@ function adminIo() {
 describe('attack: a grant the user and the operator cannot see or end (issue 40 finding 4: ID-JAG grants outside the account index)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'grant-index-'));
   const env = { DATABASE_URL: `sqlite:${join(dir, 'as.sqlite')}` };
-  let idp: TestIdp;
-  let stack: AttackStack;
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const idp = sharedForSuite(startTestIdp);
+  const provider = useDemoDrive([]);
   let demoId: string;
-  let provider: FakeProvider;
 
   beforeAll(async () => {
     assertingKey = await generateKeyPair('ES256');
     assertingJwk = { ...(await exportJWK(assertingKey.publicKey)), kid: 'asserting', alg: 'ES256' };
-    idp = await startTestIdp();
-    provider = await startFakeProvider([{ username: 'demo-drive', password: 'drive-pass', files: [] }]);
-    const vault = vaultStackOptions(provider);
-    stack = await startAttackStack({
+  });
+  const stack = useAttackStack(() =>
+    withVault(provider, {
       storage: { kind: 'sqlite', file: join(dir, 'as.sqlite') },
-      extraResources: vault.extraResources,
       authorizationServer: {
-        thirdParty: vault.thirdParty,
         clients: [
-          {
-            client_id: AGENT,
-            client_secret: SECRET,
-            grant_types: [JWT_BEARER, 'refresh_token'],
-            response_types: [],
-            redirect_uris: [],
-            token_endpoint_auth_method: 'client_secret_basic',
-          },
-          {
-            client_id: MACHINE,
-            client_secret: SECRET,
-            grant_types: ['client_credentials'],
-            response_types: [],
-            redirect_uris: [],
-            token_endpoint_auth_method: 'client_secret_basic',
-            scope: 'notes:read',
-          },
-          {
-            // signs its own assertions (RFC 7523 §2.1, MCP client credentials) and authenticates besides
-            client_id: ASSERTING,
-            client_secret: SECRET,
-            grant_types: [JWT_BEARER],
-            response_types: [],
-            redirect_uris: [],
-            token_endpoint_auth_method: 'client_secret_basic',
-            jwks: { keys: [assertingJwk] },
-            scope: 'notes:read',
-          },
-          ...vault.clients,
+          secretClient(AGENT, SECRET, [JWT_BEARER, 'refresh_token']),
+          secretClient(MACHINE, SECRET, ['client_credentials'], { scope: 'notes:read' }),
+          // signs its own assertions (RFC 7523 §2.1, MCP client credentials) and authenticates besides
+          secretClient(ASSERTING, SECRET, [JWT_BEARER], { jwks: { keys: [assertingJwk] }, scope: 'notes:read' }),
         ],
         idJag: {
           refreshTokens: true,
           trustedIdps: [{ name: 'Acme IdP', issuer: idp.issuer, jwksUri: idp.jwksUri, clients: [AGENT] }],
         },
       },
-    });
+    }),
+  );
+  beforeAll(async () => {
     provider.redirectUri = `${stack.issuer}/connect/callback`;
     const demo = await stack.as.server.store.accounts.findByUsername('demo');
     if (!demo) throw new Error('the demo account is missing');
@@ -138,12 +106,6 @@ describe('attack: a grant the user and the operator cannot see or end (issue 40 
     // The operator links the IdP's user to the account (admin tool), so ID-JAGs for SUB are demo's.
     const link = adminIo();
     expect(await runAdmin(['user', 'link', 'demo', idp.issuer, SUB], env, link.io), link.err.join('\n')).toBe(0);
-  });
-  afterAll(async () => {
-    await stack?.close();
-    await idp?.close();
-    await provider?.close();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   const basic = (clientId: string) => `Basic ${Buffer.from(`${clientId}:${SECRET}`).toString('base64')}`;
@@ -399,10 +361,7 @@ describe('attack: a grant the user and the operator cannot see or end (issue 40 
   });
 
   it('enumeration guard: every grant type the AS advertises (RFC 8414 grant_types_supported) has a row', async () => {
-    const advertised = await advertisedGrantTypes(stack.issuer);
-    expect(advertised).toEqual(
-      expect.arrayContaining(['authorization_code', 'refresh_token', 'client_credentials', JWT_BEARER, TOKEN_EXCHANGE]),
-    );
+    const advertised = await advertisedGrantInventory(stack.issuer);
     expect(advertised.filter((g) => !TABLE.some((r) => r.grant === g))).toEqual([]);
     expect(TABLE.filter((r) => !advertised.includes(r.grant)).map((r) => r.grant)).toEqual([]);
   });
@@ -416,7 +375,7 @@ describe('attack: a grant the user and the operator cannot see or end (issue 40 
     // interactions/grant.ts builds consent's grant, which consent.ts remembers; the ID-JAG grant
     // remembers its own. A new site needs the same, and a row in TABLE above.
     expect(creating).toEqual(['grants/jwt-bearer/grant.ts', 'interactions/grant.ts']);
-    expect(grantRegisteringSources()).toEqual(REGISTERED_GRANT_SOURCES);
+    expectListedGrantRegistrations();
     const text = (path: string) => sources.find((f) => f.path === path)?.text ?? '';
     expect(text('grants/jwt-bearer/grant.ts')).toMatch(/\.remember\(/);
     expect(text('interactions/consent.ts')).toMatch(/\.remember\(/);

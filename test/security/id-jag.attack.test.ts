@@ -1,18 +1,12 @@
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestIdp, type TestIdp } from '@mcp-auth-kit/testing';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { startTestIdp } from '@mcp-auth-kit/testing';
 import { respeltSignature } from '@mcp-auth-kit/test-utils';
 import { SignJWT, calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, type JWK } from 'jose';
 import { randomUUID } from 'node:crypto';
-import {
-  auditLogger,
-  expectOAuthError,
-  postForm,
-  postJson,
-  startAttackStack,
-  type AttackStack,
-  type JsonResponse,
-} from './helpers/support.js';
+import { auditLogger, expectOAuthError, postForm, postJson, useAttackStack, type JsonResponse } from './helpers/support.js';
+import { sharedForSuite } from '../helpers/suite.js';
+import { secretClient } from '../helpers/clients.js';
 
 /**
  * The ID-JAG grant of MCP enterprise-managed authorization at our AS (RFC 7523 §2.1,
@@ -23,23 +17,39 @@ import {
 const GRANT = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 const SECRET = 'agent-secret-0123456789abcdef';
 
-const confidential = (client_id: string, extra: Record<string, unknown> = {}) => ({
-  client_id,
-  client_secret: SECRET,
-  grant_types: [GRANT],
-  response_types: [],
-  redirect_uris: [],
-  token_endpoint_auth_method: 'client_secret_basic',
-  ...extra,
-});
+const confidential = (client_id: string, extra: Record<string, unknown> = {}) => secretClient(client_id, SECRET, [GRANT], extra);
 
 describe('ID-JAG grant (RFC 7523 §2.1, draft-ietf-oauth-identity-assertion-authz-grant §4.4.1): every check refuses its attack', () => {
-  let idp: TestIdp;
-  let foreign: TestIdp;
-  let stack: AttackStack;
-  let resource: string;
   const otherResource = 'https://other.example/mcp';
   const events: Array<Record<string, unknown>> = [];
+  const idp = sharedForSuite(startTestIdp);
+  const foreign = sharedForSuite(startTestIdp);
+  const stack = useAttackStack(() => ({
+    extraResources: [otherResource],
+    logger: auditLogger(events),
+    quiet: false,
+    authorizationServer: {
+      clients: [
+        confidential('agent'),
+        confidential('other-agent'),
+        confidential('not-for-idjag', { grant_types: ['client_credentials'] }),
+        confidential('limited', { scope: 'notes:read' }),
+      ],
+      idJag: {
+        trustedIdps: [
+          {
+            name: 'Acme IdP',
+            issuer: idp.issuer,
+            jwksUri: idp.jwksUri,
+            clients: ['agent', 'not-for-idjag', 'limited'],
+            accountMatch: 'email',
+            emailDomains: ['acme.example'],
+          },
+        ],
+      },
+    },
+  }));
+  let resource: string;
 
   const token = (params: Record<string, string>, clientId = 'agent', secret = SECRET): Promise<JsonResponse> =>
     postForm(
@@ -58,40 +68,8 @@ describe('ID-JAG grant (RFC 7523 §2.1, draft-ietf-oauth-identity-assertion-auth
     expect(res.body.access_token).toBeUndefined();
   };
 
-  beforeAll(async () => {
-    idp = await startTestIdp();
-    foreign = await startTestIdp();
-    stack = await startAttackStack({
-      extraResources: [otherResource],
-      logger: auditLogger(events),
-      quiet: false,
-      authorizationServer: {
-        clients: [
-          confidential('agent'),
-          confidential('other-agent'),
-          confidential('not-for-idjag', { grant_types: ['client_credentials'] }),
-          confidential('limited', { scope: 'notes:read' }),
-        ],
-        idJag: {
-          trustedIdps: [
-            {
-              name: 'Acme IdP',
-              issuer: idp.issuer,
-              jwksUri: idp.jwksUri,
-              clients: ['agent', 'not-for-idjag', 'limited'],
-              accountMatch: 'email',
-              emailDomains: ['acme.example'],
-            },
-          ],
-        },
-      },
-    });
+  beforeAll(() => {
     resource = stack.mcpUrl;
-  });
-  afterAll(async () => {
-    await stack?.close();
-    await idp?.close();
-    await foreign?.close();
   });
 
   it('AS metadata advertises the grant type and the ID-JAG profile (RFC 8414 §2, draft §7.2)', () => {

@@ -14,7 +14,8 @@ import {
   type AsMetadata,
   type JsonResponse,
 } from './helpers/support.js';
-import { listenProtectedEndpoint, post as callEndpoint, type ProtectedEndpoint } from '../faults/helpers/resource-server.js';
+import { listenProtectedEndpoint, post as callEndpoint } from '../faults/helpers/resource-server.js';
+import { sharedForSuite } from '../helpers/suite.js';
 import { freePort } from '@mcp-auth-kit/test-utils';
 
 /**
@@ -40,13 +41,12 @@ const basic = (id: string, secret: string) => ({
 });
 
 describe('attack: introspection of JWT access tokens (RFC 7662)', () => {
+  const endpoint = sharedForSuite(listenProtectedEndpoint);
   let as: RunningAuthServer;
-  let endpoint: ProtectedEndpoint;
   let otherResource: string;
   let metadata: AsMetadata;
 
   beforeAll(async () => {
-    endpoint = await listenProtectedEndpoint();
     otherResource = `http://127.0.0.1:${await freePort()}/mcp`;
     const confidential = {
       grant_types: [] as string[],
@@ -87,10 +87,7 @@ describe('attack: introspection of JWT access tokens (RFC 7662)', () => {
       introspection: { endpoint: metadata.introspection_endpoint!, clientId: RS_CLIENT, clientSecret: RS_SECRET, introspectJwt: true },
     });
   });
-  afterAll(async () => {
-    await endpoint?.close();
-    await as?.close();
-  });
+  afterAll(async () => as?.close());
 
   async function register(extra: Record<string, unknown> = {}): Promise<{ client_id: string; client_secret?: string }> {
     const res = await postJson(metadata.registration_endpoint, {

@@ -6,8 +6,7 @@ import { McpAuthClient, MemoryStore, createAuthFetch } from '@mcp-auth-kit/clien
 import { cliLogin } from '../helpers/cli.js';
 import { HeadlessBrowser } from '@mcp-auth-kit/test-utils';
 import { startAttackStack, type AttackStack } from './helpers/support.js';
-
-const isLoopbackCallback = (url: URL) => url.hostname === '127.0.0.1' && url.pathname === '/callback';
+import { isLoopbackCallback } from '../helpers/loopback.js';
 
 /**
  * Forged callbacks at the native client's loopback redirect listener (RFC 8252 §7.3, §8.1; RFC 6749

@@ -2,8 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { McpAuthClient, MemoryStore, createAuthFetch } from '@mcp-auth-kit/client';
 import { HeadlessBrowser } from '@mcp-auth-kit/test-utils';
 import { authorizeCode, pkcePair, registerClient, startAttackStack, type AttackStack } from './helpers/support.js';
-
-const isLoopbackCallback = (url: URL) => url.hostname === '127.0.0.1' && url.pathname === '/callback';
+import { isLoopbackCallback } from '../helpers/loopback.js';
 
 /**
  * AS mix-up (RFC 9207 §2.4, OAuth 2.1 §7.14; MCP authorization §Authorization Server Binding):

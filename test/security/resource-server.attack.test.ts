@@ -1,8 +1,8 @@
 import { createPrivateKey, createPublicKey, randomUUID, sign } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { SignJWT, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 import { assertInvalidToken, assertUnauthorized } from '@mcp-auth-kit/testing';
-import { callWhoami, fullFlow, registerClient, startAttackStack, type AttackStack } from './helpers/support.js';
+import { callWhoami, fullFlow, registerClient, useAttackStack } from './helpers/support.js';
 
 const b64 = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
 
@@ -12,13 +12,12 @@ const b64 = (value: unknown) => Buffer.from(typeof value === 'string' ? value : 
  * Streamable HTTP §Security: Origin).
  */
 describe('attack: forged and misused access tokens at the MCP server', () => {
-  let stack: AttackStack;
+  const stack = useAttackStack();
   let signingJwk: JWK;
   let publicJwk: JWK;
   let legit: string;
 
   beforeAll(async () => {
-    stack = await startAttackStack();
     const [current] = await stack.as.server.store.keys.signingKeys();
     signingJwk = current!.jwk;
     const { d: _d, p: _p, q: _q, dp: _dp, dq: _dq, qi: _qi, ...pub } = signingJwk as Record<string, unknown>;
@@ -26,7 +25,6 @@ describe('attack: forged and misused access tokens at the MCP server', () => {
     const clientId = await registerClient(stack);
     legit = (await fullFlow(stack, clientId)).access_token;
   });
-  afterAll(async () => stack?.close());
 
   const now = () => Math.floor(Date.now() / 1000);
   const claims = (over: Record<string, unknown> = {}) => ({

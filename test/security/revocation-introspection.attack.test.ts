@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectOAuthError, fullFlow, postForm, refresh, registerClient, startAttackStack, type AttackStack } from './helpers/support.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { expectOAuthError, fullFlow, postForm, refresh, registerClient, useAttackStack } from './helpers/support.js';
 
 /**
  * Revocation and introspection used against other clients' tokens (RFC 7009 §2.1: the AS
@@ -7,14 +7,12 @@ import { expectOAuthError, fullFlow, postForm, refresh, registerClient, startAtt
  * requires authorization and must not become a token-scanning oracle).
  */
 describe("attack: revocation and introspection of another client's tokens", () => {
-  let stack: AttackStack;
+  const stack = useAttackStack();
   let victim: string;
   let attacker: string;
   beforeAll(async () => {
-    stack = await startAttackStack();
     [victim, attacker] = await Promise.all([registerClient(stack), registerClient(stack)]);
   });
-  afterAll(async () => stack?.close());
 
   /** RFC 7009 §2.1 revocation request for a refresh token, sent by the public client `clientId`. */
   const revokeRefreshToken = (token: string, clientId: string) =>

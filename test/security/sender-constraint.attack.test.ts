@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestIdp, type TestIdp } from '@mcp-auth-kit/testing';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { startTestIdp } from '@mcp-auth-kit/testing';
 import { SignJWT, decodeJwt, exportJWK, generateKeyPair, type JWK } from 'jose';
 import {
   NATIVE_REDIRECT,
@@ -10,17 +10,22 @@ import {
   postForm,
   postJson,
   registerClient,
-  startAttackStack,
+  useAttackStack,
 } from './helpers/support.js';
+import { sharedForSuite } from '../helpers/suite.js';
+import { advertisedGrantInventory, authorizationServerSources, expectListedGrantRegistrations } from './helpers/grant-types.js';
+import type { DpopKey, JsonResponse } from './helpers/support.js';
+import { JWT_BEARER, secretClient } from '../helpers/clients.js';
 import {
-  advertisedGrantTypes,
-  authorizationServerSources,
-  grantRegisteringSources,
-  REGISTERED_GRANT_SOURCES,
-} from './helpers/grant-types.js';
-import type { AttackStack, DpopKey, JsonResponse } from './helpers/support.js';
-import { startFakeProvider, type FakeProvider } from './helpers/third-party-provider.js';
-import { completeConnect, exchange, TOKEN_EXCHANGE, VAULT_CLIENT, VAULT_MCP, vaultStackOptions } from './helpers/third-party-flow.js';
+  completeConnect,
+  exchange,
+  TOKEN_EXCHANGE,
+  useDemoDrive,
+  VAULT_CLIENT,
+  VAULT_MCP,
+  vaultStackOptions,
+  withVault,
+} from './helpers/third-party-flow.js';
 import { HeadlessBrowser } from '@mcp-auth-kit/test-utils';
 import { ConfigError } from '@mcp-auth-kit/protocol';
 import { validateConfig } from '@mcp-auth-kit/authorization-server/ops';
@@ -47,18 +52,10 @@ import { validateConfig } from '@mcp-auth-kit/authorization-server/ops';
  * The enumeration guard at the end fails when the AS advertises a grant type without both kinds
  * of row: a grant added later cannot ship without its sender-constraint tests.
  */
-const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 const SECRET = 'sender-constraint-secret-0123456789';
 
-const confidential = (client_id: string, grant_types: string[], extra: Record<string, unknown> = {}) => ({
-  client_id,
-  client_secret: SECRET,
-  grant_types,
-  response_types: [],
-  redirect_uris: [],
-  token_endpoint_auth_method: 'client_secret_basic',
-  ...extra,
-});
+const confidential = (client_id: string, grant_types: string[], extra: Record<string, unknown> = {}) =>
+  secretClient(client_id, SECRET, grant_types, extra);
 
 let machineKey: Awaited<ReturnType<typeof generateKeyPair>>;
 let machineJwk: JWK;
@@ -82,18 +79,15 @@ interface Row {
 }
 
 describe('attack: a sender-constrained (DPoP) token loses its binding through a grant (RFC 9449 §5, §5.2)', () => {
-  let idp: TestIdp;
-  let stack: AttackStack;
-  let provider: FakeProvider;
+  const idp = sharedForSuite(startTestIdp);
+  const provider = useDemoDrive(['a.txt']);
 
   beforeAll(async () => {
     machineKey = await generateKeyPair('ES256');
     machineJwk = { ...(await exportJWK(machineKey.publicKey)), kid: 'machine-key', alg: 'ES256' };
-    idp = await startTestIdp();
-    provider = await startFakeProvider([{ username: 'demo-drive', password: 'drive-pass', files: ['a.txt'] }]);
-    const vault = vaultStackOptions(provider);
-    stack = await startAttackStack({
-      extraResources: vault.extraResources,
+  });
+  const stack = useAttackStack(() =>
+    withVault(provider, {
       authorizationServer: {
         clients: [
           confidential('agent', [JWT_BEARER, 'refresh_token']),
@@ -104,21 +98,16 @@ describe('attack: a sender-constrained (DPoP) token loses its binding through a 
           // the client's own assertion (RFC 7523 §2.1, MCP client credentials), authenticated by it
           keyedMachine('asserting-machine'),
           keyedMachine('bound-asserting-machine', { dpop_bound_access_tokens: true }),
-          ...vault.clients,
         ],
         idJag: {
           refreshTokens: true,
           trustedIdps: [{ name: 'Acme IdP', issuer: idp.issuer, jwksUri: idp.jwksUri, clients: ['agent', 'bound-agent'] }],
         },
-        thirdParty: vault.thirdParty,
       },
-    });
+    }),
+  );
+  beforeAll(() => {
     provider.redirectUri = `${stack.issuer}/connect/callback`;
-  });
-  afterAll(async () => {
-    await stack?.close();
-    await idp?.close();
-    await provider?.close();
   });
 
   const proof = (key: DpopKey) => dpopPostProof(key, stack.metadata.token_endpoint);
@@ -470,11 +459,8 @@ describe('attack: a sender-constrained (DPoP) token loses its binding through a 
   });
 
   it('enumeration guard: every grant type the AS advertises (RFC 8414 grant_types_supported) has a carry row and an enforce row', async () => {
-    const advertised = await advertisedGrantTypes(stack.issuer);
     // Every grant the kit has is on here (ID-JAG too): the list is the whole inventory.
-    expect(advertised).toEqual(
-      expect.arrayContaining(['authorization_code', 'refresh_token', 'client_credentials', JWT_BEARER, TOKEN_EXCHANGE]),
-    );
+    const advertised = await advertisedGrantInventory(stack.issuer);
     const missing = advertised.flatMap((grant) =>
       (['carry', 'enforce'] as const)
         .filter((kind) => !TABLE.some((r) => r.grant === grant && r.kind === kind))
@@ -491,7 +477,7 @@ describe('attack: a sender-constrained (DPoP) token loses its binding through a 
     // A grant registered elsewhere, or one of oidc-provider's optional grants switched on, may be
     // off in this test's configuration and so missing from the discovery list above: give it its
     // rows, turn it on in the stack of this file, then list it here.
-    expect(grantRegisteringSources()).toEqual(REGISTERED_GRANT_SOURCES);
+    expectListedGrantRegistrations();
     const optionalGrants = sources.filter((f) => /\b(?:deviceFlow|ciba|openid4vci)\s*:/.test(f.text)).map((f) => f.path);
     expect(optionalGrants).toEqual([]);
   });

@@ -9,6 +9,7 @@ import type { ResourceServerLogger } from '@mcp-auth-kit/resource-server';
 import { CookieJar } from 'tough-cookie';
 import { SignJWT, calculateJwkThumbprint, exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
 import { HeadlessBrowser, freePort, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
+import { sharedForSuite } from '../../helpers/suite.js';
 
 /** OAuth error answers are asserted with test-utils' one helper (status and `error` together). */
 export { expectOAuthError } from '@mcp-auth-kit/test-utils';
@@ -40,14 +41,14 @@ export interface AsMetadata {
 
 export const NATIVE_REDIRECT = 'http://127.0.0.1/callback';
 
-export async function startAttackStack(
-  options: Omit<StartAuthServerOptions, 'port' | 'host' | 'resource'> & {
-    quiet?: boolean;
-    extraResources?: string[];
-    /** The demo MCP server's middleware logger (refusal reasons). */
-    mcpLogger?: ResourceServerLogger;
-  } = {},
-): Promise<AttackStack> {
+export type AttackStackOptions = Omit<StartAuthServerOptions, 'port' | 'host' | 'resource'> & {
+  quiet?: boolean;
+  extraResources?: string[];
+  /** The demo MCP server's middleware logger (refusal reasons). */
+  mcpLogger?: ResourceServerLogger;
+};
+
+export async function startAttackStack(options: AttackStackOptions = {}): Promise<AttackStack> {
   const mcpPort = await freePort();
   const resource = `http://localhost:${mcpPort}/mcp`;
   const { quiet = true, authorizationServer, extraResources, mcpLogger, ...rest } = options;
@@ -90,6 +91,14 @@ export async function startAttackStack(
       await as.close();
     },
   };
+}
+
+/**
+ * The attack stack of a describe block: started before its tests, closed after them. Options
+ * given as a function are read when it starts (for values an earlier `beforeAll` made).
+ */
+export function useAttackStack(options: AttackStackOptions | (() => AttackStackOptions) = {}): AttackStack {
+  return sharedForSuite(() => startAttackStack(typeof options === 'function' ? options() : options));
 }
 
 /** Re-exported: the attack tests take every helper from this file. */
@@ -391,9 +400,10 @@ export function scriptedAsMetadata(self: string, extra: Record<string, unknown> 
 
 /**
  * An authorization request (S256, state `s`) of a registered public native client for the demo
- * resource at an AS started on its own (`${issuer}/auth`, no AttackStack): what reaches its login page.
+ * resource at an AS started on its own (`${issuer}/auth`, no AttackStack): what reaches its login
+ * page. `extra` sets or replaces parameters (another resource, a known challenge, `prompt`).
  */
-export function loginPageUrl(issuer: string, clientId: string): URL {
+export function loginPageUrl(issuer: string, clientId: string, extra: Record<string, string> = {}): URL {
   const url = new URL(`${issuer}/auth`);
   for (const [k, v] of Object.entries({
     response_type: 'code',
@@ -404,8 +414,48 @@ export function loginPageUrl(issuer: string, clientId: string): URL {
     code_challenge: pkcePair().challenge,
     code_challenge_method: 'S256',
     state: 's',
+    ...extra,
   })) {
     url.searchParams.set(k, v);
   }
   return url;
+}
+
+/**
+ * A password login as `username` on an AS started on its own, through a freshly registered
+ * public client's login page: 303 (signed in) or the status the login form answered with.
+ */
+export async function passwordLogin(server: RunningAuthServer, username: string, password: string, clientName: string): Promise<number> {
+  const reg = await postJson(`${server.url}/reg`, {
+    client_name: clientName,
+    redirect_uris: [NATIVE_REDIRECT],
+    token_endpoint_auth_method: 'none',
+  });
+  const authorize = loginPageUrl(server.issuer, reg.body.client_id as string);
+  const jar = new CookieJar();
+  const page = await frontChannel(server.issuer, authorize, jar);
+  if (page.kind !== 'stopped' || page.status !== 200) throw new Error('expected the login page');
+  const action = new URL(/<form method="post" action="([^"]+)"/.exec(page.body)![1]!.replace(/&amp;/g, '&'), server.issuer).href;
+  const res = await fetch(action, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: await jar.getCookieString(action) },
+    body: new URLSearchParams({ csrf: /name="csrf" value="([^"]+)"/.exec(page.body)![1]!, action: 'login', username, password }).toString(),
+  });
+  await res.arrayBuffer();
+  return res.status;
+}
+
+/**
+ * Signs up or in at the AS through its first upstream provider as `login` (the upstream login
+ * name, which the test upstream IdP also makes the `sub`), up to our consent page.
+ */
+export async function upstreamSignInToConsent(stack: AttackStack, clientId: string, login: string): Promise<void> {
+  const ua = new HeadlessBrowser();
+  const page = await ua.follow(authorizationUrl(stack, { clientId, challenge: pkcePair().challenge }), NATIVE_REDIRECT);
+  if (isUrl(page)) throw new Error('expected the login page');
+  const idpPage = await ua.submit(page, { upstream: '0' }, NATIVE_REDIRECT);
+  if (isUrl(idpPage)) throw new Error('expected the upstream login page');
+  const consent = await ua.submit(idpPage, { login }, NATIVE_REDIRECT);
+  if (isUrl(consent) || !consent.body.includes('Authorize access')) throw new Error('expected the consent page');
 }

@@ -4,8 +4,9 @@
  * the connect pages up to the provider's consent (the fake provider of third-party-provider.ts).
  */
 import { HeadlessBrowser, isUrl, pkcePair, type BrowserPage } from '@mcp-auth-kit/test-utils';
-import { PROVIDER_CLIENT_ID, type FakeProvider } from './third-party-provider.js';
-import { postForm, type JsonResponse } from './support.js';
+import { PROVIDER_CLIENT_ID, startFakeProvider, type FakeProvider } from './third-party-provider.js';
+import { sharedForSuite } from '../../helpers/suite.js';
+import { loginPageUrl, postForm, type AttackStackOptions, type JsonResponse } from './support.js';
 
 export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
@@ -72,19 +73,7 @@ export async function mcpAccessToken(
   });
   const clientId = ((await reg.json()) as { client_id: string }).client_id;
   const { verifier, challenge } = pkcePair();
-  const auth = new URL(`${issuer}/auth`);
-  for (const [k, v] of Object.entries({
-    response_type: 'code',
-    client_id: clientId,
-    redirect_uri: NATIVE_REDIRECT,
-    scope: 'notes:read',
-    resource,
-    state: 's',
-    code_challenge: challenge,
-    code_challenge_method: 'S256',
-    prompt: 'login',
-  }))
-    auth.searchParams.set(k, v);
+  const auth = loginPageUrl(issuer, clientId, { resource, code_challenge: challenge, prompt: 'login' });
   const stop = (url: URL) => url.href.startsWith(NATIVE_REDIRECT);
   let end = await ua.follow(auth, stop);
   if (!isUrl(end) && /name="password"/.test(end.body))
@@ -165,6 +154,26 @@ export function vaultStackOptions(provider: FakeProvider) {
     clients: [mcpServerClient(VAULT_CLIENT.id, VAULT_CLIENT.secret, VAULT_MCP)],
     thirdParty: { providers: { drive: driveProvider(provider, [VAULT_MCP]) } },
   };
+}
+
+/** `options` of an attack stack with the vault added: its resource, its MCP server client and the provider. */
+export function withVault(provider: FakeProvider, options: AttackStackOptions): AttackStackOptions {
+  const vault = vaultStackOptions(provider);
+  const { authorizationServer } = options;
+  return {
+    ...options,
+    extraResources: [...(options.extraResources ?? []), ...vault.extraResources],
+    authorizationServer: {
+      ...authorizationServer,
+      clients: [...(authorizationServer?.clients ?? []), ...vault.clients],
+      thirdParty: vault.thirdParty,
+    },
+  };
+}
+
+/** The demo account's drive (`demo-drive`, holding `files`) at a fake provider, for a describe block's tests. */
+export function useDemoDrive(files: string[]): FakeProvider {
+  return sharedForSuite(() => startFakeProvider([{ username: 'demo-drive', password: 'drive-pass', files }]));
 }
 
 /** A second MCP server and its client, for the provider only it may use (`calendar`). */

@@ -11,18 +11,10 @@ import { type Actor, createAdminService, type AdminService } from '../src/index.
 import { openStore, type Store } from '../src/storage/index.js';
 import { REDIRECT, registerClient, startAs, type RunningAs } from './helpers/as.js';
 import { authorizeAuto, codeAuthorizeUrl, exchangeCode, refreshWith } from './helpers/flow.js';
-import { startHttpsHost, type HttpsHost } from './helpers/https-host.js';
+import { cimdDocument, startHttpsHost, type HttpsHost } from './helpers/https-host.js';
 
 const OPERATOR: Actor = { sub: 'op-1', via: 'console' };
-const doc = (url: string, extra: Record<string, unknown> = {}) => ({
-  client_id: url,
-  client_name: 'CIMD <script>alert(1)</script> Client',
-  redirect_uris: ['http://127.0.0.1/callback'],
-  token_endpoint_auth_method: 'none',
-  grant_types: ['authorization_code', 'refresh_token'],
-  response_types: ['code'],
-  ...extra,
-});
+const doc = (url: string) => cimdDocument(url, { client_name: 'CIMD <script>alert(1)</script> Client' });
 
 describe('CIMD approval gate (stored trust policy)', () => {
   let host: HttpsHost;

@@ -5,8 +5,8 @@
  * unknown ones marked), and "Not you? Use another account" for a reused browser session, which
  * really ends that session.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REDIRECT, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
+import { describe, expect, it } from 'vitest';
+import { REDIRECT, registerClient, RESOURCE, type RunningAs } from './helpers/as.js';
 import { hashPassword } from '../src/accounts/passwords.js';
 import type { AuthorizationServerConfig } from '../src/index.js';
 import { validateConfig } from '../src/ops/index.js';
@@ -16,14 +16,15 @@ import { OIDC_SCOPES } from '../src/provider/provider.js';
 import { ResourceRegistry } from '../src/tokens/resources.js';
 import { type BrowserPage, HeadlessBrowser, isUrl } from '@mcp-auth-kit/test-utils';
 import { openAuthorization } from './helpers/flow.js';
+import { startAsForDescribe } from './helpers/for-describe.js';
 
 const OTHER = 'http://127.0.0.1:3998/mcp';
 
 describe('consent page: resource names, scope descriptions, "Not you?"', () => {
   let t: RunningAs;
   let clientId: string;
-  beforeAll(async () => {
-    t = await startAs({
+  startAsForDescribe(
+    {
       serviceName: 'Example Auth',
       resources: [
         {
@@ -34,26 +35,28 @@ describe('consent page: resource names, scope descriptions, "Not you?"', () => {
         { resource: OTHER, scopes: { 'files:read': 'Read your files' } },
       ],
       scopeDescriptions: { profile: 'See your display name' },
-    });
-    clientId = (await registerClient(t.url, { client_name: 'Text Client', scope: 'openid profile offline_access' })).body.client_id;
-    await t.as.store.accounts.create({
-      id: 'bob-id',
-      username: 'bob',
-      displayName: 'Bob Other',
-      passwordHash: await hashPassword('bob-password'),
-      disabled: false,
-    });
-    // Issue 46 F4/F5: a display name stored as it came (an operator's --display-name, an older
-    // version): U+3000 padding and a stack of combining marks.
-    await t.as.store.accounts.create({
-      id: 'zed-id',
-      username: 'zed',
-      displayName: `Zed${'\u3000'.repeat(150)}Q${'\u0336'.repeat(8)}`,
-      passwordHash: await hashPassword('zed-password'),
-      disabled: false,
-    });
-  });
-  afterAll(() => t.close());
+    },
+    async (started) => {
+      t = started;
+      clientId = (await registerClient(t.url, { client_name: 'Text Client', scope: 'openid profile offline_access' })).body.client_id;
+      await t.as.store.accounts.create({
+        id: 'bob-id',
+        username: 'bob',
+        displayName: 'Bob Other',
+        passwordHash: await hashPassword('bob-password'),
+        disabled: false,
+      });
+      // Issue 46 F4/F5: a display name stored as it came (an operator's --display-name, an older
+      // version): U+3000 padding and a stack of combining marks.
+      await t.as.store.accounts.create({
+        id: 'zed-id',
+        username: 'zed',
+        displayName: `Zed${'\u3000'.repeat(150)}Q${'\u0336'.repeat(8)}`,
+        passwordHash: await hashPassword('zed-password'),
+        disabled: false,
+      });
+    },
+  );
 
   async function start(ua: HeadlessBrowser, scope: string, resource = RESOURCE, prompt?: string, client = clientId) {
     const { page } = await openAuthorization(t.url, { client_id: client, scope, resource, state: 'st', prompt }, ua);

@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REDIRECT, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
+import { describe, expect, it } from 'vitest';
+import { REDIRECT, registerClient, RESOURCE, type RunningAs } from './helpers/as.js';
 import { listAccountGrants, revokeRememberedGrant } from '../src/interactions/remembered-grants.js';
 import { hashPassword } from '../src/accounts/passwords.js';
 import { type BrowserPage, HeadlessBrowser, isUrl, expectOAuthError } from '@mcp-auth-kit/test-utils';
 import { exchangeCode, openAuthorization, refreshWith } from './helpers/flow.js';
+import { startAsForDescribe } from './helpers/for-describe.js';
 
 const OTHER_RESOURCE = 'http://127.0.0.1:3998/files';
 /** Web clients (https redirect URI): remembered approvals skip the page for them. */
@@ -15,15 +16,15 @@ const WEB_REDIRECT = 'https://app.example/cb';
  */
 describe('remembered grants', () => {
   let t: RunningAs;
-  beforeAll(async () => {
-    t = await startAs({
+  startAsForDescribe(
+    {
       resources: [
         { resource: RESOURCE, scopes: { 'notes:read': 'Read your notes', 'notes:write': 'Change your notes' } },
         { resource: OTHER_RESOURCE, scopes: { 'files:read': 'Read your files' } },
       ],
-    });
-  });
-  afterAll(() => t.close());
+    },
+    (started) => (t = started),
+  );
 
   const webClient = (metadata: Record<string, unknown> = {}) =>
     registerClient(t.url, { application_type: 'web', redirect_uris: [WEB_REDIRECT], ...metadata });

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { REDIRECT, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
 import { codeAuthorizeUrl } from './helpers/flow.js';
 import { recordingLogger } from './helpers/recording-logger.js';
@@ -8,6 +8,7 @@ import { validateConfig } from '../src/config.js';
 import { openStore } from '../src/storage/index.js';
 import type { Store } from '../src/storage/types.js';
 import { type BrowserPage, HeadlessBrowser, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
+import { openForDescribe, startAsForDescribe } from './helpers/for-describe.js';
 
 async function openLogin(base: string, clientId: string, ua = new HeadlessBrowser(), headers: Record<string, string> = {}) {
   const { challenge } = pkcePair();
@@ -42,10 +43,10 @@ describe('passwords (scrypt)', () => {
 
 describe('login throttle (shared kv)', () => {
   let store: Store;
-  beforeAll(async () => {
-    store = await openStore({ kind: 'memory' });
-  });
-  afterAll(() => store.close());
+  openForDescribe(
+    () => openStore({ kind: 'memory' }),
+    (opened) => (store = opened),
+  );
 
   it('per address+user, per user (from any address) and per address (spraying), each within its window', async () => {
     const limits = { perAddressAndUser: 3, perUser: 5, perAddress: 7, windowSeconds: 60 };
@@ -96,18 +97,20 @@ describe('interaction pages: headers, CSRF, lockout, audit', () => {
   let t: RunningAs;
   let clientId: string;
   const log = recordingLogger();
-  beforeAll(async () => {
-    t = await startAs({
+  startAsForDescribe(
+    {
       logger: log.logger,
       trustProxy: true,
       users: [
         { username: 'alice', password: 'alice-password' },
         { username: 'bob', password: 'bob-password' },
       ],
-    });
-    clientId = (await registerClient(t.url)).body.client_id;
-  });
-  afterAll(() => t.close());
+    },
+    async (started) => {
+      t = started;
+      clientId = (await registerClient(t.url)).body.client_id;
+    },
+  );
 
   function expectStrictPage(page: BrowserPage) {
     expect(page.headers.get('cache-control')).toBe('no-store');

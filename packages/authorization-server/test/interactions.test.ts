@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeJwt, REDIRECT, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
+import { describe, expect, it } from 'vitest';
+import { decodeJwt, REDIRECT, registerClient, RESOURCE, type RunningAs } from './helpers/as.js';
 import { codeAuthorizeUrl, exchangeCode } from './helpers/flow.js';
 import { hashPassword } from '../src/accounts/passwords.js';
 import { type BrowserPage, HeadlessBrowser, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
+import { startAsForDescribe } from './helpers/for-describe.js';
 
 /** MCP security §Localhost Redirect URI Risks: the consent page's warning, exactly as rendered. */
 const LOOPBACK_WARNING =
@@ -12,8 +13,8 @@ const LOOPBACK_WARNING =
 describe('login and consent pages', () => {
   let t: RunningAs;
   let clientId: string;
-  beforeAll(async () => {
-    t = await startAs({
+  startAsForDescribe(
+    {
       clients: [
         {
           client_id: 'operator-client',
@@ -22,11 +23,18 @@ describe('login and consent pages', () => {
           token_endpoint_auth_method: 'none',
         },
       ],
-    });
-    clientId = (await registerClient(t.url, { client_name: 'Evil <script>alert(1)</script> App' })).body.client_id;
-    await t.as.store.accounts.create({ id: 'bob-id', username: 'bob', passwordHash: await hashPassword('bob-password'), disabled: false });
-  });
-  afterAll(() => t.close());
+    },
+    async (started) => {
+      t = started;
+      clientId = (await registerClient(t.url, { client_name: 'Evil <script>alert(1)</script> App' })).body.client_id;
+      await t.as.store.accounts.create({
+        id: 'bob-id',
+        username: 'bob',
+        passwordHash: await hashPassword('bob-password'),
+        disabled: false,
+      });
+    },
+  );
 
   async function start(ua: HeadlessBrowser, scope = 'notes:read notes:write', client = clientId, redirect = REDIRECT) {
     const { verifier, challenge } = pkcePair();

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerClient, startAs, type RunningAs } from './helpers/as.js';
 import { authorizeAuto } from './helpers/flow.js';
-import { startHttpsHost, type HttpsHost } from './helpers/https-host.js';
+import { startHttpsHost, type HttpsHost, cimdDocument } from './helpers/https-host.js';
 import { runFullFlow } from './helpers/ops-flow.js';
 import { openStore } from '../src/storage/index.js';
 import type { Store } from '../src/storage/types.js';
@@ -83,14 +83,9 @@ describe('CIMD fetch metrics (hit / miss / fail / refused)', () => {
   let store: Store;
   beforeAll(async () => {
     host = await startHttpsHost();
-    host.documents.set('/app.json', (o) => ({
-      client_id: `${o}/app.json`,
-      client_name: 'CIMD metrics',
-      redirect_uris: ['http://127.0.0.1/callback'],
-      token_endpoint_auth_method: 'none',
-      grant_types: ['authorization_code'],
-      response_types: ['code'],
-    }));
+    host.documents.set('/app.json', (o) =>
+      cimdDocument(`${o}/app.json`, { client_name: 'CIMD metrics', grant_types: ['authorization_code'] }),
+    );
     // Two instances on one store: the second finds the document in the shared cache.
     store = await openStore({ kind: 'memory' });
     const cimd = { allowPrivateNetwork: true, extraCaCertificates: host.caPem, deniedHosts: ['denied.example'] };

@@ -84,3 +84,20 @@ export async function startHttpsHost(): Promise<HttpsHost> {
     },
   };
 }
+
+/**
+ * A client ID metadata document for a native public client at `url` (MCP client registration
+ * §Client ID Metadata Documents: its `client_id` is its own URL); `extra` overrides members
+ * (`undefined` leaves one out of the JSON).
+ */
+export function cimdDocument(url: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    client_id: url,
+    client_name: 'CIMD Test Client',
+    redirect_uris: ['http://127.0.0.1/callback'],
+    token_endpoint_auth_method: 'none',
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    ...extra,
+  };
+}

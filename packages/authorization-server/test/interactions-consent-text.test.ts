@@ -15,7 +15,7 @@ import { createScopeText, DEFAULT_SCOPE_DESCRIPTIONS } from '../src/interactions
 import { OIDC_SCOPES } from '../src/provider/provider.js';
 import { ResourceRegistry } from '../src/tokens/resources.js';
 import { type BrowserPage, HeadlessBrowser, isUrl } from '@mcp-auth-kit/test-utils';
-import { openAuthorization } from './helpers/flow.js';
+import { openAuthorization, postFormAsIs } from './helpers/flow.js';
 import { startAsForDescribe } from './helpers/for-describe.js';
 
 const OTHER = 'http://127.0.0.1:3998/mcp';
@@ -183,12 +183,7 @@ describe('consent page: resource names, scope descriptions, "Not you?"', () => {
     const first = await submit(ua, await start(ua, 'notes:read'), { username: 'alice', password: 'alice-password', action: 'login' });
     await ua.submit(first, { action: 'approve' }, REDIRECT);
     const reused = await start(ua, 'notes:read');
-    const action = new URL(/action="([^"]+)"/.exec(reused.body)![1]!, reused.url).href;
-    const forged = await ua.request(action, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ action: 'switch-account', csrf: 'forged' }),
-    });
+    const forged = await postFormAsIs(ua, reused, { action: 'switch-account', csrf: 'forged' });
     expect(forged.status).toBe(403);
     expect((await ua.request(`${t.url}/account`)).status).toBe(200);
   });

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { REDIRECT, registerClient, RESOURCE, type RunningAs } from './helpers/as.js';
+import { addAccount, REDIRECT, registerClient, RESOURCE, type RunningAs } from './helpers/as.js';
 import { listAccountGrants, revokeRememberedGrant } from '../src/interactions/remembered-grants.js';
-import { hashPassword } from '../src/accounts/passwords.js';
 import { type BrowserPage, HeadlessBrowser, isUrl, expectOAuthError } from '@mcp-auth-kit/test-utils';
 import { exchangeCode, openAuthorization, refreshWith } from './helpers/flow.js';
 import { startAsForDescribe } from './helpers/for-describe.js';
@@ -202,7 +201,7 @@ describe('remembered grants', () => {
     expect(anonymous.status).toBe(401);
     expect(anonymous.body).toContain('not signed in');
     // Bob, signed in, posts alice's client_id: only his own (empty) grants are touched.
-    await t.as.store.accounts.create({ id: 'bob-acc', username: 'bob', passwordHash: await hashPassword('bob-password'), disabled: false });
+    await addAccount(t, 'bob-acc', 'bob');
     const clientId = (await webClient()).body.client_id;
     const alices = await freshSession(clientId, 'notes:read');
     await approve(alices.ua, alices.next);

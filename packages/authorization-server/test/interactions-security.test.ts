@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { REDIRECT, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
-import { codeAuthorizeUrl } from './helpers/flow.js';
+import { codeAuthorizeUrl, postFormAsIs } from './helpers/flow.js';
 import { recordingLogger } from './helpers/recording-logger.js';
 import { hashPassword, verifyPassword } from '../src/accounts/passwords.js';
 import { LoginThrottle } from '../src/interactions/throttle.js';
@@ -175,12 +175,7 @@ describe('interaction pages: headers, CSRF, lockout, audit', () => {
     const { ua, page } = await openLogin(t.url, clientId);
     const consent = await ua.submit(page, { username: 'alice', password: 'alice-password', action: 'login' }, REDIRECT);
     if (isUrl(consent)) throw new Error('expected consent');
-    const action = new URL(/action="([^"]+)"/.exec(consent.body)![1]!, consent.url).href;
-    const res = await ua.request(action, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ action: 'approve' }),
-    });
+    const res = await postFormAsIs(ua, consent, { action: 'approve' });
     expect(res.status).toBe(403);
     expect(res.headers.get('location')).toBeNull();
   });
@@ -189,11 +184,11 @@ describe('interaction pages: headers, CSRF, lockout, audit', () => {
     const victim = await openLogin(t.url, clientId);
     const attacker = await openLogin(t.url, clientId);
     const attackerToken = /name="csrf" value="([^"]+)"/.exec(attacker.page.body)![1]!;
-    const action = new URL(/action="([^"]+)"/.exec(victim.page.body)![1]!, victim.page.url).href;
-    const res = await victim.ua.request(action, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ username: 'alice', password: 'alice-password', action: 'login', csrf: attackerToken }),
+    const res = await postFormAsIs(victim.ua, victim.page, {
+      username: 'alice',
+      password: 'alice-password',
+      action: 'login',
+      csrf: attackerToken,
     });
     expect(res.status).toBe(403);
   });

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { decodeJwt, REDIRECT, registerClient, RESOURCE, type RunningAs } from './helpers/as.js';
-import { codeAuthorizeUrl, exchangeCode } from './helpers/flow.js';
-import { hashPassword } from '../src/accounts/passwords.js';
+import { addAccount, decodeJwt, REDIRECT, registerClient, RESOURCE, type RunningAs } from './helpers/as.js';
+import { codeAuthorizeUrl, exchangeCode, postFormAsIs } from './helpers/flow.js';
 import { type BrowserPage, HeadlessBrowser, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
 import { startAsForDescribe } from './helpers/for-describe.js';
 
@@ -27,12 +26,7 @@ describe('login and consent pages', () => {
     async (started) => {
       t = started;
       clientId = (await registerClient(t.url, { client_name: 'Evil <script>alert(1)</script> App' })).body.client_id;
-      await t.as.store.accounts.create({
-        id: 'bob-id',
-        username: 'bob',
-        passwordHash: await hashPassword('bob-password'),
-        disabled: false,
-      });
+      await addAccount(t, 'bob-id', 'bob');
     },
   );
 
@@ -113,12 +107,7 @@ describe('login and consent pages', () => {
   it('CSRF: a login post without the form token is refused (403)', async () => {
     const ua = new HeadlessBrowser();
     const { page } = await start(ua);
-    const action = new URL(/action="([^"]+)"/.exec(page.body)![1]!, page.url).href;
-    const res = await ua.request(action, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ username: 'alice', password: 'alice-password', action: 'login', csrf: 'forged' }),
-    });
+    const res = await postFormAsIs(ua, page, { username: 'alice', password: 'alice-password', action: 'login', csrf: 'forged' });
     expect(res.status).toBe(403);
   });
 
@@ -166,12 +155,7 @@ describe('login and consent pages', () => {
   });
 
   it('a disabled local account is refused at the password form even with the right password: no session, no code', async () => {
-    await t.as.store.accounts.create({
-      id: 'carol-id',
-      username: 'carol',
-      passwordHash: await hashPassword('carol-password'),
-      disabled: false,
-    });
+    await addAccount(t, 'carol-id', 'carol');
     // The same store call as `npm run admin -- user disable carol`.
     await t.as.store.accounts.update('carol-id', { disabled: true });
     const ua = new HeadlessBrowser();
@@ -204,12 +188,7 @@ describe('login and consent pages', () => {
   // oidc-provider asks for a login only when the session has no account id; our login check
   // (interaction-policy.ts) also asks when the session's account is disabled or gone.
   it('disabling an account ends its live browser session: the next authorization request shows the login page', async () => {
-    await t.as.store.accounts.create({
-      id: 'erin-id',
-      username: 'erin',
-      passwordHash: await hashPassword('erin-password'),
-      disabled: false,
-    });
+    await addAccount(t, 'erin-id', 'erin');
     const ua = new HeadlessBrowser();
     const { page } = await start(ua);
     expect((await login(ua, page, 'erin', 'erin-password')).body).toContain('Authorize access');

@@ -2,6 +2,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAuthorizationServer, silentLogger, type AuthorizationServer, type AuthorizationServerConfig } from '../../src/index.js';
+import { hashPassword } from '../../src/accounts/passwords.js';
 
 export const RESOURCE = 'http://127.0.0.1:3999/mcp';
 export const REDIRECT = 'http://127.0.0.1:7777/callback';
@@ -89,4 +90,9 @@ export function decodeJwt(token: string): { header: Record<string, any>; payload
     header: JSON.parse(Buffer.from(h!, 'base64url').toString()),
     payload: JSON.parse(Buffer.from(p!, 'base64url').toString()),
   };
+}
+
+/** Adds an enabled local account `username` whose password is `<username>-password`, straight into the store. */
+export async function addAccount(t: RunningAs, id: string, username: string): Promise<void> {
+  await t.as.store.accounts.create({ id, username, passwordHash: await hashPassword(`${username}-password`), disabled: false });
 }

@@ -8,6 +8,7 @@ import { decodeJwt, REDIRECT, RESOURCE, startAs, tokenRequest, type RunningAs } 
 import { authorizeAuto, exchangeCode, codeAuthorizeUrl } from './helpers/flow.js';
 import { cimdDocument, startHttpsHost, type HttpsHost } from './helpers/https-host.js';
 import { HeadlessBrowser, isUrl, pkcePair, expectOAuthError } from '@mcp-auth-kit/test-utils';
+import { startAsForDescribe } from './helpers/for-describe.js';
 
 describe('CIMD trust policy (pure functions)', () => {
   it('MCP client-registration §CIMD: the client_id must be an https URL with a path', () => {
@@ -282,10 +283,7 @@ describe('CIMD document cache shared through the store', () => {
 
 describe('CIMD without the dev switch', () => {
   let t: RunningAs;
-  beforeAll(async () => {
-    t = await startAs({ devAutoLogin: 'alice', cimd: { deniedHosts: ['blocked.example'] } });
-  });
-  afterAll(() => t.close());
+  startAsForDescribe({ devAutoLogin: 'alice', cimd: { deniedHosts: ['blocked.example'] } }, (started) => (t = started));
 
   it('MCP security §CIMD SSRF: a loopback client_id URL is refused before any fetch', async () => {
     const { challenge } = pkcePair();

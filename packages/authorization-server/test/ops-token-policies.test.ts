@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectOAuthError } from '@mcp-auth-kit/test-utils';
-import { registerClient, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
+import { CONFIDENTIAL_WEB_CLIENT, registerClient, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
 import { authorizeAuto, codeGrant } from './helpers/flow.js';
 import { createIntrospectionPolicy } from '../src/ops/token-policies.js';
 import { ResourceRegistry } from '../src/tokens/resources.js';
@@ -42,9 +42,8 @@ describe('revocation and introspection policies', () => {
       printed.push(String(c)), (originalErr as (...a: unknown[]) => boolean)(c, ...r)
     )) as typeof process.stderr.write;
     t = await startAs({ devAutoLogin: 'alice' });
-    const confidential = { token_endpoint_auth_method: 'client_secret_basic', application_type: 'web' };
-    const a = (await registerClient(t.url, confidential)).body;
-    const b = (await registerClient(t.url, confidential)).body;
+    const a = (await registerClient(t.url, CONFIDENTIAL_WEB_CLIENT)).body;
+    const b = (await registerClient(t.url, CONFIDENTIAL_WEB_CLIENT)).body;
     owner = { id: a.client_id, auth: basic(a.client_id, a.client_secret) };
     other = { id: b.client_id, auth: basic(b.client_id, b.client_secret) };
     publicOther = (await registerClient(t.url)).body.client_id;

@@ -13,10 +13,11 @@ import { ConfigError } from '../src/index.js';
 import { validateConfig } from '../src/ops/index.js';
 import { REFRESH_GRACE_NAMESPACE } from '../src/tokens/refresh-grace.js';
 import { openGraceRecord } from '../src/tokens/refresh-grace/sealed-response.js';
-import { RESOURCE, registerClient, startAs, tokenRequest, type RunningAs, type TestConfig } from './helpers/as.js';
+import { CONFIDENTIAL_WEB_CLIENT, RESOURCE, registerClient, startAs, tokenRequest, type RunningAs, type TestConfig } from './helpers/as.js';
 import { authorizeAuto, exchangeCode, codeGrant } from './helpers/flow.js';
 import { dpopKey, proof, type Key } from './helpers/dpop.js';
 import { recordingLogger } from './helpers/recording-logger.js';
+import { openForDescribe } from './helpers/for-describe.js';
 
 type Tokens = Record<string, any>;
 
@@ -50,12 +51,10 @@ async function start(overrides: TestConfig = {}): Promise<RunningAs> {
 
 /** For the enclosing describe: an AS started with `overrides`, and one registered public client, handed to `use`. */
 function startForDescribe(overrides: TestConfig, use: (t: RunningAs, clientId: string) => void) {
-  let running: RunningAs | undefined;
-  beforeAll(async () => {
-    running = await start(overrides);
-    use(running, (await registerClient(running.url)).body.client_id);
-  });
-  afterAll(() => running?.close());
+  openForDescribe(
+    () => start(overrides),
+    async (running) => use(running, (await registerClient(running.url)).body.client_id),
+  );
 }
 
 describe('refresh grace window (default 10 s, memory store)', () => {
@@ -239,13 +238,10 @@ describe('a served repeat is a refresh, not a refusal', () => {
 
 describe('confidential clients: a repeat must authenticate like the first request', () => {
   let t: RunningAs;
-  beforeAll(async () => {
-    t = await start();
-  });
-  afterAll(() => t.close());
+  openForDescribe(start, (started) => (t = started));
 
   it('RFC 6749 §6: a retry with a wrong client secret → invalid_client and nothing served; with the right one → the same pair', async () => {
-    const reg = await registerClient(t.url, { token_endpoint_auth_method: 'client_secret_basic', application_type: 'web' });
+    const reg = await registerClient(t.url, CONFIDENTIAL_WEB_CLIENT);
     expect(reg.status, JSON.stringify(reg.body)).toBe(201);
     const { client_id: id, client_secret: secret } = reg.body as { client_id: string; client_secret: string };
     const basic = (s: string) => ({

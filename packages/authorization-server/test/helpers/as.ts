@@ -53,6 +53,9 @@ export async function startAs(overrides: TestConfig = {}): Promise<RunningAs> {
   };
 }
 
+/** The registration metadata of a confidential web client that authenticates with HTTP Basic (RFC 6749 §2.3.1). */
+export const CONFIDENTIAL_WEB_CLIENT = { token_endpoint_auth_method: 'client_secret_basic', application_type: 'web' } as const;
+
 export async function registerClient(base: string, metadata: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
   const res = await fetch(`${base}/reg`, {
     method: 'POST',

@@ -5,10 +5,9 @@ import { recordingLogger } from './helpers/recording-logger.js';
 import { hashPassword, verifyPassword } from '../src/accounts/passwords.js';
 import { LoginThrottle } from '../src/interactions/throttle.js';
 import { validateConfig } from '../src/config.js';
-import { openStore } from '../src/storage/index.js';
 import type { Store } from '../src/storage/types.js';
 import { type BrowserPage, HeadlessBrowser, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
-import { openForDescribe, startAsForDescribe } from './helpers/for-describe.js';
+import { memoryStoreForDescribe, startAsForDescribe } from './helpers/for-describe.js';
 
 async function openLogin(base: string, clientId: string, ua = new HeadlessBrowser(), headers: Record<string, string> = {}) {
   const { challenge } = pkcePair();
@@ -43,10 +42,7 @@ describe('passwords (scrypt)', () => {
 
 describe('login throttle (shared kv)', () => {
   let store: Store;
-  openForDescribe(
-    () => openStore({ kind: 'memory' }),
-    (opened) => (store = opened),
-  );
+  memoryStoreForDescribe((opened) => (store = opened));
 
   it('per address+user, per user (from any address) and per address (spraying), each within its window', async () => {
     const limits = { perAddressAndUser: 3, perUser: 5, perAddress: 7, windowSeconds: 60 };

@@ -17,7 +17,7 @@ import { CONFIDENTIAL_WEB_CLIENT, RESOURCE, registerClient, startAs, tokenReques
 import { authorizeAuto, exchangeCode, codeGrant } from './helpers/flow.js';
 import { dpopKey, proof, type Key } from './helpers/dpop.js';
 import { recordingLogger } from './helpers/recording-logger.js';
-import { openForDescribe } from './helpers/for-describe.js';
+import { openForDescribe, startAsWithClientForDescribe } from './helpers/for-describe.js';
 
 type Tokens = Record<string, any>;
 
@@ -49,12 +49,17 @@ async function start(overrides: TestConfig = {}): Promise<RunningAs> {
   return startAs({ devAutoLogin: 'alice', ...overrides });
 }
 
+/** The first tokens of a code flow and their first refresh, which must succeed. */
+async function refreshedOnce(t: RunningAs, clientId: string) {
+  const tokens = await initialTokens(t, clientId);
+  const first = await refresh(t, clientId, tokens.refresh_token);
+  expect(first.status).toBe(200);
+  return { tokens, first };
+}
+
 /** For the enclosing describe: an AS started with `overrides`, and one registered public client, handed to `use`. */
 function startForDescribe(overrides: TestConfig, use: (t: RunningAs, clientId: string) => void) {
-  openForDescribe(
-    () => start(overrides),
-    async (running) => use(running, (await registerClient(running.url)).body.client_id),
-  );
+  startAsWithClientForDescribe({ devAutoLogin: 'alice', ...overrides }, use);
 }
 
 describe('refresh grace window (default 10 s, memory store)', () => {
@@ -88,9 +93,7 @@ describe('refresh grace window (default 10 s, memory store)', () => {
   });
 
   it('a sequential retry within the window (the first response was lost) gets the same pair with Cache-Control: no-store', async () => {
-    const tokens = await initialTokens(t, clientId);
-    const first = await refresh(t, clientId, tokens.refresh_token);
-    expect(first.status).toBe(200);
+    const { tokens, first } = await refreshedOnce(t, clientId);
     const retry = await refresh(t, clientId, tokens.refresh_token);
     expect(retry.status, JSON.stringify(retry.body)).toBe(200);
     expect(retry.body.access_token).toBe(first.body.access_token);
@@ -103,9 +106,7 @@ describe('refresh grace window (default 10 s, memory store)', () => {
   });
 
   it('RFC 9700 §4.14.2: another client presenting the rotated token within the window is not served, and the grant is revoked', async () => {
-    const tokens = await initialTokens(t, clientId);
-    const first = await refresh(t, clientId, tokens.refresh_token);
-    expect(first.status).toBe(200);
+    const { tokens, first } = await refreshedOnce(t, clientId);
     const other = (await registerClient(t.url)).body.client_id as string;
     const stolen = await refresh(t, other, tokens.refresh_token);
     expectOAuthError(stolen, 'invalid_grant', 400);
@@ -125,9 +126,7 @@ describe('refresh grace window (default 10 s, memory store)', () => {
   });
 
   it('RFC 9700 §4.14.2: a repeat with different parameters (scope) is reuse, not a retry → invalid_grant, grant revoked', async () => {
-    const tokens = await initialTokens(t, clientId);
-    const first = await refresh(t, clientId, tokens.refresh_token);
-    expect(first.status).toBe(200);
+    const { tokens, first } = await refreshedOnce(t, clientId);
     const other = await refresh(t, clientId, tokens.refresh_token, { scope: 'notes:read' });
     expectOAuthError(other, 'invalid_grant', 400);
     expect(other.body.access_token).toBeUndefined();
@@ -170,9 +169,7 @@ describe('refresh grace window (default 10 s, memory store)', () => {
   });
 
   it('the store holds no token: the key is SHA-256 of the refresh token, the value is sealed (AES-256-GCM, key from the token)', async () => {
-    const tokens = await initialTokens(t, clientId);
-    const first = await refresh(t, clientId, tokens.refresh_token);
-    expect(first.status).toBe(200);
+    const { tokens, first } = await refreshedOnce(t, clientId);
     const slot = slotOf(tokens.refresh_token);
     expect(await t.as.store.kv.get(REFRESH_GRACE_NAMESPACE, tokens.refresh_token)).toBeUndefined();
     expect(await t.as.store.kv.get(REFRESH_GRACE_NAMESPACE, `r:${tokens.refresh_token}`)).toBeUndefined();
@@ -402,9 +399,7 @@ describe('replay after the window (reuseGraceSeconds: 1)', () => {
   startForDescribe({ refreshTokens: { reuseGraceSeconds: 1 } }, (...started) => ([t, clientId] = started));
 
   it('RFC 9700 §4.14.2 / OAuth 2.1 §4.3.1: a replay after the window → invalid_grant and the newest refresh token is revoked too', async () => {
-    const tokens = await initialTokens(t, clientId);
-    const first = await refresh(t, clientId, tokens.refresh_token);
-    expect(first.status).toBe(200);
+    const { tokens, first } = await refreshedOnce(t, clientId);
     await new Promise((resolve) => setTimeout(resolve, 1300));
     const replay = await refresh(t, clientId, tokens.refresh_token);
     expectOAuthError(replay, 'invalid_grant', 400);
@@ -420,9 +415,7 @@ describe('reuseGraceSeconds: 0 (off)', () => {
   startForDescribe({ refreshTokens: { reuseGraceSeconds: 0 } }, (...started) => ([t, clientId] = started));
 
   it('OAuth 2.1 §4.3.1: plain reuse detection — an immediate retry → invalid_grant and the grant is revoked; nothing is stored', async () => {
-    const tokens = await initialTokens(t, clientId);
-    const first = await refresh(t, clientId, tokens.refresh_token);
-    expect(first.status).toBe(200);
+    const { tokens, first } = await refreshedOnce(t, clientId);
     const retry = await refresh(t, clientId, tokens.refresh_token);
     expectOAuthError(retry, 'invalid_grant', 400);
     expect((await refresh(t, clientId, first.body.refresh_token)).body.error).toBe('invalid_grant');

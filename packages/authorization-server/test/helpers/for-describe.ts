@@ -1,6 +1,7 @@
 /** Lifecycle helpers: what the enclosing describe's tests share, opened before them and closed after. */
 import { afterAll, beforeAll } from 'vitest';
-import { startAs, type RunningAs, type TestConfig } from './as.js';
+import { openStore, type Store } from '../../src/storage/index.js';
+import { registerClient, startAs, type RunningAs, type TestConfig } from './as.js';
 
 /**
  * Opens what `open` returns before the enclosing describe's tests, hands it to `use` (which may
@@ -20,4 +21,14 @@ export function openForDescribe<T extends { close(): unknown }>(open: () => Prom
 /** An authorization server started with `config` for the enclosing describe (see `openForDescribe`). */
 export function startAsForDescribe(config: TestConfig, use: (t: RunningAs) => unknown): void {
   openForDescribe(() => startAs(config), use);
+}
+
+/** An authorization server and one registered public client for the enclosing describe. */
+export function startAsWithClientForDescribe(config: TestConfig, use: (t: RunningAs, clientId: string) => unknown): void {
+  startAsForDescribe(config, async (t) => use(t, (await registerClient(t.url)).body.client_id));
+}
+
+/** A memory store for the enclosing describe (see `openForDescribe`). */
+export function memoryStoreForDescribe(use: (store: Store) => unknown): void {
+  openForDescribe(() => openStore({ kind: 'memory' }), use);
 }

@@ -116,12 +116,8 @@ describe('configuration validation', () => {
   });
 
   it('dev-only switches are refused unless the issuer host is loopback', () => {
-    const list = configProblems({
-      ...valid,
-      issuer: 'https://auth.example.com',
-      devAutoLogin: 'demo',
-      cimd: { allowPrivateNetwork: true },
-    }).join('\n');
+    const remote = { ...valid, issuer: 'https://auth.example.com', devAutoLogin: 'demo', cimd: { allowPrivateNetwork: true } };
+    const list = configProblems(remote).join('\n');
     expect(list).toMatch(/devAutoLogin: refused/);
     expect(list).toMatch(/allowPrivateNetwork: refused/);
     expect(configProblems({ ...valid, issuer: 'http://127.0.0.1:9000', devAutoLogin: 'demo' })).toEqual([]);

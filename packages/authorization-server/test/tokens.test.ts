@@ -233,8 +233,7 @@ describe('client credentials, introspection (RFC 7662) and revocation (RFC 7009)
         .sign(opts.key ?? jwtKey);
     };
     const expectRefused = (res: Awaited<ReturnType<typeof jwtAuth>>) => {
-      expect(res.status, JSON.stringify(res.body)).toBe(401);
-      expect(res.body.error).toBe('invalid_client');
+      expectOAuthError(res, 'invalid_client', 401);
       expect(res.body.access_token).toBeUndefined();
     };
 

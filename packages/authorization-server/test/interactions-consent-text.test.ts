@@ -6,8 +6,7 @@
  * really ends that session.
  */
 import { describe, expect, it } from 'vitest';
-import { REDIRECT, registerClient, RESOURCE, type RunningAs } from './helpers/as.js';
-import { hashPassword } from '../src/accounts/passwords.js';
+import { addAccount, REDIRECT, registerClient, RESOURCE, type RunningAs, type TestConfig } from './helpers/as.js';
 import type { AuthorizationServerConfig } from '../src/index.js';
 import { validateConfig } from '../src/ops/index.js';
 import { consentPage, type ConsentView } from '../src/interactions/consent-page.js';
@@ -23,40 +22,26 @@ const OTHER = 'http://127.0.0.1:3998/mcp';
 describe('consent page: resource names, scope descriptions, "Not you?"', () => {
   let t: RunningAs;
   let clientId: string;
-  startAsForDescribe(
-    {
-      serviceName: 'Example Auth',
-      resources: [
-        {
-          resource: RESOURCE,
-          name: 'Notes <MCP> server',
-          scopes: { 'notes:read': 'Read your notes', 'notes:write': 'Change your notes' },
-        },
-        { resource: OTHER, scopes: { 'files:read': 'Read your files' } },
-      ],
-      scopeDescriptions: { profile: 'See your display name' },
-    },
-    async (started) => {
-      t = started;
-      clientId = (await registerClient(t.url, { client_name: 'Text Client', scope: 'openid profile offline_access' })).body.client_id;
-      await t.as.store.accounts.create({
-        id: 'bob-id',
-        username: 'bob',
-        displayName: 'Bob Other',
-        passwordHash: await hashPassword('bob-password'),
-        disabled: false,
-      });
-      // Issue 46 F4/F5: a display name stored as it came (an operator's --display-name, an older
-      // version): U+3000 padding and a stack of combining marks.
-      await t.as.store.accounts.create({
-        id: 'zed-id',
-        username: 'zed',
-        displayName: `Zed${'\u3000'.repeat(150)}Q${'\u0336'.repeat(8)}`,
-        passwordHash: await hashPassword('zed-password'),
-        disabled: false,
-      });
-    },
-  );
+  const config: TestConfig = {
+    serviceName: 'Example Auth',
+    resources: [
+      {
+        resource: RESOURCE,
+        name: 'Notes <MCP> server',
+        scopes: { 'notes:read': 'Read your notes', 'notes:write': 'Change your notes' },
+      },
+      { resource: OTHER, scopes: { 'files:read': 'Read your files' } },
+    ],
+    scopeDescriptions: { profile: 'See your display name' },
+  };
+  startAsForDescribe(config, async (started) => {
+    t = started;
+    clientId = (await registerClient(t.url, { client_name: 'Text Client', scope: 'openid profile offline_access' })).body.client_id;
+    await addAccount(t, 'bob-id', 'bob', { displayName: 'Bob Other' });
+    // Issue 46 F4/F5: a display name stored as it came (an operator's --display-name, an older
+    // version): U+3000 padding and a stack of combining marks.
+    await addAccount(t, 'zed-id', 'zed', { displayName: `Zed${'\u3000'.repeat(150)}Q${'\u0336'.repeat(8)}` });
+  });
 
   async function start(ua: HeadlessBrowser, scope: string, resource = RESOURCE, prompt?: string, client = clientId) {
     const { page } = await openAuthorization(t.url, { client_id: client, scope, resource, state: 'st', prompt }, ua);

@@ -96,6 +96,6 @@ export function decodeJwt(token: string): { header: Record<string, any>; payload
 }
 
 /** Adds an enabled local account `username` whose password is `<username>-password`, straight into the store. */
-export async function addAccount(t: RunningAs, id: string, username: string): Promise<void> {
-  await t.as.store.accounts.create({ id, username, passwordHash: await hashPassword(`${username}-password`), disabled: false });
+export async function addAccount(t: RunningAs, id: string, username: string, extra: { displayName?: string } = {}): Promise<void> {
+  await t.as.store.accounts.create({ id, username, passwordHash: await hashPassword(`${username}-password`), disabled: false, ...extra });
 }

@@ -5,11 +5,12 @@
  * an operator's approval lets its user finish the authorization, a denial or a denied host is
  * refused, and a disabled client is refused at every endpoint.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { HeadlessBrowser, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
 import { type Actor, createAdminService, type AdminService } from '../src/index.js';
 import { openStore, type Store } from '../src/storage/index.js';
 import { REDIRECT, registerClient, startAs, type RunningAs } from './helpers/as.js';
+import { openForDescribe } from './helpers/for-describe.js';
 import { authorizeAuto, codeAuthorizeUrl, exchangeCode, refreshWith } from './helpers/flow.js';
 import { cimdDocument, startHttpsHost, type HttpsHost } from './helpers/https-host.js';
 
@@ -22,20 +23,24 @@ describe('CIMD approval gate (stored trust policy)', () => {
   let t: RunningAs;
   let service: AdminService;
 
-  beforeAll(async () => {
-    host = await startHttpsHost();
+  // Closed in reverse order (vitest runs after-hooks as a stack): the AS, then its store, then the host.
+  openForDescribe(startHttpsHost, (opened) => {
+    host = opened;
     for (const name of ['waiting', 'denied', 'allowed', 'free', 'mismatch'])
       host.documents.set(`/${name}.json`, (o) => doc(`${o}/${name}.json`));
     host.documents.set('/mismatch.json', (o) => doc(`${o}/other.json`));
-    store = await openStore({ kind: 'memory' }, { cleanupIntervalSeconds: 0 });
-    t = await startAs({ devAutoLogin: 'alice', storage: store, cimd: { allowPrivateNetwork: true, extraCaCertificates: host.caPem } });
-    service = createAdminService({ store });
   });
-  afterAll(async () => {
-    await t?.close();
-    await store?.close();
-    await host?.close();
-  });
+  openForDescribe(
+    () => openStore({ kind: 'memory' }, { cleanupIntervalSeconds: 0 }),
+    (opened) => {
+      store = opened;
+      service = createAdminService({ store });
+    },
+  );
+  openForDescribe(
+    () => startAs({ devAutoLogin: 'alice', storage: store, cimd: { allowPrivateNetwork: true, extraCaCertificates: host.caPem } }),
+    (opened) => (t = opened),
+  );
 
   /** Opens /auth for the client in a fresh browser; the first page it stops at, or the redirect. */
   async function open(clientId: string) {

@@ -24,12 +24,16 @@ describe('CIMD approval gate (stored trust policy)', () => {
   let service: AdminService;
 
   // Closed in reverse order (vitest runs after-hooks as a stack): the AS, then its store, then the host.
-  openForDescribe(startHttpsHost, (opened) => {
-    host = opened;
-    for (const name of ['waiting', 'denied', 'allowed', 'free', 'mismatch'])
-      host.documents.set(`/${name}.json`, (o) => doc(`${o}/${name}.json`));
-    host.documents.set('/mismatch.json', (o) => doc(`${o}/other.json`));
-  });
+  const documents = {
+    ...Object.fromEntries(
+      ['waiting', 'denied', 'allowed', 'free'].map((name) => [`/${name}.json`, (o: string) => doc(`${o}/${name}.json`)]),
+    ),
+    '/mismatch.json': (o: string) => doc(`${o}/other.json`),
+  };
+  openForDescribe(
+    () => startHttpsHost(documents),
+    (opened) => (host = opened),
+  );
   openForDescribe(
     () => openStore({ kind: 'memory' }, { cleanupIntervalSeconds: 0 }),
     (opened) => {

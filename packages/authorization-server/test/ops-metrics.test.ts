@@ -83,12 +83,11 @@ describe('CIMD fetch metrics (hit / miss / fail / refused)', () => {
   let second: RunningAs;
   let store: Store;
   // Vitest runs after-hooks as a stack: the instances close before their store, the store before the host.
-  openForDescribe(startHttpsHost, (opened) => {
-    host = opened;
-    host.documents.set('/app.json', (o) =>
-      cimdDocument(`${o}/app.json`, { client_name: 'CIMD metrics', grant_types: ['authorization_code'] }),
-    );
-  });
+  const app = (o: string) => cimdDocument(`${o}/app.json`, { client_name: 'CIMD metrics', grant_types: ['authorization_code'] });
+  openForDescribe(
+    () => startHttpsHost({ '/app.json': app }),
+    (opened) => (host = opened),
+  );
   // Two instances on one store: the second finds the document in the shared cache.
   openForDescribe(
     () => openStore({ kind: 'memory' }),

@@ -24,7 +24,8 @@ function openssl(args: string[], cwd: string) {
   execFileSync('openssl', args, { cwd, stdio: 'ignore' });
 }
 
-export async function startHttpsHost(): Promise<HttpsHost> {
+/** Starts the host serving `documents` (path → JSON document as a function of the origin); more can be set later. */
+export async function startHttpsHost(documents: Record<string, (origin: string) => unknown> = {}): Promise<HttpsHost> {
   const dir = mkdtempSync(join(tmpdir(), 'cimd-tls-'));
   openssl(['req', '-x509', ...NEW_P256_KEY, 'ca.key', '-out', 'ca.pem', '-days', '1', '-subj', '/CN=test CA'], dir);
   writeFileSync(join(dir, 'ext.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n');
@@ -54,13 +55,13 @@ export async function startHttpsHost(): Promise<HttpsHost> {
   const cert = readFileSync(join(dir, 'srv.pem'));
   rmSync(dir, { recursive: true, force: true });
 
-  const documents = new Map<string, (origin: string) => unknown>();
+  const served = new Map(Object.entries(documents));
   const cacheControl = new Map<string, string>();
   const hits: string[] = [];
   let origin = '';
   const server: Server = createServer({ key, cert }, (req, res) => {
     hits.push(req.url ?? '');
-    const doc = documents.get(req.url ?? '');
+    const doc = served.get(req.url ?? '');
     if (!doc) {
       res.statusCode = 404;
       res.end();
@@ -75,7 +76,7 @@ export async function startHttpsHost(): Promise<HttpsHost> {
   return {
     origin,
     caPem,
-    documents,
+    documents: served,
     cacheControl,
     hits,
     async close() {

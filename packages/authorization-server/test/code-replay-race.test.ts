@@ -144,11 +144,10 @@ for (const target of targets) {
 }
 
 describe('code replay race: two AS instances on one PostgreSQL schema', () => {
-  const schema = randomSchema('code_replay_two');
   let a: Instance;
   let b: Instance;
   let clientId: string;
-  pairWithClientForDescribe(schema, (pair) => ({ a, b, clientId } = pair));
+  pairWithClientForDescribe(randomSchema('code_replay_two'), (pair) => ({ a, b, clientId } = pair));
 
   it("RFC 6749 §4.1.2: the code exchanged on A and on B at once → one success; the winner's refresh token then fails on both", async () => {
     for (let round = 0; round < 3; round++) {

@@ -5,9 +5,10 @@
  * operator's sub, and no secret in any answer. Attacks tried: no session, a non-admin, a stale
  * session, a cross-site request, a form post, a replayed change.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { HeadlessBrowser, isUrl } from '@mcp-auth-kit/test-utils';
-import { registerClient, startAs, type RunningAs } from './helpers/as.js';
+import { CONFIDENTIAL_WEB_CLIENT, registerClient, type RunningAs } from './helpers/as.js';
+import { startAsForDescribe } from './helpers/for-describe.js';
 
 const CONSOLE = '/console';
 
@@ -31,14 +32,19 @@ async function api(ua: HeadlessBrowser | undefined, t: RunningAs, path: string, 
   return { status: page.status, headers: page.headers, json: JSON.parse(page.body) as Record<string, any> };
 }
 
-/** A change as the console sends it: same origin, JSON, a fresh change token. */
-async function change(ua: HeadlessBrowser, t: RunningAs, path: string, body: unknown, headers: Record<string, string> = {}) {
-  const { csrf } = (await api(ua, t, '/session')).json;
+/** A POST as the console sends it (same origin, JSON) with the change token `csrf` and the body text as given. */
+function postJson(ua: HeadlessBrowser, t: RunningAs, path: string, body: string, csrf: string, headers: Record<string, string> = {}) {
   return api(ua, t, path, {
     method: 'POST',
     headers: { origin: t.url, 'content-type': 'application/json', 'x-csrf-token': csrf, ...headers },
-    body: JSON.stringify(body),
+    body,
   });
+}
+
+/** A change as the console sends it: same origin, JSON, a fresh change token. */
+async function change(ua: HeadlessBrowser, t: RunningAs, path: string, body: unknown, headers: Record<string, string> = {}) {
+  const { csrf } = (await api(ua, t, '/session')).json;
+  return postJson(ua, t, path, JSON.stringify(body), csrf, headers);
 }
 
 describe('JSON admin API', () => {
@@ -48,28 +54,24 @@ describe('JSON admin API', () => {
   let aliceId: string;
   const secrets: string[] = [];
 
-  beforeAll(async () => {
-    t = await startAs({
+  startAsForDescribe(
+    {
       users: [
         { username: 'alice', password: 'alice-password' },
         { username: 'root', password: 'root-password' },
       ],
       console: { path: CONSOLE, firstAdmin: 'root' },
-    });
-    const reg = (
-      await registerClient(t.url, {
-        token_endpoint_auth_method: 'client_secret_basic',
-        application_type: 'web',
-        client_name: '<img src=x onerror=alert(1)>',
-      })
-    ).body;
-    secrets.push(reg.client_secret, reg.registration_access_token);
-    for (const u of await t.as.store.accounts.list()) secrets.push(u.passwordHash!);
-    rootId = (await t.as.store.accounts.findByUsername('root'))!.id;
-    aliceId = (await t.as.store.accounts.findByUsername('alice'))!.id;
-    admin = await signIn(t, 'root', 'root-password');
-  });
-  afterAll(() => t?.close());
+    },
+    async (started) => {
+      t = started;
+      const reg = (await registerClient(t.url, { ...CONFIDENTIAL_WEB_CLIENT, client_name: '<img src=x onerror=alert(1)>' })).body;
+      secrets.push(reg.client_secret, reg.registration_access_token);
+      for (const u of await t.as.store.accounts.list()) secrets.push(u.passwordHash!);
+      rootId = (await t.as.store.accounts.findByUsername('root'))!.id;
+      aliceId = (await t.as.store.accounts.findByUsername('alice'))!.id;
+      admin = await signIn(t, 'root', 'root-password');
+    },
+  );
 
   it('no session: 401 login_required with where to sign in', async () => {
     const res = await api(undefined, t, '/users');
@@ -114,12 +116,7 @@ describe('JSON admin API', () => {
 
   it('a replayed change (the same change token twice) is refused', async () => {
     const { csrf } = (await api(admin, t, '/session')).json;
-    const send = () =>
-      api(admin, t, '/keys/cookie/rotate', {
-        method: 'POST',
-        headers: { origin: t.url, 'content-type': 'application/json', 'x-csrf-token': csrf },
-        body: '{}',
-      });
+    const send = () => postJson(admin, t, '/keys/cookie/rotate', '{}', csrf);
     expect((await send()).status).toBe(200);
     const replay = await send();
     expect(replay.status).toBe(403);
@@ -155,11 +152,7 @@ describe('JSON admin API', () => {
   it('a change token of another session is refused', async () => {
     const other = await signIn(t, 'root', 'root-password');
     const { csrf } = (await api(other, t, '/session')).json;
-    const res = await api(admin, t, '/keys/cookie/rotate', {
-      method: 'POST',
-      headers: { origin: t.url, 'content-type': 'application/json', 'x-csrf-token': csrf },
-      body: '{}',
-    });
+    const res = await postJson(admin, t, '/keys/cookie/rotate', '{}', csrf);
     expect(res.status).toBe(403);
   });
 
@@ -168,11 +161,7 @@ describe('JSON admin API', () => {
     expect((await change(admin, t, '/users/nobody/admin', { admin: true })).status).toBe(404);
     expect((await change(admin, t, '/keys/signing/rotate', { retireAfterSeconds: 1 })).json.error).toBe('invalid_request');
     const { csrf } = (await api(admin, t, '/session')).json;
-    const bad = await api(admin, t, '/users', {
-      method: 'POST',
-      headers: { origin: t.url, 'content-type': 'application/json', 'x-csrf-token': csrf },
-      body: '{',
-    });
+    const bad = await postJson(admin, t, '/users', '{', csrf);
     expect(bad.status).toBe(400);
   });
 
@@ -189,13 +178,13 @@ describe('JSON admin API', () => {
 
 describe('JSON admin API: a stale sign-in', () => {
   let t: RunningAs;
-  beforeAll(async () => {
-    t = await startAs({
+  startAsForDescribe(
+    {
       users: [{ username: 'root', password: 'root-password' }],
       console: { path: CONSOLE, maxAgeSeconds: 1, firstAdmin: 'root' },
-    });
-  });
-  afterAll(() => t?.close());
+    },
+    (started) => (t = started),
+  );
 
   it('reads work, a change needs a sign-in at most maxAgeSeconds old (401 login_required)', async () => {
     const ua = await signIn(t, 'root', 'root-password');

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Actor, AdminServiceError, createAdminService, type AdminService } from '../src/index.js';
 import { openStore, type Store } from '../src/storage/index.js';
-import { RESOURCE, registerClient, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
+import { CONFIDENTIAL_WEB_CLIENT, RESOURCE, registerClient, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
 import { authorizeAuto, codeGrant } from './helpers/flow.js';
 
 const basic = (id: string, secret: string) =>
@@ -47,13 +47,7 @@ describe('admin service over a running AS', () => {
       storage: store,
       clients: [{ client_id: 'configured-app', redirect_uris: ['https://configured.example/cb'], token_endpoint_auth_method: 'none' }],
     });
-    const reg = (
-      await registerClient(t.url, {
-        token_endpoint_auth_method: 'client_secret_basic',
-        application_type: 'web',
-        client_name: 'Notes <b>App</b>',
-      })
-    ).body;
+    const reg = (await registerClient(t.url, { ...CONFIDENTIAL_WEB_CLIENT, client_name: 'Notes <b>App</b>' })).body;
     client = { id: reg.client_id, auth: basic(reg.client_id, reg.client_secret) };
     secrets.push(reg.client_secret, reg.registration_access_token);
     aliceId = (await store.accounts.findByUsername('alice'))!.id;

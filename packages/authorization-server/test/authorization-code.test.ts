@@ -1,17 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeJwt, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
+import { describe, expect, it } from 'vitest';
+import { decodeJwt, registerClient, RESOURCE, type RunningAs } from './helpers/as.js';
 import { authorizeAuto, exchangeCode } from './helpers/flow.js';
+import { startAsForDescribe } from './helpers/for-describe.js';
 
 describe('authorization code flow (dev auto-login)', () => {
   let t: RunningAs;
   let clientId: string;
-  beforeAll(async () => {
-    t = await startAs({ devAutoLogin: 'alice' });
+  startAsForDescribe({ devAutoLogin: 'alice' }, async (started) => {
+    t = started;
     const reg = await registerClient(t.url);
     expect(reg.status).toBe(201);
     clientId = reg.body.client_id;
   });
-  afterAll(() => t.close());
 
   it('OAuth 2.1 §4.1 + RFC 9068: PKCE → code → JWT access token with aud = resource', async () => {
     const flow = await authorizeAuto(t.url, clientId);

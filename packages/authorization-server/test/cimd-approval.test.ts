@@ -5,24 +5,17 @@
  * an operator's approval lets its user finish the authorization, a denial or a denied host is
  * refused, and a disabled client is refused at every endpoint.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { HeadlessBrowser, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
 import { type Actor, createAdminService, type AdminService } from '../src/index.js';
 import { openStore, type Store } from '../src/storage/index.js';
 import { REDIRECT, registerClient, startAs, type RunningAs } from './helpers/as.js';
+import { openForDescribe } from './helpers/for-describe.js';
 import { authorizeAuto, codeAuthorizeUrl, exchangeCode, refreshWith } from './helpers/flow.js';
-import { startHttpsHost, type HttpsHost } from './helpers/https-host.js';
+import { cimdDocument, startHttpsHost, type HttpsHost } from './helpers/https-host.js';
 
 const OPERATOR: Actor = { sub: 'op-1', via: 'console' };
-const doc = (url: string, extra: Record<string, unknown> = {}) => ({
-  client_id: url,
-  client_name: 'CIMD <script>alert(1)</script> Client',
-  redirect_uris: ['http://127.0.0.1/callback'],
-  token_endpoint_auth_method: 'none',
-  grant_types: ['authorization_code', 'refresh_token'],
-  response_types: ['code'],
-  ...extra,
-});
+const doc = (url: string) => cimdDocument(url, { client_name: 'CIMD <script>alert(1)</script> Client' });
 
 describe('CIMD approval gate (stored trust policy)', () => {
   let host: HttpsHost;
@@ -30,20 +23,28 @@ describe('CIMD approval gate (stored trust policy)', () => {
   let t: RunningAs;
   let service: AdminService;
 
-  beforeAll(async () => {
-    host = await startHttpsHost();
-    for (const name of ['waiting', 'denied', 'allowed', 'free', 'mismatch'])
-      host.documents.set(`/${name}.json`, (o) => doc(`${o}/${name}.json`));
-    host.documents.set('/mismatch.json', (o) => doc(`${o}/other.json`));
-    store = await openStore({ kind: 'memory' }, { cleanupIntervalSeconds: 0 });
-    t = await startAs({ devAutoLogin: 'alice', storage: store, cimd: { allowPrivateNetwork: true, extraCaCertificates: host.caPem } });
-    service = createAdminService({ store });
-  });
-  afterAll(async () => {
-    await t?.close();
-    await store?.close();
-    await host?.close();
-  });
+  // Closed in reverse order (vitest runs after-hooks as a stack): the AS, then its store, then the host.
+  const documents = {
+    ...Object.fromEntries(
+      ['waiting', 'denied', 'allowed', 'free'].map((name) => [`/${name}.json`, (o: string) => doc(`${o}/${name}.json`)]),
+    ),
+    '/mismatch.json': (o: string) => doc(`${o}/other.json`),
+  };
+  openForDescribe(
+    () => startHttpsHost(documents),
+    (opened) => (host = opened),
+  );
+  openForDescribe(
+    () => openStore({ kind: 'memory' }, { cleanupIntervalSeconds: 0 }),
+    (opened) => {
+      store = opened;
+      service = createAdminService({ store });
+    },
+  );
+  openForDescribe(
+    () => startAs({ devAutoLogin: 'alice', storage: store, cimd: { allowPrivateNetwork: true, extraCaCertificates: host.caPem } }),
+    (opened) => (t = opened),
+  );
 
   /** Opens /auth for the client in a fresh browser; the first page it stops at, or the redirect. */
   async function open(clientId: string) {

@@ -6,18 +6,9 @@ import { cimdHostOf, policyVerdict } from '../src/clients/cimd-trust-gate.js';
 import { openStore } from '../src/storage/index.js';
 import { decodeJwt, REDIRECT, RESOURCE, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
 import { authorizeAuto, exchangeCode, codeAuthorizeUrl } from './helpers/flow.js';
-import { startHttpsHost, type HttpsHost } from './helpers/https-host.js';
+import { cimdDocument, startHttpsHost, type HttpsHost } from './helpers/https-host.js';
 import { HeadlessBrowser, isUrl, pkcePair, expectOAuthError } from '@mcp-auth-kit/test-utils';
-
-const base = (url: string, extra: Record<string, unknown> = {}) => ({
-  client_id: url,
-  client_name: 'CIMD Test Client',
-  redirect_uris: ['http://127.0.0.1/callback'],
-  token_endpoint_auth_method: 'none',
-  grant_types: ['authorization_code', 'refresh_token'],
-  response_types: ['code'],
-  ...extra,
-});
+import { startAsForDescribe } from './helpers/for-describe.js';
 
 describe('CIMD trust policy (pure functions)', () => {
   it('MCP client-registration §CIMD: the client_id must be an https URL with a path', () => {
@@ -150,12 +141,12 @@ describe('CIMD end to end (HTTPS document host on loopback, dev private-network 
   let manual: RunningAs;
   beforeAll(async () => {
     host = await startHttpsHost();
-    host.documents.set('/good.json', (o) => base(`${o}/good.json`));
-    host.documents.set('/no-name.json', (o) => base(`${o}/no-name.json`, { client_name: undefined }));
-    host.documents.set('/no-redirects.json', (o) => base(`${o}/no-redirects.json`, { redirect_uris: undefined }));
-    host.documents.set('/mismatch.json', (o) => base(`${o}/other.json`));
-    host.documents.set('/secret.json', (o) => base(`${o}/secret.json`, { token_endpoint_auth_method: 'client_secret_basic' }));
-    host.documents.set('/web.json', (o) => base(`${o}/web.json`, { redirect_uris: ['https://app.example/cb'] }));
+    host.documents.set('/good.json', (o) => cimdDocument(`${o}/good.json`));
+    host.documents.set('/no-name.json', (o) => cimdDocument(`${o}/no-name.json`, { client_name: undefined }));
+    host.documents.set('/no-redirects.json', (o) => cimdDocument(`${o}/no-redirects.json`, { redirect_uris: undefined }));
+    host.documents.set('/mismatch.json', (o) => cimdDocument(`${o}/other.json`));
+    host.documents.set('/secret.json', (o) => cimdDocument(`${o}/secret.json`, { token_endpoint_auth_method: 'client_secret_basic' }));
+    host.documents.set('/web.json', (o) => cimdDocument(`${o}/web.json`, { redirect_uris: ['https://app.example/cb'] }));
     const cimd = { allowPrivateNetwork: true, extraCaCertificates: host.caPem };
     t = await startAs({ devAutoLogin: 'alice', cimd });
     manual = await startAs({ cimd });
@@ -253,7 +244,7 @@ describe('CIMD document cache shared through the store', () => {
 
   it('a second instance on the same store reuses the fetched document (one fetch)', async () => {
     const host = await startHttpsHost();
-    host.documents.set('/shared.json', (o) => base(`${o}/shared.json`));
+    host.documents.set('/shared.json', (o) => cimdDocument(`${o}/shared.json`));
     const store = await openStore({ kind: 'memory' });
     const cimd = { allowPrivateNetwork: true, extraCaCertificates: host.caPem };
     const a = await startAs({ devAutoLogin: 'alice', cimd, storage: store });
@@ -273,7 +264,7 @@ describe('CIMD document cache shared through the store', () => {
 
   it('MCP client-registration §CIMD (respecting HTTP cache headers): a no-store document is fetched again for the next authorization', async () => {
     const host = await startHttpsHost();
-    host.documents.set('/fresh.json', (o) => base(`${o}/fresh.json`));
+    host.documents.set('/fresh.json', (o) => cimdDocument(`${o}/fresh.json`));
     host.cacheControl.set('/fresh.json', 'no-store');
     const t = await startAs({ devAutoLogin: 'alice', cimd: { allowPrivateNetwork: true, extraCaCertificates: host.caPem } });
     try {
@@ -292,10 +283,7 @@ describe('CIMD document cache shared through the store', () => {
 
 describe('CIMD without the dev switch', () => {
   let t: RunningAs;
-  beforeAll(async () => {
-    t = await startAs({ devAutoLogin: 'alice', cimd: { deniedHosts: ['blocked.example'] } });
-  });
-  afterAll(() => t.close());
+  startAsForDescribe({ devAutoLogin: 'alice', cimd: { deniedHosts: ['blocked.example'] } }, (started) => (t = started));
 
   it('MCP security §CIMD SSRF: a loopback client_id URL is refused before any fetch', async () => {
     const { challenge } = pkcePair();

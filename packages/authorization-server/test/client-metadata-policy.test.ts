@@ -1,5 +1,5 @@
 import type Provider from 'oidc-provider';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   applyMetadataPolicy,
   fieldRule,
@@ -12,7 +12,8 @@ import {
 } from '../src/clients/client-metadata-policy.js';
 import { metadataSource } from '../src/clients/client-policy.js';
 import { validateConfig } from '../src/config.js';
-import { RESOURCE, startAs, type RunningAs } from './helpers/as.js';
+import { RESOURCE, type RunningAs } from './helpers/as.js';
+import { startAsForDescribe } from './helpers/for-describe.js';
 
 // Columns: operator, registration (RFC 7591 body), client_update (RFC 7592 body), cimd (document), stored (DCR record).
 type Expected = [FieldRule, FieldRule, FieldRule, FieldRule, FieldRule];
@@ -194,10 +195,7 @@ describe('client metadata policy at start-up (validateConfig)', () => {
 
 describe('the policy and oidc-provider agree on the fields', () => {
   let t: RunningAs;
-  beforeAll(async () => {
-    t = await startAs();
-  });
-  afterAll(() => t?.close());
+  startAsForDescribe({}, (started) => (t = started));
 
   // Test-only look into oidc-provider's internals: if an upgrade or a newly enabled feature makes
   // it recognise another client field, this fails until the table decides that field.
@@ -217,8 +215,8 @@ describe('the policy and oidc-provider agree on the fields', () => {
 
 describe('token endpoint guard: grants without a user (defence in depth behind the policy)', () => {
   let t: RunningAs;
-  beforeAll(async () => {
-    t = await startAs({
+  startAsForDescribe(
+    {
       clients: [
         {
           client_id: 'svc-secret',
@@ -228,9 +226,9 @@ describe('token endpoint guard: grants without a user (defence in depth behind t
           redirect_uris: [],
         },
       ],
-    });
-  });
-  afterAll(() => t?.close());
+    },
+    (started) => (t = started),
+  );
 
   /** A client object whose grant_types list client_credentials, as if the metadata policy had been bypassed. */
   const clientLike = (clientId: string, tokenEndpointAuthMethod: string) => {

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectOAuthError } from '@mcp-auth-kit/test-utils';
 import { registerClient } from './helpers/as.js';
 import { authorizeAuto, exchangeCode, refreshWith } from './helpers/flow.js';
-import { pairForDescribe, startInstance, type Instance } from './storage/as-harness.js';
+import { pairWithClientForDescribe, startInstance, type Instance } from './storage/as-harness.js';
 import { dropSchema, randomSchema, TEST_DATABASE_URL } from './storage/pg-helpers.js';
 import type { StorageConfig } from '../src/storage/index.js';
 
@@ -144,16 +144,10 @@ for (const target of targets) {
 }
 
 describe('code replay race: two AS instances on one PostgreSQL schema', () => {
-  const schema = randomSchema('code_replay_two');
   let a: Instance;
   let b: Instance;
   let clientId: string;
-  pairForDescribe(schema, async (pair) => {
-    ({ a, b } = pair);
-    const reg = await registerClient(a.url);
-    expect(reg.status).toBe(201);
-    clientId = reg.body.client_id as string;
-  });
+  pairWithClientForDescribe(randomSchema('code_replay_two'), (pair) => ({ a, b, clientId } = pair));
 
   it("RFC 6749 §4.1.2: the code exchanged on A and on B at once → one success; the winner's refresh token then fails on both", async () => {
     for (let round = 0; round < 3; round++) {

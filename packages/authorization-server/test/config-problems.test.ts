@@ -4,9 +4,10 @@
  * before anything is opened.
  */
 import { describe, expect, it } from 'vitest';
+import { configProblems } from './helpers/config.js';
 import { ConfigError } from '@mcp-auth-kit/protocol';
 import { createAuthorizationServer } from '../src/server.js';
-import { resolveConfig, validateConfig, type AuthorizationServerConfig } from '../src/config.js';
+import { resolveConfig, type AuthorizationServerConfig } from '../src/config.js';
 import { silentLogger } from '../src/ops/logger.js';
 import { DEFAULTS } from '../src/config/defaults.js';
 
@@ -53,26 +54,17 @@ describe('one ConfigError carries every configuration problem (issue 43)', () =>
   });
 
   it('the store is checked with everything else: unknown kind, SQLite without a file, a non-PostgreSQL URL (never echoed)', () => {
-    const problems = (config: unknown) => {
-      try {
-        validateConfig(config as AuthorizationServerConfig);
-        return [];
-      } catch (err) {
-        expect(err).toBeInstanceOf(ConfigError);
-        return [...(err as ConfigError).problems];
-      }
-    };
-    expect(problems({ ...valid, sessionTTL: -1, storage: { kind: 'mongo' } })).toEqual([
+    expect(configProblems({ ...valid, sessionTTL: -1, storage: { kind: 'mongo' } })).toEqual([
       'sessionTTL: must be a positive integer (seconds)',
       'storage.kind: must be "memory", "sqlite" or "postgres" (or pass an open Store)',
     ]);
-    expect(problems({ ...valid, storage: { kind: 'sqlite', driver: 'sqlite3' } })).toEqual([
+    expect(configProblems({ ...valid, storage: { kind: 'sqlite', driver: 'sqlite3' } })).toEqual([
       'storage.file: the SQLite database path is required',
       'storage.driver: must be "node" or "better-sqlite3"',
     ]);
-    const secretUrl = problems({ ...valid, storage: { kind: 'postgres', url: 'mysql://root:hunter2@db/x' } });
+    const secretUrl = configProblems({ ...valid, storage: { kind: 'postgres', url: 'mysql://root:hunter2@db/x' } });
     expect(secretUrl).toEqual(['storage.url: must be a postgres:// or postgresql:// URL']);
-    expect(problems({ ...valid, storage: undefined }).join()).toMatch(/^storage: required/);
+    expect(configProblems({ ...valid, storage: undefined }).join()).toMatch(/^storage: required/);
   });
 
   it('resolves over the one defaults tree', () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { configProblems } from './helpers/config.js';
 import { ConfigError as SharedConfigError } from '@mcp-auth-kit/protocol';
 import { ConfigError, validateConfig, type AuthorizationServerConfig } from '../src/config.js';
 import { createAuthorizationServer } from '../src/server.js';
@@ -10,23 +11,13 @@ const valid: AuthorizationServerConfig = {
   storage: { kind: 'memory' },
 };
 
-function problems(config: unknown): readonly string[] {
-  try {
-    validateConfig(config as AuthorizationServerConfig);
-    return [];
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as ConfigError).problems;
-  }
-}
-
 describe('configuration validation', () => {
   it('accepts a minimal valid configuration', () => {
-    expect(problems(valid)).toEqual([]);
+    expect(configProblems(valid)).toEqual([]);
   });
 
   it('lists every problem at once', () => {
-    const list = problems({ issuer: 'ftp://x', resources: [], storage: undefined, accessTokenTTL: -1 });
+    const list = configProblems({ issuer: 'ftp://x', resources: [], storage: undefined, accessTokenTTL: -1 });
     expect(list.length).toBeGreaterThanOrEqual(4);
     expect(list.join('\n')).toMatch(/issuer/);
     expect(list.join('\n')).toMatch(/resources/);
@@ -35,29 +26,31 @@ describe('configuration validation', () => {
   });
 
   it('RFC 8252 §7.1: redirectUris.extraSchemes takes lower-case single schemes, never http(s) or script/data/file schemes', () => {
-    expect(problems({ ...valid, redirectUris: { extraSchemes: ['myhost', 'other-app'] } })).toEqual([]);
-    const list = problems({ ...valid, redirectUris: { extraSchemes: ['https', 'javascript', 'My:Host', 7] } });
+    expect(configProblems({ ...valid, redirectUris: { extraSchemes: ['myhost', 'other-app'] } })).toEqual([]);
+    const list = configProblems({ ...valid, redirectUris: { extraSchemes: ['https', 'javascript', 'My:Host', 7] } });
     expect(list).toHaveLength(4);
     for (const problem of list) expect(problem).toMatch(/^redirectUris\.extraSchemes: /);
-    expect(problems({ ...valid, redirectUris: { extraSchemes: 'myhost' } })).toEqual([
+    expect(configProblems({ ...valid, redirectUris: { extraSchemes: 'myhost' } })).toEqual([
       'redirectUris.extraSchemes: must be an array of URI schemes',
     ]);
   });
 
   it('MCP security §Communication: http issuers only on loopback; RFC 8414 §2: no query or fragment', () => {
-    expect(problems({ ...valid, issuer: 'http://auth.example.com' }).join()).toMatch(/https/);
-    expect(problems({ ...valid, issuer: 'https://auth.example.com?x=1' }).join()).toMatch(/query/);
-    expect(problems({ ...valid, issuer: 'https://auth.example.com/' }).join()).toMatch(/"\/"/);
-    expect(problems({ ...valid, issuer: 'https://auth.example.com/tenant' })).toEqual([]);
+    expect(configProblems({ ...valid, issuer: 'http://auth.example.com' }).join()).toMatch(/https/);
+    expect(configProblems({ ...valid, issuer: 'https://auth.example.com?x=1' }).join()).toMatch(/query/);
+    expect(configProblems({ ...valid, issuer: 'https://auth.example.com/' }).join()).toMatch(/"\/"/);
+    expect(configProblems({ ...valid, issuer: 'https://auth.example.com/tenant' })).toEqual([]);
   });
 
   it('RFC 8707 §2: resources must be absolute URIs without fragment', () => {
-    expect(problems({ ...valid, resources: [{ resource: '/mcp', scopes: { a: 'A' } }] }).join()).toMatch(/absolute/);
-    expect(problems({ ...valid, resources: [{ resource: 'https://x.example/mcp#f', scopes: { a: 'A' } }] }).join()).toMatch(/fragment/);
+    expect(configProblems({ ...valid, resources: [{ resource: '/mcp', scopes: { a: 'A' } }] }).join()).toMatch(/absolute/);
+    expect(configProblems({ ...valid, resources: [{ resource: 'https://x.example/mcp#f', scopes: { a: 'A' } }] }).join()).toMatch(
+      /fragment/,
+    );
   });
 
   it('rejects reserved and malformed scope names and unknown default scopes', () => {
-    const list = problems({
+    const list = configProblems({
       ...valid,
       resources: [{ resource: 'https://x.example/mcp', scopes: { openid: 'x', 'bad scope': 'y' }, defaultScopes: ['nope'] }],
     }).join('\n');
@@ -72,11 +65,13 @@ describe('configuration validation', () => {
       { client_id: 'rs', client_secret: 'rs-secret-0123456789', grant_types: [], response_types: [], redirect_uris: [] },
       { client_id: 'public', token_endpoint_auth_method: 'none', redirect_uris: ['http://127.0.0.1/cb'] },
     ];
-    expect(problems({ ...valid, clients, resources: [{ ...resource, introspectionClients: ['rs'] }] })).toEqual([]);
-    const list = problems({ ...valid, clients, resources: [{ ...resource, introspectionClients: ['unknown', 'public'] }] }).join('\n');
+    expect(configProblems({ ...valid, clients, resources: [{ ...resource, introspectionClients: ['rs'] }] })).toEqual([]);
+    const list = configProblems({ ...valid, clients, resources: [{ ...resource, introspectionClients: ['unknown', 'public'] }] }).join(
+      '\n',
+    );
     expect(list).toMatch(/introspectionClients: "unknown" is not a pre-registered client/);
     expect(list).toMatch(/introspectionClients: "public" is a public client/);
-    expect(problems({ ...valid, resources: [{ ...resource, introspectionClients: 'rs' }] }).join()).toMatch(/must be an array/);
+    expect(configProblems({ ...valid, resources: [{ ...resource, introspectionClients: 'rs' }] }).join()).toMatch(/must be an array/);
   });
 
   it('idJag (draft-ietf-oauth-identity-assertion-authz-grant): trusted IdPs need https, one key source, known clients, asymmetric algorithms', () => {
@@ -88,8 +83,8 @@ describe('configuration validation', () => {
       redirect_uris: [],
     };
     const idp = { issuer: 'https://idp.example', jwksUri: 'https://idp.example/keys', clients: ['agent'] };
-    expect(problems({ ...valid, clients: [agent], idJag: { trustedIdps: [idp] } })).toEqual([]);
-    const list = problems({
+    expect(configProblems({ ...valid, clients: [agent], idJag: { trustedIdps: [idp] } })).toEqual([]);
+    const list = configProblems({
       ...valid,
       clients: [agent],
       idJag: {
@@ -117,16 +112,15 @@ describe('configuration validation', () => {
     expect(list).toMatch(/trustedIdps\[2\]\.issuer: duplicate/);
     expect(list).toMatch(/idJag\.allowClients/);
     expect(list).toMatch(/idJag\.maxAgeSeconds/);
-    expect(problems({ ...valid, idJag: { trustedIdps: [] } }).join('\n')).toMatch(/idJag\.trustedIdps: must list at least one/);
+    expect(configProblems({ ...valid, idJag: { trustedIdps: [] } }).join('\n')).toMatch(/idJag\.trustedIdps: must list at least one/);
   });
 
   it('dev-only switches are refused unless the issuer host is loopback', () => {
-    const list = problems({ ...valid, issuer: 'https://auth.example.com', devAutoLogin: 'demo', cimd: { allowPrivateNetwork: true } }).join(
-      '\n',
-    );
+    const remote = { ...valid, issuer: 'https://auth.example.com', devAutoLogin: 'demo', cimd: { allowPrivateNetwork: true } };
+    const list = configProblems(remote).join('\n');
     expect(list).toMatch(/devAutoLogin: refused/);
     expect(list).toMatch(/allowPrivateNetwork: refused/);
-    expect(problems({ ...valid, issuer: 'http://127.0.0.1:9000', devAutoLogin: 'demo' })).toEqual([]);
+    expect(configProblems({ ...valid, issuer: 'http://127.0.0.1:9000', devAutoLogin: 'demo' })).toEqual([]);
   });
 
   it('MCP security §Communication: pre-registered clients are checked at start-up, every problem listed', async () => {

@@ -1,12 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startAs, type RunningAs } from './helpers/as.js';
+import { describe, expect, it } from 'vitest';
+import type { RunningAs } from './helpers/as.js';
+import { startAsForDescribe } from './helpers/for-describe.js';
 
 describe('discovery', () => {
   let t: RunningAs;
-  beforeAll(async () => {
-    t = await startAs();
-  });
-  afterAll(() => t.close());
+  startAsForDescribe({}, (started) => (t = started));
 
   it('RFC 8414 §3: /.well-known/oauth-authorization-server has the MCP-required fields', async () => {
     const res = await fetch(`${t.url}/.well-known/oauth-authorization-server`);
@@ -83,10 +81,7 @@ describe('discovery', () => {
 
 describe('discovery for an issuer with a path', () => {
   let t: RunningAs;
-  beforeAll(async () => {
-    t = await startAs({ issuerPath: '/tenant1' });
-  });
-  afterAll(() => t.close());
+  startAsForDescribe({ issuerPath: '/tenant1' }, (started) => (t = started));
 
   it('RFC 8414 §3.1: metadata at the path-inserted URL, issuer echoed exactly', async () => {
     const res = await fetch(`${t.url}/.well-known/oauth-authorization-server/tenant1`);

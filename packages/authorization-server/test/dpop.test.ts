@@ -6,6 +6,7 @@ import { decodeJwt, registerClient, RESOURCE, startAs, tokenRequest, type Runnin
 import { authorizeAuto, codeGrant } from './helpers/flow.js';
 import { dpopKey, proof, type Key } from './helpers/dpop.js';
 import { respeltSignature, expectOAuthError } from '@mcp-auth-kit/test-utils';
+import { startAsForDescribe } from './helpers/for-describe.js';
 
 async function codeFor(t: RunningAs, clientId: string, key?: Key) {
   return codeGrant(clientId, await authorizeAuto(t.url, clientId, key ? { dpop_jkt: key.jkt } : {}));
@@ -15,12 +16,11 @@ describe('RFC 9449 DPoP at the authorization server', () => {
   let t: RunningAs;
   let clientId: string;
   let key: Key;
-  beforeAll(async () => {
-    t = await startAs({ devAutoLogin: 'alice' });
+  startAsForDescribe({ devAutoLogin: 'alice' }, async (started) => {
+    t = started;
     clientId = (await registerClient(t.url)).body.client_id;
     key = await dpopKey();
   });
-  afterAll(() => t.close());
 
   it('RFC 9449 §5.1: metadata advertises dpop_signing_alg_values_supported (asymmetric only)', async () => {
     const meta = (await (await fetch(`${t.url}/.well-known/oauth-authorization-server`)).json()) as Record<string, unknown>;

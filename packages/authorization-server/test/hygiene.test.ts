@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Logger } from '../src/ops/logger.js';
 import { redact } from '../src/ops/logger.js';
-import { registerClient, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
+import { registerClient, tokenRequest, type RunningAs } from './helpers/as.js';
 import { authorizeAuto, exchangeCode } from './helpers/flow.js';
+import { startAsForDescribe } from './helpers/for-describe.js';
 
 describe('errors and logs never leak secrets or stacks', () => {
   let t: RunningAs;
@@ -12,10 +13,7 @@ describe('errors and logs never leak secrets or stacks', () => {
     warn: (m, f) => lines.push(`${m} ${JSON.stringify(redact(f))}`),
     error: (m, f) => lines.push(`${m} ${JSON.stringify(redact(f))}`),
   };
-  beforeAll(async () => {
-    t = await startAs({ devAutoLogin: 'alice', logger });
-  });
-  afterAll(() => t.close());
+  startAsForDescribe({ devAutoLogin: 'alice', logger }, (started) => (t = started));
 
   it('redact() replaces secret-looking fields', () => {
     expect(redact({ refresh_token: 'abc', password: 'p', client_id: 'c' })).toEqual({

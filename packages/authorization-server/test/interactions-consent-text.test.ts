@@ -5,9 +5,8 @@
  * unknown ones marked), and "Not you? Use another account" for a reused browser session, which
  * really ends that session.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REDIRECT, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
-import { hashPassword } from '../src/accounts/passwords.js';
+import { describe, expect, it } from 'vitest';
+import { addAccount, REDIRECT, registerClient, RESOURCE, type RunningAs, type TestConfig } from './helpers/as.js';
 import type { AuthorizationServerConfig } from '../src/index.js';
 import { validateConfig } from '../src/ops/index.js';
 import { consentPage, type ConsentView } from '../src/interactions/consent-page.js';
@@ -15,45 +14,34 @@ import { createScopeText, DEFAULT_SCOPE_DESCRIPTIONS } from '../src/interactions
 import { OIDC_SCOPES } from '../src/provider/provider.js';
 import { ResourceRegistry } from '../src/tokens/resources.js';
 import { type BrowserPage, HeadlessBrowser, isUrl } from '@mcp-auth-kit/test-utils';
-import { openAuthorization } from './helpers/flow.js';
+import { openAuthorization, postFormAsIs } from './helpers/flow.js';
+import { startAsForDescribe } from './helpers/for-describe.js';
 
 const OTHER = 'http://127.0.0.1:3998/mcp';
 
 describe('consent page: resource names, scope descriptions, "Not you?"', () => {
   let t: RunningAs;
   let clientId: string;
-  beforeAll(async () => {
-    t = await startAs({
-      serviceName: 'Example Auth',
-      resources: [
-        {
-          resource: RESOURCE,
-          name: 'Notes <MCP> server',
-          scopes: { 'notes:read': 'Read your notes', 'notes:write': 'Change your notes' },
-        },
-        { resource: OTHER, scopes: { 'files:read': 'Read your files' } },
-      ],
-      scopeDescriptions: { profile: 'See your display name' },
-    });
+  const config: TestConfig = {
+    serviceName: 'Example Auth',
+    resources: [
+      {
+        resource: RESOURCE,
+        name: 'Notes <MCP> server',
+        scopes: { 'notes:read': 'Read your notes', 'notes:write': 'Change your notes' },
+      },
+      { resource: OTHER, scopes: { 'files:read': 'Read your files' } },
+    ],
+    scopeDescriptions: { profile: 'See your display name' },
+  };
+  startAsForDescribe(config, async (started) => {
+    t = started;
     clientId = (await registerClient(t.url, { client_name: 'Text Client', scope: 'openid profile offline_access' })).body.client_id;
-    await t.as.store.accounts.create({
-      id: 'bob-id',
-      username: 'bob',
-      displayName: 'Bob Other',
-      passwordHash: await hashPassword('bob-password'),
-      disabled: false,
-    });
+    await addAccount(t, 'bob-id', 'bob', { displayName: 'Bob Other' });
     // Issue 46 F4/F5: a display name stored as it came (an operator's --display-name, an older
     // version): U+3000 padding and a stack of combining marks.
-    await t.as.store.accounts.create({
-      id: 'zed-id',
-      username: 'zed',
-      displayName: `Zed${'\u3000'.repeat(150)}Q${'\u0336'.repeat(8)}`,
-      passwordHash: await hashPassword('zed-password'),
-      disabled: false,
-    });
+    await addAccount(t, 'zed-id', 'zed', { displayName: `Zed${'\u3000'.repeat(150)}Q${'\u0336'.repeat(8)}` });
   });
-  afterAll(() => t.close());
 
   async function start(ua: HeadlessBrowser, scope: string, resource = RESOURCE, prompt?: string, client = clientId) {
     const { page } = await openAuthorization(t.url, { client_id: client, scope, resource, state: 'st', prompt }, ua);
@@ -180,12 +168,7 @@ describe('consent page: resource names, scope descriptions, "Not you?"', () => {
     const first = await submit(ua, await start(ua, 'notes:read'), { username: 'alice', password: 'alice-password', action: 'login' });
     await ua.submit(first, { action: 'approve' }, REDIRECT);
     const reused = await start(ua, 'notes:read');
-    const action = new URL(/action="([^"]+)"/.exec(reused.body)![1]!, reused.url).href;
-    const forged = await ua.request(action, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ action: 'switch-account', csrf: 'forged' }),
-    });
+    const forged = await postFormAsIs(ua, reused, { action: 'switch-account', csrf: 'forged' });
     expect(forged.status).toBe(403);
     expect((await ua.request(`${t.url}/account`)).status).toBe(200);
   });

@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REDIRECT, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
+import { describe, expect, it } from 'vitest';
+import { addAccount, REDIRECT, registerClient, RESOURCE, type RunningAs } from './helpers/as.js';
 import { listAccountGrants, revokeRememberedGrant } from '../src/interactions/remembered-grants.js';
-import { hashPassword } from '../src/accounts/passwords.js';
 import { type BrowserPage, HeadlessBrowser, isUrl, expectOAuthError } from '@mcp-auth-kit/test-utils';
 import { exchangeCode, openAuthorization, refreshWith } from './helpers/flow.js';
+import { startAsForDescribe } from './helpers/for-describe.js';
 
 const OTHER_RESOURCE = 'http://127.0.0.1:3998/files';
 /** Web clients (https redirect URI): remembered approvals skip the page for them. */
@@ -15,15 +15,15 @@ const WEB_REDIRECT = 'https://app.example/cb';
  */
 describe('remembered grants', () => {
   let t: RunningAs;
-  beforeAll(async () => {
-    t = await startAs({
+  startAsForDescribe(
+    {
       resources: [
         { resource: RESOURCE, scopes: { 'notes:read': 'Read your notes', 'notes:write': 'Change your notes' } },
         { resource: OTHER_RESOURCE, scopes: { 'files:read': 'Read your files' } },
       ],
-    });
-  });
-  afterAll(() => t.close());
+    },
+    (started) => (t = started),
+  );
 
   const webClient = (metadata: Record<string, unknown> = {}) =>
     registerClient(t.url, { application_type: 'web', redirect_uris: [WEB_REDIRECT], ...metadata });
@@ -201,7 +201,7 @@ describe('remembered grants', () => {
     expect(anonymous.status).toBe(401);
     expect(anonymous.body).toContain('not signed in');
     // Bob, signed in, posts alice's client_id: only his own (empty) grants are touched.
-    await t.as.store.accounts.create({ id: 'bob-acc', username: 'bob', passwordHash: await hashPassword('bob-password'), disabled: false });
+    await addAccount(t, 'bob-acc', 'bob');
     const clientId = (await webClient()).body.client_id;
     const alices = await freshSession(clientId, 'notes:read');
     await approve(alices.ua, alices.next);

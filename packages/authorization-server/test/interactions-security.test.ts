@@ -1,13 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { REDIRECT, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
-import { codeAuthorizeUrl } from './helpers/flow.js';
+import { codeAuthorizeUrl, postFormAsIs } from './helpers/flow.js';
 import { recordingLogger } from './helpers/recording-logger.js';
 import { hashPassword, verifyPassword } from '../src/accounts/passwords.js';
 import { LoginThrottle } from '../src/interactions/throttle.js';
 import { validateConfig } from '../src/config.js';
-import { openStore } from '../src/storage/index.js';
 import type { Store } from '../src/storage/types.js';
 import { type BrowserPage, HeadlessBrowser, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
+import { memoryStoreForDescribe, startAsForDescribe } from './helpers/for-describe.js';
 
 async function openLogin(base: string, clientId: string, ua = new HeadlessBrowser(), headers: Record<string, string> = {}) {
   const { challenge } = pkcePair();
@@ -42,10 +42,7 @@ describe('passwords (scrypt)', () => {
 
 describe('login throttle (shared kv)', () => {
   let store: Store;
-  beforeAll(async () => {
-    store = await openStore({ kind: 'memory' });
-  });
-  afterAll(() => store.close());
+  memoryStoreForDescribe((opened) => (store = opened));
 
   it('per address+user, per user (from any address) and per address (spraying), each within its window', async () => {
     const limits = { perAddressAndUser: 3, perUser: 5, perAddress: 7, windowSeconds: 60 };
@@ -96,27 +93,26 @@ describe('interaction pages: headers, CSRF, lockout, audit', () => {
   let t: RunningAs;
   let clientId: string;
   const log = recordingLogger();
-  beforeAll(async () => {
-    t = await startAs({
+  startAsForDescribe(
+    {
       logger: log.logger,
       trustProxy: true,
       users: [
         { username: 'alice', password: 'alice-password' },
         { username: 'bob', password: 'bob-password' },
       ],
-    });
-    clientId = (await registerClient(t.url)).body.client_id;
-  });
-  afterAll(() => t.close());
+    },
+    async (started) => {
+      t = started;
+      clientId = (await registerClient(t.url)).body.client_id;
+    },
+  );
 
   function expectStrictPage(page: BrowserPage) {
     expect(page.headers.get('cache-control')).toBe('no-store');
     const csp = page.headers.get('content-security-policy') ?? '';
-    expect(csp).toContain("default-src 'none'");
-    expect(csp).toContain("style-src 'self'");
-    expect(csp).toContain("script-src 'none'");
-    expect(csp).toContain("frame-ancestors 'none'");
-    expect(csp).toContain("base-uri 'none'");
+    for (const directive of ["default-src 'none'", "style-src 'self'", "script-src 'none'", "frame-ancestors 'none'", "base-uri 'none'"])
+      expect(csp).toContain(directive);
     expect(csp).not.toContain('unsafe-inline');
     expect(page.headers.get('referrer-policy')).toBe('no-referrer');
     expect(page.headers.get('x-content-type-options')).toBe('nosniff');
@@ -172,12 +168,7 @@ describe('interaction pages: headers, CSRF, lockout, audit', () => {
     const { ua, page } = await openLogin(t.url, clientId);
     const consent = await ua.submit(page, { username: 'alice', password: 'alice-password', action: 'login' }, REDIRECT);
     if (isUrl(consent)) throw new Error('expected consent');
-    const action = new URL(/action="([^"]+)"/.exec(consent.body)![1]!, consent.url).href;
-    const res = await ua.request(action, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ action: 'approve' }),
-    });
+    const res = await postFormAsIs(ua, consent, { action: 'approve' });
     expect(res.status).toBe(403);
     expect(res.headers.get('location')).toBeNull();
   });
@@ -186,11 +177,11 @@ describe('interaction pages: headers, CSRF, lockout, audit', () => {
     const victim = await openLogin(t.url, clientId);
     const attacker = await openLogin(t.url, clientId);
     const attackerToken = /name="csrf" value="([^"]+)"/.exec(attacker.page.body)![1]!;
-    const action = new URL(/action="([^"]+)"/.exec(victim.page.body)![1]!, victim.page.url).href;
-    const res = await victim.ua.request(action, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ username: 'alice', password: 'alice-password', action: 'login', csrf: attackerToken }),
+    const res = await postFormAsIs(victim.ua, victim.page, {
+      username: 'alice',
+      password: 'alice-password',
+      action: 'login',
+      csrf: attackerToken,
     });
     expect(res.status).toBe(403);
   });

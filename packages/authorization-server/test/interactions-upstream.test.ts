@@ -9,7 +9,7 @@ import {
 } from './helpers/upstream-idp.js';
 import { validateConfig } from '../src/config.js';
 import { type BrowserPage, HeadlessBrowser, isUrl } from '@mcp-auth-kit/test-utils';
-import { openAuthorization, exchangeCode } from './helpers/flow.js';
+import { openAuthorization, exchangeCode, postFormAsIs } from './helpers/flow.js';
 import { recordingLogger } from './helpers/recording-logger.js';
 
 describe('sign-in with an upstream OpenID Connect provider', () => {
@@ -48,6 +48,16 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
     if (isUrl(idpPage)) throw new Error('expected the upstream login page');
     expect(new URL(idpPage.url).origin).toBe(idp.issuer);
     return ua.submit(idpPage, { login }, REDIRECT);
+  }
+
+  /** Starts a sign-in with the first upstream provider as `login` and stops at the AS callback URL, unvisited. */
+  async function upstreamCallback(ua: HeadlessBrowser, login: string): Promise<URL> {
+    const { page } = await loginPage(ua);
+    const idpPage = await ua.submit(page, { upstream: '1' }, REDIRECT);
+    if (isUrl(idpPage)) throw new Error('expected the upstream login page');
+    const callback = await ua.submit(idpPage, { login }, `${t.as.issuer}/interaction/upstream/callback`);
+    if (!isUrl(callback)) throw new Error('expected the callback URL');
+    return callback;
   }
 
   it('the login page offers "Sign in with <name>" for each configured provider, and its CSP allows the provider as form target', async () => {
@@ -172,12 +182,8 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
 
   it('OIDC Core §3.1.2.7 / RFC 6749 §10.12: a callback with a tampered state is refused, and the flow is single-use', async () => {
     const ua = new HeadlessBrowser();
-    const { page } = await loginPage(ua);
-    const idpPage = await ua.submit(page, { upstream: '1' }, REDIRECT);
-    if (isUrl(idpPage)) throw new Error('expected the upstream login page');
     // Sign in at the IdP but stop before the AS callback.
-    const callback = await ua.submit(idpPage, { login: 'grace' }, `${t.as.issuer}/interaction/upstream/callback`);
-    if (!isUrl(callback)) throw new Error('expected the callback URL');
+    const callback = await upstreamCallback(ua, 'grace');
     const tampered = new URL(callback);
     tampered.searchParams.set('state', 'forged-state');
     const res = await ua.request(tampered.href);
@@ -189,12 +195,7 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
   });
 
   it('a callback from another browser (no flow cookie) is refused', async () => {
-    const ua = new HeadlessBrowser();
-    const { page } = await loginPage(ua);
-    const idpPage = await ua.submit(page, { upstream: '1' }, REDIRECT);
-    if (isUrl(idpPage)) throw new Error('expected the upstream login page');
-    const callback = await ua.submit(idpPage, { login: 'heidi' }, `${t.as.issuer}/interaction/upstream/callback`);
-    if (!isUrl(callback)) throw new Error('expected the callback URL');
+    const callback = await upstreamCallback(new HeadlessBrowser(), 'heidi');
     const res = await new HeadlessBrowser().request(callback.href);
     expect(res.status).toBe(400);
     expect(res.body).toContain('another browser');
@@ -204,12 +205,7 @@ describe('sign-in with an upstream OpenID Connect provider', () => {
   it('starting an upstream sign-in needs the CSRF token too', async () => {
     const ua = new HeadlessBrowser();
     const { page } = await loginPage(ua);
-    const action = new URL(/action="([^"]+)"/.exec(page.body)![1]!, page.url).href;
-    const res = await ua.request(action, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ upstream: '1' }),
-    });
+    const res = await postFormAsIs(ua, page, { upstream: '1' });
     expect(res.status).toBe(403);
   });
 

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeJwt, REDIRECT, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
-import { codeAuthorizeUrl, exchangeCode } from './helpers/flow.js';
-import { hashPassword } from '../src/accounts/passwords.js';
+import { describe, expect, it } from 'vitest';
+import { addAccount, decodeJwt, REDIRECT, registerClient, RESOURCE, type RunningAs } from './helpers/as.js';
+import { codeAuthorizeUrl, exchangeCode, postFormAsIs } from './helpers/flow.js';
 import { type BrowserPage, HeadlessBrowser, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
+import { startAsForDescribe } from './helpers/for-describe.js';
 
 /** MCP security §Localhost Redirect URI Risks: the consent page's warning, exactly as rendered. */
 const LOOPBACK_WARNING =
@@ -12,8 +12,8 @@ const LOOPBACK_WARNING =
 describe('login and consent pages', () => {
   let t: RunningAs;
   let clientId: string;
-  beforeAll(async () => {
-    t = await startAs({
+  startAsForDescribe(
+    {
       clients: [
         {
           client_id: 'operator-client',
@@ -22,11 +22,13 @@ describe('login and consent pages', () => {
           token_endpoint_auth_method: 'none',
         },
       ],
-    });
-    clientId = (await registerClient(t.url, { client_name: 'Evil <script>alert(1)</script> App' })).body.client_id;
-    await t.as.store.accounts.create({ id: 'bob-id', username: 'bob', passwordHash: await hashPassword('bob-password'), disabled: false });
-  });
-  afterAll(() => t.close());
+    },
+    async (started) => {
+      t = started;
+      clientId = (await registerClient(t.url, { client_name: 'Evil <script>alert(1)</script> App' })).body.client_id;
+      await addAccount(t, 'bob-id', 'bob');
+    },
+  );
 
   async function start(ua: HeadlessBrowser, scope = 'notes:read notes:write', client = clientId, redirect = REDIRECT) {
     const { verifier, challenge } = pkcePair();
@@ -51,10 +53,8 @@ describe('login and consent pages', () => {
     expect(page.body).toMatch(/name="csrf" value="[^"]{20,}"/);
     expect(page.headers.get('cache-control')).toBe('no-store');
     const csp = page.headers.get('content-security-policy') ?? '';
-    expect(csp).toContain("default-src 'none'");
-    expect(csp).toContain("frame-ancestors 'none'");
-    expect(csp).toContain("script-src 'none'");
-    expect(csp).toContain('form-action');
+    for (const directive of ["default-src 'none'", "frame-ancestors 'none'", "script-src 'none'", 'form-action'])
+      expect(csp).toContain(directive);
     expect(page.headers.get('x-frame-options')).toBe('DENY');
   });
 
@@ -105,12 +105,7 @@ describe('login and consent pages', () => {
   it('CSRF: a login post without the form token is refused (403)', async () => {
     const ua = new HeadlessBrowser();
     const { page } = await start(ua);
-    const action = new URL(/action="([^"]+)"/.exec(page.body)![1]!, page.url).href;
-    const res = await ua.request(action, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ username: 'alice', password: 'alice-password', action: 'login', csrf: 'forged' }),
-    });
+    const res = await postFormAsIs(ua, page, { username: 'alice', password: 'alice-password', action: 'login', csrf: 'forged' });
     expect(res.status).toBe(403);
   });
 
@@ -158,12 +153,7 @@ describe('login and consent pages', () => {
   });
 
   it('a disabled local account is refused at the password form even with the right password: no session, no code', async () => {
-    await t.as.store.accounts.create({
-      id: 'carol-id',
-      username: 'carol',
-      passwordHash: await hashPassword('carol-password'),
-      disabled: false,
-    });
+    await addAccount(t, 'carol-id', 'carol');
     // The same store call as `npm run admin -- user disable carol`.
     await t.as.store.accounts.update('carol-id', { disabled: true });
     const ua = new HeadlessBrowser();
@@ -196,12 +186,7 @@ describe('login and consent pages', () => {
   // oidc-provider asks for a login only when the session has no account id; our login check
   // (interaction-policy.ts) also asks when the session's account is disabled or gone.
   it('disabling an account ends its live browser session: the next authorization request shows the login page', async () => {
-    await t.as.store.accounts.create({
-      id: 'erin-id',
-      username: 'erin',
-      passwordHash: await hashPassword('erin-password'),
-      disabled: false,
-    });
+    await addAccount(t, 'erin-id', 'erin');
     const ua = new HeadlessBrowser();
     const { page } = await start(ua);
     expect((await login(ua, page, 'erin', 'erin-password')).body).toContain('Authorize access');

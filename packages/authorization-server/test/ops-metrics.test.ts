@@ -2,8 +2,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerClient, startAs, type RunningAs } from './helpers/as.js';
 import { authorizeAuto } from './helpers/flow.js';
-import { startHttpsHost, type HttpsHost } from './helpers/https-host.js';
+import { startHttpsHost, type HttpsHost, cimdDocument } from './helpers/https-host.js';
 import { runFullFlow } from './helpers/ops-flow.js';
+import { openForDescribe } from './helpers/for-describe.js';
 import { openStore } from '../src/storage/index.js';
 import type { Store } from '../src/storage/types.js';
 
@@ -81,28 +82,25 @@ describe('CIMD fetch metrics (hit / miss / fail / refused)', () => {
   let t: RunningAs;
   let second: RunningAs;
   let store: Store;
-  beforeAll(async () => {
-    host = await startHttpsHost();
-    host.documents.set('/app.json', (o) => ({
-      client_id: `${o}/app.json`,
-      client_name: 'CIMD metrics',
-      redirect_uris: ['http://127.0.0.1/callback'],
-      token_endpoint_auth_method: 'none',
-      grant_types: ['authorization_code'],
-      response_types: ['code'],
-    }));
-    // Two instances on one store: the second finds the document in the shared cache.
-    store = await openStore({ kind: 'memory' });
-    const cimd = { allowPrivateNetwork: true, extraCaCertificates: host.caPem, deniedHosts: ['denied.example'] };
-    t = await startAs({ devAutoLogin: 'alice', cimd, storage: store });
-    second = await startAs({ devAutoLogin: 'alice', cimd, storage: store });
-  });
-  afterAll(async () => {
-    await t?.close();
-    await second?.close();
-    await store?.close();
-    await host?.close();
-  });
+  // Vitest runs after-hooks as a stack: the instances close before their store, the store before the host.
+  const app = (o: string) => cimdDocument(`${o}/app.json`, { client_name: 'CIMD metrics', grant_types: ['authorization_code'] });
+  openForDescribe(
+    () => startHttpsHost({ '/app.json': app }),
+    (opened) => (host = opened),
+  );
+  // Two instances on one store: the second finds the document in the shared cache.
+  openForDescribe(
+    () => openStore({ kind: 'memory' }),
+    (opened) => (store = opened),
+  );
+  const instance = () =>
+    startAs({
+      devAutoLogin: 'alice',
+      storage: store,
+      cimd: { allowPrivateNetwork: true, extraCaCertificates: host.caPem, deniedHosts: ['denied.example'] },
+    });
+  openForDescribe(instance, (opened) => (t = opened));
+  openForDescribe(instance, (opened) => (second = opened));
 
   it('a first use fetches (miss), another instance is served from the shared cache (hit), a missing document fails, a denied host is refused', async () => {
     const clientId = `${host.origin}/app.json`;

@@ -3,10 +3,11 @@
  * client cannot change the endpoint URLs, make cookies look TLS-protected, or pick the
  * address the rate limits count.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerClient, startAs, type RunningAs } from './helpers/as.js';
+import { describe, expect, it } from 'vitest';
+import { registerClient, type RunningAs } from './helpers/as.js';
 import { codeAuthorizeUrl } from './helpers/flow.js';
 import { pkcePair } from '@mcp-auth-kit/test-utils';
+import { startAsForDescribe } from './helpers/for-describe.js';
 
 const FORWARDED = { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'forged.example', 'x-forwarded-for': '203.0.113.7' };
 
@@ -25,10 +26,7 @@ async function authorizationCookies(base: string): Promise<string[]> {
 
 describe('X-Forwarded-Proto: https without TRUST_PROXY', () => {
   let t: RunningAs;
-  beforeAll(async () => {
-    t = await startAs({ registration: { rateLimit: { max: 1, windowSeconds: 3600 } } });
-  });
-  afterAll(() => t?.close());
+  startAsForDescribe({ registration: { rateLimit: { max: 1, windowSeconds: 3600 } } }, (started) => (t = started));
 
   it('endpoint URLs ignore the forwarded host and scheme', async () => {
     const m = await metadata(t.url);
@@ -73,14 +71,14 @@ describe('X-Forwarded-Proto: https without TRUST_PROXY', () => {
 
 describe('X-Forwarded-Proto: https with TRUST_PROXY (https issuer behind a TLS-terminating proxy)', () => {
   let t: RunningAs;
-  beforeAll(async () => {
-    t = await startAs({
+  startAsForDescribe(
+    {
       issuer: 'https://auth.example.com',
       trustProxy: true,
       registration: { rateLimit: { max: 1, windowSeconds: 3600 } },
-    } as never);
-  });
-  afterAll(() => t?.close());
+    } as never,
+    (started) => (t = started),
+  );
 
   it('endpoint URLs use the forwarded scheme and the issuer stays the configured one', async () => {
     const res = await fetch(`${t.url}/.well-known/oauth-authorization-server`, {

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectOAuthError } from '@mcp-auth-kit/test-utils';
-import { registerClient, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
+import { CONFIDENTIAL_WEB_CLIENT, registerClient, startAs, tokenRequest, type RunningAs } from './helpers/as.js';
 import { authorizeAuto, codeGrant } from './helpers/flow.js';
 import { createIntrospectionPolicy } from '../src/ops/token-policies.js';
 import { ResourceRegistry } from '../src/tokens/resources.js';
@@ -42,9 +42,8 @@ describe('revocation and introspection policies', () => {
       printed.push(String(c)), (originalErr as (...a: unknown[]) => boolean)(c, ...r)
     )) as typeof process.stderr.write;
     t = await startAs({ devAutoLogin: 'alice' });
-    const confidential = { token_endpoint_auth_method: 'client_secret_basic', application_type: 'web' };
-    const a = (await registerClient(t.url, confidential)).body;
-    const b = (await registerClient(t.url, confidential)).body;
+    const a = (await registerClient(t.url, CONFIDENTIAL_WEB_CLIENT)).body;
+    const b = (await registerClient(t.url, CONFIDENTIAL_WEB_CLIENT)).body;
     owner = { id: a.client_id, auth: basic(a.client_id, a.client_secret) };
     other = { id: b.client_id, auth: basic(b.client_id, b.client_secret) };
     publicOther = (await registerClient(t.url)).body.client_id;
@@ -97,36 +96,26 @@ describe('introspection policy (RFC 7662 §4): which resource server may see an 
   const ctx = {} as never;
   const accessToken = (aud: string, kind = 'AccessToken') => ({ clientId: 'owner', kind, aud });
 
+  /** Whether `policy` lets the client `clientId`, authenticated by `method`, see `token`. */
+  const mayIntrospect = (clientId: string, method: string, token: object, policy = allowed) =>
+    policy(ctx, { clientId, clientAuthMethod: method }, token as never);
+
   it('the owner always; a listed confidential client for its resource; a static client named like the resource', async () => {
-    expect(await allowed(ctx, { clientId: 'owner', clientAuthMethod: 'none' }, accessToken('https://mcp.example/b'))).toBe(true);
-    expect(await allowed(ctx, { clientId: 'rs-a', clientAuthMethod: 'client_secret_basic' }, accessToken('https://mcp.example/a'))).toBe(
+    expect(await mayIntrospect('owner', 'none', accessToken('https://mcp.example/b'))).toBe(true);
+    expect(await mayIntrospect('rs-a', 'client_secret_basic', accessToken('https://mcp.example/a'))).toBe(true);
+    expect(await mayIntrospect('https://mcp.example/b', 'private_key_jwt', accessToken('https://mcp.example/b', 'ClientCredentials'))).toBe(
       true,
     );
-    expect(
-      await allowed(
-        ctx,
-        { clientId: 'https://mcp.example/b', clientAuthMethod: 'private_key_jwt' },
-        accessToken('https://mcp.example/b', 'ClientCredentials'),
-      ),
-    ).toBe(true);
   });
 
   it("not: another resource's client, a refresh token, a public client, a dynamic (DCR/CIMD) client named like the resource", async () => {
-    expect(await allowed(ctx, { clientId: 'rs-a', clientAuthMethod: 'client_secret_basic' }, accessToken('https://mcp.example/b'))).toBe(
-      false,
-    );
+    expect(await mayIntrospect('rs-a', 'client_secret_basic', accessToken('https://mcp.example/b'))).toBe(false);
     expect(
-      await allowed(
-        ctx,
-        { clientId: 'rs-a', clientAuthMethod: 'client_secret_basic' },
-        { clientId: 'owner', kind: 'RefreshToken', aud: 'https://mcp.example/a' },
-      ),
+      await mayIntrospect('rs-a', 'client_secret_basic', { clientId: 'owner', kind: 'RefreshToken', aud: 'https://mcp.example/a' }),
     ).toBe(false);
-    expect(await allowed(ctx, { clientId: 'rs-public', clientAuthMethod: 'none' }, accessToken('https://mcp.example/a'))).toBe(false);
+    expect(await mayIntrospect('rs-public', 'none', accessToken('https://mcp.example/a'))).toBe(false);
     const dynamic = createIntrospectionPolicy(registry, new Set());
-    expect(
-      await dynamic(ctx, { clientId: 'https://mcp.example/b', clientAuthMethod: 'private_key_jwt' }, accessToken('https://mcp.example/b')),
-    ).toBe(false);
+    expect(await mayIntrospect('https://mcp.example/b', 'private_key_jwt', accessToken('https://mcp.example/b'), dynamic)).toBe(false);
   });
 
   it("RFC 7662 §2.2: a disabled user's token is not active for anyone (owner or resource server); the account is read only for a caller who may see the token", async () => {

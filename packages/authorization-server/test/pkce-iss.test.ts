@@ -1,22 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authorizeUrl, REDIRECT, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
+import { describe, expect, it } from 'vitest';
+import { CONFIDENTIAL_WEB_CLIENT, authorizeUrl, REDIRECT, registerClient, RESOURCE, type RunningAs } from './helpers/as.js';
 import { authorizeAuto, exchangeCode, codeAuthorizeUrl } from './helpers/flow.js';
 import { HeadlessBrowser, isUrl, pkcePair, expectOAuthError } from '@mcp-auth-kit/test-utils';
+import { startAsForDescribe } from './helpers/for-describe.js';
 
 describe('PKCE (OAuth 2.1 §4.1.1, MCP security §PKCE) and RFC 9207 iss', () => {
   let t: RunningAs;
   let clientId: string;
   let confidential: { client_id: string; client_secret: string };
-  beforeAll(async () => {
-    t = await startAs({ devAutoLogin: 'alice' });
+  startAsForDescribe({ devAutoLogin: 'alice' }, async (started) => {
+    t = started;
     clientId = (await registerClient(t.url)).body.client_id;
-    const reg = await registerClient(t.url, {
-      application_type: 'web',
-      token_endpoint_auth_method: 'client_secret_basic',
-    });
+    const reg = await registerClient(t.url, CONFIDENTIAL_WEB_CLIENT);
     confidential = reg.body as typeof confidential;
   });
-  afterAll(() => t.close());
 
   async function authorizeError(params: Record<string, string | undefined>) {
     const result = await new HeadlessBrowser().follow(

@@ -2,10 +2,11 @@
  * Behind a TLS-terminating proxy: the issuer is https, the AS sees plain http on loopback with
  * X-Forwarded-Proto / X-Forwarded-Host. The "proxy" here is the user agent rewriting the origin.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REDIRECT, registerClient, startAs, type RunningAs } from './helpers/as.js';
+import { describe, expect, it } from 'vitest';
+import { REDIRECT, registerClient, type RunningAs } from './helpers/as.js';
 import { codeAuthorizeUrl } from './helpers/flow.js';
 import { HeadlessBrowser, isUrl, pkcePair } from '@mcp-auth-kit/test-utils';
+import { startAsForDescribe } from './helpers/for-describe.js';
 
 const PUBLIC = 'https://auth.example.com';
 
@@ -26,10 +27,7 @@ class ProxiedAgent extends HeadlessBrowser {
 
 describe('behind a TLS-terminating proxy (trustProxy)', () => {
   let t: RunningAs;
-  beforeAll(async () => {
-    t = await startAs({ issuer: PUBLIC, trustProxy: true } as never);
-  });
-  afterAll(() => t.close());
+  startAsForDescribe({ issuer: PUBLIC, trustProxy: true } as never, (started) => (t = started));
 
   it('metadata names the https issuer; the login flow works with Secure cookies', async () => {
     const m = (await (

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { expectOAuthError } from '@mcp-auth-kit/test-utils';
 import { registerClient } from './helpers/as.js';
 import { authorizeAuto, exchangeCode, refreshWith } from './helpers/flow.js';
-import { pairForDescribe, type Instance } from './storage/as-harness.js';
+import { pairWithClientForDescribe, type Instance } from './storage/as-harness.js';
 import { randomSchema, TEST_DATABASE_URL } from './storage/pg-helpers.js';
 
 describe('refresh grace with two AS instances sharing one PostgreSQL schema', () => {
@@ -17,10 +17,7 @@ describe('refresh grace with two AS instances sharing one PostgreSQL schema', ()
   let b: Instance;
   let clientId: string;
 
-  pairForDescribe(schema, async (pair) => {
-    ({ a, b } = pair);
-    clientId = (await registerClient(a.url)).body.client_id;
-  });
+  pairWithClientForDescribe(schema, (pair) => ({ a, b, clientId } = pair));
 
   async function initialTokens() {
     const res = await exchangeCode(a.url, clientId, await authorizeAuto(a.url, clientId));

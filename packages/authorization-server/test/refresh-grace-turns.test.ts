@@ -6,10 +6,11 @@
  * provider's reuse detection applies (RFC 9700 §4.14.2), never a second rotation of a
  * consumed token.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { installRefreshGrace, REFRESH_GRACE_NAMESPACE, refreshGraceCheckpoint } from '../src/tokens/refresh-grace.js';
-import { openStore, type Store } from '../src/storage/index.js';
+import type { Store } from '../src/storage/index.js';
 import { graceSlot } from '../src/tokens/refresh-grace/sealed-response.js';
+import { memoryStoreForDescribe } from './helpers/for-describe.js';
 
 interface Token {
   kind: 'RefreshToken';
@@ -22,10 +23,7 @@ type Middleware = (ctx: unknown, next: () => Promise<void>) => Promise<void>;
 
 describe('refresh grace: a waiter taking its turn after a first refresh that failed after its claim', () => {
   let store: Store;
-  beforeAll(async () => {
-    store = await openStore({ kind: 'memory' });
-  });
-  afterAll(() => store.close());
+  memoryStoreForDescribe((opened) => (store = opened));
 
   it('RFC 9700 §4.14.2: the waiter re-reads the token, finds it consumed, and leaves it to reuse detection (no second rotation)', async () => {
     const value = 'rt-turns-0123456789';

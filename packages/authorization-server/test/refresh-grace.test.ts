@@ -13,10 +13,11 @@ import { ConfigError } from '../src/index.js';
 import { validateConfig } from '../src/ops/index.js';
 import { REFRESH_GRACE_NAMESPACE } from '../src/tokens/refresh-grace.js';
 import { openGraceRecord } from '../src/tokens/refresh-grace/sealed-response.js';
-import { RESOURCE, registerClient, startAs, tokenRequest, type RunningAs, type TestConfig } from './helpers/as.js';
+import { CONFIDENTIAL_WEB_CLIENT, RESOURCE, registerClient, startAs, tokenRequest, type RunningAs, type TestConfig } from './helpers/as.js';
 import { authorizeAuto, exchangeCode, codeGrant } from './helpers/flow.js';
 import { dpopKey, proof, type Key } from './helpers/dpop.js';
 import { recordingLogger } from './helpers/recording-logger.js';
+import { openForDescribe, startAsWithClientForDescribe } from './helpers/for-describe.js';
 
 type Tokens = Record<string, any>;
 
@@ -48,14 +49,17 @@ async function start(overrides: TestConfig = {}): Promise<RunningAs> {
   return startAs({ devAutoLogin: 'alice', ...overrides });
 }
 
+/** The first tokens of a code flow and their first refresh, which must succeed. */
+async function refreshedOnce(t: RunningAs, clientId: string) {
+  const tokens = await initialTokens(t, clientId);
+  const first = await refresh(t, clientId, tokens.refresh_token);
+  expect(first.status).toBe(200);
+  return { tokens, first };
+}
+
 /** For the enclosing describe: an AS started with `overrides`, and one registered public client, handed to `use`. */
 function startForDescribe(overrides: TestConfig, use: (t: RunningAs, clientId: string) => void) {
-  let running: RunningAs | undefined;
-  beforeAll(async () => {
-    running = await start(overrides);
-    use(running, (await registerClient(running.url)).body.client_id);
-  });
-  afterAll(() => running?.close());
+  startAsWithClientForDescribe({ devAutoLogin: 'alice', ...overrides }, use);
 }
 
 describe('refresh grace window (default 10 s, memory store)', () => {
@@ -89,9 +93,7 @@ describe('refresh grace window (default 10 s, memory store)', () => {
   });
 
   it('a sequential retry within the window (the first response was lost) gets the same pair with Cache-Control: no-store', async () => {
-    const tokens = await initialTokens(t, clientId);
-    const first = await refresh(t, clientId, tokens.refresh_token);
-    expect(first.status).toBe(200);
+    const { tokens, first } = await refreshedOnce(t, clientId);
     const retry = await refresh(t, clientId, tokens.refresh_token);
     expect(retry.status, JSON.stringify(retry.body)).toBe(200);
     expect(retry.body.access_token).toBe(first.body.access_token);
@@ -104,9 +106,7 @@ describe('refresh grace window (default 10 s, memory store)', () => {
   });
 
   it('RFC 9700 §4.14.2: another client presenting the rotated token within the window is not served, and the grant is revoked', async () => {
-    const tokens = await initialTokens(t, clientId);
-    const first = await refresh(t, clientId, tokens.refresh_token);
-    expect(first.status).toBe(200);
+    const { tokens, first } = await refreshedOnce(t, clientId);
     const other = (await registerClient(t.url)).body.client_id as string;
     const stolen = await refresh(t, other, tokens.refresh_token);
     expectOAuthError(stolen, 'invalid_grant', 400);
@@ -126,9 +126,7 @@ describe('refresh grace window (default 10 s, memory store)', () => {
   });
 
   it('RFC 9700 §4.14.2: a repeat with different parameters (scope) is reuse, not a retry → invalid_grant, grant revoked', async () => {
-    const tokens = await initialTokens(t, clientId);
-    const first = await refresh(t, clientId, tokens.refresh_token);
-    expect(first.status).toBe(200);
+    const { tokens, first } = await refreshedOnce(t, clientId);
     const other = await refresh(t, clientId, tokens.refresh_token, { scope: 'notes:read' });
     expectOAuthError(other, 'invalid_grant', 400);
     expect(other.body.access_token).toBeUndefined();
@@ -171,9 +169,7 @@ describe('refresh grace window (default 10 s, memory store)', () => {
   });
 
   it('the store holds no token: the key is SHA-256 of the refresh token, the value is sealed (AES-256-GCM, key from the token)', async () => {
-    const tokens = await initialTokens(t, clientId);
-    const first = await refresh(t, clientId, tokens.refresh_token);
-    expect(first.status).toBe(200);
+    const { tokens, first } = await refreshedOnce(t, clientId);
     const slot = slotOf(tokens.refresh_token);
     expect(await t.as.store.kv.get(REFRESH_GRACE_NAMESPACE, tokens.refresh_token)).toBeUndefined();
     expect(await t.as.store.kv.get(REFRESH_GRACE_NAMESPACE, `r:${tokens.refresh_token}`)).toBeUndefined();
@@ -239,13 +235,10 @@ describe('a served repeat is a refresh, not a refusal', () => {
 
 describe('confidential clients: a repeat must authenticate like the first request', () => {
   let t: RunningAs;
-  beforeAll(async () => {
-    t = await start();
-  });
-  afterAll(() => t.close());
+  openForDescribe(start, (started) => (t = started));
 
   it('RFC 6749 §6: a retry with a wrong client secret → invalid_client and nothing served; with the right one → the same pair', async () => {
-    const reg = await registerClient(t.url, { token_endpoint_auth_method: 'client_secret_basic', application_type: 'web' });
+    const reg = await registerClient(t.url, CONFIDENTIAL_WEB_CLIENT);
     expect(reg.status, JSON.stringify(reg.body)).toBe(201);
     const { client_id: id, client_secret: secret } = reg.body as { client_id: string; client_secret: string };
     const basic = (s: string) => ({
@@ -406,9 +399,7 @@ describe('replay after the window (reuseGraceSeconds: 1)', () => {
   startForDescribe({ refreshTokens: { reuseGraceSeconds: 1 } }, (...started) => ([t, clientId] = started));
 
   it('RFC 9700 §4.14.2 / OAuth 2.1 §4.3.1: a replay after the window → invalid_grant and the newest refresh token is revoked too', async () => {
-    const tokens = await initialTokens(t, clientId);
-    const first = await refresh(t, clientId, tokens.refresh_token);
-    expect(first.status).toBe(200);
+    const { tokens, first } = await refreshedOnce(t, clientId);
     await new Promise((resolve) => setTimeout(resolve, 1300));
     const replay = await refresh(t, clientId, tokens.refresh_token);
     expectOAuthError(replay, 'invalid_grant', 400);
@@ -424,9 +415,7 @@ describe('reuseGraceSeconds: 0 (off)', () => {
   startForDescribe({ refreshTokens: { reuseGraceSeconds: 0 } }, (...started) => ([t, clientId] = started));
 
   it('OAuth 2.1 §4.3.1: plain reuse detection — an immediate retry → invalid_grant and the grant is revoked; nothing is stored', async () => {
-    const tokens = await initialTokens(t, clientId);
-    const first = await refresh(t, clientId, tokens.refresh_token);
-    expect(first.status).toBe(200);
+    const { tokens, first } = await refreshedOnce(t, clientId);
     const retry = await refresh(t, clientId, tokens.refresh_token);
     expectOAuthError(retry, 'invalid_grant', 400);
     expect((await refresh(t, clientId, first.body.refresh_token)).body.error).toBe('invalid_grant');

@@ -1,14 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectOAuthError } from '@mcp-auth-kit/test-utils';
-import { REDIRECT, registerClient, startAs, type RunningAs } from './helpers/as.js';
+import { REDIRECT, registerClient, type RunningAs } from './helpers/as.js';
 import { authorizeAuto } from './helpers/flow.js';
+import { startAsForDescribe } from './helpers/for-describe.js';
 
 describe('RFC 7591 dynamic client registration with MCP rules', () => {
   let t: RunningAs;
-  beforeAll(async () => {
-    t = await startAs({ devAutoLogin: 'alice', registration: { rateLimit: { max: 1000, windowSeconds: 60 } } });
-  });
-  afterAll(() => t.close());
+  startAsForDescribe({ devAutoLogin: 'alice', registration: { rateLimit: { max: 1000, windowSeconds: 60 } } }, (started) => (t = started));
 
   it('RFC 7591 §3.2.1: a native public client registers (201) with its metadata echoed', async () => {
     const reg = await registerClient(t.url);
@@ -152,15 +150,15 @@ describe('RFC 7591 dynamic client registration with MCP rules', () => {
 
 describe('pre-registered clients', () => {
   let t: RunningAs;
-  beforeAll(async () => {
-    t = await startAs({
+  startAsForDescribe(
+    {
       devAutoLogin: 'alice',
       clients: [
         { client_id: 'desktop', client_name: 'Desktop', redirect_uris: ['http://127.0.0.1/callback'], token_endpoint_auth_method: 'none' },
       ],
-    });
-  });
-  afterAll(() => t.close());
+    },
+    (started) => (t = started),
+  );
 
   it('RFC 8252 §7.3: a configured loopback-only client without application_type is native (any port)', async () => {
     const flow = await authorizeAuto(t.url, 'desktop', { redirect_uri: REDIRECT });
@@ -171,10 +169,7 @@ describe('pre-registered clients', () => {
 describe('DCR rate limit and initial access token', () => {
   let t: RunningAs;
   const iat = 'initial-access-token-0123456789';
-  beforeAll(async () => {
-    t = await startAs({ registration: { rateLimit: { max: 2, windowSeconds: 60 }, initialAccessToken: iat } });
-  });
-  afterAll(() => t.close());
+  startAsForDescribe({ registration: { rateLimit: { max: 2, windowSeconds: 60 }, initialAccessToken: iat } }, (started) => (t = started));
 
   it('RFC 7591 §3: with an initial access token configured, registration without it is refused', async () => {
     const reg = await registerClient(t.url);
@@ -192,10 +187,7 @@ describe('DCR rate limit and initial access token', () => {
 
 describe('RFC 7592 client update (PUT to registration_client_uri) with MCP rules', () => {
   let t: RunningAs;
-  beforeAll(async () => {
-    t = await startAs({ devAutoLogin: 'alice', registration: { rateLimit: { max: 1000, windowSeconds: 60 } } });
-  });
-  afterAll(() => t.close());
+  startAsForDescribe({ devAutoLogin: 'alice', registration: { rateLimit: { max: 1000, windowSeconds: 60 } } }, (started) => (t = started));
 
   type Registration = { client_id: string; registration_client_uri: string; registration_access_token: string; [k: string]: any };
 

@@ -1,25 +1,28 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectOAuthError } from '@mcp-auth-kit/test-utils';
-import { decodeJwt, registerClient, RESOURCE, startAs, type RunningAs } from './helpers/as.js';
+import { decodeJwt, registerClient, RESOURCE, type RunningAs } from './helpers/as.js';
 import { authorizeAuto, exchangeCode } from './helpers/flow.js';
+import { startAsForDescribe } from './helpers/for-describe.js';
 
 const OTHER = 'https://other.example/api';
 
 describe('RFC 8707 resource indicators + RFC 9068 JWT access tokens', () => {
   let t: RunningAs;
   let clientId: string;
-  beforeAll(async () => {
-    t = await startAs({
+  startAsForDescribe(
+    {
       devAutoLogin: 'alice',
       resources: [
         { resource: RESOURCE, scopes: { 'notes:read': 'Read notes', 'notes:write': 'Write notes' } },
         { resource: OTHER, scopes: { 'other:read': 'Read other' }, accessTokenTTL: 120 },
       ],
-    });
-    // MCP clients register with the scope of the first challenge (oidc-provider treats the registered scope of a client as an allowlist).
-    clientId = (await registerClient(t.url, { scope: 'notes:read' })).body.client_id;
-  });
-  afterAll(() => t.close());
+    },
+    async (started) => {
+      t = started;
+      // MCP clients register with the scope of the first challenge (oidc-provider treats the registered scope of a client as an allowlist).
+      clientId = (await registerClient(t.url, { scope: 'notes:read' })).body.client_id;
+    },
+  );
 
   it('RFC 8707 §2: unknown resource → invalid_target (error redirect with iss)', async () => {
     await expect(authorizeAuto(t.url, clientId, { resource: 'https://unknown.example/mcp' })).resolves.toSatisfy(
@@ -84,11 +87,10 @@ describe('RFC 8707 resource indicators + RFC 9068 JWT access tokens', () => {
 describe('RFC 8707 default resource', () => {
   let t: RunningAs;
   let clientId: string;
-  beforeAll(async () => {
-    t = await startAs({ devAutoLogin: 'alice' });
+  startAsForDescribe({ devAutoLogin: 'alice' }, async (started) => {
+    t = started;
     clientId = (await registerClient(t.url)).body.client_id;
   });
-  afterAll(() => t.close());
 
   it('RFC 8707 §2: with exactly one resource configured, an omitted resource defaults to it', async () => {
     const flow = await authorizeAuto(t.url, clientId, { resource: undefined });

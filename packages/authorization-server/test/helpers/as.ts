@@ -2,6 +2,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createAuthorizationServer, silentLogger, type AuthorizationServer, type AuthorizationServerConfig } from '../../src/index.js';
+import { hashPassword } from '../../src/accounts/passwords.js';
 
 export const RESOURCE = 'http://127.0.0.1:3999/mcp';
 export const REDIRECT = 'http://127.0.0.1:7777/callback';
@@ -52,6 +53,9 @@ export async function startAs(overrides: TestConfig = {}): Promise<RunningAs> {
   };
 }
 
+/** The registration metadata of a confidential web client that authenticates with HTTP Basic (RFC 6749 §2.3.1). */
+export const CONFIDENTIAL_WEB_CLIENT = { token_endpoint_auth_method: 'client_secret_basic', application_type: 'web' } as const;
+
 export async function registerClient(base: string, metadata: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
   const res = await fetch(`${base}/reg`, {
     method: 'POST',
@@ -89,4 +93,9 @@ export function decodeJwt(token: string): { header: Record<string, any>; payload
     header: JSON.parse(Buffer.from(h!, 'base64url').toString()),
     payload: JSON.parse(Buffer.from(p!, 'base64url').toString()),
   };
+}
+
+/** Adds an enabled local account `username` whose password is `<username>-password`, straight into the store. */
+export async function addAccount(t: RunningAs, id: string, username: string, extra: { displayName?: string } = {}): Promise<void> {
+  await t.as.store.accounts.create({ id, username, passwordHash: await hashPassword(`${username}-password`), disabled: false, ...extra });
 }

@@ -105,3 +105,16 @@ export async function refreshWith(
   const params = { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId, resource: RESOURCE, ...extra };
   return tokenRequest(issuer, defined(params), headers);
 }
+
+/**
+ * Posts `fields` to the form of `page` exactly as given: no CSRF token is added, so a test can
+ * send none, a forged one or another browser's.
+ */
+export function postFormAsIs(ua: HeadlessBrowser, page: BrowserPage, fields: Record<string, string>) {
+  const action = new URL(/action="([^"]+)"/.exec(page.body)![1]!, page.url).href;
+  return ua.request(action, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(fields),
+  });
+}

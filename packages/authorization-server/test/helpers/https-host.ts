@@ -24,7 +24,8 @@ function openssl(args: string[], cwd: string) {
   execFileSync('openssl', args, { cwd, stdio: 'ignore' });
 }
 
-export async function startHttpsHost(): Promise<HttpsHost> {
+/** Starts the host serving `documents` (path → JSON document as a function of the origin); more can be set later. */
+export async function startHttpsHost(documents: Record<string, (origin: string) => unknown> = {}): Promise<HttpsHost> {
   const dir = mkdtempSync(join(tmpdir(), 'cimd-tls-'));
   openssl(['req', '-x509', ...NEW_P256_KEY, 'ca.key', '-out', 'ca.pem', '-days', '1', '-subj', '/CN=test CA'], dir);
   writeFileSync(join(dir, 'ext.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n');
@@ -54,13 +55,13 @@ export async function startHttpsHost(): Promise<HttpsHost> {
   const cert = readFileSync(join(dir, 'srv.pem'));
   rmSync(dir, { recursive: true, force: true });
 
-  const documents = new Map<string, (origin: string) => unknown>();
+  const served = new Map(Object.entries(documents));
   const cacheControl = new Map<string, string>();
   const hits: string[] = [];
   let origin = '';
   const server: Server = createServer({ key, cert }, (req, res) => {
     hits.push(req.url ?? '');
-    const doc = documents.get(req.url ?? '');
+    const doc = served.get(req.url ?? '');
     if (!doc) {
       res.statusCode = 404;
       res.end();
@@ -75,12 +76,29 @@ export async function startHttpsHost(): Promise<HttpsHost> {
   return {
     origin,
     caPem,
-    documents,
+    documents: served,
     cacheControl,
     hits,
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
+  };
+}
+
+/**
+ * A client ID metadata document for a native public client at `url` (MCP client registration
+ * §Client ID Metadata Documents: its `client_id` is its own URL); `extra` overrides members
+ * (`undefined` leaves one out of the JSON).
+ */
+export function cimdDocument(url: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    client_id: url,
+    client_name: 'CIMD Test Client',
+    redirect_uris: ['http://127.0.0.1/callback'],
+    token_endpoint_auth_method: 'none',
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    ...extra,
   };
 }

@@ -7,8 +7,8 @@ import type { AddressInfo } from 'node:net';
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import { createAuthorizationServer, silentLogger, type AuthorizationServer } from '../../src/index.js';
 import type { StorageConfig } from '../../src/storage/index.js';
-import { RESOURCE } from '../helpers/as.js';
-import { afterAll, beforeAll } from 'vitest';
+import { registerClient, RESOURCE } from '../helpers/as.js';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { dropSchema, TEST_DATABASE_URL } from './pg-helpers.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -60,6 +60,18 @@ export function pairForDescribe(schema: string, use: (pair: { a: Instance; b: In
   afterAll(async () => {
     await Promise.all([pair?.a.close(), pair?.b.close()]);
     await dropSchema(schema);
+  });
+}
+
+/** `pairForDescribe` with one public client registered on A (the instances share it). */
+export function pairWithClientForDescribe(
+  schema: string,
+  use: (pair: { a: Instance; b: Instance; issuer: string; clientId: string }) => unknown,
+): void {
+  pairForDescribe(schema, async (pair) => {
+    const reg = await registerClient(pair.a.url);
+    expect(reg.status).toBe(201);
+    await use({ ...pair, clientId: reg.body.client_id as string });
   });
 }
 

@@ -6,24 +6,7 @@ import { ConnectionTokenHashes, TokenCache, tokenHash } from './token-cache.js';
 import { freezeVerification } from './frozen-verification.js';
 import { verifyCompactJwt, type JwtVerifyOptions } from './verify-jwt.js';
 import type { ResolvedIntrospectionOptions, ResolvedOptions } from './config/types.js';
-import type { VerifiedAccessToken } from './types.js';
-
-/** Validates access tokens for one resource: cache, then JWT (RFC 9068) or introspection (RFC 7662). */
-export interface AccessTokenVerifier {
-  /** @throws {ResourceServerError} 401 `invalid_token` family. */
-  verify(token: string): Promise<VerifiedAccessToken>;
-  /**
-   * The cached answer for `token`, synchronously (no promise, no I/O), or `undefined` (not cached,
-   * cache off). A wrapper that adds checks to {@link verify} must add them here too or leave this
-   * out: callers fall back to `verify` when it is missing. `connection`: the request's socket,
-   * when there is one (its last token's hash is reused, see `ConnectionTokenHashes`).
-   */
-  cached?(token: string, connection?: object): VerifiedAccessToken | undefined;
-  /** Drops cached tokens, metadata and keys. */
-  clear(): void;
-  /** Entries in the validated-token cache (0 when turned off). */
-  readonly cacheSize: number;
-}
+import type { AccessTokenVerifier, VerifiedAccessToken } from './types.js';
 
 /** The issuers' metadata and keys as the options say (shared with the third-party exchanges, which read `token_endpoint`). */
 export function createKeyStore(options: ResolvedOptions): KeyStore {

@@ -1,9 +1,7 @@
 import { extractBearerToken, MAX_TOKEN_LENGTH, refuseTokenOutsideHeader, type BearerSources } from './bearer.js';
 import { ConnectionMemo } from './connection-memo.js';
 import { ResourceServerError } from './errors.js';
-
-/** How the access token was presented. */
-export type TokenScheme = 'bearer' | 'dpop';
+import type { TokenScheme } from './types.js';
 
 export interface Credentials {
   scheme: TokenScheme;

@@ -11,12 +11,12 @@ import { normalizeHost, normalizeOrigin } from './origin.js';
 import { DEFAULT_DPOP_PROOF_ALGORITHMS, normalizeHtu } from './dpop.js';
 import { decodeNonceSecret } from './dpop-nonce.js';
 import { tokenEndpointProblem } from './third-party/exchange.js';
-import type { DpopReplayStore } from './dpop-replay.js';
-import type { IntrospectionOptions } from './introspection.js';
+import type { DpopReplayStore } from './types.js';
 import { DEFAULTS } from './config/defaults.js';
 import { optionsSchema, schemaProblems, thirdPartySchema } from './config/schema.js';
 import type {
   DpopOptions,
+  IntrospectionOptions,
   ResolvedDpopOptions,
   ResolvedIntrospectionOptions,
   ResolvedOptions,

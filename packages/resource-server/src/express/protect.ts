@@ -1,7 +1,8 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Credentials } from '../credentials.js';
 import { ResourceServerError } from '../errors.js';
-import type { AuthenticatedRequest, InternalResourceServerCore } from '../resource-server-core.js';
+import type { InternalResourceServerCore } from '../resource-server-core.js';
+import type { AuthenticatedRequest } from '../types.js';
 import { notifyValidation } from '../validation-hook.js';
 import {
   BodyError,

@@ -8,7 +8,7 @@ import { checkHost, checkLoopbackHost, checkOrigin } from './origin.js';
 import { logRejection, renderError, type ErrorResponse } from './respond.js';
 import { protectedResourceMetadataUrl } from '@mcp-auth-kit/protocol';
 import { checkScopes, requiredScopes } from './scope-policy.js';
-import { resolveOptions } from './options.js';
+import { resolveOptions } from './config/resolve.js';
 import type { ResolvedOptions, ResourceServerOptions } from './config/types.js';
 import type {
   AccessTokenVerifier,

@@ -1,6 +1,6 @@
 /**
  * Every default of the resource server's options, in one tree shaped like the options.
- * `../options.ts` lays the caller's options over it once; features read the resolved options and
+ * `resolve.ts` lays the caller's options over it once; features read the resolved options and
  * never restate a default. The building blocks that take options of their own
  * (`verifyJwtAccessToken`, `introspectAccessToken`, `createThirdPartyTokens`) read theirs from
  * here too. The algorithm lists are in `verify-jwt.ts` and `dpop.ts`, where they are also the

@@ -1,7 +1,7 @@
 /**
- * The resource server's options as callers write them, and as `../options.ts` hands them to the
- * features (checked, every default applied). Type imports only: the config folder depends on no
- * feature module at run time except through the rules `../options.ts` calls.
+ * The resource server's options as callers write them, and as `resolve.ts` hands them to the
+ * features (checked, every default applied). Its only import is the leaf `../types.js` (the
+ * pluggable stores and the logger), so no feature module sits under the option types.
  */
 import type { DpopReplayStore, ResourceServerLogger, RevocationList } from '../types.js';
 

@@ -1,7 +1,7 @@
 import { ConfigError, isAccessTokenSyntax, issuerProblem } from '@mcp-auth-kit/protocol';
 import type { AuthorizationServerMetadata } from '../as-metadata.js';
 import { KeyStore } from '../key-store.js';
-import { resolveThirdParty } from '../options.js';
+import { resolveThirdParty } from '../config/resolve.js';
 import { DEFAULTS } from '../config/defaults.js';
 import type { ResolvedThirdPartyOptions, ThirdPartyOptions } from '../config/types.js';
 import { tokenHash } from '../token-cache.js';

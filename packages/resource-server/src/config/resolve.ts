@@ -1,19 +1,19 @@
 /**
  * The one resolve step of the resource server's options (their types, defaults tree and schema
- * are in config/): the schema (shapes and ranges), then the rules that need a protocol predicate or another option, then the options laid over the
- * defaults tree. Every problem found comes back in one ConfigError, so one start-up shows
+ * are beside it): the schema (shapes and ranges), then the rules that need a protocol predicate
+ * or another option, then the options laid over the defaults tree. Every problem found comes back in one ConfigError, so one start-up shows
  * everything to fix; a check that needs an earlier value (the resource URL) is skipped when that
  * value is invalid (reported already). Features read the returned ResolvedOptions.
  */
 import { canonicalResource, ConfigError, isLoopbackHost, isScopeToken } from '@mcp-auth-kit/protocol';
-import { DEFAULT_ALGORITHMS } from './verify-jwt.js';
-import { normalizeHost, normalizeOrigin } from './origin.js';
-import { DEFAULT_DPOP_PROOF_ALGORITHMS, normalizeHtu } from './dpop.js';
-import { decodeNonceSecret } from './dpop-nonce.js';
-import { tokenEndpointProblem } from './third-party/exchange.js';
-import type { DpopReplayStore } from './types.js';
-import { DEFAULTS } from './config/defaults.js';
-import { optionsSchema, schemaProblems, thirdPartySchema } from './config/schema.js';
+import { DEFAULT_ALGORITHMS } from '../verify-jwt.js';
+import { normalizeHost, normalizeOrigin } from '../origin.js';
+import { DEFAULT_DPOP_PROOF_ALGORITHMS, normalizeHtu } from '../dpop.js';
+import { decodeNonceSecret } from '../dpop-nonce.js';
+import { tokenEndpointProblem } from '../third-party/exchange.js';
+import type { DpopReplayStore } from '../types.js';
+import { DEFAULTS } from './defaults.js';
+import { optionsSchema, schemaProblems, thirdPartySchema } from './schema.js';
 import type {
   DpopOptions,
   IntrospectionOptions,
@@ -23,7 +23,7 @@ import type {
   ResolvedThirdPartyOptions,
   ResourceServerOptions,
   ThirdPartyOptions,
-} from './config/types.js';
+} from './types.js';
 
 /** What {@link ConfigError}'s message names: "Invalid resource server configuration:". */
 const CONFIG_SUBJECT = 'resource server';

@@ -73,6 +73,8 @@ export function createAccessTokenVerifier(options: ResolvedOptions, keys: KeySto
   // with the cache off hashes nothing.
   const inFlight = new Map<string, Promise<VerifiedAccessToken>>();
   const connectionHashes = new ConnectionTokenHashes();
+  // only introspection answers have a TTL of their own (`exp` bounds a JWT's cache entry)
+  const introspectionTtlMs = options.introspection === undefined ? undefined : options.introspection.cacheTtlSeconds * 1000;
 
   return {
     cached: (token, connection) => (cache.enabled ? cache.get(token, connectionHashes.keyFor(token, connection)) : undefined),
@@ -91,8 +93,7 @@ export function createAccessTokenVerifier(options: ResolvedOptions, keys: KeySto
             try {
               const verified = freezeVerification(result);
               // stored before the in-flight entry goes: a later request finds one or the other
-              const ttlMs = verified.source === 'introspection' ? (options.introspection?.cacheTtlSeconds ?? 0) * 1000 : undefined;
-              cache.set(verified, ttlMs, key);
+              cache.set(verified, verified.source === 'introspection' ? introspectionTtlMs : undefined, key);
               return verified;
             } finally {
               inFlight.delete(token);

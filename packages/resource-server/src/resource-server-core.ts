@@ -110,7 +110,7 @@ function renderContextOf(options: ResolvedOptions, metadataUrl: string, realm: s
   const { dpop } = options;
   return {
     resourceMetadataUrl: metadataUrl,
-    defaultScope: options.policy.default ?? [],
+    defaultScope: options.defaultScopes,
     ...(realm !== undefined ? { realm } : {}),
     ...(dpop !== undefined
       ? {

@@ -22,6 +22,8 @@ import type {
   ResolvedOptions,
   ResolvedThirdPartyOptions,
   ResourceServerOptions,
+  ScopeHierarchy,
+  ScopePolicy,
   ThirdPartyOptions,
 } from './types.js';
 
@@ -93,7 +95,7 @@ function resolveScopes(problems: string[], options: ResourceServerOptions) {
   const scopesSupported =
     options.scopesSupported === undefined ? undefined : scopeList(problems, 'scopesSupported', options.scopesSupported);
   if (scopesSupported?.includes('offline_access')) problems.push('scopesSupported must not contain offline_access (MCP §Refresh Tokens)');
-  const policy = options.scopePolicy ?? {};
+  const policy: ScopePolicy = options.scopePolicy ?? DEFAULTS.scopePolicy;
   const knownScopes = new Set(scopesSupported);
   for (const s of scopeList(problems, 'scopePolicy.default', policy.default)) knownScopes.add(s);
   for (const [table, name] of [
@@ -105,9 +107,9 @@ function resolveScopes(problems: string[], options: ResourceServerOptions) {
     }
   }
   if (knownScopes.has('offline_access')) problems.push('scopePolicy must not require offline_access (MCP §Refresh Tokens)');
-  const hierarchy = options.scopeHierarchy ?? {};
+  const hierarchy: ScopeHierarchy = options.scopeHierarchy ?? DEFAULTS.scopeHierarchy;
   for (const [key, list] of Object.entries(hierarchy)) scopeList(problems, `scopeHierarchy[${JSON.stringify(key)}]`, list);
-  return { scopesSupported, policy, hierarchy, knownScopes };
+  return { scopesSupported, policy, defaultScopes: policy.default ?? DEFAULTS.scopePolicy.default, hierarchy, knownScopes };
 }
 
 /** Only asymmetric JWS algorithms this package verifies (`allowed`); unset is all of them. */

@@ -193,6 +193,8 @@ export interface ResolvedOptions {
   authorizationServers: string[];
   scopesSupported: string[] | undefined;
   policy: ScopePolicy;
+  /** `policy.default`, or none: what every request needs, and the 401 challenge's `scope`. */
+  defaultScopes: readonly string[];
   hierarchy: ScopeHierarchy;
   challengeScopes: ChallengeScopeStrategy;
   knownScopes: Set<string>;

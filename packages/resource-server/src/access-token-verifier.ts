@@ -21,9 +21,11 @@ export function createKeyStore(options: ResolvedOptions): KeyStore {
   });
 }
 
-export function createAccessTokenVerifier(options: ResolvedOptions, keys: KeyStore = createKeyStore(options)): AccessTokenVerifier {
-  const cache = new TokenCache(options.cacheMaxEntries, options.now);
-
+/**
+ * The verification behind the cache: a JWT locally (RFC 9068), then also by introspection with
+ * `introspectJwt`; an opaque token by introspection (RFC 7662), or refused without it.
+ */
+function uncachedVerifier(options: ResolvedOptions, keys: KeyStore): (token: string) => Promise<VerifiedAccessToken> {
   // built once: with the cache off this path runs for every request
   const jwtOptions: JwtVerifyOptions = {
     resource: options.resource,
@@ -66,6 +68,13 @@ export function createAccessTokenVerifier(options: ResolvedOptions, keys: KeySto
     }
     return live;
   }
+
+  return verifyUncached;
+}
+
+export function createAccessTokenVerifier(options: ResolvedOptions, keys: KeyStore = createKeyStore(options)): AccessTokenVerifier {
+  const cache = new TokenCache(options.cacheMaxEntries, options.now);
+  const verifyUncached = uncachedVerifier(options, keys);
 
   // Concurrent requests with the same uncached token share one verification (one introspection
   // call). Keyed by the token itself: an entry lives only while its verification runs (whose

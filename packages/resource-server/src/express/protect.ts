@@ -96,6 +96,66 @@ async function formCarriesToken(req: Request, maxBodyBytes: number): Promise<boo
     : typeof form === 'object' && form !== null && Object.hasOwn(form, 'access_token');
 }
 
+/** A cached token with a JSON body to read: the body's stream events, then {@link admit}. */
+function admitAfterBody(
+  core: InternalResourceServerCore,
+  req: Request,
+  res: Response,
+  next: NextFunction,
+  authenticated: AuthenticatedRequest,
+  contentType: string | undefined,
+  credentials: Credentials,
+): void {
+  readRawBody(req, core.options.maxBodyBytes, (err, raw) => {
+    try {
+      if (err !== undefined) throw err;
+      admit(core, req, res, next, authenticated, contentType, takeJsonBody(req, raw));
+    } catch (error) {
+      fail(core, res, error, credentials);
+    }
+  });
+}
+
+/**
+ * The full path. `credentials` undefined: a form body, read first (its `access_token` is
+ * refused).
+ */
+async function protectAsync(
+  core: InternalResourceServerCore,
+  req: Request,
+  res: Response,
+  next: NextFunction,
+  contentType: string | undefined,
+  extracted: Credentials | undefined,
+): Promise<void> {
+  let credentials = extracted;
+  try {
+    let tokenInBody = false;
+    if (credentials === undefined) {
+      tokenInBody = await formCarriesToken(req, core.options.maxBodyBytes);
+      credentials = core.extractCredentials({ authorization: req.headers.authorization, url: req.originalUrl ?? req.url, tokenInBody });
+    }
+    const authenticated = await core.authenticate(
+      {
+        authorization: req.headers.authorization,
+        // headersDistinct builds every header's array: only worth it when a DPoP header came
+        dpop: req.headers.dpop === undefined ? undefined : req.headersDistinct.dpop,
+        method: req.method,
+        url: req.originalUrl ?? req.url,
+        tokenInBody,
+      },
+      credentials,
+    );
+    let body: unknown = req.body;
+    if (bodyToRead(req, contentType, body)) {
+      body = takeJsonBody(req, await readRawBodyAsync(req, core.options.maxBodyBytes));
+    }
+    admit(core, req, res, next, authenticated, contentType, body);
+  } catch (err) {
+    fail(core, res, err, credentials);
+  }
+}
+
 /**
  * express adapter of {@link ResourceServerCore}: Origin/Host guard, bearer extraction, token
  * validation, JSON body parsing (only once the token is valid, and only when no body parser ran),
@@ -108,66 +168,6 @@ async function formCarriesToken(req: Request, maxBodyBytes: number): Promise<boo
  * the same steps.
  */
 export function createProtectHandler(core: InternalResourceServerCore): RequestHandler {
-  const { maxBodyBytes } = core.options;
-
-  /** A cached token with a JSON body to read: the body's stream events, then {@link admit}. */
-  function admitAfterBody(
-    req: Request,
-    res: Response,
-    next: NextFunction,
-    authenticated: AuthenticatedRequest,
-    contentType: string | undefined,
-    credentials: Credentials,
-  ): void {
-    readRawBody(req, maxBodyBytes, (err, raw) => {
-      try {
-        if (err !== undefined) throw err;
-        admit(core, req, res, next, authenticated, contentType, takeJsonBody(req, raw));
-      } catch (error) {
-        fail(core, res, error, credentials);
-      }
-    });
-  }
-
-  /**
-   * The full path. `credentials` undefined: a form body, read first (its `access_token` is
-   * refused).
-   */
-  async function protectAsync(
-    req: Request,
-    res: Response,
-    next: NextFunction,
-    contentType: string | undefined,
-    extracted: Credentials | undefined,
-  ): Promise<void> {
-    let credentials = extracted;
-    try {
-      let tokenInBody = false;
-      if (credentials === undefined) {
-        tokenInBody = await formCarriesToken(req, maxBodyBytes);
-        credentials = core.extractCredentials({ authorization: req.headers.authorization, url: req.originalUrl ?? req.url, tokenInBody });
-      }
-      const authenticated = await core.authenticate(
-        {
-          authorization: req.headers.authorization,
-          // headersDistinct builds every header's array: only worth it when a DPoP header came
-          dpop: req.headers.dpop === undefined ? undefined : req.headersDistinct.dpop,
-          method: req.method,
-          url: req.originalUrl ?? req.url,
-          tokenInBody,
-        },
-        credentials,
-      );
-      let body: unknown = req.body;
-      if (bodyToRead(req, contentType, body)) {
-        body = takeJsonBody(req, await readRawBodyAsync(req, maxBodyBytes));
-      }
-      admit(core, req, res, next, authenticated, contentType, body);
-    } catch (err) {
-      fail(core, res, err, credentials);
-    }
-  }
-
   return function protectMcpEndpoint(req: Request, res: Response, next: NextFunction): void | Promise<void> {
     let credentials: Credentials | undefined;
     try {
@@ -177,15 +177,15 @@ export function createProtectHandler(core: InternalResourceServerCore): RequestH
       const socket = req.socket;
       core.checkTransport({ origin: headers.origin, host: headers.host });
       const contentType = headers['content-type'];
-      if (isFormContentType(contentType)) return protectAsync(req, res, next, contentType, undefined);
+      if (isFormContentType(contentType)) return protectAsync(core, req, res, next, contentType, undefined);
       credentials = core.extractCredentials(
         { authorization: headers.authorization, url: req.originalUrl ?? req.url, tokenInBody: false },
         socket,
       );
       const cachedAnswer = core.authenticateFromCache(credentials, socket);
-      if (cachedAnswer === undefined) return protectAsync(req, res, next, contentType, credentials);
+      if (cachedAnswer === undefined) return protectAsync(core, req, res, next, contentType, credentials);
       const body: unknown = req.body;
-      if (bodyToRead(req, contentType, body)) return admitAfterBody(req, res, next, cachedAnswer, contentType, credentials);
+      if (bodyToRead(req, contentType, body)) return admitAfterBody(core, req, res, next, cachedAnswer, contentType, credentials);
       admit(core, req, res, next, cachedAnswer, contentType, body);
     } catch (err) {
       fail(core, res, err, credentials);

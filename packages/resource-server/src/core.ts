@@ -1,6 +1,7 @@
 // @mcp-auth-kit/resource-server/core: the framework-neutral building blocks under `rs.protect`,
 // for adapters to other frameworks (README "API"). Not needed with express.
 export { createResourceServerCore, type ResourceServerCore } from './resource-server-core.js';
+export type { AuthenticateRequest, AuthenticatedRequest, RequestBinding } from './types.js';
 export {
   verifyDpopProof,
   accessTokenHash,
@@ -13,9 +14,12 @@ export {
 } from './dpop.js';
 export { DpopNonces } from './dpop-nonce.js';
 export { MemoryDpopReplayStore } from './dpop-replay.js';
+export type { DpopReplayStore, RevocationList } from './types.js';
 export { extractCredentials, type Credentials } from './credentials.js';
+export type { TokenScheme } from './types.js';
 export { verifyJwtAccessToken, DEFAULT_ALGORITHMS, type JwtVerifyOptions } from './verify-jwt.js';
 export { introspectAccessToken, type IntrospectContext } from './introspection.js';
+export type { IntrospectionOptions } from './config/types.js';
 export { extractBearerToken, MAX_TOKEN_LENGTH, type BearerSources } from './bearer.js';
 export {
   protectedResourceMetadata,
@@ -23,32 +27,14 @@ export {
   type ProtectedResourceMetadataOptions,
 } from './metadata.js';
 export { requiredScopes, missingScopes, expandScopes, checkScopes } from './scope-policy.js';
+export type { ScopePolicy, ScopeHierarchy, ChallengeScopeStrategy } from './config/types.js';
 export { audienceIncludes } from './resource-uri.js';
 export { checkOrigin, checkHost, normalizeOrigin } from './origin.js';
 export { processMetadata, type AuthorizationServerMetadata } from './as-metadata.js';
 export type { ErrorResponse } from './respond.js';
 export { ResourceServerError, type RejectionReason, type BearerErrorCode, type WireError } from './errors.js';
-export type {
-  VerifiedAccessToken,
-  McpAuthInfo,
-  ResourceServerLogger,
-  ValidationOutcome,
-  AuthenticateRequest,
-  AuthenticatedRequest,
-  RequestBinding,
-  DpopReplayStore,
-  RevocationList,
-  TokenScheme,
-} from './types.js';
-export type {
-  ResourceServerOptions,
-  DpopOptions,
-  ThirdPartyOptions,
-  ScopePolicy,
-  ScopeHierarchy,
-  ChallengeScopeStrategy,
-  IntrospectionOptions,
-} from './config/types.js';
+export type { VerifiedAccessToken, McpAuthInfo, ResourceServerLogger, ValidationOutcome } from './types.js';
+export type { ResourceServerOptions, DpopOptions, ThirdPartyOptions } from './config/types.js';
 export {
   createThirdPartyTokens,
   type ThirdPartyTokens,

@@ -96,26 +96,6 @@ async function formCarriesToken(req: Request, maxBodyBytes: number): Promise<boo
     : typeof form === 'object' && form !== null && Object.hasOwn(form, 'access_token');
 }
 
-/** A cached token with a JSON body to read: the body's stream events, then {@link admit}. */
-function admitAfterBody(
-  core: InternalResourceServerCore,
-  req: Request,
-  res: Response,
-  next: NextFunction,
-  authenticated: AuthenticatedRequest,
-  contentType: string | undefined,
-  credentials: Credentials,
-): void {
-  readRawBody(req, core.options.maxBodyBytes, (err, raw) => {
-    try {
-      if (err !== undefined) throw err;
-      admit(core, req, res, next, authenticated, contentType, takeJsonBody(req, raw));
-    } catch (error) {
-      fail(core, res, error, credentials);
-    }
-  });
-}
-
 /**
  * The full path. `credentials` undefined: a form body, read first (its `access_token` is
  * refused).
@@ -168,6 +148,27 @@ async function protectAsync(
  * the same steps.
  */
 export function createProtectHandler(core: InternalResourceServerCore): RequestHandler {
+  const { maxBodyBytes } = core.options;
+
+  /** A cached token with a JSON body to read: the body's stream events, then {@link admit}. */
+  function admitAfterBody(
+    req: Request,
+    res: Response,
+    next: NextFunction,
+    authenticated: AuthenticatedRequest,
+    contentType: string | undefined,
+    credentials: Credentials,
+  ): void {
+    readRawBody(req, maxBodyBytes, (err, raw) => {
+      try {
+        if (err !== undefined) throw err;
+        admit(core, req, res, next, authenticated, contentType, takeJsonBody(req, raw));
+      } catch (error) {
+        fail(core, res, error, credentials);
+      }
+    });
+  }
+
   return function protectMcpEndpoint(req: Request, res: Response, next: NextFunction): void | Promise<void> {
     let credentials: Credentials | undefined;
     try {
@@ -185,7 +186,7 @@ export function createProtectHandler(core: InternalResourceServerCore): RequestH
       const cachedAnswer = core.authenticateFromCache(credentials, socket);
       if (cachedAnswer === undefined) return protectAsync(core, req, res, next, contentType, credentials);
       const body: unknown = req.body;
-      if (bodyToRead(req, contentType, body)) return admitAfterBody(core, req, res, next, cachedAnswer, contentType, credentials);
+      if (bodyToRead(req, contentType, body)) return admitAfterBody(req, res, next, cachedAnswer, contentType, credentials);
       admit(core, req, res, next, cachedAnswer, contentType, body);
     } catch (err) {
       fail(core, res, err, credentials);

@@ -11,6 +11,7 @@ import {
   RESOURCE,
   rpc,
   signToken,
+  stopServers,
   type StubIssuer,
   type SigningKey,
   type TestApp,
@@ -30,10 +31,7 @@ beforeAll(async () => {
   other = await proofKey('ES256');
   t = makeApp({ authorizationServers: [as.issuer], dpop: true });
 });
-afterAll(async () => {
-  await t.rs.close();
-  await as.stop();
-});
+afterAll(() => stopServers(t.rs, as));
 
 /** An access token bound to `key` (cnf.jkt, RFC 9449 §6.1). */
 function boundToken(key: ProofKey = pk, claims: Record<string, unknown> = {}): Promise<string> {

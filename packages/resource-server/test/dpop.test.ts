@@ -71,6 +71,15 @@ async function expectProofRefused(res: request.Response, reason: string, logs: T
   expect(lastReason(logs)).toBe(reason);
 }
 
+/** A 401 `invalid_token` in the challenge of the scheme the request used (`scheme`), none in the other's. */
+function expectTokenRefused(res: request.Response, scheme: 'Bearer' | 'DPoP', reason: string) {
+  expect(res.status).toBe(401);
+  const c = challenges(res.headers['www-authenticate'] as string);
+  expect(c[scheme]?.error).toBe('invalid_token');
+  expect(c[scheme === 'DPoP' ? 'Bearer' : 'DPoP']?.error).toBeUndefined();
+  expect(lastReason()).toBe(reason);
+}
+
 describe('RFC 9449 DPoP at the resource server', () => {
   it('RFC 9449 §7.1: a DPoP-bound token with a valid proof is accepted; req.auth carries the scheme and jkt', async () => {
     const token = await boundToken();
@@ -297,12 +306,7 @@ describe('RFC 9449 DPoP at the resource server', () => {
 
   it('RFC 9449 §4.3 (13) / §7.1: a proof by another key than cnf.jkt is refused (invalid_token)', async () => {
     const token = await boundToken(pk);
-    const res = await dpopCall(t.app, token, await makeProof({ key: other, token }));
-    expect(res.status).toBe(401);
-    const c = challenges(res.headers['www-authenticate'] as string);
-    expect(c.DPoP?.error).toBe('invalid_token');
-    expect(c.Bearer?.error).toBeUndefined();
-    expect(lastReason()).toBe('dpop_key_mismatch');
+    expectTokenRefused(await dpopCall(t.app, token, await makeProof({ key: other, token })), 'DPoP', 'dpop_key_mismatch');
   });
 
   it('RFC 9449 §7.1: an unbound (bearer) token presented with the DPoP scheme is refused', async () => {
@@ -330,11 +334,7 @@ describe('RFC 9449 DPoP at the resource server', () => {
   it('RFC 9449 §7.2: a DPoP-bound token presented as Bearer is refused (invalid_token)', async () => {
     const token = await boundToken();
     const res = await request(t.app).post('/mcp').set('Authorization', `Bearer ${token}`).send(rpc('tools/list'));
-    expect(res.status).toBe(401);
-    const c = challenges(res.headers['www-authenticate'] as string);
-    expect(c.Bearer?.error).toBe('invalid_token');
-    expect(c.DPoP?.error).toBeUndefined();
-    expect(lastReason()).toBe('dpop_bound_token_as_bearer');
+    expectTokenRefused(res, 'Bearer', 'dpop_bound_token_as_bearer');
   });
 
   it('RFC 9449 §7.2: a DPoP-bound token presented as Bearer is refused even where DPoP is off', async () => {

@@ -209,6 +209,20 @@ export function parseChallenge(header: string): { scheme: string; params: Record
   return { scheme: header.slice(0, challenge.scheme.length), params: challenge.params };
 }
 
+/** Runs `test` on a {@link makeApp} app, closing its resource server after it, passed or not. */
+export async function withApp(
+  options: Parameters<typeof makeApp>[0],
+  test: (t: TestApp) => Promise<void>,
+  preParse = false,
+): Promise<void> {
+  const t = makeApp(options, preParse);
+  try {
+    await test(t);
+  } finally {
+    await t.rs.close();
+  }
+}
+
 /** Headers of {@link postMcp}: each is sent only when given (no `Host`: supertest's own). */
 export interface McpPostHeaders {
   host?: string;

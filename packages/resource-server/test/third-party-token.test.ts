@@ -16,7 +16,7 @@ import {
 import { createThirdPartyTokens } from '../src/core.js';
 import { connectUri, processExchangeResponse, tokenEndpointProblem } from '../src/third-party/exchange.js';
 import { RESOURCE, signToken } from './helpers/harness.js';
-import { ACCESS_TOKEN_TYPE, FakeExchangeIssuer, MCP_CLIENT, TOKEN_EXCHANGE } from './helpers/third-party.js';
+import { ACCESS_TOKEN_TYPE, FakeExchangeIssuer, MCP_CLIENT, thirdPartyServer, TOKEN_EXCHANGE } from './helpers/third-party.js';
 
 // RFC 8693 token exchange from the resource server (issue 41, RS side), against a fake of our
 // AS's token endpoint built to the contract (helpers/third-party.ts).
@@ -33,14 +33,7 @@ function server(extra: Partial<ResourceServerOptions> = {}): ResourceServer {
   const record = (message: string, details?: Record<string, unknown>) => {
     logs.push({ message, ...(details !== undefined ? { details } : {}) });
   };
-  return createResourceServer({
-    resource: RESOURCE,
-    authorizationServers: [as.issuer],
-    thirdParty: { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET },
-    logger: { debug: record, info: record, warn: record },
-    now: () => clock,
-    ...extra,
-  });
+  return thirdPartyServer(as, record, { now: () => clock, ...extra });
 }
 
 /** `req.auth` as the middleware sets it for an MCP access token of `sub`. */

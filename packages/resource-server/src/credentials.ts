@@ -3,6 +3,8 @@ import { ConnectionMemo } from './connection-memo.js';
 import { ResourceServerError } from './errors.js';
 import type { TokenScheme } from './types.js';
 
+export type { TokenScheme };
+
 export interface Credentials {
   scheme: TokenScheme;
   token: string;

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { DpopReplayStore } from './types.js';
 
+export type { DpopReplayStore };
+
 /** Replay key of a proof: hash of the key thumbprint and `jti`, so entries have a bounded size. */
 export function replayKey(jkt: string, jti: string): string {
   return createHash('sha256').update(`${jkt}\u0000${jti}`).digest('base64url');

@@ -7,6 +7,8 @@ import { splitScope } from './verify-jwt.js';
 import type { IntrospectionOptions } from './config/types.js';
 import type { VerifiedAccessToken } from './types.js';
 
+export type { IntrospectionOptions };
+
 export interface IntrospectContext {
   resource: string;
   issuers: readonly string[];

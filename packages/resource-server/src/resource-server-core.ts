@@ -29,6 +29,8 @@ import { MemoryDpopReplayStore } from './dpop-replay.js';
 import { withRevocationCheck } from './revocation.js';
 import { ReadonlyUrl } from './readonly-url.js';
 
+export type { AuthenticatedRequest, AuthenticateRequest, RequestBinding };
+
 /**
  * Framework-neutral resource server: every step of request authorization as a function of plain
  * values, so adapters (express here) only move data in and out.

@@ -1,6 +1,8 @@
 import { ResourceServerError } from './errors.js';
 import type { AccessTokenVerifier, RevocationList, VerifiedAccessToken } from './types.js';
 
+export type { RevocationList };
+
 /** Private claim of the kit's AS naming the grant an access token was issued from. */
 export const GRANT_ID_CLAIM = 'grant_id';
 

@@ -2,6 +2,8 @@ import { ResourceServerError } from './errors.js';
 import type { ChallengeScopeStrategy, ScopeHierarchy, ScopePolicy } from './config/types.js';
 import type { JsonRpcMessageLike } from './types.js';
 
+export type { ChallengeScopeStrategy, ScopeHierarchy, ScopePolicy };
+
 /**
  * The union of scopes needed by a request body: `default`, plus per-method, plus per-tool
  * scopes of every message (a JSON-RPC batch needs everything any of its messages needs).

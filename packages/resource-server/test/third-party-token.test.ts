@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '@mcp-auth-kit/protocol';
-import { configProblemsOf, thrownBy } from '@mcp-auth-kit/test-utils';
+import { configProblemsOf, rejectionOf, thrownBy } from '@mcp-auth-kit/test-utils';
 import {
   createResourceServer,
   thirdPartyToken,
@@ -42,14 +42,7 @@ async function authInfoFor(sub: string, claims: Record<string, unknown> = {}, on
   return on.core.toAuthInfo(await on.verifyAccessToken(token));
 }
 
-async function refusal(promise: Promise<unknown>): Promise<ThirdPartyTokenError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ThirdPartyTokenError);
-  return err as ThirdPartyTokenError;
-}
+const refusal = (promise: Promise<unknown>): Promise<ThirdPartyTokenError> => rejectionOf(promise, ThirdPartyTokenError);
 
 /** Everything an error could show (message, JSON, inspection with its cause): none of `secrets` may be in it. */
 function expectNoSecrets(value: unknown, secrets: string[]): void {

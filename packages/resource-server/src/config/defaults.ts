@@ -8,7 +8,7 @@
  */
 export const DEFAULTS = Object.freeze({
   /** No scope needed beyond a valid token. */
-  scopePolicy: Object.freeze({ default: Object.freeze([]) as readonly string[] }),
+  scopePolicy: Object.freeze({}),
   scopeHierarchy: Object.freeze({}),
   challengeScopes: 'required' as const,
   serveRootMetadata: true,

@@ -97,7 +97,8 @@ function resolveScopes(problems: string[], options: ResourceServerOptions) {
   if (scopesSupported?.includes('offline_access')) problems.push('scopesSupported must not contain offline_access (MCP §Refresh Tokens)');
   const policy: ScopePolicy = options.scopePolicy ?? DEFAULTS.scopePolicy;
   const knownScopes = new Set(scopesSupported);
-  for (const s of scopeList(problems, 'scopePolicy.default', policy.default)) knownScopes.add(s);
+  const defaultScopes = scopeList(problems, 'scopePolicy.default', policy.default);
+  for (const s of defaultScopes) knownScopes.add(s);
   for (const [table, name] of [
     [policy.methods, 'scopePolicy.methods'],
     [policy.tools, 'scopePolicy.tools'],
@@ -109,7 +110,7 @@ function resolveScopes(problems: string[], options: ResourceServerOptions) {
   if (knownScopes.has('offline_access')) problems.push('scopePolicy must not require offline_access (MCP §Refresh Tokens)');
   const hierarchy: ScopeHierarchy = options.scopeHierarchy ?? DEFAULTS.scopeHierarchy;
   for (const [key, list] of Object.entries(hierarchy)) scopeList(problems, `scopeHierarchy[${JSON.stringify(key)}]`, list);
-  return { scopesSupported, policy, defaultScopes: policy.default ?? DEFAULTS.scopePolicy.default, hierarchy, knownScopes };
+  return { scopesSupported, policy, defaultScopes, hierarchy, knownScopes };
 }
 
 /** Only asymmetric JWS algorithms this package verifies (`allowed`); unset is all of them. */

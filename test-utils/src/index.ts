@@ -15,4 +15,4 @@ export { redisAnswers, shouldRunRedisTests, TEST_REDIS_URL } from './redis.js';
 export { respeltSignature } from './jws.js';
 export { isTypeScriptSource, walkSources, type WalkSourcesOptions } from './repo-sources.js';
 export { expectOAuthError, type ErrorResponse } from './oauth-error-response.js';
-export { configProblemsOf, thrownBy } from './thrown.js';
+export { configProblemsOf, rejectionOf, thrownBy } from './thrown.js';

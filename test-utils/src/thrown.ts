@@ -25,3 +25,16 @@ export function configProblemsOf(run: () => unknown): readonly string[] {
   }
   return config.problems as readonly string[];
 }
+
+/**
+ * What `promise` rejects with, checked to be an instance of `errorClass` (to assert on its code
+ * or message); fails when it fulfils or rejects with anything else.
+ */
+export async function rejectionOf<E>(promise: Promise<unknown>, errorClass: abstract new (...args: never[]) => E): Promise<E> {
+  const error = await promise.then(
+    () => fail('expected a rejection, but the promise fulfilled'),
+    (e: unknown) => e,
+  );
+  if (!(error instanceof errorClass)) return fail(`expected a ${errorClass.name}, got ${String(error)}`);
+  return error;
+}

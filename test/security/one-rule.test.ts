@@ -58,7 +58,7 @@ describe('one rule, one place: address and redirect-scheme predicates live in @m
       'packages/authorization-server/src/config/resolve.ts',
       'packages/authorization-server/src/clients/client-policy.ts',
       'packages/authorization-server/src/clients/cimd.ts',
-      'packages/resource-server/src/options.ts',
+      'packages/resource-server/src/config/resolve.ts',
       'packages/client/src/url.ts',
       'apps/auth-server/src/config.ts',
       'apps/auth-server/src/index.ts',

@@ -6,24 +6,7 @@ import { ConnectionTokenHashes, TokenCache, tokenHash } from './token-cache.js';
 import { freezeVerification } from './frozen-verification.js';
 import { verifyCompactJwt, type JwtVerifyOptions } from './verify-jwt.js';
 import type { ResolvedIntrospectionOptions, ResolvedOptions } from './config/types.js';
-import type { VerifiedAccessToken } from './types.js';
-
-/** Validates access tokens for one resource: cache, then JWT (RFC 9068) or introspection (RFC 7662). */
-export interface AccessTokenVerifier {
-  /** @throws {ResourceServerError} 401 `invalid_token` family. */
-  verify(token: string): Promise<VerifiedAccessToken>;
-  /**
-   * The cached answer for `token`, synchronously (no promise, no I/O), or `undefined` (not cached,
-   * cache off). A wrapper that adds checks to {@link verify} must add them here too or leave this
-   * out: callers fall back to `verify` when it is missing. `connection`: the request's socket,
-   * when there is one (its last token's hash is reused, see `ConnectionTokenHashes`).
-   */
-  cached?(token: string, connection?: object): VerifiedAccessToken | undefined;
-  /** Drops cached tokens, metadata and keys. */
-  clear(): void;
-  /** Entries in the validated-token cache (0 when turned off). */
-  readonly cacheSize: number;
-}
+import type { AccessTokenVerifier, VerifiedAccessToken } from './types.js';
 
 /** The issuers' metadata and keys as the options say (shared with the third-party exchanges, which read `token_endpoint`). */
 export function createKeyStore(options: ResolvedOptions): KeyStore {
@@ -38,9 +21,11 @@ export function createKeyStore(options: ResolvedOptions): KeyStore {
   });
 }
 
-export function createAccessTokenVerifier(options: ResolvedOptions, keys: KeyStore = createKeyStore(options)): AccessTokenVerifier {
-  const cache = new TokenCache(options.cacheMaxEntries, options.now);
-
+/**
+ * The verification behind the cache: a JWT locally (RFC 9068), then also by introspection with
+ * `introspectJwt`; an opaque token by introspection (RFC 7662), or refused without it.
+ */
+function uncachedVerifier(options: ResolvedOptions, keys: KeyStore): (token: string) => Promise<VerifiedAccessToken> {
   // built once: with the cache off this path runs for every request
   const jwtOptions: JwtVerifyOptions = {
     resource: options.resource,
@@ -84,12 +69,21 @@ export function createAccessTokenVerifier(options: ResolvedOptions, keys: KeySto
     return live;
   }
 
+  return verifyUncached;
+}
+
+export function createAccessTokenVerifier(options: ResolvedOptions, keys: KeyStore = createKeyStore(options)): AccessTokenVerifier {
+  const cache = new TokenCache(options.cacheMaxEntries, options.now);
+  const verifyUncached = uncachedVerifier(options, keys);
+
   // Concurrent requests with the same uncached token share one verification (one introspection
   // call). Keyed by the token itself: an entry lives only while its verification runs (whose
   // closure holds the token anyway), so hashing is kept for the long-lived cache, and a server
   // with the cache off hashes nothing.
   const inFlight = new Map<string, Promise<VerifiedAccessToken>>();
   const connectionHashes = new ConnectionTokenHashes();
+  // only introspection answers have a TTL of their own (`exp` bounds a JWT's cache entry)
+  const introspectionTtlMs = options.introspection === undefined ? undefined : options.introspection.cacheTtlSeconds * 1000;
 
   return {
     cached: (token, connection) => (cache.enabled ? cache.get(token, connectionHashes.keyFor(token, connection)) : undefined),
@@ -108,8 +102,7 @@ export function createAccessTokenVerifier(options: ResolvedOptions, keys: KeySto
             try {
               const verified = freezeVerification(result);
               // stored before the in-flight entry goes: a later request finds one or the other
-              const ttlMs = verified.source === 'introspection' ? (options.introspection?.cacheTtlSeconds ?? 0) * 1000 : undefined;
-              cache.set(verified, ttlMs, key);
+              cache.set(verified, verified.source === 'introspection' ? introspectionTtlMs : undefined, key);
               return verified;
             } finally {
               inFlight.delete(token);

@@ -1,9 +1,9 @@
 import { extractBearerToken, MAX_TOKEN_LENGTH, refuseTokenOutsideHeader, type BearerSources } from './bearer.js';
 import { ConnectionMemo } from './connection-memo.js';
 import { ResourceServerError } from './errors.js';
+import type { TokenScheme } from './types.js';
 
-/** How the access token was presented. */
-export type TokenScheme = 'bearer' | 'dpop';
+export type { TokenScheme };
 
 export interface Credentials {
   scheme: TokenScheme;

@@ -1,18 +1,7 @@
 import { createHash } from 'node:crypto';
+import type { DpopReplayStore } from './types.js';
 
-/**
- * Where seen DPoP proof `jti`s are remembered (RFC 9449 §11.1). Several resource-server instances
- * behind one balancer should share one store (e.g. Redis `SET key 1 NX PXAT expiresAt`); the
- * default is per process.
- */
-export interface DpopReplayStore {
-  /**
-   * Records `key` until `expiresAt` (ms since the epoch). Returns `false` when the key is already
-   * recorded and not expired (a replay). Must be atomic: two concurrent calls with one key never
-   * both return `true`.
-   */
-  add(key: string, expiresAt: number): boolean | Promise<boolean>;
-}
+export type { DpopReplayStore };
 
 /** Replay key of a proof: hash of the key thumbprint and `jti`, so entries have a bounded size. */
 export function replayKey(jkt: string, jti: string): string {

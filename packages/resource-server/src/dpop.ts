@@ -116,16 +116,16 @@ export function accessTokenHash(accessToken: string): string {
   return createHash('sha256').update(accessToken, 'ascii').digest('base64url');
 }
 
-/**
- * Checks a DPoP proof against RFC 9449 §4.3, in its order: one header (1), a well-formed JWT (2)
- * with the required claims (3), `typ` `dpop+jwt` (4), an allowed asymmetric `alg` (5), a valid
- * signature by the embedded `jwk` (6) which is a public key (7), `htm` (8), `htu` (9), the server
- * nonce when nonces are on (10), `iat` within the window (11) and `ath` (12). Check 13 (the token's
- * `cnf.jkt` equals {@link VerifiedDpopProof.jkt}) and `jti` replay are the caller's, after the
- * token is verified.
- * @throws {ResourceServerError} `invalid_dpop_proof` / `use_dpop_nonce` reasons.
- */
-export async function verifyDpopProof(request: DpopProofRequest, options: DpopProofOptions): Promise<VerifiedDpopProof> {
+/** The proof's claims once {@link checkProofClaims} passed. */
+interface DpopClaims extends JWTPayload {
+  jti: string;
+  iat: number;
+  htm: string;
+  htu: string;
+}
+
+/** Checks 1 and 2 of RFC 9449 §4.3: exactly one proof, a well-formed signed JWS. */
+function singleProof(request: DpopProofRequest): string {
   if (request.proofs.length === 0) throw refuse('dpop_proof_missing');
   if (request.proofs.length > 1) throw refuse('dpop_proof_multiple', { count: request.proofs.length });
   const proof = request.proofs[0]!.trim();
@@ -134,7 +134,11 @@ export async function verifyDpopProof(request: DpopProofRequest, options: DpopPr
   if (proof.length > MAX_DPOP_PROOF_LENGTH || !isCanonicalSignedJws(proof)) {
     throw refuse('dpop_proof_malformed', { length: proof.length });
   }
+  return proof;
+}
 
+/** Checks 2, 4 and 5: a decodable header with `typ` `dpop+jwt` and an allowed `alg`. */
+function proofHeader(proof: string, options: DpopProofOptions): ReturnType<typeof decodeProtectedHeader> & { alg: string } {
   let header: ReturnType<typeof decodeProtectedHeader>;
   try {
     header = decodeProtectedHeader(proof);
@@ -147,12 +151,73 @@ export async function verifyDpopProof(request: DpopProofRequest, options: DpopPr
   if (typeof header.alg !== 'string' || !options.algorithms.includes(header.alg)) {
     throw refuse('dpop_alg_not_allowed', { alg: header.alg });
   }
+  return header as ReturnType<typeof decodeProtectedHeader> & { alg: string };
+}
+
+/** The embedded `jwk`, which must be a public key of a known type (check 7's first half). */
+function publicJwk(header: ReturnType<typeof decodeProtectedHeader>): JWK {
   const jwk = header.jwk as JWK | undefined;
   if (typeof jwk !== 'object' || jwk === null || Array.isArray(jwk) || !['EC', 'OKP', 'RSA'].includes(String(jwk.kty))) {
     throw refuse('dpop_jwk_invalid', { kty: jwk?.kty });
   }
   const privateMembers = PRIVATE_JWK_MEMBERS.filter((m) => Object.hasOwn(jwk, m));
   if (privateMembers.length > 0) throw refuse('dpop_jwk_private', { members: privateMembers });
+  return jwk;
+}
+
+/** Check 3 (required claims), then 8 (`htm`) and 9 (`htu`). */
+function checkProofClaims(payload: JWTPayload, request: DpopProofRequest, options: DpopProofOptions): asserts payload is DpopClaims {
+  if (typeof payload.jti !== 'string' || payload.jti.length === 0 || payload.jti.length > 256) {
+    throw refuse('dpop_claim_invalid', { claim: 'jti' });
+  }
+  if (typeof payload.iat !== 'number' || !Number.isFinite(payload.iat)) throw refuse('dpop_claim_invalid', { claim: 'iat' });
+  if (typeof payload.htm !== 'string') throw refuse('dpop_claim_invalid', { claim: 'htm' });
+  if (typeof payload.htu !== 'string') throw refuse('dpop_claim_invalid', { claim: 'htu' });
+
+  // RFC 9110 §9.1: methods are case-sensitive
+  if (payload.htm !== request.method) {
+    throw refuse('dpop_htm_mismatch', { expected: request.method, actual: payload.htm });
+  }
+  const htu = normalizeHtu(payload.htu);
+  if (htu === undefined || !options.htu.includes(htu)) {
+    throw refuse('dpop_htu_mismatch', { expected: options.htu, actual: htu ?? 'not an http(s) URL' });
+  }
+}
+
+/** Check 10: the server nonce when nonces are on; a fresh one to hand out when it is stale. */
+function checkProofNonce(payload: JWTPayload, options: DpopProofOptions): string | undefined {
+  if (options.nonces === undefined) return undefined;
+  if (payload.nonce === undefined) throw refuse('dpop_nonce_required');
+  const state = typeof payload.nonce === 'string' ? options.nonces.check(payload.nonce) : 'invalid';
+  if (state === 'invalid') throw refuse('dpop_nonce_invalid');
+  return state === 'stale' ? options.nonces.current() : undefined;
+}
+
+/** Checks 11 (`iat` within the window) and 12 (`ath`). */
+function checkProofTimeAndToken(payload: DpopClaims, request: DpopProofRequest, options: DpopProofOptions): void {
+  const nowSeconds = options.now() / 1000;
+  const tolerance = options.clockToleranceSeconds;
+  if (payload.iat > nowSeconds + tolerance || payload.iat < nowSeconds - options.maxAgeSeconds - tolerance) {
+    throw refuse('dpop_iat_invalid', { iat: payload.iat, now: Math.floor(nowSeconds) });
+  }
+
+  if (payload.ath === undefined) throw refuse('dpop_ath_mismatch', { ath: 'missing' });
+  if (payload.ath !== accessTokenHash(request.accessToken)) throw refuse('dpop_ath_mismatch', { ath: 'different' });
+}
+
+/**
+ * Checks a DPoP proof against RFC 9449 §4.3, in its order: one header (1), a well-formed JWT (2)
+ * with the required claims (3), `typ` `dpop+jwt` (4), an allowed asymmetric `alg` (5), a valid
+ * signature by the embedded `jwk` (6) which is a public key (7), `htm` (8), `htu` (9), the server
+ * nonce when nonces are on (10), `iat` within the window (11) and `ath` (12). Check 13 (the token's
+ * `cnf.jkt` equals {@link VerifiedDpopProof.jkt}) and `jti` replay are the caller's, after the
+ * token is verified.
+ * @throws {ResourceServerError} `invalid_dpop_proof` / `use_dpop_nonce` reasons.
+ */
+export async function verifyDpopProof(request: DpopProofRequest, options: DpopProofOptions): Promise<VerifiedDpopProof> {
+  const proof = singleProof(request);
+  const header = proofHeader(proof, options);
+  const jwk = publicJwk(header);
 
   const keyName = ProofKeyMemo.nameOf(header.alg, jwk);
   const remembered = proofKeys.get(keyName);
@@ -175,38 +240,9 @@ export async function verifyDpopProof(request: DpopProofRequest, options: DpopPr
   const entry = remembered ?? (imported !== undefined ? { key: imported } : undefined);
   if (entry !== undefined && remembered === undefined) proofKeys.remember(keyName, entry);
 
-  if (typeof payload.jti !== 'string' || payload.jti.length === 0 || payload.jti.length > 256) {
-    throw refuse('dpop_claim_invalid', { claim: 'jti' });
-  }
-  if (typeof payload.iat !== 'number' || !Number.isFinite(payload.iat)) throw refuse('dpop_claim_invalid', { claim: 'iat' });
-  if (typeof payload.htm !== 'string') throw refuse('dpop_claim_invalid', { claim: 'htm' });
-  if (typeof payload.htu !== 'string') throw refuse('dpop_claim_invalid', { claim: 'htu' });
-
-  // RFC 9110 §9.1: methods are case-sensitive
-  if (payload.htm !== request.method) {
-    throw refuse('dpop_htm_mismatch', { expected: request.method, actual: payload.htm });
-  }
-  const htu = normalizeHtu(payload.htu);
-  if (htu === undefined || !options.htu.includes(htu)) {
-    throw refuse('dpop_htu_mismatch', { expected: options.htu, actual: htu ?? 'not an http(s) URL' });
-  }
-
-  let nextNonce: string | undefined;
-  if (options.nonces !== undefined) {
-    if (payload.nonce === undefined) throw refuse('dpop_nonce_required');
-    const state = typeof payload.nonce === 'string' ? options.nonces.check(payload.nonce) : 'invalid';
-    if (state === 'invalid') throw refuse('dpop_nonce_invalid');
-    if (state === 'stale') nextNonce = options.nonces.current();
-  }
-
-  const nowSeconds = options.now() / 1000;
-  const tolerance = options.clockToleranceSeconds;
-  if (payload.iat > nowSeconds + tolerance || payload.iat < nowSeconds - options.maxAgeSeconds - tolerance) {
-    throw refuse('dpop_iat_invalid', { iat: payload.iat, now: Math.floor(nowSeconds) });
-  }
-
-  if (payload.ath === undefined) throw refuse('dpop_ath_mismatch', { ath: 'missing' });
-  if (payload.ath !== accessTokenHash(request.accessToken)) throw refuse('dpop_ath_mismatch', { ath: 'different' });
+  checkProofClaims(payload, request, options);
+  const nextNonce = checkProofNonce(payload, options);
+  checkProofTimeAndToken(payload, request, options);
 
   let jkt = entry?.jkt;
   if (jkt === undefined) {
@@ -217,7 +253,7 @@ export async function verifyDpopProof(request: DpopProofRequest, options: DpopPr
     jkt,
     jti: payload.jti,
     iat: payload.iat,
-    replayUntil: (payload.iat + options.maxAgeSeconds + 2 * tolerance) * 1000,
+    replayUntil: (payload.iat + options.maxAgeSeconds + 2 * options.clockToleranceSeconds) * 1000,
     ...(nextNonce !== undefined ? { nextNonce } : {}),
   };
 }

@@ -83,94 +83,88 @@ export interface WireError {
   unavailable?: boolean;
 }
 
-/** Exhaustive map from internal reason to wire shape; adding a reason without a case fails to compile. */
+const INVALID_TOKEN: WireError = { status: 401, error: 'invalid_token', description: 'The access token is invalid' };
+const INVALID_DPOP_PROOF: WireError = { status: 401, error: 'invalid_dpop_proof', description: 'The DPoP proof is invalid' };
+const USE_DPOP_NONCE: WireError = { status: 401, error: 'use_dpop_nonce', description: 'Resource server requires nonce in DPoP proof' };
+const DPOP_KEY_BINDING: WireError = { status: 401, error: 'invalid_token', description: 'Invalid DPoP key binding' };
+const SENDER_CONSTRAINED: WireError = { status: 401, error: 'invalid_token', description: 'The access token is sender-constrained' };
+const AS_UNREACHABLE: WireError = {
+  status: 503,
+  description: 'The access token cannot be verified now (the authorization server is unreachable); retry later',
+  unavailable: true,
+};
+const BAD_AUTHORIZATION: WireError = {
+  status: 400,
+  error: 'invalid_request',
+  description: 'The Authorization header must be "Bearer <token>"',
+};
+
+/**
+ * Wire shape of every internal reason. A `Record` over {@link RejectionReason}: adding a reason
+ * without its row fails to compile.
+ */
+const WIRE: Readonly<Record<RejectionReason, WireError>> = {
+  missing_credentials: { status: 401, description: 'This resource requires a bearer access token' },
+  malformed_authorization_header: BAD_AUTHORIZATION,
+  unsupported_authorization_scheme: BAD_AUTHORIZATION,
+  token_in_query: {
+    status: 400,
+    error: 'invalid_request',
+    description: 'Access tokens must be sent in the Authorization header, never in the URI',
+  },
+  token_in_body: {
+    status: 400,
+    error: 'invalid_request',
+    description: 'Access tokens must be sent in the Authorization header, never in the body',
+  },
+  expired: { status: 401, error: 'invalid_token', description: 'The access token expired' },
+  keys_unavailable: AS_UNREACHABLE,
+  introspection_failed: AS_UNREACHABLE,
+  token_malformed: INVALID_TOKEN,
+  token_too_large: INVALID_TOKEN,
+  alg_not_allowed: INVALID_TOKEN,
+  typ_invalid: INVALID_TOKEN,
+  signature_invalid: INVALID_TOKEN,
+  unknown_kid: INVALID_TOKEN,
+  iss_untrusted: INVALID_TOKEN,
+  aud_mismatch: INVALID_TOKEN,
+  not_yet_valid: INVALID_TOKEN,
+  missing_claim: INVALID_TOKEN,
+  claim_invalid: INVALID_TOKEN,
+  opaque_token_unsupported: INVALID_TOKEN,
+  introspection_inactive: INVALID_TOKEN,
+  introspection_mismatch: INVALID_TOKEN,
+  grant_revoked: INVALID_TOKEN,
+  internal_error: { status: 500, description: 'The resource server failed to process the request', server: true },
+  insufficient_scope: { status: 403, error: 'insufficient_scope', description: 'The access token lacks the scope this request needs' },
+  dpop_proof_missing: INVALID_DPOP_PROOF,
+  dpop_proof_multiple: INVALID_DPOP_PROOF,
+  dpop_proof_malformed: INVALID_DPOP_PROOF,
+  dpop_typ_invalid: INVALID_DPOP_PROOF,
+  dpop_alg_not_allowed: INVALID_DPOP_PROOF,
+  dpop_jwk_invalid: INVALID_DPOP_PROOF,
+  dpop_jwk_private: INVALID_DPOP_PROOF,
+  dpop_signature_invalid: INVALID_DPOP_PROOF,
+  dpop_claim_invalid: INVALID_DPOP_PROOF,
+  dpop_htm_mismatch: INVALID_DPOP_PROOF,
+  dpop_htu_mismatch: INVALID_DPOP_PROOF,
+  dpop_iat_invalid: INVALID_DPOP_PROOF,
+  dpop_ath_mismatch: INVALID_DPOP_PROOF,
+  dpop_replayed: INVALID_DPOP_PROOF,
+  dpop_nonce_required: USE_DPOP_NONCE,
+  dpop_nonce_invalid: USE_DPOP_NONCE,
+  dpop_key_mismatch: DPOP_KEY_BINDING,
+  dpop_token_not_bound: DPOP_KEY_BINDING,
+  dpop_bound_token_as_bearer: SENDER_CONSTRAINED,
+  sender_constraint_unsupported: SENDER_CONSTRAINED,
+  dpop_required: { status: 401, error: 'invalid_token', description: 'This resource requires a DPoP-bound access token' },
+  origin_forbidden: { status: 403, description: 'Forbidden: Origin not allowed', transport: true },
+  host_forbidden: { status: 403, description: 'Forbidden: Host not allowed', transport: true },
+};
+
+/** The wire shape of `reason` (a copy: the table's rows are shared by reasons). */
 export function reasonToWire(reason: RejectionReason): WireError {
-  switch (reason) {
-    case 'missing_credentials':
-      return { status: 401, description: 'This resource requires a bearer access token' };
-    case 'malformed_authorization_header':
-    case 'unsupported_authorization_scheme':
-      return {
-        status: 400,
-        error: 'invalid_request',
-        description: 'The Authorization header must be "Bearer <token>"',
-      };
-    case 'token_in_query':
-      return {
-        status: 400,
-        error: 'invalid_request',
-        description: 'Access tokens must be sent in the Authorization header, never in the URI',
-      };
-    case 'token_in_body':
-      return {
-        status: 400,
-        error: 'invalid_request',
-        description: 'Access tokens must be sent in the Authorization header, never in the body',
-      };
-    case 'expired':
-      return { status: 401, error: 'invalid_token', description: 'The access token expired' };
-    case 'keys_unavailable':
-    case 'introspection_failed':
-      return {
-        status: 503,
-        description: 'The access token cannot be verified now (the authorization server is unreachable); retry later',
-        unavailable: true,
-      };
-    case 'token_malformed':
-    case 'token_too_large':
-    case 'alg_not_allowed':
-    case 'typ_invalid':
-    case 'signature_invalid':
-    case 'unknown_kid':
-    case 'iss_untrusted':
-    case 'aud_mismatch':
-    case 'not_yet_valid':
-    case 'missing_claim':
-    case 'claim_invalid':
-    case 'opaque_token_unsupported':
-    case 'introspection_inactive':
-    case 'introspection_mismatch':
-    case 'grant_revoked':
-      return { status: 401, error: 'invalid_token', description: 'The access token is invalid' };
-    case 'internal_error':
-      return { status: 500, description: 'The resource server failed to process the request', server: true };
-    case 'insufficient_scope':
-      return {
-        status: 403,
-        error: 'insufficient_scope',
-        description: 'The access token lacks the scope this request needs',
-      };
-    case 'dpop_proof_missing':
-    case 'dpop_proof_multiple':
-    case 'dpop_proof_malformed':
-    case 'dpop_typ_invalid':
-    case 'dpop_alg_not_allowed':
-    case 'dpop_jwk_invalid':
-    case 'dpop_jwk_private':
-    case 'dpop_signature_invalid':
-    case 'dpop_claim_invalid':
-    case 'dpop_htm_mismatch':
-    case 'dpop_htu_mismatch':
-    case 'dpop_iat_invalid':
-    case 'dpop_ath_mismatch':
-    case 'dpop_replayed':
-      return { status: 401, error: 'invalid_dpop_proof', description: 'The DPoP proof is invalid' };
-    case 'dpop_nonce_required':
-    case 'dpop_nonce_invalid':
-      return { status: 401, error: 'use_dpop_nonce', description: 'Resource server requires nonce in DPoP proof' };
-    case 'dpop_key_mismatch':
-    case 'dpop_token_not_bound':
-      return { status: 401, error: 'invalid_token', description: 'Invalid DPoP key binding' };
-    case 'dpop_bound_token_as_bearer':
-    case 'sender_constraint_unsupported':
-      return { status: 401, error: 'invalid_token', description: 'The access token is sender-constrained' };
-    case 'dpop_required':
-      return { status: 401, error: 'invalid_token', description: 'This resource requires a DPoP-bound access token' };
-    case 'origin_forbidden':
-      return { status: 403, description: 'Forbidden: Origin not allowed', transport: true };
-    case 'host_forbidden':
-      return { status: 403, description: 'Forbidden: Host not allowed', transport: true };
-  }
+  return { ...WIRE[reason] };
 }
 
 /**
@@ -188,7 +182,7 @@ export class ResourceServerError extends Error {
   readonly detail: Readonly<Record<string, unknown>> | undefined;
 
   constructor(reason: RejectionReason, options: { detail?: Record<string, unknown>; scope?: readonly string[]; cause?: unknown } = {}) {
-    const wire = reasonToWire(reason);
+    const wire = WIRE[reason];
     super(wire.error ?? reason, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ResourceServerError';
     this.reason = reason;
@@ -200,14 +194,14 @@ export class ResourceServerError extends Error {
   }
 
   get transport(): boolean {
-    return reasonToWire(this.reason).transport === true;
+    return WIRE[this.reason].transport === true;
   }
 
   get server(): boolean {
-    return reasonToWire(this.reason).server === true;
+    return WIRE[this.reason].server === true;
   }
 
   get unavailable(): boolean {
-    return reasonToWire(this.reason).unavailable === true;
+    return WIRE[this.reason].unavailable === true;
   }
 }

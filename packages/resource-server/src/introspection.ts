@@ -4,28 +4,10 @@ import { ResourceServerError } from './errors.js';
 import { readJsonResponse } from './as-metadata.js';
 import { audienceIncludes } from './resource-uri.js';
 import { splitScope } from './verify-jwt.js';
+import type { IntrospectionOptions } from './config/types.js';
 import type { VerifiedAccessToken } from './types.js';
 
-export interface IntrospectionOptions {
-  /** RFC 7662 introspection endpoint URL. */
-  endpoint: string;
-  /** Credentials of this resource server at the AS. */
-  clientId: string;
-  clientSecret: string;
-  /** How to send the credentials (default `client_secret_basic`). */
-  authMethod?: 'client_secret_basic' | 'client_secret_post';
-  /** Upper bound for caching an active response, on top of its `exp` (default 60 s). */
-  cacheTtlSeconds?: number;
-  /**
-   * Also introspect JWT access tokens, after they passed local verification (default `false`:
-   * JWTs are only verified locally). The AS then reports a revoked grant before the token
-   * expires (RFC 7662 §2.2 `active`), at the cost of one introspection per token and
-   * `cacheTtlSeconds`. Needs an AS that introspects its JWTs (ours does).
-   */
-  introspectJwt?: boolean;
-  /** Timeout of each introspection request (default 5 000 ms), independent of `jwks.timeoutMs`. */
-  timeoutMs?: number;
-}
+export type { IntrospectionOptions };
 
 export interface IntrospectContext {
   resource: string;

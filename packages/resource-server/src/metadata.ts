@@ -32,7 +32,7 @@ export interface ProtectedResourceMetadataOptions {
  */
 export function protectedResourceMetadata(options: ProtectedResourceMetadataOptions): ProtectedResourceMetadata {
   const doc: ProtectedResourceMetadata = {
-    ...(options.extraMetadata ?? {}),
+    ...options.extraMetadata,
     resource: options.resource,
     authorization_servers: [...options.authorizationServers],
     bearer_methods_supported: ['header'],

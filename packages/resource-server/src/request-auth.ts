@@ -1,12 +1,10 @@
-import type { AccessTokenVerifier } from './access-token-verifier.js';
 import type { ResolvedOptions } from './config/types.js';
 import { extractCredentials, type Credentials } from './credentials.js';
 import { confirmationJkt, verifyDpopProof, type VerifiedDpopProof } from './dpop.js';
 import type { DpopNonces } from './dpop-nonce.js';
-import { replayKey, type DpopReplayStore } from './dpop-replay.js';
+import { replayKey } from './dpop-replay.js';
 import { ResourceServerError } from './errors.js';
-import type { AuthenticatedRequest, AuthenticateRequest } from './resource-server-core.js';
-import type { VerifiedAccessToken } from './types.js';
+import type { AccessTokenVerifier, AuthenticatedRequest, AuthenticateRequest, DpopReplayStore, VerifiedAccessToken } from './types.js';
 
 /** What {@link createRequestAuth} needs besides the options: the verifier and the DPoP state. */
 export interface RequestAuthParts {

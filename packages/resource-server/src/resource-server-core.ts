@@ -1,4 +1,4 @@
-import { createAccessTokenVerifier, createKeyStore, type AccessTokenVerifier } from './access-token-verifier.js';
+import { createAccessTokenVerifier, createKeyStore } from './access-token-verifier.js';
 import { bindThirdPartyTokens } from './third-party/lookup.js';
 import { thirdPartyTokens, type ThirdPartyTokens } from './third-party/tokens.js';
 import { extractBearerToken, type BearerSources } from './bearer.js';
@@ -8,47 +8,28 @@ import { checkHost, checkLoopbackHost, checkOrigin } from './origin.js';
 import { logRejection, renderError, type ErrorResponse } from './respond.js';
 import { protectedResourceMetadataUrl } from '@mcp-auth-kit/protocol';
 import { checkScopes, requiredScopes } from './scope-policy.js';
-import { resolveOptions } from './options.js';
+import { resolveOptions } from './config/resolve.js';
 import type { ResolvedOptions, ResourceServerOptions } from './config/types.js';
-import type { McpAuthInfo, VerifiedAccessToken } from './types.js';
-import { ConnectionCredentials, type Credentials, type TokenScheme } from './credentials.js';
+import type {
+  AccessTokenVerifier,
+  AuthenticatedRequest,
+  AuthenticateRequest,
+  DpopReplayStore,
+  McpAuthInfo,
+  RequestBinding,
+  TokenScheme,
+  VerifiedAccessToken,
+} from './types.js';
+import { ConnectionCredentials, type Credentials } from './credentials.js';
 import { notifyValidation } from './validation-hook.js';
 import { createRequestAuth } from './request-auth.js';
 import type { KeyStore } from './key-store.js';
 import { DpopNonces } from './dpop-nonce.js';
-import { MemoryDpopReplayStore, type DpopReplayStore } from './dpop-replay.js';
+import { MemoryDpopReplayStore } from './dpop-replay.js';
 import { withRevocationCheck } from './revocation.js';
 import { ReadonlyUrl } from './readonly-url.js';
 
-/** One request, as {@link ResourceServerCore.authenticate} needs it (framework-neutral). */
-export interface AuthenticateRequest {
-  /** The raw `Authorization` header value. */
-  authorization: string | undefined;
-  /** Every `DPoP` header field value (an array when the header was repeated). */
-  dpop?: string | readonly string[] | undefined;
-  /** HTTP method as received. */
-  method: string;
-  /** Request target (path + query): an `access_token` query parameter is refused. */
-  url?: string;
-  /** `true` when a form body carried `access_token` (refused). */
-  tokenInBody?: boolean;
-}
-
-/** A request whose credentials are valid (scope not yet checked). */
-export interface AuthenticatedRequest {
-  verified: VerifiedAccessToken;
-  scheme: TokenScheme;
-  /** Thumbprint of the key a DPoP-bound token is bound to. */
-  jkt?: string;
-  /** A fresh nonce to send as `DPoP-Nonce` on the response (RFC 9449 §8.2). */
-  dpopNonce?: string;
-}
-
-/** Binding of a request to its token, for {@link ResourceServerCore.toAuthInfo}. */
-export interface RequestBinding {
-  scheme: TokenScheme;
-  jkt?: string | undefined;
-}
+export type { AuthenticatedRequest, AuthenticateRequest, RequestBinding };
 
 /**
  * Framework-neutral resource server: every step of request authorization as a function of plain
@@ -131,7 +112,7 @@ function renderContextOf(options: ResolvedOptions, metadataUrl: string, realm: s
   const { dpop } = options;
   return {
     resourceMetadataUrl: metadataUrl,
-    defaultScope: options.policy.default ?? [],
+    defaultScope: options.defaultScopes,
     ...(realm !== undefined ? { realm } : {}),
     ...(dpop !== undefined
       ? {

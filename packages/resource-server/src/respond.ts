@@ -2,7 +2,7 @@ import { buildChallenge } from '@mcp-auth-kit/protocol';
 import { type ResourceServerError, UNAVAILABLE_RETRY_AFTER_SECONDS } from './errors.js';
 import { tokenHash } from './token-cache.js';
 import type { ResourceServerLogger } from './types.js';
-import type { TokenScheme } from './credentials.js';
+import type { TokenScheme } from './types.js';
 
 export interface ErrorResponse {
   status: number;

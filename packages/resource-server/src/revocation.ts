@@ -1,18 +1,10 @@
-import type { AccessTokenVerifier } from './access-token-verifier.js';
 import { ResourceServerError } from './errors.js';
-import type { VerifiedAccessToken } from './types.js';
+import type { AccessTokenVerifier, RevocationList, VerifiedAccessToken } from './types.js';
+
+export type { RevocationList };
 
 /** Private claim of the kit's AS naming the grant an access token was issued from. */
 export const GRANT_ID_CLAIM = 'grant_id';
-
-/**
- * Grants revoked before their tokens expire, as this process knows them. Asked on every request
- * (cache hits included), so `isRevoked` must answer from memory: a Set or Map lookup, never I/O.
- * Filled from a shared channel (`@mcp-auth-kit/resource-server/redis`) or by the application.
- */
-export interface RevocationList {
-  isRevoked(grantId: string): boolean;
-}
 
 /**
  * In-process {@link RevocationList}: `revoke(grantId, untilMs)` remembers a grant until `untilMs`

@@ -1,21 +1,8 @@
 import { ResourceServerError } from './errors.js';
+import type { ChallengeScopeStrategy, ScopeHierarchy, ScopePolicy } from './config/types.js';
 import type { JsonRpcMessageLike } from './types.js';
 
-/** Which scopes each MCP operation needs. Every list is a conjunction (all are required). */
-export interface ScopePolicy {
-  /** Needed by every request (and sent as `scope` in the 401 challenge). */
-  default?: readonly string[];
-  /** Extra scopes per JSON-RPC method, e.g. `{ 'resources/read': ['notes:read'] }`. */
-  methods?: Readonly<Record<string, readonly string[]>>;
-  /** Extra scopes per tool name for `tools/call` (by `params.name`). */
-  tools?: Readonly<Record<string, readonly string[]>>;
-}
-
-/**
- * Scope hierarchy: a scope maps to the narrower scopes it implies, e.g.
- * `{ 'notes:write': ['notes:read'] }` (spec §Step-Up: servers MUST honour hierarchies).
- */
-export type ScopeHierarchy = Readonly<Record<string, readonly string[]>>;
+export type { ChallengeScopeStrategy, ScopeHierarchy, ScopePolicy };
 
 /**
  * The union of scopes needed by a request body: `default`, plus per-method, plus per-tool
@@ -65,8 +52,6 @@ function allIncluded(required: readonly string[], granted: readonly string[]): b
   for (const s of required) if (!granted.includes(s)) return false;
   return true;
 }
-
-export type ChallengeScopeStrategy = 'required' | 'required-and-granted';
 
 /**
  * Checks the token's scopes against what the request needs.

@@ -18,6 +18,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import { isCanonicalBase64url } from '@mcp-auth-kit/protocol';
+import { DEFAULTS } from './config/defaults.js';
 import type { McpAuthInfo } from './types.js';
 
 export interface StateBindingOptions {
@@ -70,7 +71,7 @@ function principal(auth: McpAuthInfo | undefined): string | undefined {
 export function createStateBinding(options: StateBindingOptions): StateBinding {
   const secret = typeof options.secret === 'string' ? Buffer.from(options.secret, 'utf8') : Buffer.from(options.secret);
   if (secret.length < 32) throw new TypeError('createStateBinding: secret must be at least 32 bytes');
-  const ttl = options.ttlSeconds ?? 3600;
+  const ttl = options.ttlSeconds ?? DEFAULTS.stateBinding.ttlSeconds;
   if (!Number.isSafeInteger(ttl) || ttl < 1) throw new TypeError('createStateBinding: ttlSeconds must be a positive integer');
   const now = options.now ?? (() => Math.floor(Date.now() / 1000));
   const current = new AsyncLocalStorage<McpAuthInfo | undefined>();

@@ -7,7 +7,7 @@ import { TokenCache, tokenHash } from '../src/token-cache.js';
 import { ConnectionTokenHashes } from '../src/token-cache.js';
 import { ConnectionCredentials, extractCredentials } from '../src/credentials.js';
 import { ResourceServerError } from '../src/errors.js';
-import { makeApp, startIssuerWithKey, RESOURCE, rpc, signToken, type StubIssuer, type SigningKey } from './helpers/harness.js';
+import { makeApp, startIssuerWithKey, RESOURCE, rpc, signToken, withApp, type StubIssuer, type SigningKey } from './helpers/harness.js';
 import { verifierOf } from './helpers/internals.js';
 
 let as: StubIssuer;
@@ -199,8 +199,7 @@ async function onOneConnection(app: http.RequestListener, tokens: (string | { to
 
 describe('validated-token cache through rs.protect', () => {
   it("two users' tokens alternating on one keep-alive connection (a proxy multiplexing users): each request is its own token's subject; a forged one is refused", async () => {
-    const t = makeApp({ authorizationServers: [as.issuer] });
-    try {
+    await withApp({ authorizationServers: [as.issuer] }, async (t) => {
       const alice = await signToken({ key, issuer: as.issuer, claims: { sub: 'alice' } });
       const bob = await signToken({ key, issuer: as.issuer, claims: { sub: 'bob' } });
       // alice's token with bob's payload: the signature no longer matches
@@ -217,14 +216,11 @@ describe('validated-token cache through rs.protect', () => {
         { status: 200, sub: 'bob' },
         { status: 200, sub: 'alice' },
       ]);
-    } finally {
-      await t.rs.close();
-    }
+    });
   });
 
   it('MCP §Token Requirements: the same header again on one connection, now with the token in the query → 400, then served again', async () => {
-    const t = makeApp({ authorizationServers: [as.issuer] });
-    try {
+    await withApp({ authorizationServers: [as.issuer] }, async (t) => {
       const alice = await signToken({ key, issuer: as.issuer, claims: { sub: 'alice' } });
       const { results, connections } = await onOneConnection(t.app, [alice, { token: alice, path: `/mcp?access_token=${alice}` }, alice]);
       expect(connections).toBe(1);
@@ -233,15 +229,12 @@ describe('validated-token cache through rs.protect', () => {
         { status: 400, sub: undefined, error: 'invalid_request' },
         { status: 200, sub: 'alice' },
       ]);
-    } finally {
-      await t.rs.close();
-    }
+    });
   });
 
   it('caches by default, and a cached token is refused once the clock reaches exp', async () => {
     let clock = Date.now();
-    const t = makeApp({ authorizationServers: [as.issuer], clockTolerance: 0, now: () => clock });
-    try {
+    await withApp({ authorizationServers: [as.issuer], clockTolerance: 0, now: () => clock }, async (t) => {
       const iat = Math.floor(clock / 1000);
       const token = await signToken({ key, issuer: as.issuer, now: iat, claims: { exp: iat + 60 } });
       await request(t.app).post('/mcp').set('Authorization', `Bearer ${token}`).send(rpc('ping')).expect(200);
@@ -252,25 +245,19 @@ describe('validated-token cache through rs.protect', () => {
       const res = await request(t.app).post('/mcp').set('Authorization', `Bearer ${token}`).send(rpc('ping')).expect(401);
       expect(res.body.error).toBe('invalid_token');
       expect(t.logs.at(-1)?.details?.reason).toBe('expired');
-    } finally {
-      await t.rs.close();
-    }
+    });
   });
 
   it('cache: false turns it off (for benchmarks)', async () => {
-    const t = makeApp({ authorizationServers: [as.issuer], cache: false });
-    try {
+    await withApp({ authorizationServers: [as.issuer], cache: false }, async (t) => {
       const token = await signToken({ key, issuer: as.issuer });
       await request(t.app).post('/mcp').set('Authorization', `Bearer ${token}`).send(rpc('ping')).expect(200);
       expect(verifierOf(t.rs).cacheSize).toBe(0);
-    } finally {
-      await t.rs.close();
-    }
+    });
   });
 
   it('a cached token still goes through the scope policy on every request', async () => {
-    const t = makeApp({ authorizationServers: [as.issuer] });
-    try {
+    await withApp({ authorizationServers: [as.issuer] }, async (t) => {
       const token = await signToken({ key, issuer: as.issuer, claims: { scope: 'notes:read' } });
       await request(t.app).post('/mcp').set('Authorization', `Bearer ${token}`).send(rpc('tools/list')).expect(200);
       await request(t.app)
@@ -278,9 +265,7 @@ describe('validated-token cache through rs.protect', () => {
         .set('Authorization', `Bearer ${token}`)
         .send(rpc('tools/call', { name: 'add_note' }))
         .expect(403);
-    } finally {
-      await t.rs.close();
-    }
+    });
   });
 });
 
@@ -303,8 +288,7 @@ describe('opaque tokens via RFC 7662 introspection', () => {
 
   it('RFC 7662 §2: an active token for this resource is accepted; the RS authenticates with client_secret_basic', async () => {
     as.introspectionResponses.set('opaque-ok', active({ jti: 'op-1' }));
-    const t = makeApp({ authorizationServers: [as.issuer], introspection: introspection() });
-    try {
+    await withApp({ authorizationServers: [as.issuer], introspection: introspection() }, async (t) => {
       const res = await request(t.app)
         .post('/mcp')
         .set('Authorization', 'Bearer opaque-ok')
@@ -319,9 +303,7 @@ describe('opaque tokens via RFC 7662 introspection', () => {
       });
       expect(as.lastIntrospectionAuth).toBe(`Basic ${Buffer.from('rs%20client:s3cr%3At').toString('base64')}`);
       expect(new URLSearchParams(as.lastIntrospectionBody).get('token_type_hint')).toBe('access_token');
-    } finally {
-      await t.rs.close();
-    }
+    });
   });
 
   it.each([
@@ -336,14 +318,11 @@ describe('opaque tokens via RFC 7662 introspection', () => {
     const response = active(patch);
     for (const [k, v] of Object.entries(patch)) if (v === undefined) delete response[k];
     as.introspectionResponses.set(`opaque-${reason}`, response);
-    const t = makeApp({ authorizationServers: [as.issuer], introspection: introspection() });
-    try {
+    await withApp({ authorizationServers: [as.issuer], introspection: introspection() }, async (t) => {
       const res = await request(t.app).post('/mcp').set('Authorization', `Bearer opaque-${reason}`).send(rpc('ping')).expect(401);
       expect(res.body.error).toBe('invalid_token');
       expect(t.logs.at(-1)?.details?.reason).toBe(reason);
-    } finally {
-      await t.rs.close();
-    }
+    });
   });
 
   it('fail closed, and an outage is not an invalid token: introspection endpoint error → 503 + Retry-After, no invalid_token challenge; the token works once it answers', async () => {
@@ -383,27 +362,27 @@ describe('opaque tokens via RFC 7662 introspection', () => {
     let clock = Date.now();
     const exp = Math.floor(clock / 1000) + 30;
     as.introspectionResponses.set('opaque-cached', active({ exp }));
-    const t = makeApp({
-      authorizationServers: [as.issuer],
-      introspection: { ...introspection(), cacheTtlSeconds: 10 },
-      now: () => clock,
-      clockTolerance: 0,
-    });
-    try {
-      const hit = () => request(t.app).post('/mcp').set('Authorization', 'Bearer opaque-cached').send(rpc('ping'));
-      const before = as.hits.introspection;
-      await hit().expect(200);
-      await hit().expect(200);
-      expect(as.hits.introspection - before).toBe(1);
-      clock += 10_000; // ttl bound reached: asks again
-      await hit().expect(200);
-      expect(as.hits.introspection - before).toBe(2);
-      clock = exp * 1000; // exp reached: the AS still says active, but the token is expired
-      await hit().expect(401);
-      expect(t.logs.at(-1)?.details?.reason).toBe('expired');
-    } finally {
-      await t.rs.close();
-    }
+    await withApp(
+      {
+        authorizationServers: [as.issuer],
+        introspection: { ...introspection(), cacheTtlSeconds: 10 },
+        now: () => clock,
+        clockTolerance: 0,
+      },
+      async (t) => {
+        const hit = () => request(t.app).post('/mcp').set('Authorization', 'Bearer opaque-cached').send(rpc('ping'));
+        const before = as.hits.introspection;
+        await hit().expect(200);
+        await hit().expect(200);
+        expect(as.hits.introspection - before).toBe(1);
+        clock += 10_000; // ttl bound reached: asks again
+        await hit().expect(200);
+        expect(as.hits.introspection - before).toBe(2);
+        clock = exp * 1000; // exp reached: the AS still says active, but the token is expired
+        await hit().expect(401);
+        expect(t.logs.at(-1)?.details?.reason).toBe('expired');
+      },
+    );
   });
 });
 
@@ -417,65 +396,52 @@ describe('JWT access tokens also introspected (introspection.introspectJwt)', ()
     const claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>;
     return { ...claims, active: true, token_type: 'Bearer' };
   };
+  /** {@link withApp}, then the AS forgets what it was told to answer for `token`. */
+  const withTokenApp = (token: string, opts: Parameters<typeof withApp>[0], test: Parameters<typeof withApp>[1]) =>
+    withApp(opts, test).finally(() => as.introspectionResponses.delete(token));
 
   it('RFC 7662 §2.2: a valid JWT the AS reports active is accepted; once the AS says inactive (grant revoked) the same JWT is refused', async () => {
     const token = await signToken({ key, issuer: as.issuer });
     as.introspectionResponses.set(token, activeFor(token));
-    const t = makeApp(options());
-    try {
+    await withTokenApp(token, options(), async (t) => {
       const res = await request(t.app).post('/mcp').set('Authorization', `Bearer ${token}`).send(rpc('ping')).expect(200);
       expect(res.body.auth.extra.tokenType).toBe('introspection');
       as.introspectionResponses.set(token, { active: false });
       await request(t.app).post('/mcp').set('Authorization', `Bearer ${token}`).send(rpc('ping')).expect(401);
       expect(t.logs.at(-1)?.details?.reason).toBe('introspection_inactive');
-    } finally {
-      as.introspectionResponses.delete(token);
-      await t.rs.close();
-    }
+    });
   });
 
   it('a JWT that fails local verification is refused without asking the AS', async () => {
     const token = await signToken({ key, issuer: as.issuer, claims: { aud: 'http://localhost:3000/other' } });
     as.introspectionResponses.set(token, activeFor(token));
-    const t = makeApp(options());
-    try {
+    await withTokenApp(token, options(), async (t) => {
       const before = as.hits.introspection;
       await request(t.app).post('/mcp').set('Authorization', `Bearer ${token}`).send(rpc('ping')).expect(401);
       expect(t.logs.at(-1)?.details?.reason).toBe('aud_mismatch');
       expect(as.hits.introspection).toBe(before);
-    } finally {
-      as.introspectionResponses.delete(token);
-      await t.rs.close();
-    }
+    });
   });
 
   it('an answer about another token (other jti or client_id) is refused: 401 invalid_token (introspection_mismatch)', async () => {
     const token = await signToken({ key, issuer: as.issuer });
-    const t = makeApp(options());
-    try {
+    await withTokenApp(token, options(), async (t) => {
       for (const patch of [{ jti: 'someone-else' }, { client_id: 'other-client' }]) {
         as.introspectionResponses.set(token, { ...activeFor(token), ...patch });
         await request(t.app).post('/mcp').set('Authorization', `Bearer ${token}`).send(rpc('ping')).expect(401);
         expect(t.logs.at(-1)?.details?.reason).toBe('introspection_mismatch');
       }
-    } finally {
-      as.introspectionResponses.delete(token);
-      await t.rs.close();
-    }
+    });
   });
 
   it('without introspectJwt a JWT is verified locally only (no introspection call)', async () => {
     const token = await signToken({ key, issuer: as.issuer });
     as.introspectionResponses.set(token, { active: false });
-    const t = makeApp({ ...options(), introspection: { ...options().introspection, introspectJwt: false } });
-    try {
+    await withTokenApp(token, { ...options(), introspection: { ...options().introspection, introspectJwt: false } }, async (t) => {
       const before = as.hits.introspection;
       await request(t.app).post('/mcp').set('Authorization', `Bearer ${token}`).send(rpc('ping')).expect(200);
       expect(as.hits.introspection).toBe(before);
-    } finally {
-      as.introspectionResponses.delete(token);
-      await t.rs.close();
-    }
+    });
   });
 });
 

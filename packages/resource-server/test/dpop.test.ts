@@ -11,6 +11,7 @@ import {
   RESOURCE,
   rpc,
   signToken,
+  stopServers,
   type StubIssuer,
   type SigningKey,
   type TestApp,
@@ -30,10 +31,7 @@ beforeAll(async () => {
   other = await proofKey('ES256');
   t = makeApp({ authorizationServers: [as.issuer], dpop: true });
 });
-afterAll(async () => {
-  await t.rs.close();
-  await as.stop();
-});
+afterAll(() => stopServers(t.rs, as));
 
 /** An access token bound to `key` (cnf.jkt, RFC 9449 §6.1). */
 function boundToken(key: ProofKey = pk, claims: Record<string, unknown> = {}): Promise<string> {
@@ -71,6 +69,15 @@ async function expectProofRefused(res: request.Response, reason: string, logs: T
   expect(c.Bearer?.error).toBeUndefined();
   expect(res.body.error).toBe('invalid_dpop_proof');
   expect(lastReason(logs)).toBe(reason);
+}
+
+/** A 401 `invalid_token` in the challenge of the scheme the request used (`scheme`), none in the other's. */
+function expectTokenRefused(res: request.Response, scheme: 'Bearer' | 'DPoP', reason: string) {
+  expect(res.status).toBe(401);
+  const c = challenges(res.headers['www-authenticate'] as string);
+  expect(c[scheme]?.error).toBe('invalid_token');
+  expect(c[scheme === 'DPoP' ? 'Bearer' : 'DPoP']?.error).toBeUndefined();
+  expect(lastReason()).toBe(reason);
 }
 
 describe('RFC 9449 DPoP at the resource server', () => {
@@ -299,12 +306,7 @@ describe('RFC 9449 DPoP at the resource server', () => {
 
   it('RFC 9449 §4.3 (13) / §7.1: a proof by another key than cnf.jkt is refused (invalid_token)', async () => {
     const token = await boundToken(pk);
-    const res = await dpopCall(t.app, token, await makeProof({ key: other, token }));
-    expect(res.status).toBe(401);
-    const c = challenges(res.headers['www-authenticate'] as string);
-    expect(c.DPoP?.error).toBe('invalid_token');
-    expect(c.Bearer?.error).toBeUndefined();
-    expect(lastReason()).toBe('dpop_key_mismatch');
+    expectTokenRefused(await dpopCall(t.app, token, await makeProof({ key: other, token })), 'DPoP', 'dpop_key_mismatch');
   });
 
   it('RFC 9449 §7.1: an unbound (bearer) token presented with the DPoP scheme is refused', async () => {
@@ -332,11 +334,7 @@ describe('RFC 9449 DPoP at the resource server', () => {
   it('RFC 9449 §7.2: a DPoP-bound token presented as Bearer is refused (invalid_token)', async () => {
     const token = await boundToken();
     const res = await request(t.app).post('/mcp').set('Authorization', `Bearer ${token}`).send(rpc('tools/list'));
-    expect(res.status).toBe(401);
-    const c = challenges(res.headers['www-authenticate'] as string);
-    expect(c.Bearer?.error).toBe('invalid_token');
-    expect(c.DPoP?.error).toBeUndefined();
-    expect(lastReason()).toBe('dpop_bound_token_as_bearer');
+    expectTokenRefused(res, 'Bearer', 'dpop_bound_token_as_bearer');
   });
 
   it('RFC 9449 §7.2: a DPoP-bound token presented as Bearer is refused even where DPoP is off', async () => {

@@ -3,7 +3,7 @@ import { ConfigError as SharedConfigError } from '@mcp-auth-kit/protocol';
 import { ConfigError, createResourceServer, type ResourceServerOptions } from '../src/index.js';
 import { createThirdPartyTokens } from '../src/core.js';
 import { DEFAULTS } from '../src/config/defaults.js';
-import { resolveOptions } from '../src/options.js';
+import { resolveOptions } from '../src/config/resolve.js';
 import { configProblemsOf, thrownBy } from '@mcp-auth-kit/test-utils';
 
 const AS = 'http://localhost:9000';

@@ -1,7 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import request from 'supertest';
 import express from 'express';
-import { makeApp, makeKey, parseChallenge, rpc, signToken, StubIssuer, type SigningKey, type TestApp } from './helpers/harness.js';
+import {
+  makeApp,
+  parseChallenge,
+  postMcp,
+  rpc,
+  signToken,
+  stopServers,
+  startIssuerWithKey,
+  type StubIssuer,
+  type SigningKey,
+  type TestApp,
+} from './helpers/harness.js';
 import { MemoryRevocationList } from '../src/index.js';
 import { verifierOf } from './helpers/internals.js';
 
@@ -14,23 +25,14 @@ let writeToken: string;
 const PRM = 'http://localhost:3000/.well-known/oauth-protected-resource/mcp';
 
 beforeAll(async () => {
-  as = await new StubIssuer().start();
-  key = await makeKey('ES256');
-  as.keys = [key];
+  ({ as, key } = await startIssuerWithKey());
   t = makeApp({ authorizationServers: [as.issuer], allowedHosts: ['localhost:3000', '127.0.0.1'] });
   readToken = await signToken({ key, issuer: as.issuer, claims: { scope: 'notes:read' } });
   writeToken = await signToken({ key, issuer: as.issuer, claims: { scope: 'notes:read notes:write' } });
 });
-afterAll(async () => {
-  await t.rs.close();
-  await as.stop();
-});
+afterAll(() => stopServers(t.rs, as));
 
-function post(body: unknown, token?: string) {
-  const r = request(t.app).post('/mcp').set('Host', 'localhost:3000');
-  if (token !== undefined) r.set('Authorization', `Bearer ${token}`);
-  return r.send(body as object);
-}
+const post = (body: unknown, token?: string) => postMcp(t.app, body, { host: 'localhost:3000', token });
 
 describe('rs.protect: challenges (RFC 6750 §3, RFC 9728 §5.1, MCP §Error Handling)', () => {
   it('RFC 6750 §3.1 / RFC 9728 §5.1: no credentials → 401 with resource_metadata and scope, and no error', async () => {
@@ -53,12 +55,7 @@ describe('rs.protect: challenges (RFC 6750 §3, RFC 9728 §5.1, MCP §Error Hand
   it.each([['Bearer'], ['Bearer  a b'], ['Basic dXNlcjpwYXNz'], ['Bearer a,b'], ['Token abc']])(
     'RFC 6750 §3.1: malformed Authorization %j → 400 invalid_request',
     async (header) => {
-      const res = await request(t.app)
-        .post('/mcp')
-        .set('Host', 'localhost:3000')
-        .set('Authorization', header)
-        .send(rpc('ping'))
-        .expect(400);
+      const res = await postMcp(t.app, rpc('ping'), { host: 'localhost:3000', authorization: header }).expect(400);
       const challenge = parseChallenge(res.headers['www-authenticate'] as string);
       expect(challenge.params.error).toBe('invalid_request');
       expect(challenge.params.resource_metadata).toBe(PRM);
@@ -100,13 +97,7 @@ describe('rs.protect: challenges (RFC 6750 §3, RFC 9728 §5.1, MCP §Error Hand
   });
 
   it('Streamable HTTP §Security: a bad Origin → 403 before any token work (DNS rebinding)', async () => {
-    const res = await request(t.app)
-      .post('/mcp')
-      .set('Host', 'localhost:3000')
-      .set('Origin', 'http://evil.example')
-      .set('Authorization', `Bearer ${readToken}`)
-      .send(rpc('ping'))
-      .expect(403);
+    const res = await postMcp(t.app, rpc('ping'), { host: 'localhost:3000', origin: 'http://evil.example', token: readToken }).expect(403);
     expect(res.body).toEqual({ jsonrpc: '2.0', error: { code: -32000, message: 'Forbidden: Origin not allowed' } });
     expect(res.headers['www-authenticate']).toBeUndefined();
   });
@@ -116,23 +107,12 @@ describe('rs.protect: challenges (RFC 6750 §3, RFC 9728 §5.1, MCP §Error Hand
   });
 
   it('an allowed Origin (any case, default port) and a missing Origin pass', async () => {
-    await request(t.app)
-      .post('/mcp')
-      .set('Host', 'localhost:3000')
-      .set('Origin', 'HTTP://LOCALHOST:3000')
-      .set('Authorization', `Bearer ${readToken}`)
-      .send(rpc('ping'))
-      .expect(200);
+    await postMcp(t.app, rpc('ping'), { host: 'localhost:3000', origin: 'HTTP://LOCALHOST:3000', token: readToken }).expect(200);
     await post(rpc('ping'), readToken).expect(200);
   });
 
   it('Host allowlist (DNS rebinding without Origin): unknown Host → 403', async () => {
-    await request(t.app)
-      .post('/mcp')
-      .set('Host', 'attacker.example:3000')
-      .set('Authorization', `Bearer ${readToken}`)
-      .send(rpc('ping'))
-      .expect(403);
+    await postMcp(t.app, rpc('ping'), { host: 'attacker.example:3000', token: readToken }).expect(403);
     expect(t.logs.at(-1)?.details?.reason).toBe('host_forbidden');
     await request(t.app).post('/mcp').set('Host', '127.0.0.1:80').set('Authorization', `Bearer ${readToken}`).send(rpc('ping')).expect(200);
   });
@@ -156,19 +136,9 @@ describe('rs.protect: challenges (RFC 6750 §3, RFC 9728 §5.1, MCP §Error Hand
   it('no allowedHosts and a public resource: no Host check (a proxy may rewrite Host); the Origin check still applies', async () => {
     const remote = makeApp({ authorizationServers: [as.issuer], resource: 'https://mcp.example.com/mcp', allowedOrigins: undefined });
     try {
-      await request(remote.app)
-        .post('/mcp')
-        .set('Host', 'internal-upstream:8080')
-        .set('Authorization', `Bearer ${readToken}`)
-        .send(rpc('ping'))
-        .expect(401);
+      await postMcp(remote.app, rpc('ping'), { host: 'internal-upstream:8080', token: readToken }).expect(401);
       expect(remote.logs.at(-1)?.details?.reason).not.toBe('host_forbidden');
-      await request(remote.app)
-        .post('/mcp')
-        .set('Host', 'internal-upstream:8080')
-        .set('Origin', 'http://evil.example')
-        .send(rpc('ping'))
-        .expect(403);
+      await postMcp(remote.app, rpc('ping'), { host: 'internal-upstream:8080', origin: 'http://evil.example' }).expect(403);
     } finally {
       await remote.rs.close();
     }
@@ -232,16 +202,8 @@ describe('rs.protect: MCP scope policy (MCP §Scope Challenge Handling)', () => 
     });
     try {
       const writer = await signToken({ key, issuer: as.issuer, claims: { scope: 'notes:write' } });
-      await request(h.app)
-        .post('/mcp')
-        .set('Authorization', `Bearer ${writer}`)
-        .send(rpc('resources/subscribe', { uri: 'x' }))
-        .expect(200);
-      const res = await request(h.app)
-        .post('/mcp')
-        .set('Authorization', `Bearer ${readToken}`)
-        .send(rpc('resources/subscribe', { uri: 'x' }))
-        .expect(403);
+      await postMcp(h.app, rpc('resources/subscribe', { uri: 'x' }), { token: writer }).expect(200);
+      const res = await postMcp(h.app, rpc('resources/subscribe', { uri: 'x' }), { token: readToken }).expect(403);
       expect(parseChallenge(res.headers['www-authenticate'] as string).params.scope).toBe('notes:read notes:watch');
     } finally {
       await h.rs.close();
@@ -257,11 +219,7 @@ describe('rs.protect: MCP scope policy (MCP §Scope Challenge Handling)', () => 
     });
     try {
       const tok = await signToken({ key, issuer: as.issuer, claims: { scope: 'notes:share offline_access openid' } });
-      const res = await request(g.app)
-        .post('/mcp')
-        .set('Authorization', `Bearer ${tok}`)
-        .send(rpc('tools/call', { name: 'add_note' }))
-        .expect(403);
+      const res = await postMcp(g.app, rpc('tools/call', { name: 'add_note' }), { token: tok }).expect(403);
       expect(parseChallenge(res.headers['www-authenticate'] as string).params.scope).toBe('notes:write notes:share');
     } finally {
       await g.rs.close();
@@ -300,11 +258,7 @@ describe('rs.protect: body handling', () => {
   it('a body larger than maxBodyBytes → 413', async () => {
     const small = makeApp({ authorizationServers: [as.issuer], maxBodyBytes: 100 });
     try {
-      await request(small.app)
-        .post('/mcp')
-        .set('Authorization', `Bearer ${writeToken}`)
-        .send(rpc('tools/call', { name: 'x', arguments: { text: 'y'.repeat(200) } }))
-        .expect(413);
+      await postMcp(small.app, rpc('tools/call', { name: 'x', arguments: { text: 'y'.repeat(200) } }), { token: writeToken }).expect(413);
     } finally {
       await small.rs.close();
     }
@@ -355,11 +309,7 @@ describe('rs.protect: its own failures are 500, never a sign-in challenge', () =
     });
     try {
       broken = true;
-      const res = await request(faulty.app)
-        .post('/mcp')
-        .set('Host', 'localhost:3000')
-        .set('Authorization', `Bearer ${readToken}`)
-        .send(rpc('ping'));
+      const res = await postMcp(faulty.app, rpc('ping'), { host: 'localhost:3000', token: readToken });
       expect(res.status).toBe(500);
       expect(res.headers['www-authenticate']).toBeUndefined();
       expect(res.body).toEqual({ error: 'server_error', error_description: 'The resource server failed to process the request' });
@@ -367,12 +317,7 @@ describe('rs.protect: its own failures are 500, never a sign-in challenge', () =
       expect(faulty.logs.some((entry) => JSON.stringify(entry).includes('internal_error'))).toBe(true);
       // what the request did is still answered as before
       broken = false;
-      await request(faulty.app)
-        .post('/mcp')
-        .set('Host', 'localhost:3000')
-        .set('Authorization', 'Bearer not-a-jwt')
-        .send(rpc('ping'))
-        .expect(401);
+      await postMcp(faulty.app, rpc('ping'), { host: 'localhost:3000', authorization: 'Bearer not-a-jwt' }).expect(401);
     } finally {
       await faulty.rs.close();
     }
@@ -419,11 +364,7 @@ describe('rs.protect: req.auth (the MCP SDK AuthInfo)', () => {
       });
     });
     for (let i = 0; i < 2; i++) {
-      const res = await request(app)
-        .post('/mcp')
-        .set('Host', 'localhost:3000')
-        .set('Authorization', `Bearer ${readToken}`)
-        .send(rpc('ping'));
+      const res = await postMcp(app, rpc('ping'), { host: 'localhost:3000', token: readToken });
       expect(res.status).toBe(200);
       expect(res.body).toEqual({
         refusals: ['TypeError', 'TypeError', 'TypeError'],

@@ -4,8 +4,8 @@ import request from 'supertest';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { ResourceServer } from '../src/index.js';
-import { RESOURCE, rpc, signToken, type StubIssuer, type SigningKey } from './helpers/harness.js';
-import { startNotesApp, statelessMcp } from './helpers/notes-app.js';
+import { rpc, signToken, type StubIssuer, type SigningKey, stopServers } from './helpers/harness.js';
+import { expectWhoamiAuthInfo, startNotesApp, statelessMcp } from './helpers/notes-app.js';
 
 let as: StubIssuer;
 let key: SigningKey;
@@ -31,10 +31,7 @@ beforeAll(async () => {
     ),
   ));
 });
-afterAll(async () => {
-  await rs.close();
-  await as.stop();
-});
+afterAll(() => stopServers(rs, as));
 
 const init = rpc('initialize', {
   protocolVersion: '2025-06-18',
@@ -56,14 +53,7 @@ describe('interop with @modelcontextprotocol/sdk (v1) StreamableHTTPServerTransp
     const initRes = await mcp(init, token).expect(200);
     expect(initRes.body.result.serverInfo.name).toBe('notes');
     const res = await mcp(rpc('tools/call', { name: 'whoami', arguments: {} }, 2), token).expect(200);
-    const authInfo = JSON.parse(res.body.result.content[0].text) as Record<string, unknown>;
-    expect(authInfo).toMatchObject({
-      token,
-      clientId: 'client-1',
-      scopes: ['notes:read'],
-      resource: RESOURCE,
-      extra: { sub: 'user-1', iss: as.issuer, jti: 'sdk-1' },
-    });
+    const authInfo = expectWhoamiAuthInfo(res, { token, issuer: as.issuer, jti: 'sdk-1' });
     expect(typeof authInfo.expiresAt).toBe('number');
   });
 

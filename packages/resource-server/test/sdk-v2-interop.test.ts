@@ -4,8 +4,8 @@ import request from 'supertest';
 import { McpServer } from '@modelcontextprotocol/server';
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import type { ResourceServer } from '../src/index.js';
-import { RESOURCE, rpc, signToken, type StubIssuer, type SigningKey } from './helpers/harness.js';
-import { startNotesApp, statelessMcp } from './helpers/notes-app.js';
+import { rpc, signToken, type StubIssuer, type SigningKey, stopServers } from './helpers/harness.js';
+import { expectWhoamiAuthInfo, startNotesApp, statelessMcp } from './helpers/notes-app.js';
 
 let as: StubIssuer;
 let key: SigningKey;
@@ -30,10 +30,7 @@ beforeAll(async () => {
     ),
   ));
 });
-afterAll(async () => {
-  await rs.close();
-  await as.stop();
-});
+afterAll(() => stopServers(rs, as));
 
 describe('interop with @modelcontextprotocol/server + node (SDK v2)', () => {
   it('NodeStreamableHTTPServerTransport passes req.auth to tools as ctx.http.authInfo', async () => {
@@ -51,14 +48,11 @@ describe('interop with @modelcontextprotocol/server + node (SDK v2)', () => {
     expect(init.status, init.text).toBe(200);
     const res = await send(rpc('tools/call', { name: 'whoami', arguments: {} }, 2));
     expect(res.status, res.text).toBe(200);
-    const authInfo = JSON.parse(res.body.result.content[0].text) as Record<string, unknown>;
-    expect(authInfo).toMatchObject({
+    expectWhoamiAuthInfo(res, {
       token,
-      clientId: 'client-1',
-      scopes: ['notes:read'],
-      resource: RESOURCE,
-      resourceMetadataUrl: 'http://localhost:3000/.well-known/oauth-protected-resource/mcp',
-      extra: { sub: 'user-1', iss: as.issuer, jti: 'v2-1' },
+      issuer: as.issuer,
+      jti: 'v2-1',
+      more: { resourceMetadataUrl: 'http://localhost:3000/.well-known/oauth-protected-resource/mcp' },
     });
   });
 });

@@ -9,15 +9,9 @@ import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextproto
 import { McpServer as McpServerV2, createMcpHandler } from '@modelcontextprotocol/server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2, type ElicitRequest } from '@modelcontextprotocol/client';
-import {
-  createResourceServer,
-  thirdPartyToken,
-  withThirdPartyAuthorization,
-  type ResourceServer,
-  type ThirdPartyInputRequiredResult,
-} from '../src/index.js';
-import { RESOURCE, signToken } from './helpers/harness.js';
-import { FakeDrive, FakeExchangeIssuer, MCP_CLIENT } from './helpers/third-party.js';
+import { thirdPartyToken, withThirdPartyAuthorization, type ResourceServer, type ThirdPartyInputRequiredResult } from '../src/index.js';
+import { signToken } from './helpers/harness.js';
+import { FakeDrive, FakeExchangeIssuer, MCP_CLIENT, thirdPartyServer } from './helpers/third-party.js';
 
 // Issue 41, RS side, on the wire: a tool calls a third-party API with `thirdPartyToken`; a user
 // who has not connected the provider gets a URL-mode elicitation of the AS's connect page on the
@@ -26,7 +20,6 @@ import { FakeDrive, FakeExchangeIssuer, MCP_CLIENT } from './helpers/third-party
 // requestState, no elicitationId); after connecting, the retried call returns the user's data.
 // Real SDK v1 and v2 servers over Streamable HTTP on loopback, real SDK v1 and v2 clients.
 
-const { id: CLIENT_ID, secret: CLIENT_SECRET } = MCP_CLIENT;
 const MESSAGE = 'Connect your Drive account to continue';
 
 let drive: FakeDrive;
@@ -90,12 +83,7 @@ beforeAll(async () => {
   as.providers.set('photos', { displayName: 'Photos', resources: ['http://localhost:4000/mcp'] });
   drive.files.set('alice', ['alice-notes.txt']);
   drive.files.set('bob', ['bob-budget.xlsx']);
-  rs = createResourceServer({
-    resource: RESOURCE,
-    authorizationServers: [as.issuer],
-    thirdParty: { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET },
-    logger: { debug: (m, d) => logs.push([m, d]), info: (m, d) => logs.push([m, d]), warn: (m, d) => logs.push([m, d]) },
-  });
+  rs = thirdPartyServer(as, (m, d) => logs.push([m, d]));
   const app = express();
   app.post('/v1/mcp', rs.protect, async (req: Request, res: Response) => {
     const server = v1Server();
@@ -294,6 +282,6 @@ describe('what never leaves the MCP server', () => {
     // the MCP tokens went to the AS's token endpoint, as subject_token
     expect(as.exchanges.every((e) => mcpTokens.includes(e.form.subject_token!))).toBe(true);
     const logged = JSON.stringify(logs);
-    for (const token of [...mcpTokens, ...drive.tokens.keys(), CLIENT_SECRET]) expect(logged).not.toContain(token);
+    for (const token of [...mcpTokens, ...drive.tokens.keys(), MCP_CLIENT.secret]) expect(logged).not.toContain(token);
   });
 });

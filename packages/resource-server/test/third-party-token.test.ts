@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '@mcp-auth-kit/protocol';
-import { configProblemsOf, thrownBy } from '@mcp-auth-kit/test-utils';
+import { configProblemsOf, rejectionOf, thrownBy } from '@mcp-auth-kit/test-utils';
 import {
   createResourceServer,
   thirdPartyToken,
@@ -16,7 +16,7 @@ import {
 import { createThirdPartyTokens } from '../src/core.js';
 import { connectUri, processExchangeResponse, tokenEndpointProblem } from '../src/third-party/exchange.js';
 import { RESOURCE, signToken } from './helpers/harness.js';
-import { ACCESS_TOKEN_TYPE, FakeExchangeIssuer, MCP_CLIENT, TOKEN_EXCHANGE } from './helpers/third-party.js';
+import { ACCESS_TOKEN_TYPE, FakeExchangeIssuer, MCP_CLIENT, thirdPartyServer, TOKEN_EXCHANGE } from './helpers/third-party.js';
 
 // RFC 8693 token exchange from the resource server (issue 41, RS side), against a fake of our
 // AS's token endpoint built to the contract (helpers/third-party.ts).
@@ -33,14 +33,7 @@ function server(extra: Partial<ResourceServerOptions> = {}): ResourceServer {
   const record = (message: string, details?: Record<string, unknown>) => {
     logs.push({ message, ...(details !== undefined ? { details } : {}) });
   };
-  return createResourceServer({
-    resource: RESOURCE,
-    authorizationServers: [as.issuer],
-    thirdParty: { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET },
-    logger: { debug: record, info: record, warn: record },
-    now: () => clock,
-    ...extra,
-  });
+  return thirdPartyServer(as, record, { now: () => clock, ...extra });
 }
 
 /** `req.auth` as the middleware sets it for an MCP access token of `sub`. */
@@ -49,14 +42,7 @@ async function authInfoFor(sub: string, claims: Record<string, unknown> = {}, on
   return on.core.toAuthInfo(await on.verifyAccessToken(token));
 }
 
-async function refusal(promise: Promise<unknown>): Promise<ThirdPartyTokenError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ThirdPartyTokenError);
-  return err as ThirdPartyTokenError;
-}
+const refusal = (promise: Promise<unknown>): Promise<ThirdPartyTokenError> => rejectionOf(promise, ThirdPartyTokenError);
 
 /** Everything an error could show (message, JSON, inspection with its cause): none of `secrets` may be in it. */
 function expectNoSecrets(value: unknown, secrets: string[]): void {

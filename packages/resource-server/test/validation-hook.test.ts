@@ -1,6 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import request from 'supertest';
-import { makeApp, makeKey, rpc, signToken, StubIssuer, type SigningKey, type TestApp } from './helpers/harness.js';
+import {
+  makeApp,
+  postMcp,
+  rpc,
+  signToken,
+  startIssuerWithKey,
+  type StubIssuer,
+  type SigningKey,
+  type TestApp,
+  stopServers,
+} from './helpers/harness.js';
 import type { ValidationOutcome } from '../src/index.js';
 
 let as: StubIssuer;
@@ -9,9 +18,7 @@ let t: TestApp;
 const outcomes: ValidationOutcome[] = [];
 
 beforeAll(async () => {
-  as = await new StubIssuer().start();
-  key = await makeKey('ES256');
-  as.keys = [key];
+  ({ as, key } = await startIssuerWithKey());
   const record = () => {};
   t = makeApp({
     authorizationServers: [as.issuer],
@@ -19,16 +26,9 @@ beforeAll(async () => {
     logger: { info: record, warn: record, debug: record, onValidation: (o) => outcomes.push(o) },
   });
 });
-afterAll(async () => {
-  await t.rs.close();
-  await as.stop();
-});
+afterAll(() => stopServers(t.rs, as));
 
-const post = (body: unknown, token?: string) => {
-  const r = request(t.app).post('/mcp').set('Host', 'localhost:3000');
-  if (token !== undefined) r.set('Authorization', `Bearer ${token}`);
-  return r.send(body as object);
-};
+const post = (body: unknown, token?: string) => postMcp(t.app, body, { host: 'localhost:3000', token });
 
 describe('logger.onValidation (metrics hook)', () => {
   it('reports ok for an accepted token and the reason for each refusal, never the token', async () => {
@@ -60,11 +60,7 @@ describe('logger.onValidation (metrics hook)', () => {
     });
     try {
       const read = await signToken({ key, issuer: as.issuer, claims: { scope: 'notes:read' } });
-      const res = await request(broken.app)
-        .post('/mcp')
-        .set('Host', 'localhost:3000')
-        .set('Authorization', `Bearer ${read}`)
-        .send(rpc('tools/list'));
+      const res = await postMcp(broken.app, rpc('tools/list'), { host: 'localhost:3000', token: read });
       expect(res.status).toBe(200);
     } finally {
       await broken.rs.close();

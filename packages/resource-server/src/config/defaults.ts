@@ -1,12 +1,15 @@
 /**
  * Every default of the resource server's options, in one tree shaped like the options.
- * `../options.ts` lays the caller's options over it once; features read the resolved options and
+ * `resolve.ts` lays the caller's options over it once; features read the resolved options and
  * never restate a default. The building blocks that take options of their own
- * (`verifyJwtAccessToken`, `introspectAccessToken`, `createThirdPartyTokens`) read theirs from
- * here too. The algorithm lists are in `verify-jwt.ts` and `dpop.ts`, where they are also the
+ * (`verifyJwtAccessToken`, `introspectAccessToken`, `createThirdPartyTokens`,
+ * `createStateBinding`) read theirs from here too. The algorithm lists are in `verify-jwt.ts` and `dpop.ts`, where they are also the
  * allowed sets. Imports nothing of ours.
  */
 export const DEFAULTS = Object.freeze({
+  /** No scope needed beyond a valid token. */
+  scopePolicy: Object.freeze({}),
+  scopeHierarchy: Object.freeze({}),
   challengeScopes: 'required' as const,
   serveRootMetadata: true,
   /** Seconds of leeway for `exp` / `nbf`. */
@@ -33,6 +36,8 @@ export const DEFAULTS = Object.freeze({
     cache: Object.freeze({ maxEntries: 1000 }),
     expirySkewSeconds: 30,
   }),
+  /** `createStateBinding` (not an option of the resource server: its own building block). */
+  stateBinding: Object.freeze({ ttlSeconds: 3600 }),
 });
 
 /** Upper bounds of the numeric options (`between(0, max)` in schema.ts; none: any safe integer). */

@@ -3,7 +3,7 @@
  * and ranges. Each zod issue becomes one line of the ConfigError (`path message`). Rules that need
  * a protocol predicate or another option (the resource URI, issuers, scope tokens, algorithm
  * lists, origins, hosts, DPoP `htu` and nonce secret, the token endpoint) are checked in
- * `../options.ts`, by the module that owns the rule.
+ * `resolve.ts`, by the module that owns the rule.
  */
 import { z } from 'zod';
 import { LIMITS } from './defaults.js';
@@ -25,7 +25,7 @@ const cache = z.union([z.literal(false), z.looseObject({ maxEntries: count.optio
   error: 'must be false or an object',
 });
 
-/** Fields whose rules live in `../options.ts` or need none: the schema only names them. */
+/** Fields whose rules live in `resolve.ts` or need none: the schema only names them. */
 const checkedElsewhere = z.unknown().optional();
 
 const dpopSchema = z.looseObject({

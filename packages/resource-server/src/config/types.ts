@@ -1,13 +1,48 @@
 /**
- * The resource server's options as callers write them, and as `../options.ts` hands them to the
- * features (checked, every default applied). Type imports only: the config folder depends on no
- * feature module at run time except through the rules `../options.ts` calls.
+ * The resource server's options as callers write them, and as `resolve.ts` hands them to the
+ * features (checked, every default applied). Its only import is the leaf `../types.js` (the
+ * pluggable stores and the logger), so no feature module sits under the option types.
  */
-import type { IntrospectionOptions } from '../introspection.js';
-import type { ChallengeScopeStrategy, ScopeHierarchy, ScopePolicy } from '../scope-policy.js';
-import type { ResourceServerLogger } from '../types.js';
-import type { DpopReplayStore } from '../dpop-replay.js';
-import type { RevocationList } from '../revocation.js';
+import type { DpopReplayStore, ResourceServerLogger, RevocationList } from '../types.js';
+
+/** Which scopes each MCP operation needs. Every list is a conjunction (all are required). */
+export interface ScopePolicy {
+  /** Needed by every request (and sent as `scope` in the 401 challenge). */
+  default?: readonly string[];
+  /** Extra scopes per JSON-RPC method, e.g. `{ 'resources/read': ['notes:read'] }`. */
+  methods?: Readonly<Record<string, readonly string[]>>;
+  /** Extra scopes per tool name for `tools/call` (by `params.name`). */
+  tools?: Readonly<Record<string, readonly string[]>>;
+}
+
+/**
+ * Scope hierarchy: a scope maps to the narrower scopes it implies, e.g.
+ * `{ 'notes:write': ['notes:read'] }` (spec §Step-Up: servers MUST honour hierarchies).
+ */
+export type ScopeHierarchy = Readonly<Record<string, readonly string[]>>;
+
+export type ChallengeScopeStrategy = 'required' | 'required-and-granted';
+
+export interface IntrospectionOptions {
+  /** RFC 7662 introspection endpoint URL. */
+  endpoint: string;
+  /** Credentials of this resource server at the AS. */
+  clientId: string;
+  clientSecret: string;
+  /** How to send the credentials (default `client_secret_basic`). */
+  authMethod?: 'client_secret_basic' | 'client_secret_post';
+  /** Upper bound for caching an active response, on top of its `exp` (default 60 s). */
+  cacheTtlSeconds?: number;
+  /**
+   * Also introspect JWT access tokens, after they passed local verification (default `false`:
+   * JWTs are only verified locally). The AS then reports a revoked grant before the token
+   * expires (RFC 7662 §2.2 `active`), at the cost of one introspection per token and
+   * `cacheTtlSeconds`. Needs an AS that introspects its JWTs (ours does).
+   */
+  introspectJwt?: boolean;
+  /** Timeout of each introspection request (default 5 000 ms), independent of `jwks.timeoutMs`. */
+  timeoutMs?: number;
+}
 
 /** RFC 9449 DPoP at this resource server. */
 export interface DpopOptions {
@@ -158,6 +193,8 @@ export interface ResolvedOptions {
   authorizationServers: string[];
   scopesSupported: string[] | undefined;
   policy: ScopePolicy;
+  /** `policy.default`, or none: what every request needs, and the 401 challenge's `scope`. */
+  defaultScopes: readonly string[];
   hierarchy: ScopeHierarchy;
   challengeScopes: ChallengeScopeStrategy;
   knownScopes: Set<string>;

@@ -1,7 +1,8 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Credentials } from '../credentials.js';
 import { ResourceServerError } from '../errors.js';
-import type { AuthenticatedRequest, InternalResourceServerCore } from '../resource-server-core.js';
+import type { InternalResourceServerCore } from '../resource-server-core.js';
+import type { AuthenticatedRequest } from '../types.js';
 import { notifyValidation } from '../validation-hook.js';
 import {
   BodyError,
@@ -96,6 +97,46 @@ async function formCarriesToken(req: Request, maxBodyBytes: number): Promise<boo
 }
 
 /**
+ * The full path. `credentials` undefined: a form body, read first (its `access_token` is
+ * refused).
+ */
+async function protectAsync(
+  core: InternalResourceServerCore,
+  req: Request,
+  res: Response,
+  next: NextFunction,
+  contentType: string | undefined,
+  extracted: Credentials | undefined,
+): Promise<void> {
+  let credentials = extracted;
+  try {
+    let tokenInBody = false;
+    if (credentials === undefined) {
+      tokenInBody = await formCarriesToken(req, core.options.maxBodyBytes);
+      credentials = core.extractCredentials({ authorization: req.headers.authorization, url: req.originalUrl ?? req.url, tokenInBody });
+    }
+    const authenticated = await core.authenticate(
+      {
+        authorization: req.headers.authorization,
+        // headersDistinct builds every header's array: only worth it when a DPoP header came
+        dpop: req.headers.dpop === undefined ? undefined : req.headersDistinct.dpop,
+        method: req.method,
+        url: req.originalUrl ?? req.url,
+        tokenInBody,
+      },
+      credentials,
+    );
+    let body: unknown = req.body;
+    if (bodyToRead(req, contentType, body)) {
+      body = takeJsonBody(req, await readRawBodyAsync(req, core.options.maxBodyBytes));
+    }
+    admit(core, req, res, next, authenticated, contentType, body);
+  } catch (err) {
+    fail(core, res, err, credentials);
+  }
+}
+
+/**
  * express adapter of {@link ResourceServerCore}: Origin/Host guard, bearer extraction, token
  * validation, JSON body parsing (only once the token is valid, and only when no body parser ran),
  * MCP scope policy; then `req.auth` (SDK `AuthInfo`) and `next()`. Refusals never reach the MCP
@@ -128,45 +169,6 @@ export function createProtectHandler(core: InternalResourceServerCore): RequestH
     });
   }
 
-  /**
-   * The full path. `credentials` undefined: a form body, read first (its `access_token` is
-   * refused).
-   */
-  async function protectAsync(
-    req: Request,
-    res: Response,
-    next: NextFunction,
-    contentType: string | undefined,
-    extracted: Credentials | undefined,
-  ): Promise<void> {
-    let credentials = extracted;
-    try {
-      let tokenInBody = false;
-      if (credentials === undefined) {
-        tokenInBody = await formCarriesToken(req, maxBodyBytes);
-        credentials = core.extractCredentials({ authorization: req.headers.authorization, url: req.originalUrl ?? req.url, tokenInBody });
-      }
-      const authenticated = await core.authenticate(
-        {
-          authorization: req.headers.authorization,
-          // headersDistinct builds every header's array: only worth it when a DPoP header came
-          dpop: req.headers.dpop === undefined ? undefined : req.headersDistinct.dpop,
-          method: req.method,
-          url: req.originalUrl ?? req.url,
-          tokenInBody,
-        },
-        credentials,
-      );
-      let body: unknown = req.body;
-      if (bodyToRead(req, contentType, body)) {
-        body = takeJsonBody(req, await readRawBodyAsync(req, maxBodyBytes));
-      }
-      admit(core, req, res, next, authenticated, contentType, body);
-    } catch (err) {
-      fail(core, res, err, credentials);
-    }
-  }
-
   return function protectMcpEndpoint(req: Request, res: Response, next: NextFunction): void | Promise<void> {
     let credentials: Credentials | undefined;
     try {
@@ -176,13 +178,13 @@ export function createProtectHandler(core: InternalResourceServerCore): RequestH
       const socket = req.socket;
       core.checkTransport({ origin: headers.origin, host: headers.host });
       const contentType = headers['content-type'];
-      if (isFormContentType(contentType)) return protectAsync(req, res, next, contentType, undefined);
+      if (isFormContentType(contentType)) return protectAsync(core, req, res, next, contentType, undefined);
       credentials = core.extractCredentials(
         { authorization: headers.authorization, url: req.originalUrl ?? req.url, tokenInBody: false },
         socket,
       );
       const cachedAnswer = core.authenticateFromCache(credentials, socket);
-      if (cachedAnswer === undefined) return protectAsync(req, res, next, contentType, credentials);
+      if (cachedAnswer === undefined) return protectAsync(core, req, res, next, contentType, credentials);
       const body: unknown = req.body;
       if (bodyToRead(req, contentType, body)) return admitAfterBody(req, res, next, cachedAnswer, contentType, credentials);
       admit(core, req, res, next, cachedAnswer, contentType, body);

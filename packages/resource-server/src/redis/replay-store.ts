@@ -1,5 +1,5 @@
 import { DEFAULT_REVOCATION_PREFIX } from '@mcp-auth-kit/protocol';
-import type { DpopReplayStore } from '../dpop-replay.js';
+import type { DpopReplayStore } from '../types.js';
 import type { RedisCommandConnection } from './connection.js';
 
 export interface RedisDpopReplayStoreOptions {

@@ -1,5 +1,5 @@
 import { DEFAULT_REVOCATION_PREFIX, isGrantId, revocationChannel, revokedGrantKeyPrefix, revokedGrantUntil } from '@mcp-auth-kit/protocol';
-import type { RevocationList } from '../revocation.js';
+import type { RevocationList } from '../types.js';
 import { scanKeys, type RedisCommandConnection, type RedisSubscriberConnection } from './connection.js';
 
 /** Default time between two full reads of the revoked-grant keys. */

@@ -1,7 +1,7 @@
 import { ConfigError, isAccessTokenSyntax, issuerProblem } from '@mcp-auth-kit/protocol';
 import type { AuthorizationServerMetadata } from '../as-metadata.js';
 import { KeyStore } from '../key-store.js';
-import { resolveThirdParty } from '../options.js';
+import { resolveThirdParty } from '../config/resolve.js';
 import { DEFAULTS } from '../config/defaults.js';
 import type { ResolvedThirdPartyOptions, ThirdPartyOptions } from '../config/types.js';
 import { tokenHash } from '../token-cache.js';
@@ -160,11 +160,18 @@ function logRefusal(logger: ResourceServerLogger | undefined, authInfo: McpAuthI
   line?.call(logger, 'mcp-auth-kit resource-server: third-party token not issued', details);
 }
 
-/** {@link ThirdPartyTokens} from checked options (the middleware's path and {@link createThirdPartyTokens}). */
-export function thirdPartyTokens(options: ResolvedThirdPartyOptions, context: ThirdPartyContext): ThirdPartyTokens {
-  const { now, logger } = context;
-  const cache = new ProviderTokenCache(options.cacheMaxEntries, now);
-  const inFlight = new Map<string, Promise<CachedToken>>();
+/** @throws {TypeError} for a provider name or an `authInfo` that a tool handler cannot have meant. */
+function checkTokenRequest(authInfo: McpAuthInfo, provider: string): void {
+  if (typeof provider !== 'string' || !PROVIDER_NAME.test(provider)) {
+    throw new TypeError('provider must be the provider\'s short name at the authorization server (letters, digits, ".", "_", "-")');
+  }
+  if (typeof authInfo !== 'object' || authInfo === null || !isAccessTokenSyntax(authInfo.token)) {
+    throw new TypeError("authInfo must be the request's auth info (req.auth, extra.authInfo or ctx.http.authInfo)");
+  }
+}
+
+/** One RFC 8693 exchange of an MCP token for a provider's token, with how long it may be cached. */
+function exchanger(options: ResolvedThirdPartyOptions, context: ThirdPartyContext) {
   const credentials = { clientId: options.clientId, clientSecret: options.clientSecret, authMethod: options.authMethod };
 
   async function tokenEndpointOf(issuer: string, provider: string): Promise<string> {
@@ -180,7 +187,7 @@ export function thirdPartyTokens(options: ResolvedThirdPartyOptions, context: Th
     return endpoint;
   }
 
-  async function exchange(authInfo: McpAuthInfo, provider: string): Promise<CachedToken> {
+  return async function exchange(authInfo: McpAuthInfo, provider: string): Promise<CachedToken> {
     const issuer = issuerOf(authInfo, provider, context.issuers);
     const tokenEndpoint = await tokenEndpointOf(issuer, provider);
     const exchanged = await exchangeToken({
@@ -192,7 +199,7 @@ export function thirdPartyTokens(options: ResolvedThirdPartyOptions, context: Th
       fetch: context.fetch,
       timeoutMs: options.timeoutMs,
     });
-    const at = now();
+    const at = context.now();
     let until = at;
     if (exchanged.expiresIn !== undefined) {
       // dropped shortly before the provider's own expiry (at most half its lifetime early), and
@@ -202,16 +209,19 @@ export function thirdPartyTokens(options: ResolvedThirdPartyOptions, context: Th
       if (typeof authInfo.expiresAt === 'number') until = Math.min(until, authInfo.expiresAt * 1000);
     }
     return { token: exchanged.accessToken, until };
-  }
+  };
+}
+
+/** {@link ThirdPartyTokens} from checked options (the middleware's path and {@link createThirdPartyTokens}). */
+export function thirdPartyTokens(options: ResolvedThirdPartyOptions, context: ThirdPartyContext): ThirdPartyTokens {
+  const { now, logger } = context;
+  const cache = new ProviderTokenCache(options.cacheMaxEntries, now);
+  const inFlight = new Map<string, Promise<CachedToken>>();
+  const exchange = exchanger(options, context);
 
   return {
     async token(authInfo, provider, request = {}) {
-      if (typeof provider !== 'string' || !PROVIDER_NAME.test(provider)) {
-        throw new TypeError('provider must be the provider\'s short name at the authorization server (letters, digits, ".", "_", "-")');
-      }
-      if (typeof authInfo !== 'object' || authInfo === null || !isAccessTokenSyntax(authInfo.token)) {
-        throw new TypeError("authInfo must be the request's auth info (req.auth, extra.authInfo or ctx.http.authInfo)");
-      }
+      checkTokenRequest(authInfo, provider);
       request.signal?.throwIfAborted();
       const key = `${tokenHash(authInfo.token)} ${provider}`;
       if (request.bypassCache !== true) {

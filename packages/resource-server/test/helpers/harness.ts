@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import express, { type Express, type Request } from 'express';
+import request from 'supertest';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 import { createResourceServer, type ResourceServer, type ResourceServerOptions } from '../../src/index.js';
 
@@ -206,4 +207,44 @@ export function parseChallenge(header: string): { scheme: string; params: Record
   if (!challenge) throw new Error('bad challenge');
   // Tests compare the scheme as sent (`Bearer`, `DPoP`); the shared parser lower-cases it.
   return { scheme: header.slice(0, challenge.scheme.length), params: challenge.params };
+}
+
+/** Runs `test` on a {@link makeApp} app, closing its resource server after it, passed or not. */
+export async function withApp(
+  options: Parameters<typeof makeApp>[0],
+  test: (t: TestApp) => Promise<void>,
+  preParse = false,
+): Promise<void> {
+  const t = makeApp(options, preParse);
+  try {
+    await test(t);
+  } finally {
+    await t.rs.close();
+  }
+}
+
+/** Headers of {@link postMcp}: each is sent only when given (no `Host`: supertest's own). */
+export interface McpPostHeaders {
+  host?: string;
+  origin?: string;
+  /** Sent as `Authorization: Bearer <token>`. */
+  token?: string | undefined;
+  /** The whole `Authorization` header, for the malformed ones. */
+  authorization?: string;
+}
+
+/** POSTs a JSON-RPC `body` to `/mcp` of `app`. */
+export function postMcp(app: Express, body: unknown, headers: McpPostHeaders = {}): request.Test {
+  const r = request(app).post('/mcp');
+  if (headers.host !== undefined) r.set('Host', headers.host);
+  if (headers.origin !== undefined) r.set('Origin', headers.origin);
+  const authorization = headers.authorization ?? (headers.token === undefined ? undefined : `Bearer ${headers.token}`);
+  if (authorization !== undefined) r.set('Authorization', authorization);
+  return r.send(body as object);
+}
+
+/** The end of a test file's resource server and its issuer (`afterAll`). */
+export async function stopServers(rs: ResourceServer, as: StubIssuer): Promise<void> {
+  await rs.close();
+  await as.stop();
 }

@@ -1,4 +1,5 @@
 import express from 'express';
+import { expect } from 'vitest';
 import { createResourceServer, type ResourceServer } from '../../src/index.js';
 import { startIssuerWithKey, RESOURCE, type StubIssuer, type SigningKey } from './harness.js';
 
@@ -60,4 +61,25 @@ export function statelessMcp(server: () => McpServerLike, transport: () => McpTr
     await s.connect(t as never);
     await t.handleRequest(req, res, req.body);
   };
+}
+
+/**
+ * The `authInfo` an SDK handed the `whoami` tool (echoed as JSON in its first content item),
+ * checked to be the one `protect` built for a `notes:read` token of `user-1` at `client-1`;
+ * `more`: the members a given SDK adds.
+ */
+export function expectWhoamiAuthInfo(
+  res: { body: { result: { content: Array<{ text: string }> } } },
+  expected: { token: string; issuer: string; jti: string; more?: Record<string, unknown> },
+): Record<string, unknown> {
+  const authInfo = JSON.parse(res.body.result.content[0]!.text) as Record<string, unknown>;
+  expect(authInfo).toMatchObject({
+    token: expected.token,
+    clientId: 'client-1',
+    scopes: ['notes:read'],
+    resource: RESOURCE,
+    ...expected.more,
+    extra: { sub: 'user-1', iss: expected.issuer, jti: expected.jti },
+  });
+  return authInfo;
 }

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { createLocalJWKSet, jwtVerify } from 'jose';
+import { createResourceServer, type ResourceServer, type ResourceServerOptions } from '../../src/index.js';
 import { makeKey, RESOURCE, StubIssuer } from './harness.js';
 
 /**
@@ -19,6 +20,24 @@ export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 /** The MCP server's confidential client at the fake AS (its `resource` is {@link RESOURCE}). */
 export const MCP_CLIENT = { id: 'files-mcp-server', secret: 'files-mcp-server-secret' } as const;
 export const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
+
+/**
+ * A resource server for {@link RESOURCE} that trusts `as` and exchanges tokens there as
+ * {@link MCP_CLIENT}; `record` receives every log line. `extra` overrides any option.
+ */
+export function thirdPartyServer(
+  as: FakeExchangeIssuer,
+  record: (message: string, details?: Record<string, unknown>) => void,
+  extra: Partial<ResourceServerOptions> = {},
+): ResourceServer {
+  return createResourceServer({
+    resource: RESOURCE,
+    authorizationServers: [as.issuer],
+    thirdParty: { clientId: MCP_CLIENT.id, clientSecret: MCP_CLIENT.secret },
+    logger: { debug: record, info: record, warn: record },
+    ...extra,
+  });
+}
 
 export interface FakeProvider {
   displayName?: string;

@@ -1,29 +1,31 @@
 /**
  * The one resolve step of the resource server's options (their types, defaults tree and schema
- * are in config/): the schema (shapes and ranges), then the rules that need a protocol predicate or another option, then the options laid over the
- * defaults tree. Every problem found comes back in one ConfigError, so one start-up shows
+ * are beside it): the schema (shapes and ranges), then the rules that need a protocol predicate
+ * or another option, then the options laid over the defaults tree. Every problem found comes back in one ConfigError, so one start-up shows
  * everything to fix; a check that needs an earlier value (the resource URL) is skipped when that
  * value is invalid (reported already). Features read the returned ResolvedOptions.
  */
 import { canonicalResource, ConfigError, isLoopbackHost, isScopeToken } from '@mcp-auth-kit/protocol';
-import { DEFAULT_ALGORITHMS } from './verify-jwt.js';
-import { normalizeHost, normalizeOrigin } from './origin.js';
-import { DEFAULT_DPOP_PROOF_ALGORITHMS, normalizeHtu } from './dpop.js';
-import { decodeNonceSecret } from './dpop-nonce.js';
-import { tokenEndpointProblem } from './third-party/exchange.js';
-import type { DpopReplayStore } from './dpop-replay.js';
-import type { IntrospectionOptions } from './introspection.js';
-import { DEFAULTS } from './config/defaults.js';
-import { optionsSchema, schemaProblems, thirdPartySchema } from './config/schema.js';
+import { DEFAULT_ALGORITHMS } from '../verify-jwt.js';
+import { normalizeHost, normalizeOrigin } from '../origin.js';
+import { DEFAULT_DPOP_PROOF_ALGORITHMS, normalizeHtu } from '../dpop.js';
+import { decodeNonceSecret } from '../dpop-nonce.js';
+import { tokenEndpointProblem } from '../third-party/exchange.js';
+import type { DpopReplayStore } from '../types.js';
+import { DEFAULTS } from './defaults.js';
+import { optionsSchema, schemaProblems, thirdPartySchema } from './schema.js';
 import type {
   DpopOptions,
+  IntrospectionOptions,
   ResolvedDpopOptions,
   ResolvedIntrospectionOptions,
   ResolvedOptions,
   ResolvedThirdPartyOptions,
   ResourceServerOptions,
+  ScopeHierarchy,
+  ScopePolicy,
   ThirdPartyOptions,
-} from './config/types.js';
+} from './types.js';
 
 /** What {@link ConfigError}'s message names: "Invalid resource server configuration:". */
 const CONFIG_SUBJECT = 'resource server';
@@ -93,9 +95,10 @@ function resolveScopes(problems: string[], options: ResourceServerOptions) {
   const scopesSupported =
     options.scopesSupported === undefined ? undefined : scopeList(problems, 'scopesSupported', options.scopesSupported);
   if (scopesSupported?.includes('offline_access')) problems.push('scopesSupported must not contain offline_access (MCP §Refresh Tokens)');
-  const policy = options.scopePolicy ?? {};
+  const policy: ScopePolicy = options.scopePolicy ?? DEFAULTS.scopePolicy;
   const knownScopes = new Set(scopesSupported);
-  for (const s of scopeList(problems, 'scopePolicy.default', policy.default)) knownScopes.add(s);
+  const defaultScopes = scopeList(problems, 'scopePolicy.default', policy.default);
+  for (const s of defaultScopes) knownScopes.add(s);
   for (const [table, name] of [
     [policy.methods, 'scopePolicy.methods'],
     [policy.tools, 'scopePolicy.tools'],
@@ -105,9 +108,9 @@ function resolveScopes(problems: string[], options: ResourceServerOptions) {
     }
   }
   if (knownScopes.has('offline_access')) problems.push('scopePolicy must not require offline_access (MCP §Refresh Tokens)');
-  const hierarchy = options.scopeHierarchy ?? {};
+  const hierarchy: ScopeHierarchy = options.scopeHierarchy ?? DEFAULTS.scopeHierarchy;
   for (const [key, list] of Object.entries(hierarchy)) scopeList(problems, `scopeHierarchy[${JSON.stringify(key)}]`, list);
-  return { scopesSupported, policy, hierarchy, knownScopes };
+  return { scopesSupported, policy, defaultScopes, hierarchy, knownScopes };
 }
 
 /** Only asymmetric JWS algorithms this package verifies (`allowed`); unset is all of them. */

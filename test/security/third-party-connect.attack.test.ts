@@ -142,7 +142,9 @@ describe('attack: a connect URL completed by someone else, replayed, or answered
     forged.searchParams.set('state', 'A'.repeat(43));
     const before = tokenRequests();
     const refused = (await alice.ua.follow(forged, () => false)) as BrowserPage;
-    expect(refused.status).toBe(502);
+    // RFC 6749 §10.12: the browser's request is at fault, not the provider: a 4xx
+    expect(refused.status).toBe(400);
+    expect(refused.body).toContain('does not belong to the connection you started');
     expect((await alice.ua.follow(callback, () => false)) as BrowserPage).toMatchObject({ status: 400 });
     expect(tokenRequests()).toBe(before);
     expect(await connectionsOf(store(), 'alice')).toEqual([]);
@@ -156,7 +158,7 @@ describe('attack: a connect URL completed by someone else, replayed, or answered
     // the victim without a flow of her own, then with one in progress
     expect(((await alice.ua.follow(callback, () => false)) as BrowserPage).status).toBe(400);
     const own = await connectUntilCallback(alice.connectUri, alice.ua, { providerUser: ALICE_DRIVE });
-    expect(((await alice.ua.follow(callback, () => false)) as BrowserPage).status).toBe(502);
+    expect(((await alice.ua.follow(callback, () => false)) as BrowserPage).status).toBe(400);
     expect(tokenRequests()).toBe(before);
     expect(await connectionsOf(store(), 'alice')).toEqual([]);
     expect(await connectionsOf(store(), 'mallory')).toEqual([]);

@@ -140,15 +140,11 @@ function callbackRoute(c: Connect) {
       } catch (err) {
         if (!(err instanceof ProviderError)) throw err;
         refused(req, 'provider', { provider: p.name, account: flow.sub, error: err.error, detail: err.reason });
-        const cancelled = err.error === 'access_denied';
-        return notice(
-          res,
-          cancelled ? 400 : 502,
-          'Not connected',
-          cancelled
-            ? `You did not allow access at ${p.displayName}, so nothing was connected.`
-            : `${p.displayName} did not complete the connection (${err.error}). Nothing was connected.`,
-        );
+        if (err.error === 'access_denied')
+          return notice(res, 400, 'Not connected', `You did not allow access at ${p.displayName}, so nothing was connected.`);
+        if (err.error === 'foreign_callback')
+          return notice(res, 400, 'Not connected', 'This answer does not belong to the connection you started, so nothing was connected.');
+        return notice(res, 502, 'Not connected', `${p.displayName} did not complete the connection (${err.error}). Nothing was connected.`);
       }
       await thirdParty.vault.save(flow.sub, p.name, tokens);
       audit(logger, 'third_party.connected', {

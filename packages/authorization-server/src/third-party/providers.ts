@@ -19,7 +19,10 @@ export type ResolvedProvider = ResolvedThirdPartyConfig['providers'][string] & {
 /** A refusal by the provider (an OAuth `error`), or a failure to reach or understand it. */
 export class ProviderError extends Error {
   constructor(
-    /** The provider's OAuth `error` code (charset-checked), or `unreachable` / `invalid_response`. */
+    /**
+     * The provider's OAuth `error` code (charset-checked), or `unreachable` / `invalid_response`,
+     * or `foreign_callback` for a callback whose `state` is not this flow's.
+     */
     readonly error: string,
     /** Which check failed, for logs (never a token). */
     readonly reason: string,
@@ -178,6 +181,9 @@ export class ThirdPartyProviders {
     query: URLSearchParams,
     checks: { state: string; codeVerifier: string },
   ): Promise<ProviderTokens> {
+    // RFC 6749 §10.12: a callback with another flow's state is the browser's (or an attacker's)
+    // mistake, not the provider's: told apart here, before openid-client checks it again.
+    if (query.get('state') !== checks.state) throw new ProviderError('foreign_callback', "state is not this flow's");
     try {
       this.checkIss(p, query);
       const config = await this.configuration(p);

@@ -16,3 +16,4 @@ export { respeltSignature } from './jws.js';
 export { isTypeScriptSource, walkSources, type WalkSourcesOptions } from './repo-sources.js';
 export { expectOAuthError, type ErrorResponse } from './oauth-error-response.js';
 export { configProblemsOf, rejectionOf, thrownBy } from './thrown.js';
+export { ancestors, missingRows, optionRows, schemaPaths, shown, wrongDefaults, type OptionSchema } from './option-tables.js';
